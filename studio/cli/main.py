@@ -1,0 +1,115 @@
+"""Entry point of `studio`: a table of subcommands, each in its own module imported on demand.
+
+Start-up cost matters (`studio --version` must stay well under 0.3 s), so nothing heavy is imported
+here: each subcommand module builds its own parser and imports its core package lazily.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+from collections.abc import Sequence
+
+# name -> (module, one-line help). Subcommand modules expose ``add_arguments(parser)`` and ``run(args)``.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "export": ("studio.cli.export_cmd", "export a HuggingFace model to validated ONNX"),
+    "sample-model": ("studio.cli.sample_cmd", "write a tiny random-weight sample model (no network)"),
+    "inspect": ("studio.cli.inspect_cmd", "check an ONNX model against accelerator targets"),
+    "targets": ("studio.cli.targets_cmd", "list target profiles"),
+    "fix": ("studio.cli.fix_cmd", "make dims static, simplify, convert precision"),
+    "triton": ("studio.cli.triton_cmd", "build, check and serve Triton model repositories"),
+    "keys": ("studio.cli.keys_cmd", "manage Ed25519 signing keys"),
+    "package": ("studio.cli.package_cmd", "build a signed edge bundle for a board"),
+    "verify": ("studio.cli.verify_cmd", "verify a signed edge bundle offline"),
+    "deploy": ("studio.cli.deploy_cmd", "deploy a bundle to an edge agent"),
+    "agent": ("studio.cli.agent_cmd", "query or roll back an edge agent"),
+    "bench": ("studio.cli.bench_cmd", "drive load against a KServe v2 server and judge SLAs"),
+    "report": ("studio.cli.report_cmd", "render a telemetry recording"),
+    "compile": ("studio.cli.compile_cmd", "compile ONNX with TVM Relax for an edge target"),
+    "profile": ("studio.cli.profile_cmd", "per-operator profile of an ONNX model"),
+    "plugins": ("studio.cli.plugins_cmd", "list plugins and their state"),
+    "workspace": ("studio.cli.workspace_cmd", "create or show a workspace"),
+    "gui": ("studio.cli.gui_cmd", "open the studio window"),
+}
+
+
+def _available(name: str) -> bool:
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec(COMMANDS[name][0]) is not None
+    except ModuleNotFoundError:
+        return False
+
+
+def _top_parser() -> argparse.ArgumentParser:
+    from studio import __version__
+
+    p = argparse.ArgumentParser(prog="studio", description="Deployment Studio: HF multimodal models to ONNX, "
+                                "accelerators, Triton and edge boards.")
+    p.add_argument("--version", action="version", version=f"studio {__version__}")
+    p.add_argument("--debug", action="store_true", help="show tracebacks on errors")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+    for name, (_mod, help_) in COMMANDS.items():
+        if _available(name):
+            sub.add_parser(name, help=help_, add_help=False)
+    return p
+
+
+def build_command_parser(name: str, prog: str | None = None) -> tuple[argparse.ArgumentParser, object]:
+    module = importlib.import_module(COMMANDS[name][0])
+    parser = argparse.ArgumentParser(prog=prog or f"studio {name}", description=COMMANDS[name][1])
+    parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
+    module.add_arguments(parser)
+    return parser, module
+
+
+def run_command(name: str, argv: Sequence[str], prog: str | None = None, debug: bool = False) -> int:
+    parser, module = build_command_parser(name, prog)
+    args = parser.parse_args(list(argv))
+    args.debug = debug or args.debug
+    return guarded(lambda: module.run(args), debug=args.debug)
+
+
+def guarded(fn, debug: bool = False) -> int:  # type: ignore[no-untyped-def]
+    """Run ``fn``; print StudioErrors without a traceback (unless --debug) and return an exit code."""
+    from studio.core.errors import StudioError
+
+    try:
+        rc = fn()
+        return int(rc or 0)
+    except StudioError as exc:
+        if debug:
+            import traceback
+
+            traceback.print_exc()
+        print(exc.render(), file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in argv[:1]
+    if debug:
+        argv = argv[1:]
+    if argv and not argv[0].startswith("-"):
+        name = argv[0]
+        if name not in COMMANDS or not _available(name):
+            print(f"error: unknown command '{name}'\n  hint: run `studio --help` for the list", file=sys.stderr)
+            return 2
+        return run_command(name, argv[1:], debug=debug or bool(os.environ.get("STUDIO_DEBUG")))
+    parser = _top_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return 0
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""studio.compile"""

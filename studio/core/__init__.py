@@ -1,0 +1,1 @@
+"""Headless core: jobs, errors, settings, workspace, plugins. Never imports Qt or torch."""

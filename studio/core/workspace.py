@@ -1,0 +1,167 @@
+"""A workspace: one folder holding models, reports, user target profiles and devices; reopened on start.
+
+Layout::
+
+    WS/workspace.json   name, current model and target, model and device lists
+    WS/models/          HF model folders and exported ONNX folders
+    WS/reports/         export / inspection / benchmark reports (JSON)
+    WS/targets/         user target profiles (added to the built-in ones)
+    WS/recordings/      telemetry recordings
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from studio.core.atomic import write_json_atomic
+from studio.core.errors import InputError
+
+WORKSPACE_FILE = "workspace.json"
+SCHEMA_VERSION = 1
+SUBDIRS = ("models", "reports", "targets", "recordings")
+
+
+@dataclass
+class ModelEntry:
+    """A model the workspace knows: an HF folder (kind "hf") or an ONNX file / export folder (kind "onnx")."""
+
+    name: str
+    path: str  # relative to the workspace when inside it, else absolute
+    kind: str  # "hf" | "onnx"
+    source: str = ""  # e.g. "sample:tiny-clip", "export of tiny-clip"
+    report: str | None = None
+
+
+@dataclass
+class DeviceEntry:
+    """A Triton server or edge agent the user added; headers never hold secrets written by us."""
+
+    name: str
+    url: str
+    kind: str  # "triton" | "agent"
+    protocol: str = "http"
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Workspace:
+    root: Path
+    name: str = "workspace"
+    current_model: str | None = None
+    current_target: str | None = "ort-cpu"
+    models: list[ModelEntry] = field(default_factory=list)
+    devices: list[DeviceEntry] = field(default_factory=list)
+
+    # -- files -----------------------------------------------------------------------------------------
+    @property
+    def models_dir(self) -> Path:
+        return self.root / "models"
+
+    @property
+    def reports_dir(self) -> Path:
+        return self.root / "reports"
+
+    @property
+    def targets_dir(self) -> Path:
+        return self.root / "targets"
+
+    @property
+    def recordings_dir(self) -> Path:
+        return self.root / "recordings"
+
+    @classmethod
+    def create(cls, root: Path | str, name: str | None = None) -> Workspace:
+        root = Path(root).resolve()
+        if root.exists() and not root.is_dir():
+            raise InputError(f"cannot create a workspace at {root}: it is a file", offending=str(root),
+                             hint="choose a folder path")
+        root.mkdir(parents=True, exist_ok=True)
+        ws = cls.open(root) if (root / WORKSPACE_FILE).exists() else cls(root=root, name=name or root.name)
+        for sub in SUBDIRS:
+            (root / sub).mkdir(exist_ok=True)
+        ws.save()
+        return ws
+
+    @classmethod
+    def open(cls, root: Path | str) -> Workspace:
+        root = Path(root).resolve()
+        f = root / WORKSPACE_FILE
+        if not f.is_file():
+            raise InputError(f"{root} is not a studio workspace (no {WORKSPACE_FILE})", offending=str(root),
+                             hint="create one with `studio workspace init DIR` or File > New workspace")
+        try:
+            data = json.loads(f.read_text(encoding="utf-8"))
+        except ValueError as exc:
+            raise InputError(f"{f} is not valid JSON: {exc}", offending=str(f),
+                             hint="fix or delete the file; models and reports in the folder are kept") from exc
+        ws = cls(root=root, name=data.get("name", root.name),
+                 current_model=data.get("current_model"), current_target=data.get("current_target", "ort-cpu"),
+                 models=[ModelEntry(**m) for m in data.get("models", [])],
+                 devices=[DeviceEntry(**d) for d in data.get("devices", [])])
+        for sub in SUBDIRS:
+            (root / sub).mkdir(exist_ok=True)
+        return ws
+
+    def save(self) -> None:
+        data = {"schema_version": SCHEMA_VERSION, "name": self.name, "current_model": self.current_model,
+                "current_target": self.current_target, "models": [asdict(m) for m in self.models],
+                "devices": [asdict(d) for d in self.devices]}
+        write_json_atomic(self.root / WORKSPACE_FILE, data)
+
+    # -- models ----------------------------------------------------------------------------------------
+    def resolve(self, entry: ModelEntry) -> Path:
+        p = Path(entry.path)
+        return p if p.is_absolute() else self.root / p
+
+    def _rel(self, path: Path) -> str:
+        path = Path(path).resolve()
+        try:
+            return str(path.relative_to(self.root))
+        except ValueError:
+            return str(path)
+
+    def add_model(self, path: Path | str, *, name: str | None = None, kind: str | None = None,
+                  source: str = "", report: str | None = None, make_current: bool = True) -> ModelEntry:
+        """Register a model folder or .onnx file (replacing an entry of the same name)."""
+        path = Path(path)
+        if not path.exists():
+            raise InputError(f"model path {path} does not exist", offending=str(path),
+                             hint="check the path, or export the model first")
+        kind = kind or detect_model_kind(path)
+        entry = ModelEntry(name=name or path.stem, path=self._rel(path), kind=kind, source=source, report=report)
+        self.models = [m for m in self.models if m.name != entry.name] + [entry]
+        if make_current:
+            self.current_model = entry.name
+        self.save()
+        return entry
+
+    def model(self, name: str | None = None) -> ModelEntry | None:
+        name = name or self.current_model
+        return next((m for m in self.models if m.name == name), None)
+
+    def add_device(self, device: DeviceEntry) -> None:
+        self.devices = [d for d in self.devices if d.name != device.name] + [device]
+        self.save()
+
+    def remove_device(self, name: str) -> None:
+        self.devices = [d for d in self.devices if d.name != name]
+        self.save()
+
+
+def detect_model_kind(path: Path) -> str:
+    """"onnx" for a .onnx file or a folder holding one, "hf" for a folder with config.json."""
+    path = Path(path)
+    if path.is_file():
+        if path.suffix.lower() == ".onnx":
+            return "onnx"
+        raise InputError(f"{path} is neither an .onnx file nor a model folder", offending=str(path),
+                         hint="drop an .onnx file or a HuggingFace model folder (with config.json)")
+    if (path / "config.json").is_file() and not any(path.glob("*.onnx")):
+        return "hf"
+    if any(path.glob("*.onnx")):
+        return "onnx"
+    raise InputError(f"{path} holds neither config.json nor an .onnx file", offending=str(path),
+                     hint="point at a HuggingFace model folder saved with save_pretrained, or an ONNX export")

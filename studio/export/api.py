@@ -1,0 +1,146 @@
+"""The export contract: options in, one report out. The CLI, the GUI wizard and tests all call this.
+
+``export_model`` never raises for an export that fails at a stage: it returns a report with
+``status == "failed"`` and a ``diagnosis``. It raises StudioError only for bad input (missing dir,
+non-HF dir, unknown modality or input name), before anything is written.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from studio.core.reports import Report
+
+SCHEMA_VERSION = 1
+MODALITIES = ("text", "vision", "audio")
+
+
+@dataclass
+class InputSpec:
+    """One model input in the signature: ``modality:name`` plus its dynamic axes (axis index -> name)."""
+
+    modality: str
+    name: str
+    dynamic_axes: dict[int, str] = field(default_factory=dict)
+    dtype: str = ""  # "int64", "float32", ...
+    example_shape: list[int] = field(default_factory=list)
+
+
+@dataclass
+class ExportOptions:
+    model_dir: Path
+    output: Path  # the monolithic model.onnx; companions (tokenizer, parts, report) go beside it
+    input_signature: list[InputSpec] | None = None  # None: inferred from model class and processor
+    opset: int = 17
+    dynamic: list[str] | None = None  # axis names to keep dynamic, e.g. ["batch", "sequence"]; None = default
+    exporter: str = "torchscript"  # "torchscript" | "dynamo"
+    split_modalities: bool = False
+    atol: float = 1e-4
+    rtol: float = 1e-3
+    report: Path | None = None
+    validation_cases: int = 3  # random inputs for parity; at least one with new batch and sequence lengths
+
+
+@dataclass
+class OutputFile:
+    path: str
+    kind: str  # "model" | "part" | "tokenizer" | "processor" | "config" | "report"
+    modality: str | None = None
+    size_bytes: int = 0
+
+
+@dataclass
+class OutputCheck:
+    """Parity of one output for one validation case."""
+
+    output: str
+    max_abs: float
+    max_rel: float
+    passed: bool
+
+
+@dataclass
+class ValidationCase:
+    name: str  # e.g. "traced shapes", "batch=3 sequence=11"
+    graph: str  # which graph: "model" or a part name, or "chained parts"
+    input_shapes: dict[str, list[int]]
+    outputs: list[OutputCheck] = field(default_factory=list)
+    passed: bool = False
+    error: str | None = None
+
+
+@dataclass
+class Validation:
+    checker: str = "not run"  # "passed" | "failed: ..." | "not run"
+    shape_inference: str = "not run"
+    ort_load: str = "not run"
+    cases: list[ValidationCase] = field(default_factory=list)
+    atol: float = 1e-4
+    rtol: float = 1e-3
+
+    @property
+    def passed(self) -> bool:
+        return (self.checker == "passed" and self.ort_load == "passed" and bool(self.cases)
+                and all(c.passed for c in self.cases))
+
+
+@dataclass
+class Diagnosis:
+    """Why an export failed and what to do about it."""
+
+    stage: str  # "load" | "trace" | "export" | "checker" | "shape_inference" | "ort_load" | "parity" | "tokenizer"
+    error_class: str  # "unsupported_op_at_opset" | "data_dependent_control_flow" | "shape_not_dynamic" | "dtype" | ...
+    message: str
+    fix: str
+    node: str | None = None  # ONNX node name when known
+    op_type: str | None = None
+    module: str | None = None  # torch module path when known, e.g. "vision_model.encoder.layers.0"
+    raw_log: str = ""
+    snippet: dict[str, Any] | None = None  # small graph around the node: {"nodes": [...], "edges": [...], "focus": name}
+
+
+@dataclass
+class ExportReport(Report):
+    schema_version: int = SCHEMA_VERSION
+    status: str = "failed"  # "succeeded" | "failed" | "cancelled"
+    model_dir: str = ""
+    model_type: str = ""  # config.model_type
+    model_class: str = ""
+    tokenizer_class: str | None = None  # what the model's files provide
+    expected_tokenizer_class: str | None = None  # what the model type expects
+    warnings: list[str] = field(default_factory=list)
+    options: dict[str, Any] = field(default_factory=dict)
+    signature: list[InputSpec] = field(default_factory=list)
+    outputs: list[OutputFile] = field(default_factory=list)
+    parts: dict[str, dict[str, Any]] = field(default_factory=dict)  # part -> {path, inputs, outputs, modality}
+    validation: Validation = field(default_factory=Validation)
+    diagnosis: Diagnosis | None = None
+    timings: dict[str, float] = field(default_factory=dict)  # stage -> seconds
+
+
+def export_model(options: ExportOptions, job: Any = None) -> ExportReport:
+    """Export, validate and diagnose. ``job`` is a studio.core.jobs.JobState (or None)."""
+    from studio.export.pipeline import run_export
+
+    return run_export(options, job)
+
+
+def infer_signature(model_dir: Path | str) -> list[InputSpec]:
+    """Default signature from the model class and processor (for the wizard's pre-filled page)."""
+    from studio.export.signatures import default_signature
+
+    return default_signature(Path(model_dir))
+
+
+def list_samples() -> list[str]:
+    from studio.export.samples import SAMPLES
+
+    return sorted(SAMPLES)
+
+
+def write_sample(name: str, out: Path | str) -> Path:
+    from studio.export.samples import write_sample as _write
+
+    return _write(name, Path(out))
