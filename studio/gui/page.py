@@ -25,6 +25,8 @@ class Page(QWidget):
     sig_problem = Signal(object)  # studio.core.errors.Problem
     sig_log = Signal(str)
     sig_open_page = Signal(str, object)  # page_id, payload (e.g. a model path or node name)
+    sig_workspace_changed = Signal()  # the page added/changed models or devices: the window refreshes its combos
+    sig_connection = Signal(str, str)  # device or server name, state ("ok", "down", "connecting", ...)
 
     def __init__(self, jobs: JobRunner | None = None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
