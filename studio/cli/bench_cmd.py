@@ -1,0 +1,131 @@
+"""`studio bench --url URL --model NAME [--concurrency 1,2,4,8 | --rate R] ... [--sla L1] [--json]`.
+
+Exit status: 0 when the run completed (and the SLA, if asked, passed); 1 when the SLA failed or could not be
+judged, or no request succeeded; 2 for bad input or an unreachable server.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+
+def _levels(text: str) -> list[int]:
+    try:
+        vals = [int(x) for x in text.replace(" ", "").split(",") if x]
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"expected comma-separated integers like 1,2,4,8, got {text!r}") from exc
+    if not vals or any(v < 1 for v in vals):
+        raise argparse.ArgumentTypeError(f"concurrency levels must be >= 1, got {text!r}")
+    return vals
+
+
+def _shape(text: str) -> tuple[str, list[int]]:
+    name, _, dims = text.partition(":")
+    try:
+        return name, [int(d) for d in dims.split(",") if d]
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"expected NAME:D1,D2,..., got {text!r}") from exc
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--url", required=True, help="KServe v2 HTTP endpoint (Triton :8000 or the edge agent)")
+    p.add_argument("--model", required=True, help="model name on the server")
+    p.add_argument("--model-version", default="", help="model version (default: the server's choice)")
+    mode = p.add_mutually_exclusive_group()
+    mode.add_argument("--concurrency", type=_levels, default=None,
+                      help="closed-loop sweep: concurrent requests per level, e.g. 1,2,4,8 (default 1)")
+    mode.add_argument("--rate", type=float, default=None,
+                      help="open loop: requests per second, latency measured from each request's due time")
+    p.add_argument("--distribution", choices=["constant", "poisson"], default="constant",
+                   help="open-loop arrivals (default constant)")
+    p.add_argument("--duration", type=float, default=10.0, help="minimum measured seconds per level (default 10)")
+    p.add_argument("--warmup", type=float, default=2.0, help="warm-up seconds per level, not measured (default 2)")
+    p.add_argument("--window", type=float, default=2.0, help="measurement window in seconds (default 2)")
+    p.add_argument("--stability-pct", type=float, default=10.0,
+                   help="stable when the last 3 windows' throughput, p50 and p99 are within +-PCT (default 10)")
+    p.add_argument("--max-windows", type=int, default=0,
+                   help="give up waiting for stability after this many windows (default: minimum + 10)")
+    p.add_argument("--no-stability", action="store_true", help="measure exactly --duration, no stability check")
+    p.add_argument("--max-connections", type=int, default=32, help="open-loop connection pool size (default 32)")
+    p.add_argument("--timeout", type=float, default=30.0, help="per-request timeout in seconds (default 30)")
+    p.add_argument("--input-data", type=Path, default=None,
+                   help="JSON file: a KServe v2 request body, a list of them, or perf_analyzer's {\"data\": [...]}"
+                        " (default: random data from the model's metadata)")
+    p.add_argument("--shape", type=_shape, action="append", default=[],
+                   help="concrete shape for a dynamic input, NAME:D1,D2 (repeatable)")
+    p.add_argument("--sla", default=None, help="judge every window against this tier (L1, L2, L3)")
+    p.add_argument("--tiers", type=Path, default=None, help="tier definitions (default resources/sla/tiers.yaml)")
+    p.add_argument("--p95-ms", type=float, default=None, help="latency budget: p95 in ms for this model")
+    p.add_argument("--p99-ms", type=float, default=None, help="latency budget: p99 in ms for this model")
+    p.add_argument("--required-pct", type=float, default=100.0,
+                   help="compliance (%% of windows passing) the run needs to pass (default 100)")
+    p.add_argument("--metrics-url", default=None,
+                   help="Prometheus metrics of the server (Triton: http://HOST:8002/metrics); "
+                        "default: try URL/metrics")
+    p.add_argument("--server-pid", type=int, default=None, help="watch this local server process with psutil")
+    p.add_argument("--no-collectors", action="store_true", help="client-side measurements only")
+    p.add_argument("--json", action="store_true", help="print the report as JSON on stdout")
+    p.add_argument("--csv", type=Path, default=None, help="write one row per level to this CSV file")
+    p.add_argument("--output", type=Path, default=None, help="write the JSON report to this file")
+    p.add_argument("--record", type=Path, default=None, help="record the run to this SQLite file")
+    p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+
+
+def run(args: argparse.Namespace) -> int:
+    from studio.cli.progress import ProgressBar
+    from studio.core.atomic import write_text_atomic
+    from studio.core.errors import InputError
+    from studio.core.jobs import JobState
+    from studio.telemetry.bench import SlaSpec, default_collectors, format_report, run_bench
+    from studio.telemetry.loadgen import LoadConfig
+    from studio.telemetry.sla import LatencyBudget, get_tier
+
+    if args.input_data is not None and not args.input_data.is_file():
+        raise InputError(f"input data file not found: {args.input_data}", offending=str(args.input_data))
+    if args.record is not None and args.record.suffix not in (".sqlite", ".sqlite3", ".db"):
+        raise InputError("a recording is a SQLite file", offending=str(args.record),
+                         hint="name it with .sqlite, e.g. --record run.sqlite")
+    sla = None
+    if args.sla:
+        get_tier(args.sla, args.tiers)  # unknown tier -> InputError before any load is sent
+        sla = SlaSpec(tier=args.sla, budget=LatencyBudget(args.p95_ms, args.p99_ms), tiers_file=args.tiers,
+                      required_pct=args.required_pct)
+    elif args.p95_ms is not None or args.p99_ms is not None:
+        raise InputError("latency budgets are judged within an SLA tier", offending="--p95-ms/--p99-ms",
+                         hint="add --sla L1 (or L2, L3)")
+    cfg = LoadConfig(url=args.url, model=args.model, concurrency=args.concurrency or [1], rate=args.rate,
+                     duration_s=args.duration, warmup_s=args.warmup, window_s=args.window,
+                     stability=not args.no_stability, stability_pct=args.stability_pct,
+                     max_windows=args.max_windows, distribution=args.distribution,
+                     max_connections=args.max_connections, timeout_s=args.timeout, input_data=args.input_data,
+                     shapes=dict(args.shape), model_version=args.model_version)
+    cfg.validate()
+    job = JobState(name="bench")
+    bar = ProgressBar(job, enabled=not args.quiet)
+    try:
+        collectors = [] if args.no_collectors else default_collectors(cfg, args.metrics_url, args.server_pid)
+        rep = run_bench(cfg, job, sla=sla, collectors=collectors, record=args.record)
+    finally:
+        bar.close()
+    if args.csv:
+        write_text_atomic(args.csv, rep.to_csv())
+    if args.output:
+        rep.save(args.output)
+    if args.json:
+        import json
+
+        d = rep.to_dict()
+        d["passed"] = rep.passed
+        print(json.dumps(d, indent=2))
+    else:
+        print(format_report(rep))
+    if sla is not None and rep.passed is not True:
+        why = "could not be judged" if rep.passed is None else "failed"
+        print(f"SLA {sla.tier} {why}", file=sys.stderr)
+        return 1
+    if rep.levels and all(lv.successes == 0 for lv in rep.levels):
+        print("no request succeeded", file=sys.stderr)
+        return 1
+    return 0

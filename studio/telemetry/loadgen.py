@@ -1,0 +1,543 @@
+"""Load generator for KServe v2 servers (Triton, the edge agent): closed-loop concurrency sweeps and
+open-loop fixed-rate runs, measured in windows until they are stable (after perf_analyzer).
+
+Open loop: requests are due at fixed (or Poisson) times and latency counts from the time a request was DUE,
+not from when a connection was free to send it, so queueing in the client or the server is never hidden
+(no coordinated omission). Requests still due when the run ends are reported as ``unsent_backlog`` errors.
+
+Between warm-up and measurement, and at the end, in-flight requests are drained and the server's
+statistics read, so the measured request count matches the server's own counters exactly.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import random
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from studio.core.errors import InputError
+from studio.core.jobs import JobState
+from studio.core.reports import Report
+from studio.telemetry import samples as S
+from studio.telemetry.histogram import LatencyHistogram, LatencySummary, summarize_seconds
+from studio.telemetry.kserve import (
+    Endpoint,
+    FastConnection,
+    ProtocolError,
+    bodies_from_file,
+    bodies_from_metadata,
+    build_request,
+    fetch_stats,
+    model_metadata,
+)
+from studio.telemetry.samples import Sample
+
+SampleSink = Callable[[list[Sample]], None]
+WindowSink = Callable[["WindowResult"], None]
+
+
+@dataclass
+class LoadConfig:
+    url: str
+    model: str
+    concurrency: list[int] = field(default_factory=lambda: [1])
+    rate: float | None = None  # requests/s; set -> open loop
+    duration_s: float = 10.0  # minimum measured time per level
+    warmup_s: float = 2.0
+    window_s: float = 2.0
+    tick_s: float = 0.25
+    stability: bool = True
+    stability_pct: float = 10.0
+    stability_windows: int = 3
+    max_windows: int = 0  # 0: minimum windows + 10
+    distribution: str = "constant"  # open loop: constant | poisson
+    max_connections: int = 32  # open loop connection pool
+    timeout_s: float = 30.0
+    input_data: Path | None = None
+    shapes: dict[str, list[int]] = field(default_factory=dict)
+    model_version: str = ""
+    path: str = ""  # override the request path (default /v2/models/NAME[/versions/V]/infer)
+    method: str = "POST"
+    connect_backoff_s: float = 0.02
+
+    def validate(self) -> None:
+        if self.rate is not None and self.rate <= 0:
+            raise InputError(f"--rate must be positive, got {self.rate}", offending="--rate")
+        if self.rate is None and (not self.concurrency or any(c < 1 for c in self.concurrency)):
+            raise InputError(f"--concurrency levels must be >= 1, got {self.concurrency}", offending="--concurrency",
+                             hint="for example --concurrency 1,2,4,8")
+        for name in ("duration_s", "window_s", "tick_s"):
+            if getattr(self, name) <= 0:
+                raise InputError(f"{name.removesuffix('_s')} must be positive", offending=f"--{name[:-2]}")
+        if self.warmup_s < 0:
+            raise InputError("warm-up cannot be negative", offending="--warmup")
+        if self.tick_s > self.window_s:
+            self.tick_s = self.window_s
+        if self.distribution not in ("constant", "poisson"):
+            raise InputError(f"unknown arrival distribution {self.distribution!r}", offending="--distribution",
+                             hint="constant or poisson")
+
+    @property
+    def target(self) -> str:
+        ep = Endpoint.parse(self.url)
+        return f"{self.model}@{ep.host}:{ep.port}"
+
+    @property
+    def min_windows(self) -> int:
+        return max(1, int(math.ceil(self.duration_s / self.window_s - 1e-9)))
+
+    @property
+    def window_cap(self) -> int:
+        return max(self.min_windows, self.max_windows or self.min_windows + 10)
+
+
+@dataclass
+class WindowResult(Report):
+    schema_version: int = 1
+    level: str = ""
+    index: int = 0
+    start: float = 0.0  # unix time
+    end: float = 0.0
+    requests: int = 0  # completed (success + failed)
+    successes: int = 0
+    errors: dict[str, int] = field(default_factory=dict)
+    throughput_rps: float = 0.0
+    latency: LatencySummary = field(default_factory=LatencySummary)
+    bytes_per_s: float = 0.0
+    tick_bytes_per_s: list[float] = field(default_factory=list)
+    histogram: str = ""  # encoded HdrHistogram of this window
+
+
+@dataclass
+class LevelResult(Report):
+    schema_version: int = 1
+    mode: str = "concurrency"  # concurrency | rate
+    concurrency: int | None = None
+    rate: float | None = None
+    label: str = ""
+    windows: list[WindowResult] = field(default_factory=list)
+    stable: bool = False
+    measured_s: float = 0.0
+    requests_sent: int = 0  # measured phase
+    successes: int = 0
+    errors: dict[str, int] = field(default_factory=dict)
+    error_count: int = 0
+    throughput_rps: float = 0.0
+    latency: LatencySummary = field(default_factory=LatencySummary)
+    warmup_sent: int = 0
+    warmup_successes: int = 0
+    total_sent: int = 0  # warm-up + measured: what the server should have counted over the level
+    server: dict[str, Any] | None = None  # measured-phase ServerStats delta
+    server_total: dict[str, Any] | None = None  # whole-level delta (warm-up included)
+    server_breakdown_us: dict[str, float | None] | None = None
+    aborted: str = ""
+    histogram: str = ""
+    send_delay: LatencySummary | None = None  # open loop: how late requests left the client vs their due time
+
+
+def level_label(cfg: LoadConfig, conc: int | None) -> str:
+    return f"rate={cfg.rate:g}/s" if cfg.rate is not None else f"concurrency={conc}"
+
+
+def classify_error(exc: BaseException, timed_out: bool = False) -> str:
+    if timed_out:
+        return "timeout"
+    if isinstance(exc, ConnectionRefusedError):
+        return "connection_refused"
+    if isinstance(exc, (ConnectionResetError, BrokenPipeError, asyncio.IncompleteReadError,
+                        ConnectionAbortedError)):
+        return "connection_lost"
+    if isinstance(exc, (asyncio.TimeoutError, TimeoutError)):
+        return "timeout"
+    if isinstance(exc, (ProtocolError, ValueError, asyncio.LimitOverrunError)):
+        return "protocol"
+    if isinstance(exc, OSError):
+        import errno
+
+        return f"os_{errno.errorcode.get(exc.errno or 0, 'error').lower()}"
+    return type(exc).__name__
+
+
+class _Meter:
+    """Per-window and per-tick accumulators; touched only on the event-loop thread."""
+
+    def __init__(self) -> None:
+        self.measuring = False
+        self.warm_sent = self.warm_ok = 0
+        self.new_window()
+        self.new_tick()
+
+    def new_window(self) -> None:
+        self.w_lat: list[float] = []
+        self.w_err: Counter[str] = Counter()
+        self.w_ok = 0
+        self.w_sent = 0
+        self.w_bytes = 0
+
+    def new_tick(self) -> None:
+        self.t_lat: list[float] = []
+        self.t_err = 0
+        self.t_bytes = 0
+
+    def sent(self) -> None:
+        if self.measuring:
+            self.w_sent += 1
+        else:
+            self.warm_sent += 1
+
+    def ok(self, latency: float, nbytes: int) -> None:
+        if self.measuring:
+            self.w_lat.append(latency)
+            self.t_lat.append(latency)
+            self.w_ok += 1
+            self.w_bytes += nbytes
+            self.t_bytes += nbytes
+        else:
+            self.warm_ok += 1
+
+    def err(self, kind: str, nbytes: int = 0) -> None:
+        if self.measuring:
+            self.w_err[kind] += 1
+            self.t_err += 1
+            self.w_bytes += nbytes
+            self.t_bytes += nbytes
+
+
+class _Level:
+    """One level (a concurrency or a rate) on the event loop."""
+
+    def __init__(self, gen: LoadGenerator, conc: int | None) -> None:
+        self.gen, self.cfg, self.conc = gen, gen.cfg, conc
+        self.meter = _Meter()
+        self.conns: list[FastConnection] = []
+        self.busy: dict[int, float] = {}  # id(conn) -> send time, for the timeout watchdog
+        self.timed_out: set[int] = set()
+        self.stop = asyncio.Event()
+        self.k = 0
+        self.backlog: asyncio.Queue[float | None] | None = None
+        self.delays: list[float] = []
+
+    def _raw(self) -> bytes:
+        self.k += 1
+        reqs = self.gen.requests
+        return reqs[self.k % len(reqs)]
+
+    async def _one(self, conn: FastConnection, t_ref: float) -> None:
+        raw = self._raw()
+        cid = id(conn)
+        self.meter.sent()
+        self.busy[cid] = t_send = time.perf_counter()
+        if self.cfg.rate is not None and self.meter.measuring:
+            self.delays.append(t_send - t_ref)
+        try:
+            status, nbytes = await conn.request(raw)
+        except Exception as exc:  # noqa: BLE001 - every failure is a counted error kind
+            kind = classify_error(exc, cid in self.timed_out)
+            self.timed_out.discard(cid)
+            conn.close()
+            self.meter.err(kind)
+            if kind in ("connection_refused", "connection_lost") or kind.startswith("os_"):
+                await asyncio.sleep(self.cfg.connect_backoff_s)
+            return
+        finally:
+            self.busy.pop(cid, None)
+        if 200 <= status < 300:
+            self.meter.ok(time.perf_counter() - t_ref, nbytes + len(raw))
+        else:
+            self.meter.err(f"http_{status}", nbytes + len(raw))
+
+    async def _closed_worker(self, conn: FastConnection) -> None:
+        while not self.stop.is_set():
+            await self._one(conn, time.perf_counter())
+
+    async def _open_worker(self, conn: FastConnection) -> None:
+        assert self.backlog is not None
+        while True:
+            due = await self.backlog.get()
+            if due is None:
+                return
+            await self._one(conn, due)
+
+    async def _scheduler(self) -> None:
+        assert self.backlog is not None and self.cfg.rate is not None
+        rate = self.cfg.rate
+        rnd = random.Random(1)
+        nxt = time.perf_counter()
+        while not self.stop.is_set():
+            now = time.perf_counter()
+            while nxt <= now:
+                self.backlog.put_nowait(nxt)
+                nxt += rnd.expovariate(rate) if self.cfg.distribution == "poisson" else 1.0 / rate
+            try:
+                await asyncio.wait_for(self.stop.wait(), timeout=max(0.0, nxt - time.perf_counter()))
+            except asyncio.TimeoutError:
+                pass
+
+    async def run_phase(self, seconds: float | None, controller: Callable[[], Any] | None = None) -> None:
+        """Run workers until ``seconds`` pass (or ``controller`` returns), then drain in-flight requests."""
+        self.stop = asyncio.Event()
+        tasks: list[asyncio.Task[Any]] = []
+        if self.cfg.rate is None:
+            n = self.conc or 1
+            while len(self.conns) < n:
+                self.conns.append(FastConnection(self.gen.ep, self.cfg.timeout_s))
+            tasks = [asyncio.create_task(self._closed_worker(c)) for c in self.conns[:n]]
+        else:
+            self.backlog = asyncio.Queue()
+            while len(self.conns) < self.cfg.max_connections:
+                self.conns.append(FastConnection(self.gen.ep, self.cfg.timeout_s))
+            tasks = [asyncio.create_task(self._open_worker(c)) for c in self.conns]
+            tasks.append(asyncio.create_task(self._scheduler()))
+        watchdog = asyncio.create_task(self._watchdog())
+        try:
+            if controller is not None:
+                await controller()
+            elif seconds:
+                end = time.perf_counter() + seconds
+                while time.perf_counter() < end and not self.gen.cancelled():
+                    await asyncio.sleep(min(0.1, max(0.0, end - time.perf_counter())))
+        finally:
+            self.stop.set()
+            if self.backlog is not None:
+                unsent = 0
+                while not self.backlog.empty():
+                    if self.backlog.get_nowait() is not None:
+                        unsent += 1
+                self.gen.unsent += unsent
+                for _ in range(len(self.conns)):
+                    self.backlog.put_nowait(None)
+            await asyncio.gather(*tasks, return_exceptions=True)
+            watchdog.cancel()
+
+    async def _watchdog(self) -> None:
+        while True:
+            await asyncio.sleep(min(1.0, self.cfg.timeout_s / 4))
+            now = time.perf_counter()
+            for conn in self.conns:
+                t0 = self.busy.get(id(conn))
+                if t0 is not None and now - t0 > self.cfg.timeout_s and conn.connected:
+                    self.timed_out.add(id(conn))
+                    conn.abort()
+
+    def close(self) -> None:
+        for c in self.conns:
+            c.close()
+
+
+def _stable(windows: list[WindowResult], n: int, pct: float) -> bool:
+    """perf_analyzer's rule: the last n windows' throughput, p50 and p99 each within +-pct of their mean."""
+    if len(windows) < n:
+        return False
+    last = windows[-n:]
+    for key in ("throughput", "p50", "p99"):
+        if key == "throughput":
+            vals = [w.throughput_rps for w in last]
+        else:
+            vals = [getattr(w.latency, f"{key}_ms") for w in last]
+        if any(v is None for v in vals):
+            return False
+        mean = sum(vals) / n
+        if mean <= 0 or any(abs(v - mean) > mean * pct / 100.0 for v in vals):
+            return False
+    return True
+
+
+class LoadGenerator:
+    """Drives one KServe v2 model with the configured levels; reports per level and per window."""
+
+    def __init__(self, cfg: LoadConfig, job: JobState | None = None, sink: SampleSink | None = None,
+                 on_window: WindowSink | None = None) -> None:
+        cfg.validate()
+        self.cfg = cfg
+        self.ep = Endpoint.parse(cfg.url)
+        self.job = job
+        self.sink = sink
+        self.on_window = on_window
+        self.target = cfg.target
+        self.requests: list[bytes] = []
+        self.meta: dict[str, Any] = {}
+        self.unsent = 0
+        self.keep_window_histograms = False  # set when recording: each window keeps its full distribution
+
+    def cancelled(self) -> bool:
+        return bool(self.job and self.job.cancel_requested)
+
+    def prepare(self) -> None:
+        """Read the model's metadata and build the request bytes (once; the hot loop only writes them)."""
+        cfg = self.cfg
+        self.meta = model_metadata(self.ep, cfg.model)
+        if cfg.input_data:
+            bodies = bodies_from_file(cfg.input_data, self.meta)
+        else:
+            bodies = bodies_from_metadata(self.meta, cfg.shapes, count=4)
+        path = cfg.path or (f"/v2/models/{cfg.model}" + (f"/versions/{cfg.model_version}" if cfg.model_version
+                                                         else "") + "/infer")
+        self.requests = [build_request(self.ep, cfg.method, path, b) for b in bodies]
+
+    def use_raw_requests(self, requests: list[bytes]) -> None:
+        """Benchmarks against a trivial endpoint: send these exact bytes (skips metadata)."""
+        self.requests = requests
+
+    # -- one level ---------------------------------------------------------------------------
+    async def _run_level(self, conc: int | None, index: int, total: int) -> LevelResult:
+        cfg = self.cfg
+        lv = _Level(self, conc)
+        label = level_label(cfg, conc)
+        res = LevelResult(mode="rate" if cfg.rate is not None else "concurrency", concurrency=conc,
+                          rate=cfg.rate, label=label)
+        self.unsent = 0
+        stats0 = fetch_stats(self.ep, cfg.model) if not cfg.path else None
+        self._status(f"{label}: warm-up {cfg.warmup_s:g} s")
+        if cfg.warmup_s > 0:
+            await lv.run_phase(cfg.warmup_s)
+        warm_unsent, self.unsent = self.unsent, 0
+        stats1 = fetch_stats(self.ep, cfg.model) if stats0 is not None else None
+        lv.meter.measuring = True
+        lv.meter.new_window()
+        lv.meter.new_tick()
+        hist = LatencyHistogram()
+        windows: list[WindowResult] = []
+
+        async def controller() -> None:
+            t_start = time.perf_counter()
+            w_start_wall, w_start = time.time(), t_start
+            ticks: list[float] = []
+            next_tick = t_start + cfg.tick_s
+            while True:
+                await asyncio.sleep(max(0.0, next_tick - time.perf_counter()))
+                now = time.perf_counter()
+                dt_tick = now - (next_tick - cfg.tick_s)
+                next_tick += cfg.tick_s
+                ticks.append(lv.meter.t_bytes / max(dt_tick, 1e-9))
+                self._emit_tick(lv.meter, dt_tick, conc)
+                lv.meter.new_tick()
+                if now - w_start + 1e-6 < cfg.window_s and not self.cancelled():
+                    continue
+                w = self._close_window(lv.meter, label, len(windows), w_start_wall, now - w_start, ticks, hist)
+                windows.append(w)
+                lv.meter.new_window()
+                ticks = []
+                w_start_wall, w_start = time.time(), now
+                if self.on_window:
+                    self.on_window(w)
+                n = len(windows)
+                self._progress(index, total, n / cfg.window_cap if cfg.stability else n / cfg.min_windows)
+                if self.cancelled():
+                    res.aborted = "cancelled by user"
+                    return
+                if w.successes == 0 and w.requests > 0:
+                    res.aborted = (f"server stopped answering: no successful request in window {n} "
+                                   f"({', '.join(f'{k}={v}' for k, v in w.errors.items())})")
+                    return
+                if n >= cfg.min_windows and (not cfg.stability or
+                                             _stable(windows, cfg.stability_windows, cfg.stability_pct)):
+                    res.stable = _stable(windows, cfg.stability_windows, cfg.stability_pct)
+                    return
+                if n >= cfg.window_cap:
+                    res.stable = False
+                    return
+
+        self._status(f"{label}: measuring")
+        t0 = time.perf_counter()
+        await lv.run_phase(None, controller)
+        # requests that finished while draining belong to the last window
+        if windows and (lv.meter.w_ok or lv.meter.w_err or lv.meter.w_sent):
+            last = windows[-1]
+            last.requests += lv.meter.w_ok + sum(lv.meter.w_err.values())
+            last.successes += lv.meter.w_ok
+            for k, v in lv.meter.w_err.items():
+                last.errors[k] = last.errors.get(k, 0) + v
+            hist.record_many(lv.meter.w_lat)
+        res.measured_s = time.perf_counter() - t0
+        lv.close()
+        stats2 = fetch_stats(self.ep, cfg.model) if stats1 is not None else None
+        res.windows = windows
+        res.successes = sum(w.successes for w in windows)
+        errors: Counter[str] = Counter()
+        for w in windows:
+            errors.update(w.errors)
+        if self.unsent:
+            errors["unsent_backlog"] += self.unsent
+        res.errors = dict(errors)
+        res.error_count = sum(errors.values())
+        res.requests_sent = sum(w.requests for w in windows)
+        res.warmup_sent, res.warmup_successes = lv.meter.warm_sent, lv.meter.warm_ok
+        res.total_sent = res.requests_sent + res.warmup_sent
+        if warm_unsent:
+            res.errors["warmup_unsent_backlog"] = warm_unsent
+        res.throughput_rps = res.successes / res.measured_s if res.measured_s > 0 else 0.0
+        res.latency = hist.summary()
+        if cfg.rate is not None:
+            dh = LatencyHistogram()
+            dh.record_many(lv.delays)
+            res.send_delay = dh.summary()
+        res.histogram = hist.encode().decode() if hist.count else ""
+        if stats0 is not None and stats1 is not None and stats2 is not None:
+            d = stats2 - stats1
+            res.server = d.to_dict()
+            res.server_total = (stats2 - stats0).to_dict()
+            res.server_breakdown_us = d.breakdown_us()
+        return res
+
+    def _close_window(self, m: _Meter, label: str, index: int, start_wall: float, dur: float,
+                      ticks: list[float], level_hist: LatencyHistogram) -> WindowResult:
+        level_hist.record_many(m.w_lat)
+        hist = ""
+        if self.keep_window_histograms and m.w_lat:
+            h = LatencyHistogram()
+            h.record_many(m.w_lat)
+            hist = h.encode().decode()
+        errs = dict(m.w_err)
+        return WindowResult(level=label, index=index, start=start_wall, end=start_wall + dur,
+                            requests=m.w_ok + sum(errs.values()), successes=m.w_ok, errors=errs,
+                            throughput_rps=m.w_ok / dur if dur > 0 else 0.0, latency=summarize_seconds(m.w_lat),
+                            bytes_per_s=m.w_bytes / dur if dur > 0 else 0.0, tick_bytes_per_s=list(ticks),
+                            histogram=hist)
+
+    def _emit_tick(self, m: _Meter, dt: float, conc: int | None) -> None:
+        if self.sink is None:
+            return
+        t = time.time()
+        src, tgt = "client", self.target
+        out = [S.sample(t, S.THROUGHPUT, len(m.t_lat) / dt, src, tgt), S.sample(t, S.ERRORS, m.t_err / dt, src, tgt),
+               S.sample(t, S.NET_BYTES, m.t_bytes / dt, src, tgt)]
+        if m.t_lat:
+            p50, p90, p95, p99 = np.percentile(np.asarray(m.t_lat), [50, 90, 95, 99]) * 1e3
+            out += [S.sample(t, S.LAT_P50, p50, src, tgt), S.sample(t, S.LAT_P90, p90, src, tgt),
+                    S.sample(t, S.LAT_P95, p95, src, tgt), S.sample(t, S.LAT_P99, p99, src, tgt),
+                    S.sample(t, S.LAT_MAX, max(m.t_lat) * 1e3, src, tgt)]
+        if conc is not None:
+            out.append(S.sample(t, S.CONCURRENCY, conc, src, tgt))
+        self.sink(out)
+
+    def _status(self, text: str) -> None:
+        if self.job:
+            self.job.set_status(text)
+
+    def _progress(self, index: int, total: int, frac: float) -> None:
+        if self.job:
+            self.job.set_progress(100.0 * (index + min(frac, 1.0)) / max(total, 1))
+
+    # -- all levels --------------------------------------------------------------------------
+    async def run_async(self) -> list[LevelResult]:
+        if not self.requests:
+            self.prepare()
+        levels: list[int | None] = [None] if self.cfg.rate is not None else list(self.cfg.concurrency)
+        results: list[LevelResult] = []
+        for i, conc in enumerate(levels):
+            res = await self._run_level(conc, i, len(levels))
+            results.append(res)
+            if res.aborted:
+                break
+        return results
+
+    def run(self) -> list[LevelResult]:
+        return asyncio.run(self.run_async())

@@ -1,0 +1,247 @@
+"""SLA model: tiers L1/L2/L3 (data in resources/sla/tiers.yaml), latency budgets per model, the three-way
+constraint cost, a verdict per measurement window and the compliance percentage over a run."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from studio.core.errors import InputError
+from studio.core.paths import resources_dir
+from studio.core.reports import Report
+
+PASS, FAIL, NA = "pass", "fail", "not available"
+
+
+@dataclass(frozen=True)
+class Tier:
+    name: str
+    title: str
+    memory_max_pct: float
+    bandwidth_jitter_pct: float
+    power_fluctuation_pct: float
+    max_error_pct: float | None = None
+    max_cost: float | None = None
+
+
+@dataclass(frozen=True)
+class ReferenceDevice:
+    name: str
+    memory_bytes: float
+    bandwidth_bytes_per_s: float
+    power_w: float
+
+
+@dataclass(frozen=True)
+class CostModel:
+    weights: dict[str, float]
+    reference: ReferenceDevice
+
+
+@dataclass(frozen=True)
+class LatencyBudget:
+    """User latency targets for one model (milliseconds); None means no budget on that percentile."""
+
+    p95_ms: float | None = None
+    p99_ms: float | None = None
+
+
+def default_tiers_path() -> Path:
+    return resources_dir() / "sla" / "tiers.yaml"
+
+
+def _num(d: dict[str, Any], key: str, where: str, optional: bool = False) -> float | None:
+    v = d.get(key)
+    if v is None and optional:
+        return None
+    try:
+        return float(v)
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"{where}: '{key}' must be a number, got {v!r}", offending=f"{where}.{key}") from exc
+
+
+def load_tiers(path: Path | str | None = None) -> tuple[dict[str, Tier], CostModel]:
+    """Tier definitions and the cost model from YAML (the shipped resources/sla/tiers.yaml by default)."""
+    import yaml
+
+    p = Path(path) if path else default_tiers_path()
+    try:
+        doc = yaml.safe_load(p.read_text())
+    except FileNotFoundError as exc:
+        raise InputError(f"SLA tier file not found: {p}", offending=str(p)) from exc
+    except yaml.YAMLError as exc:
+        raise InputError(f"SLA tier file is not valid YAML: {exc}", offending=str(p)) from exc
+    if not isinstance(doc, dict) or not isinstance(doc.get("tiers"), dict):
+        raise InputError("SLA tier file has no 'tiers' mapping", offending=str(p))
+    tiers: dict[str, Tier] = {}
+    for name, t in doc["tiers"].items():
+        where = f"{p.name}: tiers.{name}"
+        if not isinstance(t, dict):
+            raise InputError(f"{where} must be a mapping", offending=where)
+        tiers[str(name)] = Tier(name=str(name), title=str(t.get("title", name)),
+                                memory_max_pct=_num(t, "memory_max_pct", where),  # type: ignore[arg-type]
+                                bandwidth_jitter_pct=_num(t, "bandwidth_jitter_pct", where),  # type: ignore[arg-type]
+                                power_fluctuation_pct=_num(t, "power_fluctuation_pct", where),  # type: ignore[arg-type]
+                                max_error_pct=_num(t, "max_error_pct", where, optional=True),
+                                max_cost=_num(t, "max_cost", where, optional=True))
+    c = doc.get("cost") or {}
+    w = c.get("weights") or {"memory": 0.4, "bandwidth": 0.35, "power": 0.25}
+    r = c.get("reference_device") or {}
+    ref = ReferenceDevice(name=str(r.get("name", "reference")),
+                          memory_bytes=float(r.get("memory_bytes", 8 * 2**30)),
+                          bandwidth_bytes_per_s=float(r.get("bandwidth_bytes_per_s", 1e9)),
+                          power_w=float(r.get("power_w", 15.0)))
+    return tiers, CostModel(weights={k: float(v) for k, v in w.items()}, reference=ref)
+
+
+def get_tier(name: str, path: Path | str | None = None) -> tuple[Tier, CostModel]:
+    tiers, cost = load_tiers(path)
+    if name not in tiers:
+        raise InputError(f"unknown SLA tier {name!r}", offending=name,
+                         hint=f"tiers defined: {', '.join(tiers)}")
+    return tiers[name], cost
+
+
+# -- window measurements ---------------------------------------------------------------------------
+
+def relative_deviation_pct(values: list[float]) -> float | None:
+    """Relative standard deviation (std / mean) in percent; None with fewer than two values."""
+    vals = [v for v in values if v is not None and math.isfinite(v)]
+    if len(vals) < 2:
+        return None
+    mean = math.fsum(vals) / len(vals)
+    if mean == 0:
+        return 0.0 if all(v == 0 for v in vals) else math.inf
+    var = math.fsum((v - mean) ** 2 for v in vals) / len(vals)
+    return 100.0 * math.sqrt(var) / abs(mean)
+
+
+@dataclass
+class WindowMeasures:
+    """What the SLA model needs from one window; None where the source is not available."""
+
+    p95_ms: float | None = None
+    p99_ms: float | None = None
+    requests: int = 0
+    errors: int = 0
+    memory_pct: float | None = None
+    memory_used_bytes: float | None = None
+    bandwidth_bytes_per_s: list[float] = field(default_factory=list)  # per tick
+    power_w: list[float] = field(default_factory=list)  # per collector sample
+    memory_source: str = ""
+    power_source: str = ""
+
+
+@dataclass
+class Check:
+    name: str
+    status: str  # pass | fail | not available
+    value: float | None
+    limit: float | None
+    unit: str = ""
+    note: str = ""
+
+
+@dataclass
+class WindowVerdict(Report):
+    schema_version: int = 1
+    tier: str = ""
+    window: int = 0
+    start: float = 0.0
+    end: float = 0.0
+    verdict: str = NA  # pass | fail | not available (nothing could be judged)
+    checks: list[Check] = field(default_factory=list)
+    cost: float | None = None
+    cost_terms: dict[str, float] = field(default_factory=dict)
+    cost_missing: list[str] = field(default_factory=list)
+
+    @property
+    def failed_checks(self) -> list[str]:
+        return [c.name for c in self.checks if c.status == FAIL]
+
+
+def _check(name: str, value: float | None, limit: float | None, unit: str, missing_note: str = "") -> Check:
+    if limit is None:
+        return Check(name, NA, value, None, unit, "no limit set")
+    if value is None:
+        return Check(name, NA, None, limit, unit, missing_note or "measurement not available")
+    return Check(name, PASS if value <= limit else FAIL, value, limit, unit)
+
+
+def constraint_cost(m: WindowMeasures, model: CostModel) -> tuple[float | None, dict[str, float], list[str]]:
+    """Weighted sum of memory, bandwidth and power normalised to the reference device; missing terms are
+    dropped and the remaining weights rescaled to sum to 1."""
+    ref = model.reference
+    bw = (math.fsum(m.bandwidth_bytes_per_s) / len(m.bandwidth_bytes_per_s)) if m.bandwidth_bytes_per_s else None
+    pw = (math.fsum(m.power_w) / len(m.power_w)) if m.power_w else None
+    raw = {"memory": None if m.memory_used_bytes is None else m.memory_used_bytes / ref.memory_bytes,
+           "bandwidth": None if bw is None else bw / ref.bandwidth_bytes_per_s,
+           "power": None if pw is None else pw / ref.power_w}
+    present = {k: v for k, v in raw.items() if v is not None and k in model.weights}
+    missing = [k for k in model.weights if raw.get(k) is None]
+    wsum = math.fsum(model.weights[k] for k in present)
+    if not present or wsum <= 0:
+        return None, {}, missing
+    terms = {k: model.weights[k] / wsum * v for k, v in present.items()}
+    return math.fsum(terms.values()), terms, missing
+
+
+def judge_window(m: WindowMeasures, tier: Tier, budget: LatencyBudget, cost_model: CostModel,
+                 window: int = 0, start: float = 0.0, end: float = 0.0) -> WindowVerdict:
+    """The verdict of one window: pass when every check that could be made passes."""
+    err_pct = (100.0 * m.errors / m.requests) if m.requests else None
+    checks = [
+        _check("latency_p95", m.p95_ms, budget.p95_ms, "ms", "no successful request in the window"),
+        _check("latency_p99", m.p99_ms, budget.p99_ms, "ms", "no successful request in the window"),
+        _check("errors", err_pct, tier.max_error_pct, "%", "no request in the window"),
+        _check("memory", m.memory_pct, tier.memory_max_pct, "%", "no memory source"),
+        _check("bandwidth_jitter", relative_deviation_pct(m.bandwidth_bytes_per_s), tier.bandwidth_jitter_pct,
+               "%", "fewer than two data-rate ticks in the window"),
+        _check("power_fluctuation", relative_deviation_pct(m.power_w), tier.power_fluctuation_pct, "%",
+               "no power source (no GPU metrics, no NVML, no board power)"),
+    ]
+    if m.memory_source:
+        checks[3].note = m.memory_source
+    if m.power_source and checks[5].status != NA:
+        checks[5].note = m.power_source
+    cost, terms, missing = constraint_cost(m, cost_model)
+    if tier.max_cost is not None:
+        checks.append(_check("constraint_cost", cost, tier.max_cost, ""))
+    judged = [c for c in checks if c.status != NA]
+    verdict = NA if not judged else (FAIL if any(c.status == FAIL for c in judged) else PASS)
+    return WindowVerdict(tier=tier.name, window=window, start=start, end=end, verdict=verdict, checks=checks,
+                         cost=cost, cost_terms=terms, cost_missing=missing)
+
+
+@dataclass
+class SlaSummary(Report):
+    schema_version: int = 1
+    tier: str = ""
+    budget: LatencyBudget = field(default_factory=LatencyBudget)
+    windows: int = 0
+    judged: int = 0
+    passed: int = 0
+    compliance_pct: float | None = None
+    required_pct: float = 100.0
+    verdict: str = NA
+    failures_by_check: dict[str, int] = field(default_factory=dict)
+    mean_cost: float | None = None
+
+
+def summarise(verdicts: list[WindowVerdict], tier: Tier, budget: LatencyBudget,
+              required_pct: float = 100.0) -> SlaSummary:
+    """Compliance over a run: share of judged windows that passed; the run passes at ``required_pct``."""
+    judged = [v for v in verdicts if v.verdict != NA]
+    passed = sum(1 for v in judged if v.verdict == PASS)
+    fails: dict[str, int] = {}
+    for v in judged:
+        for name in v.failed_checks:
+            fails[name] = fails.get(name, 0) + 1
+    costs = [v.cost for v in verdicts if v.cost is not None]
+    pct = 100.0 * passed / len(judged) if judged else None
+    verdict = NA if pct is None else (PASS if pct >= required_pct else FAIL)
+    return SlaSummary(tier=tier.name, budget=budget, windows=len(verdicts), judged=len(judged), passed=passed,
+                      compliance_pct=pct, required_pct=required_pct, verdict=verdict, failures_by_check=fails,
+                      mean_cost=(math.fsum(costs) / len(costs)) if costs else None)
