@@ -1,0 +1,202 @@
+"""Edge agent under load, and its latency overhead over bare ONNX Runtime next to the local Triton server's.
+
+    .venv/bin/python -m bench.bench_agent [--clients 64] [--duration 60] [--requests 2000] [--append]
+
+One run, same machine, same model (a 16x8 MLP, batch 1), same client (tritonclient.http, binary tensors):
+1. bare ``InferenceSession.run`` p50;
+2. the agent at concurrency 1 and the local tritonserver (Python backend + ORT, studio.triton) at concurrency 1:
+   p50 and p50 minus bare ORT (= what serving adds, client included for both);
+3. the agent with N concurrent clients for D seconds: requests, errors, throughput, agent RSS sampled each second.
+"""
+
+from __future__ import annotations
+
+import argparse
+import secrets
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+
+def _p(values: list[float], q: float) -> float:
+    return float(np.percentile(np.array(values), q)) if values else float("nan")
+
+
+def bare_ort(model: Path, x: np.ndarray, n: int) -> list[float]:
+    import onnxruntime as ort
+
+    s = ort.InferenceSession(str(model), providers=["CPUExecutionProvider"])
+    for _ in range(200):
+        s.run(None, {"x": x})
+    out = []
+    for _ in range(n):
+        t0 = time.perf_counter()
+        s.run(None, {"x": x})
+        out.append(time.perf_counter() - t0)
+    return out
+
+
+def serial_client(url: str, model: str, x: np.ndarray, n: int) -> list[float]:
+    import tritonclient.http as th
+
+    c = th.InferenceServerClient(url)
+    i = th.InferInput("x", list(x.shape), "FP32")
+    i.set_data_from_numpy(x)
+    outs = [th.InferRequestedOutput("out")]
+    for _ in range(200):
+        c.infer(model, [i], outputs=outs)
+    lat = []
+    for _ in range(n):
+        t0 = time.perf_counter()
+        c.infer(model, [i], outputs=outs)
+        lat.append(time.perf_counter() - t0)
+    c.close()
+    return lat
+
+
+def load(url: str, model: str, x: np.ndarray, clients: int, duration: float, pid: int) -> dict:
+    import psutil
+    import tritonclient.http as th
+
+    ok = [0] * clients
+    errors: list[str] = []
+    lat: list[list[float]] = [[] for _ in range(clients)]
+    stop = threading.Event()
+    expected = None
+
+    def worker(k: int) -> None:
+        c = th.InferenceServerClient(url, connection_timeout=30, network_timeout=30)
+        i = th.InferInput("x", list(x.shape), "FP32")
+        i.set_data_from_numpy(x)
+        outs = [th.InferRequestedOutput("out")]
+        while not stop.is_set():
+            t0 = time.perf_counter()
+            try:
+                r = c.infer(model, [i], outputs=outs).as_numpy("out")
+                if expected is not None and not np.allclose(r, expected, atol=1e-5):
+                    errors.append("wrong answer")
+                else:
+                    ok[k] += 1
+                    lat[k].append(time.perf_counter() - t0)
+            except Exception as exc:
+                errors.append(repr(exc)[:200])
+        c.close()
+
+    proc = psutil.Process(pid)
+    rss: list[int] = [proc.memory_info().rss]
+    threads = [threading.Thread(target=worker, args=(k,)) for k in range(clients)]
+    t0 = time.perf_counter()
+    for t in threads:
+        t.start()
+    while time.perf_counter() - t0 < duration:
+        time.sleep(1.0)
+        rss.append(proc.memory_info().rss)
+    stop.set()
+    for t in threads:
+        t.join(60)
+    wall = time.perf_counter() - t0
+    flat = [v for li in lat for v in li]
+    return {"requests": sum(ok), "errors": len(errors), "first_errors": errors[:3], "wall_s": wall,
+            "rps": sum(ok) / wall, "p50_ms": _p(flat, 50) * 1e3, "p99_ms": _p(flat, 99) * 1e3,
+            "rss_start_mb": rss[0] / 2**20, "rss_peak_mb": max(rss) / 2**20, "rss_end_mb": rss[-1] / 2**20,
+            "rss_second_half_growth_mb": (rss[-1] - rss[len(rss) // 2]) / 2**20}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--clients", type=int, default=64)
+    ap.add_argument("--duration", type=float, default=60.0)
+    ap.add_argument("--requests", type=int, default=2000)
+    ap.add_argument("--no-triton", action="store_true")
+    ap.add_argument("--append", action="store_true", help="append the result to BENCHMARKS.md")
+    args = ap.parse_args()
+
+    from studio.package.bundle import build_bundle
+    from studio.package.client import deploy_bundle
+    from studio.package.keys import KeyStore
+    from tests.edge.helpers import AgentProcess, make_mlp
+
+    tmp = Path(tempfile.mkdtemp(prefix="bench-agent-"))
+    model = make_mlp(tmp / "src" / "mlp.onnx")
+    store = KeyStore(tmp / "keys")
+    store.generate("bench", "bench-pass")
+    bundle = build_bundle(model, "generic-x86_64", store.load_signing_key("bench", "bench-pass"), tmp / "b.tar",
+                          version="1")
+    (tmp / "trust.pub").write_text(store.export_public("bench") + "\n")
+    (tmp / "token").write_text(secrets.token_urlsafe(32))
+    x = np.random.default_rng(0).random((1, 16), dtype=np.float32)
+    agent = AgentProcess(tmp / "data", tmp / "trust.pub", tmp / "token", extra=["--log-level", "warning"]).start()
+    res: dict = {}
+    try:
+        deploy_bundle(bundle.bundle, agent.url, (tmp / "token").read_text())
+        url = f"127.0.0.1:{agent.port}"
+        ort_lat = bare_ort(model, x, args.requests)
+        res["ort_p50_ms"] = _p(ort_lat, 50) * 1e3
+        agent_lat = serial_client(url, "mlp", x, args.requests)
+        res["agent_p50_ms"] = _p(agent_lat, 50) * 1e3
+        res["agent_p99_ms"] = _p(agent_lat, 99) * 1e3
+        if not args.no_triton:
+            try:
+                res.update(_triton(model, x, args.requests, tmp))
+            except Exception as exc:  # report the agent side regardless
+                res["triton_error"] = f"{type(exc).__name__}: {exc}"[:300]
+        res["load"] = load(url, "mlp", x, args.clients, args.duration, agent.proc.pid)
+    finally:
+        agent.stop()
+    text = render(res, args)
+    print(text)
+    if args.append:
+        with open(ROOT / "BENCHMARKS.md", "a", encoding="utf-8") as f:
+            f.write("\n" + text + "\n")
+    return 0 if res["load"]["errors"] == 0 else 1
+
+
+def _triton(model: Path, x: np.ndarray, n: int, tmp: Path) -> dict:
+    from studio.triton.repo_builder import BuildOptions, build_repo
+    from studio.triton.server import LocalTritonServer
+
+    build_repo(BuildOptions(model=model, repo=tmp / "repo", name="mlp", flavor="python", max_batch_size=0))
+    with LocalTritonServer(tmp / "repo", load_models=["mlp"]) as srv:
+        srv.wait_ready()
+        lat = serial_client(f"127.0.0.1:{srv.http_port}", "mlp", x, n)
+    return {"triton_p50_ms": _p(lat, 50) * 1e3, "triton_p99_ms": _p(lat, 99) * 1e3}
+
+
+def render(r: dict, args: argparse.Namespace) -> str:
+    ld = r["load"]
+    lines = [f"## Edge agent: latency overhead and load ({time.strftime('%Y-%m-%d')})", "",
+             "Command: `.venv/bin/python -m bench.bench_agent --clients "
+             f"{args.clients} --duration {args.duration:g} --requests {args.requests}`", "",
+             "16x8 MLP (MatMul + Relu), batch 1, CPU; client `tritonclient.http` with binary tensors in the same "
+             "process for both servers; overhead = client-side p50 minus bare `InferenceSession.run` p50.", "",
+             "| path | p50 ms | p99 ms | p50 overhead over bare ORT (ms) |", "|---|---|---|---|",
+             f"| bare ONNX Runtime `session.run` | {r['ort_p50_ms']:.4f} | | |",
+             f"| studio-agent (HTTP, concurrency 1) | {r['agent_p50_ms']:.3f} | {r['agent_p99_ms']:.3f} | "
+             f"{r['agent_p50_ms'] - r['ort_p50_ms']:.3f} |"]
+    if "triton_p50_ms" in r:
+        lines.append(f"| local tritonserver, Python backend + ORT (HTTP, concurrency 1) | {r['triton_p50_ms']:.3f} | "
+                     f"{r['triton_p99_ms']:.3f} | {r['triton_p50_ms'] - r['ort_p50_ms']:.3f} |")
+        lines += ["", f"Agent overhead / Triton overhead: "
+                      f"{(r['agent_p50_ms'] - r['ort_p50_ms']) / (r['triton_p50_ms'] - r['ort_p50_ms']):.2f}x"]
+    elif "triton_error" in r:
+        lines += ["", f"Triton side not measured: {r['triton_error']}"]
+    lines += ["", f"Load: {args.clients} concurrent clients for {ld['wall_s']:.0f} s: {ld['requests']} requests, "
+                  f"**{ld['errors']} errors**, {ld['rps']:.0f} req/s, p50 {ld['p50_ms']:.2f} ms, "
+                  f"p99 {ld['p99_ms']:.2f} ms (2 shared cores: the clients and the agent compete for them). "
+                  f"Agent RSS: {ld['rss_start_mb']:.0f} MB at start, peak {ld['rss_peak_mb']:.0f} MB, "
+                  f"{ld['rss_end_mb']:.0f} MB at the end; growth over the second half "
+                  f"{ld['rss_second_half_growth_mb']:+.1f} MB."]
+    if ld["first_errors"]:
+        lines.append(f"First errors: {ld['first_errors']}")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

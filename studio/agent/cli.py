@@ -1,0 +1,112 @@
+"""``studio-agent``: the edge daemon's command line (runs on the board; no Qt, no torch)."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="studio-agent", description="Edge agent: verified bundles served over KServe v2 "
+                                "(HTTP, JSON + binary tensors) with ONNX Runtime.")
+    p.add_argument("--host", default="127.0.0.1", help="bind address (default loopback; 0.0.0.0 for the network)")
+    p.add_argument("--port", type=int, default=8765)
+    p.add_argument("--data", required=True, type=Path, help="data folder (bundles, state, uploads)")
+    p.add_argument("--trust", required=True, action="append", type=Path,
+                   help="trusted public key file or folder of .pub files (repeatable)")
+    p.add_argument("--token-file", required=True, type=Path, help="file holding the management token")
+    p.add_argument("--board", default="auto", help="board id of this machine ('auto' detects it, 'any' accepts all)")
+    p.add_argument("--max-upload-mb", type=float, default=2048.0, help="largest accepted bundle (MiB)")
+    p.add_argument("--keep-versions", type=int, default=5, help="versions kept per model")
+    p.add_argument("--threads", type=int, default=0, help="ONNX Runtime intra-op threads (0 = ORT default)")
+    p.add_argument("--workers", type=int, default=4, help="concurrent inference threads")
+    p.add_argument("--tls-cert", type=Path, help="serve HTTPS with this certificate (PEM)")
+    p.add_argument("--tls-key", type=Path, help="private key of --tls-cert (PEM)")
+    p.add_argument("--name", default=None, help="name advertised over mDNS (default: host name)")
+    p.add_argument("--no-mdns", action="store_true", help="do not advertise over mDNS")
+    p.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
+    return p
+
+
+def _read_token(path: Path) -> str:
+    from studio.core.errors import InputError
+
+    try:
+        token = path.read_text(encoding="utf-8").strip()
+    except OSError as exc:
+        raise InputError(f"cannot read token file {path}: {exc.strerror}", offending=str(path),
+                         hint="create it, e.g. `python3 -c 'import secrets;print(secrets.token_urlsafe(32))' > FILE`"
+                         ) from None
+    if len(token) < 16:
+        raise InputError(f"token in {path} is too short ({len(token)} characters, need 16 or more)",
+                         offending=str(path), hint="use a long random token")
+    return token
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    from studio.core.errors import StudioError
+
+    try:
+        return _serve(args)
+    except StudioError as exc:
+        print(exc.render(), file=sys.stderr)
+        return exc.exit_code
+
+
+def _serve(args: argparse.Namespace) -> int:
+    import socket
+
+    import uvicorn
+
+    from studio import __version__
+    from studio.agent.core import AgentConfig, AgentCore
+    from studio.agent.discovery import Advertiser
+    from studio.agent.metrics import AgentMetrics
+    from studio.agent.server import create_app
+    from studio.core.errors import InputError
+    from studio.package.boards import detect_board
+    from studio.package.keys import load_trusted_keys
+
+    logging.basicConfig(level=getattr(logging, args.log_level.upper()),
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    log = logging.getLogger("studio.agent")
+    trusted = load_trusted_keys(*args.trust)
+    if not len(trusted):
+        raise InputError("no trusted keys: the agent would refuse every bundle", offending=str(args.trust),
+                         hint="pass the studio's public key: `studio keys export-public NAME > studio.pub`")
+    if bool(args.tls_cert) != bool(args.tls_key):
+        raise InputError("--tls-cert and --tls-key go together", hint="pass both or neither")
+    board = detect_board() if args.board == "auto" else args.board
+    cfg = AgentConfig(data=args.data, trusted=trusted, token=_read_token(args.token_file), board=board,
+                      max_upload_bytes=int(args.max_upload_mb * (1 << 20)), keep_versions=args.keep_versions,
+                      threads=args.threads, name=args.name or socket.gethostname())
+    core = AgentCore(cfg)
+    core.start()
+    metrics = AgentMetrics(core)
+    metrics.sensors.start_tegrastats() if board == "jetson-orin-nano" else None
+    app = create_app(core, metrics, workers=args.workers)
+    log.info("studio-agent %s on %s:%d, board %s, trusted keys %s, models: %s", __version__, args.host, args.port,
+             board, ", ".join(trusted.ids()), ", ".join(sorted(core.served)) or "none")
+    adv = None
+    if not args.no_mdns:
+        adv = Advertiser(cfg.name, args.host, args.port,
+                         {"version": __version__, "board": board, "tls": "1" if args.tls_cert else "0",
+                          "scheme": "https" if args.tls_cert else "http"})
+        adv.start()
+    config = uvicorn.Config(app, host=args.host, port=args.port, log_level=args.log_level, access_log=False,
+                            ssl_certfile=str(args.tls_cert) if args.tls_cert else None,
+                            ssl_keyfile=str(args.tls_key) if args.tls_key else None, timeout_keep_alive=30)
+    try:
+        uvicorn.Server(config).run()
+    finally:
+        if adv is not None:
+            adv.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,216 @@
+"""The agent's logic without HTTP: install (verify -> stage -> load -> warm up -> activate), rollback, resume.
+
+Activation swaps one dict reference, so requests in flight finish on the old session while new requests
+see the new version; the old version keeps serving until the new one has answered its warm-up request.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import shutil
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from studio.agent.runtime import Deployment, ServedModel, load_deployment, warmup_deployment
+from studio.agent.store import BundleStore
+from studio.core.errors import InputError, StudioError
+from studio.package.boards import board_accepts
+from studio.package.keys import TrustedKeys
+from studio.package.verify import extract_verified
+
+log = logging.getLogger("studio.agent")
+
+
+@dataclass
+class AgentConfig:
+    data: Path
+    trusted: TrustedKeys
+    token: str
+    board: str = "any"
+    max_upload_bytes: int = 2 << 30
+    keep_versions: int = 5
+    threads: int = 0
+    name: str = "studio-agent"
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class Conflict(StudioError):
+    """The request clashes with what is installed (HTTP 409)."""
+
+    kind = "conflict"
+
+
+class AgentCore:
+    def __init__(self, config: AgentConfig) -> None:
+        self.config = config
+        self.store = BundleStore(config.data)
+        self.deployments: dict[str, Deployment] = {}
+        self.served: dict[str, ServedModel] = {}  # replaced as a whole on every change (atomic swap)
+        self._install_lock = threading.Lock()
+        self.started = time.time()
+        self.events: dict[str, int] = {"installed": 0, "rejected": 0, "rollback": 0, "warmup_failed": 0}
+
+    # -- start-up --------------------------------------------------------------------------------------
+    def start(self) -> None:
+        removed = self.store.clean_incoming()
+        if removed:
+            log.warning("removed %d interrupted upload(s): %s", len(removed), ", ".join(removed))
+        for name in list(self.store.state["models"]):
+            st = self.store.model_state(name)
+            candidates = [st.get("active")] + list(reversed(st.get("stack", [])))
+            for v in [c for c in candidates if c]:
+                try:
+                    dep = load_deployment(self.store.version_dir(name, v), self.config.trusted,
+                                          threads=self.config.threads)
+                    warmup_deployment(dep)
+                except StudioError as exc:
+                    log.error("cannot resume %s %s: %s", name, v, exc.message)
+                    self.store.record(name, "resume-failed", v, error=exc.message)
+                    continue
+                self._activate(dep)
+                if v != st.get("active"):
+                    st["active"] = v
+                    self.store.record(name, "resumed-fallback", v)
+                log.info("resumed %s version %s", name, v)
+                break
+        self.store.save_state()
+
+    # -- activation ------------------------------------------------------------------------------------
+    def _activate(self, dep: Deployment) -> Deployment | None:
+        old = self.deployments.get(dep.name)
+        deployments = dict(self.deployments)
+        deployments[dep.name] = dep
+        served = {}
+        for d in deployments.values():
+            served.update(d.models)
+        self.deployments = deployments
+        self.served = served
+        return old
+
+    def install_upload(self, upload: Path) -> dict[str, Any]:
+        """Verify the uploaded tar, install, load, warm up and activate it; the old version serves throughout."""
+        with self._install_lock:
+            staging = self.store.new_staging_dir()
+            try:
+                try:
+                    manifest = extract_verified(upload, staging, self.config.trusted)
+                except StudioError:
+                    self.events["rejected"] += 1
+                    raise
+                finally:
+                    upload.unlink(missing_ok=True)
+                if not board_accepts(self.config.board, manifest.board):
+                    self.events["rejected"] += 1
+                    raise InputError(f"bundle is built for board {manifest.board}, this agent runs on "
+                                     f"{self.config.board}", offending=manifest.board,
+                                     hint=f"package it again with --board {self.config.board}")
+                name, version = manifest.name, manifest.version
+                if self.store.has_version(name, version):
+                    raise Conflict(f"{name} version {version} is already installed on this agent",
+                                   offending=f"{name}:{version}",
+                                   hint="package with a new --version, or use `studio agent rollback "
+                                        f"--model {name} --version {version}` to reactivate it")
+                vdir = self.store.install(staging, name, version)
+            finally:
+                shutil.rmtree(staging, ignore_errors=True)
+            return self._load_and_activate(name, version, vdir, event="activated", fresh=True)
+
+    def _load_and_activate(self, name: str, version: str, vdir: Path, *, event: str,
+                           fresh: bool) -> dict[str, Any]:
+        st = self.store.model_state(name)
+        previous = st.get("active")
+        try:
+            dep = load_deployment(vdir, self.config.trusted, threads=self.config.threads)
+            warm = warmup_deployment(dep)
+        except StudioError as exc:
+            self.events["warmup_failed"] += 1
+            self.store.record(name, "warmup-failed" if fresh else "rollback-failed", version, error=exc.message)
+            if fresh:
+                self.store.remove_version(name, version)
+            self.store.save_state()
+            exc.details = {**exc.details, "rolled_back_to": previous}
+            exc.hint = (exc.hint or "") + (f"; version {previous} is still serving" if previous else "")
+            raise
+        self._activate(dep)
+        if previous and previous != version:
+            st["stack"] = [v for v in st["stack"] if v != previous] + [previous]
+        st["stack"] = [v for v in st["stack"] if v != version]
+        st["active"] = version
+        self.store.record(name, event, version, previous=previous, warmup_ms=round(warm * 1000, 3))
+        pruned = self.store.prune(name, self.config.keep_versions)
+        self.store.save_state()
+        self.events["installed" if fresh else "rollback"] += 1
+        log.info("%s %s version %s (previous %s)", event, name, version, previous)
+        return {"name": name, "version": version, "previous": previous, "event": event,
+                "warmup_ms": round(warm * 1000, 3), "served_models": sorted(dep.models), "pruned": pruned}
+
+    def rollback(self, name: str, version: str | None = None) -> dict[str, Any]:
+        """Reactivate ``version`` or the previously active one; the current one serves until it is ready."""
+        with self._install_lock:
+            st = self.store.state["models"].get(name)
+            if st is None:
+                raise InputError(f"no model named '{name}' on this agent", offending=name,
+                                 hint=f"models here: {', '.join(self.store.names()) or 'none'}")
+            saved_stack = list(st.get("stack", []))
+            if version is None:
+                stack = [v for v in st.get("stack", []) if self.store.has_version(name, v)]
+                if not stack:
+                    raise Conflict(f"{name} has no earlier version to roll back to", offending=name,
+                                   hint="deploy another version first")
+                version = stack[-1]
+                st["stack"] = stack[:-1]
+            elif not self.store.has_version(name, version):
+                raise InputError(f"{name} has no version {version} on this agent", offending=version,
+                                 hint=f"versions here: {', '.join(self.store.versions(name)) or 'none'}")
+            if version == st.get("active"):
+                raise Conflict(f"{name} version {version} is already active", offending=version,
+                               hint="name another version")
+            current = st.get("active")
+            try:
+                result = self._load_and_activate(name, version, self.store.version_dir(name, version),
+                                                 event="rollback", fresh=False)
+            except StudioError:
+                st["stack"] = saved_stack
+                self.store.save_state()
+                raise
+            # a rollback does not make the version we left the next rollback target
+            st["stack"] = [v for v in st["stack"] if v != current]
+            self.store.save_state()
+            return result
+
+    # -- status ----------------------------------------------------------------------------------------
+    def status(self) -> dict[str, Any]:
+        models = {}
+        for name in self.store.names():
+            st = self.store.model_state(name)
+            dep = self.deployments.get(name)
+            versions = []
+            for v in self.store.versions(name):
+                vdir = self.store.version_dir(name, v)
+                try:
+                    m = json.loads((vdir / "manifest.json").read_text())
+                    versions.append({"version": v, "board": m.get("board"), "created": m.get("created"),
+                                     "signer_key_id": m.get("signer_key_id"), "forced": m.get("forced", False),
+                                     "size": sum(f["size"] for f in m.get("files", [])),
+                                     "active": v == st.get("active")})
+                except (OSError, ValueError):
+                    versions.append({"version": v, "active": v == st.get("active"), "error": "unreadable"})
+            models[name] = {"active": st.get("active"), "rollback_to": (st.get("stack") or [None])[-1],
+                            "versions": versions, "history": st.get("history", [])[-20:],
+                            "served_models": sorted(dep.models) if dep else [],
+                            "providers": sorted({p for m in dep.models.values() for p in m.providers})
+                            if dep else []}
+        return {"name": self.config.name, "board": self.config.board, "uptime_s": round(time.time() - self.started, 1),
+                "models": models, "events": dict(self.events),
+                "trusted_keys": self.config.trusted.ids(),
+                "max_upload_bytes": self.config.max_upload_bytes}
+
+    def model(self, name: str) -> ServedModel:
+        m = self.served.get(name)
+        if m is None:
+            raise KeyError(name)
+        return m

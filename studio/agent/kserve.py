@@ -1,0 +1,169 @@
+"""KServe v2 (Open Inference Protocol) request/response codec, JSON and Triton's binary tensor extension.
+
+Binary extension: the body is a JSON header of ``Inference-Header-Content-Length`` bytes followed by raw
+tensors, in input order, for inputs whose ``parameters.binary_data_size`` is set. Outputs are returned in
+binary when the request sets ``parameters.binary_data_output`` or the output's ``parameters.binary_data``.
+BYTES tensors are 4-byte little-endian length-prefixed elements. This is what ``tritonclient.http`` sends.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import struct
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+KSERVE_TO_NP: dict[str, Any] = {
+    "BOOL": np.bool_, "UINT8": np.uint8, "UINT16": np.uint16, "UINT32": np.uint32, "UINT64": np.uint64,
+    "INT8": np.int8, "INT16": np.int16, "INT32": np.int32, "INT64": np.int64,
+    "FP16": np.float16, "FP32": np.float32, "FP64": np.float64, "BYTES": np.object_,
+}
+NP_TO_KSERVE = {np.dtype(v): k for k, v in KSERVE_TO_NP.items() if k != "BYTES"}
+ORT_TO_KSERVE = {
+    "tensor(bool)": "BOOL", "tensor(uint8)": "UINT8", "tensor(uint16)": "UINT16", "tensor(uint32)": "UINT32",
+    "tensor(uint64)": "UINT64", "tensor(int8)": "INT8", "tensor(int16)": "INT16", "tensor(int32)": "INT32",
+    "tensor(int64)": "INT64", "tensor(float16)": "FP16", "tensor(float)": "FP32", "tensor(double)": "FP64",
+    "tensor(string)": "BYTES", "tensor(bfloat16)": "BF16",
+}
+_ONNX_ELEM = {1: "FP32", 2: "UINT8", 3: "INT8", 4: "UINT16", 5: "INT16", 6: "INT32", 7: "INT64", 8: "BYTES",
+              9: "BOOL", 10: "FP16", 11: "FP64", 12: "UINT32", 13: "UINT64", 16: "BF16"}
+HEADER_LENGTH = "inference-header-content-length"
+
+
+def onnx_elem_to_kserve(elem_type: int) -> str:
+    return _ONNX_ELEM.get(int(elem_type), "UNKNOWN")
+
+
+class ProtocolError(ValueError):
+    """A malformed or inconsistent inference request (HTTP 400)."""
+
+
+@dataclass
+class InferRequest:
+    inputs: dict[str, np.ndarray]
+    outputs: list[tuple[str, bool]] | None  # (name, binary) or None = all outputs
+    binary_output: bool
+    id: str | None = None
+
+
+def _deserialize_bytes(raw: bytes | memoryview) -> list[bytes]:
+    out, off, n = [], 0, len(raw)
+    while off < n:
+        if off + 4 > n:
+            raise ProtocolError("truncated BYTES tensor")
+        (ln,) = struct.unpack_from("<I", raw, off)
+        off += 4
+        out.append(bytes(raw[off:off + ln]))
+        off += ln
+    return out
+
+
+def _serialize_bytes(arr: np.ndarray) -> bytes:
+    parts = []
+    for v in arr.ravel():
+        b = v if isinstance(v, bytes) else str(v).encode("utf-8")
+        parts.append(struct.pack("<I", len(b)))
+        parts.append(b)
+    return b"".join(parts)
+
+
+def decode_request(body: bytes, header_length: int | None) -> InferRequest:
+    view = memoryview(body)
+    try:
+        if header_length is None:
+            head, binary = json.loads(body), view[len(body):]
+        else:
+            if header_length < 0 or header_length > len(body):
+                raise ProtocolError(f"Inference-Header-Content-Length {header_length} exceeds the body")
+            head, binary = json.loads(view[:header_length].tobytes()), view[header_length:]
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise ProtocolError(f"request header is not valid JSON: {exc}") from None
+    if not isinstance(head, dict) or not isinstance(head.get("inputs"), list):
+        raise ProtocolError("request must be a JSON object with an 'inputs' list")
+    offset = 0
+    inputs: dict[str, np.ndarray] = {}
+    for t in head["inputs"]:
+        try:
+            name, dt, shape = t["name"], t["datatype"], [int(d) for d in t["shape"]]
+        except (KeyError, TypeError, ValueError):
+            raise ProtocolError("each input needs name, datatype and shape") from None
+        if dt not in KSERVE_TO_NP:
+            raise ProtocolError(f"input '{name}': unsupported datatype {dt}")
+        if any(d < 0 for d in shape):
+            raise ProtocolError(f"input '{name}': negative dimension in shape {shape}")
+        count = math.prod(shape)
+        params = t.get("parameters") or {}
+        size = params.get("binary_data_size")
+        if size is not None:
+            size = int(size)
+            chunk = binary[offset:offset + size]
+            if len(chunk) != size:
+                raise ProtocolError(f"input '{name}': binary data truncated ({len(chunk)} of {size} bytes)")
+            offset += size
+            if dt == "BYTES":
+                arr = np.array(_deserialize_bytes(chunk), dtype=np.object_)
+            else:
+                arr = np.frombuffer(chunk, dtype=KSERVE_TO_NP[dt])
+            if arr.size != count:
+                raise ProtocolError(f"input '{name}': {arr.size} elements for shape {shape}")
+            arr = arr.reshape(shape)
+        else:
+            data = t.get("data")
+            if data is None:
+                raise ProtocolError(f"input '{name}' has neither 'data' nor binary_data_size")
+            try:
+                if dt == "BYTES":
+                    arr = np.array([d.encode() if isinstance(d, str) else d for d in np.ravel(data)],
+                                   dtype=np.object_)
+                else:
+                    arr = np.asarray(data, dtype=KSERVE_TO_NP[dt])
+                arr = arr.reshape(shape)
+            except (ValueError, TypeError) as exc:
+                raise ProtocolError(f"input '{name}': data does not fit shape {shape} / {dt}: {exc}") from None
+        inputs[name] = arr
+    if offset != len(binary):
+        raise ProtocolError(f"{len(binary) - offset} unexpected trailing bytes after the binary inputs")
+    params = head.get("parameters") or {}
+    binary_output = bool(params.get("binary_data_output", False))
+    outputs = None
+    if isinstance(head.get("outputs"), list):
+        outputs = [(o["name"], bool((o.get("parameters") or {}).get("binary_data", binary_output)))
+                   for o in head["outputs"]]
+    return InferRequest(inputs=inputs, outputs=outputs, binary_output=binary_output, id=head.get("id"))
+
+
+def datatype_of(arr: np.ndarray) -> str:
+    if arr.dtype == np.object_ or arr.dtype.kind in ("U", "S"):
+        return "BYTES"
+    return NP_TO_KSERVE.get(arr.dtype, "FP32")
+
+
+def encode_response(model: str, version: str, results: dict[str, np.ndarray],
+                    req: InferRequest) -> tuple[bytes, int | None]:
+    """(body, header length or None when the body is plain JSON)."""
+    wanted = req.outputs if req.outputs is not None else [(n, req.binary_output) for n in results]
+    outs: list[dict[str, Any]] = []
+    blobs: list[bytes] = []
+    for name, binary in wanted:
+        arr = results[name]
+        dt = datatype_of(arr)
+        entry: dict[str, Any] = {"name": name, "datatype": dt, "shape": list(arr.shape)}
+        if binary:
+            raw = _serialize_bytes(arr) if dt == "BYTES" else np.ascontiguousarray(arr).tobytes()
+            entry["parameters"] = {"binary_data_size": len(raw)}
+            blobs.append(raw)
+        elif dt == "BYTES":
+            entry["data"] = [v.decode("utf-8", "replace") if isinstance(v, bytes) else str(v) for v in arr.ravel()]
+        else:
+            entry["data"] = arr.ravel().tolist()
+        outs.append(entry)
+    head: dict[str, Any] = {"model_name": model, "model_version": version, "outputs": outs}
+    if req.id is not None:
+        head["id"] = req.id
+    hb = json.dumps(head, separators=(",", ":")).encode()
+    if not blobs:
+        return hb, None
+    return b"".join([hb, *blobs]), len(hb)

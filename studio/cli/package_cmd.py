@@ -1,0 +1,34 @@
+"""`studio package MODEL_OR_EXPORT_DIR --board NAME --key KEY --out bundle.tar`: a signed edge bundle."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("source", metavar="MODEL_OR_EXPORT_DIR", type=Path, help=".onnx file or export folder")
+    parser.add_argument("--board", required=True, help="board id (see resources/boards), e.g. rk3588, rpi5")
+    parser.add_argument("--key", required=True, help="signing key name (or path to a .key file)")
+    parser.add_argument("--out", required=True, type=Path, help="bundle file to write (.tar)")
+    parser.add_argument("--name", default=None, help="served model name (default: the model file's stem)")
+    parser.add_argument("--version", default=None, help="bundle version (default: a UTC timestamp)")
+    parser.add_argument("--force", action="store_true", help="package even if the model fails the board's target")
+    parser.add_argument("--keys-dir", type=Path, default=None, help="key folder (default: CONFIG/keys)")
+    parser.add_argument("--json", action="store_true", help="print the package report as JSON")
+
+
+def run(args: argparse.Namespace) -> int:
+    from studio.cli.progress import ProgressBar
+    from studio.core.jobs import JobState
+    from studio.package.bundle import build_bundle
+
+    job = JobState(name="package")
+    bar = ProgressBar(job, enabled=not args.json)
+    try:
+        rep = build_bundle(args.source, args.board, args.key, args.out, name=args.name, version=args.version,
+                           force=args.force, job=job, keys_dir=args.keys_dir)
+    finally:
+        bar.close()
+    print(rep.to_json() if args.json else rep.render())
+    return 0

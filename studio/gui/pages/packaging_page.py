@@ -1,0 +1,403 @@
+"""Packaging page: export + board + key -> signed bundle, verified, deployed to an edge agent with progress;
+the agents' versions beside it, with rollback. Every step is a core call run as a job (no logic here)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QFileDialog,
+    QFormLayout,
+    QFrame,
+    QGroupBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QProgressBar,
+    QPushButton,
+    QSplitter,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from studio.core.errors import Problem, StudioError
+from studio.gui.page import Page
+from studio.gui.theme import set_role
+from studio.gui.widgets.agents_panel import AgentsPanel
+from studio.gui.widgets.field_error import FieldError
+
+
+class PackagingPage(Page):
+    page_id = "package"
+    title = "Package"
+
+    def __init__(self, jobs: Any = None, parent: QWidget | None = None) -> None:
+        super().__init__(jobs, parent)
+        if self.jobs is None:
+            from studio.gui.jobs_qt import JobRunner
+
+            self.jobs = JobRunner(self)
+        self.bundle_path: Path | None = None
+        self.package_report: Any = None
+        self.verify_report: Any = None
+        self.deploy_report: Any = None
+        self._build()
+        self.reload_boards()
+        self.reload_keys()
+
+    # -- layout ----------------------------------------------------------------------------------------
+    def _build(self) -> None:
+        outer = QHBoxLayout(self)
+        split = QSplitter(Qt.Orientation.Horizontal)
+        outer.addWidget(split)
+        left = QWidget()
+        ll = QVBoxLayout(left)
+        head = QLabel("Package for an edge board")
+        set_role(head, "heading")
+        ll.addWidget(head)
+        sub = QLabel("Signed bundle (Ed25519 over SHA-256 digests), checked against the board's accelerator, "
+                     "verified, then pushed to an agent that verifies again before it activates.")
+        set_role(sub, "muted")
+        sub.setWordWrap(True)
+        ll.addWidget(sub)
+
+        box = QGroupBox("Build")
+        form = QFormLayout(box)
+        row = QHBoxLayout()
+        self.source_edit = QLineEdit()
+        self.source_edit.setPlaceholderText(".onnx file or export folder")
+        b = QPushButton("Browse…")
+        b.clicked.connect(self._browse_source)
+        row.addWidget(self.source_edit, 1)
+        row.addWidget(b)
+        form.addRow("Export", row)
+        self.board_combo = QComboBox()
+        self.board_combo.currentIndexChanged.connect(self._board_changed)
+        form.addRow("Board", self.board_combo)
+        self.board_info = QLabel("")
+        set_role(self.board_info, "muted")
+        self.board_info.setWordWrap(True)
+        form.addRow("", self.board_info)
+        krow = QHBoxLayout()
+        self.key_combo = QComboBox()
+        self.new_key_btn = QPushButton("New key")
+        self.new_key_btn.setToolTip("create an Ed25519 key pair, encrypted with the passphrase below")
+        self.new_key_btn.clicked.connect(self._new_key)
+        krow.addWidget(self.key_combo, 1)
+        krow.addWidget(self.new_key_btn)
+        form.addRow("Signing key", krow)
+        self.key_name_edit = QLineEdit()
+        self.key_name_edit.setPlaceholderText("name for a new key")
+        form.addRow("", self.key_name_edit)
+        self.pass_edit = QLineEdit()
+        self.pass_edit.setEchoMode(QLineEdit.EchoMode.Password)
+        self.pass_edit.setPlaceholderText("key passphrase (never stored)")
+        form.addRow("Passphrase", self.pass_edit)
+        nrow = QHBoxLayout()
+        self.name_edit = QLineEdit()
+        self.name_edit.setPlaceholderText("default: model file stem")
+        self.version_edit = QLineEdit()
+        self.version_edit.setPlaceholderText("default: timestamp")
+        nrow.addWidget(self.name_edit, 2)
+        nrow.addWidget(QLabel("Version"))
+        nrow.addWidget(self.version_edit, 1)
+        form.addRow("Name", nrow)
+        orow = QHBoxLayout()
+        self.out_edit = QLineEdit()
+        self.out_edit.setPlaceholderText("default: WORKSPACE/bundles/NAME-VERSION.tar")
+        ob = QPushButton("…")
+        ob.clicked.connect(self._browse_out)
+        orow.addWidget(self.out_edit, 1)
+        orow.addWidget(ob)
+        form.addRow("Output", orow)
+        self.force_check = QCheckBox("Package even if the model fails the board's target (recorded, signed)")
+        form.addRow("", self.force_check)
+        ll.addWidget(box)
+        self.error = FieldError(self)
+        ll.addWidget(self.error)
+
+        actions = QHBoxLayout()
+        self.build_btn = QPushButton("Build && verify")
+        set_role(self.build_btn, "primary")
+        self.build_btn.clicked.connect(self.build)
+        actions.addWidget(self.build_btn)
+        actions.addSpacing(12)
+        actions.addWidget(QLabel("Deploy to"))
+        self.agent_combo = QComboBox()
+        self.agent_combo.setMinimumWidth(200)
+        actions.addWidget(self.agent_combo, 1)
+        self.deploy_btn = QPushButton("Deploy")
+        set_role(self.deploy_btn, "primary")
+        self.deploy_btn.setEnabled(False)
+        self.deploy_btn.clicked.connect(self.deploy)
+        actions.addWidget(self.deploy_btn)
+        ll.addLayout(actions)
+        prow = QHBoxLayout()
+        self.progress = QProgressBar()
+        self.progress.setRange(0, 100)
+        self.progress.setValue(0)
+        self.status_label = QLabel("Choose an export, a board and a key, then build.")
+        set_role(self.status_label, "muted")
+        prow.addWidget(self.progress, 1)
+        ll.addLayout(prow)
+        ll.addWidget(self.status_label)
+
+        self.result_card = QFrame()
+        set_role(self.result_card, "banner-info")
+        rl = QVBoxLayout(self.result_card)
+        self.result_title = QLabel("No bundle yet")
+        set_role(self.result_title, "subheading")
+        self.result_text = QLabel("")
+        self.result_text.setWordWrap(True)
+        self.result_text.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        rl.addWidget(self.result_title)
+        rl.addWidget(self.result_text)
+        ll.addWidget(self.result_card)
+        self.files = QTableWidget(0, 3)
+        self.files.setHorizontalHeaderLabels(["File", "Size", "SHA-256"])
+        self.files.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        self.files.horizontalHeader().setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
+        self.files.horizontalHeader().setSectionResizeMode(2, QHeaderView.ResizeMode.ResizeToContents)
+        self.files.verticalHeader().setVisible(False)
+        ll.addWidget(self.files, 1)
+        split.addWidget(left)
+
+        self.agents = AgentsPanel(self.jobs)
+        self.agents.sig_agents_changed.connect(self._fill_agents)
+        self.agents.sig_log.connect(self.sig_log.emit)
+        self.agents.sig_log.connect(self.status_label.setText)
+        split.addWidget(self.agents)
+        split.setSizes([620, 560])
+        for sig in (self.jobs.sig_progress,):
+            sig.connect(self._on_progress)
+        self.jobs.sig_status.connect(self._on_status)
+
+    # -- choices ---------------------------------------------------------------------------------------
+    def reload_boards(self) -> None:
+        from studio.package.boards import list_boards
+
+        self.board_combo.clear()
+        self._boards = {b.id: b for b in list_boards()}
+        for b in self._boards.values():
+            self.board_combo.addItem(f"{b.id}  ({b.name})", b.id)
+        self._board_changed()
+
+    def reload_keys(self, select: str | None = None) -> None:
+        from studio.package.keys import KeyStore
+
+        self.key_combo.clear()
+        for info in KeyStore().list():
+            if info.private_path:
+                self.key_combo.addItem(f"{info.name}  ({info.key_id})", info.name)
+        if select:
+            self.key_combo.setCurrentIndex(max(0, self.key_combo.findData(select)))
+
+    def _board_changed(self) -> None:
+        b = self._boards.get(self.board_combo.currentData()) if hasattr(self, "_boards") else None
+        if b is not None:
+            self.board_info.setText(f"{b.cpu_arch}, {b.accelerator} → inspector target {b.target}; "
+                                    f"{b.runtime} with {', '.join(b.execution_providers)}; "
+                                    f"power: {b.power_sensor.get('kind', 'none')}")
+
+    def _fill_agents(self) -> None:
+        cur = self.agent_combo.currentData()
+        self.agent_combo.clear()
+        for a in self.agents.managed_agents():
+            self.agent_combo.addItem(f"{a.name}  {a.url}", a.url)
+        if cur:
+            self.agent_combo.setCurrentIndex(max(0, self.agent_combo.findData(cur)))
+        self._update_buttons()
+
+    def _browse_source(self) -> None:
+        path = QFileDialog.getExistingDirectory(self, "Export folder")
+        if path:
+            self.source_edit.setText(path)
+
+    def _browse_out(self) -> None:
+        path, _ = QFileDialog.getSaveFileName(self, "Bundle", filter="Bundles (*.tar)")
+        if path:
+            self.out_edit.setText(path)
+
+    def context_changed(self) -> None:
+        if self.workspace is not None:
+            entry = self.workspace.model()
+            if entry is not None and not self.source_edit.text():
+                self.source_edit.setText(str(self.workspace.resolve(entry)))
+            self.agents.set_workspace(self.workspace)
+            self._fill_agents()
+
+    def _update_buttons(self) -> None:
+        self.deploy_btn.setEnabled(self.bundle_path is not None and self.agent_combo.count() > 0)
+
+    # -- actions ---------------------------------------------------------------------------------------
+    def _new_key(self) -> None:
+        from studio.package.keys import KeyStore
+
+        self.error.clear_error()
+        name = self.key_name_edit.text().strip()
+        if not name:
+            self.error.show_error("name the new key", self.key_name_edit, hint="e.g. release-2026")
+            return
+        try:
+            KeyStore().generate(name, self.pass_edit.text())
+        except StudioError as exc:
+            self.error.show_error(exc.message, self.key_name_edit if "name" in exc.message else self.pass_edit,
+                                  hint=exc.hint)
+            return
+        self.key_name_edit.clear()
+        self.reload_keys(select=name)
+        self.sig_log.emit(f"created signing key {name}")
+
+    def _default_out(self, name: str, version: str) -> Path:
+        base = self.workspace.root / "bundles" if self.workspace else Path.cwd()
+        return base / f"{name}-{version}.tar"
+
+    def build(self) -> None:
+        import time
+
+        from studio.package.bundle import build_bundle, collect_source
+        from studio.package.keys import KeyStore, load_trusted_keys
+        from studio.package.verify import verify_bundle
+
+        self.error.clear_error()
+        src = self.source_edit.text().strip()
+        if not src:
+            self.error.show_error("choose an export (an .onnx file or an export folder)", self.source_edit)
+            return
+        key = self.key_combo.currentData()
+        if not key:
+            self.error.show_error("no signing key: create one (name + passphrase, then New key)",
+                                  self.key_combo, hint="or `studio keys generate NAME` in a terminal")
+            return
+        board = self.board_combo.currentData()
+        passphrase = self.pass_edit.text()
+        force = self.force_check.isChecked()
+        try:
+            name = self.name_edit.text().strip() or collect_source(Path(src)).stem
+        except StudioError as exc:
+            self.error.show_error(exc.message, self.source_edit, hint=exc.hint)
+            return
+        version = self.version_edit.text().strip() or time.strftime("%Y%m%d.%H%M%S")
+        out = Path(self.out_edit.text().strip()) if self.out_edit.text().strip() else self._default_out(name, version)
+        store = KeyStore()
+
+        def work(job: Any) -> Any:
+            sk = store.load_signing_key(key, passphrase)
+            rep = build_bundle(src, board, sk, out, name=name, version=version, force=force, job=job)
+            job.set_status("verifying the bundle offline")
+            ver = verify_bundle(out, load_trusted_keys(bytes(sk.verify_key)), job)
+            return rep, ver
+
+        self.bundle_path = None
+        self.files.setRowCount(0)
+        set_role(self.result_card, "banner-info")
+        self.result_title.setText(f"Building {name} {version} for {board}…")
+        self.result_text.setText("")
+        self._update_buttons()
+        self.build_btn.setEnabled(False)
+        self.jobs.start("package", f"Package {name} {version} for {board}", work, self._built, self._build_failed)
+
+    def _built(self, res: Any) -> None:
+        rep, ver = res
+        self.package_report, self.verify_report = rep, ver
+        self.bundle_path = Path(rep.bundle)
+        self.build_btn.setEnabled(True)
+        self.progress.setValue(100)
+        set_role(self.result_card, "banner-ok" if rep.verdict != "fail" else "banner-fail")
+        self.result_title.setText(f"✔ {rep.name} {rep.version} for {rep.board}: signed and verified")
+        self.result_text.setText(
+            f"{self.bundle_path}\ntarget {rep.target}: {rep.verdict}{'  (FORCED)' if rep.forced else ''}; "
+            f"{rep.files} files, {rep.total_bytes / 1e6:.2f} MB; signer {rep.signer_key_id}; "
+            f"verified in {ver.seconds:.2f} s; serves {', '.join(rep.served_models)}")
+        self._show_files()
+        self.status_label.setText("Bundle ready: choose an agent and deploy.")
+        self.sig_log.emit(rep.render())
+        self._update_buttons()
+
+    def _show_files(self) -> None:
+        import tarfile
+
+        from studio.package.manifest import Manifest
+
+        self.files.setRowCount(0)
+        if self.bundle_path is None:
+            return
+        with tarfile.open(self.bundle_path) as tf:
+            f = tf.extractfile("manifest.json")
+            m = Manifest.parse(f.read() if f else b"")
+        for e in m.files:
+            r = self.files.rowCount()
+            self.files.insertRow(r)
+            for c, text in enumerate([e.path, f"{e.size:,}", e.sha256[:16] + "…"]):
+                it = QTableWidgetItem(text)
+                it.setFlags(it.flags() & ~Qt.ItemFlag.ItemIsEditable)
+                if c == 2:
+                    it.setToolTip(e.sha256)
+                self.files.setItem(r, c, it)
+
+    def _build_failed(self, err: StudioError) -> None:
+        self.build_btn.setEnabled(True)
+        self.progress.setValue(0)
+        self.files.setRowCount(0)
+        self.status_label.setText("Packaging failed: see the message above.")
+        target: QWidget
+        if "passphrase" in err.message:
+            target = self.pass_edit
+        elif "fails the" in err.message:
+            target = self.force_check
+        elif "version" in err.message or "name" in err.message:
+            target = self.version_edit if "version" in err.message else self.name_edit
+        else:
+            target = self.source_edit
+        self.error.show_error(err.message, target, hint=err.hint)
+        set_role(self.result_card, "banner-fail")
+        self.result_title.setText("✘ Packaging failed")
+        self.result_text.setText(err.message)
+        self.sig_problem.emit(Problem("error", err.message, source="package", page=self.page_id,
+                                      location=err.offending, hint=err.hint))
+
+    def deploy(self) -> None:
+        from studio.package.client import deploy_bundle, read_token_file
+
+        url = self.agent_combo.currentData()
+        agent = self.agents.agents.get(url)
+        if self.bundle_path is None or agent is None:
+            return
+        self.error.clear_error()
+        bundle = self.bundle_path
+
+        def work(job: Any) -> Any:
+            return deploy_bundle(bundle, agent.url, read_token_file(agent.token_file), job)
+
+        self.deploy_btn.setEnabled(False)
+        self.jobs.start("deploy", f"Deploy {bundle.name} to {agent.name}", work, self._deployed, self._deploy_failed)
+
+    def _deployed(self, rep: Any) -> None:
+        self.deploy_report = rep
+        self.progress.setValue(100)
+        self.status_label.setText(rep.render())
+        self.sig_log.emit(rep.render())
+        self.agents.refresh(rep.agent)
+        self._update_buttons()
+
+    def _deploy_failed(self, err: StudioError) -> None:
+        self.error.show_error(f"deploy failed: {err.message}", self.agent_combo, hint=err.hint)
+        self.sig_problem.emit(Problem("error", err.message, source="deploy", page=self.page_id,
+                                      location=err.offending, hint=err.hint))
+        self.agents.refresh()
+        self._update_buttons()
+
+    def _on_progress(self, handle: Any, pct: float) -> None:
+        if handle.kind in ("package", "deploy"):
+            self.progress.setValue(int(pct))
+
+    def _on_status(self, handle: Any, text: str) -> None:
+        if handle.kind in ("package", "deploy"):
+            self.status_label.setText(text)

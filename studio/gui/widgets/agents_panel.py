@@ -1,0 +1,356 @@
+"""Edge agents: found by mDNS or added by URL; each one's models, versions and history, with rollback.
+
+Reusable: the Packaging page shows it beside the build form, and the Devices page can add it as a section
+(``devices_page.add_section(AgentsPanel(devices_page.jobs), "Edge agents")``). Agents are kept in the
+workspace's devices (kind "agent") with the PATH of their token file, never the token itself. Every network
+call runs as a job off the GUI thread.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QFileDialog,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QSplitter,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from studio.core.errors import InputError, StudioError
+from studio.core.workspace import DeviceEntry, Workspace
+from studio.gui.theme import set_role
+from studio.gui.widgets.field_error import FieldError
+
+
+@dataclass
+class AgentEntry:
+    name: str
+    url: str
+    token_file: str = ""
+    board: str = ""
+    state: str = "unknown"  # unknown | ok | unreachable | unauthorized
+    status: dict[str, Any] | None = None
+
+    def client(self) -> Any:
+        from studio.package.client import AgentClient, read_token_file
+
+        return AgentClient(self.url, read_token_file(self.token_file) if self.token_file else None, timeout=10)
+
+    def to_device(self) -> DeviceEntry:
+        return DeviceEntry(name=self.name, url=self.url, kind="agent", extra={"token_file": self.token_file})
+
+
+def _item(text: str, data: Any = None) -> QTableWidgetItem:
+    it = QTableWidgetItem(text)
+    it.setFlags(it.flags() & ~Qt.ItemFlag.ItemIsEditable)
+    if data is not None:
+        it.setData(Qt.ItemDataRole.UserRole, data)
+    return it
+
+
+class AgentsPanel(QWidget):
+    sig_agents_changed = Signal()
+    sig_log = Signal(str)
+
+    def __init__(self, jobs: Any = None, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        if jobs is None:
+            from studio.gui.jobs_qt import JobRunner
+
+            jobs = JobRunner(self)
+        self.jobs = jobs
+        self.workspace: Workspace | None = None
+        self.agents: dict[str, AgentEntry] = {}
+        self._build()
+
+    # -- layout ----------------------------------------------------------------------------------------
+    def _build(self) -> None:
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        title = QLabel("Edge agents")
+        set_role(title, "subheading")
+        lay.addWidget(title)
+        add = QHBoxLayout()
+        self.url_edit = QLineEdit()
+        self.url_edit.setPlaceholderText("http://board.local:8765")
+        self.token_edit = QLineEdit()
+        self.token_edit.setPlaceholderText("token file")
+        browse = QPushButton("…")
+        browse.setToolTip("choose the agent's token file")
+        browse.clicked.connect(self._browse_token)
+        self.add_btn = QPushButton("Add")
+        self.add_btn.clicked.connect(self._on_add)
+        self.discover_btn = QPushButton("Discover")
+        self.discover_btn.setToolTip("find agents by mDNS (_studio-agent._tcp)")
+        self.discover_btn.clicked.connect(self.discover)
+        add.addWidget(self.url_edit, 3)
+        add.addWidget(self.token_edit, 2)
+        add.addWidget(browse)
+        add.addWidget(self.add_btn)
+        add.addWidget(self.discover_btn)
+        lay.addLayout(add)
+        self.error = FieldError(self)
+        lay.addWidget(self.error)
+
+        split = QSplitter(Qt.Orientation.Vertical)
+        self.table = QTableWidget(0, 4)
+        self.table.setHorizontalHeaderLabels(["Agent", "URL", "Board", "State"])
+        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
+        self.table.verticalHeader().setVisible(False)
+        self.table.setSelectionBehavior(QTableWidget.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QTableWidget.SelectionMode.SingleSelection)
+        self.table.itemSelectionChanged.connect(self._show_selected)
+        split.addWidget(self.table)
+
+        detail = QWidget()
+        dl = QVBoxLayout(detail)
+        dl.setContentsMargins(0, 4, 0, 0)
+        self.summary = QLabel("Select an agent to see its models and versions.")
+        set_role(self.summary, "muted")
+        self.summary.setWordWrap(True)
+        dl.addWidget(self.summary)
+        self.versions = QTableWidget(0, 6)
+        self.versions.setHorizontalHeaderLabels(["Model", "Version", "Active", "Board", "Created", "Signer"])
+        self.versions.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        self.versions.horizontalHeader().setStretchLastSection(True)
+        self.versions.verticalHeader().setVisible(False)
+        self.versions.setSelectionBehavior(QTableWidget.SelectionBehavior.SelectRows)
+        self.versions.setSelectionMode(QTableWidget.SelectionMode.SingleSelection)
+        dl.addWidget(self.versions)
+        btns = QHBoxLayout()
+        self.refresh_btn = QPushButton("Refresh")
+        self.refresh_btn.clicked.connect(lambda: self.refresh())
+        self.rollback_btn = QPushButton("Roll back to previous")
+        self.rollback_btn.clicked.connect(lambda: self.rollback(None))
+        self.activate_btn = QPushButton("Activate selected version")
+        self.activate_btn.clicked.connect(self._activate_selected)
+        self.remove_btn = QPushButton("Remove agent")
+        set_role(self.remove_btn, "danger")
+        self.remove_btn.clicked.connect(self._remove_selected)
+        for b in (self.refresh_btn, self.rollback_btn, self.activate_btn):
+            btns.addWidget(b)
+        btns.addStretch(1)
+        btns.addWidget(self.remove_btn)
+        dl.addLayout(btns)
+        self.history = QLabel("")
+        set_role(self.history, "muted")
+        self.history.setWordWrap(True)
+        dl.addWidget(self.history)
+        split.addWidget(detail)
+        split.setSizes([120, 260])
+        lay.addWidget(split, 1)
+        self._update_buttons()
+
+    # -- agents ----------------------------------------------------------------------------------------
+    def set_workspace(self, workspace: Workspace | None) -> None:
+        self.workspace = workspace
+        if workspace is not None:
+            for d in workspace.devices:
+                if d.kind == "agent" and d.url not in self.agents:
+                    self.agents[d.url] = AgentEntry(d.name, d.url, str(d.extra.get("token_file") or ""))
+        self._fill_table()
+        self.refresh()
+
+    def add_agent(self, url: str, token_file: str | Path = "", name: str | None = None,
+                  board: str = "") -> AgentEntry:
+        url = url.strip().rstrip("/")
+        if not url:
+            raise InputError("enter the agent's URL", offending="url", hint="e.g. http://board.local:8765")
+        if not url.startswith(("http://", "https://")):
+            url = "http://" + url
+        if token_file and not Path(token_file).is_file():
+            raise InputError(f"token file {token_file} does not exist", offending="token",
+                             hint="copy /etc/studio-agent/token from the board")
+        entry = AgentEntry(name or url.split("://", 1)[1], url, str(token_file), board)
+        self.agents[url] = entry
+        if self.workspace is not None:
+            self.workspace.add_device(entry.to_device())
+        self._fill_table()
+        self.select(url)
+        self.sig_agents_changed.emit()
+        self.refresh(url)
+        return entry
+
+    def select(self, url: str) -> None:
+        for r in range(self.table.rowCount()):
+            if self.table.item(r, 0).data(Qt.ItemDataRole.UserRole) == url:
+                self.table.selectRow(r)
+
+    def selected(self) -> AgentEntry | None:
+        rows = self.table.selectionModel().selectedRows() if self.table.selectionModel() else []
+        if not rows:
+            return None
+        return self.agents.get(self.table.item(rows[0].row(), 0).data(Qt.ItemDataRole.UserRole))
+
+    def _browse_token(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Agent token file")
+        if path:
+            self.token_edit.setText(path)
+
+    def _on_add(self) -> None:
+        self.error.clear_error()
+        try:
+            self.add_agent(self.url_edit.text(), self.token_edit.text().strip())
+        except StudioError as exc:
+            self.error.show_error(exc.message, self.url_edit if exc.offending == "url" else self.token_edit,
+                                  hint=exc.hint)
+            return
+        self.url_edit.clear()
+
+    def _remove_selected(self) -> None:
+        a = self.selected()
+        if a is None:
+            return
+        self.agents.pop(a.url, None)
+        if self.workspace is not None:
+            self.workspace.remove_device(a.name)
+            self.workspace.save()
+        self._fill_table()
+        self.sig_agents_changed.emit()
+
+    def _fill_table(self) -> None:
+        keep = self.selected().url if self.selected() else None
+        self.table.setRowCount(0)
+        for a in self.agents.values():
+            r = self.table.rowCount()
+            self.table.insertRow(r)
+            self.table.setItem(r, 0, _item(a.name, a.url))
+            self.table.setItem(r, 1, _item(a.url))
+            self.table.setItem(r, 2, _item(a.board))
+            st = _item({"ok": "● connected", "unreachable": "○ unreachable", "unauthorized": "● wrong token",
+                        "unknown": "…"}.get(a.state, a.state))
+            self.table.setItem(r, 3, st)
+        if keep:
+            self.select(keep)
+        self._show_selected()
+
+    # -- network (jobs) --------------------------------------------------------------------------------
+    def discover(self) -> None:
+        def work(job: Any) -> Any:
+            from studio.package.discovery import discover_agents
+
+            job.set_status("browsing mDNS for _studio-agent._tcp")
+            found = discover_agents(3.0)
+            found += [a for a in discover_agents(2.0, loopback=True) if a.url not in {f.url for f in found}]
+            return found
+
+        def done(found: Any) -> None:
+            for a in found:
+                if a.url not in self.agents:
+                    self.agents[a.url] = AgentEntry(a.name, a.url, "", a.board)
+            self._fill_table()
+            self.sig_log.emit(f"discovery: {len(found)} agent(s) found")
+            self.sig_agents_changed.emit()
+
+        self.jobs.start("agents-discover", "Discover edge agents", work, done, self._failed)
+
+    def refresh(self, url: str | None = None) -> None:
+        targets = [self.agents[url]] if url and url in self.agents else list(self.agents.values())
+        if not targets:
+            return
+
+        def work(job: Any) -> Any:
+            out = {}
+            for a in targets:
+                try:
+                    out[a.url] = ("ok", a.client().status()) if a.token_file else ("unknown", None)
+                except StudioError as exc:
+                    status = (exc.details or {}).get("status")
+                    out[a.url] = ("unauthorized" if status == 401 else "unreachable", exc.message)
+            return out
+
+        def done(res: Any) -> None:
+            for u, (state, st) in res.items():
+                a = self.agents.get(u)
+                if a is None:
+                    continue
+                a.state = state
+                if isinstance(st, dict):
+                    a.status, a.board = st, st.get("board", a.board)
+            self._fill_table()
+
+        self.jobs.start(f"agents-refresh-{url or 'all'}", "Refresh edge agents", work, done, self._failed)
+
+    def rollback(self, version: str | None, model: str | None = None) -> None:
+        a = self.selected()
+        if a is None or not a.status:
+            return
+        model = model or self._selected_model() or next(iter(a.status.get("models", {})), None)
+        if model is None:
+            return
+
+        def work(job: Any) -> Any:
+            job.set_status(f"rolling back {model} on {a.url}")
+            return a.client().rollback(model, version)
+
+        def done(res: Any) -> None:
+            self.sig_log.emit(f"{res['name']}: now {res['version']} (was {res['previous']}) on {a.url}")
+            self.refresh(a.url)
+
+        self.jobs.start("agents-rollback", f"Roll back {model}", work, done, self._failed)
+
+    def _selected_model(self) -> str | None:
+        rows = self.versions.selectionModel().selectedRows() if self.versions.selectionModel() else []
+        return self.versions.item(rows[0].row(), 0).text() if rows else None
+
+    def _activate_selected(self) -> None:
+        rows = self.versions.selectionModel().selectedRows()
+        if rows:
+            r = rows[0].row()
+            self.rollback(self.versions.item(r, 1).text(), self.versions.item(r, 0).text())
+
+    def _failed(self, err: StudioError) -> None:
+        self.error.show_error(err.message, hint=err.hint)
+        self.sig_log.emit(f"error: {err.message}")
+
+    # -- detail ----------------------------------------------------------------------------------------
+    def _show_selected(self) -> None:
+        a = self.selected()
+        self.versions.setRowCount(0)
+        if a is None:
+            self.summary.setText("Select an agent to see its models and versions." if self.agents else
+                                 "No agents yet: add one by URL (with its token file) or press Discover.")
+            self.history.setText("")
+        elif not a.status:
+            self.summary.setText(f"{a.url}: {a.state}" + ("" if a.token_file else " (add its token file to manage it)"))
+        else:
+            st = a.status
+            sensors = st.get("sensors") or {}
+            self.summary.setText(f"{st.get('name')} on {st.get('board')}, up {st.get('uptime_s', 0):.0f} s; "
+                                 f"temperature: {sensors.get('temperature_source', '?')}; "
+                                 f"power: {sensors.get('power_source', '?')}")
+            hist = []
+            for name, m in st.get("models", {}).items():
+                for v in reversed(m.get("versions", [])):
+                    r = self.versions.rowCount()
+                    self.versions.insertRow(r)
+                    for c, text in enumerate([name, v["version"], "✔ active" if v.get("active") else "",
+                                              v.get("board", ""), v.get("created", ""), v.get("signer_key_id", "")]):
+                        self.versions.setItem(r, c, _item(str(text or "")))
+                hist += [f"{h['time'][11:19]} {name} {h['event']} {h['version']}" for h in m.get("history", [])[-4:]]
+            self.history.setText("Recent: " + "; ".join(hist[-6:]) if hist else "")
+        self._update_buttons()
+
+    def _update_buttons(self) -> None:
+        a = self.selected()
+        managed = bool(a and a.status)
+        self.rollback_btn.setEnabled(managed and any(m.get("rollback_to") for m in a.status.get("models", {}).values())
+                                     if managed and a else False)
+        self.activate_btn.setEnabled(managed)
+        self.remove_btn.setEnabled(a is not None)
+        self.refresh_btn.setEnabled(bool(self.agents))
+
+    def managed_agents(self) -> list[AgentEntry]:
+        """Agents with a token file (the ones a bundle can be deployed to)."""
+        return [a for a in self.agents.values() if a.token_file]

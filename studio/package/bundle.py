@@ -1,0 +1,347 @@
+"""Build a signed edge bundle (one tar) for a board from an ONNX file or an export folder.
+
+Layout inside the tar (uncompressed: model weights do not compress, and plain tar streams at disk speed)::
+
+    runtime.json            served model names, ONNX files, runtime + execution providers for the board
+    compat-report.json      the inspector's report for the board's target
+    model/...               the ONNX model(s), external data, tokenizer / processor / config files
+    manifest.json           canonical JSON: identity + every file's path, size, SHA-256 (signed)
+    manifest.sig            Ed25519 signature over the manifest bytes
+
+Each payload file is hashed from the very bytes written into the tar (one read per file, in 1 MiB chunks),
+so the signed digests always describe what the bundle holds, even if the source changes meanwhile.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+import tarfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from studio import __version__
+from studio.core.atomic import atomic_path
+from studio.core.errors import BundleError, InputError, TargetError
+from studio.core.jobs import JobState
+from studio.core.reports import Report
+from studio.package.boards import BoardProfile, load_board
+from studio.package.keys import KeyStore, encode_public, key_id
+from studio.package.manifest import (
+    HASH_CHUNK,
+    MANIFEST_NAME,
+    NAME_RE,
+    SIGNATURE_NAME,
+    SIGNING_DOMAIN,
+    FileEntry,
+    Manifest,
+    sha256_file,
+    signature_doc,
+)
+
+RUNTIME_NAME = "runtime.json"
+COMPAT_NAME = "compat-report.json"
+SKIP_DIRS = {"__pycache__", ".git", ".ipynb_checkpoints"}
+VERDICT_ORDER = {"pass": 0, "unknown": 1, "risky": 2, "fail": 3}
+# Files next to a lone .onnx that belong with it (tokenizer / processor / model config).
+COMPANION_FILES = ("config.json", "generation_config.json", "tokenizer.json", "tokenizer_config.json",
+                   "special_tokens_map.json", "vocab.txt", "vocab.json", "merges.txt", "tokenizer.model",
+                   "spiece.model", "sentencepiece.bpe.model", "preprocessor_config.json", "processor_config.json",
+                   "added_tokens.json", "chat_template.json", "export-report.json")
+
+
+@dataclass
+class PackageReport(Report):
+    bundle: str
+    name: str
+    version: str
+    board: str
+    target: str
+    verdict: str
+    forced: bool
+    files: int
+    total_bytes: int
+    seconds: float
+    signer_key_id: str
+    served_models: list[str] = field(default_factory=list)
+    schema_version: int = 1
+
+    def render(self) -> str:
+        return (f"wrote {self.bundle}: {self.name} {self.version} for {self.board} "
+                f"(target {self.target}: {self.verdict}{', FORCED' if self.forced else ''}), {self.files} files, "
+                f"{self.total_bytes / 1e6:.1f} MB, signed by {self.signer_key_id}, {self.seconds:.2f} s; "
+                f"serves {', '.join(self.served_models)}")
+
+
+@dataclass
+class _Source:
+    files: dict[str, Path]  # bundle path -> source file
+    onnx: list[str]  # bundle paths of ONNX models, primary first
+    stem: str
+
+
+def _external_data(onnx_path: Path) -> list[Path]:
+    """Files an ONNX model references as external data (read without loading the weights)."""
+    try:
+        import onnx
+
+        model = onnx.load(str(onnx_path), load_external_data=False)
+    except Exception as exc:
+        raise InputError(f"cannot read ONNX model {onnx_path}: {exc}", offending=str(onnx_path),
+                         hint="re-export the model") from exc
+    found: set[str] = set()
+    for init in model.graph.initializer:
+        if init.data_location == onnx.TensorProto.EXTERNAL:
+            for kv in init.external_data:
+                if kv.key == "location":
+                    found.add(kv.value)
+    return [onnx_path.parent / f for f in sorted(found)]
+
+
+def collect_source(src: Path) -> _Source:
+    """Which files go into the bundle (under ``model/``) for an ONNX file or an export folder."""
+    src = Path(src)
+    if not src.exists():
+        raise InputError(f"{src} does not exist", offending=str(src),
+                         hint="pass an .onnx file or the folder `studio export` wrote")
+    files: dict[str, Path] = {}
+    if src.is_file():
+        if src.suffix != ".onnx":
+            raise InputError(f"{src} is not an ONNX file", offending=str(src),
+                             hint="export the model first with `studio export`")
+        files[f"model/{src.name}"] = src
+        for extra in _external_data(src):
+            if not extra.is_file():
+                raise InputError(f"external data file {extra} of {src.name} is missing", offending=str(extra),
+                                 hint="keep the .onnx and its data files together")
+            files[f"model/{extra.relative_to(src.parent).as_posix()}"] = extra
+        for name in COMPANION_FILES:
+            if (src.parent / name).is_file():
+                files[f"model/{name}"] = src.parent / name
+        onnx_files = [f"model/{src.name}"]
+        stem = src.stem
+    else:
+        for dirpath, dirnames, filenames in os.walk(src, followlinks=False):
+            dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS and not d.startswith("."))
+            for fn in sorted(filenames):
+                if fn.startswith(".") or fn.endswith(".pyc"):
+                    continue
+                p = Path(dirpath) / fn
+                if not p.is_file():  # dangling links, sockets...
+                    continue
+                files[f"model/{p.relative_to(src).as_posix()}"] = p
+        onnx_files = sorted(k for k in files if k.endswith(".onnx"))
+        if not onnx_files:
+            raise InputError(f"no .onnx model in {src}", offending=str(src),
+                             hint="export the model first with `studio export`")
+        primary = next((k for k in onnx_files if k == "model/model.onnx"), None)
+        if primary is None:
+            primary = next((k for k in onnx_files if "/" not in k.removeprefix("model/")), onnx_files[0])
+        onnx_files = [primary] + [k for k in onnx_files if k != primary]
+        # the model file's stem, except the generic "model.onnx" of an export folder: then the folder's name
+        stem = src.name if primary == "model/model.onnx" else Path(primary).stem
+    return _Source(files=files, onnx=onnx_files, stem=stem)
+
+
+def _io_of(path: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    import onnx
+
+    from studio.agent.kserve import onnx_elem_to_kserve
+
+    try:
+        g = onnx.load(str(path), load_external_data=False).graph
+    except Exception:
+        return [], []
+    inits = {i.name for i in g.initializer}
+
+    def desc(v: Any) -> dict[str, Any]:
+        t = v.type.tensor_type
+        shape = [d.dim_value if d.HasField("dim_value") else -1 for d in t.shape.dim]
+        return {"name": v.name, "datatype": onnx_elem_to_kserve(t.elem_type), "shape": shape}
+
+    return [desc(v) for v in g.input if v.name not in inits], [desc(v) for v in g.output]
+
+
+def served_names(name: str, onnx_files: list[str]) -> dict[str, str]:
+    """Primary model under the bundle's name; other parts (per-modality encoders) as NAME.<stem>."""
+    out = {onnx_files[0]: name}
+    for p in onnx_files[1:]:
+        stem = Path(p).stem.replace("/", ".")
+        out[p] = f"{name}.{stem}"
+    return out
+
+
+def run_inspector(onnx_paths: dict[str, Path], target: str) -> tuple[str, dict[str, Any]]:
+    """Worst verdict over the bundle's models for ``target`` and the per-model reports.
+
+    Uses studio.inspect.api.inspect_model; if the inspector is not installed the verdict is "unknown".
+    """
+    try:
+        from studio.inspect.api import inspect_model
+    except ImportError as exc:
+        return "unknown", {"note": f"inspector not available ({exc}); compatibility not checked"}
+    reports: dict[str, Any] = {}
+    worst = "pass"
+    for rel, path in onnx_paths.items():
+        rep = inspect_model(path, targets=[target])
+        tr = rep.targets.get(target) if hasattr(rep, "targets") else None
+        verdict = str(getattr(tr, "verdict", "unknown") if tr is not None else "unknown")
+        reports[rel] = {"verdict": verdict, "report": rep.to_dict()}
+        if VERDICT_ORDER.get(verdict, 1) > VERDICT_ORDER[worst]:
+            worst = verdict
+    return worst, reports
+
+
+def _tarinfo(name: str, size: int, mtime: float) -> tarfile.TarInfo:
+    ti = tarfile.TarInfo(name)
+    ti.size, ti.mode, ti.mtime = size, 0o644, int(mtime)
+    ti.uid = ti.gid = 0
+    ti.uname = ti.gname = ""
+    return ti
+
+
+class _HashingReader:
+    """File wrapper that hashes every byte tarfile copies into the archive."""
+
+    def __init__(self, f: Any, on_bytes: Any) -> None:
+        self.f, self.h, self.size, self.on_bytes = f, hashlib.sha256(), 0, on_bytes
+
+    def read(self, n: int = -1) -> bytes:
+        data = self.f.read(n)
+        self.h.update(data)
+        self.size += len(data)
+        self.on_bytes(len(data))
+        return data
+
+
+def check_name(value: str, what: str) -> str:
+    if not NAME_RE.match(value):
+        raise InputError(f"invalid bundle {what} '{value}'", offending=value,
+                         hint="use letters, digits, '.', '_' or '-' (at most 64, starting with a letter or digit)")
+    return value
+
+
+def build_bundle(source: Path | str, board: str | BoardProfile, signing_key: Any, out: Path | str, *,
+                 name: str | None = None, version: str | None = None, force: bool = False,
+                 job: JobState | None = None, keys_dir: Path | str | None = None,
+                 passphrase: str | None = None) -> PackageReport:
+    """Package ``source`` for ``board`` into the signed tar ``out`` (written atomically).
+
+    ``signing_key`` is a nacl SigningKey, or a key name / ``.key`` path decrypted with ``passphrase``
+    (or STUDIO_KEY_PASSPHRASE / a prompt). Refuses when the inspector says the model fails the board's target,
+    unless ``force``.
+    """
+    t0 = time.perf_counter()
+    job = job or JobState(name="package")
+    profile = board if isinstance(board, BoardProfile) else load_board(board)
+    src = collect_source(Path(source))
+    name = check_name(name or src.stem.replace(" ", "-"), "name")
+    version = check_name(version or time.strftime("%Y%m%d.%H%M%S"), "version")
+    out = Path(out)
+
+    job.set_status(f"inspecting for {profile.id} (target {profile.target})")
+    verdict, reports = run_inspector({p: src.files[p] for p in src.onnx}, profile.target)
+    if verdict == "fail" and not force:
+        failing = [p for p, r in reports.items() if isinstance(r, dict) and r.get("verdict") == "fail"]
+        raise TargetError(f"the model fails the {profile.target} target of board {profile.id}",
+                          offending=", ".join(failing) or str(source),
+                          hint=f"run `studio inspect {source} --target {profile.target}` to see why; "
+                               "fix the model, or package anyway with --force")
+    job.check_cancelled()
+    if not hasattr(signing_key, "verify_key"):
+        signing_key = KeyStore(keys_dir).load_signing_key(signing_key, passphrase)
+    pub = bytes(signing_key.verify_key)
+
+    names = served_names(name, src.onnx)
+    models = []
+    for p in src.onnx:
+        inputs, outputs = _io_of(src.files[p])
+        models.append({"name": names[p], "path": p, "primary": p == src.onnx[0],
+                       "inputs": inputs, "outputs": outputs})
+    runtime = {"schema_version": 1, "runtime": profile.runtime, "board": profile.id,
+               "execution_providers": profile.execution_providers, "models": models}
+    compat = {"schema_version": 1, "board": profile.id, "target": profile.target, "verdict": verdict,
+              "forced": bool(force and verdict == "fail"), "models": reports}
+    generated = {RUNTIME_NAME: json.dumps(runtime, indent=2).encode(),
+                 COMPAT_NAME: json.dumps(compat, indent=2, default=str).encode()}
+    total = sum(p.stat().st_size for p in src.files.values()) or 1
+    done = 0
+
+    def on_bytes(n: int) -> None:
+        nonlocal done
+        done += n
+        job.set_progress(100.0 * done / total)
+        if job.cancel_requested:
+            job.check_cancelled()
+
+    created = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    mtime = time.time()
+    entries: list[FileEntry] = []
+    job.set_status(f"writing {out.name}")
+    with atomic_path(out) as tmp:
+        with tarfile.open(tmp, "w", format=tarfile.PAX_FORMAT, copybufsize=HASH_CHUNK) as tf:
+            for rel, data in generated.items():
+                tf.addfile(_tarinfo(rel, len(data), mtime), io.BytesIO(data))
+                entries.append(FileEntry(rel, len(data), hashlib.sha256(data).hexdigest()))
+            for rel in sorted(src.files):
+                path = src.files[rel]
+                with open(path, "rb") as f:
+                    size = os.fstat(f.fileno()).st_size
+                    reader = _HashingReader(f, on_bytes)
+                    try:
+                        tf.addfile(_tarinfo(rel, size, mtime), reader)
+                    except OSError as exc:
+                        raise BundleError(f"{path} changed while it was being packaged: {exc}",
+                                          offending=str(path), hint="package again") from exc
+                entries.append(FileEntry(rel, reader.size, reader.h.hexdigest()))
+            manifest = Manifest(name=name, version=version, board=profile.id, target=profile.target,
+                                created=created, signer_public_key=encode_public(pub), signer_key_id=key_id(pub),
+                                files=entries, forced=bool(force and verdict == "fail"),
+                                tool=f"deployment-studio {__version__}")
+            raw = manifest.canonical()
+            sig = signing_key.sign(SIGNING_DOMAIN + raw).signature
+            sig_raw = signature_doc(pub, sig, key_id(pub))
+            tf.addfile(_tarinfo(MANIFEST_NAME, len(raw), mtime), io.BytesIO(raw))
+            tf.addfile(_tarinfo(SIGNATURE_NAME, len(sig_raw), mtime), io.BytesIO(sig_raw))
+    job.set_progress(100.0, force=True)
+    return PackageReport(bundle=str(out), name=name, version=version, board=profile.id, target=profile.target,
+                         verdict=verdict, forced=manifest.forced, files=len(entries),
+                         total_bytes=manifest.total_size, seconds=round(time.perf_counter() - t0, 3),
+                         signer_key_id=key_id(pub), served_models=[m["name"] for m in models])
+
+
+def sign_directory(directory: Path | str, signing_key: Any, *, name: str, version: str, board: str = "any",
+                   target: str = "", exclude: tuple[str, ...] = ()) -> Manifest:
+    """Write ``manifest.json`` + ``manifest.sig`` into a folder (Triton model version, compiled artifact).
+
+    :func:`studio.package.verify.verify_directory` checks such a folder before anything in it is loaded;
+    ``exclude`` lists globs (relative paths) left out of the manifest, to be passed as its ``allow_extra``.
+    """
+    import fnmatch
+
+    root = Path(directory)
+    entries = []
+    for p in sorted(root.rglob("*")):
+        rel = p.relative_to(root).as_posix()
+        if p.is_dir() or rel in (MANIFEST_NAME, SIGNATURE_NAME) or any(fnmatch.fnmatch(rel, e) for e in exclude):
+            continue
+        if p.is_symlink():
+            raise BundleError(f"{rel} is a symlink; signed folders hold regular files only", offending=str(p),
+                              hint="copy the file in instead of linking it")
+        digest, size = sha256_file(p)
+        entries.append(FileEntry(rel, size, digest))
+    pub = bytes(signing_key.verify_key)
+    m = Manifest(name=check_name(name, "name"), version=check_name(version, "version"), board=board, target=target,
+                 created=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), signer_public_key=encode_public(pub),
+                 signer_key_id=key_id(pub), files=entries, tool=f"deployment-studio {__version__}")
+    raw = m.canonical()
+    sig = signing_key.sign(SIGNING_DOMAIN + raw).signature
+    with atomic_path(root / MANIFEST_NAME) as t:
+        t.write_bytes(raw)
+    with atomic_path(root / SIGNATURE_NAME) as t:
+        t.write_bytes(signature_doc(pub, sig, key_id(pub)))
+    return m

@@ -1,0 +1,57 @@
+"""Fixtures for the edge tests: keys, tiny models, bundles and a real agent process on loopback."""
+
+from __future__ import annotations
+
+import secrets
+from pathlib import Path
+
+import pytest
+
+from studio.package.bundle import build_bundle
+from studio.package.keys import KeyStore
+from tests.edge.helpers import PASSPHRASE, AgentProcess, make_mlp
+
+
+@pytest.fixture()
+def keys(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> KeyStore:
+    monkeypatch.setenv("STUDIO_KEY_PASSPHRASE", PASSPHRASE)
+    store = KeyStore(tmp_path / "keys")
+    store.generate("dev", PASSPHRASE)
+    return store
+
+
+@pytest.fixture()
+def trust_file(keys: KeyStore, tmp_path: Path) -> Path:
+    p = tmp_path / "trusted.pub"
+    p.write_text(keys.export_public("dev") + "\n")
+    return p
+
+
+@pytest.fixture()
+def signing_key(keys: KeyStore):  # type: ignore[no-untyped-def]
+    return keys.load_signing_key("dev", PASSPHRASE)
+
+
+@pytest.fixture()
+def token_file(tmp_path: Path) -> Path:
+    p = tmp_path / "agent.token"
+    p.write_text(secrets.token_urlsafe(32) + "\n")
+    return p
+
+
+@pytest.fixture()
+def bundles(tmp_path: Path, signing_key):  # type: ignore[no-untyped-def]
+    """v1 and v2 of the same model name with different weights (scale 1 and 3)."""
+    out = {}
+    for v, scale in (("1", 1.0), ("2", 3.0)):
+        model = make_mlp(tmp_path / f"src{v}" / "tiny.onnx", scale=scale)
+        out[v] = Path(build_bundle(model, "generic-x86_64", signing_key, tmp_path / f"tiny-{v}.tar",
+                                   version=v).bundle)
+    return out
+
+
+@pytest.fixture()
+def agent(tmp_path: Path, trust_file: Path, token_file: Path):  # type: ignore[no-untyped-def]
+    a = AgentProcess(tmp_path / "agent-data", trust_file, token_file).start()
+    yield a
+    a.stop()

@@ -1,0 +1,165 @@
+"""Real pieces for the edge tests: tiny ONNX models, key stores, bundles, and a real studio-agent process."""
+
+from __future__ import annotations
+
+import io
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tarfile
+import time
+from pathlib import Path
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+PASSPHRASE = "correct horse battery staple"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def make_mlp(path: Path, scale: float = 1.0, pad_bytes: int = 0) -> Path:
+    """x[batch,16] -> relu(x @ W) [batch,8]; ``pad_bytes`` adds an unused initializer to make the file bigger."""
+    w = numpy_helper.from_array((np.arange(16 * 8, dtype=np.float32).reshape(16, 8) / 100.0) * scale, "W")
+    inits = [w]
+    if pad_bytes:
+        inits.append(numpy_helper.from_array(np.random.default_rng(0).random(pad_bytes // 4, dtype=np.float32),
+                                             "pad"))
+    g = helper.make_graph([helper.make_node("MatMul", ["x", "W"], ["y"]), helper.make_node("Relu", ["y"], ["out"])],
+                          "mlp", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 16])],
+                          [helper.make_tensor_value_info("out", TensorProto.FLOAT, ["batch", 8])], inits)
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 9
+    path.parent.mkdir(parents=True, exist_ok=True)
+    onnx.save(m, str(path))
+    return path
+
+
+def make_warmup_failing(path: Path) -> Path:
+    """Loads fine, but a request of zeros with batch 1 cannot be reshaped to [2, 3]: warm-up fails."""
+    shape = numpy_helper.from_array(np.array([2, 3], dtype=np.int64), "shape")
+    g = helper.make_graph([helper.make_node("Reshape", ["x", "shape"], ["out"])], "bad",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n"])],
+                          [helper.make_tensor_value_info("out", TensorProto.FLOAT, [2, 3])], [shape])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 9
+    path.parent.mkdir(parents=True, exist_ok=True)
+    onnx.save(m, str(path))
+    return path
+
+
+def make_einsum(path: Path) -> Path:
+    """Einsum is not supported by the RK3588 NPU profile: the inspector says 'fail'."""
+    g = helper.make_graph([helper.make_node("Einsum", ["x", "x"], ["y"], equation="ij,ij->i")], "g",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 16])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 9
+    path.parent.mkdir(parents=True, exist_ok=True)
+    onnx.save(m, str(path))
+    return path
+
+
+def mlp_ref(x: np.ndarray, scale: float = 1.0) -> np.ndarray:
+    w = (np.arange(16 * 8, dtype=np.float32).reshape(16, 8) / 100.0) * scale
+    return np.maximum(x @ w, 0)
+
+
+def read_members(bundle: Path) -> list[tuple[tarfile.TarInfo, bytes | None]]:
+    out = []
+    with tarfile.open(bundle) as tf:
+        for m in tf.getmembers():
+            f = tf.extractfile(m) if m.isreg() else None
+            out.append((m, f.read() if f else None))
+    return out
+
+
+def write_members(path: Path, members: list[tuple[tarfile.TarInfo, bytes | None]]) -> Path:
+    with tarfile.open(path, "w", format=tarfile.PAX_FORMAT) as tf:
+        for ti, data in members:
+            if data is not None:
+                ti.size = len(data)
+                tf.addfile(ti, io.BytesIO(data))
+            else:
+                tf.addfile(ti)
+    return path
+
+
+def reg(name: str, data: bytes) -> tuple[tarfile.TarInfo, bytes]:
+    ti = tarfile.TarInfo(name)
+    ti.size = len(data)
+    return ti, data
+
+
+def tree_snapshot(root: Path) -> dict[str, tuple[int, int]]:
+    """Every path under ``root`` with size and mtime: 'nothing new on disk' compares two of these."""
+    snap = {}
+    for p in sorted(root.rglob("*")):
+        st = p.lstat()
+        is_dir = p.is_dir() and not p.is_symlink()  # a folder's mtime moves when scratch files come and go
+        snap[p.relative_to(root).as_posix()] = (0, 0) if is_dir else (st.st_size, st.st_mtime_ns)
+    return snap
+
+
+class AgentProcess:
+    """A real ``studio-agent`` on a free loopback port."""
+
+    def __init__(self, data: Path, trust: Path, token_file: Path, *, max_upload_mb: float | None = None,
+                 mdns: bool = False, extra: list[str] | None = None, log: Path | None = None) -> None:
+        self.data, self.trust, self.token_file = data, trust, token_file
+        self.port = free_port()
+        self.max_upload_mb, self.mdns, self.extra = max_upload_mb, mdns, extra or []
+        self.log = log or data.parent / f"agent-{self.port}.log"
+        self.proc: subprocess.Popen | None = None
+        self.scheme = "http"
+
+    @property
+    def url(self) -> str:
+        return f"{self.scheme}://127.0.0.1:{self.port}"
+
+    def start(self, timeout: float = 60.0) -> AgentProcess:
+        cmd = [sys.executable, "-m", "studio.agent.cli", "--port", str(self.port), "--data", str(self.data),
+               "--trust", str(self.trust), "--token-file", str(self.token_file), "--log-level", "info"]
+        if self.max_upload_mb is not None:
+            cmd += ["--max-upload-mb", str(self.max_upload_mb)]
+        if not self.mdns:
+            cmd.append("--no-mdns")
+        cmd += self.extra
+        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+        self._logf = open(self.log, "ab")
+        self.proc = subprocess.Popen(cmd, stdout=self._logf, stderr=subprocess.STDOUT, env=env)
+        import httpx
+
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"agent exited with {self.proc.returncode}:\n{self.log.read_text()[-3000:]}")
+            try:
+                if httpx.get(self.url + "/v2/health/ready", timeout=1.0, verify=False).status_code == 200:
+                    return self
+            except httpx.TransportError:
+                pass
+            time.sleep(0.1)
+        raise RuntimeError(f"agent did not become ready:\n{self.log.read_text()[-3000:]}")
+
+    def kill9(self) -> None:
+        if self.proc and self.proc.poll() is None:
+            os.kill(self.proc.pid, signal.SIGKILL)
+            self.proc.wait(10)
+
+    def stop(self) -> None:
+        if self.proc and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.kill9()
+        if getattr(self, "_logf", None):
+            self._logf.close()
