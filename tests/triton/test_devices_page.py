@@ -68,6 +68,7 @@ def test_devices_page_watches_controls_and_infers(qtbot, window, server, export_
     page = window.page("devices")
     assert isinstance(page, DevicesPage)
     assert page.sections.tabText(0) == "Triton servers"  # the hook other device kinds add tabs to
+    assert [page.sections.tabText(i) for i in range(page.sections.count())] == ["Triton servers", "Edge agents"]
     page.timer.setInterval(500)
     page.add_server(server.http_url, name="local", metrics_url=server.metrics_url)
     qtbot.waitUntil(lambda: page.snapshots.get("local") is not None and page.snapshots["local"].connected,

@@ -283,6 +283,16 @@ class DevicesPage(Page):
         self.detail_tabs.addTab(inf_w, "Test inference")
         split.addWidget(right)
         split.setSizes([360, 860])
+        self._add_agents_section()
+
+    def _add_agents_section(self) -> None:
+        """Edge agents (discovered by mDNS or added by URL) live beside the Triton servers."""
+        from studio.gui.widgets.agents_panel import AgentsPanel
+
+        self.agents_panel = AgentsPanel(self.jobs)
+        self.agents_panel.sig_log.connect(self.sig_log)
+        self.agents_panel.sig_agents_changed.connect(self.sig_workspace_changed)
+        self.add_section(self.agents_panel, "Edge agents")
 
     def add_section(self, widget: QWidget, title: str) -> int:
         """Hook for other device kinds (the edge helper adds "Edge agents" here)."""
@@ -290,6 +300,7 @@ class DevicesPage(Page):
 
     # -- servers ---------------------------------------------------------------------------------------
     def context_changed(self) -> None:
+        self.agents_panel.set_workspace(self.workspace)
         if self.workspace is None:
             return
         for d in self.workspace.devices:

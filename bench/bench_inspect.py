@@ -1,0 +1,108 @@
+"""Benchmark: `studio inspect --target all` against onnx.load + onnx.shape_inference.infer_shapes of the same
+file, on a generated transformer of >= 5,000 nodes with >= 300 MB of external weights. Each measurement runs
+in its own process (wall time and peak RSS of that process), alternating, median of N rounds.
+
+    .venv/bin/python bench/bench_inspect.py [--layers 150] [--hidden 224] [--rounds 3] [--keep DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+BASELINE = """
+import json, sys, time
+t0 = time.perf_counter()
+import onnx
+m = onnx.load(sys.argv[1])
+onnx.shape_inference.infer_shapes(m)
+t = time.perf_counter() - t0
+print(json.dumps({"seconds": t, "peak_rss_mb": hwm()}))
+"""
+
+INSPECT = """
+import json, sys, time
+t0 = time.perf_counter()
+from studio.cli.main import main
+rc = main(["inspect", sys.argv[1], "--target", "all", "--format", "json", "--output", sys.argv[2], "--quiet"])
+t = time.perf_counter() - t0
+print(json.dumps({"seconds": t, "rc": rc, "peak_rss_mb": hwm()}))
+"""
+# VmHWM is the peak RSS of this process image (ru_maxrss can carry over from the forking parent).
+HWM = """
+def hwm():
+    for line in open("/proc/self/status"):
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+"""
+
+
+def run(code: str, *args: str) -> dict:
+    t = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-c", HWM + code, *args], capture_output=True, text=True, check=True)
+    res = json.loads(proc.stdout.strip().splitlines()[-1])
+    res["process_seconds"] = time.perf_counter() - t
+    return res
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--layers", type=int, default=152)
+    ap.add_argument("--hidden", type=int, default=224)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--keep", type=Path, default=None, help="folder for the generated model (default: temp)")
+    args = ap.parse_args()
+
+    work = args.keep or Path(tempfile.mkdtemp(prefix="bench-inspect-"))
+    work.mkdir(parents=True, exist_ok=True)
+    model = work / "big_transformer.onnx"
+    t = time.perf_counter()
+    if not model.exists():  # in a child process, so this process stays small
+        subprocess.run([sys.executable, "-c", "import sys; from studio.inspect.synthetic import save_transformer; "
+                        f"save_transformer(sys.argv[1], external_data=True, layers={args.layers}, "
+                        f"hidden={args.hidden}, heads=4, vocab=1000, max_pos=128)", str(model)], check=True)
+    gen = time.perf_counter() - t
+    data = work / f"{model.name}.data"
+    weights_mb = data.stat().st_size / 2**20
+    out = work / "report.json"
+
+    base, insp = [], []
+    for _ in range(args.rounds):
+        base.append(run(BASELINE, str(model)))
+        insp.append(run(INSPECT, str(model), str(out)))
+    rep = json.loads(out.read_text())
+    # The weights are never read: the same inspection with the weights file moved away still succeeds.
+    hidden = data.with_suffix(".hidden")
+    os.replace(data, hidden)
+    try:
+        without = run(INSPECT, str(model), str(work / "report_noweights.json"))
+    finally:
+        os.replace(hidden, data)
+    same = json.loads((work / "report_noweights.json").read_text())["node_verdicts"] == rep["node_verdicts"]
+
+    b = statistics.median(r["seconds"] for r in base)
+    i = statistics.median(r["seconds"] for r in insp)
+    result = {
+        "nodes": rep["stats"]["nodes"], "weights_mb": round(weights_mb, 1),
+        "params": rep["stats"]["parameters"], "targets": len(rep["targets"]), "generate_s": round(gen, 1),
+        "baseline_s": round(b, 3), "inspect_s": round(i, 3), "ratio": round(i / b, 3),
+        "baseline_peak_rss_mb": round(max(r["peak_rss_mb"] for r in base), 1),
+        "inspect_peak_rss_mb": round(max(r["peak_rss_mb"] for r in insp), 1),
+        "inspect_internal_timings": rep["timings"],
+        "inspect_without_weights_file": {"rc": without["rc"], "same_verdicts": same,
+                                         "peak_rss_mb": round(without["peak_rss_mb"], 1)},
+        "rounds": args.rounds, "cpus": os.cpu_count(),
+    }
+    print(json.dumps(result, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

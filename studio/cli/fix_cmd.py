@@ -1,0 +1,48 @@
+"""`studio fix MODEL.onnx --out OUT.onnx [--static batch=1,sequence=64] [--simplify] [--fp16 [PART ...]]
+[--int8 [PART ...]]`: each fix with a parity report and the before/after inspection per target.
+
+Exit codes: 0 = written and parity passed; 1 = written but parity failed; 2 = bad input / nothing written.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("model", type=Path, metavar="MODEL.onnx")
+    p.add_argument("--out", "-o", type=Path, required=True, help="output .onnx path (parts go beside it)")
+    p.add_argument("--static", metavar="DIM=N,...", help="make dims static: symbol or INPUT:AXIS, e.g. batch=1,sequence=64")
+    p.add_argument("--simplify", action="store_true", help="fold constants and simplify with onnxslim")
+    p.add_argument("--fp16", nargs="*", metavar="PART", default=None,
+                   help="convert to FP16: no PART = the model itself, else those parts of a split export")
+    p.add_argument("--int8", nargs="*", metavar="PART", default=None,
+                   help="dynamic INT8 quantization: no PART = the model itself, else those parts")
+    p.add_argument("--target", "-t", action="append", default=None, help="targets for the before/after analysis")
+    p.add_argument("--profile-dir", action="append", type=Path, default=None, metavar="DIR")
+    p.add_argument("--cases", type=int, default=2, help="random parity cases per file (default 2)")
+    p.add_argument("--report", type=Path, help="also write the fix report as JSON here")
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+
+
+def _flag(v: list[str] | None) -> bool | list[str]:
+    if v is None:
+        return False
+    return True if not v else [x for item in v for x in item.split(",") if x]
+
+
+def run(args: argparse.Namespace) -> int:
+    from studio.optimize.api import fix_model, parse_static, render_fix_text
+
+    rep = fix_model(args.model, args.out, static=parse_static(args.static) or None, simplify=args.simplify,
+                    fp16=_flag(args.fp16), int8=_flag(args.int8), targets=args.target,
+                    parity_cases=args.cases, profile_dirs=args.profile_dir)
+    if args.report:
+        rep.save(args.report)
+    sys.stdout.write(rep.to_json() + "\n" if args.json else render_fix_text(rep))
+    if not rep.passed:
+        print("fix: parity check failed (outputs written; see the report)", file=sys.stderr)
+        return 1
+    return 0

@@ -1,0 +1,91 @@
+"""`studio inspect MODEL.onnx [PART.onnx ...] --target NAME|all --format text|json|html|sarif --fail-on LEVEL`.
+
+Exit codes: 0 = inspected and nothing at the --fail-on level; 1 = findings at the --fail-on level (the CI gate);
+2 = bad input (missing/corrupt model, unknown target, malformed profile, bad flag); 130 = interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+EXIT_OK = 0
+EXIT_GATE = 1
+EXIT_ERROR = 2
+FAIL_LEVELS = ("unsupported", "risky", "unknown", "dynamic")
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("models", nargs="+", metavar="MODEL.onnx",
+                   help="model to inspect; several files = parts of a split export (boundaries are checked)")
+    p.add_argument("--target", "-t", action="append", default=None, metavar="NAME",
+                   help="target id (repeatable) or 'all' (default: all); see `studio targets`")
+    p.add_argument("--format", "-f", choices=("text", "json", "html", "sarif"), default="text")
+    p.add_argument("--output", "-o", type=Path, help="write the report here (atomically) instead of stdout")
+    p.add_argument("--fail-on", choices=FAIL_LEVELS, default=None,
+                   help="exit 1 when a finding reaches this level: unsupported, risky (or worse), unknown "
+                        "(or worse) or dynamic (any dynamic dim)")
+    p.add_argument("--shape", action="append", default=None, metavar="NAME=DIMS",
+                   help="input shape for FLOPs/memory estimates, e.g. input_ids=1,64 (repeatable)")
+    p.add_argument("--profile-dir", action="append", type=Path, default=None, metavar="DIR",
+                   help="extra folder (or file) of target profiles (repeatable)")
+    p.add_argument("--workspace", type=Path, default=None, help="also use the workspace's targets/ profiles")
+    p.add_argument("--custom-domain", action="append", default=None, metavar="DOMAIN",
+                   help="op domain allowed besides ai.onnx (repeatable), e.g. com.microsoft")
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress lines on stderr")
+
+
+def profile_dirs_from(args: argparse.Namespace) -> list[Path]:
+    dirs = list(args.profile_dir or [])
+    if getattr(args, "workspace", None):
+        from studio.core.workspace import Workspace
+
+        ws = Workspace.open(args.workspace)
+        if ws.targets_dir.is_dir():
+            dirs.append(ws.targets_dir)
+    return dirs
+
+
+def run(args: argparse.Namespace) -> int:
+    from studio.cli.progress import ProgressBar
+    from studio.core.atomic import write_text_atomic
+    from studio.core.jobs import JobState
+    from studio.inspect.api import inspect_model, inspect_parts
+    from studio.inspect.model import parse_shape_args
+    from studio.inspect.render import render
+
+    shapes = parse_shape_args(args.shape)
+    dirs = profile_dirs_from(args)
+    job = JobState(name="inspect")
+    ProgressBar(job, enabled=not args.quiet and args.output is not None)
+    kw = {"shapes": shapes or None, "profile_dirs": dirs or None, "custom_domains": args.custom_domain}
+    if len(args.models) == 1:
+        reports = [inspect_model(args.models[0], args.target, job=job, **kw)]
+    else:
+        reports = inspect_parts(args.models, args.target, **kw)
+    if len(reports) == 1:
+        text = render(reports[0], args.format)
+    elif args.format == "json":
+        import json
+
+        text = json.dumps([r.to_dict() for r in reports], indent=2)
+    elif args.format == "sarif":
+        import json
+
+        from studio.inspect.render import to_sarif
+
+        runs = [to_sarif(r)["runs"][0] for r in reports]
+        text = json.dumps({**to_sarif(reports[0]), "runs": runs}, indent=2)
+    else:
+        text = "\n".join(render(r, args.format) for r in reports)
+    if args.output:
+        write_text_atomic(args.output, text)
+        print(f"wrote {args.format} report to {args.output}", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+    if args.fail_on and any(r.fails_on(args.fail_on) for r in reports):
+        worst = {r.model: r.worst_verdict() for r in reports}
+        print(f"inspect: findings at or above '{args.fail_on}' ({worst}); exit {EXIT_GATE}", file=sys.stderr)
+        return EXIT_GATE
+    return EXIT_OK

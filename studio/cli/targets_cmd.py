@@ -1,0 +1,41 @@
+"""`studio targets [--json] [--profile-dir DIR]`: the target profiles the inspector knows."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--json", action="store_true", help="machine-readable list")
+    p.add_argument("--profile-dir", action="append", type=Path, default=None, metavar="DIR",
+                   help="extra folder (or file) of target profiles (repeatable)")
+    p.add_argument("--workspace", type=Path, default=None, help="also list the workspace's targets/ profiles")
+
+
+def run(args: argparse.Namespace) -> int:
+    from studio.cli.inspect_cmd import profile_dirs_from
+    from studio.inspect.api import list_targets
+
+    profs = list_targets(profile_dirs_from(args) or None)
+    if args.json:
+        print(json.dumps([p.summary() for p in profs], indent=2))
+        return 0
+    print(f"{'id':14} {'kind':8} {'ops':>5}  {'dynamic':11} {'opset':9} name")
+    for p in profs:
+        s = p.summary()
+        ops = sum(v for k, v in s["op_counts"].items() if k != "unsupported")
+        lo, hi = s["opset"]
+        opset = f"{lo or ''}-{hi or ''}" if (lo or hi) else "-"
+        dyn = p.rules.dynamic_shapes if p.kind != "none" else "unknown"
+        print(f"{p.id:14} {p.kind:8} {ops if p.kind != 'none' else '-':>5}  {dyn:11} {opset:9} {p.name}")
+        print(f"{'':14} source: {p.source} (read {p.date_read})" + (f"  [{p.path}]" if p.path and not
+              str(p.path).startswith(str(_builtin())) else ""))
+    return 0
+
+
+def _builtin() -> Path:
+    from studio.inspect.profiles import builtin_dir
+
+    return builtin_dir()

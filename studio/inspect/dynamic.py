@@ -1,0 +1,228 @@
+"""Dynamic dims traced to where they come from, and marked on every tensor they reach.
+
+Origins are: symbolic or unknown dims of graph inputs; data-dependent ops (NonZero, Unique, Compress,
+NonMaxSuppression, Loop, Range / TopK / Reshape / ... whose shape-giving input is computed from tensor
+values); and nested-graph inputs of Loop / Scan. Shape arithmetic (Shape -> Gather -> Concat -> Reshape)
+carries the origins of the dims it read, so a Reshape fed by ``Shape(input_ids)`` traces back to the input.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from studio.inspect.model import Dim, LoadedModel, iter_graphs
+
+ALWAYS_DATA_DEPENDENT = {
+    "NonZero": "output length is the number of non-zero elements (known only at run time)",
+    "Unique": "output length is the number of distinct values (known only at run time)",
+    "Compress": "output length depends on the condition tensor's values",
+    "NonMaxSuppression": "number of selected boxes depends on the scores",
+    "Loop": "iteration count and scan-output length are decided at run time",
+    "StringSplit": "output length depends on the strings",
+}
+# op -> indices of inputs that give an output shape; a non-constant one makes the output data-dependent
+SHAPE_INPUTS: dict[str, tuple[int, ...]] = {
+    "Reshape": (1,), "Expand": (1,), "ConstantOfShape": (0,), "Tile": (1,), "Slice": (1, 2, 3, 4),
+    "Pad": (1,), "Resize": (2, 3), "Upsample": (1,), "OneHot": (1,), "Range": (0, 1, 2), "TopK": (1,),
+    "Squeeze": (1,), "Unsqueeze": (1,), "Split": (1,), "CenterCropPad": (1,), "RandomNormalLike": (),
+}
+INT_TYPES = {6, 7, 12, 13}  # int32, int64, uint32, uint64
+
+
+@dataclass
+class DynamicOrigin:
+    """Where dynamism starts. ``reaches`` counts the tensors whose dims depend on it."""
+
+    id: str
+    kind: str  # "input" | "data-dependent" | "control-flow"
+    description: str
+    tensor: str | None = None
+    node: str | None = None  # node key
+    op_type: str | None = None
+    axis: int | None = None
+    symbol: str | None = None
+    reaches: int = 0
+
+
+@dataclass
+class DynamicTensor:
+    shape: list[Dim] | None
+    origins: list[str]
+    producer: str | None = None  # node key
+
+
+@dataclass
+class DynamicReport:
+    dynamic_inputs: dict[str, list[Dim] | None] = field(default_factory=dict)
+    origins: list[DynamicOrigin] = field(default_factory=list)
+    tensors: dict[str, DynamicTensor] = field(default_factory=dict)
+    data_dependent_nodes: list[str] = field(default_factory=list)
+
+    @property
+    def is_static(self) -> bool:
+        return not self.origins
+
+    def origin(self, origin_id: str) -> DynamicOrigin | None:
+        return next((o for o in self.origins if o.id == origin_id), None)
+
+
+def trace_dynamic(lm: LoadedModel) -> DynamicReport:
+    rep = DynamicReport()
+    origins: dict[str, DynamicOrigin] = {}
+    shape_org: dict[str, frozenset[str]] = {}  # tensor -> origins of its dynamic dims
+    value_org: dict[str, frozenset[str]] = {}  # integer shape-like tensor -> origins of its values
+    symbol_org: dict[str, list[str]] = {}  # dim_param -> origin ids (graph input axes sharing the name)
+
+    def add(o: DynamicOrigin) -> str:
+        origins.setdefault(o.id, o)
+        return o.id
+
+    for name in lm.graph_inputs:
+        info = lm.tensors.get(name)
+        if info is None or not info.dynamic:
+            continue
+        rep.dynamic_inputs[name] = info.shape
+        ids = []
+        for axis, d in enumerate(info.shape or [None]):
+            if isinstance(d, int):
+                continue
+            sym = d if isinstance(d, str) else None
+            oid = f"input:{name}[{axis}]" + (f"={sym}" if sym else "")
+            desc = (f"graph input '{name}' axis {axis} is symbolic ('{sym}')" if sym
+                    else f"graph input '{name}' axis {axis} has no fixed size" if info.shape is not None
+                    else f"graph input '{name}' has unknown rank")
+            ids.append(add(DynamicOrigin(id=oid, kind="input", description=desc, tensor=name, axis=axis,
+                                         symbol=sym)))
+            if sym:
+                symbol_org.setdefault(sym, []).append(oid)
+        shape_org[name] = frozenset(ids)
+
+    # Formal inputs of Loop / Scan bodies get their shapes from the iteration, not from the graph.
+    for sub_path, g, owner in iter_graphs(lm.model.graph):
+        if owner is None or owner.op_type not in ("Loop", "Scan"):
+            continue
+        for vi in g.input:
+            info = lm.tensors.get(vi.name)
+            if info is not None and info.dynamic:
+                oid = add(DynamicOrigin(id=f"body:{sub_path}:{vi.name}", kind="control-flow",
+                                        description=f"{owner.op_type} body input '{vi.name}' changes per iteration",
+                                        tensor=vi.name, op_type=owner.op_type, node=sub_path.rsplit("/", 1)[0]))
+                shape_org[vi.name] = frozenset([oid])
+
+    empty: frozenset[str] = frozenset()
+    axis_org: dict[str, list[frozenset[str]]] = {}  # Shape output -> origins of each element (axis)
+
+    def dim_origins(tensor: str) -> list[frozenset[str]] | None:
+        info = lm.tensors.get(tensor)
+        if info is None or info.shape is None:
+            return None
+        whole = shape_org.get(tensor, empty)
+        return [empty if isinstance(d, int) else
+                frozenset(o for o in symbol_org.get(d, []) if o in whole) or whole if isinstance(d, str) else whole
+                for d in info.shape]
+
+    for ref in lm.nodes:
+        n = ref.node
+        inputs = [i for i in n.input if i]
+        carried = empty
+        for i in inputs:
+            carried = carried | shape_org.get(i, empty) | value_org.get(i, empty)
+        own = None
+        if n.op_type in ALWAYS_DATA_DEPENDENT:
+            own = (ALWAYS_DATA_DEPENDENT[n.op_type], "data-dependent")
+        elif n.op_type in SHAPE_INPUTS:
+            for idx in SHAPE_INPUTS[n.op_type]:
+                if idx < len(n.input) and n.input[idx] and n.input[idx] not in lm.constants \
+                        and not value_org.get(n.input[idx]):
+                    what = {"TopK": "K", "Range": "start/limit/delta"}.get(n.op_type, f"input {idx}")
+                    own = (f"{what} ('{n.input[idx]}') is computed from tensor values, not from shapes",
+                           "data-dependent")
+                    break
+        if own is not None:
+            oid = add(DynamicOrigin(id=f"node:{ref.key}", kind=own[1], description=f"{n.op_type}: {own[0]}",
+                                    node=ref.key, op_type=n.op_type))
+            rep.data_dependent_nodes.append(ref.key)
+            carried = carried | {oid}
+        for out in n.output:
+            if not out:
+                continue
+            info = lm.tensors.get(out)
+            if n.op_type in ("Shape", "Size"):
+                src = shape_org.get(n.input[0], empty) if n.input else empty
+                if src:
+                    value_org[out] = src
+                    per_axis = dim_origins(n.input[0]) if n.op_type == "Shape" else None
+                    if per_axis is not None:
+                        start, end = _attr_int(n, "start", 0), _attr_int(n, "end", None)
+                        axis_org[out] = per_axis[start:end]
+            elif n.op_type == "Gather" and len(n.input) > 1 and n.input[0] in axis_org:
+                idx = _const_ints(lm, n.input[1])
+                per_axis = axis_org[n.input[0]]
+                if idx is not None and all(-len(per_axis) <= i < len(per_axis) for i in idx):
+                    picked = empty.union(*(per_axis[i] for i in idx))
+                    if picked:
+                        value_org[out] = picked
+                    if len(idx) > 1 or _is_vector(lm, n.input[1]):
+                        axis_org[out] = [per_axis[i] for i in idx]
+                else:
+                    value_org[out] = value_org.get(n.input[0], empty)
+            elif carried and info is not None and info.elem_type in INT_TYPES and \
+                    info.shape is not None and len(info.shape) <= 1:
+                v = empty
+                for i in inputs:
+                    v = v | value_org.get(i, empty)
+                if own is not None:
+                    v = v | {f"node:{ref.key}"}
+                if v:
+                    value_org[out] = v
+            dyn = (info.dynamic if info is not None and info.shape is not None
+                   else bool(carried))
+            if not dyn:
+                continue
+            org = carried
+            if info is not None and info.shape is not None:
+                syms = [d for d in info.shape if not isinstance(d, int)]
+                if syms and all(isinstance(d, str) and d in symbol_org for d in syms):
+                    org = frozenset(o for d in syms for o in symbol_org[d]) | (
+                        frozenset([f"node:{ref.key}"]) if own is not None else empty)
+            if not org:
+                continue
+            shape_org[out] = org
+            rep.tensors[out] = DynamicTensor(shape=info.shape if info else None, origins=sorted(org),
+                                             producer=ref.key)
+    for name, ids in shape_org.items():
+        if name not in rep.tensors:
+            info = lm.tensors.get(name)
+            rep.tensors[name] = DynamicTensor(shape=info.shape if info else None, origins=sorted(ids))
+    for t in rep.tensors.values():
+        for oid in t.origins:
+            if oid in origins:
+                origins[oid].reaches += 1
+    rep.origins = list(origins.values())
+    return rep
+
+
+def _attr_int(node, name: str, default):  # type: ignore[no-untyped-def]
+    for a in node.attribute:
+        if a.name == name:
+            return int(a.i)
+    return default
+
+
+def _is_vector(lm: LoadedModel, name: str) -> bool:
+    t = lm.initializers.get(name)
+    return t is not None and len(t.dims) == 1
+
+
+def _const_ints(lm: LoadedModel, name: str) -> list[int] | None:
+    """Small integer initializers (Gather indices) as a list; None when not a readable constant."""
+    t = lm.initializers.get(name)
+    if t is None or t.data_location == 1 or t.data_type not in (6, 7):
+        return None
+    from onnx import numpy_helper
+
+    try:
+        arr = numpy_helper.to_array(t)
+    except Exception:
+        return None
+    return [int(v) for v in arr.reshape(-1)] if arr.size <= 16 else None

@@ -1,0 +1,213 @@
+"""Renderers of one InspectionReport: text (terminal), JSON, self-contained HTML and SARIF 2.1.0."""
+
+from __future__ import annotations
+
+import html
+import json
+from typing import Any
+
+from studio.inspect.report import InspectionReport
+
+FORMATS = ("text", "json", "html", "sarif")
+SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+RULE_TEXT = {
+    "op-unsupported": "Operator not supported by the target",
+    "op-unlisted": "Operator not in the target's published list",
+    "op-unknown": "Target support unknown (no public operator list)",
+    "op-risky": "Operator listed as supported but known to misbehave",
+    "op-version": "Operator version outside the target's implemented range",
+    "op-dtype": "No kernel for the operator's input dtype",
+    "cpu-fallback": "Operator falls back to the CPU",
+    "domain-unsupported": "Operator domain not handled by the target",
+    "domain-policy": "Operator domain not declared for this project",
+    "constraint-const-input": "Input must be a constant",
+    "constraint-attr": "Attribute value not accepted",
+    "constraint-batch": "Target needs batch 1",
+    "constraint-dtype": "Input dtype not accepted",
+    "constraint-rank": "Tensor rank too high",
+    "constraint-static": "Tensor must have a static shape",
+    "dynamic-shape": "Dynamic shape the target cannot handle",
+    "opset": "Model opset outside the target's range",
+    "dtype-int64": "INT64 tensors",
+    "dtype-double": "DOUBLE tensors",
+    "shape-inference": "ONNX shape inference failed",
+    "boundary": "Split-model boundary tensors disagree",
+}
+
+
+def render(report: InspectionReport, fmt: str = "text", *, target: str | None = None) -> str:
+    if fmt == "json":
+        return report.to_json()
+    if fmt == "text":
+        return render_text(report, target=target)
+    if fmt == "html":
+        return render_html(report)
+    if fmt == "sarif":
+        return json.dumps(to_sarif(report), indent=2)
+    from studio.core.errors import InputError
+
+    raise InputError(f"unknown format '{fmt}'", offending=fmt, hint=f"use one of {', '.join(FORMATS)}")
+
+
+def _human(n: float, unit: str = "B") -> str:
+    for prefix in ("", "K", "M", "G", "T"):
+        if abs(n) < 1024 or prefix == "T":
+            return f"{n:.1f} {prefix}{unit}" if prefix else f"{int(n)} {unit}"
+        n /= 1024
+    return f"{n} {unit}"
+
+
+def _count(n: float) -> str:
+    for prefix, f in (("G", 1e9), ("M", 1e6), ("K", 1e3)):
+        if n >= f:
+            return f"{n / f:.2f}{prefix}"
+    return str(int(n))
+
+
+def render_text(r: InspectionReport, *, target: str | None = None, max_per_target: int = 25) -> str:
+    s = r.stats
+    lines = [f"model: {r.model}",
+             f"  opsets: {', '.join(f'{d} {v}' for d, v in r.opset_imports.items())}   IR {r.ir_version}   "
+             f"producer: {r.producer or '-'}",
+             f"  nodes: {s.nodes} ({s.main_graph_nodes} main, {s.subgraphs} nested graphs)   "
+             f"params: {_count(s.parameters)}   initializers: {_human(s.initializer_bytes)}"
+             + (f" ({_human(s.external_data_bytes)} external in {', '.join(s.external_data_files)})"
+                if s.external_data_bytes else ""),
+             f"  est. FLOPs: {_count(s.flops)}   activations: peak {_human(s.activation_bytes_peak)}"
+             + (f"   for {s.input_shapes}" if s.input_shapes else "")
+             + (f"   ({s.estimate_note})" if s.estimate_note else ""),
+             f"  shape inference: {r.shape_inference}"]
+    top = ", ".join(f"{k} {v}" for k, v in list(s.op_histogram.items())[:8])
+    lines.append(f"  ops: {top}{' ...' if len(s.op_histogram) > 8 else ''}")
+    d = r.dynamic
+    if d.is_static:
+        lines.append("dynamic dims: none (all shapes static)")
+    else:
+        lines.append(f"dynamic dims: {len(d.tensors)} tensors depend on {len(d.origins)} origin(s)")
+        for o in d.origins[:20]:
+            lines.append(f"  - [{o.kind}] {o.description} -> reaches {o.reaches} tensors")
+        if len(d.origins) > 20:
+            lines.append(f"  ... {len(d.origins) - 20} more origins")
+    lines.append("")
+    lines.append(f"{'target':14} {'verdict':8} {'supported':>9} {'risky':>6} {'unsupp.':>7} {'unknown':>7}  name")
+    for t in r.targets.values():
+        if target and t.id != target:
+            continue
+        c = t.counts
+        lines.append(f"{t.id:14} {t.verdict.upper():8} {c.get('supported', 0):9} {c.get('risky', 0):6} "
+                     f"{c.get('unsupported', 0):7} {c.get('unknown', 0):7}  {t.name}")
+    policy = [f for f in r.findings if f.target == "*"]
+    if policy:
+        lines += ["", "all targets:"]
+        lines += [_finding_line(f) for f in policy]
+    for t in r.targets.values():
+        if target and t.id != target:
+            continue
+        fs = [f for f in r.findings if f.target == t.id]
+        if not fs:
+            continue
+        order = {"error": 0, "warning": 1, "note": 2}
+        fs.sort(key=lambda f: order.get(f.severity, 3))
+        lines += ["", f"{t.id} ({t.verdict}):"]
+        lines += [_finding_line(f) for f in fs[:max_per_target]]
+        if len(fs) > max_per_target:
+            lines.append(f"  ... {len(fs) - max_per_target} more findings (use --format json for all)")
+    bad = [b for b in r.boundaries if b.status != "ok"]
+    if r.boundaries:
+        lines += ["", f"split-model boundaries: {len(r.boundaries)} checked, {len(bad)} problems"]
+        lines += [f"  - [{b.status}] {b.message}" for b in bad]
+    return "\n".join(lines) + "\n"
+
+
+def _finding_line(f: Any) -> str:
+    where = f.node or f.tensor or ""
+    if f.count > 1:
+        where += f" (+{f.count - 1} more)"
+    sub = f"  [in {f.subgraph}]" if f.subgraph else ""
+    line = f"  {f.severity.upper():7} {f.verdict:11} {where}{sub}: {f.message}"
+    if f.hint:
+        line += f"\n          hint: {f.hint}"
+    return line
+
+
+def to_sarif(r: InspectionReport) -> dict[str, Any]:
+    from studio import __version__
+
+    rules: list[dict[str, Any]] = []
+    index: dict[str, int] = {}
+    results = []
+    uri = r.model
+    for f in r.findings:
+        if f.rule not in index:
+            index[f.rule] = len(rules)
+            rules.append({"id": f.rule, "name": f.rule.replace("-", " ").title().replace(" ", ""),
+                          "shortDescription": {"text": RULE_TEXT.get(f.rule, f.rule)},
+                          "defaultConfiguration": {"level": f.severity if f.severity in ("error", "warning", "note")
+                                                   else "warning"}})
+        loc: dict[str, Any] = {"physicalLocation": {"artifactLocation": {"uri": uri}}}
+        if f.node or f.tensor:
+            name = f.node or f.tensor
+            loc["logicalLocations"] = [{"name": name.rsplit("/", 1)[-1], "fullyQualifiedName": name,
+                                        "kind": "member" if f.node else "variable"}]
+        text = f"[{f.target}] {f.message}" + (f" Hint: {f.hint}" if f.hint else "")
+        results.append({"ruleId": f.rule, "ruleIndex": index[f.rule],
+                        "level": f.severity if f.severity in ("error", "warning", "note") else "warning",
+                        "message": {"text": text}, "locations": [loc],
+                        "properties": {"target": f.target, "verdict": f.verdict, "opType": f.op_type,
+                                       "domain": f.domain, "subgraph": f.subgraph, "nodes": f.nodes[:200],
+                                       "count": f.count}})
+    return {"$schema": SARIF_SCHEMA, "version": "2.1.0",
+            "runs": [{"tool": {"driver": {"name": "studio-inspect", "version": __version__,
+                                          "informationUri": "https://example.invalid/deployment-studio",
+                                          "rules": rules}},
+                      "artifacts": [{"location": {"uri": uri}}],
+                      "results": results,
+                      "properties": {"targets": {k: v.verdict for k, v in r.targets.items()}}}]}
+
+
+_CSS = """body{font-family:system-ui,sans-serif;margin:2em;color:#222}table{border-collapse:collapse;margin:1em 0}
+td,th{border:1px solid #ccc;padding:3px 8px;text-align:left;font-size:13px}th{background:#f3f3f3}
+.pass{background:#d9f2d9}.risky{background:#fff1c2}.fail{background:#f8d0d0}.unknown{background:#e4e4ee}
+.error{color:#a00}.warning{color:#8a6d00}.note{color:#555}code{font-size:12px}"""
+
+
+def render_html(r: InspectionReport) -> str:
+    e = html.escape
+    s = r.stats
+    out = [f"<!doctype html><html><head><meta charset='utf-8'><title>Inspection: {e(r.model)}</title>"
+           f"<style>{_CSS}</style></head><body>",
+           f"<h1>Inspection of <code>{e(r.model)}</code></h1>",
+           "<table>",
+           *(f"<tr><th>{e(k)}</th><td>{e(str(v))}</td></tr>" for k, v in (
+               ("opsets", ", ".join(f"{d} {v}" for d, v in r.opset_imports.items())),
+               ("nodes", f"{s.nodes} ({s.main_graph_nodes} main graph, {s.subgraphs} nested graphs)"),
+               ("parameters", _count(s.parameters)), ("initializers", _human(s.initializer_bytes)),
+               ("external data", f"{_human(s.external_data_bytes)} in {', '.join(s.external_data_files) or '-'}"),
+               ("estimated FLOPs", _count(s.flops)), ("peak activations", _human(s.activation_bytes_peak)),
+               ("estimate note", s.estimate_note or "-"), ("shape inference", r.shape_inference))),
+           "</table><h2>Targets</h2><table><tr><th>target</th><th>verdict</th><th>supported</th><th>risky</th>"
+           "<th>unsupported</th><th>unknown</th><th>source</th></tr>"]
+    for t in r.targets.values():
+        c = t.counts
+        out.append(f"<tr class='{e(t.verdict)}'><td>{e(t.id)}</td><td>{e(t.verdict)}</td>"
+                   f"<td>{c.get('supported', 0)}</td><td>{c.get('risky', 0)}</td><td>{c.get('unsupported', 0)}</td>"
+                   f"<td>{c.get('unknown', 0)}</td><td>{e(t.source)}</td></tr>")
+    out.append("</table><h2>Dynamic dims</h2>")
+    if r.dynamic.is_static:
+        out.append("<p>All shapes are static.</p>")
+    else:
+        out.append("<table><tr><th>origin</th><th>kind</th><th>reaches</th></tr>")
+        out += [f"<tr><td>{e(o.description)}</td><td>{e(o.kind)}</td><td>{o.reaches}</td></tr>"
+                for o in r.dynamic.origins]
+        out.append("</table>")
+    out.append(f"<h2>Findings ({len(r.findings)})</h2><table><tr><th>target</th><th>severity</th><th>verdict</th>"
+               "<th>node</th><th>op</th><th>message</th><th>hint</th></tr>")
+    for f in r.findings:
+        node = (f.node or f.tensor or "") + (f" (+{f.count - 1})" if f.count > 1 else "")
+        out.append(f"<tr><td>{e(f.target)}</td><td class='{e(f.severity)}'>{e(f.severity)}</td><td>{e(f.verdict)}</td>"
+                   f"<td><code>{e(node)}</code></td><td>{e(f.op_type or '')}</td><td>{e(f.message)}</td>"
+                   f"<td>{e(f.hint)}</td></tr>")
+    out.append("</table><h2>Operators</h2><table><tr><th>op</th><th>count</th></tr>")
+    out += [f"<tr><td>{e(k)}</td><td>{v}</td></tr>" for k, v in s.op_histogram.items()]
+    out.append("</table></body></html>\n")
+    return "\n".join(out)

@@ -1,0 +1,165 @@
+"""Model statistics without loading weights: node counts, op histogram, parameters, initializer and
+external-data bytes, estimated FLOPs and activation memory (peak by liveness over the main graph)."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+from studio.inspect.model import LoadedModel, dtype_bytes, dtype_name, iter_graphs
+from studio.inspect.report import ModelStats
+
+ELEMENTWISE = {"Add", "Sub", "Mul", "Div", "Pow", "Relu", "Sigmoid", "Tanh", "Erf", "Exp", "Log", "Sqrt",
+               "Neg", "Abs", "Max", "Min", "Where", "Gelu", "LeakyRelu", "Clip", "HardSigmoid", "HardSwish",
+               "Reciprocal", "Sin", "Cos", "Elu", "Selu", "PRelu", "Softplus", "Mish", "Equal", "Less",
+               "Greater", "And", "Or", "Not", "Cast"}
+COST_PER_ELEMENT = {"Softmax": 5, "LogSoftmax": 5, "LayerNormalization": 8, "BatchNormalization": 2,
+                    "InstanceNormalization": 8, "GroupNormalization": 8, "SimplifiedLayerNormalization": 6,
+                    "SkipLayerNormalization": 9, "RMSNormalization": 6}
+
+
+def _numel(shape: list | None, assumed: list[bool]) -> int:
+    if shape is None:
+        assumed.append(True)
+        return 0
+    n = 1
+    for d in shape:
+        if isinstance(d, int):
+            n *= max(d, 0)
+        else:
+            assumed.append(True)
+    return n
+
+
+def _shape(lm: LoadedModel, name: str) -> list | None:
+    t = lm.tensors.get(name)
+    return None if t is None else t.shape
+
+
+def _int(d: object) -> int:
+    return d if isinstance(d, int) else 1
+
+
+def node_flops(lm: LoadedModel, node, assumed: list[bool]) -> int:  # type: ignore[no-untyped-def]
+    op = node.op_type
+    outs = [o for o in node.output if o]
+    if not outs:
+        return 0
+    out_shape = _shape(lm, outs[0])
+    if op in ("MatMul", "MatMulInteger", "FusedMatMul"):
+        a = _shape(lm, node.input[0])
+        if a and out_shape is not None:
+            return 2 * _numel(out_shape, assumed) * _int(a[-1])
+    elif op == "Gemm":
+        a, b = _shape(lm, node.input[0]), _shape(lm, node.input[1])
+        if a and b and out_shape is not None:
+            trans_a = any(at.name == "transA" and at.i for at in node.attribute)
+            k = _int(a[0] if trans_a else a[-1])
+            return 2 * _numel(out_shape, assumed) * k
+    elif op in ("Conv", "ConvInteger", "QLinearConv"):
+        w = _shape(lm, node.input[3 if op == "QLinearConv" else 1])
+        if w and out_shape is not None:
+            return 2 * _numel(out_shape, assumed) * math.prod(_int(d) for d in w[1:])
+    elif op == "ConvTranspose":
+        x, w = _shape(lm, node.input[0]), _shape(lm, node.input[1])
+        if x and w:
+            return 2 * _numel(x, assumed) * math.prod(_int(d) for d in w[1:])
+    elif op.startswith("Reduce") or op in ("GlobalAveragePool", "GlobalMaxPool"):
+        return _numel(_shape(lm, node.input[0]), assumed) if node.input else 0
+    elif op in ("AveragePool", "MaxPool"):
+        k = next((list(a.ints) for a in node.attribute if a.name == "kernel_shape"), [1])
+        return _numel(out_shape, assumed) * math.prod(k)
+    elif op in ELEMENTWISE:
+        return _numel(out_shape, assumed)
+    elif op in COST_PER_ELEMENT:
+        return COST_PER_ELEMENT[op] * _numel(out_shape, assumed)
+    return 0
+
+
+def _safe_flops(lm: LoadedModel, node, assumed: list[bool]) -> int:  # type: ignore[no-untyped-def]
+    """Malformed nodes (missing inputs, odd shapes) count zero rather than break the report."""
+    try:
+        return int(node_flops(lm, node, assumed))
+    except (IndexError, TypeError, ValueError, OverflowError):
+        return 0
+
+
+def compute_stats(lm: LoadedModel, input_shapes: dict[str, list[int]] | None = None) -> ModelStats:
+    st = ModelStats()
+    st.nodes = len(lm.nodes)
+    st.main_graph_nodes = len(lm.model.graph.node)
+    st.subgraphs = sum(1 for _ in iter_graphs(lm.model.graph)) - 1
+    hist: dict[str, int] = {}
+    for ref in lm.nodes:
+        k = ref.op_type if ref.domain == "ai.onnx" else f"{ref.domain}:{ref.op_type}"
+        hist[k] = hist.get(k, 0) + 1
+    st.op_histogram = dict(sorted(hist.items(), key=lambda kv: (-kv[1], kv[0])))
+    ext_files: dict[str, int] = {}
+    base = lm.path.parent
+    for t in lm.initializers.values():
+        n = math.prod(int(d) for d in t.dims) if t.dims else 1
+        st.parameters += n
+        st.initializers += 1
+        nbytes = int(n * dtype_bytes(t.data_type))
+        if t.data_location == 1:  # EXTERNAL: dims and the length entry tell the size, no read
+            st.external_tensors += 1
+            meta = {e.key: e.value for e in t.external_data}
+            if "length" in meta:
+                nbytes = int(meta["length"])
+            loc = meta.get("location", "?")
+            ext_files[loc] = ext_files.get(loc, 0) + nbytes
+            st.external_data_bytes += nbytes
+        st.initializer_bytes += nbytes
+    st.external_data_files = sorted(ext_files)
+    for loc in st.external_data_files:
+        if not (base / loc).exists():
+            st.estimate_note += f"external data file missing: {loc}. "
+    try:
+        st.file_bytes = Path(lm.path).stat().st_size
+    except OSError:
+        pass
+    for name in lm.graph_inputs:
+        t = lm.tensors.get(name)
+        st.inputs[name] = {"dtype": dtype_name(t.elem_type) if t else "unknown", "shape": t.shape if t else None}
+    for name in lm.graph_outputs:
+        t = lm.tensors.get(name)
+        st.outputs[name] = {"dtype": dtype_name(t.elem_type) if t else "unknown", "shape": t.shape if t else None}
+    st.input_shapes = {k: list(v) for k, v in (input_shapes or {}).items()}
+
+    assumed: list[bool] = []
+    st.flops = sum(_safe_flops(lm, ref.node, assumed) for ref in lm.nodes)
+    # activation memory: liveness over the main graph in its (topological) order
+    g = lm.model.graph
+    last_use: dict[str, int] = {}
+    for i, node in enumerate(g.node):
+        for inp in node.input:
+            last_use[inp] = i
+    keep = set(lm.graph_outputs)
+
+    def size(name: str) -> int:
+        t = lm.tensors.get(name)
+        if t is None or name in lm.constants:
+            return 0
+        return int(_numel(t.shape, assumed) * dtype_bytes(t.elem_type))
+
+    live: dict[str, int] = {n: size(n) for n in lm.graph_inputs}
+    cur = sum(live.values())
+    peak = cur
+    total = cur
+    for i, node in enumerate(g.node):
+        for o in node.output:
+            if o and o not in live:
+                s = size(o)
+                live[o] = s
+                cur += s
+                total += s
+        peak = max(peak, cur)
+        for inp in set(node.input):
+            if inp in live and last_use.get(inp) == i and inp not in keep:
+                cur -= live.pop(inp)
+    st.activation_bytes_peak = peak
+    st.activation_bytes_total = total
+    if assumed:
+        st.estimate_note += ("dynamic or unknown dims counted as 1; pass --shape NAME=DIMS for exact figures"
+                             if not input_shapes else "some dims stayed unknown after shape inference")
+    return st

@@ -1,0 +1,117 @@
+"""Parity of a fixed model against the original: ONNX Runtime, random inputs, per-output error figures."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from studio.core.errors import ValidationError
+
+# Tolerances per precision: (max_abs, min_cosine). INT8 dynamic quantization is judged by cosine similarity.
+TOLERANCE = {"fp32": (1e-4, 0.99999), "fp16": (5e-2, 0.999), "int8": (float("inf"), 0.98)}
+
+
+@dataclass
+class OutputParity:
+    output: str
+    max_abs: float
+    max_rel: float
+    cosine: float
+    passed: bool
+
+
+@dataclass
+class ParityCase:
+    input_shapes: dict[str, list[int]]
+    outputs: list[OutputParity] = field(default_factory=list)
+    passed: bool = False
+    error: str | None = None
+
+
+@dataclass
+class ParityReport:
+    original: str
+    fixed: str
+    precision: str  # "fp32" | "fp16" | "int8"
+    atol: float
+    min_cosine: float
+    cases: list[ParityCase] = field(default_factory=list)
+
+    @property
+    def passed(self) -> bool:
+        return bool(self.cases) and all(c.passed for c in self.cases)
+
+
+def _session(path: Path) -> Any:
+    import onnxruntime as ort
+
+    so = ort.SessionOptions()
+    so.log_severity_level = 3
+    try:
+        return ort.InferenceSession(str(path), so, providers=["CPUExecutionProvider"])
+    except Exception as exc:  # ORT raises its own exception types
+        raise ValidationError(f"ONNX Runtime cannot load {path.name}: {str(exc)[:300]}", offending=str(path),
+                              hint="check the model with `studio inspect --target ort-cpu`") from None
+
+
+def random_feed(sess: Any, dims: dict[str, int], rng: np.random.Generator) -> dict[str, np.ndarray]:
+    """Random inputs for a session: symbolic dims from ``dims`` (default 2), ids kept small and valid."""
+    feed = {}
+    for i in sess.get_inputs():
+        shape = [d if isinstance(d, int) else dims.get(str(d), 2) for d in i.shape]
+        t = i.type
+        if "int" in t:
+            dtype = np.int64 if "int64" in t else np.int32
+            if "mask" in i.name:
+                feed[i.name] = np.ones(shape, dtype=dtype)
+            else:
+                feed[i.name] = rng.integers(0, 5, size=shape).astype(dtype)
+        elif "bool" in t:
+            feed[i.name] = rng.integers(0, 2, size=shape).astype(bool)
+        elif "float16" in t:
+            feed[i.name] = rng.standard_normal(shape).astype(np.float16)
+        else:
+            feed[i.name] = rng.standard_normal(shape).astype(np.float32)
+    return feed
+
+
+def check_parity(original: Path, fixed: Path, precision: str = "fp32", *, dims: dict[str, int] | None = None,
+                 cases: int = 2, seed: int = 0) -> ParityReport:
+    atol, min_cos = TOLERANCE[precision]
+    rep = ParityReport(original=str(original), fixed=str(fixed), precision=precision, atol=atol, min_cosine=min_cos)
+    ref, new = _session(Path(original)), _session(Path(fixed))
+    rng = np.random.default_rng(seed)
+    for _ in range(cases):
+        feed = random_feed(new, dims or {}, rng)
+        case = ParityCase(input_shapes={k: list(v.shape) for k, v in feed.items()})
+        try:
+            ref_feed = {i.name: feed[i.name].astype(_np_type(i.type)) for i in ref.get_inputs() if i.name in feed}
+            a = ref.run(None, ref_feed)
+            b = new.run(None, feed)
+        except Exception as exc:  # a failed run is a failed case, reported
+            case.error = f"{type(exc).__name__}: {str(exc)[:300]}"
+            rep.cases.append(case)
+            continue
+        names = [o.name for o in ref.get_outputs()]
+        for name, x, y in zip(names, a, b, strict=False):
+            x64, y64 = np.asarray(x, dtype=np.float64).ravel(), np.asarray(y, dtype=np.float64).ravel()
+            if x64.shape != y64.shape:
+                case.outputs.append(OutputParity(name, float("inf"), float("inf"), 0.0, False))
+                continue
+            diff = np.abs(x64 - y64)
+            max_abs = float(diff.max()) if diff.size else 0.0
+            max_rel = float((diff / (np.abs(x64) + 1e-6)).max()) if diff.size else 0.0
+            nx, ny = np.linalg.norm(x64), np.linalg.norm(y64)
+            cos = float(x64 @ y64 / (nx * ny)) if nx > 0 and ny > 0 else (1.0 if max_abs == 0 else 0.0)
+            case.outputs.append(OutputParity(name, max_abs, max_rel, cos, max_abs <= atol and cos >= min_cos))
+        case.passed = all(o.passed for o in case.outputs)
+        rep.cases.append(case)
+    return rep
+
+
+def _np_type(ort_type: str) -> Any:
+    return {"tensor(float)": np.float32, "tensor(float16)": np.float16, "tensor(int64)": np.int64,
+            "tensor(int32)": np.int32, "tensor(bool)": bool, "tensor(double)": np.float64}.get(ort_type, np.float32)

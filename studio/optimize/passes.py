@@ -1,0 +1,139 @@
+"""The individual fixes, each ModelProto -> ModelProto: static dims, onnxslim simplification, FP16, INT8.
+
+No home-made graph passes: simplification is onnxslim, FP16 is onnxconverter-common, INT8 is ONNX Runtime's
+dynamic quantization. Static dims rewrite only the declared input dims and re-run ONNX shape inference.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from studio.core.errors import DependencyMissing, InputError, ValidationError
+
+
+def symbols_of(model: Any) -> dict[str, list[str]]:
+    """dim_param -> ["input:axis", ...] over the graph inputs."""
+    out: dict[str, list[str]] = {}
+    for i in model.graph.input:
+        tt = i.type.tensor_type
+        for ax, d in enumerate(tt.shape.dim):
+            if d.HasField("dim_param"):
+                out.setdefault(d.dim_param, []).append(f"{i.name}:{ax}")
+    return out
+
+
+def make_static(model: Any, dims: dict[str, int], *, strict: bool = True) -> tuple[Any, list[str]]:
+    """Replace symbolic dims by sizes (by symbol name, or ``input:axis``), then re-infer shapes.
+
+    Returns the new model and a list of what changed. Unknown names are an InputError when ``strict``.
+    """
+    import onnx
+
+    m = onnx.ModelProto()
+    m.CopyFrom(model)
+    syms = symbols_of(m)
+    changed: list[str] = []
+    used: set[str] = set()
+    for key, size in dims.items():
+        if size <= 0:
+            raise InputError(f"--static {key}={size}: sizes must be positive", offending=key,
+                             hint="e.g. --static batch=1,sequence=64")
+    n_inputs = len(m.graph.input)
+    for idx, vi in enumerate(list(m.graph.input) + list(m.graph.output)):
+        for ax, d in enumerate(vi.type.tensor_type.shape.dim):
+            for key in (d.dim_param, f"{vi.name}:{ax}"):
+                if key and key in dims:
+                    old = d.dim_param or "?"
+                    d.Clear()
+                    d.dim_value = int(dims[key])
+                    used.add(key)
+                    if idx < n_inputs:
+                        changed.append(f"{vi.name}[{ax}]: {old} -> {dims[key]}")
+                    break
+    missing = [k for k in dims if k not in used]
+    if missing and strict:
+        raise InputError(f"--static names dims the model does not have: {', '.join(missing)}",
+                         offending=", ".join(missing),
+                         hint="symbolic dims: " + (", ".join(f"{s} ({', '.join(w)})" for s, w in syms.items())
+                                                   or "none (the model is static)") + "; or use INPUT:AXIS=N")
+    del m.graph.value_info[:]
+    try:
+        m = onnx.shape_inference.infer_shapes(m, strict_mode=True, data_prop=True)
+    except Exception as exc:
+        raise ValidationError(f"shape inference failed after fixing dims: {str(exc)[:300]}",
+                              offending=", ".join(f"{k}={v}" for k, v in dims.items()),
+                              hint="the sizes contradict the graph (e.g. a Reshape); choose other sizes") from None
+    return m, changed
+
+
+def simplify(model: Any) -> Any:
+    """Constant folding and graph simplification by onnxslim."""
+    try:
+        import onnxslim
+    except ImportError:
+        raise DependencyMissing.for_module("onnxslim", "optimize", "simplification") from None
+    import onnx
+
+    before = onnx.ModelProto()
+    before.CopyFrom(model)
+    out = onnxslim.slim(before)
+    if out is None:
+        raise ValidationError("onnxslim could not simplify the model", hint="run without --simplify")
+    return out
+
+
+def to_fp16(model: Any) -> Any:
+    """FP16 weights and compute, float32 inputs/outputs kept (onnxconverter-common)."""
+    try:
+        from onnxconverter_common import float16
+    except ImportError:
+        raise DependencyMissing.for_module("onnxconverter-common", "optimize", "FP16 conversion") from None
+    import onnx
+
+    src = onnx.ModelProto()
+    src.CopyFrom(model)
+    _separate_consumed_outputs(src)
+    del src.graph.value_info[:]
+    return float16.convert_float_to_float16(src, keep_io_types=True, disable_shape_infer=False)
+
+
+def _separate_consumed_outputs(model: Any) -> None:
+    """Graph outputs that other nodes also read get an Identity in front, so the converter's float32
+    boundary Cast does not change the type those internal consumers see (onnxconverter-common issue)."""
+    import onnx.helper as h
+
+    g = model.graph
+    outs = {o.name for o in g.output}
+    consumed = {i for n in g.node for i in n.input if i in outs}
+    for name in consumed:
+        inner = f"{name}__internal"
+        for n in g.node:
+            for k, o in enumerate(n.output):
+                if o == name:
+                    n.output[k] = inner
+            for k, i in enumerate(n.input):
+                if i == name:
+                    n.input[k] = inner
+        g.node.append(h.make_node("Identity", [inner], [name], name=f"{name}__output"))
+
+
+def to_int8_dynamic(model: Any) -> Any:
+    """Dynamic INT8 quantization of MatMul/Gemm/Conv weights (onnxruntime.quantization)."""
+    import onnx
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    with tempfile.TemporaryDirectory(prefix="studio-int8-") as d:
+        src, dst = Path(d) / "in.onnx", Path(d) / "out.onnx"
+        onnx.save(model, str(src))
+        import logging
+
+        root = logging.getLogger()
+        level = root.level
+        root.setLevel(logging.ERROR)  # quantize_dynamic logs a pre-processing advice on the root logger
+        try:
+            quantize_dynamic(str(src), str(dst), weight_type=QuantType.QInt8)
+        finally:
+            root.setLevel(level)
+        return onnx.load(str(dst))
