@@ -25,3 +25,4 @@ def artifacts_dir() -> Path:
 
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+

@@ -61,7 +61,7 @@ def test_exported_tiny_clip_dynamic_batch_and_sequence(tmp_path: Path) -> None:
     import sys
 
     pytest.importorskip("studio.export.samples")
-    # A fresh interpreter: the export imports torch, and tests/ on sys.path may shadow packages (tests/triton).
+    # A fresh interpreter: the export imports torch, and keeps torch out of this process.
     code = ("import sys; from pathlib import Path; from studio.export.api import write_sample, export_model, "
             "ExportOptions; d = Path(sys.argv[1]); hf = write_sample('tiny-clip', d / 'hf'); "
             "r = export_model(ExportOptions(model_dir=hf, output=d / 'onnx' / 'model.onnx')); "

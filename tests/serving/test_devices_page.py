@@ -21,7 +21,7 @@ from studio.gui.theme import apply_theme  # noqa: E402
 from studio.triton.client import TritonClient  # noqa: E402
 from studio.triton.repo_builder import BuildOptions, build_repo  # noqa: E402
 from studio.triton.server import LocalTritonServer, free_port  # noqa: E402
-from tests.triton import tiny_models as tm  # noqa: E402
+from tests.serving import tiny_models as tm  # noqa: E402
 
 pytestmark = [pytest.mark.gui, pytest.mark.triton, pytest.mark.timeout(300),
               pytest.mark.qt_log_level_fail("WARNING"), pytest.mark.qt_log_ignore("propagateSizeHints")]

@@ -25,7 +25,7 @@ from studio.triton.repo_builder import BuildOptions, build_repo
 from studio.triton.repo_check import check_repo
 from studio.triton.runner import TritonRunner
 from studio.triton.server import LocalTritonServer
-from tests.triton import tiny_models as tm
+from tests.serving import tiny_models as tm
 
 pytestmark = [pytest.mark.triton, pytest.mark.timeout(300)]
 

@@ -17,7 +17,7 @@ from studio.triton.client import parse_url, prepare_inputs
 from studio.triton.metrics import snapshot
 from studio.triton.repo_builder import BuildOptions, build_repo
 from studio.triton.repo_check import check_repo
-from tests.triton import tiny_models as tm
+from tests.serving import tiny_models as tm
 
 
 @pytest.fixture()
