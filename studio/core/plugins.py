@@ -25,6 +25,7 @@ class Plugin:
     module: str | None = None
     description: str = ""
     requires: list[str] = field(default_factory=list)  # importable modules it needs, checked lazily
+    hint: str = ""  # what to do when a required module is missing (e.g. the pip command)
     error: str | None = None  # set when manifest or import failed
     _loaded: Any = field(default=None, repr=False)
 
@@ -36,9 +37,15 @@ class Plugin:
         """Whether its required modules can be found, without importing them."""
         import importlib.util
 
-        missing = [m for m in self.requires if importlib.util.find_spec(m.split(".")[0]) is None]
+        def absent(mod: str) -> bool:
+            try:
+                return importlib.util.find_spec(mod.split(".")[0]) is None
+            except (ImportError, ValueError):  # a broken install or an import blocker counts as missing
+                return True
+
+        missing = [m for m in self.requires if absent(m)]
         if missing:
-            return False, "missing " + ", ".join(missing)
+            return False, "missing " + ", ".join(missing) + (f"; {self.hint}" if self.hint else "")
         return (self.error is None, self.error or "ok")
 
     def load(self) -> Any:
@@ -64,7 +71,7 @@ def _from_entry_point(ep: EntryPoint) -> Plugin:
         return Plugin(name=str(manifest["name"]), entry_point=f"{ep.name} = {ep.value}",
                       provides={k: list(v) for k, v in dict(manifest.get("provides", {})).items()},
                       module=manifest.get("module"), description=manifest.get("description", ""),
-                      requires=list(manifest.get("requires", [])))
+                      requires=list(manifest.get("requires", [])), hint=str(manifest.get("hint", "")))
     except Exception as exc:
         tb = traceback.format_exception_only(type(exc), exc)[-1].strip()
         return Plugin(name=ep.name, entry_point=f"{ep.name} = {ep.value}", error=tb)

@@ -1,0 +1,431 @@
+"""Compile page: an ONNX model + a board or TVM target -> a verified TVM Relax library, or the failing nodes.
+
+Everything is one core call (studio.compile.api.compile_model) run as a job; this page only collects the
+options and renders the CompileReport: artifacts, the parity table against ONNX Runtime, latency, and when
+TVM fails, the smallest failing node set, each node one click from the inspector's graph.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QFileDialog,
+    QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QProgressBar,
+    QPushButton,
+    QSizePolicy,
+    QSplitter,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from studio.core.errors import Problem, StudioError
+from studio.gui.page import Page
+from studio.gui.theme import set_role
+
+
+def _table(headers: list[str]) -> QTableWidget:
+    t = QTableWidget(0, len(headers))
+    t.setHorizontalHeaderLabels(headers)
+    t.verticalHeader().setVisible(False)
+    t.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+    t.setSelectionBehavior(QTableWidget.SelectionBehavior.SelectRows)
+    t.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+    for i in range(1, len(headers)):
+        t.horizontalHeader().setSectionResizeMode(i, QHeaderView.ResizeMode.ResizeToContents)
+    return t
+
+
+def _fill(table: QTableWidget, rows: list[list[str]]) -> None:
+    table.setRowCount(len(rows))
+    for r, row in enumerate(rows):
+        for c, text in enumerate(row):
+            table.setItem(r, c, QTableWidgetItem(text))
+
+
+class CompilePage(Page):
+    page_id = "compile"
+    title = "Compile"
+
+    def __init__(self, jobs: Any = None, parent: QWidget | None = None) -> None:
+        super().__init__(jobs, parent)
+        if self.jobs is None:
+            from studio.gui.jobs_qt import JobRunner
+
+            self.jobs = JobRunner(self)
+        self.report: Any = None
+        self._handle: Any = None
+        self._build()
+        self.reload_targets()
+        self.refresh_availability()
+
+    # -- layout ----------------------------------------------------------------------------------------
+    def _build(self) -> None:
+        outer = QHBoxLayout(self)
+        split = QSplitter(Qt.Orientation.Horizontal)
+        outer.addWidget(split)
+
+        left = QWidget()
+        ll = QVBoxLayout(left)
+        head = QLabel("Compile with TVM Relax")
+        set_role(head, "heading")
+        ll.addWidget(head)
+        sub = QLabel("ONNX -> TVM Relax -> a library for the board's CPU or GPU, checked against ONNX Runtime "
+                     "on random inputs. When TVM fails, the graph is bisected to the failing nodes.")
+        sub.setWordWrap(True)
+        set_role(sub, "muted")
+        ll.addWidget(sub)
+
+        box = QGroupBox("Build")
+        form = QFormLayout(box)
+        mrow = QHBoxLayout()
+        self.model_edit = QLineEdit()
+        self.model_edit.setPlaceholderText("model.onnx (or a part, e.g. the vision encoder)")
+        mb = QPushButton("Browse…")
+        mb.clicked.connect(self._browse_model)
+        mrow.addWidget(self.model_edit, 1)
+        mrow.addWidget(mb)
+        form.addRow("Model", mrow)
+        self.target_combo = QComboBox()
+        self.target_combo.currentIndexChanged.connect(self._target_changed)
+        form.addRow("Target", self.target_combo)
+        self.target_info = QLabel("")
+        self.target_info.setWordWrap(True)
+        set_role(self.target_info, "muted")
+        form.addRow("", self.target_info)
+        self.shapes_edit = QLineEdit()
+        self.shapes_edit.setPlaceholderText("for dynamic dims: pixel_values=1,3,224,224; input_ids=1,64")
+        form.addRow("Shapes", self.shapes_edit)
+        orow = QHBoxLayout()
+        self.out_edit = QLineEdit()
+        self.out_edit.setPlaceholderText("default: MODEL-TARGET beside the model")
+        ob = QPushButton("…")
+        ob.clicked.connect(self._browse_out)
+        orow.addWidget(self.out_edit, 1)
+        orow.addWidget(ob)
+        form.addRow("Output", orow)
+        self.verify_check = QCheckBox("Verify against ONNX Runtime (parity + latency)")
+        self.verify_check.setChecked(True)
+        self.simplify_check = QCheckBox("Fold shape arithmetic first (onnxslim)")
+        self.force_check = QCheckBox("Replace an existing output folder")
+        for cb in (self.verify_check, self.simplify_check, self.force_check):
+            form.addRow("", cb)
+        ll.addWidget(box)
+
+        brow = QHBoxLayout()
+        self.compile_btn = QPushButton("Compile")
+        set_role(self.compile_btn, "primary")
+        self.compile_btn.clicked.connect(self.start_compile)
+        self.cancel_btn = QPushButton("Cancel")
+        self.cancel_btn.setEnabled(False)
+        self.cancel_btn.clicked.connect(self._cancel)
+        brow.addWidget(self.compile_btn)
+        brow.addWidget(self.cancel_btn)
+        brow.addStretch(1)
+        ll.addLayout(brow)
+        self.progress = QProgressBar()
+        self.progress.setRange(0, 100)
+        self.progress.setValue(0)
+        ll.addWidget(self.progress)
+        self.status_label = QLabel("")
+        self.status_label.setWordWrap(True)
+        set_role(self.status_label, "muted")
+        ll.addWidget(self.status_label)
+        self.error_label = QLabel("")
+        self.error_label.setWordWrap(True)
+        self.error_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        set_role(self.error_label, "error")
+        self.error_label.hide()
+        ll.addWidget(self.error_label)
+
+        tools = QGroupBox("Toolchain")
+        tl = QVBoxLayout(tools)
+        self.tvm_label = QLabel("")
+        self.tvm_label.setWordWrap(True)
+        self.cc_label = QLabel("")
+        self.cc_label.setWordWrap(True)
+        self.mlc_label = QLabel("")
+        self.mlc_label.setWordWrap(True)
+        self.mlc_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        for w in (self.tvm_label, self.cc_label, self.mlc_label):
+            tl.addWidget(w)
+        ll.addWidget(tools)
+        ll.addStretch(1)
+        split.addWidget(left)
+
+        right = QWidget()
+        rl = QVBoxLayout(right)
+        self.banner = QLabel("No compile yet: choose a model and a target, then Compile.")
+        self.banner.setWordWrap(True)
+        self.banner.setContentsMargins(10, 6, 10, 6)
+        self.banner.setMinimumHeight(34)
+        self.banner.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Fixed)
+        set_role(self.banner, "muted")
+        rl.addWidget(self.banner)
+        art_box = QGroupBox("Artifacts")
+        al = QVBoxLayout(art_box)
+        self.artifacts_table = _table(["file", "kind", "size", "machine"])
+        self.artifacts_table.setMinimumHeight(150)
+        al.addWidget(self.artifacts_table)
+        rl.addWidget(art_box, 3)
+        par_box = QGroupBox("Parity against ONNX Runtime")
+        pl = QVBoxLayout(par_box)
+        self.parity_label = QLabel("")
+        self.parity_label.setWordWrap(True)
+        pl.addWidget(self.parity_label)
+        self.parity_table = _table(["output", "shape", "max abs", "max rel", "result"])
+        self.parity_table.setMaximumHeight(130)
+        pl.addWidget(self.parity_table)
+        self.latency_label = QLabel("")
+        self.latency_label.setWordWrap(True)
+        pl.addWidget(self.latency_label)
+        rl.addWidget(par_box, 2)
+        fail_box = QGroupBox("Failure localisation")
+        fl = QVBoxLayout(fail_box)
+        self.failure_label = QLabel("")
+        self.failure_label.setWordWrap(True)
+        self.failure_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        fl.addWidget(self.failure_label)
+        self.nodes_table = _table(["node", "op"])
+        self.nodes_table.cellDoubleClicked.connect(lambda r, _c: self.show_node_in_inspector(r))
+        fl.addWidget(self.nodes_table)
+        frow = QHBoxLayout()
+        self.show_node_btn = QPushButton("Show in inspector")
+        self.show_node_btn.setEnabled(False)
+        self.show_node_btn.clicked.connect(lambda: self.show_node_in_inspector(None))
+        frow.addStretch(1)
+        frow.addWidget(self.show_node_btn)
+        fl.addLayout(frow)
+        rl.addWidget(fail_box, 2)
+        split.addWidget(right)
+        split.setSizes([460, 740])
+
+    # -- context ---------------------------------------------------------------------------------------
+    def context_changed(self) -> None:
+        if self.workspace is None or not self.model_name:
+            return
+        entry = self.workspace.model(self.model_name)
+        if entry is None:
+            return
+        path = self.workspace.resolve(entry)
+        if path.is_dir():
+            cands = [path / "model.onnx", *sorted(path.glob("*.onnx"))]
+            path = next((c for c in cands if c.is_file()), path)
+        self.model_edit.setText(str(path))
+
+    def open_payload(self, payload: object) -> None:
+        """A model path, or {"model": path, "target": id} from the inspector or packaging page."""
+        if isinstance(payload, dict):
+            if payload.get("model"):
+                self.model_edit.setText(str(payload["model"]))
+            if payload.get("target"):
+                self.select_target(str(payload["target"]))
+        elif payload:
+            self.model_edit.setText(str(payload))
+
+    def reload_targets(self) -> None:
+        from studio.compile.api import list_targets
+
+        self.target_combo.blockSignals(True)
+        self.target_combo.clear()
+        for t in list_targets():
+            label = f"{t['id']}  ({t['device']})" if t["device"] else t["id"]
+            self.target_combo.addItem(label, t["id"])
+            self.target_combo.setItemData(self.target_combo.count() - 1, t["description"], Qt.ItemDataRole.ToolTipRole)
+        self.target_combo.blockSignals(False)
+        self._target_changed()
+
+    def select_target(self, target_id: str) -> None:
+        idx = self.target_combo.findData(target_id)
+        if idx >= 0:
+            self.target_combo.setCurrentIndex(idx)
+
+    def _target_changed(self) -> None:
+        tid = self.target_combo.currentData()
+        if not tid:
+            return
+        try:
+            import json
+
+            from studio.compile.targets import resolve_target
+
+            t = resolve_target(tid)
+            note = " ".join(t.notes)
+            self.target_info.setText(f"{t.description}. TVM target {json.dumps(t.tvm)}"
+                                     + (f". {note}" if note else ""))
+        except StudioError as err:
+            self.target_info.setText(err.render())
+
+    def refresh_availability(self) -> None:
+        from studio.compile.api import availability
+
+        st = availability()
+        tvm = st["tvm"]
+        self.tvm_available = bool(tvm["available"])
+        self.tvm_label.setText(f"apache-tvm: {tvm['version']}" if tvm["available"]
+                               else f"apache-tvm: not installed. {tvm['message']}")
+        set_role(self.tvm_label, "" if tvm["available"] else "error")
+        self.cc_label.setText(f"aarch64 cross compiler: {st['aarch64_cc']}" if st["aarch64_cc"] else
+                              "aarch64 cross compiler: not installed; board builds write model.tar (objects) "
+                              "only (`make cross-toolchain` installs Debian's gcc-aarch64-linux-gnu)")
+        mlc = st["mlc_llm"]
+        self.mlc_label.setText(f"mlc_llm (language models): {mlc['version'] or 'installed'}" if mlc["available"]
+                               else f"mlc_llm (language models): {mlc['message']}")
+        set_role(self.mlc_label, "" if mlc["available"] else "muted")
+        self.compile_btn.setEnabled(self.tvm_available)
+        if not self.tvm_available:
+            self.compile_btn.setToolTip("install apache-tvm first (see Toolchain)")
+
+    # -- actions ---------------------------------------------------------------------------------------
+    def _browse_model(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "ONNX model", self.model_edit.text(), "ONNX (*.onnx)")
+        if path:
+            self.model_edit.setText(path)
+
+    def _browse_out(self) -> None:
+        path = QFileDialog.getExistingDirectory(self, "Output folder", self.out_edit.text())
+        if path:
+            self.out_edit.setText(path)
+
+    def options(self) -> Any:
+        """The CompileOptions the form describes; StudioError naming the bad field."""
+        from studio.compile.api import CompileOptions
+        from studio.compile.graph import parse_shape_args
+        from studio.core.errors import InputError
+
+        model = self.model_edit.text().strip()
+        if not model:
+            raise InputError("no model chosen", offending="Model", hint="choose an .onnx file")
+        shapes = parse_shape_args([s for s in self.shapes_edit.text().replace(";", " ").split() if s])
+        out = self.out_edit.text().strip()
+        reports = None
+        if self.workspace is not None:
+            reports = self.workspace.reports_dir / f"{Path(model).stem}-{self.target_combo.currentData()}-failing.onnx"
+        return CompileOptions(model=Path(model), target=str(self.target_combo.currentData()),
+                              out=Path(out) if out else None, shapes=shapes, verify=self.verify_check.isChecked(),
+                              simplify=self.simplify_check.isChecked(), force=self.force_check.isChecked(),
+                              save_failing_subgraph=reports)
+
+    def start_compile(self) -> None:
+        self.error_label.hide()
+        try:
+            opts = self.options()
+        except StudioError as err:
+            self._show_error(err)
+            return
+        from studio.compile.api import compile_model
+
+        self.compile_btn.setEnabled(False)
+        self.cancel_btn.setEnabled(True)
+        self.progress.setValue(0)
+        self.status_label.setText("starting…")
+        self._handle = self.jobs.start("compile", f"compile {opts.model.name} for {opts.target}",
+                                       lambda job: compile_model(opts, job), self._done, self._failed)
+        self.jobs.sig_progress.connect(self._on_progress)
+        self.jobs.sig_status.connect(self._on_status)
+
+    def _on_progress(self, handle: Any, pct: float) -> None:
+        if handle is self._handle:
+            self.progress.setValue(int(pct))
+
+    def _on_status(self, handle: Any, text: str) -> None:
+        if handle is self._handle:
+            self.status_label.setText(text)
+
+    def _cancel(self) -> None:
+        if self._handle is not None:
+            self.jobs.cancel(self._handle.id)
+
+    def _job_over(self) -> None:
+        self.compile_btn.setEnabled(self.tvm_available)
+        self.cancel_btn.setEnabled(False)
+        try:
+            self.jobs.sig_progress.disconnect(self._on_progress)
+            self.jobs.sig_status.disconnect(self._on_status)
+        except (RuntimeError, TypeError):
+            pass
+
+    def _done(self, report: Any) -> None:
+        self._job_over()
+        self.show_report(report)
+
+    def _failed(self, err: StudioError) -> None:
+        self._job_over()
+        self.progress.setValue(0)
+        self._show_error(err)
+
+    def _show_error(self, err: StudioError) -> None:
+        self.error_label.setText(err.render())
+        self.error_label.show()
+        self.status_label.setText("")
+        self.sig_problem.emit(Problem(severity="error", message=err.message, source="compile", page=self.page_id,
+                                      location=err.offending, hint=err.hint))
+
+    # -- rendering -------------------------------------------------------------------------------------
+    def show_report(self, rep: Any) -> None:
+        """Render a CompileReport (also used to reopen a past compile)."""
+        self.report = rep
+        ok = rep.status == "succeeded"
+        self.banner.setText(f"{Path(rep.model).name} for {rep.target}: compiled and verified" if ok and
+                            rep.parity.status == "passed" else f"{Path(rep.model).name} for {rep.target}: "
+                            + ("compiled" if ok else f"failed at {rep.diagnosis.stage if rep.diagnosis else '?'}"))
+        set_role(self.banner, "banner-ok" if ok else "banner-fail")
+        _fill(self.artifacts_table, [[a.path, a.kind, f"{a.size_bytes:,} B" if a.size_bytes else "",
+                                      ", ".join(sorted(set(a.machines.values())))] for a in rep.artifacts])
+        p = rep.parity
+        mode = {"artifact": "the written library on this host",
+                "host-proxy": "a host build of the same Relax module (the target's code is not run here)"}.get(
+                    p.mode, p.mode)
+        self.parity_label.setText(f"{p.status}" + (f" — {mode}; atol {p.atol:g}, rtol {p.rtol:g}, inputs "
+                                                   f"{p.input_shapes}" if p.outputs else ""))
+        _fill(self.parity_table, [[o.output, "x".join(map(str, o.shape)), f"{o.max_abs:.3g}", f"{o.max_rel:.3g}",
+                                   "pass" if o.passed else "FAIL"] for o in p.outputs])
+        lat = rep.latency
+        if lat.tvm_ms_median is not None and lat.ort_ms_median is not None:
+            self.latency_label.setText(
+                f"Latency, median of {lat.runs} alternating runs: TVM {lat.tvm_ms_median:.3f} ms, ONNX Runtime "
+                f"{lat.ort_ms_median:.3f} ms (TVM is {lat.speedup_vs_ort:.2f}x ORT's speed)"
+                + (f". {lat.note}" if lat.note else ""))
+        else:
+            self.latency_label.setText("")
+        d = rep.diagnosis
+        if d is None:
+            warn = "; ".join(rep.warnings)
+            self.failure_label.setText("No failure." + (f" Warnings: {warn}" if warn else ""))
+            _fill(self.nodes_table, [])
+            self.show_node_btn.setEnabled(False)
+        else:
+            loc = d.localisation or {}
+            extra = (f" Bisection: {loc['trials']} TVM trials, {loc['node_count']} of {loc['graph_nodes']} nodes."
+                     if "trials" in loc else "")
+            self.failure_label.setText(f"{d.message}\nHint: {d.hint}" + (f"\n{extra.strip()}" if extra else ""))
+            _fill(self.nodes_table, [[n, o] for n, o in zip(d.nodes, d.op_types, strict=False)])
+            if d.nodes:
+                self.nodes_table.selectRow(len(d.nodes) - 1)  # the culprit
+            self.show_node_btn.setEnabled(bool(d.nodes))
+            self.sig_problem.emit(Problem(severity="error", message=d.message, source="compile", page="inspect",
+                                          location=d.culprit or (d.nodes[-1] if d.nodes else None), hint=d.hint,
+                                          extra={"model": rep.model}))
+        self.status_label.setText(f"{rep.status} in {rep.timings.get('total', 0):.1f} s")
+
+    def show_node_in_inspector(self, row: int | None) -> None:
+        """Open the inspector's graph on a failing node (the selected one, else the culprit)."""
+        if self.report is None or self.report.diagnosis is None or not self.report.diagnosis.nodes:
+            return
+        nodes = self.report.diagnosis.nodes
+        if row is None:
+            sel = self.nodes_table.selectionModel().selectedRows()
+            row = sel[0].row() if sel else len(nodes) - 1
+        self.sig_open_page.emit("inspect", {"model": self.report.model, "node": nodes[row], "target": "tvm-relax"})

@@ -1,0 +1,77 @@
+"""Pre-check catches ops TVM lacks; an import failure is bisected down to the failing node."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import onnx
+import pytest
+from conftest import needs_tvm
+
+from studio.cli.main import main
+from studio.compile.api import CompileOptions, compile_model
+
+pytestmark = needs_tvm
+
+
+def test_loop_is_caught_by_the_precheck(loop_onnx: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    rep = compile_model(CompileOptions(model=loop_onnx, target="llvm", out=out))
+    assert rep.status == "failed"
+    d = rep.diagnosis
+    assert d is not None and d.stage == "precheck" and d.error_class == "unsupported_op"
+    assert d.nodes == ["add_three_times"] and d.op_types == ["Loop"]
+    assert "Loop" in d.message and d.hint
+    assert rep.precheck["inspector"] in ("ran", "not installed")
+    assert "import" not in rep.timings  # failed fast, TVM import never ran
+    assert not out.exists()
+
+
+def test_loop_cli_names_the_node_and_exits_nonzero(loop_onnx: Path, tmp_path: Path,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    rc = main(["compile", str(loop_onnx), "--target", "llvm", "--out", str(tmp_path / "o")])
+    err = capsys.readouterr().err
+    assert rc == 1
+    assert "add_three_times (Loop)" in err and "hint:" in err
+
+
+@pytest.fixture(scope="module")
+def failed_import(import_failure_onnx: Path, tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    d = tmp_path_factory.mktemp("bisect")
+    rep = compile_model(CompileOptions(model=import_failure_onnx, target="llvm", out=d / "out",
+                                       save_failing_subgraph=d / "failing.onnx"))
+    return rep, d
+
+
+def test_import_failure_is_localised_by_bisection(failed_import) -> None:  # type: ignore[no-untyped-def]
+    rep, d = failed_import
+    assert rep.status == "failed"
+    diag = rep.diagnosis
+    assert diag.stage == "import"
+    assert rep.precheck["findings"] == []  # every op is on TVM's list: the pre-check let it through
+    assert diag.culprit == "bias_fill" and diag.culprit_op == "ConstantOfShape"
+    assert diag.nodes[-1] == "bias_fill" and len(diag.nodes) <= 2, diag.nodes
+    assert "broadcast_to" in diag.tvm_error
+    assert diag.error_class == "shape_arithmetic" and "onnxslim" in diag.hint
+    assert diag.localisation["trials"] >= 2
+    assert not (d / "out").exists()
+
+
+def test_saved_failing_subgraph_reproduces_the_error(failed_import) -> None:  # type: ignore[no-untyped-def]
+    from studio.compile.graph import graph_inputs
+    from studio.compile.tvm_backend import trial
+
+    rep, d = failed_import
+    sub = onnx.load(str(d / "failing.onnx"))
+    assert [n.name for n in sub.graph.node] == rep.diagnosis.nodes
+    ins = graph_inputs(sub)
+    f = trial(sub, {i.name: [int(x) for x in i.dims] for i in ins}, {i.name: i.dtype for i in ins})
+    assert f is not None and "broadcast_to" in f.message
+
+
+def test_simplify_folds_the_failing_shape_arithmetic(import_failure_onnx: Path, tmp_path: Path) -> None:
+    pytest.importorskip("onnxslim")
+    rep = compile_model(CompileOptions(model=import_failure_onnx, target="llvm", out=tmp_path / "o",
+                                       simplify=True, latency_runs=0))
+    assert rep.ok, rep.summary()
+    assert rep.parity.status == "passed"  # against the original, unsimplified model in ORT
