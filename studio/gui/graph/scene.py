@@ -1,0 +1,591 @@
+"""The graph scene: nodes and edges grouped into tiles, each tile one QGraphicsItem painted by level of detail.
+
+One item per node would make Qt call Python ``paint`` 10,000 times for a zoomed-out frame; a tile of a few
+dozen nodes draws them with a handful of calls (``drawRects`` per colour, one path for all its edges) when
+zoomed out, and node by node, with text, only when zoomed in far enough that few nodes are visible. Geometry
+(paths, tiles) is built off the GUI thread by ``build_geometry``; the GUI thread only creates the tile items.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+from PySide6.QtCore import QPointF, QRectF, Qt
+from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPainterPath, QPen, QPolygonF
+from PySide6.QtWidgets import QGraphicsItem, QGraphicsScene, QStyleOptionGraphicsItem, QWidget
+
+from studio.gui.graph import palette
+from studio.gui.graph.layout import LayoutResult
+from studio.gui.graph.model import KIND_OP, GraphData
+
+TILE = 800.0
+LOD_BOXES = 0.38  # below: flat boxes, no text, no antialiasing
+LOD_LABEL = 0.38  # op type
+LOD_NAME = 0.85  # node name under the op type
+LOD_SHAPES = 1.25  # output shapes next to the edges
+LOD_OVERVIEW = 0.06  # below: groups of tiles paint as one item (fewer Python paint calls per frame)
+OVERVIEW_GROUP = 16
+
+
+@dataclass
+class TileData:
+    nodes: np.ndarray  # node indices
+    edges: list[int]  # routed edges whose source lies in this tile
+    stubs: list[tuple[int, int]]  # (edge, node) stubs of cut edges drawn at this tile's node
+    rect: QRectF = field(default_factory=QRectF)
+
+
+@dataclass
+class GraphGeometry:
+    """Node boxes and tiles (computed in the layout worker); edge paths are made lazily, per painted tile."""
+
+    graph: GraphData
+    layout: LayoutResult
+    x0: np.ndarray
+    y0: np.ndarray
+    x1: np.ndarray
+    y1: np.ndarray
+    node_edges: list[list[int]]  # per node: drawn edges touching it
+    tiles: list[TileData]
+    seconds: float = 0.0
+    _paths: dict[int, QPainterPath] = field(default_factory=dict, repr=False)
+
+    def rect_of(self, i: int) -> QRectF:
+        return QRectF(self.x0[i], self.y0[i], self.x1[i] - self.x0[i], self.y1[i] - self.y0[i])
+
+    def is_cut(self, k: int) -> bool:
+        return self.layout.edge_cut[k]
+
+    def edge_path(self, k: int) -> QPainterPath:
+        """Edge ``k`` as a smooth curve through its bends (for a cut edge: its two stubs)."""
+        path = self._paths.get(k)
+        if path is None:
+            pts = self.layout.edge_points[k]
+            if self.layout.edge_cut[k]:
+                path = QPainterPath(QPointF(*pts[0]))
+                path.lineTo(QPointF(*pts[1]))
+                path.moveTo(QPointF(*pts[2]))
+                path.lineTo(QPointF(*pts[3]))
+            else:
+                path = _edge_path(pts)
+            self._paths[k] = path
+        return path
+
+    def stub_path(self, k: int, at_source: bool) -> QPainterPath:
+        pts = self.layout.edge_points[k]
+        a, b = (pts[0], pts[1]) if at_source else (pts[2], pts[3])
+        path = QPainterPath(QPointF(*a))
+        path.lineTo(QPointF(*b))
+        return path
+
+    @property
+    def scene_rect(self) -> QRectF:
+        if not self.tiles:
+            return QRectF(0, 0, 400, 300)
+        r = QRectF()
+        for t in self.tiles:
+            r = r.united(t.rect)
+        return r.adjusted(-120, -120, 120, 120)
+
+
+def _edge_path(pts: list[tuple[float, float]]) -> QPainterPath:
+    path = QPainterPath(QPointF(*pts[0]))
+    for (ax, ay), (bx, by) in zip(pts[:-1], pts[1:], strict=True):
+        dy = (by - ay) * 0.5
+        path.cubicTo(ax, ay + dy, bx, by - dy, bx, by)
+    return path
+
+
+def build_geometry(graph: GraphData, layout: LayoutResult) -> GraphGeometry:
+    """Boxes and tiles: plain numbers (QRectF is a value type), so this is safe in a worker thread."""
+    import time
+
+    t0 = time.perf_counter()
+    x, y, w, h = layout.x, layout.y, layout.w, layout.h
+    x0, y0, x1, y1 = x - w / 2, y - h / 2, x + w / 2, y + h / 2
+    n = len(graph.nodes)
+    tx = np.floor(x / TILE).astype(np.int64)
+    ty = np.floor(y / TILE).astype(np.int64)
+    keys = tx * 1_000_003 + ty
+    order = np.argsort(keys, kind="stable")
+    uniq, starts = np.unique(keys[order], return_index=True)
+    inverse = np.empty(n, dtype=np.int64)
+    tiles: list[TileData] = []
+    bounds: list[list[float]] = []
+    for k, (a, b) in enumerate(zip(starts, list(starts[1:]) + [n], strict=True)):
+        idx = order[a:b]
+        inverse[idx] = k
+        tiles.append(TileData(nodes=idx, edges=[], stubs=[]))
+        bounds.append([float(x0[idx].min()), float(y0[idx].min()), float(x1[idx].max()), float(y1[idx].max())])
+    node_edges: list[list[int]] = [[] for _ in range(n)]
+    tile_of = inverse.tolist()
+    for k, ((s, d), pts, cut) in enumerate(zip(layout.edge_pairs, layout.edge_points, layout.edge_cut,
+                                                strict=True)):
+        node_edges[s].append(k)
+        node_edges[d].append(k)
+        if cut:
+            tiles[tile_of[s]].stubs.append((k, s))
+            tiles[tile_of[d]].stubs.append((k, d))
+            continue
+        ts = tile_of[s]
+        tiles[ts].edges.append(k)
+        bb = bounds[ts]
+        for px, py in pts:
+            if px < bb[0]:
+                bb[0] = px
+            elif px > bb[2]:
+                bb[2] = px
+            if py > bb[3]:
+                bb[3] = py
+    for t, (rx0, ry0, rx1, ry1) in zip(tiles, bounds, strict=True):
+        # room for what is drawn outside the boxes: output shapes, stub labels, arrowheads
+        t.rect = QRectF(rx0 - 90, ry0 - 30, rx1 - rx0 + 260, ry1 - ry0 + 60)
+    return GraphGeometry(graph, layout, x0, y0, x1, y1, node_edges, tiles, seconds=time.perf_counter() - t0)
+
+
+class _Theme:
+    """QColor/QPen/QFont objects for one theme, made once (constructing them per paint is measurable)."""
+
+    def __init__(self, theme: str) -> None:
+        self.name = theme
+        vc = palette.verdict_colors(theme)
+        self.solid = [QColor(vc[v][0]) for v in palette.VERDICTS]
+        self.fill = [QColor(vc[v][1]) for v in palette.VERDICTS]
+        self.border = [QColor(vc[v][2]) for v in palette.VERDICTS]
+        self.heat = [QColor(c) for c in palette.heat_ramp(10)]
+        self.canvas = QColor(palette.CANVAS[theme][0])
+        self.edge = QColor(palette.EDGE[theme])
+        self.dynamic = QColor(palette.DYNAMIC[theme])
+        self.selection = QColor(palette.SELECTION[theme])
+        self.match = QColor(palette.MATCH[theme])
+        self.text, self.muted = (QColor(c) for c in palette.TEXT[theme])
+        self.io_fill, self.io_text = (QColor(c) for c in palette.IO_NODE[theme])
+        self.font_op = QFont()
+        self.font_op.setPointSizeF(9.5)
+        self.font_op.setBold(True)
+        self.font_small = QFont()
+        self.font_small.setPointSizeF(7.5)
+        self.fm_op = QFontMetricsF(self.font_op)
+        self.fm_small = QFontMetricsF(self.font_small)
+
+
+class GraphScene(QGraphicsScene):
+    """Holds the geometry and the per-node colour state; tiles and the overlay read from it."""
+
+    def __init__(self, geometry: GraphGeometry, theme: str = "light", parent: object = None) -> None:
+        super().__init__(parent)
+        self.geometry = geometry
+        self.graph = geometry.graph
+        n = len(self.graph.nodes)
+        self.theme = _Theme(theme)
+        self.verdict_index = np.zeros(n, dtype=np.int8)  # palette.VERDICTS index per node
+        self.heat: np.ndarray | None = None  # 0..1 per node, NaN where unmeasured; set -> heat colouring
+        self.dynamic_tensors: set[str] = set()
+        self.dynamic_edge = np.zeros(len(geometry.layout.edge_pairs), dtype=bool)
+        self.dynamic_node = np.zeros(n, dtype=bool)  # produces a dynamic tensor
+        self._text_cache: dict[tuple[int, int], str] = {}
+        self.setItemIndexMethod(QGraphicsScene.ItemIndexMethod.BspTreeIndex)
+        self.setSceneRect(geometry.scene_rect)
+        self.setBackgroundBrush(QBrush(self.theme.canvas))
+        self.tiles = [TileItem(self, t) for t in geometry.tiles]
+        for item in self.tiles:
+            self.addItem(item)
+        # tiles are ordered by column then row, so consecutive ones are vertical neighbours
+        self.overviews = [OverviewItem(self.tiles[i:i + OVERVIEW_GROUP])
+                          for i in range(0, len(self.tiles), OVERVIEW_GROUP)]
+        for item in self.overviews:
+            item.setVisible(False)
+            self.addItem(item)
+        self.overview_mode = False
+        self.overlay = OverlayItem(self)
+        self.addItem(self.overlay)
+
+    # ---- state -----------------------------------------------------------------------------------------
+    def set_theme(self, theme: str) -> None:
+        self.theme = _Theme(theme)
+        self.setBackgroundBrush(QBrush(self.theme.canvas))
+        self._text_cache.clear()
+        self._refresh_tiles()
+
+    def set_verdicts(self, verdicts: dict[str, str] | None) -> None:
+        """``verdicts``: node name -> supported|risky|unsupported|unknown; absent nodes are 'none'."""
+        idx = np.zeros(len(self.graph.nodes), dtype=np.int8)
+        for name, v in (verdicts or {}).items():
+            i = self.graph.index_of(name)
+            if i is not None:
+                # a nested node's verdict colours its owner; the worst one wins
+                idx[i] = max(idx[i], palette.VERDICT_INDEX.get(str(v), 4), key=_severity)
+        self.verdict_index = idx
+        self._refresh_tiles()
+
+    def set_heat(self, values: dict[str, float] | None) -> None:
+        """Colour by a per-node number (for example share of run time) instead of verdicts; None turns it off."""
+        if not values:
+            self.heat = None
+        else:
+            heat = np.full(len(self.graph.nodes), np.nan)
+            top = max((float(v) for v in values.values()), default=0.0) or 1.0
+            for name, v in values.items():
+                i = self.graph.index_of(name)
+                if i is not None:
+                    heat[i] = max(0.0, float(v)) / top
+            self.heat = heat
+        self._refresh_tiles()
+
+    def set_dynamic(self, tensors: set[str] | None) -> None:
+        self.dynamic_tensors = set(tensors or ())
+        lay = self.geometry.layout
+        self.dynamic_edge = np.array([any(t in self.dynamic_tensors for t in ts) for ts in lay.edge_tensors],
+                                     dtype=bool)
+        self.dynamic_node = np.array([any(o in self.dynamic_tensors for o in n.outputs) for n in self.graph.nodes],
+                                     dtype=bool)
+        self._refresh_tiles()
+
+    def color_index(self, i: int) -> tuple[QColor, QColor, QColor]:
+        """(solid, fill, border) for node ``i`` in the current mode."""
+        th = self.theme
+        if self.heat is not None:
+            v = self.heat[i]
+            if math.isnan(v):
+                return th.solid[0], th.fill[0], th.border[0]
+            c = th.heat[min(9, int(v * 9.999))]
+            return c, c, c.darker(130)
+        k = int(self.verdict_index[i])
+        return th.solid[k], th.fill[k], th.border[k]
+
+    def node_at(self, pos: QPointF) -> int | None:
+        g = self.geometry
+        px, py = pos.x(), pos.y()
+        hit = np.flatnonzero((g.x0 <= px) & (px <= g.x1) & (g.y0 <= py) & (py <= g.y1))
+        return int(hit[0]) if len(hit) else None
+
+    def elided(self, i: int, level: int, text: str, font_metrics: QFontMetricsF, width: float) -> str:
+        key = (i, level)
+        s = self._text_cache.get(key)
+        if s is None:
+            s = font_metrics.elidedText(text, Qt.TextElideMode.ElideMiddle, width)
+            self._text_cache[key] = s
+        return s
+
+    def set_overview(self, on: bool) -> None:
+        """Zoomed far out, paint groups of tiles as single items; zoomed in, the tiles themselves."""
+        if on == self.overview_mode:
+            return
+        self.overview_mode = on
+        for t in self.tiles:
+            t.setVisible(not on)
+        for o in self.overviews:
+            o.setVisible(on)
+
+    def _refresh_tiles(self) -> None:
+        for t in self.tiles:
+            t.invalidate()
+        for o in self.overviews:
+            o.invalidate()
+        self.overlay.update()
+
+
+def _severity(k: int) -> int:
+    """Order verdict indices by how bad they are: unsupported > risky > unknown > supported > none."""
+    return {0: 0, 1: 1, 4: 2, 2: 3, 3: 4}.get(int(k), 0)
+
+
+class TileItem(QGraphicsItem):
+    def __init__(self, scene: GraphScene, data: TileData) -> None:
+        super().__init__()
+        self.gs = scene
+        self.data = data
+        self._rect = data.rect
+        self._groups: list[tuple[int, list[QRectF]]] | None = None
+        self._paths: tuple[QPainterPath, QPainterPath, QPainterPath, QPainterPath] | None = None
+        self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemUsesExtendedStyleOption, True)
+
+    def boundingRect(self) -> QRectF:
+        return self._rect
+
+    def invalidate(self) -> None:
+        self._groups = None
+        self._paths = None
+        self.update()
+
+    def _edge_paths(self) -> tuple[QPainterPath, QPainterPath, QPainterPath, QPainterPath]:
+        """(plain edges, dynamic edges, arrowheads, cut stubs), composed once per state change."""
+        if self._paths is None:
+            g = self.gs.geometry
+            plain, dyn, arrows, stubs = QPainterPath(), QPainterPath(), QPainterPath(), QPainterPath()
+            arrows.setFillRule(Qt.FillRule.WindingFill)  # two heads on one spot must not cancel out
+            for k in self.data.edges:
+                (dyn if self.gs.dynamic_edge[k] else plain).addPath(g.edge_path(k))
+                ex, ey = g.layout.edge_points[k][-1]
+                arrows.addPolygon(QPolygonF([QPointF(ex - 4.5, ey - 8), QPointF(ex + 4.5, ey - 8),
+                                             QPointF(ex, ey)]))
+                arrows.closeSubpath()
+            for k, node in self.data.stubs:
+                stubs.addPath(g.stub_path(k, g.layout.edge_pairs[k][0] == node))
+            self._paths = (plain, dyn, arrows, stubs)
+        return self._paths
+
+    def _color_groups(self) -> list[tuple[int, list[QRectF]]]:
+        if self._groups is None:
+            g = self.gs.geometry
+            by: dict[int, list[QRectF]] = {}
+            keys: dict[int, int] = {}
+            nodes = self.gs.graph.nodes
+            for i in self.data.nodes:
+                key = self.gs.color_index(int(i))[0].rgba() if nodes[i].kind == KIND_OP else -1
+                keys[key] = int(i)
+                by.setdefault(key, []).append(QRectF(g.x0[i], g.y0[i], g.x1[i] - g.x0[i], g.y1[i] - g.y0[i]))
+            self._groups = [(keys[k], rects) for k, rects in by.items()]
+        return self._groups
+
+    def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None) -> None:
+        lod = option.levelOfDetailFromTransform(painter.worldTransform())
+        th = self.gs.theme
+        plain, dyn, arrows, stubs = self._edge_paths()
+        if lod < LOD_BOXES:
+            painter.setRenderHint(QPainter.RenderHint.Antialiasing, False)
+            pen = QPen(th.edge, 0)  # cosmetic: one device pixel whatever the zoom
+            painter.setPen(pen)
+            painter.setBrush(Qt.BrushStyle.NoBrush)
+            painter.drawPath(plain)
+            painter.drawPath(stubs)
+            if not dyn.isEmpty():
+                painter.setPen(QPen(th.dynamic, 0))
+                painter.drawPath(dyn)
+            painter.setPen(Qt.PenStyle.NoPen)
+            for rep, rects in self._color_groups():
+                kind = self.gs.graph.nodes[rep].kind
+                painter.setBrush(th.io_fill if kind != KIND_OP else self.gs.color_index(rep)[0])
+                painter.drawRects(rects)
+            return
+
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
+        painter.setBrush(Qt.BrushStyle.NoBrush)
+        painter.setPen(QPen(th.edge, 1.3))
+        painter.drawPath(plain)
+        dash = QPen(th.edge, 1.3, Qt.PenStyle.DashLine)
+        painter.setPen(dash)
+        painter.drawPath(stubs)
+        if not dyn.isEmpty():
+            painter.setPen(QPen(th.dynamic, 2.2))
+            painter.drawPath(dyn)
+        painter.setPen(Qt.PenStyle.NoPen)
+        painter.setBrush(th.edge)
+        painter.drawPath(arrows)
+
+        g = self.gs.geometry
+        ex = option.exposedRect
+        idx = self.data.nodes
+        vis = idx[(g.x1[idx] >= ex.left() - 100) & (g.x0[idx] <= ex.right() + 100)
+                  & (g.y1[idx] >= ex.top() - 40) & (g.y0[idx] <= ex.bottom() + 40)]
+        nodes = self.gs.graph.nodes
+        for i in vis:
+            i = int(i)
+            node = nodes[i]
+            r = QRectF(g.x0[i], g.y0[i], g.x1[i] - g.x0[i], g.y1[i] - g.y0[i])
+            if node.kind != KIND_OP:
+                self._paint_io(painter, i, r, lod)
+                continue
+            solid, fill, border = self.gs.color_index(i)
+            painter.setPen(QPen(border, 1.2))
+            painter.setBrush(fill)
+            painter.drawRoundedRect(r, 5, 5)
+            # verdict stripe on the left edge: readable even when the fill is pale
+            painter.setPen(Qt.PenStyle.NoPen)
+            painter.setBrush(solid)
+            painter.drawRoundedRect(QRectF(r.left(), r.top(), 5, r.height()), 2.5, 2.5)
+            if self.gs.dynamic_node[i]:
+                painter.setBrush(th.dynamic)
+                painter.drawEllipse(QPointF(r.right() - 8, r.top() + 8), 3.5, 3.5)
+            painter.setPen(th.text)
+            painter.setFont(th.font_op)
+            inner = r.adjusted(9, 2, -14, -2)
+            op = self.gs.elided(i, 0, node.op_type, th.fm_op, inner.width())
+            if lod >= LOD_NAME:
+                painter.drawText(QRectF(inner.left(), inner.top() + 1, inner.width(), 17),
+                                 Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, op)
+                painter.setFont(th.font_small)
+                painter.setPen(th.muted)
+                label = self.gs.elided(i, 1, node.name, th.fm_small, inner.width())
+                painter.drawText(QRectF(inner.left(), inner.top() + 18, inner.width(), 14),
+                                 Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, label)
+            else:
+                painter.drawText(inner, Qt.AlignmentFlag.AlignCenter, op)
+            if lod >= LOD_SHAPES:
+                self._paint_shape_label(painter, i, r)
+        if lod >= LOD_NAME:
+            self._paint_stub_labels(painter)
+
+    def _paint_io(self, painter: QPainter, i: int, r: QRectF, lod: float) -> None:
+        th = self.gs.theme
+        painter.setPen(Qt.PenStyle.NoPen)
+        painter.setBrush(th.io_fill)
+        painter.drawRoundedRect(r, r.height() / 2, r.height() / 2)
+        painter.setPen(th.io_text)
+        painter.setFont(th.font_small if lod < LOD_NAME else th.font_op)
+        node = self.gs.graph.nodes[i]
+        tensor = node.outputs[0] if node.outputs else (node.inputs[0] if node.inputs else node.name)
+        fm = th.fm_small if lod < LOD_NAME else th.fm_op
+        painter.drawText(r.adjusted(10, 0, -10, 0), Qt.AlignmentFlag.AlignCenter,
+                         self.gs.elided(i, 2 if lod < LOD_NAME else 3, tensor, fm, r.width() - 20))
+        if lod >= LOD_SHAPES and node.outputs:
+            self._paint_shape_label(painter, i, r)
+
+    def _paint_shape_label(self, painter: QPainter, i: int, r: QRectF) -> None:
+        """The first output's dtype and shape under the box, where its edge leaves (amber when dynamic)."""
+        node = self.gs.graph.nodes[i]
+        if not node.outputs:
+            return
+        info = self.gs.graph.tensors.get(node.outputs[0])
+        if info is None:
+            return
+        th = self.gs.theme
+        painter.setFont(th.font_small)
+        painter.setPen(th.dynamic if node.outputs[0] in self.gs.dynamic_tensors else th.muted)
+        text = info.shape_text()
+        painter.drawText(QRectF(r.center().x() + 6, r.bottom() + 1, 200, 12),
+                         Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, text)
+
+    def _paint_stub_labels(self, painter: QPainter) -> None:
+        """Cut edges name their tensor at both stubs, so the reader can search for the other end."""
+        g = self.gs.geometry
+        th = self.gs.theme
+        painter.setFont(th.font_small)
+        painter.setPen(th.muted)
+        for k, node in self.data.stubs:
+            pts = g.layout.edge_points[k]
+            tensor = g.layout.edge_tensors[k][0]
+            at_source = g.layout.edge_pairs[k][0] == node
+            x, y = (pts[1] if at_source else pts[2])
+            text = ("↓ " if at_source else "↘ ") + tensor
+            text = th.fm_small.elidedText(text, Qt.TextElideMode.ElideMiddle, 150)
+            painter.drawText(QRectF(x + 4, y - (0 if at_source else 12), 160, 12),
+                             Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, text)
+
+
+class OverviewItem(QGraphicsItem):
+    """Several tiles drawn flat in one paint call (boxes per colour, edges as one path)."""
+
+    def __init__(self, tiles: list[TileItem]) -> None:
+        super().__init__()
+        self.members = tiles
+        self.gs = tiles[0].gs
+        r = QRectF()
+        for t in tiles:
+            r = r.united(t.boundingRect())
+        self._rect = r
+        self._cache: tuple[QPainterPath, QPainterPath, list[tuple[QBrush, list[QRectF]]]] | None = None
+
+    def boundingRect(self) -> QRectF:
+        return self._rect
+
+    def invalidate(self) -> None:
+        self._cache = None
+        self.update()
+
+    def _content(self) -> tuple[QPainterPath, QPainterPath, list[tuple[QBrush, list[QRectF]]]]:
+        if self._cache is None:
+            plain, dyn = QPainterPath(), QPainterPath()
+            groups: dict[int, tuple[QBrush, list[QRectF]]] = {}
+            th = self.gs.theme
+            for t in self.members:
+                p, d, _arrows, stubs = t._edge_paths()
+                plain.addPath(p)
+                plain.addPath(stubs)
+                dyn.addPath(d)
+                for rep, rects in t._color_groups():
+                    is_op = self.gs.graph.nodes[rep].kind == KIND_OP
+                    color = self.gs.color_index(rep)[0] if is_op else th.io_fill
+                    key = color.rgba() if is_op else -1
+                    groups.setdefault(key, (QBrush(color), []))[1].extend(rects)
+            self._cache = (plain, dyn, list(groups.values()))
+        return self._cache
+
+    def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None) -> None:
+        th = self.gs.theme
+        plain, dyn, groups = self._content()
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing, False)
+        painter.setBrush(Qt.BrushStyle.NoBrush)
+        painter.setPen(QPen(th.edge, 0))
+        painter.drawPath(plain)
+        if not dyn.isEmpty():
+            painter.setPen(QPen(th.dynamic, 0))
+            painter.drawPath(dyn)
+        painter.setPen(Qt.PenStyle.NoPen)
+        for brush, rects in groups:
+            painter.setBrush(brush)
+            painter.drawRects(rects)
+
+
+class OverlayItem(QGraphicsItem):
+    """Selection ring, the selected node's edges, and search matches, above the tiles."""
+
+    def __init__(self, scene: GraphScene) -> None:
+        super().__init__()
+        self.gs = scene
+        self.selected: int | None = None
+        self.matches = np.zeros(0, dtype=np.int64)
+        self._rect = QRectF()
+        self.setZValue(10)
+        self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemUsesExtendedStyleOption, True)
+
+    def boundingRect(self) -> QRectF:
+        return self._rect
+
+    def set_state(self, selected: int | None, matches: list[int] | None = None) -> None:
+        self.prepareGeometryChange()
+        self.selected = selected
+        if matches is not None:
+            self.matches = np.asarray(matches, dtype=np.int64)
+        g = self.gs.geometry
+        r = QRectF()
+        idx = list(self.matches)
+        if selected is not None:
+            idx.append(selected)
+            for k in g.node_edges[selected]:
+                r = r.united(g.edge_path(k).controlPointRect())
+        if idx:
+            a = np.asarray(idx)
+            r = r.united(QRectF(float(g.x0[a].min()), float(g.y0[a].min()),
+                                float(g.x1[a].max() - g.x0[a].min()), float(g.y1[a].max() - g.y0[a].min())))
+        self._rect = r.adjusted(-12, -12, 12, 12) if not r.isNull() else QRectF()
+        self.update()
+
+    def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None) -> None:
+        g = self.gs.geometry
+        th = self.gs.theme
+        lod = option.levelOfDetailFromTransform(painter.worldTransform())
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing, lod >= LOD_BOXES)
+        ex = option.exposedRect
+        if len(self.matches):
+            m = self.matches
+            m = m[(g.x1[m] >= ex.left()) & (g.x0[m] <= ex.right()) & (g.y1[m] >= ex.top())
+                  & (g.y0[m] <= ex.bottom())]
+            pad = 4 if lod >= LOD_BOXES else 3 / max(lod, 1e-6)
+            pen = QPen(th.match, 3.5 if lod >= LOD_BOXES else 0)
+            if lod < LOD_BOXES:
+                pen.setWidthF(3)
+                pen.setCosmetic(True)
+            painter.setPen(pen)
+            painter.setBrush(Qt.BrushStyle.NoBrush)
+            for i in m:
+                painter.drawRoundedRect(g.rect_of(int(i)).adjusted(-pad, -pad, pad, pad), 7, 7)
+        if self.selected is not None:
+            i = self.selected
+            pen = QPen(th.selection, 2.6)
+            if lod < LOD_BOXES:
+                pen = QPen(th.selection, 2)
+                pen.setCosmetic(True)
+            painter.setPen(pen)
+            painter.setBrush(Qt.BrushStyle.NoBrush)
+            for k in g.node_edges[i]:
+                painter.drawPath(g.edge_path(k))
+            ring = QPen(th.selection, 3.2)
+            if lod < LOD_BOXES:
+                ring = QPen(th.selection, 4)
+                ring.setCosmetic(True)
+            painter.setPen(ring)
+            pad = 3 if lod >= LOD_BOXES else 4 / max(lod, 1e-6)
+            painter.drawRoundedRect(g.rect_of(i).adjusted(-pad, -pad, pad, pad), 7, 7)

@@ -1,0 +1,421 @@
+"""GraphView: the native graph widget (layout in a worker thread, smooth pan/zoom, selection, search)."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import (
+    QEasingCurve,
+    QEvent,
+    QPoint,
+    QPointF,
+    QRectF,
+    Qt,
+    QThread,
+    QTimer,
+    QVariantAnimation,
+    Signal,
+)
+from PySide6.QtGui import QColor, QFont, QHelpEvent, QKeyEvent, QMouseEvent, QPainter, QWheelEvent
+from PySide6.QtWidgets import QFrame, QGraphicsScene, QGraphicsView, QToolTip, QWidget
+
+from studio.gui.graph import palette
+from studio.gui.graph.layout import compute_layout
+from studio.gui.graph.model import KIND_OP, GraphData
+from studio.gui.graph.scene import LOD_NAME, LOD_OVERVIEW, GraphGeometry, GraphScene, build_geometry
+
+MIN_SCALE, MAX_SCALE = 0.0004, 4.0
+
+
+class LayoutWorker(QThread):
+    """Computes layout and geometry off the GUI thread; the result comes back through a queued signal."""
+
+    sig_ready = Signal(int, object)  # generation, GraphGeometry
+    sig_failed = Signal(int, str)
+
+    def __init__(self, generation: int, graph: GraphData, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.generation = generation
+        self.graph = graph
+
+    def run(self) -> None:
+        try:
+            layout = compute_layout(self.graph)
+            geometry = build_geometry(self.graph, layout)
+        except Exception as exc:  # a layout bug must not take the window down; the view shows the message
+            self.sig_failed.emit(self.generation, f"{type(exc).__name__}: {exc}")
+        else:
+            self.sig_ready.emit(self.generation, geometry)
+
+
+class GraphView(QGraphicsView):
+    sig_node_selected = Signal(str)  # node name chosen by the user ("" when cleared)
+    sig_node_activated = Signal(str)  # double click
+    sig_layout_ready = Signal(object)  # GraphGeometry
+    sig_layout_failed = Signal(str)
+
+    def __init__(self, parent: QWidget | None = None, theme: str | None = None) -> None:
+        super().__init__(parent)
+        self._theme = theme or _current_theme()
+        self.setScene(QGraphicsScene(self))
+        self.gscene: GraphScene | None = None
+        self.graph: GraphData | None = None
+        self._generation = 0
+        self._workers: list[LayoutWorker] = []
+        self._message = "Open an ONNX model to see its graph"
+        self._pending: dict[str, object] = {}
+        self._selected: int | None = None
+        self._matches: list[int] = []
+        self._match_pos = -1
+        self._press: QPoint | None = None
+        self._anim = QVariantAnimation(self)
+        self._anim.setDuration(320)
+        self._anim.setEasingCurve(QEasingCurve.Type.OutCubic)
+        self._anim.valueChanged.connect(self._animate_to)
+        self.setFrameShape(QFrame.Shape.NoFrame)
+        self.setDragMode(QGraphicsView.DragMode.ScrollHandDrag)
+        self.setTransformationAnchor(QGraphicsView.ViewportAnchor.AnchorUnderMouse)
+        self.setResizeAnchor(QGraphicsView.ViewportAnchor.AnchorViewCenter)
+        self.setViewportUpdateMode(QGraphicsView.ViewportUpdateMode.MinimalViewportUpdate)
+        self.setOptimizationFlag(QGraphicsView.OptimizationFlag.DontAdjustForAntialiasing, True)
+        self.setCacheMode(QGraphicsView.CacheModeFlag.CacheBackground)
+        self.setRenderHint(QPainter.RenderHint.TextAntialiasing, True)
+        self.setMouseTracking(True)
+        self.setBackgroundBrush(QColor(palette.CANVAS[self._theme][0]))
+
+    # ---- loading ---------------------------------------------------------------------------------------
+    def set_graph(self, graph: GraphData | None) -> None:
+        """Lay ``graph`` out in a worker; the view shows a message until ``sig_layout_ready``."""
+        self._generation += 1
+        self.graph = graph
+        self._selected, self._matches, self._match_pos = None, [], -1
+        old = self.scene()
+        self.gscene = None
+        self.setScene(QGraphicsScene(self))
+        if old is not None:
+            old.deleteLater()
+        if graph is None:
+            self._message = "Open an ONNX model to see its graph"
+            self.viewport().update()
+            return
+        self._message = f"Laying out {len(graph.nodes):,} nodes…"
+        self.viewport().update()
+        worker = LayoutWorker(self._generation, graph, self)
+        # bound methods only: a lambda per worker, destroyed with the worker, crashed PySide 6.11 at exit
+        worker.sig_ready.connect(self._on_layout_ready)
+        worker.sig_failed.connect(self._on_layout_failed)
+        self._reap()
+        self._workers.append(worker)
+        worker.start()
+
+    def set_geometry(self, geometry: GraphGeometry) -> None:
+        """Show precomputed geometry at once (used by the benchmark and when re-showing a graph)."""
+        self._generation += 1
+        self.graph = geometry.graph
+        self._build_scene(geometry)
+
+    @property
+    def ready(self) -> bool:
+        return self.gscene is not None
+
+    @property
+    def busy(self) -> bool:
+        return any(w.isRunning() for w in self._workers)
+
+    def wait_idle(self, ms: int = 30000) -> None:
+        for w in list(self._workers):
+            w.wait(ms)
+
+    def _reap(self) -> None:
+        """Forget workers that have finished (the one that just reported finishes a moment later)."""
+        for w in list(self._workers):
+            if w.isFinished():
+                self._workers.remove(w)
+                w.deleteLater()
+
+    def _on_layout_failed(self, generation: int, message: str) -> None:
+        QTimer.singleShot(50, self._reap)
+        if generation == self._generation:
+            self._message = f"Layout failed: {message}"
+            self.viewport().update()
+            self.sig_layout_failed.emit(message)
+
+    def _on_layout_ready(self, generation: int, geometry: GraphGeometry) -> None:
+        QTimer.singleShot(50, self._reap)
+        if generation != self._generation:
+            return  # a newer graph was set meanwhile
+        self._build_scene(geometry)
+
+    def _build_scene(self, geometry: GraphGeometry) -> None:
+        old = self.scene()
+        scene = GraphScene(geometry, self._theme, self)
+        self.gscene = scene
+        self.setScene(scene)
+        if old is not None and old is not scene:
+            old.deleteLater()
+        self._message = ""
+        for key, value in self._pending.items():
+            getattr(scene, key)(value)
+        self._initial_view()
+        self.sig_layout_ready.emit(geometry)
+
+    def _initial_view(self) -> None:
+        """Whole graph when it fits at a readable zoom, else the top of it at a width that shows a layer."""
+        assert self.gscene is not None
+        r = self.gscene.geometry.scene_rect
+        vw, vh = max(self.viewport().width(), 200), max(self.viewport().height(), 200)
+        fit = min(vw / r.width(), vh / r.height())
+        self.resetTransform()
+        if fit >= 0.55:
+            self._set_scale(min(fit, 1.15))
+            self.centerOn(r.center())
+        else:
+            s = max(0.55, min(1.0, vw / r.width()))
+            self._set_scale(s)
+            self.centerOn(QPointF(r.center().x(), r.top() + vh / 2 / s))
+
+    # ---- state from the page ---------------------------------------------------------------------------
+    def _apply(self, method: str, value: object) -> None:
+        self._pending[method] = value  # kept so a later relayout (new model) starts in the same state
+        if self.gscene is not None:
+            getattr(self.gscene, method)(value)
+
+    def set_verdicts(self, verdicts: dict[str, str] | None) -> None:
+        self._apply("set_verdicts", dict(verdicts or {}))
+
+    def set_dynamic(self, tensors: set[str] | None) -> None:
+        self._apply("set_dynamic", set(tensors or ()))
+
+    def set_heat(self, values: dict[str, float] | None) -> None:
+        self._apply("set_heat", dict(values) if values else None)
+
+    def set_theme(self, theme: str) -> None:
+        self._theme = theme
+        self.setBackgroundBrush(QColor(palette.CANVAS[theme][0]))
+        if self.gscene is not None:
+            self.gscene.set_theme(theme)
+
+    def clear_state(self) -> None:
+        """Forget verdicts/dynamic/heat (a different model is coming)."""
+        self._pending.clear()
+
+    # ---- selection and navigation ----------------------------------------------------------------------
+    @property
+    def selected_name(self) -> str | None:
+        if self._selected is None or self.graph is None:
+            return None
+        return self.graph.nodes[self._selected].name
+
+    def select(self, name: str | None, *, center: bool = True, animate: bool = True, emit: bool = False) -> bool:
+        """Select a node by name (nested-graph names select their owner); False when it is not in the graph."""
+        if self.gscene is None or self.graph is None:
+            return False
+        idx = self.graph.index_of(name) if name else None
+        if name and idx is None:
+            return False
+        self._set_selected(idx)
+        if idx is not None and center:
+            self.center_on(idx, animate=animate)
+        if emit:
+            self.sig_node_selected.emit(self.graph.nodes[idx].name if idx is not None else "")
+        return True
+
+    def _set_selected(self, idx: int | None) -> None:
+        self._selected = idx
+        if self.gscene is not None:
+            self.gscene.overlay.set_state(idx, self._matches)
+
+    def center_on(self, idx: int, *, animate: bool = True, readable: bool = True) -> None:
+        """Bring node ``idx`` to the middle; zooms in first when names would not be legible."""
+        assert self.gscene is not None
+        target = self.gscene.geometry.rect_of(idx).center()
+        if readable and self.transform().m11() < LOD_NAME:
+            anchor = self.transformationAnchor()
+            self.setTransformationAnchor(QGraphicsView.ViewportAnchor.NoAnchor)
+            self._set_scale(1.0)
+            self.setTransformationAnchor(anchor)
+            animate = False
+        self._anim.stop()
+        if animate and self.isVisible():
+            self._anim.setStartValue(self.mapToScene(self.viewport().rect().center()))
+            self._anim.setEndValue(target)
+            self._anim.start()
+        else:
+            self.centerOn(target)
+
+    def _animate_to(self, value: QPointF) -> None:
+        self.centerOn(value)
+
+    def view_center(self) -> QPointF:
+        return self.mapToScene(self.viewport().rect().center())
+
+    def search(self, text: str) -> list[str]:
+        """Highlight nodes matching ``text`` (name, op type or tensor) and select the first one."""
+        if self.graph is None:
+            return []
+        self._matches = self.graph.search(text) if text.strip() else []
+        self._match_pos = -1
+        if self.gscene is not None:
+            self.gscene.overlay.set_state(self._selected, self._matches)
+        if self._matches:
+            self.next_match()
+        return [self.graph.nodes[i].name for i in self._matches]
+
+    def next_match(self, step: int = 1) -> str | None:
+        if not self._matches or self.graph is None:
+            return None
+        self._match_pos = (self._match_pos + step) % len(self._matches)
+        idx = self._matches[self._match_pos]
+        self._set_selected(idx)
+        self.center_on(idx)
+        name = self.graph.nodes[idx].name
+        self.sig_node_selected.emit(name)
+        return name
+
+    def highlight(self, names: list[str]) -> None:
+        """Ring these nodes like search matches (e.g. every node a grouped finding names)."""
+        if self.graph is None:
+            return
+        idx = [self.graph.index_of(n) for n in names]
+        self._matches = [i for i in idx if i is not None]
+        self._match_pos = -1
+        if self.gscene is not None:
+            self.gscene.overlay.set_state(self._selected, self._matches)
+
+    @property
+    def match_position(self) -> tuple[int, int]:
+        return (self._match_pos + 1, len(self._matches))
+
+    # ---- zoom ------------------------------------------------------------------------------------------
+    def _set_scale(self, s: float) -> None:
+        s = max(MIN_SCALE, min(MAX_SCALE, s))
+        cur = self.transform().m11()
+        if cur > 0:
+            self.scale(s / cur, s / cur)
+        self.sync_level_of_detail()
+
+    def sync_level_of_detail(self) -> None:
+        """Switch the scene between tiles and overview groups for the current zoom (call after zooming)."""
+        if self.gscene is not None:
+            self.gscene.set_overview(self.transform().m11() < LOD_OVERVIEW)
+
+    @property
+    def zoom(self) -> float:
+        return self.transform().m11()
+
+    def zoom_by(self, factor: float) -> None:
+        self._set_scale(self.zoom * factor)
+
+    def fit_all(self) -> None:
+        if self.gscene is not None:
+            x0, y0, x1, y1 = self.gscene.geometry.layout.bounds
+            self.fitInView(QRectF(x0, y0, x1 - x0, y1 - y0).adjusted(-40, -30, 40, 30),
+                           Qt.AspectRatioMode.KeepAspectRatio)
+            if self.zoom > 1.2:  # a tiny graph: do not blow the boxes up
+                self._set_scale(1.2)
+            self.sync_level_of_detail()
+
+    def wheelEvent(self, event: QWheelEvent) -> None:
+        if event.modifiers() & Qt.KeyboardModifier.ShiftModifier:
+            super().wheelEvent(event)  # shift + wheel scrolls
+            return
+        delta = event.angleDelta().y() or event.pixelDelta().y()
+        if delta:
+            self.zoom_by(1.0015 ** delta)
+        event.accept()
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        key = event.key()
+        if key in (Qt.Key.Key_Plus, Qt.Key.Key_Equal):
+            self.zoom_by(1.25)
+        elif key == Qt.Key.Key_Minus:
+            self.zoom_by(0.8)
+        elif key == Qt.Key.Key_F:
+            self.fit_all()
+        elif key == Qt.Key.Key_0:
+            self._set_scale(1.0)
+        elif key == Qt.Key.Key_Escape:
+            self._set_selected(None)
+            self.sig_node_selected.emit("")
+        else:
+            super().keyPressEvent(event)
+
+    # ---- mouse -----------------------------------------------------------------------------------------
+    def mousePressEvent(self, event: QMouseEvent) -> None:
+        self._press = event.position().toPoint()
+        self._anim.stop()
+        super().mousePressEvent(event)
+
+    def mouseReleaseEvent(self, event: QMouseEvent) -> None:
+        super().mouseReleaseEvent(event)
+        if self._press is None or event.button() != Qt.MouseButton.LeftButton:
+            return
+        moved = (event.position().toPoint() - self._press).manhattanLength()
+        self._press = None
+        if moved <= 4:
+            self.click_at(event.position().toPoint())
+
+    def mouseDoubleClickEvent(self, event: QMouseEvent) -> None:
+        idx = self.node_at(event.position().toPoint())
+        if idx is not None and self.graph is not None:
+            self.center_on(idx)
+            self.sig_node_activated.emit(self.graph.nodes[idx].name)
+
+    def node_at(self, pos: QPoint) -> int | None:
+        if self.gscene is None:
+            return None
+        return self.gscene.node_at(self.mapToScene(pos))
+
+    def click_at(self, pos: QPoint) -> None:
+        """What a left click does: select the node under ``pos`` (or clear) and tell listeners."""
+        idx = self.node_at(pos)
+        self._set_selected(idx)
+        if self.graph is not None:
+            self.sig_node_selected.emit(self.graph.nodes[idx].name if idx is not None else "")
+
+    def viewportEvent(self, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.ToolTip and self.graph is not None:
+            help_event = QHelpEvent(event)  # type: ignore[call-overload]
+            idx = self.node_at(help_event.pos())
+            if idx is None:
+                QToolTip.hideText()
+            else:
+                QToolTip.showText(help_event.globalPos(), self.tooltip_for(idx), self)
+            return True
+        return super().viewportEvent(event)
+
+    def tooltip_for(self, idx: int) -> str:
+        assert self.graph is not None
+        node = self.graph.nodes[idx]
+        verdict = "none"
+        if self.gscene is not None:
+            verdict = palette.VERDICTS[int(self.gscene.verdict_index[idx])]
+        lines = [f"<b>{node.op_type}</b> &nbsp;<span style='color:gray'>{node.name}</span>"]
+        if node.kind == KIND_OP:
+            lines.append(f"verdict: {palette.VERDICT_LABELS[verdict]}")
+        for label, names in (("in", node.inputs), ("out", node.outputs)):
+            for t in names[:4]:
+                info = self.graph.tensors.get(t)
+                shape = f" [{info.shape_text()}]" if info else ""
+                lines.append(f"{label}: {t}{shape}")
+        return "<br>".join(lines)
+
+    # ---- painting --------------------------------------------------------------------------------------
+    def drawForeground(self, painter: QPainter, rect: QRectF) -> None:
+        if not self._message:
+            return
+        painter.save()
+        painter.resetTransform()
+        font = QFont()
+        font.setPointSizeF(11)
+        painter.setFont(font)
+        painter.setPen(QColor(palette.TEXT[self._theme][1]))
+        painter.drawText(self.viewport().rect(), Qt.AlignmentFlag.AlignCenter, self._message)
+        painter.restore()
+
+
+def _current_theme() -> str:
+    try:
+        from studio.gui.theme import current_theme
+
+        return current_theme()
+    except Exception:  # the theme module is optional for this widget
+        return "light"

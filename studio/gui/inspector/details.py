@@ -1,0 +1,243 @@
+"""Rich-text panels of the inspector page: node details, model statistics, before/after of a fix.
+
+Plain functions from data to HTML (Qt's rich-text subset), so the panels stay thin and testable.
+"""
+
+from __future__ import annotations
+
+from html import escape
+from typing import Any
+
+from studio.gui.graph import palette
+from studio.gui.graph.model import KIND_OP, GNode, GraphData
+
+
+def human_bytes(n: float) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if abs(n) < 1024 or unit == "TiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n:.1f} TiB"
+
+
+def human_count(n: float) -> str:
+    for unit, div in (("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3)):
+        if abs(n) >= div:
+            return f"{n / div:.2f} {unit}"
+    return f"{n:.0f}"
+
+
+def _css(theme: str) -> str:
+    text, muted = palette.TEXT[theme]
+    border = "#d0d7de" if theme == "light" else "#3a414b"
+    head = "#f0f2f5" if theme == "light" else "#22262d"
+    return (f"<style>body {{ color: {text}; }} h3 {{ margin: 10px 0 4px 0; font-size: 10pt; }}"
+            f" .muted {{ color: {muted}; }} .mono {{ font-family: 'DejaVu Sans Mono', monospace; }}"
+            f" table.t {{ border-collapse: collapse; }} table.t td, table.t th {{ border-bottom: 1px solid {border};"
+            f" padding: 2px 6px 2px 0; }} table.t th {{ background: {head}; text-align: left; color: {muted};"
+            f" font-weight: 600; }} .dyn {{ color: {palette.DYNAMIC[theme]}; font-weight: 600; }}</style>")
+
+
+def verdict_chip(verdict: str, theme: str) -> str:
+    solid, fill, border = palette.verdict_colors(theme).get(verdict, palette.verdict_colors(theme)["unknown"])
+    label = palette.VERDICT_LABELS.get(verdict, verdict)
+    return f"<span style='background:{fill}; color:{border}; font-weight:600'>&nbsp;{escape(label)}&nbsp;</span>"
+
+
+SUMMARY_TO_VERDICT = {"pass": "supported", "risky": "risky", "fail": "unsupported", "unknown": "unknown"}
+
+
+def _shape_html(shape: list[Any] | None, dynamic: bool) -> str:
+    if shape is None:
+        return "<span class='muted'>?</span>"
+    parts = []
+    for d in shape:
+        if isinstance(d, int):
+            parts.append(str(d))
+        else:
+            parts.append(f"<span class='dyn'>{escape(str(d) if d is not None else '?')}</span>")
+    text = " × ".join(parts) if parts else "scalar"
+    return f"<span class='mono'>[{text}]</span>" + (" <span class='dyn'>◆</span>" if dynamic else "")
+
+
+def _tensor_rows(graph: GraphData, names: list[str], report: Any) -> str:
+    rows = []
+    dyn_tensors = getattr(getattr(report, "dynamic", None), "tensors", {}) or {}
+    for t in names:
+        if not t:
+            rows.append("<tr><td class='muted'>(omitted)</td><td></td><td></td></tr>")
+            continue
+        info = graph.tensors.get(t)
+        dyn = dyn_tensors.get(t)
+        tag = " <span class='muted'>(weight)</span>" if info is not None and info.initializer else ""
+        dtype = escape(info.dtype) if info is not None else "?"
+        shape = _shape_html(info.shape if info is not None else None, dyn is not None)
+        origin = ""
+        if dyn is not None and getattr(dyn, "origins", None):
+            descs = []
+            for oid in dyn.origins[:3]:
+                o = report.dynamic.origin(oid)
+                descs.append(escape(o.description if o is not None else oid))
+            origin = f"<br><span class='muted'>dynamic from: {'; '.join(descs)}</span>"
+        rows.append(f"<tr><td class='mono'>{escape(t)}{tag}{origin}</td><td>{dtype}</td><td>{shape}</td></tr>")
+    return "".join(rows)
+
+
+def node_details_html(graph: GraphData, node: GNode, report: Any, target: str | None, theme: str = "light",
+                      node_key: str | None = None) -> str:
+    """Op, domain, attributes, inputs/outputs with dtypes and shapes, and the verdict for every target."""
+    key = node_key or node.name
+    out = [_css(theme)]
+    title = escape(node.op_type)
+    out.append(f"<p style='font-size:13pt; font-weight:600; margin:0'>{title}"
+               f" <span class='muted' style='font-size:9pt; font-weight:400'>{escape(node.domain)}</span></p>")
+    out.append(f"<p class='mono' style='margin:2px 0 6px 0'>{escape(node.name)}</p>")
+    if node.kind != KIND_OP:
+        tensor = (node.outputs or node.inputs or [node.name])[0]
+        info = graph.tensors.get(tensor)
+        kind = "Graph input" if node.kind == "input" else "Graph output"
+        out.append(f"<p>{kind} <span class='mono'>{escape(tensor)}</span></p>")
+        if info is not None:
+            out.append(f"<p>{escape(info.dtype)} {_shape_html(info.shape, info.symbolic)}</p>")
+        return "".join(out)
+
+    if report is not None and report.node_verdicts:
+        out.append("<h3>Verdict per target</h3><table class='t' width='100%'>")
+        for tid in report.node_verdicts:
+            v = report.node_verdicts[tid].get(key, "supported")
+            reason = (report.node_reasons.get(tid, {}) or {}).get(key, "")
+            mark = " style='font-weight:600'" if tid == target else ""
+            out.append(f"<tr><td{mark}>{escape(tid)}</td><td>{verdict_chip(v, theme)}</td>"
+                       f"<td class='muted'>{escape(reason)}</td></tr>")
+        out.append("</table>")
+    out.append("<h3>Inputs</h3><table class='t' width='100%'><tr><th>tensor</th><th>dtype</th><th>shape</th></tr>")
+    out.append(_tensor_rows(graph, node.inputs, report) + "</table>")
+    out.append("<h3>Outputs</h3><table class='t' width='100%'><tr><th>tensor</th><th>dtype</th><th>shape</th></tr>")
+    out.append(_tensor_rows(graph, node.outputs, report) + "</table>")
+    attrs = node.attributes
+    out.append("<h3>Attributes</h3>")
+    if attrs:
+        out.append("<table class='t' width='100%'>")
+        for k, v in attrs.items():
+            out.append(f"<tr><td>{escape(k)}</td><td class='mono'>{escape(v)}</td></tr>")
+        out.append("</table>")
+    else:
+        out.append("<p class='muted'>none</p>")
+    if node.subgraph_nodes:
+        out.append(f"<h3>Nested graphs</h3><p>{len(node.subgraph_nodes)} nodes inside "
+                   f"(verdicts of nested nodes colour this node)</p>")
+    return "".join(out)
+
+
+def stats_html(stats: Any, graph: GraphData | None, report: Any, theme: str = "light") -> str:
+    """Model statistics from the report (nodes, op histogram, parameters, bytes, FLOPs, activation memory)."""
+    out = [_css(theme)]
+    if stats is None:
+        return out[0] + "<p class='muted'>No model inspected yet.</p>"
+    rows = [("Nodes", f"{stats.nodes:,}" + (f" <span class='muted'>({stats.main_graph_nodes:,} in the main graph,"
+                                              f" {stats.subgraphs} subgraphs)</span>" if stats.subgraphs else "")),
+            ("Parameters", human_count(stats.parameters) + (f" <span class='muted'>({stats.parameters:,})</span>"
+                                                              if stats.parameters >= 1000 else "")),
+            ("Initializers", f"{stats.initializers:,} · {human_bytes(stats.initializer_bytes)}"),
+            ("External data", (f"{human_bytes(stats.external_data_bytes)} in {len(stats.external_data_files)} "
+                               f"file(s), {stats.external_tensors} tensors") if stats.external_data_files else "none"),
+            ("File size", human_bytes(stats.file_bytes)),
+            ("FLOPs (est.)", human_count(stats.flops) + "FLOP"),
+            ("Activations peak", human_bytes(stats.activation_bytes_peak)),
+            ("Activations total", human_bytes(stats.activation_bytes_total))]
+    if report is not None:
+        opsets = ", ".join(f"{escape(k)} {v}" for k, v in report.opset_imports.items())
+        rows.insert(0, ("Opsets", opsets))
+        rows.insert(1, ("IR / producer", f"{report.ir_version} · {escape(report.producer or '—')}"))
+    out.append("<table class='t' width='100%'>")
+    for k, v in rows:
+        out.append(f"<tr><td class='muted' width='38%'>{k}</td><td>{v}</td></tr>")
+    out.append("</table>")
+    if stats.estimate_note:
+        out.append(f"<p class='muted'>{escape(stats.estimate_note)}</p>")
+    if stats.inputs:
+        out.append("<h3>Inputs</h3><table class='t' width='100%'>")
+        for name, d in stats.inputs.items():
+            dyn = any(not isinstance(x, int) for x in (d.get("shape") or [None]))
+            out.append(f"<tr><td class='mono'>{escape(name)}</td><td>{escape(str(d.get('dtype')))}</td>"
+                       f"<td>{_shape_html(d.get('shape'), dyn)}</td></tr>")
+        out.append("</table>")
+    hist = sorted(stats.op_histogram.items(), key=lambda kv: (-kv[1], kv[0]))
+    if hist:
+        top = hist[0][1] or 1
+        bar = palette.SELECTION[theme]
+        out.append(f"<h3>Operators ({len(hist)} types)</h3><table width='100%' cellspacing='0' cellpadding='1'>")
+        for op, n in hist[:40]:
+            pct = max(1, round(100 * n / top))
+            out.append(f"<tr><td width='40%' class='mono'>{escape(op)}</td><td width='12%' align='right'>{n:,}"
+                       f"&nbsp;</td><td><table width='{pct}%' cellspacing='0' cellpadding='0'><tr>"
+                       f"<td bgcolor='{bar}' height='9'></td></tr></table></td></tr>")
+        if len(hist) > 40:
+            out.append(f"<tr><td class='muted' colspan='3'>… {len(hist) - 40} more op types</td></tr>")
+        out.append("</table>")
+    return "".join(out)
+
+
+def dynamic_html(report: Any, theme: str = "light") -> str:
+    out = [_css(theme)]
+    dyn = getattr(report, "dynamic", None)
+    if dyn is None:
+        return out[0]
+    if not dyn.origins:
+        out.append("<p>All shapes are static.</p>")
+        return "".join(out)
+    out.append(f"<p>{len(dyn.tensors):,} tensors have dynamic dims, from {len(dyn.origins)} origin(s):</p>"
+               "<table class='t' width='100%'><tr><th>origin</th><th>kind</th><th>reaches</th></tr>")
+    for o in dyn.origins:
+        out.append(f"<tr><td>{escape(o.description)}</td><td>{escape(o.kind)}</td><td>{o.reaches:,}</td></tr>")
+    out.append("</table>")
+    return "".join(out)
+
+
+def changes_html(title: str, diff: Any, theme: str = "light", steps: list[str] | None = None,
+                 parity: Any = None) -> str:
+    """Before/after of a fix from studio.optimize's AnalysisDiff (per target, dynamic origins, nodes, weights)."""
+    ok, bad = ("#1a7f37", "#cf222e") if theme == "light" else ("#3fb950", "#f85149")
+
+    def arrow(a: Any, b: Any, fmt: Any = str) -> str:
+        if a == b:
+            return fmt(a)
+        return f"{fmt(a)} → <b style='color:{ok if b < a else bad}'>{fmt(b)}</b>"
+
+    out = [_css(theme), f"<p style='font-weight:600; font-size:11pt'>{escape(title)}</p>"]
+    for step in steps or []:
+        out.append(f"<p style='margin:1px 0'>✓ {escape(step)}</p>")
+    if parity is not None:
+        worst = min((o.cosine for c in parity.cases for o in c.outputs), default=float("nan"))
+        max_abs = max((o.max_abs for c in parity.cases for o in c.outputs), default=float("nan"))
+        color = ok if parity.passed else bad
+        verdict = "passed" if parity.passed else "FAILED"
+        out.append(f"<p>Parity against the original ({escape(parity.precision)}, {len(parity.cases)} input "
+                   f"cases): <b style='color:{color}'>{verdict}</b> · max |Δ| {max_abs:.2e} · "
+                   f"min cosine {worst:.6f}</p>")
+    out.append(f"<p>nodes {arrow(diff.nodes_before, diff.nodes_after)} · weights "
+               f"{arrow(diff.initializer_bytes_before, diff.initializer_bytes_after, human_bytes)} · dynamic origins "
+               f"{arrow(len(diff.dynamic_before), len(diff.dynamic_after))}</p>")
+    out.append("<table class='t' width='100%'><tr><th>target</th><th>verdict</th><th>unsupported</th>"
+               "<th>risky</th><th>resolved</th><th>new</th></tr>")
+    order = {"pass": 0, "unknown": 1, "risky": 2, "fail": 3}
+    for tid, d in diff.targets.items():
+        va, vb = d.before, d.after
+        vtxt = escape(va) if va == vb else (f"{escape(va)} → <b style='color:{ok if order.get(vb, 9) < order.get(va, 9) else bad}'>"
+                                           f"{escape(vb)}</b>")
+        u = arrow(d.counts_before.get("unsupported", 0), d.counts_after.get("unsupported", 0))
+        r = arrow(d.counts_before.get("risky", 0), d.counts_after.get("risky", 0))
+        out.append(f"<tr><td>{escape(tid)}</td><td>{vtxt}</td><td>{u}</td><td>{r}</td>"
+                   f"<td style='color:{ok}'>{len(d.resolved) or ''}</td>"
+                   f"<td style='color:{bad}'>{len(d.introduced) or ''}</td></tr>")
+    out.append("</table>")
+    resolved = sorted({m for d in diff.targets.values() for m in d.resolved})
+    introduced = sorted({m for d in diff.targets.values() for m in d.introduced})
+    for label, items, color in (("Resolved", resolved, ok), ("New", introduced, bad)):
+        if items:
+            out.append(f"<h3 style='color:{color}'>{label} ({len(items)})</h3>")
+            for m in items[:12]:
+                out.append(f"<p style='margin:1px 0' class='muted'>• {escape(m)}</p>")
+            if len(items) > 12:
+                out.append(f"<p class='muted'>… {len(items) - 12} more</p>")
+    return "".join(out)

@@ -1,0 +1,141 @@
+"""Fix buttons of the inspector page: the make-static dialog and the job function that calls studio.optimize.
+
+The page never rewrites a model itself: ``run_fix`` (run on a JobRunner worker) calls the optimize API,
+which writes the fixed model next to the source; the page then opens and re-inspects it and shows the
+before/after difference.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtWidgets import (
+    QDialog,
+    QDialogButtonBox,
+    QFormLayout,
+    QLabel,
+    QLineEdit,
+    QVBoxLayout,
+    QWidget,
+)
+
+from studio.core.errors import InputError, StudioError
+
+FIX_SUFFIX = {"static": "static", "simplify": "simplified", "fp16": "fp16", "int8": "int8"}
+
+
+@dataclass
+class FixOutcome:
+    kind: str
+    source: Path
+    path: Path  # the fixed model
+    report: Any = None  # studio.optimize.api.FixReport (parity and before/after diff per written file)
+
+    @property
+    def main(self) -> Any:
+        return self.report.files[0] if self.report is not None and self.report.files else None
+
+
+def symbolic_dims(report: Any) -> list[str]:
+    """Named dims of the graph inputs (batch, sequence, ...) in first-seen order."""
+    out: list[str] = []
+    for shape in (report.dynamic.dynamic_inputs or {}).values():
+        for d in shape or []:
+            if isinstance(d, str) and d and d not in out:
+                out.append(d)
+    for info in (report.stats.inputs or {}).values():
+        for d in info.get("shape") or []:
+            if isinstance(d, str) and d and d not in out:
+                out.append(d)
+    return out
+
+
+_DEFAULTS = {"batch": 1, "batch_size": 1, "n": 1, "sequence": 64, "sequence_length": 64, "seq": 64,
+             "seq_len": 64, "height": 224, "width": 224}
+
+
+class StaticDimsDialog(QDialog):
+    """dim = value for every symbolic input dim; an empty value leaves that dim dynamic."""
+
+    def __init__(self, report: Any, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Make dims static")
+        self.setMinimumWidth(360)
+        lay = QVBoxLayout(self)
+        info = QLabel("Fix symbolic dims of the model inputs to concrete values. Shapes are re-inferred and the "
+                      "model is re-inspected afterwards. Leave a field empty to keep that dim dynamic.")
+        info.setWordWrap(True)
+        info.setProperty("role", "muted")
+        lay.addWidget(info)
+        form = QFormLayout()
+        self.fields: dict[str, QLineEdit] = {}
+        dims = symbolic_dims(report)
+        for d in dims:
+            edit = QLineEdit(str(_DEFAULTS.get(d.lower(), 1)))
+            edit.setPlaceholderText("dynamic")
+            self.fields[d] = edit
+            form.addRow(d, edit)
+        if not dims:
+            form.addRow(QLabel("The inputs have no named dynamic dims."))
+        lay.addLayout(form)
+        self.error = QLabel("")
+        self.error.setProperty("role", "error")
+        lay.addWidget(self.error)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
+        buttons.accepted.connect(self._accept)
+        buttons.rejected.connect(self.reject)
+        lay.addWidget(buttons)
+
+    def dims(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for name, edit in self.fields.items():
+            text = edit.text().strip()
+            if text:
+                out[name] = int(text)
+        return out
+
+    def _accept(self) -> None:
+        for name, edit in self.fields.items():
+            text = edit.text().strip()
+            if text and (not text.isdigit() or int(text) < 1):
+                self.error.setText(f"{name}: enter a positive integer (or leave it empty)")
+                edit.setFocus()
+                return
+        if not self.dims():
+            self.error.setText("set at least one dim")
+            return
+        self.accept()
+
+
+def output_path(source: Path, kind: str) -> Path:
+    """model.onnx -> model.static.onnx (never overwrites the source)."""
+    return source.with_name(f"{source.stem}.{FIX_SUFFIX[kind]}.onnx")
+
+
+def run_fix(kind: str, source: Path, params: dict[str, Any], job: Any,
+            profile_dirs: list[Path] | None = None) -> FixOutcome:
+    """Worker side of a fix button: studio.optimize.fix_model writes the fixed copy, checks parity against
+    the original and diffs the inspection of both."""
+    if kind not in FIX_SUFFIX:
+        raise InputError(f"unknown fix {kind!r}", hint=f"one of {', '.join(FIX_SUFFIX)}")
+    try:
+        from studio.optimize.api import fix_model
+    except ImportError as exc:
+        raise StudioError("the optimizer (studio.optimize) is not available in this installation",
+                          hint="install the optimize extra: pip install 'deployment-studio[optimize]'") from exc
+    options: dict[str, Any] = {
+        "static": {"static": dict(params.get("dims") or {})},
+        "simplify": {"simplify": True},
+        "fp16": {"fp16": True},
+        "int8": {"int8": True},
+    }[kind]
+    if kind == "static" and not options["static"]:
+        raise InputError("no dims to make static", hint="enter a value for at least one dim, e.g. batch=1")
+    out = output_path(source, kind)
+    report = fix_model(source, out, job=job, profile_dirs=profile_dirs, **options)
+    return FixOutcome(kind=kind, source=source, path=Path(report.output or out), report=report)
+
+
+__all__ = ["FixOutcome", "StaticDimsDialog", "run_fix", "output_path", "symbolic_dims"]
