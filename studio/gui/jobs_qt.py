@@ -18,35 +18,39 @@ from studio.core.errors import JobCancelled, StudioError
 from studio.core.jobs import JobState
 
 
-class _Relay(QObject):
-    """Lives on the GUI thread; the worker emits into it and Qt queues the calls across threads."""
-
-    sig_event = Signal(str, object)
-
-
 class _Worker(QThread):
-    sig_done = Signal(object)
-    sig_failed = Signal(object)  # StudioError or a wrapped unexpected exception
+    """Runs one job function. Events cross to the GUI thread as queued signals carrying the job id.
 
-    def __init__(self, fn: Callable[[JobState], Any], job: JobState) -> None:
+    Only bound methods are connected to these signals (no lambdas capturing the worker): PySide 6.11
+    was seen to crash when a deleteLater'd thread still had lambda connections queued.
+    """
+
+    sig_event = Signal(int, str, object)  # job id, event, value
+    sig_done = Signal(int, object)
+    sig_failed = Signal(int, object)  # StudioError (JobCancelled for a cancel)
+
+    def __init__(self, job_id: int, fn: Callable[[JobState], Any], job: JobState) -> None:
         super().__init__()
+        self.job_id = job_id
         self.fn = fn
         self.job = job
+        job.subscribe(self._relay)
+
+    def _relay(self, event: str, value: Any) -> None:
+        self.sig_event.emit(self.job_id, event, value)
 
     def run(self) -> None:
         try:
             result = self.fn(self.job)
-        except JobCancelled as exc:
-            self.sig_failed.emit(exc)
-        except StudioError as exc:
-            self.sig_failed.emit(exc)
+        except StudioError as exc:  # includes JobCancelled
+            self.sig_failed.emit(self.job_id, exc)
         except Exception as exc:  # an unexpected bug: keep the GUI alive and show it
             err = StudioError(f"unexpected {type(exc).__name__}: {exc}",
                               hint="this is a bug in the studio; the raw log has the traceback",
                               details={"traceback": traceback.format_exc()})
-            self.sig_failed.emit(err)
+            self.sig_failed.emit(self.job_id, err)
         else:
-            self.sig_done.emit(result)
+            self.sig_done.emit(self.job_id, result)
 
 
 @dataclass
@@ -63,6 +67,8 @@ class JobHandle:
     progress: float = 0.0
     last_status: str = ""
     log: list[str] = field(default_factory=list)
+    on_done: Callable[[Any], None] | None = field(default=None, repr=False)
+    on_failed: Callable[[StudioError], None] | None = field(default=None, repr=False)
 
 
 class JobRunner(QObject):
@@ -90,15 +96,13 @@ class JobRunner(QObject):
         if old is not None and self.handles[old].status == "running":
             self.cancel(old)
         job = JobState(name=title)
-        handle = JobHandle(id=next(self._ids), kind=kind, title=title, state=job)
-        relay = _Relay(self)
-        relay.sig_event.connect(lambda ev, val, h=handle: self._on_event(h, ev, val))
-        job.subscribe(lambda ev, val, r=relay: r.sig_event.emit(ev, val))
-        worker = _Worker(fn, job)
-        worker.sig_done.connect(lambda res, h=handle: self._finish(h, "done", res, None, on_done, on_failed))
-        worker.sig_failed.connect(lambda err, h=handle: self._finish(
-            h, "cancelled" if isinstance(err, JobCancelled) else "failed", None, err, on_done, on_failed))
-        worker.finished.connect(lambda h=handle: self._reap(h))
+        handle = JobHandle(id=next(self._ids), kind=kind, title=title, state=job, on_done=on_done,
+                           on_failed=on_failed)
+        worker = _Worker(handle.id, fn, job)
+        worker.sig_event.connect(self._on_event)
+        worker.sig_done.connect(self._on_done)
+        worker.sig_failed.connect(self._on_failed)
+        worker.finished.connect(self._reap)
         self.handles[handle.id] = handle
         self._workers[handle.id] = worker
         self._by_kind[kind] = handle.id
@@ -124,7 +128,10 @@ class JobRunner(QObject):
             h.state.cancel()
         self.wait_all()
 
-    def _on_event(self, h: JobHandle, event: str, value: Any) -> None:
+    def _on_event(self, job_id: int, event: str, value: Any) -> None:
+        h = self.handles.get(job_id)
+        if h is None:
+            return
         if event == "progress":
             h.progress = float(value)
             self.sig_progress.emit(h, h.progress)
@@ -137,18 +144,25 @@ class JobRunner(QObject):
         elif event == "partial":
             self.sig_partial.emit(h, value)
 
-    def _finish(self, h: JobHandle, status: str, result: Any, err: StudioError | None,
-                on_done: Callable[[Any], None] | None, on_failed: Callable[[StudioError], None] | None) -> None:
+    def _on_done(self, job_id: int, result: Any) -> None:
+        self._finish(self.handles[job_id], "done", result, None)
+
+    def _on_failed(self, job_id: int, err: StudioError) -> None:
+        status = "cancelled" if isinstance(err, JobCancelled) else "failed"
+        self._finish(self.handles[job_id], status, None, err)
+
+    def _finish(self, h: JobHandle, status: str, result: Any, err: StudioError | None) -> None:
         h.status, h.result, h.error = status, result, err
         if status == "done":
             h.progress = 100.0
         self.sig_finished.emit(h)
-        if status == "done" and on_done:
-            on_done(result)
-        elif err is not None and on_failed:
-            on_failed(err)
+        if status == "done" and h.on_done:
+            h.on_done(result)
+        elif err is not None and h.on_failed:
+            h.on_failed(err)
 
-    def _reap(self, h: JobHandle) -> None:
-        w = self._workers.pop(h.id, None)
-        if w is not None:
-            w.deleteLater()
+    def _reap(self) -> None:
+        worker = self.sender()
+        if isinstance(worker, _Worker):
+            self._workers.pop(worker.job_id, None)
+            worker.deleteLater()

@@ -1,0 +1,76 @@
+"""The Qt job adapter: worker thread, queued progress, failure and cancel, one running job per kind."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+pytest.importorskip("PySide6")
+
+from studio.core.errors import InputError  # noqa: E402
+from studio.core.jobs import JobState  # noqa: E402
+from studio.gui.jobs_qt import JobRunner  # noqa: E402
+
+pytestmark = pytest.mark.gui
+
+
+def test_job_runs_off_the_gui_thread_and_reports(qtbot) -> None:  # noqa: ANN001
+    runner = JobRunner()
+    gui_thread = threading.get_ident()
+    seen: dict[str, object] = {}
+    progress: list[float] = []
+    runner.sig_progress.connect(lambda _h, p: progress.append(p))
+
+    def work(job: JobState) -> int:
+        seen["thread"] = threading.get_ident()
+        for i in range(5):
+            job.set_progress(i * 25, force=True)
+        return 42
+
+    results: list[int] = []
+    with qtbot.waitSignal(runner.sig_finished, timeout=10000):
+        h = runner.start("demo", "demo job", work, on_done=results.append)
+    assert seen["thread"] != gui_thread
+    assert results == [42] and h.status == "done" and h.progress == 100
+    assert progress[-1] == 100
+    runner.wait_all()
+
+
+def test_failure_and_cancel(qtbot) -> None:  # noqa: ANN001
+    runner = JobRunner()
+    errors: list[Exception] = []
+
+    def bad(job: JobState) -> None:
+        raise InputError("no such folder", offending="/nope", hint="check the path")
+
+    with qtbot.waitSignal(runner.sig_finished, timeout=10000):
+        h = runner.start("bad", "bad job", bad, on_failed=errors.append)
+    assert h.status == "failed" and isinstance(errors[0], InputError)
+
+    def slow(job: JobState) -> None:
+        while True:
+            job.check_cancelled()
+            time.sleep(0.01)
+
+    first = runner.start("long", "first", slow)
+    with qtbot.waitSignals([runner.sig_finished, runner.sig_finished], timeout=10000):
+        second = runner.start("long", "second", slow)  # same kind: cancels the first
+        qtbot.wait(50)
+        runner.cancel(second.id)
+    assert first.status == "cancelled" and second.status == "cancelled"
+    runner.wait_all()
+
+
+def test_unexpected_exception_is_wrapped(qtbot) -> None:  # noqa: ANN001
+    runner = JobRunner()
+
+    def boom(job: JobState) -> None:
+        raise ZeroDivisionError("division by zero")
+
+    with qtbot.waitSignal(runner.sig_finished, timeout=10000):
+        h = runner.start("boom", "boom", boom)
+    assert h.status == "failed" and "ZeroDivisionError" in h.error.message
+    assert "traceback" in h.error.details
+    runner.wait_all()
