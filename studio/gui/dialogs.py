@@ -1,0 +1,147 @@
+"""Small dialogs of the main window: Plugins, keyboard shortcuts and a read-only report viewer."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from PySide6.QtCore import Qt, QUrl
+from PySide6.QtGui import QDesktopServices
+from PySide6.QtWidgets import (
+    QDialog,
+    QDialogButtonBox,
+    QHeaderView,
+    QLabel,
+    QPlainTextEdit,
+    QPushButton,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from studio.gui.theme import colors, set_role
+
+
+def _table(headers: list[str]) -> QTableWidget:
+    t = QTableWidget(0, len(headers))
+    t.setHorizontalHeaderLabels(headers)
+    t.verticalHeader().setVisible(False)
+    t.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
+    t.setSelectionBehavior(QTableWidget.SelectionBehavior.SelectRows)
+    t.setAlternatingRowColors(True)
+    t.setWordWrap(True)
+    return t
+
+
+class PluginsDialog(QDialog):
+    """Every plugin registered under ``studio.plugins`` with its state; a broken one shows its error."""
+
+    def __init__(self, parent: QWidget | None = None, refresh: bool = True) -> None:
+        super().__init__(parent)
+        from studio.core.plugins import discover
+
+        self.setWindowTitle("Plugins")
+        self.resize(820, 360)
+        lay = QVBoxLayout(self)
+        intro = QLabel("Plugins registered through the <code>studio.plugins</code> entry-point group. "
+                       "A plugin is imported only when first used; one that fails is listed with its error "
+                       "and the rest of the studio keeps working.")
+        intro.setWordWrap(True)
+        set_role(intro, "muted")
+        lay.addWidget(intro)
+        self.table = _table(["Plugin", "State", "Provides", "Entry point"])
+        c = colors()
+        self.plugins = discover(refresh=refresh)
+        for pl in self.plugins:
+            ok, state = pl.available()
+            provides = "; ".join(f"{k}: {', '.join(v)}" for k, v in pl.provides.items()) or "-"
+            r = self.table.rowCount()
+            self.table.insertRow(r)
+            state_item = QTableWidgetItem("ok" if ok else state)
+            state_item.setForeground(c["ok"] if ok else c["fail"])
+            state_item.setToolTip(pl.error or state)
+            for col, item in enumerate([QTableWidgetItem(pl.name), state_item, QTableWidgetItem(provides),
+                                        QTableWidgetItem(pl.entry_point)]):
+                self.table.setItem(r, col, item)
+        hh = self.table.horizontalHeader()
+        hh.setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
+        hh.setSectionResizeMode(1, QHeaderView.ResizeMode.Interactive)
+        hh.setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
+        hh.setSectionResizeMode(3, QHeaderView.ResizeMode.ResizeToContents)
+        self.table.setColumnWidth(1, 200)
+        self.table.resizeRowsToContents()
+        if not self.plugins:
+            lay.addWidget(QLabel("No plugins are registered in this environment."))
+        lay.addWidget(self.table, 1)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
+        buttons.rejected.connect(self.reject)
+        lay.addWidget(buttons)
+
+
+SHORTCUTS: list[tuple[str, str]] = [
+    ("Ctrl+1 … Ctrl+9", "Go to the n-th page of the sidebar"),
+    ("Ctrl+O", "Open a workspace"),
+    ("Ctrl+N", "New workspace"),
+    ("Ctrl+F", "Focus the global search (pages, models, targets)"),
+    ("Ctrl+Shift+L", "Toggle light / dark theme"),
+    ("Esc", "Cancel the current page's running job"),
+    ("F1", "Show this list"),
+    ("Ctrl+Q", "Quit (running jobs are cancelled first)"),
+]
+
+
+class ShortcutsDialog(QDialog):
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Keyboard shortcuts")
+        self.resize(520, 330)
+        lay = QVBoxLayout(self)
+        self.table = _table(["Keys", "Action"])
+        for keys, action in SHORTCUTS:
+            r = self.table.rowCount()
+            self.table.insertRow(r)
+            k = QTableWidgetItem(keys)
+            k.setFont(self.font())
+            self.table.setItem(r, 0, k)
+            self.table.setItem(r, 1, QTableWidgetItem(action))
+        self.table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
+        self.table.horizontalHeader().setStretchLastSection(True)
+        lay.addWidget(self.table)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
+        buttons.rejected.connect(self.reject)
+        lay.addWidget(buttons)
+
+
+class ReportDialog(QDialog):
+    """Shows a JSON (or text) report read-only, with a button to open the file with the system viewer."""
+
+    def __init__(self, path: Path, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.path = Path(path)
+        self.setWindowTitle(f"Report - {self.path.name}")
+        self.resize(760, 560)
+        lay = QVBoxLayout(self)
+        where = QLabel(str(self.path))
+        where.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        set_role(where, "muted")
+        lay.addWidget(where)
+        self.text = QPlainTextEdit()
+        self.text.setReadOnly(True)
+        set_role(self.text, "log")
+        try:
+            raw = self.path.read_text(encoding="utf-8")
+            try:
+                raw = json.dumps(json.loads(raw), indent=2)
+            except ValueError:
+                pass
+        except OSError as exc:
+            raw = f"cannot read {self.path}: {exc}"
+        self.text.setPlainText(raw)
+        lay.addWidget(self.text, 1)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
+        ext = QPushButton("Open with system viewer")
+        ext.clicked.connect(lambda: QDesktopServices.openUrl(QUrl.fromLocalFile(str(self.path))))
+        buttons.addButton(ext, QDialogButtonBox.ButtonRole.ActionRole)
+        buttons.rejected.connect(self.reject)
+        lay.addWidget(buttons)

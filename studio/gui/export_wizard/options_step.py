@@ -1,0 +1,271 @@
+"""Step 3: export options (output, opset, dynamic axes, exporter, split, tolerances) and the equivalent command."""
+
+from __future__ import annotations
+
+import shlex
+from pathlib import Path
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QFileDialog,
+    QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
+
+from studio.export.api import ExportOptions, InputSpec
+from studio.gui.export_wizard.common import Step, muted
+from studio.gui.theme import set_role
+from studio.gui.widgets.field_error import FieldError
+
+EXPORTERS = {"torchscript": ("TorchScript", "torch.onnx.export tracing: fast; fails on some newer attention ops "
+                                            "(GQA scaled_dot_product_attention)"),
+             "dynamo": ("Dynamo", "torch.export based: slower, handles newer models such as Qwen2-VL")}
+MIN_OPSET, MAX_OPSET = 9, 23
+
+
+def _field_with_error(widget: QWidget, *extra: QWidget) -> tuple[QWidget, FieldError]:
+    box = QWidget()
+    lay = QVBoxLayout(box)
+    lay.setContentsMargins(0, 0, 0, 0)
+    lay.setSpacing(3)
+    row = QHBoxLayout()
+    row.setContentsMargins(0, 0, 0, 0)
+    fixed = widget.maximumWidth() < 10000  # a narrow field (opset, tolerances) stays left-aligned
+    row.addWidget(widget, 0 if fixed else 1)
+    for w in extra:
+        row.addWidget(w)
+    if fixed:
+        row.addStretch(1)
+    lay.addLayout(row)
+    err = FieldError()
+    lay.addWidget(err)
+    return box, err
+
+
+class OptionsStep(Step):
+    title = "Export options"
+    nav_title = "Options"
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__("Where to write the model and how to export it. Every export is validated: full "
+                         "onnx.checker, shape inference and ONNX Runtime parity against PyTorch on random "
+                         "inputs, one of them with batch and sequence lengths different from the traced ones.",
+                         parent)
+        self.model_dir: Path | None = None
+        self.signature: list[InputSpec] = []
+        self.output_touched = False
+
+        out_box = QGroupBox("Output")
+        form = QFormLayout(out_box)
+        form.setLabelAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        form.setHorizontalSpacing(14)
+        form.setVerticalSpacing(8)
+        self.output = QLineEdit()
+        self.output.textEdited.connect(self._output_edited)
+        browse = QPushButton("Browse…")
+        browse.clicked.connect(self._browse)
+        out_field, self.output_error = _field_with_error(self.output, browse)
+        form.addRow("ONNX file", out_field)
+        self.output_note = muted("Tokenizer, processor and config files, per-modality parts and the report are "
+                                 "written next to it.")
+        form.addRow("", self.output_note)
+
+        exp_box = QGroupBox("Exporter")
+        eform = QFormLayout(exp_box)
+        eform.setLabelAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        eform.setHorizontalSpacing(14)
+        eform.setVerticalSpacing(8)
+        self.exporter = QComboBox()
+        self.exporter.setMaximumWidth(260)
+        for key, (text, tip) in EXPORTERS.items():
+            self.exporter.addItem(text, key)
+            self.exporter.setItemData(self.exporter.count() - 1, tip, Qt.ItemDataRole.ToolTipRole)
+        self.exporter_note = muted("")
+        self.exporter.currentIndexChanged.connect(
+            lambda _i: self.exporter_note.setText(EXPORTERS[self.exporter.currentData()][1]))
+        self.exporter_note.setText(EXPORTERS["torchscript"][1])
+        self.opset = QSpinBox()
+        self.opset.setRange(MIN_OPSET, MAX_OPSET)
+        self.opset.setValue(17)
+        self.opset.setMaximumWidth(140)
+        self.opset.setToolTip("ONNX opset of the exported graph; targets constrain it (see Inspect)")
+        opset_field, self.opset_error = _field_with_error(self.opset)
+        self.dynamic_box = QWidget()
+        self.dynamic_lay = QHBoxLayout(self.dynamic_box)
+        self.dynamic_lay.setContentsMargins(0, 0, 0, 0)
+        self.dynamic_checks: dict[str, QCheckBox] = {}
+        self.split = QCheckBox("Split modalities")
+        self.split_note = muted("Separate vision / text / audio encoder graphs plus the fusion part, each valid "
+                                "on its own, so a server can skip encoders a request does not need.")
+        eform.addRow("Exporter", self.exporter)
+        eform.addRow("", self.exporter_note)
+        eform.addRow("Opset", opset_field)
+        eform.addRow("Dynamic axes", self.dynamic_box)
+        eform.addRow("", self.split)
+        eform.addRow("", self.split_note)
+
+        val_box = QGroupBox("Validation")
+        vform = QFormLayout(val_box)
+        vform.setLabelAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        vform.setHorizontalSpacing(14)
+        vform.setVerticalSpacing(8)
+        self.atol = QLineEdit("1e-4")
+        self.rtol = QLineEdit("1e-3")
+        for w in (self.atol, self.rtol):
+            w.setMaximumWidth(140)
+        atol_field, self.atol_error = _field_with_error(self.atol)
+        rtol_field, self.rtol_error = _field_with_error(self.rtol)
+        self.cases = QSpinBox()
+        self.cases.setRange(2, 20)
+        self.cases.setValue(3)
+        self.cases.setMaximumWidth(140)
+        vform.addRow("Absolute tolerance", atol_field)
+        vform.addRow("Relative tolerance", rtol_field)
+        vform.addRow("Random input cases", self.cases)
+
+        self.body.addWidget(out_box)
+        row = QHBoxLayout()
+        row.setSpacing(12)
+        row.addWidget(exp_box, 3)
+        right = QVBoxLayout()
+        right.addWidget(val_box)
+        right.addStretch(1)
+        row.addLayout(right, 2)
+        self.body.addLayout(row)
+        self.body.addWidget(muted("Equivalent command:"))
+        self.command = QLabel("")
+        self.command.setWordWrap(True)
+        self.command.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        set_role(self.command, "code")
+        self.body.addWidget(self.command)
+        self.body.addStretch(1)
+        for sig in (self.output.textChanged, self.atol.textChanged, self.rtol.textChanged):
+            sig.connect(lambda _t: self._update_command())
+        for sig in (self.opset.valueChanged, self.cases.valueChanged, self.exporter.currentIndexChanged):
+            sig.connect(lambda _v: self._update_command())
+        self.split.toggled.connect(lambda _b: self._update_command())
+
+    # -- context ---------------------------------------------------------------------------------------
+    def set_defaults(self, opset: int, exporter: str) -> None:
+        self.opset.setValue(max(MIN_OPSET, min(MAX_OPSET, opset)))
+        idx = self.exporter.findData(exporter)
+        if idx >= 0:
+            self.exporter.setCurrentIndex(idx)
+
+    def set_source(self, model_dir: Path, label: str, signature: list[InputSpec], default_output: Path) -> None:
+        self.model_dir = model_dir
+        self.signature = signature
+        if not self.output_touched or not self.output.text().strip():
+            self.output.setText(str(default_output))
+        names: list[str] = []
+        for s in signature:
+            for v in s.dynamic_axes.values():
+                if v not in names:
+                    names.append(v)
+        old = {k: cb.isChecked() for k, cb in self.dynamic_checks.items()}
+        while self.dynamic_lay.count():
+            item = self.dynamic_lay.takeAt(0)
+            if item.widget() is not None:
+                item.widget().deleteLater()
+        self.dynamic_checks = {}
+        for n in names:
+            cb = QCheckBox(n)
+            cb.setChecked(old.get(n, True))
+            cb.toggled.connect(lambda _b: self._update_command())
+            self.dynamic_lay.addWidget(cb)
+            self.dynamic_checks[n] = cb
+        if not names:
+            self.dynamic_lay.addWidget(muted("all input shapes are static in the signature"))
+        self.dynamic_lay.addStretch(1)
+        modalities = {s.modality for s in signature}
+        self.split.setEnabled(len(modalities) > 1)
+        if len(modalities) <= 1:
+            self.split.setChecked(False)
+        self.split.setToolTip("" if len(modalities) > 1 else "needs inputs of more than one modality")
+        self._update_command()
+
+    def _output_edited(self, _text: str) -> None:
+        self.output_touched = True
+
+    def _browse(self) -> None:
+        path, _ = QFileDialog.getSaveFileName(self, "Export to", self.output.text(), "ONNX models (*.onnx)")
+        if path:
+            self.output.setText(path if path.endswith(".onnx") else path + ".onnx")
+            self.output_touched = True
+
+    # -- result ----------------------------------------------------------------------------------------
+    def dynamic(self) -> list[str] | None:
+        if not self.dynamic_checks:
+            return None
+        return [n for n, cb in self.dynamic_checks.items() if cb.isChecked()]
+
+    def _float(self, edit: QLineEdit, err: FieldError, what: str) -> float | None:
+        try:
+            value = float(edit.text().strip())
+        except ValueError:
+            err.show_error(f"{what} must be a number, like 1e-4", edit)
+            return None
+        if not value > 0 or value >= 1:
+            err.show_error(f"{what} must be between 0 and 1 (exclusive)", edit)
+            return None
+        return value
+
+    def validate(self) -> bool:
+        return self.options() is not None
+
+    def options(self, report: Path | None = None) -> ExportOptions | None:
+        """The ExportOptions the fields describe, or None with the errors shown beside the fields."""
+        for e in (self.output_error, self.atol_error, self.rtol_error, self.opset_error):
+            e.clear_error()
+        ok = True
+        text = self.output.text().strip()
+        out = Path(text).expanduser() if text else None
+        if out is None:
+            self.output_error.show_error("enter where to write the model", self.output)
+            ok = False
+        elif out.suffix.lower() != ".onnx":
+            self.output_error.show_error(f"'{out.name}' must end in .onnx", self.output)
+            ok = False
+        elif out.is_dir():
+            self.output_error.show_error(f"{out} is a folder", self.output, hint="name a file such as model.onnx")
+            ok = False
+        elif self.model_dir is not None and out.resolve().parent == self.model_dir.resolve():
+            self.output_error.show_error("the output would be written into the source model folder", self.output,
+                                         hint="choose another folder; the export writes tokenizer files too")
+            ok = False
+        atol = self._float(self.atol, self.atol_error, "absolute tolerance")
+        rtol = self._float(self.rtol, self.rtol_error, "relative tolerance")
+        if atol is None or rtol is None or not ok or self.model_dir is None:
+            return None
+        if out.exists():
+            self.output_error.setText(f"{out.name} exists and is replaced only when the new export succeeds")
+            self.output_error.setVisible(True)
+        return ExportOptions(model_dir=self.model_dir, output=out, input_signature=list(self.signature),
+                             opset=self.opset.value(), dynamic=self.dynamic(),
+                             exporter=self.exporter.currentData(), split_modalities=self.split.isChecked(),
+                             atol=atol, rtol=rtol, report=report, validation_cases=self.cases.value())
+
+    def _update_command(self) -> None:
+        if self.model_dir is None:
+            self.command.setText("")
+            return
+        parts = ["studio", "export", str(self.model_dir), "--output", self.output.text().strip() or "model.onnx",
+                 "--opset", str(self.opset.value()), "--exporter", str(self.exporter.currentData())]
+        if self.signature:
+            parts += ["--input-signature", ",".join(f"{s.modality}:{s.name}" for s in self.signature)]
+        dyn = self.dynamic()
+        if dyn:
+            parts += ["--dynamic", ",".join(dyn)]
+        if self.split.isChecked():
+            parts.append("--split-modalities")
+        parts += ["--atol", self.atol.text().strip(), "--rtol", self.rtol.text().strip()]
+        self.command.setText(" ".join(shlex.quote(p) for p in parts))

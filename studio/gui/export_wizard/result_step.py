@@ -1,0 +1,385 @@
+"""Step 5: the export's outcome: banner, validation table, outputs, or a readable failure diagnosis."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import Qt, QUrl, Signal
+from PySide6.QtGui import QDesktopServices
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QFrame,
+    QGridLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QPlainTextEdit,
+    QPushButton,
+    QScrollArea,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from studio.export.api import ExportReport
+from studio.gui.export_wizard.common import Step, muted
+from studio.gui.theme import colors, set_role
+from studio.gui.widgets.graph_snippet import GraphSnippetView
+
+STAGES = {"load": "loading the model", "trace": "tracing the model", "export": "ONNX export",
+          "checker": "onnx.checker", "shape_inference": "shape inference", "ort_load": "ONNX Runtime load",
+          "parity": "parity with PyTorch", "tokenizer": "tokenizer check", "split": "modality split"}
+ERROR_CLASSES = {"unsupported_op_at_opset": "Operator not supported at this opset",
+                 "data_dependent_control_flow": "Data-dependent control flow",
+                 "shape_not_dynamic": "Shape not declared dynamic", "dtype": "Data type mismatch",
+                 "tokenizer_mismatch": "Tokenizer mismatch", "parity": "Outputs diverge from PyTorch",
+                 "parity_mismatch": "Outputs diverge from PyTorch"}
+
+
+def human_size(n: int) -> str:
+    size = float(n)
+    for unit in ("B", "KB", "MB", "GB"):
+        if size < 1024 or unit == "GB":
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{n} B"
+
+
+def _label(text: str, role: str | None = None, selectable: bool = False) -> QLabel:
+    lab = QLabel(text)
+    lab.setWordWrap(True)
+    if role:
+        set_role(lab, role)
+    if selectable:
+        lab.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+    return lab
+
+
+def _table(headers: list[str]) -> QTableWidget:
+    t = QTableWidget(0, len(headers))
+    t.setHorizontalHeaderLabels(headers)
+    t.verticalHeader().setVisible(False)
+    t.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+    t.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+    t.setAlternatingRowColors(True)
+    t.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
+    return t
+
+
+def _fit_height(t: QTableWidget, max_rows: int = 14) -> None:
+    """Tables show all their rows (up to a cap) so the page scrolls as one, not table by table."""
+    rows = min(t.rowCount(), max_rows)
+    h = t.horizontalHeader().height() + sum(t.rowHeight(r) for r in range(rows)) + 2 * t.frameWidth() + 2
+    t.setMinimumHeight(h)
+    t.setMaximumHeight(h if t.rowCount() <= max_rows else h + 2)
+
+
+class ResultStep(Step):
+    title = "Result"
+    nav_title = "Result"
+    sig_open_inspector = Signal(str)
+    sig_open_report = Signal(str)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__("", parent)
+        self.intro.setVisible(False)
+        self.heading.setVisible(False)
+        self.report: ExportReport | None = None
+        self.job_log: list[str] = []
+        scroll = QScrollArea()
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QFrame.Shape.NoFrame)
+        inner = QWidget()
+        lay = QVBoxLayout(inner)
+        lay.setContentsMargins(0, 0, 8, 0)
+        lay.setSpacing(12)
+        scroll.setWidget(inner)
+        self.body.addWidget(scroll, 1)
+        self.scroll = scroll
+
+        self.banner = QFrame()
+        b = QVBoxLayout(self.banner)
+        b.setContentsMargins(16, 12, 16, 12)
+        self.banner_title = _label("", "subheading")
+        self.banner_detail = _label("", selectable=True)
+        b.addWidget(self.banner_title)
+        b.addWidget(self.banner_detail)
+        lay.addWidget(self.banner)
+
+        actions = QHBoxLayout()
+        self.btn_report = QPushButton("Open report")
+        self.btn_report.clicked.connect(self._open_report)
+        self.btn_inspect = QPushButton("Open in inspector")
+        set_role(self.btn_inspect, "primary")
+        self.btn_inspect.clicked.connect(self._open_inspector)
+        self.btn_folder = QPushButton("Show output folder")
+        self.btn_folder.clicked.connect(self._open_folder)
+        actions.addWidget(self.btn_inspect)
+        actions.addWidget(self.btn_report)
+        actions.addWidget(self.btn_folder)
+        actions.addStretch(1)
+        lay.addLayout(actions)
+
+        # failure diagnosis
+        self.diag_box = QGroupBox("What went wrong")
+        d = QVBoxLayout(self.diag_box)
+        d.setSpacing(10)
+        grid = QGridLayout()
+        grid.setHorizontalSpacing(16)
+        grid.setVerticalSpacing(6)
+        self.diag_fields: dict[str, QLabel] = {}
+        for i, (key, title) in enumerate([("stage", "Stage"), ("error_class", "Error class"), ("node", "ONNX node"),
+                                          ("op_type", "Operator"), ("module", "PyTorch module")]):
+            k = _label(title, "muted")
+            v = _label("", selectable=True)
+            grid.addWidget(k, i, 0, Qt.AlignmentFlag.AlignTop)
+            grid.addWidget(v, i, 1)
+            self.diag_fields[key] = v
+            self.diag_fields[key + "_key"] = k
+        grid.setColumnStretch(1, 1)
+        d.addLayout(grid)
+        self.diag_message = _label("", "code", selectable=True)
+        d.addWidget(self.diag_message)
+        self.fix_frame = QFrame()
+        set_role(self.fix_frame, "fix")
+        f = QVBoxLayout(self.fix_frame)
+        f.setContentsMargins(12, 8, 12, 8)
+        f.addWidget(_label("Suggested fix", "ok"))
+        self.diag_fix = _label("", selectable=True)
+        f.addWidget(self.diag_fix)
+        d.addWidget(self.fix_frame)
+        self.snippet_title = muted("Graph around the failing node (highlighted):")
+        d.addWidget(self.snippet_title)
+        self.snippet = GraphSnippetView()
+        self.snippet.setMinimumHeight(340)
+        d.addWidget(self.snippet)
+        raw_row = QHBoxLayout()
+        self.btn_raw = QPushButton("Show raw log")
+        self.btn_raw.setCheckable(True)
+        self.btn_raw.toggled.connect(self._toggle_raw)
+        raw_row.addWidget(self.btn_raw)
+        raw_row.addStretch(1)
+        d.addLayout(raw_row)
+        self.raw_log = QPlainTextEdit()
+        self.raw_log.setReadOnly(True)
+        self.raw_log.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
+        set_role(self.raw_log, "log")
+        self.raw_log.setMinimumHeight(220)
+        self.raw_log.setVisible(False)
+        d.addWidget(self.raw_log)
+        lay.addWidget(self.diag_box)
+
+        # summary
+        self.summary_box = QGroupBox("Model")
+        sg = QGridLayout(self.summary_box)
+        sg.setHorizontalSpacing(16)
+        sg.setVerticalSpacing(6)
+        self.summary: dict[str, QLabel] = {}
+        rows = [("model", "Model"), ("tokenizer", "Tokenizer"), ("export", "Export"), ("checks", "Checks"),
+                ("time", "Time")]
+        for i, (key, title) in enumerate(rows):
+            sg.addWidget(_label(title, "muted"), i, 0, Qt.AlignmentFlag.AlignTop)
+            v = _label("", selectable=True)
+            sg.addWidget(v, i, 1)
+            self.summary[key] = v
+        sg.setColumnStretch(1, 1)
+        self.warnings = _label("", "warn", selectable=True)
+        sg.addWidget(self.warnings, len(rows), 0, 1, 2)
+        lay.addWidget(self.summary_box)
+
+        self.val_box = QGroupBox("Validation: ONNX Runtime against PyTorch")
+        v = QVBoxLayout(self.val_box)
+        self.tolerance = muted("")
+        v.addWidget(self.tolerance)
+        self.val_table = _table(["Case", "Graph", "Input shapes", "Output", "Max abs", "Max rel", "Result"])
+        hh = self.val_table.horizontalHeader()
+        for col in range(7):
+            hh.setSectionResizeMode(col, QHeaderView.ResizeMode.ResizeToContents)
+        hh.setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
+        v.addWidget(self.val_table)
+        lay.addWidget(self.val_box)
+
+        self.out_box = QGroupBox("Files written")
+        o = QVBoxLayout(self.out_box)
+        self.out_table = _table(["File", "Kind", "Modality", "Size"])
+        oh = self.out_table.horizontalHeader()
+        oh.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        for col in (1, 2, 3):
+            oh.setSectionResizeMode(col, QHeaderView.ResizeMode.ResizeToContents)
+        o.addWidget(self.out_table)
+        lay.addWidget(self.out_box)
+        lay.addStretch(1)
+
+    # -- filling ---------------------------------------------------------------------------------------
+    def show_report(self, report: ExportReport, job_log: list[str] | None = None) -> None:
+        self.report = report
+        self.job_log = list(job_log or [])
+        ok = report.status == "succeeded"
+        model = Path(report.options.get("output", "")) if report.options.get("output") else None
+        cases = report.validation.cases
+        if ok:
+            set_role(self.banner, "banner-ok")
+            set_role(self.banner_title, "ok")
+            self.banner_title.setText("Export succeeded and validated")
+            worst = max((o.max_abs for c in cases for o in c.outputs), default=0.0)
+            self.banner_detail.setText(f"{model or 'model.onnx'} passed onnx.checker, shape inference and "
+                                       f"ONNX Runtime parity on {len(cases)} case(s) (worst max abs error "
+                                       f"{worst:.2e}). It was added to the workspace.")
+        elif report.status == "cancelled":
+            set_role(self.banner, "banner-info")
+            set_role(self.banner_title, "warn")
+            self.banner_title.setText("Export cancelled")
+            self.banner_detail.setText("Nothing was left at the output path.")
+        else:
+            set_role(self.banner, "banner-fail")
+            set_role(self.banner_title, "fail")
+            dg = report.diagnosis
+            stage = STAGES.get(dg.stage, dg.stage) if dg else "an unknown stage"
+            cls = ERROR_CLASSES.get(dg.error_class, dg.error_class.replace("_", " ")) if dg else ""
+            self.banner_title.setText(f"Export failed at {stage}" + (f": {cls.lower()}" if cls else ""))
+            self.banner_detail.setText("Nothing was written at the output path. The diagnosis below says "
+                                       "where it broke and what to change.")
+        self.btn_inspect.setEnabled(ok and model is not None)
+        self.btn_report.setEnabled(self._report_path() is not None)
+        self.btn_folder.setEnabled(model is not None and model.parent.is_dir())
+        self._fill_diagnosis(report)
+        self._fill_summary(report)
+        self._fill_validation(report)
+        self._fill_outputs(report)
+        self.scroll.verticalScrollBar().setValue(0)
+
+    def _fill_diagnosis(self, report: ExportReport) -> None:
+        dg = report.diagnosis
+        self.diag_box.setVisible(dg is not None)
+        self.btn_raw.setChecked(False)
+        if dg is None:
+            return
+        values = {"stage": STAGES.get(dg.stage, dg.stage) + f"  ({dg.stage})",
+                  "error_class": ERROR_CLASSES.get(dg.error_class, dg.error_class.replace("_", " ").capitalize())
+                  + f"  ({dg.error_class})",
+                  "node": dg.node or "", "op_type": dg.op_type or "", "module": dg.module or ""}
+        for key, text in values.items():
+            self.diag_fields[key].setText(text)
+            self.diag_fields[key].setVisible(bool(text))
+            self.diag_fields[key + "_key"].setVisible(bool(text))
+        self.diag_message.setText(dg.message)
+        self.diag_fix.setText(dg.fix or "no fix is known for this failure; the raw log has the details")
+        has_snippet = bool(dg.snippet and dg.snippet.get("nodes"))
+        self.snippet_title.setVisible(has_snippet)
+        self.snippet.setVisible(has_snippet)
+        self.snippet.set_snippet(dg.snippet if has_snippet else None)
+        raw = dg.raw_log or ""
+        if self.job_log:
+            raw = (raw + "\n\n--- job log ---\n" if raw else "") + "\n".join(self.job_log)
+        self.raw_log.setPlainText(raw or "(the exporter produced no log)")
+
+    def _fill_summary(self, report: ExportReport) -> None:
+        opts = report.options or {}
+        self.summary["model"].setText(f"{report.model_class or '?'}  ({report.model_type or 'unknown type'})  "
+                                      f"from {report.model_dir}")
+        tok = report.tokenizer_class or "none found"
+        if report.expected_tokenizer_class and report.expected_tokenizer_class != report.tokenizer_class:
+            tok += f"  (the model type expects {report.expected_tokenizer_class})"
+        self.summary["tokenizer"].setText(tok)
+        bits = [f"exporter {opts.get('exporter', '?')}", f"opset {opts.get('opset', '?')}"]
+        if opts.get("dynamic"):
+            dyn = opts["dynamic"]
+            bits.append("dynamic " + (", ".join(dyn) if isinstance(dyn, list) else str(dyn)))
+        if opts.get("split_modalities"):
+            bits.append(f"split into {len(report.parts)} part(s)")
+        self.summary["export"].setText(" · ".join(bits))
+        val = report.validation
+        self.summary["checks"].setText(f"checker: {val.checker} · shape inference: {val.shape_inference} · "
+                                       f"ORT load: {val.ort_load}")
+        total = sum(report.timings.values())
+        detail = ", ".join(f"{k} {v:.1f}s" for k, v in report.timings.items())
+        self.summary["time"].setText(f"{total:.1f} s  ({detail})" if report.timings else "-")
+        self.warnings.setText("\n".join(f"⚠ {w}" for w in report.warnings))
+        self.warnings.setVisible(bool(report.warnings))
+
+    def _fill_validation(self, report: ExportReport) -> None:
+        val = report.validation
+        t = self.val_table
+        t.setRowCount(0)
+        c = colors()
+        for case in val.cases:
+            shapes = ", ".join(f"{k} {'x'.join(map(str, v))}" for k, v in case.input_shapes.items())
+            checks = case.outputs or [None]
+            for chk in checks:
+                r = t.rowCount()
+                t.insertRow(r)
+                if chk is None:
+                    cells = [case.name, case.graph, shapes, "-", "-", "-", "error" if case.error else "-"]
+                    passed = case.passed
+                else:
+                    cells = [case.name, case.graph, shapes, chk.output, f"{chk.max_abs:.2e}", f"{chk.max_rel:.2e}",
+                             "pass" if chk.passed else "FAIL"]
+                    passed = chk.passed
+                for col, text in enumerate(cells):
+                    item = QTableWidgetItem(text)
+                    if col in (4, 5):
+                        item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+                    if col == 6:
+                        item.setForeground(c["ok"] if passed else c["fail"])
+                        font = item.font()
+                        font.setBold(True)
+                        item.setFont(font)
+                    if case.error:
+                        item.setToolTip(case.error)
+                    elif col == 2:
+                        item.setToolTip(shapes)
+                    t.setItem(r, col, item)
+        self.tolerance.setText(f"Each output must satisfy |onnx - torch| <= atol + rtol·|torch| "
+                               f"(atol {val.atol:g}, rtol {val.rtol:g}).")
+        self.val_box.setVisible(bool(val.cases))
+        _fit_height(t)
+
+    def _fill_outputs(self, report: ExportReport) -> None:
+        t = self.out_table
+        t.setRowCount(0)
+        for out in report.outputs:
+            r = t.rowCount()
+            t.insertRow(r)
+            for col, text in enumerate([out.path, out.kind, out.modality or "-", human_size(out.size_bytes)]):
+                item = QTableWidgetItem(text)
+                if col == 3:
+                    item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+                t.setItem(r, col, item)
+        self.out_box.setVisible(bool(report.outputs))
+        _fit_height(t, max_rows=12)
+
+    # -- actions ---------------------------------------------------------------------------------------
+    def _toggle_raw(self, on: bool) -> None:
+        self.raw_log.setVisible(on)
+        self.btn_raw.setText("Hide raw log" if on else "Show raw log")
+
+    def _report_path(self) -> Path | None:
+        if self.report is None:
+            return None
+        for out in self.report.outputs:
+            if out.kind == "report" and Path(out.path).is_file():
+                return Path(out.path)
+        rp = self.report.options.get("report") if self.report.options else None
+        return Path(rp) if rp and Path(rp).is_file() else None
+
+    def model_path(self) -> Path | None:
+        if self.report is None or not self.report.options.get("output"):
+            return None
+        return Path(self.report.options["output"])
+
+    def _open_report(self) -> None:
+        p = self._report_path()
+        if p is not None:
+            self.sig_open_report.emit(str(p))
+
+    def _open_inspector(self) -> None:
+        p = self.model_path()
+        if p is not None:
+            self.sig_open_inspector.emit(str(p))
+
+    def _open_folder(self) -> None:
+        p = self.model_path()
+        if p is not None:
+            QDesktopServices.openUrl(QUrl.fromLocalFile(str(p.parent)))

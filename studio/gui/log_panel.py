@@ -1,0 +1,108 @@
+"""The Log / Problems panel: every job's log lines, and one Problems list fed by all pages and jobs."""
+
+from __future__ import annotations
+
+import time
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QPlainTextEdit,
+    QPushButton,
+    QStyle,
+    QTabWidget,
+    QTreeWidget,
+    QTreeWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from studio.core.errors import Problem
+from studio.gui.theme import set_role
+
+_ICONS = {"error": QStyle.StandardPixmap.SP_MessageBoxCritical,
+          "warning": QStyle.StandardPixmap.SP_MessageBoxWarning,
+          "info": QStyle.StandardPixmap.SP_MessageBoxInformation}
+
+
+class LogPanel(QTabWidget):
+    """Tabs "Log" and "Problems (n)"; activating a problem emits it so the window can open its page."""
+
+    sig_problem_activated = Signal(object)  # Problem
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.problems: list[Problem] = []
+        log_box = QWidget()
+        lay = QVBoxLayout(log_box)
+        lay.setContentsMargins(4, 4, 4, 4)
+        self.log = QPlainTextEdit()
+        self.log.setReadOnly(True)
+        self.log.setMaximumBlockCount(5000)
+        self.log.setLineWrapMode(QPlainTextEdit.LineWrapMode.WidgetWidth)
+        set_role(self.log, "log")
+        lay.addWidget(self.log)
+        row = QHBoxLayout()
+        row.addStretch(1)
+        clear = QPushButton("Clear log")
+        set_role(clear, "link")
+        clear.clicked.connect(self.log.clear)
+        row.addWidget(clear)
+        lay.addLayout(row)
+
+        prob_box = QWidget()
+        play = QVBoxLayout(prob_box)
+        play.setContentsMargins(4, 4, 4, 4)
+        self.tree = QTreeWidget()
+        self.tree.setHeaderLabels(["Problem", "Source", "Location"])
+        self.tree.setRootIsDecorated(False)
+        self.tree.setAlternatingRowColors(True)
+        self.tree.setColumnWidth(0, 220)
+        self.tree.itemActivated.connect(self._activated)
+        self.tree.itemClicked.connect(self._activated)
+        play.addWidget(self.tree)
+        prow = QHBoxLayout()
+        prow.addStretch(1)
+        pclear = QPushButton("Clear problems")
+        set_role(pclear, "link")
+        pclear.clicked.connect(self.clear_problems)
+        prow.addWidget(pclear)
+        play.addLayout(prow)
+        self.addTab(log_box, "Log")
+        self.addTab(prob_box, "Problems")
+
+    def append_log(self, line: str, source: str | None = None) -> None:
+        stamp = time.strftime("%H:%M:%S")
+        prefix = f"[{source}] " if source else ""
+        for part in str(line).splitlines() or [""]:
+            self.log.appendPlainText(f"{stamp} {prefix}{part}")
+
+    def add_problem(self, problem: Problem) -> None:
+        self.problems.append(problem)
+        item = QTreeWidgetItem([problem.message, problem.source, problem.location or ""])
+        item.setIcon(0, self.style().standardIcon(_ICONS.get(problem.severity, _ICONS["info"])))
+        tip = problem.message + (f"\n\nhint: {problem.hint}" if problem.hint else "")
+        if problem.page:
+            tip += f"\n\nclick to open it in {problem.page}"
+        for col in range(3):
+            item.setToolTip(col, tip)
+        item.setData(0, Qt.ItemDataRole.UserRole, len(self.problems) - 1)
+        self.tree.insertTopLevelItem(0, item)
+        self._retitle()
+
+    def clear_problems(self) -> None:
+        self.problems.clear()
+        self.tree.clear()
+        self._retitle()
+
+    def show_problems(self) -> None:
+        self.setCurrentIndex(1)
+
+    def _retitle(self) -> None:
+        n = len(self.problems)
+        self.setTabText(1, f"Problems ({n})" if n else "Problems")
+
+    def _activated(self, item: QTreeWidgetItem, _col: int = 0) -> None:
+        idx = item.data(0, Qt.ItemDataRole.UserRole)
+        if isinstance(idx, int) and 0 <= idx < len(self.problems):
+            self.sig_problem_activated.emit(self.problems[idx])

@@ -1,0 +1,94 @@
+"""The sidebar's page registry: an ordered list of (module path, class name).
+
+Pages are added by later issues as ``studio/gui/pages/<x>_page.py`` subclasses of ``studio.gui.page.Page``.
+Only entries whose module exists are listed (so a page not written yet is simply absent); a page whose import
+or construction fails is still listed, with its error, and the rest of the window works. When an entry's class
+name is not found the module's only Page subclass is used, so a page may pick its own class name.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import inspect
+import traceback
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from studio.gui.jobs_qt import JobRunner
+    from studio.gui.page import Page
+
+PAGE_SPECS: list[tuple[str, str]] = [
+    ("studio.gui.pages.export_page", "ExportPage"),
+    ("studio.gui.pages.inspect_page", "InspectPage"),
+    ("studio.gui.pages.inspector_page", "InspectorPage"),
+    ("studio.gui.pages.compile_page", "CompilePage"),
+    ("studio.gui.pages.triton_page", "TritonPage"),
+    ("studio.gui.pages.package_page", "PackagePage"),
+    ("studio.gui.pages.packaging_page", "PackagingPage"),
+    ("studio.gui.pages.devices_page", "DevicesPage"),
+    ("studio.gui.pages.dashboards_page", "DashboardsPage"),
+    ("studio.gui.pages.dashboard_page", "DashboardPage"),
+]
+
+
+@dataclass
+class LoadedPage:
+    """One sidebar entry: the page widget, or the error that kept it from loading."""
+
+    module: str
+    class_name: str
+    title: str
+    page_id: str
+    page: Page | None = None
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.page is not None
+
+
+def module_exists(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def _title_from(module: str, class_name: str) -> tuple[str, str]:
+    base = module.rsplit(".", 1)[-1].removesuffix("_page")
+    return base.replace("_", " ").title(), base
+
+
+def _find_class(mod: object, class_name: str) -> type:
+    from studio.gui.page import Page
+
+    cls = getattr(mod, class_name, None)
+    if isinstance(cls, type) and issubclass(cls, Page):
+        return cls
+    own = [c for _, c in inspect.getmembers(mod, inspect.isclass)
+           if issubclass(c, Page) and c is not Page and c.__module__ == getattr(mod, "__name__", "")]
+    if len(own) == 1:
+        return own[0]
+    raise ImportError(f"{getattr(mod, '__name__', mod)} defines no Page subclass named {class_name}")
+
+
+def load_pages(jobs: JobRunner | None, specs: list[tuple[str, str]] | None = None) -> list[LoadedPage]:
+    """Import and build every available page in order; failures become entries with an error."""
+    out: list[LoadedPage] = []
+    for module, class_name in specs if specs is not None else PAGE_SPECS:
+        if not module_exists(module):
+            continue
+        title, page_id = _title_from(module, class_name)
+        try:
+            mod = importlib.import_module(module)
+            cls = _find_class(mod, class_name)
+            page = cls(jobs)
+        except Exception as exc:  # a broken page must not take the window down
+            detail = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)[-6:])
+            out.append(LoadedPage(module, class_name, title, page_id,
+                                  error=f"{type(exc).__name__}: {exc}\n\n{detail}"))
+            continue
+        out.append(LoadedPage(module, class_name, page.title or title, page.page_id or page_id, page=page))
+    return out

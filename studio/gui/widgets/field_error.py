@@ -1,0 +1,41 @@
+"""Input errors shown in place: a red line under the offending field, never a dialog."""
+
+from __future__ import annotations
+
+from PySide6.QtWidgets import QLabel, QWidget
+
+from studio.gui.theme import set_role
+
+
+class FieldError(QLabel):
+    """Hidden until ``show_error``; marks the offending widget (``invalid`` property, styled red by the QSS)."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        set_role(self, "error")
+        self.setWordWrap(True)
+        self.setVisible(False)
+        self._marked: list[QWidget] = []
+
+    def show_error(self, message: str, *widgets: QWidget, hint: str | None = None) -> None:
+        self.clear_error()
+        self.setText(message + (f"\nhint: {hint}" if hint else ""))
+        self.setVisible(True)
+        for w in widgets:
+            w.setProperty("invalid", True)
+            w.style().unpolish(w)
+            w.style().polish(w)
+            self._marked.append(w)
+
+    def clear_error(self) -> None:
+        self.setText("")
+        self.setVisible(False)
+        for w in self._marked:
+            w.setProperty("invalid", False)
+            w.style().unpolish(w)
+            w.style().polish(w)
+        self._marked.clear()
+
+    @property
+    def has_error(self) -> bool:
+        return self.isVisibleTo(self.parentWidget()) if self.parentWidget() else bool(self.text())
