@@ -41,6 +41,7 @@ class ExportOptions:
     rtol: float = 1e-3
     report: Path | None = None
     validation_cases: int = 3  # random inputs for parity; at least one with new batch and sequence lengths
+    attn_implementation: str | None = None  # e.g. "eager": load the model with it (GQA models + torchscript)
 
 
 @dataclass

@@ -1,0 +1,105 @@
+"""`studio export MODEL_DIR --output model.onnx ...` (also the `multimodal-export` console script).
+
+Exit codes: 0 succeeded; 1 the export ran and failed (the report carries the diagnosis); 2 bad input
+(missing or non-HF folder, unknown modality / input name, bad flag value); 130 cancelled.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("model_dir", metavar="MODEL_DIR", help="local HuggingFace model folder (config.json + weights)")
+    p.add_argument("--output", "-o", default="model.onnx",
+                   help="ONNX file to write; parts, tokenizer and processor files go beside it (default model.onnx)")
+    p.add_argument("--opset", type=int, default=17, help="ONNX opset (default 17)")
+    p.add_argument("--dynamic", default=None,
+                   help="axes to keep dynamic: axis names (batch,sequence), per-input input.axis=name "
+                        "(pixel_values.2=height), or 'none' (default: the model's batch/sequence axes)")
+    p.add_argument("--exporter", choices=("torchscript", "dynamo"), default="torchscript",
+                   help="torch.onnx path: TorchScript tracing or torch.export (dynamo)")
+    p.add_argument("--split-modalities", action="store_true",
+                   help="also write one graph per encoder plus the fusion / decoder part")
+    p.add_argument("--input-signature", default=None, metavar="MOD:NAME,...",
+                   help="inputs to export, e.g. text:input_ids,text:attention_mask,vision:pixel_values")
+    p.add_argument("--atol", type=float, default=1e-4, help="parity absolute tolerance (default 1e-4)")
+    p.add_argument("--rtol", type=float, default=1e-3, help="parity relative tolerance (default 1e-3)")
+    p.add_argument("--cases", type=int, default=3, help="random validation inputs (default 3, minimum 2)")
+    p.add_argument("--attn-implementation", default=None, choices=("eager", "sdpa"),
+                   help="load the model with this attention implementation")
+    p.add_argument("--report", default=None, help="write the export report (JSON) here")
+    p.add_argument("--json", action="store_true", help="print the report as JSON on stdout")
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress output")
+
+
+def run(args: argparse.Namespace) -> int:
+    from studio.cli.progress import ProgressBar
+    from studio.core.jobs import JobState
+    from studio.export.api import ExportOptions, export_model
+
+    options = ExportOptions(
+        model_dir=Path(args.model_dir), output=Path(args.output), input_signature=args.input_signature,
+        opset=args.opset, dynamic=None if args.dynamic is None else args.dynamic.split(","),
+        exporter=args.exporter, split_modalities=args.split_modalities, atol=args.atol, rtol=args.rtol,
+        report=Path(args.report) if args.report else None, validation_cases=args.cases,
+        attn_implementation=args.attn_implementation)
+    job = JobState(name="export")
+    bar = ProgressBar(job, enabled=not args.quiet)
+    try:
+        report = export_model(options, job)
+    finally:
+        bar.close()
+    if args.json:
+        print(report.to_json())
+    else:
+        print(render_summary(report))
+    return 0 if report.status == "succeeded" else 1
+
+
+def render_summary(report) -> str:  # type: ignore[no-untyped-def]
+    """The human summary: status, files, validation table, warnings, diagnosis."""
+    v = report.validation
+    lines = [f"export {report.status}: {report.model_dir} ({report.model_class or report.model_type})"]
+    for o in report.outputs:
+        lines.append(f"  wrote {o.path}  [{o.kind}{'/' + o.modality if o.modality else ''}]")
+    lines.append(f"  checker: {v.checker}   shape inference: {v.shape_inference}   ORT load: {v.ort_load}")
+    for c in v.cases:
+        worst = max(c.outputs, key=lambda o: o.max_abs, default=None)
+        detail = f"max abs {worst.max_abs:.2e} ({worst.output})" if worst else ""
+        lines.append(f"  {'ok  ' if c.passed else 'FAIL'} {c.graph:<14} {c.name:<38} {detail}"
+                     + (f"  {c.error[:160]}" if c.error else ""))
+    if report.tokenizer_class:
+        lines.append(f"  tokenizer: {report.tokenizer_class} (expected {report.expected_tokenizer_class or '?'})")
+    for w in report.warnings:
+        lines.append(f"  warning: {w}")
+    d = report.diagnosis
+    if d is not None:
+        lines.append(f"  failed at stage '{d.stage}': {d.error_class}")
+        lines.append(f"    {d.message}")
+        where = ", ".join(x for x in (f"module {d.module}" if d.module else "",
+                                      f"node {d.node}" if d.node else "",
+                                      f"op {d.op_type}" if d.op_type else "") if x)
+        if where:
+            lines.append(f"    at: {where}")
+        lines.append(f"    fix: {d.fix}")
+        lines.append("    (the raw log is in the report: --report report.json or --json)")
+    timings = ", ".join(f"{k} {v:.1f}s" for k, v in report.timings.items())
+    lines.append(f"  timings: {timings}")
+    return "\n".join(lines)
+
+
+def alias_main(argv: Sequence[str] | None = None) -> int:
+    """`multimodal-export MODEL_DIR ...`: the same flags as `studio export`."""
+    from studio.cli.main import run_command
+
+    argv = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in argv
+    return run_command("export", argv, prog="multimodal-export", debug=debug)
+
+
+if __name__ == "__main__":
+    sys.exit(alias_main())

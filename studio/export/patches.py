@@ -1,0 +1,66 @@
+"""Export-time model patches: traceable stand-ins for forward code that no exporter can follow.
+
+Like optimum's model patchers, but only where the original is untraceable and the replacement is provably
+equivalent on the exported input domain; parity is always checked against the *unpatched* model.
+
+ViLT: ``ViltEmbeddings.visual_embed`` loops over the batch in Python, interpolates position embeddings per
+image and picks patches with ``torch.multinomial`` (a random permutation). For images that fill the
+processor's fixed canvas (pixel_mask all ones, as the studio's ViLT processor produces), keeping every
+patch in grid order gives the same pooled output: attention is permutation-equivariant, each patch keeps
+its own position embedding and the pooler reads the CLS token.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from typing import Any
+
+import torch
+from torch import nn
+
+
+def _vilt_visual_embed(self: Any, pixel_values: torch.Tensor, pixel_mask: torch.Tensor,
+                       max_image_length: int = 200) -> tuple[Any, ...]:
+    x = self.patch_embeddings(pixel_values)
+    x_mask = nn.functional.interpolate(pixel_mask[:, None, :, :].float(), size=(x.shape[2], x.shape[3])).long()
+    batch_size, num_channels, height, width = x.shape
+    patch_dim = self.config.image_size // self.config.patch_size
+    spatial_pos = self.position_embeddings[:, 1:, :].transpose(1, 2).view(1, num_channels, patch_dim, patch_dim)
+    if (height, width) != (patch_dim, patch_dim):
+        spatial_pos = nn.functional.interpolate(spatial_pos, size=(height, width), mode="bilinear",
+                                                align_corners=True)
+    pos_embed = spatial_pos.flatten(2).transpose(1, 2).expand(batch_size, -1, -1)
+    x = x.flatten(2).transpose(1, 2)
+    patch_index = torch.stack(torch.meshgrid(torch.arange(height), torch.arange(width), indexing="ij"), dim=-1)
+    patch_index = patch_index.to(x.device).flatten(0, 1)[None].expand(batch_size, -1, -1)
+    x_mask = x_mask.flatten(1)
+    cls_tokens = self.cls_token.expand(batch_size, -1, -1)
+    x = torch.cat((cls_tokens, x), dim=1)
+    pos_embed = torch.cat((self.position_embeddings[:, 0, :][:, None, :].expand(batch_size, -1, -1), pos_embed), dim=1)
+    x = self.dropout(x + pos_embed)
+    x_mask = torch.cat([torch.ones(x_mask.shape[0], 1).to(x_mask), x_mask], dim=1)
+    return x, x_mask, (patch_index, (height, width))
+
+
+@contextlib.contextmanager
+def export_patches(model: nn.Module, model_type: str) -> Iterator[list[str]]:
+    """Apply the patches for ``model_type`` while the exporter runs; yields their descriptions."""
+    undo: list[tuple[Any, str, Any]] = []
+    notes: list[str] = []
+    if model_type == "vilt":
+        for mod in model.modules():
+            if type(mod).__name__ == "ViltEmbeddings":
+                undo.append((mod, "visual_embed", mod.__dict__.get("visual_embed")))
+                mod.visual_embed = _vilt_visual_embed.__get__(mod)  # type: ignore[method-assign]
+        if undo:
+            notes.append("ViLT visual_embed replaced by a traceable full-grid version (no per-image loop, no "
+                         "multinomial patch sampling); valid for images filling the processor canvas")
+    try:
+        yield notes
+    finally:
+        for obj, name, old in undo:
+            if old is None:
+                obj.__dict__.pop(name, None)
+            else:
+                setattr(obj, name, old)
