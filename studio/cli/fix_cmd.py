@@ -20,6 +20,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="convert to FP16: no PART = the model itself, else those parts of a split export")
     p.add_argument("--int8", nargs="*", metavar="PART", default=None,
                    help="dynamic INT8 quantization: no PART = the model itself, else those parts")
+    p.add_argument("--fuse-attention", action="store_true",
+                   help="rewrite attention subgraphs into studio.fused::FusedAttention (parity vs unfused)")
+    p.add_argument("--custom-op-lib", type=Path, default=None, metavar="LIB.so",
+                   help="native library implementing studio.fused ops for the parity run (default: the "
+                        "onnxruntime-extensions Python op)")
     p.add_argument("--target", "-t", action="append", default=None, help="targets for the before/after analysis")
     p.add_argument("--profile-dir", action="append", type=Path, default=None, metavar="DIR")
     p.add_argument("--cases", type=int, default=2, help="random parity cases per file (default 2)")
@@ -36,6 +41,10 @@ def _flag(v: list[str] | None) -> bool | list[str]:
 def run(args: argparse.Namespace) -> int:
     from studio.optimize.api import fix_model, parse_static, render_fix_text
 
+    if getattr(args, "fuse_attention", False):
+        from studio.optimize.fusion import run_fuse_cli
+
+        return run_fuse_cli(args, _flag)
     rep = fix_model(args.model, args.out, static=parse_static(args.static) or None, simplify=args.simplify,
                     fp16=_flag(args.fp16), int8=_flag(args.int8), targets=args.target,
                     parity_cases=args.cases, profile_dirs=args.profile_dir)

@@ -87,6 +87,9 @@ def inspect_model(model: Path | str, targets: list[str] | None = None, *,
                            shape_inference="passed" if lm.shape_inference_error is None
                            else f"failed: {lm.shape_inference_error}")
     allowed = list(DEFAULT_ALLOWED_DOMAINS) + [d for d in (custom_domains or []) if d not in DEFAULT_ALLOWED_DOMAINS]
+    from studio.inspect.custom_domains import declared_in
+
+    allowed += [d for d in declared_in(lm.opsets) if d not in allowed]  # the studio's own domain is declared
     rep.allowed_domains = allowed
     rep.findings.extend(policy_findings(lm, allowed))
     for i, prof in enumerate(profiles):

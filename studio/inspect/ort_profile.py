@@ -62,6 +62,9 @@ def ort_cpu_profile() -> TargetProfile:
                 rule.until = None
     # Constant is folded into an initializer by ORT; it has no kernel and needs none.
     ops.setdefault("ai.onnx", {})["Constant"] = OpRule(status="supported", reason="folded into an initializer")
+    from studio.inspect.custom_domains import ort_rules
+
+    ops.update(ort_rules())  # studio.fused: runs where its kernels are registered
     return TargetProfile(
         id="ort-cpu", name=f"ONNX Runtime {onnxruntime.__version__} CPU execution provider",
         source="onnxruntime.capi._pybind_state.get_all_opkernel_def() (installed package, computed at run time)",

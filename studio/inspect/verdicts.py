@@ -150,8 +150,11 @@ def node_verdict(ref: NodeRef, lm: LoadedModel, dyn: DynamicReport, prof: Target
                            "try the vendor's converter on this model; cut the graph where its parser stops")
     if rule is None:
         if dom not in prof.ops:
+            from studio.inspect.custom_domains import STUDIO_DOMAINS, UNSUPPORTED_HINT
+
             return NodeVerdict(prof.unlisted if prof.unlisted != "risky" else "risky", "domain-unsupported",
                                f"domain '{dom}' is not handled by {prof.name}",
+                               UNSUPPORTED_HINT.format(domain=dom) if dom in STUDIO_DOMAINS else
                                "replace the custom op with standard ai.onnx ops or register a plugin/custom op")
         return NodeVerdict(prof.unlisted, "op-unlisted" if prof.unlisted != "unsupported" else "op-unsupported",
                            f"{ref.op_type} is not in {prof.name}'s supported list",

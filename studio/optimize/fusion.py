@@ -117,7 +117,7 @@ def _rule_class() -> Any:
             self._pending: FusedSite | None = None
 
         def pattern(self, op: Any, query: Any, key: Any, value: Any, mask: Any, query_scale: Any,
-                    key_scale: Any, qk_scale: Any) -> Any:
+                    key_scale: Any, qk_scale: Any, nan_fill: Any) -> Any:
             kt = pattern.OrValue([op.Transpose(key, perm=[0, 1, 3, 2]), op.Transpose(key, perm=[0, 2, 3, 1]), key],
                                  tag_var="key_format", tag_values=["BHSd", "BSHd", "BHdS"])
             q = pattern.OrValue([op.Mul(query, query_scale), op.Div(query, query_scale), query],
@@ -129,7 +129,7 @@ def _rule_class() -> Any:
                                     tag_var="qk_scaling", tag_values=["Mul", "Div", "None"])
             score = pattern.OrValue([op.Add(score, mask), score], tag_var="has_mask", tag_values=[True, False])
             weights = op.Softmax(score, axis=-1)
-            guarded = op.Where(op.IsNaN(weights), 0.0, weights)
+            guarded = op.Where(op.IsNaN(weights), nan_fill, weights)
             weights = pattern.OrValue([guarded, weights], tag_var="nan_guard", tag_values=[True, False])
             return op.MatMul(weights, value)
 
@@ -146,6 +146,8 @@ def _rule_class() -> Any:
                 if s is None or s == 0.0 or not math.isfinite(s):
                     return result.fail(f"{name} is not a constant non-zero scalar")
                 scale *= s if how == "Mul" else 1.0 / s
+            if b.get("nan_guard") and _scalar(b.get("nan_fill")) != 0.0:
+                return result.fail("Where(IsNaN) does not fill with a constant 0")
             qshape = query.shape
             if qshape is not None and qshape.rank() != 4:
                 return result.fail("query is not rank 4 (B, H, S, D)")
@@ -186,6 +188,7 @@ def fuse_attention_proto(model: Any) -> tuple[Any, list[FusedSite]]:
     from onnxscript.rewriter import RewriteRule, RewriteRuleSet
     from onnxscript.rewriter import rewrite as _rewrite
 
+    original = model
     try:  # shapes let the rule read num_heads and check ranks; a model without them still fuses
         model = onnx.shape_inference.infer_shapes(model, strict_mode=False)
     except Exception:
@@ -194,6 +197,11 @@ def fuse_attention_proto(model: Any) -> tuple[Any, list[FusedSite]]:
     compiled = RewriteRule(rule.pattern, rule.rewrite, rule.check, name=rule.name, remove_nodes=True)
     ir_model = _rewrite(ir.serde.deserialize_model(model), pattern_rewrite_rules=RewriteRuleSet([compiled]))
     out = ir.serde.serialize_model(ir_model)
+    # keep only the value_info the model came with: inferred shapes are not ours to persist
+    declared = {v.name for v in original.graph.value_info}
+    keep = [v for v in out.graph.value_info if v.name in declared]
+    del out.graph.value_info[:]
+    out.graph.value_info.extend(keep)
     if rule.sites and not any(o.domain == DOMAIN for o in out.opset_import):
         out.opset_import.append(onnx.helper.make_opsetid(DOMAIN, DOMAIN_VERSION))
     return out, list(rule.sites)
@@ -321,3 +329,54 @@ def render_fusion_text(rep: FusionReport) -> str:
             for r in t.introduced[:2]:
                 lines.append(f"      new: {r[:140]}")
     return "\n".join(lines) + "\n"
+
+
+def fuse_attention_in_place(path: Path | str, **kw: Any) -> FusionReport:
+    """Fuse ``path`` (e.g. the output of the other fixes) and replace it; parity is against its unfused self."""
+    import os
+    import shutil
+    import tempfile
+
+    path = Path(path)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}.", suffix=".fuse", dir=path.parent))
+    try:
+        rep = fuse_attention(path, tmp / path.name, **kw)
+        os.replace(tmp / path.name, path)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    rep.output = str(path)
+    if rep.parity is not None:
+        rep.parity.fixed = str(path)
+    return rep
+
+
+def run_fuse_cli(args: Any, flag: Any) -> int:
+    """`studio fix --fuse-attention [other fixes]`: the other fixes first (fix_model), then the fusion."""
+    import sys
+
+    from studio.optimize.api import fix_model, parse_static, render_fix_text
+
+    static = parse_static(args.static) or None
+    kw = {"parity_cases": args.cases, "custom_op_lib": args.custom_op_lib, "targets": args.target,
+          "profile_dirs": args.profile_dir, "dims": static}
+    fix_rep = None
+    if static or args.simplify or args.fp16 is not None or args.int8 is not None:
+        fix_rep = fix_model(args.model, args.out, static=static, simplify=args.simplify, fp16=flag(args.fp16),
+                            int8=flag(args.int8), targets=args.target, parity_cases=args.cases,
+                            profile_dirs=args.profile_dir)
+        rep = fuse_attention_in_place(args.out, **kw)
+    else:
+        rep = fuse_attention(args.model, args.out, **kw)
+    if args.report:
+        rep.save(args.report)
+    if args.json:
+        import json
+
+        doc = {"fusion": rep.to_dict(), **({"fix": fix_rep.to_dict()} if fix_rep else {})}
+        sys.stdout.write(json.dumps(doc, indent=2) + "\n")
+    else:
+        sys.stdout.write((render_fix_text(fix_rep) if fix_rep else "") + render_fusion_text(rep))
+    if not rep.passed or (fix_rep is not None and not fix_rep.passed):
+        print("fix: parity check failed (outputs written; see the report)", file=sys.stderr)
+        return 1
+    return 0
