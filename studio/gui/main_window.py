@@ -747,6 +747,12 @@ class MainWindow(QMainWindow):
         if running:
             self.statusBar().showMessage(f"cancelling {len(running)} job(s)…")
             QApplication.processEvents()
+        for lp in self.pages:  # pages stop what they own (local servers, pollers) before the jobs are cancelled
+            if lp.page is not None:
+                try:
+                    lp.page.shutdown()
+                except Exception as exc:  # one page failing to shut down must not keep the others running
+                    self.log_panel.append_log(f"{lp.title} page shutdown failed: {exc}", source="studio")
         self.jobs.shutdown()
         super().closeEvent(event)
 

@@ -45,3 +45,6 @@ class Page(QWidget):
 
     def open_payload(self, payload: object) -> None:
         """Override to act on ``sig_open_page`` from another page (for example a node to focus)."""
+
+    def shutdown(self) -> None:
+        """Called by the main window when it closes: stop timers, servers and threads the page owns."""

@@ -81,6 +81,7 @@ class ResultStep(Step):
     nav_title = "Result"
     sig_open_inspector = Signal(str)
     sig_open_report = Signal(str)
+    sig_open_page = Signal(str, object)  # page id, payload: the one-click links to Triton, Package, Compile
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__("", parent)
@@ -116,7 +117,19 @@ class ResultStep(Step):
         self.btn_inspect.clicked.connect(self._open_inspector)
         self.btn_folder = QPushButton("Show output folder")
         self.btn_folder.clicked.connect(self._open_folder)
+        self.btn_triton = QPushButton("Serve on Triton")
+        self.btn_triton.setToolTip("build a Triton model repository from this export and serve it locally")
+        self.btn_triton.clicked.connect(self._open_triton)
+        self.btn_package = QPushButton("Package for a board")
+        self.btn_package.setToolTip("sign this export as an edge bundle for a board and deploy it to an agent")
+        self.btn_package.clicked.connect(self._open_package)
+        self.btn_compile = QPushButton("Compile")
+        self.btn_compile.setToolTip("compile the model with TVM Relax for a board or this host")
+        self.btn_compile.clicked.connect(self._open_compile)
         actions.addWidget(self.btn_inspect)
+        actions.addWidget(self.btn_triton)
+        actions.addWidget(self.btn_package)
+        actions.addWidget(self.btn_compile)
         actions.addWidget(self.btn_report)
         actions.addWidget(self.btn_folder)
         actions.addStretch(1)
@@ -242,6 +255,8 @@ class ResultStep(Step):
             self.banner_detail.setText("Nothing was written at the output path. The diagnosis below says "
                                        "where it broke and what to change.")
         self.btn_inspect.setEnabled(ok and model is not None)
+        for b in (self.btn_triton, self.btn_package, self.btn_compile):
+            b.setEnabled(ok and model is not None)
         self.btn_report.setEnabled(self._report_path() is not None)
         self.btn_folder.setEnabled(model is not None and model.parent.is_dir())
         self._fill_diagnosis(report)
@@ -378,6 +393,28 @@ class ResultStep(Step):
         p = self.model_path()
         if p is not None:
             self.sig_open_inspector.emit(str(p))
+
+    def serve_payload(self) -> str | None:
+        """What "Serve on Triton" hands over: the export folder of a split export (parts + router), else the file."""
+        p = self.model_path()
+        if p is None or self.report is None:
+            return None
+        return str(p.parent if self.report.parts else p)
+
+    def _open_triton(self) -> None:
+        payload = self.serve_payload()
+        if payload is not None:
+            self.sig_open_page.emit("triton", payload)
+
+    def _open_package(self) -> None:
+        p = self.model_path()
+        if p is not None:  # the folder: the bundle carries the tokenizer / processor files beside the model
+            self.sig_open_page.emit("package", str(p.parent))
+
+    def _open_compile(self) -> None:
+        p = self.model_path()
+        if p is not None:
+            self.sig_open_page.emit("compile", {"model": str(p)})
 
     def _open_folder(self) -> None:
         p = self.model_path()

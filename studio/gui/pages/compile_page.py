@@ -55,6 +55,21 @@ def _fill(table: QTableWidget, rows: list[list[str]]) -> None:
             table.setItem(r, c, QTableWidgetItem(text))
 
 
+INSPECTOR_TO_COMPILE = {"ort-cpu": "llvm", "tvm-relax": "llvm"}
+
+
+def compile_target_for(target: str) -> str:
+    """The compile target for an inspector target: this host for ort-cpu / tvm-relax, else a board using it."""
+    if target in INSPECTOR_TO_COMPILE:
+        return INSPECTOR_TO_COMPILE[target]
+    try:
+        from studio.package.boards import list_boards
+
+        return next((b.id for b in list_boards() if b.target == target), target)
+    except Exception:  # board profiles unreadable: leave the choice to the user
+        return target
+
+
 class CompilePage(Page):
     page_id = "compile"
     title = "Compile"
@@ -248,7 +263,10 @@ class CompilePage(Page):
         self._target_changed()
 
     def select_target(self, target_id: str) -> None:
+        """A compile target id; an inspector target (from the Inspect page) picks the board that runs it."""
         idx = self.target_combo.findData(target_id)
+        if idx < 0:
+            idx = self.target_combo.findData(compile_target_for(target_id))
         if idx >= 0:
             self.target_combo.setCurrentIndex(idx)
 

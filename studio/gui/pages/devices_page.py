@@ -307,6 +307,27 @@ class DevicesPage(Page):
             if d.kind == "triton" and d.name not in self.servers:
                 self._add(ServerSpec.from_device(d), save=False)
 
+    def open_payload(self, payload: object) -> None:
+        """A server URL, or {"url", "name"?, "metrics_url"?} (the Triton page's "Open in Devices"):
+        selects that server, adding it (and saving it in the workspace) when it is not listed yet."""
+        spec = payload if isinstance(payload, dict) else {"url": payload} if isinstance(payload, str) else {}
+        url = str(spec.get("url") or "").strip()
+        if not url:
+            return
+        self.sections.setCurrentWidget(self.triton_tab)
+        name = spec.get("name")
+        known = self.servers.get(name) if name else next((s for s in self.servers.values() if s.url == url), None)
+        if known is not None and known.url == url:
+            for i in range(self.server_list.count()):
+                if self.server_list.item(i).data(Qt.ItemDataRole.UserRole) == known.name:
+                    self.server_list.setCurrentRow(i)
+            self.poll(known.name)
+            return
+        try:
+            self.add_server(url, name=name, metrics_url=spec.get("metrics_url"))
+        except StudioError as exc:
+            self.add_error.setText(exc.message)
+
     def add_server(self, url: str, name: str | None = None, protocol: str | None = None, ssl: bool = False,
                    headers: dict[str, str] | None = None, metrics_url: str | None = None) -> ServerSpec:
         """Add (or replace) a server; raises InputError for a malformed URL."""

@@ -118,6 +118,7 @@ class ExportPage(Page):
 
         self.run.sig_cancel.connect(self.cancel)
         self.result.sig_open_inspector.connect(lambda p: self.sig_open_page.emit("inspect", p))
+        self.result.sig_open_page.connect(self.sig_open_page)
         self.result.sig_open_report.connect(self._open_report)
         self.jobs.sig_progress.connect(self._job_progress)
         self.jobs.sig_status.connect(self._job_status)

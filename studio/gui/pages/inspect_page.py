@@ -182,6 +182,16 @@ class InspectPage(Page):
         self.reinspect_button.setEnabled(False)
         self.reinspect_button.clicked.connect(lambda: self.inspect_current())
         head.addWidget(self.reinspect_button)
+        self.compile_button = QPushButton("Compile")
+        self.compile_button.setToolTip("open this model on the Compile page, for the board of the current target")
+        self.compile_button.setEnabled(False)
+        self.compile_button.clicked.connect(self.open_in_compile)
+        head.addWidget(self.compile_button)
+        self.serve_button = QPushButton("Serve on Triton")
+        self.serve_button.setToolTip("build a Triton model repository from this model on the Triton page")
+        self.serve_button.setEnabled(False)
+        self.serve_button.clicked.connect(self.open_in_triton)
+        head.addWidget(self.serve_button)
         head.addSpacing(8)
         head.addWidget(QLabel("Target"))
         self.target_combo = QComboBox()
@@ -433,6 +443,15 @@ class InspectPage(Page):
         self._pending_node = node
         self.open_model(path)
 
+    def open_in_compile(self) -> None:
+        """One click to the Compile page with this model and the current target (mapped to a board there)."""
+        if self.model_path is not None:
+            self.sig_open_page.emit("compile", {"model": str(self.model_path), "target": self.current_target})
+
+    def open_in_triton(self) -> None:
+        if self.model_path is not None:
+            self.sig_open_page.emit("triton", str(self.model_path))
+
     # ---- loading and inspecting ------------------------------------------------------------------------
     def _choose_model(self) -> None:
         start = str(self.model_path.parent) if self.model_path else ""
@@ -463,6 +482,8 @@ class InspectPage(Page):
         for chip in self.chips.values():
             chip.set_summary(None, self._theme)
         self.reinspect_button.setEnabled(True)
+        self.compile_button.setEnabled(True)
+        self.serve_button.setEnabled(True)
         self.jobs.start("inspect.graph", f"load graph {p.name}", lambda job: load_graph_job(p, job),
                         on_done=self._on_graph_loaded, on_failed=self._on_job_failed)
         self.inspect_current()

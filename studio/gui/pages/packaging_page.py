@@ -233,6 +233,22 @@ class PackagingPage(Page):
             self.agents.set_workspace(self.workspace)
             self._fill_agents()
 
+    def open_payload(self, payload: object) -> None:
+        """An .onnx file or export folder (the export result's "Package for a board"), or
+        {"model": path, "board"?: id, "name"?: str}."""
+        spec = payload if isinstance(payload, dict) else {"model": payload} if isinstance(payload, (str, Path)) \
+            else {}
+        model = spec.get("model") or spec.get("source") or spec.get("path")
+        if model:
+            self.source_edit.setText(str(model))
+            self.name_edit.setText(str(spec.get("name") or ""))
+            self.bundle_path = None
+            self._update_buttons()
+        if spec.get("board"):
+            idx = self.board_combo.findData(str(spec["board"]))
+            if idx >= 0:
+                self.board_combo.setCurrentIndex(idx)
+
     def _update_buttons(self) -> None:
         self.deploy_btn.setEnabled(self.bundle_path is not None and self.agent_combo.count() > 0)
 
