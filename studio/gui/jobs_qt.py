@@ -71,8 +71,15 @@ class JobHandle:
     on_failed: Callable[[StudioError], None] | None = field(default=None, repr=False)
 
 
+_LIVE_RUNNERS: set[JobRunner] = set()
+
+
 class JobRunner(QObject):
-    """Starts jobs on worker threads; one running job per ``kind``."""
+    """Starts jobs on worker threads; one running job per ``kind``.
+
+    A runner with running workers keeps itself alive (``_LIVE_RUNNERS``): a parentless runner collected while
+    its QThreads run would destroy running threads and crash the process.
+    """
 
     sig_started = Signal(object)  # JobHandle
     sig_progress = Signal(object, float)  # JobHandle, percent
@@ -106,6 +113,7 @@ class JobRunner(QObject):
         self.handles[handle.id] = handle
         self._workers[handle.id] = worker
         self._by_kind[kind] = handle.id
+        _LIVE_RUNNERS.add(self)
         self.sig_started.emit(handle)
         worker.start()
         return handle
@@ -166,3 +174,5 @@ class JobRunner(QObject):
         if isinstance(worker, _Worker):
             self._workers.pop(worker.job_id, None)
             worker.deleteLater()
+        if not self._workers:
+            _LIVE_RUNNERS.discard(self)

@@ -74,3 +74,22 @@ def test_unexpected_exception_is_wrapped(qtbot) -> None:  # noqa: ANN001
     assert h.status == "failed" and "ZeroDivisionError" in h.error.message
     assert "traceback" in h.error.details
     runner.wait_all()
+
+
+def test_parentless_runner_survives_being_dropped_while_running(qtbot) -> None:  # noqa: ANN001
+    import gc
+
+    from studio.gui import jobs_qt
+
+    done: list[int] = []
+
+    def work(job: JobState) -> int:
+        time.sleep(0.2)
+        return 7
+
+    runner = JobRunner()
+    runner.start("k", "kept alive", work, on_done=done.append)
+    del runner
+    gc.collect()
+    qtbot.waitUntil(lambda: done == [7], timeout=10000)
+    qtbot.waitUntil(lambda: not jobs_qt._LIVE_RUNNERS, timeout=10000)
