@@ -66,7 +66,14 @@ def render_summary(report) -> str:  # type: ignore[no-untyped-def]
     lines = [f"export {report.status}: {report.model_dir} ({report.model_class or report.model_type})"]
     for o in report.outputs:
         lines.append(f"  wrote {o.path}  [{o.kind}{'/' + o.modality if o.modality else ''}]")
-    lines.append(f"  checker: {v.checker}   shape inference: {v.shape_inference}   ORT load: {v.ort_load}")
+    opset = f"opset {report.opset}   " if getattr(report, "opset", None) else ""
+    lines.append(f"  {opset}checker: {v.checker}   shape inference: {v.shape_inference}   ORT load: {v.ort_load}")
+    for name, info in report.parts.items():
+        if info.get("path"):
+            ins = ", ".join(f"{k}{v}" for k, v in info["inputs"].items())
+            outs = ", ".join(f"{k}{v}" for k, v in info["outputs"].items())
+            lines.append(f"  part {name:<8} ({info['modality']}{', standalone' if info.get('standalone') else ''}): "
+                         f"{ins} -> {outs}")
     for c in v.cases:
         worst = max(c.outputs, key=lambda o: o.max_abs, default=None)
         detail = f"max abs {worst.max_abs:.2e} ({worst.output})" if worst else ""

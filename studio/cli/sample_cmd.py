@@ -31,11 +31,14 @@ def run(args: argparse.Namespace) -> int:
         return 0
     from pathlib import Path
 
-    from studio.export.samples import write_sample
+    from studio.export.samples import sample_info, write_sample
 
     out = write_sample(args.name, Path(args.out or args.name))
+    notes = sample_info(args.name)["notes"]
     if args.json:
-        print(json.dumps({"name": args.name, "path": str(out)}))
+        print(json.dumps({"name": args.name, "path": str(out), "notes": notes}))
     else:
         print(f"wrote {args.name} to {out}")
+        for note in notes:
+            print(f"  note: {note}")
     return 0

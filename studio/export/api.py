@@ -111,7 +111,9 @@ class ExportReport(Report):
     model_class: str = ""
     tokenizer_class: str | None = None  # what the model's files provide
     expected_tokenizer_class: str | None = None  # what the model type expects
+    processor_class: str | None = None  # what AutoProcessor builds from the folder (None: no processor / fails)
     warnings: list[str] = field(default_factory=list)
+    opset: int | None = None  # the opset the model file was written at (dynamo may not honour --opset < 18)
     options: dict[str, Any] = field(default_factory=dict)
     signature: list[InputSpec] = field(default_factory=list)
     outputs: list[OutputFile] = field(default_factory=list)

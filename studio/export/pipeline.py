@@ -86,12 +86,21 @@ def check_options(options: ExportOptions) -> tuple[dict[str, Any], list[InputSpe
         if s.modality not in MODALITIES:
             raise InputError(f"unknown modality '{s.modality}'", offending=f"{s.modality}:{s.name}",
                              hint=f"modalities are: {', '.join(MODALITIES)}")
+    names = [s.name for s in specs]
+    recipe = recipe_for(config)
+    if recipe.model_type == "qwen2_vl" and {"pixel_values", "image_grid_thw"} & set(names):
+        missing = [n for n in ("input_ids", "attention_mask", "pixel_values", "image_grid_thw") if n not in names]
+        if missing:
+            raise InputError(f"a Qwen2-VL image signature needs {', '.join(missing)} too", offending=",".join(names),
+                             hint="use text:input_ids,text:attention_mask,vision:pixel_values,vision:image_grid_thw "
+                                  "(or text:input_ids,text:attention_mask for the text-only decoder)")
     if options.split_modalities:
-        recipe = recipe_for(config)
-        if recipe.split not in ("dual_encoder", "encoder_decoder"):
+        from studio.export.split import SPLIT_KINDS
+
+        if recipe.split not in SPLIT_KINDS:
             raise InputError(f"--split-modalities is not available for model type '{recipe.model_type}'",
                              offending=recipe.model_type,
-                             hint="it is supported for dual encoders (clip, siglip) and whisper; "
+                             hint="it is supported for dual encoders (clip, siglip), whisper, qwen2_vl and vilt; "
                                   "export without --split-modalities")
     return config, specs
 
@@ -196,6 +205,7 @@ def _run(options: ExportOptions, job: JobState, stages: Stages, report: ExportRe
         report.model_class = type(model).__name__
         _check_forward(model, specs)
         _tokenizer_info(options.model_dir, config, report)
+        _processor_info(options.model_dir, report)
 
     from studio.export.exporters import NamedWrapper, export_onnx
     from studio.export.patches import export_patches
@@ -203,7 +213,17 @@ def _run(options: ExportOptions, job: JobState, stages: Stages, report: ExportRe
 
     input_names = [s.name for s in specs]
     output_names = list(recipe.outputs) or _discover_outputs(model, specs, config)
+    # ``wrapper`` is the unmodified model (the parity reference); ``export_wrapper`` is what the exporter sees
     wrapper = NamedWrapper(model, input_names, output_names, recipe.forward_kwargs, recipe.fill_masks).eval()
+    export_wrapper = wrapper
+    if recipe.model_type == "qwen2_vl" and "pixel_values" in input_names:
+        from studio.export.qwen2_vl import Qwen2VLFull, Qwen2VLReference
+
+        wrapper = NamedWrapper(Qwen2VLReference(model), input_names, output_names).eval()
+        export_wrapper = NamedWrapper(Qwen2VLFull(model), input_names, output_names).eval()
+        report.warnings.append("export patch: Qwen2-VL vision grid, per-frame attention and M-RoPE positions "
+                               "computed with tensor ops (the HF code uses .tolist()/loops a trace would freeze); "
+                               "parity is checked against the unmodified HF forward")
     cases = case_specs(specs, max(2, int(options.validation_cases)))
     feeds0 = make_inputs(specs, config, cases[0])
     args0 = tuple(_torch(feeds0[n]) for n in input_names)
@@ -214,17 +234,27 @@ def _run(options: ExportOptions, job: JobState, stages: Stages, report: ExportRe
     model_path = tmp / options.output.name
     stages.begin("export", f"exporting with {options.exporter} at opset {options.opset}")
     with _timed(report, "export"):
-        try:
+        def _export() -> Any:
             with export_patches(model, recipe.model_type) as notes:
-                report.warnings.extend(f"export patch: {n}" for n in notes)
-                result = export_onnx(wrapper, args0, model_path, input_names=input_names,
-                                     output_names=output_names, dynamic_axes=dynamic_axes, opset=options.opset,
-                                     exporter=options.exporter, limits=limits)
+                res = export_onnx(export_wrapper, args0, model_path, input_names=input_names,
+                                  output_names=output_names, dynamic_axes=dynamic_axes, opset=options.opset,
+                                  exporter=options.exporter, limits=limits)
+            report.warnings.extend(f"export patch: {n}" for n in notes)
+            return res
+
+        try:
+            try:
+                result = _export()
+            except Exception as first:  # noqa: BLE001
+                retry = _gqa_eager_fallback(first, model, options, export_wrapper, report, job)
+                if not retry:
+                    raise
+                result = _export()
         except Exception as exc:  # noqa: BLE001
-            diag = dg.diagnose_exception("export", exc, model=wrapper, exporter=options.exporter,
+            diag = dg.diagnose_exception("export", exc, model=export_wrapper, exporter=options.exporter,
                                          opset=options.opset)
             if diag.op_type and diag.op_type.startswith("aten::") and (diag.module is None or diag.snippet is None):
-                module, snippet = dg.locate_torch_op(wrapper, args0, diag.op_type)
+                module, snippet = dg.locate_torch_op(export_wrapper, args0, diag.op_type)
                 diag.module = diag.module or module
                 diag.snippet = diag.snippet or snippet
                 if snippet:
@@ -238,6 +268,14 @@ def _run(options: ExportOptions, job: JobState, stages: Stages, report: ExportRe
         where = sorted({f"{Path(w['filename']).name}:{w['lineno']}" for w in result.tracer_warnings})
         report.warnings.append(f"{len(result.tracer_warnings)} tracer warning(s) at {', '.join(where[:6])}: the "
                                "trace froze a Python value there; parity on new shapes and padded inputs checks it")
+
+    from studio.export.dims import name_output_dims, written_opset
+
+    report.opset = written_opset(model_path)
+    _opset_warning(report, options.exporter, options.opset, report.opset, options.output.name)
+    renamed = name_output_dims(model_path, {})
+    if renamed:
+        job.log("output dims named after the inputs: " + ", ".join(f"{k} -> {v}" for k, v in renamed.items()))
 
     # ------------------------------------------------------------------ check
     stages.begin("check", "onnx.checker, shape inference, ONNX Runtime load")
@@ -289,11 +327,20 @@ def _run(options: ExportOptions, job: JobState, stages: Stages, report: ExportRe
             stages.within("parity", (i + 1) / len(cases))
         if not all(c.passed for c in report.validation.cases):
             diag = dg.diagnose_parity(report.validation.cases, tracer_warnings=result.tracer_warnings,
-                                      model=wrapper, onnx_model=onnx_model, atol=options.atol,
+                                      model=export_wrapper, onnx_model=onnx_model, atol=options.atol,
                                       rtol=options.rtol, log=result.log)
             if dropped and diag.error_class == "data_dependent_control_flow":
                 diag.message += f"; the exported graph does not even take {', '.join(dropped)}"
             _fail(report, diag, job)
+
+    from studio.export.dims import name_dims_from_runs
+
+    sizes = [{name: int(feeds[s.name].shape[a]) for s in specs for a, name in s.dynamic_axes.items()
+              if s.name in feeds} for feeds in case_feeds]
+    renamed = name_dims_from_runs(model_path, sizes, [{k: v.shape for k, v in got.items()} for got in ort_outputs])
+    if renamed:
+        job.log("output dims matched to input axes over the parity runs: "
+                + ", ".join(f"{k} -> {v}" for k, v in renamed.items()))
 
     # ------------------------------------------------------------------ split
     written: list[tuple[Path, str, str | None]] = [(model_path, "model", None)]
@@ -329,6 +376,43 @@ def _run(options: ExportOptions, job: JobState, stages: Stages, report: ExportRe
         if options.report is not None:
             outputs.append(OutputFile(str(options.report), "report"))
         report.outputs = outputs
+
+
+def _gqa_eager_fallback(exc: BaseException, model: Any, options: ExportOptions, wrapper: Any,
+                        report: ExportReport, job: JobState) -> bool:
+    """SDPA with grouped-query attention (``enable_gqa``) has no TorchScript ONNX conversion: when the user did
+    not choose an attention implementation, switch the model to eager attention (same math) and say so."""
+    from studio.export import diagnose as dg
+
+    if options.exporter != "torchscript" or getattr(options, "attn_implementation", None):
+        return False
+    diag = dg.diagnose_exception("export", exc, model=wrapper, exporter=options.exporter, opset=options.opset)
+    if diag.error_class != "gqa_sdpa" or not hasattr(model, "set_attn_implementation"):
+        return False
+    try:
+        model.set_attn_implementation("eager")
+    except Exception:  # noqa: BLE001 - the model cannot switch: the diagnosis stands
+        return False
+    report.warnings.append(f"gqa_sdpa: {diag.message} (in {diag.module or 'the attention layers'}); exported with "
+                           "attn_implementation='eager' instead (same math, parity checked). Pass "
+                           "--attn-implementation sdpa --exporter dynamo to keep SDPA")
+    report.options["attn_implementation"] = "eager (automatic: enable_gqa SDPA has no TorchScript conversion)"
+    job.log("TorchScript cannot convert SDPA with enable_gqa: retrying with eager attention")
+    return True
+
+
+def _opset_warning(report: ExportReport, exporter: str, requested: int, written: int | None, name: str) -> None:
+    """The dynamo exporter builds opset >= 18 and converts down (or silently keeps 18): say which one happened."""
+    if written is None:
+        return
+    if written != requested:
+        report.warnings.append(f"opset: {name} was written at opset {written}, not the requested {requested}: the "
+                               f"{exporter} exporter has no implementation below {written} and the version "
+                               f"converter did not convert it; use --opset {written} or --exporter torchscript")
+    elif exporter == "dynamo" and requested < 18:
+        report.warnings.append(f"opset: the dynamo exporter built {name} at opset 18 and the ONNX version converter "
+                               f"lowered it to {requested}; parity below checks the converted graph "
+                               "(--opset 18 avoids the conversion)")
 
 
 def _torch(arr: np.ndarray) -> Any:
@@ -407,6 +491,31 @@ def _tokenizer_info(model_dir: Path, config: dict[str, Any], report: ExportRepor
         report.warnings.append(f"tokenizer does not load with AutoTokenizer: {str(exc).splitlines()[0][:200]}")
 
 
+PROCESSOR_FILES = ("processor_config.json", "preprocessor_config.json", "video_preprocessor_config.json")
+
+
+def _processor_info(model_dir: Path, report: ExportReport) -> None:
+    """Which processor class clients get from ``AutoProcessor``; a warning with a way out when it does not load."""
+    if not any((model_dir / f).is_file() for f in PROCESSOR_FILES):
+        return
+    try:
+        from transformers import AutoProcessor
+
+        report.processor_class = type(AutoProcessor.from_pretrained(str(model_dir))).__name__
+    except Exception as exc:  # noqa: BLE001 - the export does not need it; clients do
+        text = str(exc).strip()
+        if "torchvision" in text.lower():
+            report.warnings.append(
+                "processor_needs_torchvision: AutoProcessor for this folder builds a processor whose video processor "
+                f"needs torchvision, which is not installed ({text.splitlines()[0][:160]}). Clients can install the "
+                "torchvision release paired with their torch, or load AutoImageProcessor and AutoTokenizer from this "
+                "folder separately (both work without torchvision; the image processor gives pixel_values and "
+                "image_grid_thw)")
+        else:
+            first = text.splitlines()[0][:200] if text else type(exc).__name__
+            report.warnings.append(f"processor does not load with AutoProcessor: {first}")
+
+
 def _copy_companions(model_dir: Path, tmp: Path, output: Path) -> list[tuple[Path, str]]:
     """Tokenizer, processor and config files (not weights) go next to the model."""
     out: list[tuple[Path, str]] = []
@@ -433,40 +542,54 @@ def _split(options: ExportOptions, job: JobState, stages: Stages, report: Export
     import torch
 
     from studio.export import diagnose as dg
+    from studio.export.dims import name_output_dims, written_opset
     from studio.export.exporters import NamedWrapper, export_onnx
-    from studio.export.split import boundary_check, plan_parts
-    from studio.export.validate import check_graph, compare, ort_session
+    from studio.export.patches import export_patches
+    from studio.export.split import DERIVED_AXES, boundary_check, plan_parts
+    from studio.export.validate import check_graph, compare, make_inputs, ort_session, run_case
 
     parts = plan_parts(recipe.split, model, specs, recipe.model_type)
     dyn_names = {n for s in specs for n in s.dynamic_axes.values()}
+    config = read_config(options.model_dir)
 
     def keep(axis_name: str) -> bool:
-        base = "batch" if axis_name.endswith("batch") else axis_name
-        return base in dyn_names
+        return DERIVED_AXES.get(axis_name, axis_name) in dyn_names
+
+    def part_specs(part: Any) -> list[InputSpec]:
+        by_name = {s.name: s for s in specs}
+        return [by_name[n] for n in part.inputs]
 
     env = {k: _torch(v) for k, v in case_feeds[0].items()}
     written: list[tuple[Path, str, str]] = []
     sessions: dict[str, Any] = {}
+    wrappers: dict[str, Any] = {}
     io: dict[str, dict[str, Any]] = {}
     stem = options.output.stem
     for i, part in enumerate(parts):
         path = tmp / f"{stem}.{part.name}.onnx"
         wrapper = NamedWrapper(part.module, part.inputs, part.outputs).eval()
-        args = tuple(env[n] for n in part.inputs)
+        wrappers[part.name] = wrapper
+        if part.standalone:  # its own inputs, from the traced case
+            own = make_inputs(part_specs(part), config, cases[0])
+            args = tuple(_torch(own[n]) for n in part.inputs)
+        else:
+            args = tuple(env[n] for n in part.inputs)
         axes = {n: {a: nm for a, nm in part.input_axes.get(n, {}).items() if keep(nm)} for n in part.inputs}
+        out_axes = {n: {a: nm for a, nm in ax.items() if keep(nm)} for n, ax in part.output_axes.items()}
         try:
-            res = export_onnx(wrapper, args, path, input_names=part.inputs, output_names=part.outputs,
-                              dynamic_axes=axes, opset=options.opset, exporter=options.exporter,
-                              limits=_axis_limits(read_config(options.model_dir)),
-                              output_axes={n: {a: nm for a, nm in ax.items() if keep(nm)}
-                                           for n, ax in part.output_axes.items()})
+            with export_patches(model, recipe.model_type):
+                res = export_onnx(wrapper, args, path, input_names=part.inputs, output_names=part.outputs,
+                                  dynamic_axes=axes, opset=options.opset, exporter=options.exporter,
+                                  limits=_axis_limits(config), output_axes=out_axes)
+                with torch.no_grad():
+                    outs = wrapper(*args)
         except Exception as exc:  # noqa: BLE001
             diag = dg.diagnose_exception("export", exc, model=wrapper, exporter=options.exporter, opset=options.opset)
             diag.message = f"part '{part.name}': {diag.message}"
             _fail(report, diag, job)
-        with torch.no_grad():
-            outs = wrapper(*args)
-        env.update(dict(zip(part.outputs, outs, strict=True)))
+        if not part.standalone:
+            env.update(dict(zip(part.outputs, outs, strict=True)))
+        name_output_dims(path, out_axes)  # declared boundary names win over exporter-generated ones
         checker, shapes, errors = check_graph(path)
         part_model = onnx.load(str(path))
         if checker != "passed" or shapes != "passed":
@@ -483,27 +606,31 @@ def _split(options: ExportOptions, job: JobState, stages: Stages, report: Export
         sessions[part.name] = sess
         dims = {"inputs": {x.name: list(x.shape) for x in sess.get_inputs()},
                 "outputs": {x.name: list(x.shape) for x in sess.get_outputs()}}
-        io[part.name] = dims
+        if not part.standalone:
+            io[part.name] = dims
         report.parts[part.name] = {"path": str(path), "modality": part.modality, "inputs": dims["inputs"],
                                    "outputs": dims["outputs"], "checker": checker, "shape_inference": shapes,
-                                   "ort_load": "passed", "export_seconds": round(res.seconds, 3)}
+                                   "ort_load": "passed", "opset": written_opset(path),
+                                   "standalone": part.standalone, "export_seconds": round(res.seconds, 3)}
         written.append((path, "part", part.modality))
         stages.within("split", (i + 1) / (len(parts) + 1))
     problems = boundary_check(io)
     for name in report.parts:
-        report.parts[name]["boundary"] = "matched" if not problems else "; ".join(problems)
+        report.parts[name]["boundary"] = ("none (standalone)" if report.parts[name]["standalone"]
+                                          else "matched" if not problems else "; ".join(problems))
     if problems:
         from studio.export.api import Diagnosis
 
         _fail(report, Diagnosis(stage="split", error_class="boundary_mismatch", message="; ".join(problems),
                                 fix="re-export the parts together with the same --dynamic axes"), job)
+    chain = [p for p in parts if not p.standalone]
     # chained parts vs PyTorch and vs the monolithic ONNX model, on every validation case
     for ci, case in enumerate(cases):
         tensors: dict[str, np.ndarray] = dict(case_feeds[ci])
         vc = ValidationCase(name=case.name, graph="chained parts",
                             input_shapes={k: list(v.shape) for k, v in case_feeds[ci].items()})
         try:
-            for part in parts:
+            for part in chain:
                 res_ = sessions[part.name].run(None, {n: tensors[n] for n in part.inputs})
                 tensors.update(dict(zip(part.outputs, res_, strict=True)))
         except Exception as exc:  # noqa: BLE001
@@ -526,9 +653,20 @@ def _split(options: ExportOptions, job: JobState, stages: Stages, report: Export
         vc.passed = vc.error is None and bool(vc.outputs) and all(o.passed for o in vc.outputs)
         report.validation.cases.append(vc)
         job.log(f"chained parts [{case.name}]: {'passed' if vc.passed else 'FAILED'}")
-    chained = [c for c in report.validation.cases if c.graph == "chained parts"]
-    if not all(c.passed for c in chained):
-        diag = dg.diagnose_parity(chained, tracer_warnings=[], model=None, onnx_model=None,
+    # standalone parts (e.g. the text-only decoder of a VLM) vs their own PyTorch module
+    for part in [p for p in parts if p.standalone]:
+        for case in cases:
+            feeds = make_inputs(part_specs(part), config, case)
+            with torch.no_grad():
+                ref = wrappers[part.name](*[_torch(feeds[n]) for n in part.inputs])
+            refd = {n: t.detach().float().numpy() for n, t in zip(part.outputs, ref, strict=True)}
+            vc, _got = run_case(case, f"{part.name} part", sessions[part.name], feeds, refd, options.atol,
+                                options.rtol)
+            report.validation.cases.append(vc)
+            job.log(f"{part.name} part [{case.name}]: {'passed' if vc.passed else 'FAILED'}")
+    checked = [c for c in report.validation.cases if c.graph != "model"]
+    if not all(c.passed for c in checked):
+        diag = dg.diagnose_parity(checked, tracer_warnings=[], model=None, onnx_model=None,
                                   atol=options.atol, rtol=options.rtol)
         diag.stage = "split"
         _fail(report, diag, job)

@@ -32,6 +32,7 @@ class Sample:
     description: str
     modalities: tuple[str, ...]
     build: Callable[[Path], None]
+    notes: tuple[str, ...] = ()
 
 
 # --------------------------------------------------------------------------------------------- tokenizers
@@ -249,7 +250,9 @@ SAMPLES: dict[str, Sample] = {s.name: s for s in (
     Sample("tiny-siglip", "SigLIP dual encoder with a sentencepiece tokenizer", ("text", "vision"), _build_siglip),
     Sample("tiny-whisper", "Whisper speech encoder-decoder (audio)", ("audio", "text"), _build_whisper),
     Sample("tiny-qwen2-vl", "Qwen2-VL vision-language model with a causal decoder", ("text", "vision"),
-           _build_qwen2_vl),
+           _build_qwen2_vl, notes=(
+               "AutoProcessor needs torchvision for Qwen2-VL (its video processor); without it load "
+               "AutoImageProcessor + AutoTokenizer from the folder (pixel_values, image_grid_thw, input_ids)",)),
     Sample("tiny-branchy", "custom model whose forward depends on tensor values (diagnosis demo)", ("text",),
            _build_branchy),
 )}
@@ -271,7 +274,7 @@ def write_sample(name: str, out: Path) -> Path:
         tmp.mkdir(parents=True, exist_ok=True)
         SAMPLES[name].build(tmp)
         meta = {"sample": name, "description": SAMPLES[name].description,
-                "modalities": list(SAMPLES[name].modalities), "seed": SEED}
+                "modalities": list(SAMPLES[name].modalities), "seed": SEED, "notes": list(SAMPLES[name].notes)}
         (tmp / "studio_sample.json").write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
     return out
 
@@ -285,4 +288,4 @@ def _quiet_transformers() -> None:
 
 def sample_info(name: str) -> dict[str, Any]:
     s = SAMPLES[name]
-    return {"name": s.name, "description": s.description, "modalities": list(s.modalities)}
+    return {"name": s.name, "description": s.description, "modalities": list(s.modalities), "notes": list(s.notes)}

@@ -28,6 +28,11 @@ KNOWN_INPUTS: dict[str, tuple[str, str, dict[int, str]]] = {
     "pixel_mask": ("vision", "int64", {0: "batch"}),
     "input_features": ("audio", "float32", {0: "batch"}),
     "input_values": ("audio", "float32", {0: "batch", 1: "samples"}),
+    "image_grid_thw": ("vision", "int64", {0: "images"}),
+}
+# per model type: inputs whose layout differs from the common one (Qwen2-VL takes flattened patches)
+TYPE_INPUTS: dict[str, dict[str, tuple[str, str, dict[int, str]]]] = {
+    "qwen2_vl": {"pixel_values": ("vision", "float32", {0: "patches"})},
 }
 TRACE_SIZES = {"batch": 2, "sequence": 8, "decoder_sequence": 4, "samples": 16000}
 
@@ -42,7 +47,7 @@ class Recipe:
     outputs: list[str]  # fields of the model output, in order
     expected_tokenizer: str | None = None
     forward_kwargs: dict[str, Any] = field(default_factory=dict)
-    split: str | None = None  # "dual_encoder" | "encoder_decoder" | None
+    split: str | None = None  # "dual_encoder" | "encoder_decoder" | "vlm_decoder" | "single_stream" | None
     # masks the wrapper fills with ones when not in the signature (mask -> input it mirrors): without one,
     # transformers probes position_ids for packed sequences with aten::diff, which TorchScript cannot export
     fill_masks: dict[str, str] = field(default_factory=dict)
@@ -57,13 +62,16 @@ RECIPES: dict[str, Recipe] = {r.model_type: r for r in (
            split="dual_encoder"),
     Recipe("vilt", "ViltForQuestionAnswering",
            [("text", "input_ids"), ("text", "attention_mask"), ("text", "token_type_ids"),
-            ("vision", "pixel_values"), ("vision", "pixel_mask")], ["logits"], "BertTokenizer"),
+            ("vision", "pixel_values"), ("vision", "pixel_mask")], ["logits"], "BertTokenizer",
+           split="single_stream"),
     Recipe("whisper", "WhisperForConditionalGeneration",
            [("audio", "input_features"), ("text", "decoder_input_ids")], ["logits"], "WhisperTokenizer",
            forward_kwargs={"use_cache": False}, split="encoder_decoder",
            fill_masks={"decoder_attention_mask": "decoder_input_ids"}),
-    Recipe("qwen2_vl", "Qwen2VLForConditionalGeneration", [("text", "input_ids"), ("text", "attention_mask")],
-           ["logits"], "Qwen2Tokenizer", forward_kwargs={"use_cache": False}),
+    Recipe("qwen2_vl", "Qwen2VLForConditionalGeneration",
+           [("text", "input_ids"), ("text", "attention_mask"), ("vision", "pixel_values"),
+            ("vision", "image_grid_thw")], ["logits"], "Qwen2Tokenizer", forward_kwargs={"use_cache": False},
+           split="vlm_decoder"),
     Recipe("studio-branchy", "AutoModel", [("text", "input_ids"), ("text", "attention_mask")],
            ["last_hidden_state", "pooler_output"], "BertTokenizer"),
 )}
@@ -140,7 +148,8 @@ def modality_of(name: str) -> str:
 
 def complete_spec(spec: InputSpec, config: dict[str, Any]) -> InputSpec:
     """Fill dtype, default dynamic axes and the traced example shape of one input."""
-    _mod, dtype, axes = KNOWN_INPUTS.get(spec.name, (spec.modality, "float32", {0: "batch"}))
+    known = {**KNOWN_INPUTS, **TYPE_INPUTS.get(str(config.get("model_type")), {})}
+    _mod, dtype, axes = known.get(spec.name, (spec.modality, "float32", {0: "batch"}))
     spec.dtype = spec.dtype or dtype
     if not spec.dynamic_axes:
         spec.dynamic_axes = dict(axes)
@@ -154,6 +163,12 @@ def _sub(config: dict[str, Any], key: str) -> dict[str, Any]:
     return sub if isinstance(sub, dict) else config
 
 
+def patch_dim(config: dict[str, Any]) -> int:
+    """Length of one flattened Qwen2-VL patch: channels * temporal_patch_size * patch_size^2."""
+    v = _sub(config, "vision_config")
+    return int(v.get("in_channels", 3)) * int(v.get("temporal_patch_size", 2)) * int(v.get("patch_size", 14)) ** 2
+
+
 def example_shape(name: str, config: dict[str, Any], sizes: dict[str, int] | None = None) -> list[int]:
     s = {**TRACE_SIZES, **(sizes or {})}
     b = s["batch"]
@@ -163,6 +178,10 @@ def example_shape(name: str, config: dict[str, Any], sizes: dict[str, int] | Non
         return [b, s["sequence"]]
     if name in ("decoder_input_ids", "decoder_attention_mask"):
         return [b, s["decoder_sequence"]]
+    if name == "pixel_values" and config.get("model_type") == "qwen2_vl":
+        return [2 * 16, patch_dim(config)]  # flattened patches of two 16x16 images (the trace's layout)
+    if name == "image_grid_thw":
+        return [b, 3]
     if name == "pixel_values":
         return [b, int(vision.get("num_channels", 3) or 3), image, image]
     if name == "pixel_mask":

@@ -60,6 +60,12 @@ def _id_limit(config: dict[str, Any]) -> int:
 
 def make_inputs(specs: list[InputSpec], config: dict[str, Any], case: CaseSpec) -> dict[str, np.ndarray]:
     """Seeded random inputs for one case; only dynamic axes take the case's sizes."""
+    names = [s.name for s in specs]
+    if config.get("model_type") == "qwen2_vl" and "pixel_values" in names:
+        from studio.export.qwen2_vl import make_inputs as vlm_inputs
+
+        return vlm_inputs(names, {s.name: list(s.example_shape) for s in specs},
+                          {s.name: dict(s.dynamic_axes) for s in specs}, config, case, _id_limit(config))
     rng = np.random.default_rng(1000 + case.seed)
     out: dict[str, np.ndarray] = {}
     for s in specs:

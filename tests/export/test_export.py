@@ -31,6 +31,7 @@ from studio.export.api import (  # noqa: E402
 pytestmark = pytest.mark.export
 
 SAMPLE_NAMES = ["tiny-clip", "tiny-vilt", "tiny-siglip", "tiny-whisper", "tiny-qwen2-vl"]
+SPLIT_IN_EXPORT = {"tiny-vilt", "tiny-qwen2-vl"}
 
 
 @pytest.fixture(scope="session")
@@ -45,9 +46,10 @@ def samples(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def exported(samples: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, ExportReport]:
     out = tmp_path_factory.mktemp("exported")
     reports = {}
-    for name in SAMPLE_NAMES:
+    for name in SAMPLE_NAMES:  # the single-stream and VLM samples are split too: one export covers both checks
         reports[name] = export_model(ExportOptions(model_dir=samples / name, output=out / name / "model.onnx",
-                                                   report=out / name / "report.json"))
+                                                   report=out / name / "report.json",
+                                                   split_modalities=name in SPLIT_IN_EXPORT))
     return reports
 
 
@@ -90,6 +92,13 @@ def test_processors_load_offline(samples: Path) -> None:
     assert whisper["input_features"].shape == (1, 16, 100)
     qwen = AutoImageProcessor.from_pretrained(samples / "tiny-qwen2-vl")(images=img, return_tensors="np")
     assert qwen["pixel_values"].ndim == 2
+
+
+def test_sample_list_json_carries_notes(capsys: pytest.CaptureFixture[str]) -> None:
+    assert studio_main(["sample-model", "--list", "--json"]) == 0
+    infos = {i["name"]: i for i in json.loads(capsys.readouterr().out)}
+    assert any("torchvision" in n for n in infos["tiny-qwen2-vl"]["notes"])
+    assert infos["tiny-clip"]["notes"] == []
 
 
 def test_write_sample_is_deterministic(tmp_path: Path) -> None:
@@ -187,11 +196,190 @@ def test_clip_split_parts_load_and_chain_matches_monolithic(clip_split: ExportRe
         np.testing.assert_allclose(out["logits_per_image"][0], per_image[i], atol=1e-4)
 
 
-def test_dynamo_exporter_clip(samples: Path, tmp_path: Path) -> None:
+def test_dynamo_exporter_clip_below_opset_18_is_reported(samples: Path, tmp_path: Path) -> None:
+    """torch's dynamo exporter implements opset >= 18 only: --opset 17 is built at 18 and version-converted."""
+    import onnx
+
+    from studio.cli.export_cmd import render_summary
+
     r = export_model(ExportOptions(model_dir=samples / "tiny-clip", output=tmp_path / "m.onnx", exporter="dynamo",
-                                   opset=18))
+                                   opset=17))
     assert r.status == "succeeded", r.diagnosis
     assert all(c.passed for c in r.validation.cases)
+    written = next(o.version for o in onnx.load(str(tmp_path / "m.onnx")).opset_import if o.domain in ("", "ai.onnx"))
+    assert r.opset == written
+    opset_warnings = [w for w in r.warnings if w.startswith("opset:")]
+    assert len(opset_warnings) == 1 and "17" in opset_warnings[0] and "18" in opset_warnings[0]
+    assert "warning: opset:" in render_summary(r)
+    saved = json.loads(r.to_json())
+    assert saved["opset"] == written
+
+
+def test_opset_mismatch_warning_text() -> None:
+    """The case the version converter gives up: the file says 18 although 17 was asked for."""
+    from studio.export.pipeline import _opset_warning
+
+    r = ExportReport()
+    _opset_warning(r, "dynamo", 17, 18, "m.onnx")
+    assert len(r.warnings) == 1 and "written at opset 18, not the requested 17" in r.warnings[0]
+    assert "--opset 18" in r.warnings[0]
+    ok = ExportReport()
+    _opset_warning(ok, "torchscript", 17, 17, "m.onnx")
+    assert ok.warnings == []
+
+
+# ----------------------------------------------------------------------------------------- output dims
+
+def test_output_dims_take_input_axis_names(exported: dict[str, ExportReport]) -> None:
+    import onnx
+
+    def out_dims(path: str) -> dict[str, list]:
+        m = onnx.load(path)
+        return {o.name: [d.dim_param or d.dim_value for d in o.type.tensor_type.shape.dim] for o in m.graph.output}
+
+    clip = out_dims(exported["tiny-clip"].outputs[0].path)
+    assert clip == {"logits_per_image": ["batch", "batch"], "logits_per_text": ["batch", "batch"],
+                    "text_embeds": ["batch", 16], "image_embeds": ["batch", 16]}
+    assert out_dims(exported["tiny-qwen2-vl"].outputs[0].path)["logits"][:2] == ["batch", "sequence"]
+    for name in SAMPLE_NAMES:  # no exporter-generated names left on any model output
+        for dims in out_dims(exported[name].outputs[0].path).values():
+            assert not any(isinstance(d, str) and "_dim_" in d for d in dims), (name, dims)
+        assert exported[name].opset == 17
+
+
+def test_name_output_dims_static_and_declared(tmp_path: Path) -> None:
+    """Symbolic inference names dims after inputs, makes resolvable ones static; declared names win."""
+    import onnx
+    from onnx import TensorProto, helper
+
+    from studio.export.dims import name_output_dims
+
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 4])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, ["Transposey_dim_0", "Transposey_dim_1"])
+    z = helper.make_tensor_value_info("z", TensorProto.FLOAT, ["Reluz_dim_0", "Reluz_dim_1"])
+    g = helper.make_graph([helper.make_node("Transpose", ["x"], ["y"]), helper.make_node("Relu", ["x"], ["z"])],
+                          "g", [x], [y, z])
+    path = tmp_path / "t.onnx"
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), str(path))
+    changes = name_output_dims(path, {"z": {0: "rows"}})
+    m = onnx.load(str(path))
+    dims = {o.name: [d.dim_param or d.dim_value for d in o.type.tensor_type.shape.dim] for o in m.graph.output}
+    assert dims == {"y": [4, "batch"], "z": ["rows", 4]}
+    assert changes["y[1]"] == "batch"
+    onnx.checker.check_model(str(path), full_check=True)
+
+
+# ----------------------------------------------------------------------------------------- VLM / ViLT split
+
+def test_qwen2_vl_default_signature_has_vision_tower(samples: Path) -> None:
+    sig = infer_signature(samples / "tiny-qwen2-vl")
+    assert [(s.modality, s.name, s.dtype) for s in sig] == [
+        ("text", "input_ids", "int64"), ("text", "attention_mask", "int64"),
+        ("vision", "pixel_values", "float32"), ("vision", "image_grid_thw", "int64")]
+    assert sig[2].dynamic_axes == {0: "patches"} and sig[2].example_shape[1] == 3 * 2 * 4 * 4
+    assert sig[3].dynamic_axes == {0: "images"}
+
+
+def test_qwen2_vl_split_parts_chain_matches_pytorch(samples: Path, exported: dict[str, ExportReport]) -> None:
+    import onnxruntime as ort
+    import torch
+    from transformers import Qwen2VLForConditionalGeneration
+
+    from studio.export.qwen2_vl import Qwen2VLReference, make_inputs
+    from studio.export.validate import CaseSpec, _id_limit
+
+    r = exported["tiny-qwen2-vl"]
+    assert r.status == "succeeded", r.diagnosis
+    assert set(r.parts) == {"vision", "decoder", "text"}
+    for name, info in r.parts.items():
+        assert (info["checker"], info["shape_inference"], info["ort_load"]) == ("passed",) * 3, name
+        assert Path(info["path"]).is_file()
+    vision, decoder, text = r.parts["vision"], r.parts["decoder"], r.parts["text"]
+    assert vision["inputs"] == {"pixel_values": ["patches", 96], "image_grid_thw": ["images", 3]}
+    assert vision["outputs"] == {"image_embeds": ["image_tokens", 32]}
+    assert decoder["inputs"]["image_embeds"] == vision["outputs"]["image_embeds"]
+    assert decoder["inputs"]["input_ids"] == ["batch", "sequence"] and decoder["boundary"] == "matched"
+    assert text["inputs"] == {"input_ids": ["batch", "sequence"], "attention_mask": ["batch", "sequence"]}
+    assert text["standalone"] and decoder["outputs"]["logits"][:2] == ["batch", "sequence"]
+    by_graph: dict[str, list] = {}
+    for c in r.validation.cases:
+        by_graph.setdefault(c.graph, []).append(c)
+    assert set(by_graph) == {"model", "chained parts", "text part"}
+    assert all(len(cs) >= 3 and all(c.passed for c in cs) for cs in by_graph.values())
+    moved = by_graph["chained parts"][1]
+    assert moved.input_shapes["input_ids"] != by_graph["chained parts"][0].input_shapes["input_ids"]
+    assert moved.input_shapes["image_grid_thw"][0] != by_graph["chained parts"][0].input_shapes["image_grid_thw"][0]
+
+    # independently: new batch, sequence and image grids, parts chained by hand vs the unmodified HF forward
+    cfg = json.loads((samples / "tiny-qwen2-vl" / "config.json").read_text())
+    names = ["input_ids", "attention_mask", "pixel_values", "image_grid_thw"]
+    feeds = make_inputs(names, {"input_ids": [2, 8]}, {"input_ids": {0: "batch", 1: "sequence"}}, cfg,
+                        CaseSpec("new", {"batch": 4, "sequence": 13}, 7, padded=True), _id_limit(cfg))
+    assert feeds["input_ids"].shape == (4, 13) and feeds["image_grid_thw"].shape[0] >= 3
+
+    def sess(p: str) -> ort.InferenceSession:
+        return ort.InferenceSession(p, providers=["CPUExecutionProvider"])
+
+    (embeds,) = sess(vision["path"]).run(None, {n: feeds[n] for n in ("pixel_values", "image_grid_thw")})
+    assert embeds.shape == (int(feeds["image_grid_thw"].prod(-1).sum()) // 4, 32)
+    (logits,) = sess(decoder["path"]).run(None, {"input_ids": feeds["input_ids"],
+                                                 "attention_mask": feeds["attention_mask"],
+                                                 "image_embeds": embeds, "image_grid_thw": feeds["image_grid_thw"]})
+    model = Qwen2VLForConditionalGeneration.from_pretrained(samples / "tiny-qwen2-vl").eval()
+    with torch.no_grad():
+        ref = Qwen2VLReference(model)(*[torch.from_numpy(feeds[n]) for n in names]).numpy()
+    np.testing.assert_allclose(logits, ref, atol=1e-4, rtol=1e-3)
+    (mono,) = sess(r.outputs[0].path).run(None, feeds)
+    np.testing.assert_allclose(mono, ref, atol=1e-4, rtol=1e-3)
+
+
+def test_vilt_split_single_stream(exported: dict[str, ExportReport]) -> None:
+    r = exported["tiny-vilt"]
+    assert r.status == "succeeded", r.diagnosis
+    assert set(r.parts) == {"text", "vision", "fusion"}
+    text, vision, fusion = r.parts["text"], r.parts["vision"], r.parts["fusion"]
+    assert text["outputs"]["text_embeds"] == fusion["inputs"]["text_embeds"] == ["batch", "sequence", 32]
+    assert vision["outputs"]["image_embeds"] == fusion["inputs"]["image_embeds"] == ["batch", 17, 32]
+    assert vision["outputs"]["image_mask"] == fusion["inputs"]["image_mask"] == ["batch", 17]
+    assert all(info["boundary"] == "matched" and info["ort_load"] == "passed" for info in r.parts.values())
+    chained = [c for c in r.validation.cases if c.graph == "chained parts"]
+    assert len(chained) >= 3 and all(c.passed for c in chained)
+    assert any(o.output == "logits vs model.onnx" for o in chained[0].outputs)
+
+
+def test_qwen2_vl_text_only_gqa_falls_back_to_eager(samples: Path, tmp_path: Path) -> None:
+    """No attention mask: transformers calls SDPA with enable_gqa, which TorchScript cannot convert."""
+    r = export_model(ExportOptions(model_dir=samples / "tiny-qwen2-vl", output=tmp_path / "a" / "m.onnx",
+                                   input_signature="text:input_ids"))
+    assert r.status == "succeeded", r.diagnosis
+    assert any(w.startswith("gqa_sdpa:") and "eager" in w for w in r.warnings)
+    forced = export_model(ExportOptions(model_dir=samples / "tiny-qwen2-vl", output=tmp_path / "b" / "m.onnx",
+                                        input_signature="text:input_ids", attn_implementation="sdpa"))
+    assert forced.status == "failed"
+    d = forced.diagnosis
+    assert d.error_class == "gqa_sdpa" and d.module and d.module.endswith("self_attn")
+    assert "--exporter dynamo" in d.fix and "eager" in d.fix
+    assert _leftovers(tmp_path / "b") == []
+
+
+def test_qwen2_vl_partial_vision_signature_is_an_input_error(samples: Path, tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="image_grid_thw"):
+        export_model(ExportOptions(model_dir=samples / "tiny-qwen2-vl", output=tmp_path / "m.onnx",
+                                   input_signature="text:input_ids,text:attention_mask,vision:pixel_values"))
+
+
+def test_processor_class_recorded_or_torchvision_hint(exported: dict[str, ExportReport]) -> None:
+    import importlib.util
+
+    assert exported["tiny-clip"].processor_class == "CLIPProcessor"
+    assert exported["tiny-vilt"].processor_class == "ViltProcessor"
+    qwen = exported["tiny-qwen2-vl"]
+    if importlib.util.find_spec("torchvision") is None:
+        assert qwen.processor_class is None
+        hint = [w for w in qwen.warnings if w.startswith("processor_needs_torchvision")]
+        assert hint and "AutoImageProcessor" in hint[0]
+    else:
+        assert qwen.processor_class == "Qwen2VLProcessor"
 
 
 # ----------------------------------------------------------------------------------------- failures
