@@ -161,6 +161,7 @@ class _Theme:
         self.selection = QColor(palette.SELECTION[theme])
         self.match = QColor(palette.MATCH[theme])
         self.text, self.muted = (QColor(c) for c in palette.TEXT[theme])
+        self.on_dark, self.on_dark_muted = QColor("#ffffff"), QColor(255, 255, 255, 210)
         self.io_fill, self.io_text = (QColor(c) for c in palette.IO_NODE[theme])
         self.font_op = QFont()
         self.font_op.setPointSizeF(9.5)
@@ -399,7 +400,8 @@ class TileItem(QGraphicsItem):
             if self.gs.dynamic_node[i]:
                 painter.setBrush(th.dynamic)
                 painter.drawEllipse(QPointF(r.right() - 8, r.top() + 8), 3.5, 3.5)
-            painter.setPen(th.text)
+            dark_fill = self.gs.heat is not None and fill.lightness() < 150  # hot heat: light text
+            painter.setPen(th.on_dark if dark_fill else th.text)
             painter.setFont(th.font_op)
             inner = r.adjusted(9, 2, -14, -2)
             op = self.gs.elided(i, 0, node.op_type, th.fm_op, inner.width())
@@ -407,7 +409,7 @@ class TileItem(QGraphicsItem):
                 painter.drawText(QRectF(inner.left(), inner.top() + 1, inner.width(), 17),
                                  Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, op)
                 painter.setFont(th.font_small)
-                painter.setPen(th.muted)
+                painter.setPen(th.on_dark_muted if dark_fill else th.muted)
                 label = self.gs.elided(i, 1, node.name, th.fm_small, inner.width())
                 painter.drawText(QRectF(inner.left(), inner.top() + 18, inner.width(), 14),
                                  Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, label)

@@ -84,14 +84,18 @@ def _tensor_rows(graph: GraphData, names: list[str], report: Any) -> str:
 
 
 def node_details_html(graph: GraphData, node: GNode, report: Any, target: str | None, theme: str = "light",
-                      node_key: str | None = None) -> str:
-    """Op, domain, attributes, inputs/outputs with dtypes and shapes, and the verdict for every target."""
+                      node_key: str | None = None, extra_html: str = "") -> str:
+    """Op, domain, attributes, inputs/outputs with dtypes and shapes, and the verdict for every target.
+
+    ``extra_html`` goes right under the node's name (the inspector puts the profiled time there)."""
     key = node_key or node.name
     out = [_css(theme)]
     title = escape(node.op_type)
     out.append(f"<p style='font-size:13pt; font-weight:600; margin:0'>{title}"
                f" <span class='muted' style='font-size:9pt; font-weight:400'>{escape(node.domain)}</span></p>")
     out.append(f"<p class='mono' style='margin:2px 0 6px 0'>{escape(node.name)}</p>")
+    if extra_html:
+        out.append(extra_html)
     if node.kind != KIND_OP:
         tensor = (node.outputs or node.inputs or [node.name])[0]
         info = graph.tensors.get(tensor)

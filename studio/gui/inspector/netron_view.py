@@ -3,8 +3,9 @@
 No network: requests to anything but the loopback server are blocked, the consent banner is answered by a
 cookie set before Netron's scripts run (so it never asks ipinfo.io where the user is), and its usage beacon
 is replaced by a no-op. Netron gives each node the SVG id ``node-name-<name>`` and each edge
-``edge-<tensor>``; colours and selection are applied to those through ``runJavaScript``. Clicks on a node
-come back as a console message (no QWebChannel needed). If QtWebEngine cannot start, the tab says why.
+``edge-<tensor>``; colours (verdicts, or per-op profile heat) and selection are applied to those through
+``runJavaScript``. Clicks on a node come back as a console message (no QWebChannel needed). If QtWebEngine
+cannot start, the tab says why.
 """
 
 from __future__ import annotations
@@ -40,24 +41,49 @@ _BOOT_JS = r"""
   }, true);
   window.__studio = {
     selected: null,
+    touched: [],
     ready: function () { return document.querySelectorAll('g.graph-node, g.graph-input').length; },
-    apply: function (verdicts, colors, dynamic, dynColor, selColor) {
-      var n = 0;
+    style: function (selColor) {
       if (!document.getElementById('studio-style')) {
         var st = document.createElement('style');
         st.id = 'studio-style';
         st.textContent = '.select > .node.node-border { stroke: ' + selColor + ' !important; stroke-width: 3px !important; }';
         document.head.appendChild(st);
       }
-      for (var name in verdicts) {
-        var g = document.getElementById('node-name-' + name);
-        if (!g) { continue; }
-        var c = colors[verdicts[name]] || colors.unknown;
-        g.querySelectorAll('.node-item-type > path').forEach(function (p) { p.style.fill = c[0]; });
-        g.querySelectorAll('.node-item-type > text').forEach(function (t) { t.style.fill = c[3]; });
+    },
+    clear: function () {
+      this.touched.forEach(function (g) {
+        g.querySelectorAll('.node-item-type > path, .node-item-type > text').forEach(function (p) { p.style.fill = ''; });
         var b = g.querySelector(':scope > path.node-border');
-        if (b) { b.style.stroke = c[2]; }
-        n++;
+        if (b) { b.style.stroke = ''; }
+      });
+      this.touched = [];
+    },
+    paint: function (name, fill, text, border) {
+      var g = document.getElementById('node-name-' + name);
+      if (!g) { return false; }
+      g.querySelectorAll('.node-item-type > path').forEach(function (p) { p.style.fill = fill; });
+      g.querySelectorAll('.node-item-type > text').forEach(function (t) { t.style.fill = text; });
+      var b = g.querySelector(':scope > path.node-border');
+      if (b) { b.style.stroke = border; }
+      this.touched.push(g);
+      return true;
+    },
+    heat: function (fills, selColor) {
+      // fills: node name -> [fill, text, border] (per-op profile time)
+      this.style(selColor);
+      this.clear();
+      var n = 0;
+      for (var name in fills) { if (this.paint(name, fills[name][0], fills[name][1], fills[name][2])) { n++; } }
+      return n;
+    },
+    apply: function (verdicts, colors, dynamic, dynColor, selColor) {
+      var n = 0;
+      this.style(selColor);
+      this.clear();
+      for (var name in verdicts) {
+        var c = colors[verdicts[name]] || colors.unknown;
+        if (this.paint(name, c[0], c[3], c[2])) { n++; }
       }
       document.querySelectorAll('path.edge-path.studio-dynamic').forEach(function (p) {
         p.classList.remove('studio-dynamic'); p.style.stroke = ''; p.style.strokeWidth = '';
@@ -143,6 +169,7 @@ class NetronView(QWidget):
         self.problem: str | None = None
         self._verdicts: dict[str, str] = {}
         self._dynamic: list[str] = []
+        self._heat: dict[str, float] | None = None
         self._selected: str | None = None
         self._t0 = 0.0
         self.web: Any = None
@@ -285,10 +312,41 @@ class NetronView(QWidget):
     def set_verdicts(self, verdicts: dict[str, str], dynamic: set[str] | None = None) -> None:
         self._verdicts = dict(verdicts)
         self._dynamic = sorted(dynamic or ())
+        if self.is_ready and self._page is not None and self._heat is None:
+            self._push_colours()
+
+    def set_heat(self, values: dict[str, float] | None) -> None:
+        """Colour nodes by a per-node number (profiled time share) with the graph view's ramp, scaled to the
+        largest value; nodes without a value get the neutral colour. None goes back to verdict colours."""
+        self._heat = dict(values) if values else None
         if self.is_ready and self._page is not None:
             self._push_colours()
 
+    def heat_fills(self) -> dict[str, list[str]]:
+        """Node name -> [fill, text, border] for the current heat values (what ``set_heat`` paints)."""
+        if not self._heat:
+            return {}
+        ramp = palette.heat_ramp(10)
+        top = max((float(v) for v in self._heat.values()), default=0.0) or 1.0
+        none = palette.verdict_colors(self._theme)["none"]
+        out: dict[str, list[str]] = {}
+        for name, v in self._heat.items():
+            frac = max(0.0, float(v)) / top
+            if frac <= 0:
+                out[name] = [none[1], palette.TEXT[self._theme][1], none[2]]
+                continue
+            fill = ramp[min(9, int(frac * 9.999))]
+            r, g, b = (int(fill[i:i + 2], 16) for i in (1, 3, 5))
+            text = "#1f2328" if 0.299 * r + 0.587 * g + 0.114 * b > 150 else "#ffffff"
+            out[name] = [fill, text, "#5b6470"]
+        return out
+
     def _push_colours(self) -> None:
+        if self._heat is not None:
+            js = (f"window.__studio.heat({json.dumps(self.heat_fills())}, "
+                  f"{json.dumps(palette.SELECTION[self._theme])})")
+            self._page.runJavaScript(js, 0)
+            return
         colors = {}
         for v, (solid, _fill, border) in palette.verdict_colors(self._theme).items():
             colors[v] = [solid, _fill, border, "#ffffff"]

@@ -3,6 +3,9 @@
 Loading and inspection run as JobRunner jobs (graph first, so the view appears while the targets are
 checked); the page only renders the InspectionReport from studio.inspect and starts studio.optimize fixes.
 The native graph view and the Netron tab share one selection with the findings table and the node panel.
+Profile runs studio.profiling (ONNX Runtime's per-node profiler) as a job: its times colour both views as heat,
+fill the Profile tab (top-N nodes linked to the graph, per-module times, before/after a fix) and are saved
+with the workspace, so reopening the model shows them again.
 """
 
 from __future__ import annotations
@@ -40,11 +43,22 @@ from studio.gui.graph.model import GraphData
 from studio.gui.graph.view import GraphView
 from studio.gui.inspector import details
 from studio.gui.inspector.findings import FindingsModel
+from studio.gui.inspector.profile_panel import (
+    ProfilePanel,
+    ProfileShapesDialog,
+    fmt_ms,
+    graph_names,
+    heat_legend_pixmap,
+    input_dims,
+    load_saved,
+    node_time_html,
+)
 from studio.gui.jobs_qt import JobRunner
 from studio.gui.page import Page
 from studio.gui.targets import DEFAULT_TARGETS
 
 SUMMARY_LABEL = {"pass": "PASS", "risky": "RISKY", "fail": "FAIL", "unknown": "UNKNOWN"}
+PROFILE_JOB = "inspect:profile"
 
 
 def resolve_model_file(path: Path | str) -> Path:
@@ -154,6 +168,14 @@ class InspectPage(Page):
         self._syncing = False
         self._theme = _theme()
         self._heat: dict[str, float] | None = None
+        self.profile: Any = None  # studio.profiling.report.ProfileReport of the model shown
+        self.profile_comparison: Any = None  # ProfileComparison of the last "Compare with original"
+        self._profile_names: dict[str, str] = {}  # profile node key -> graph node name
+        self._profile_keys: dict[str, str] = {}  # graph node name -> profile node key
+        self._profiles: dict[Path, Any] = {}  # resolved model path -> its latest profile (this session)
+        self._profile_stale = False
+        self._profile_saved_to: Path | None = None
+        self.profile_runs = 20
         self._build()
 
     # ---- layout ----------------------------------------------------------------------------------------
@@ -182,6 +204,12 @@ class InspectPage(Page):
         self.reinspect_button.setEnabled(False)
         self.reinspect_button.clicked.connect(lambda: self.inspect_current())
         head.addWidget(self.reinspect_button)
+        self.profile_action = QPushButton("Profile")
+        self.profile_action.setToolTip("per-node times with ONNX Runtime's profiler: heat colours on the graph, "
+                                       "the slowest nodes in the Profile tab (saved with the workspace)")
+        self.profile_action.setEnabled(False)
+        self.profile_action.clicked.connect(lambda: self.profile_current())
+        head.addWidget(self.profile_action)
         self.compile_button = QPushButton("Compile")
         self.compile_button.setToolTip("open this model on the Compile page, for the board of the current target")
         self.compile_button.setEnabled(False)
@@ -250,11 +278,18 @@ class InspectPage(Page):
         self.stats_panel = self._browser("Statistics appear after inspection.")
         self.dynamic_panel = self._browser("Dynamic dims appear after inspection.")
         self.changes_panel = self._browser("Run a fix to see what it changes.")
+        self.profile_panel = ProfilePanel(theme=self._theme)
+        self.profile_panel.sig_profile_requested.connect(lambda: self.profile_current())
+        self.profile_panel.sig_compare_requested.connect(self.compare_with_original)
+        self.profile_panel.sig_node_chosen.connect(self._on_profile_node)
+        self.profile_panel.sig_nodes_highlighted.connect(self._on_profile_module)
         self.side.addTab(self.node_panel, "Node")
         self.side.addTab(self.stats_panel, "Statistics")
         self.side.addTab(self.dynamic_panel, "Dynamic")
         self.side.addTab(self.changes_panel, "Changes")
+        self.side.addTab(self.profile_panel, "Profile")
         self.side.setMinimumWidth(300)
+        self.side.currentChanged.connect(self._on_side_tab)
 
         top = QSplitter(Qt.Orientation.Horizontal)
         top.addWidget(self.views)
@@ -262,6 +297,7 @@ class InspectPage(Page):
         top.setStretchFactor(0, 3)
         top.setStretchFactor(1, 1)
         top.setSizes([900, 380])
+        self.top_splitter = top
 
         bottom = QWidget()
         bl = QVBoxLayout(bottom)
@@ -350,8 +386,11 @@ class InspectPage(Page):
         self.color_mode = QComboBox()
         self.color_mode.addItem("Colour: verdict", "verdict")
         self.color_mode.addItem("Colour: heat", "heat")
+        self.color_mode.addItem("Colour: time (profile)", "profile")
         self.color_mode.model().item(1).setEnabled(False)
-        self.color_mode.setToolTip("Heat colours nodes by a per-node measure (e.g. profiled time share)")
+        self.color_mode.model().item(2).setEnabled(False)
+        self.color_mode.setToolTip("Verdicts for the current target, or heat by a per-node measure: the profiled "
+                                   "time of each node (run Profile first)")
         self.color_mode.currentIndexChanged.connect(lambda _i: self._apply_colour_mode())
         h.addWidget(self.color_mode)
         fit = QToolButton()
@@ -383,6 +422,30 @@ class InspectPage(Page):
         dyn = QLabel(f"<span style='color:{palette.DYNAMIC[self._theme]}; font-size:12pt'>━</span> dynamic tensor"
                      f"&nbsp;&nbsp;<span style='color:{palette.DYNAMIC[self._theme]}'>●</span> produces one")
         h.addWidget(dyn)
+        # heat scale (shown instead of the verdict counts while colouring by time)
+        self.heat_legend = QWidget()
+        hl = QHBoxLayout(self.heat_legend)
+        hl.setContentsMargins(0, 0, 0, 0)
+        hl.setSpacing(6)
+        self.heat_title = QLabel("time per node")
+        hl.addWidget(self.heat_title)
+        self.heat_min_label = QLabel("0 ms")
+        self.heat_min_label.setProperty("role", "muted")
+        hl.addWidget(self.heat_min_label)
+        bar = QLabel()
+        bar.setPixmap(heat_legend_pixmap(120, 10))
+        hl.addWidget(bar)
+        self.heat_max_label = QLabel("")
+        self.heat_max_label.setProperty("role", "muted")
+        hl.addWidget(self.heat_max_label)
+        none = palette.verdict_colors(self._theme)["none"][0]
+        self.heat_none_label = QLabel(f"<span style='color:{none}; font-size:12pt'>■</span> no kernel time")
+        self.heat_none_label.setToolTip("fused, constant-folded or removed by ONNX Runtime's optimizer: a fused "
+                                        "node's time is counted on the node it was fused into")
+        hl.addWidget(self.heat_none_label)
+        self.heat_legend.hide()
+        h.addWidget(self.heat_legend)
+        self._verdict_legend = list(self.legend_labels.values()) + [dyn]
         h.addStretch(1)
         self.graph_info = QLabel("")
         self.graph_info.setProperty("role", "muted")
@@ -482,6 +545,9 @@ class InspectPage(Page):
         for chip in self.chips.values():
             chip.set_summary(None, self._theme)
         self.reinspect_button.setEnabled(True)
+        self.profile_action.setEnabled(True)
+        self.profile_panel.profile_button.setEnabled(True)
+        self._load_profile_for(p)
         self.compile_button.setEnabled(True)
         self.serve_button.setEnabled(True)
         self.jobs.start("inspect.graph", f"load graph {p.name}", lambda job: load_graph_job(p, job),
@@ -510,6 +576,8 @@ class InspectPage(Page):
     def _on_graph_loaded(self, graph: GraphData) -> None:
         self.graph = graph
         self.view.set_graph(graph)
+        if self.profile is not None:  # profile keys spell repeated names differently: map them now
+            self._show_profile(self.profile, stale=self._profile_stale, saved_to=self._profile_saved_to)
         self.graph_info.setText(f"{sum(1 for n in graph.nodes if n.kind == 'op'):,} nodes · "
                                 f"{len(graph.edges):,} edges")
 
@@ -651,6 +719,7 @@ class InspectPage(Page):
             if not name:
                 self.selected_node = None
                 self.table.clearSelection()
+                self.profile_panel.select_node(None)
                 return
             self._show_node(name)
             self._select_rows_for(name)
@@ -714,9 +783,16 @@ class InspectPage(Page):
             return
         node = self.graph.nodes[idx]
         self.selected_node = node.name
+        timing = ""
+        pkey = self._profile_keys.get(node.name)
+        nt = self.profile.node(pkey) if self.profile is not None and pkey else None
+        if nt is not None:
+            timing = node_time_html(nt, self.profile, self._theme, self._profile_names)
         self.node_panel.setHtml(details.node_details_html(self.graph, node, self.report, self.current_target,
-                                                          self._theme, node_key=self._node_key(node.name)))
-        if self.side.currentWidget() is not self.node_panel and self.side.currentWidget() is not self.changes_panel:
+                                                          self._theme, node_key=self._node_key(node.name),
+                                                          extra_html=timing))
+        self.profile_panel.select_node(pkey)
+        if self.side.currentWidget() not in (self.node_panel, self.changes_panel, self.profile_panel):
             self.side.setCurrentWidget(self.node_panel)
 
     # ---- search ----------------------------------------------------------------------------------------
@@ -757,8 +833,39 @@ class InspectPage(Page):
         self._apply_colour_mode()
 
     def _apply_colour_mode(self) -> None:
-        heat = self.color_mode.currentData() == "heat" and self._heat
-        self.view.set_heat(self._heat if heat else None)
+        mode = self.color_mode.currentData()
+        values: dict[str, float] | None = None
+        netron_values: dict[str, float] | None = None
+        if mode == "heat" and self._heat:
+            values = netron_values = self._heat
+        elif mode == "profile" and self.profile is not None:
+            values = self._profile_heat()
+            # Netron keeps its own op-category colours where nothing is painted: give every node a colour
+            netron_values = {self._profile_names.get(n.key, n.key): n.share for n in self.profile.nodes}
+        self.view.set_heat(values)
+        if self.netron is not None:
+            self.netron.set_heat(netron_values)
+        profile_mode = mode == "profile" and values is not None
+        for w in self._verdict_legend:
+            w.setVisible(values is None)
+        self.heat_legend.setVisible(values is not None)
+        if values is not None:
+            if profile_mode:
+                top = max((n.mean_ms for n in self.profile.nodes), default=0.0)
+                self.heat_title.setText("time per node")
+                self.heat_min_label.setText("0 ms")
+                self.heat_max_label.setText(f"{fmt_ms(top)} ms")
+            else:
+                top_v = max(values.values(), default=0.0)
+                self.heat_title.setText(self.color_mode.currentText().replace("Colour: ", ""))
+                self.heat_min_label.setText("0")
+                self.heat_max_label.setText(f"{top_v:g}")
+            self.heat_none_label.setVisible(profile_mode)
+
+    def _profile_heat(self) -> dict[str, float]:
+        """Graph node name -> share of node time; nodes without kernel time are left out (drawn neutral)."""
+        assert self.profile is not None
+        return {self._profile_names.get(n.key, n.key): n.share for n in self.profile.nodes if n.mean_ms > 0}
 
     # ---- Netron tab ------------------------------------------------------------------------------------
     def _on_view_tab(self, index: int) -> None:
@@ -777,6 +884,7 @@ class InspectPage(Page):
                 self.netron.load(self.model_path)
             if self.report is not None:
                 self.netron.set_verdicts(self._verdicts_for_netron(), set(self.report.dynamic.tensors))
+            self._apply_colour_mode()
         return self.netron
 
     def _on_netron_clicked(self, name: str) -> None:
@@ -828,7 +936,170 @@ class InspectPage(Page):
             except Exception as exc:  # the fixed file exists either way; the workspace is a convenience
                 self.sig_log.emit(f"could not add {outcome.path} to the workspace: {exc}")
         self.open_model(outcome.path)
+        self._update_compare_button()
         self.side.setCurrentWidget(self.changes_panel)
+
+    # ---- per-op profiling ------------------------------------------------------------------------------
+    def profile_current(self, shapes: dict[str, list[int]] | None = None, runs: int | None = None,
+                        ask: bool = True) -> None:
+        """Profile the model shown with ONNX Runtime as a job; asks for sizes when inputs have dynamic dims."""
+        if self.model_path is None:
+            return
+        stats_inputs = dict(self.report.stats.inputs or {}) if self.report is not None else {}
+        if shapes is None and ask and input_dims(stats_inputs):
+            dlg = ProfileShapesDialog(stats_inputs, runs or self.profile_runs, self)
+            if dlg.exec() != ProfileShapesDialog.DialogCode.Accepted:
+                return
+            shapes, runs = dlg.shapes(), dlg.runs.value()
+        self._start_profile(self.model_path, shapes, runs or self.profile_runs)
+
+    def _start_profile(self, path: Path, shapes: dict[str, list[int]] | None, runs: int, warmup: int = 3,
+                       optimization: str = "all", before: Any = None) -> None:
+        from studio.profiling.api import profile
+
+        self.status_label.setText("profiling…")
+        self.profile_action.setEnabled(False)
+        self.profile_panel.profile_button.setEnabled(False)
+        self.profile_panel.compare_button.setEnabled(False)
+        self.jobs.start(PROFILE_JOB, f"profile {path.name}",
+                        lambda job: profile(path, shapes=shapes or None, runs=runs, warmup=warmup,
+                                            optimization=optimization, job=job),
+                        on_done=lambda rep, p=path, b=before: self._on_profiled(rep, p, b),
+                        on_failed=self._on_profile_failed)
+
+    def _on_profile_failed(self, err: StudioError) -> None:
+        self.profile_action.setEnabled(self.model_path is not None)
+        self.profile_panel.profile_button.setEnabled(self.model_path is not None)
+        self.profile_panel.compare_button.setEnabled(True)
+        self._on_job_failed(err)
+
+    def _on_profiled(self, rep: Any, path: Path, before: Any = None) -> None:
+        self.profile_action.setEnabled(True)
+        self.profile_panel.profile_button.setEnabled(True)
+        self.profile_panel.compare_button.setEnabled(True)
+        self._profiles[path.resolve()] = rep
+        saved: Path | None = None
+        if self.workspace is not None:
+            from studio.profiling.api import save_to_workspace
+
+            try:
+                saved = save_to_workspace(rep, self.workspace)
+                self.sig_log.emit(f"profile of {path.name} saved to {saved}")
+            except (OSError, StudioError) as exc:
+                self.sig_log.emit(f"could not save the profile of {path.name}: {exc}")
+        if self.model_path is None or path.resolve() != self.model_path.resolve():
+            return  # another model was opened meanwhile: kept for it, not shown
+        self.status_label.setText(f"profiled: {fmt_ms(rep.run_mean_ms)} ms per run")
+        self._show_profile(rep, saved_to=saved)
+        if before is not None:
+            from studio.profiling.api import compare_profiles
+
+            self.profile_comparison = compare_profiles(before, rep)
+            self.profile_panel.set_comparison(self.profile_comparison)
+        self.color_mode.setCurrentIndex(self.color_mode.findData("profile"))
+        self.side.setCurrentWidget(self.profile_panel)
+
+    def _show_profile(self, rep: Any, stale: bool = False, saved_to: Path | None = None) -> None:
+        self.profile = rep
+        self._profile_stale, self._profile_saved_to = stale, saved_to
+        self._profile_names = graph_names(rep, self.graph) if rep is not None else {}
+        self._profile_keys = {v: k for k, v in self._profile_names.items()}
+        note = "not saved (no workspace open)" if rep is not None and self.workspace is None else ""
+        self.profile_panel.set_report(rep, self._profile_names, stale=stale, saved_to=saved_to, note=note)
+        item = self.color_mode.model().item(2)
+        item.setEnabled(rep is not None)
+        if rep is None and self.color_mode.currentData() == "profile":
+            self.color_mode.setCurrentIndex(0)
+        self._apply_colour_mode()
+        if self.selected_node:
+            self._show_node(self.selected_node)
+
+    def _load_profile_for(self, path: Path) -> None:
+        """A new model is shown: its profile from this session, else the one saved in the workspace."""
+        self.profile_comparison = None
+        self.profile_panel.set_comparison(None)
+        rep = self._profiles.get(path.resolve())
+        stale, saved_to = False, None
+        if rep is None:
+            found = load_saved(self.workspace, path)
+            if found is not None:
+                from studio.profiling.api import workspace_profile_path
+
+                rep, stale = found
+                saved_to = workspace_profile_path(self.workspace, path)
+                self.sig_log.emit(f"loaded the saved profile of {path.name} from {saved_to}")
+        self._show_profile(rep, stale=stale, saved_to=saved_to)
+        self._update_compare_button()
+
+    def _original_profile(self) -> Any:
+        """The profile of the model the last fix started from, when the fixed model is the one shown."""
+        fix = self.last_fix
+        if fix is None or self.model_path is None or fix.path.resolve() != self.model_path.resolve():
+            return None
+        rep = self._profiles.get(fix.source.resolve())
+        if rep is None:
+            found = load_saved(self.workspace, fix.source)
+            rep = found[0] if found is not None else None
+        return rep
+
+    def _update_compare_button(self) -> None:
+        before = self._original_profile()
+        if before is None:
+            self.profile_panel.set_compare_available(None)
+            return
+        self.profile_panel.set_compare_available(
+            f"profile {self.model_path.name if self.model_path else ''} with the inputs of the original's "
+            f"profile ({Path(before.model).name}, {before.runs} runs) and show the deltas")
+
+    def compare_with_original(self) -> None:
+        """Profile the fixed model exactly as its original was profiled, then show compare_profiles deltas."""
+        before = self._original_profile()
+        if before is None or self.model_path is None:
+            return
+        self._start_profile(self.model_path, dict(before.input_shapes), before.runs, before.warmup,
+                            before.optimization, before=before)
+
+    def _on_profile_node(self, key: str) -> None:
+        """A Node-table row was clicked: centre and select that node in the graph (and Netron, findings)."""
+        name = self._profile_names.get(key, key)
+        if self.graph is None or self.graph.index_of(name) is None:
+            return
+        self._syncing = True
+        try:
+            self.view.highlight([])
+            self.view.select(name, center=True)
+            self._show_node(name)
+            self._select_rows_for(name)
+            if self.netron is not None:
+                self.netron.select(name)
+        finally:
+            self._syncing = False
+
+    def _on_profile_module(self, keys: list[str]) -> None:
+        """A module row: ring the module's nodes and bring its slowest one into view."""
+        names = [self._profile_names.get(k, k) for k in keys]
+        self.view.highlight(names)
+        if self.profile is not None and keys:
+            slowest = max(keys, key=lambda k: getattr(self.profile.node(k), "mean_ms", 0.0))
+            name = self._profile_names.get(slowest, slowest)
+            if self.graph is not None and self.graph.index_of(name) is not None:
+                self.view.select(name, center=True)
+                self._show_node(name)
+
+    def _on_side_tab(self, _index: int) -> None:
+        """The Profile tab's tables need room: widen the side panel when it opens narrow."""
+        if self.side.currentWidget() is self.profile_panel:
+            sizes = self.top_splitter.sizes()
+            if len(sizes) == 2 and 0 < sizes[1] < 520 and sum(sizes) > 1100:
+                self.top_splitter.setSizes([sum(sizes) - 520, 520])
+
+    def shutdown(self) -> None:
+        """Window closing: stop the profiler and other jobs of this page and the Netron server."""
+        for h in self.jobs.running() if self.jobs is not None else []:
+            if h.kind.startswith("inspect"):
+                h.state.cancel()
+        if self.netron is not None:
+            self.netron.shutdown()
 
 
 def _theme() -> str:
