@@ -7,13 +7,15 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 DEMO ?= $(HOME)/.local/share/deployment-studio/demo-workspace
 PYTEST_ARGS ?=
+# Pinned versions that install together (pip would otherwise backtrack through GB-sized wheels).
+CONSTRAINTS ?= packaging/constraints.txt
 
 .PHONY: run test test-core bench lint venv clean cross-toolchain
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml $(CONSTRAINTS)
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --upgrade pip setuptools wheel
-	$(PY) -m pip install -e '.[dev]'
+	$(PY) -m pip install -c $(CONSTRAINTS) -e '.[dev]'
 	touch $(STAMP)
 
 venv: $(STAMP)
