@@ -1,11 +1,14 @@
 """Edge agent under load, and its latency overhead over bare ONNX Runtime next to the local Triton server's.
 
-    .venv/bin/python -m bench.bench_agent [--clients 64] [--duration 60] [--requests 2000] [--append]
+    .venv/bin/python -m bench.bench_agent [--clients 64] [--duration 60] [--requests 400] [--rounds 11] [--append]
 
 One run, same machine, same model (a 16x8 MLP, batch 1), same client (tritonclient.http, binary tensors):
 1. bare ``InferenceSession.run`` p50;
-2. the agent at concurrency 1 and the local tritonserver (Python backend + ORT, studio.triton) at concurrency 1:
-   p50 and p50 minus bare ORT (= what serving adds, client included for both);
+2. the agent at concurrency 1 and the local tritonserver (Python backend + ORT, studio.triton) at concurrency 1,
+   both servers up at once and measured in alternating rounds (bare ORT, then agent and Triton, which of the
+   two goes first alternating; ``--rounds`` times):
+   p50 and p50 minus bare ORT (= what serving adds, client included for both), median over the rounds, and
+   the overhead ratio agent/Triton per round (the machine is shared, so only same-round ratios compare);
 3. the agent with N concurrent clients for D seconds: requests, errors, throughput, agent RSS sampled each second.
 """
 
@@ -29,10 +32,11 @@ def _p(values: list[float], q: float) -> float:
     return float(np.percentile(np.array(values), q)) if values else float("nan")
 
 
-def bare_ort(model: Path, x: np.ndarray, n: int) -> list[float]:
+def bare_ort(model: Path | object, x: np.ndarray, n: int) -> list[float]:
     import onnxruntime as ort
 
-    s = ort.InferenceSession(str(model), providers=["CPUExecutionProvider"])
+    s = model if isinstance(model, ort.InferenceSession) else ort.InferenceSession(
+        str(model), providers=["CPUExecutionProvider"])
     for _ in range(200):
         s.run(None, {"x": x})
     out = []
@@ -113,7 +117,8 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--clients", type=int, default=64)
     ap.add_argument("--duration", type=float, default=60.0)
-    ap.add_argument("--requests", type=int, default=2000)
+    ap.add_argument("--requests", type=int, default=400, help="requests per round and path at concurrency 1")
+    ap.add_argument("--rounds", type=int, default=11, help="alternating rounds of ORT / agent / Triton")
     ap.add_argument("--no-triton", action="store_true")
     ap.add_argument("--append", action="store_true", help="append the result to BENCHMARKS.md")
     args = ap.parse_args()
@@ -134,48 +139,89 @@ def main() -> int:
     x = np.random.default_rng(0).random((1, 16), dtype=np.float32)
     agent = AgentProcess(tmp / "data", tmp / "trust.pub", tmp / "token", extra=["--log-level", "warning"]).start()
     res: dict = {}
+    triton = None
     try:
         deploy_bundle(bundle.bundle, agent.url, (tmp / "token").read_text())
         url = f"127.0.0.1:{agent.port}"
-        ort_lat = bare_ort(model, x, args.requests)
-        res["ort_p50_ms"] = _p(ort_lat, 50) * 1e3
-        agent_lat = serial_client(url, "mlp", x, args.requests)
-        res["agent_p50_ms"] = _p(agent_lat, 50) * 1e3
-        res["agent_p99_ms"] = _p(agent_lat, 99) * 1e3
+        triton_url = None
         if not args.no_triton:
             try:
-                res.update(_triton(model, x, args.requests, tmp))
+                triton, triton_url = _triton_start(model, tmp)
             except Exception as exc:  # report the agent side regardless
                 res["triton_error"] = f"{type(exc).__name__}: {exc}"[:300]
-        res["load"] = load(url, "mlp", x, args.clients, args.duration, agent.proc.pid)
+        res.update(latency_rounds(model, x, url, triton_url, args.requests, args.rounds))
+        if args.duration > 0:
+            res["load"] = load(url, "mlp", x, args.clients, args.duration, agent.proc.pid)
     finally:
         agent.stop()
+        if triton is not None:
+            triton.__exit__(None, None, None)
     text = render(res, args)
     print(text)
     if args.append:
         with open(ROOT / "BENCHMARKS.md", "a", encoding="utf-8") as f:
             f.write("\n" + text + "\n")
-    return 0 if res["load"]["errors"] == 0 else 1
+    return 0 if "load" not in res or res["load"]["errors"] == 0 else 1
 
 
-def _triton(model: Path, x: np.ndarray, n: int, tmp: Path) -> dict:
+def _triton_start(model: Path, tmp: Path) -> tuple[object, str]:
     from studio.triton.repo_builder import BuildOptions, build_repo
     from studio.triton.server import LocalTritonServer
 
     build_repo(BuildOptions(model=model, repo=tmp / "repo", name="mlp", flavor="python", max_batch_size=0))
-    with LocalTritonServer(tmp / "repo", load_models=["mlp"]) as srv:
+    srv = LocalTritonServer(tmp / "repo", load_models=["mlp"])
+    srv.__enter__()
+    try:
         srv.wait_ready()
-        lat = serial_client(f"127.0.0.1:{srv.http_port}", "mlp", x, n)
-    return {"triton_p50_ms": _p(lat, 50) * 1e3, "triton_p99_ms": _p(lat, 99) * 1e3}
+    except BaseException:
+        srv.__exit__(None, None, None)
+        raise
+    return srv, f"127.0.0.1:{srv.http_port}"
+
+
+def latency_rounds(model: Path, x: np.ndarray, agent_url: str, triton_url: str | None, n: int,
+                   rounds: int) -> dict:
+    """Alternate bare ORT / agent / Triton rounds; medians of the per-round p50s and per-round ratios."""
+    import onnxruntime as ort
+
+    sess = ort.InferenceSession(str(model), providers=["CPUExecutionProvider"])
+    per: dict[str, list[float]] = {"ort": [], "agent": [], "agent99": [], "triton": [], "triton99": []}
+    ratios: list[float] = []
+    for r in range(rounds):
+        o = _p(bare_ort(sess, x, n), 50) * 1e3
+        t_lat = serial_client(triton_url, "mlp", x, n) if triton_url and r % 2 else None  # alternate who goes first
+        a_lat = serial_client(agent_url, "mlp", x, n)
+        a, a99 = _p(a_lat, 50) * 1e3, _p(a_lat, 99) * 1e3
+        per["ort"].append(o)
+        per["agent"].append(a)
+        per["agent99"].append(a99)
+        if triton_url:
+            if t_lat is None:
+                t_lat = serial_client(triton_url, "mlp", x, n)
+            t, t99 = _p(t_lat, 50) * 1e3, _p(t_lat, 99) * 1e3
+            per["triton"].append(t)
+            per["triton99"].append(t99)
+            ratios.append((a - o) / (t - o))
+        print(f"round: ort {o:.4f} agent {a:.3f}" + (f" triton {per['triton'][-1]:.3f} ratio {ratios[-1]:.2f}"
+                                                      if triton_url else ""), file=sys.stderr, flush=True)
+    med = lambda v: float(np.median(v))  # noqa: E731
+    out = {"ort_p50_ms": med(per["ort"]), "agent_p50_ms": med(per["agent"]), "agent_p99_ms": med(per["agent99"]),
+           "agent_rounds": per["agent"], "rounds": rounds}
+    if triton_url:
+        out.update(triton_p50_ms=med(per["triton"]), triton_p99_ms=med(per["triton99"]),
+                   triton_rounds=per["triton"], ratios=ratios)
+    return out
 
 
 def render(r: dict, args: argparse.Namespace) -> str:
-    ld = r["load"]
+    ld = r.get("load")
     lines = [f"## Edge agent: latency overhead and load ({time.strftime('%Y-%m-%d')})", "",
              "Command: `.venv/bin/python -m bench.bench_agent --clients "
-             f"{args.clients} --duration {args.duration:g} --requests {args.requests}`", "",
+             f"{args.clients} --duration {args.duration:g} --requests {args.requests} --rounds {args.rounds}`", "",
              "16x8 MLP (MatMul + Relu), batch 1, CPU; client `tritonclient.http` with binary tensors in the same "
-             "process for both servers; overhead = client-side p50 minus bare `InferenceSession.run` p50.", "",
+             "process for both servers; overhead = client-side p50 minus bare `InferenceSession.run` p50. Both "
+             f"servers up at once, {r['rounds']} alternating rounds of {args.requests} requests per path; "
+             "figures are medians over the rounds.", "",
              "| path | p50 ms | p99 ms | p50 overhead over bare ORT (ms) |", "|---|---|---|---|",
              f"| bare ONNX Runtime `session.run` | {r['ort_p50_ms']:.4f} | | |",
              f"| studio-agent (HTTP, concurrency 1) | {r['agent_p50_ms']:.3f} | {r['agent_p99_ms']:.3f} | "
@@ -183,10 +229,13 @@ def render(r: dict, args: argparse.Namespace) -> str:
     if "triton_p50_ms" in r:
         lines.append(f"| local tritonserver, Python backend + ORT (HTTP, concurrency 1) | {r['triton_p50_ms']:.3f} | "
                      f"{r['triton_p99_ms']:.3f} | {r['triton_p50_ms'] - r['ort_p50_ms']:.3f} |")
-        lines += ["", f"Agent overhead / Triton overhead: "
-                      f"{(r['agent_p50_ms'] - r['ort_p50_ms']) / (r['triton_p50_ms'] - r['ort_p50_ms']):.2f}x"]
+        rs = r["ratios"]
+        lines += ["", f"Agent overhead / Triton overhead, per round: {', '.join(f'{v:.2f}' for v in rs)}; "
+                      f"median **{float(np.median(rs)):.2f}x**"]
     elif "triton_error" in r:
         lines += ["", f"Triton side not measured: {r['triton_error']}"]
+    if ld is None:
+        return "\n".join(lines)
     lines += ["", f"Load: {args.clients} concurrent clients for {ld['wall_s']:.0f} s: {ld['requests']} requests, "
                   f"**{ld['errors']} errors**, {ld['rps']:.0f} req/s, p50 {ld['p50_ms']:.2f} ms, "
                   f"p99 {ld['p99_ms']:.2f} ms (2 shared cores: the clients and the agent compete for them). "

@@ -3,7 +3,11 @@
 Targets: the studio's request rate >= 0.5x wrk's, its p50 within 20% of wrk's. Both use the same number of
 keep-alive connections against a minimal asyncio HTTP server running in its own process.
 
-    .venv/bin/python bench/bench_loadgen.py [--seconds 5] [--connections 4]
+    .venv/bin/python bench/bench_loadgen.py [--seconds 5] [--connections 4] [--rounds 5] [--ab REV]
+
+Rounds alternate wrk and the studio (which goes first alternates too); the ratios are per round, and the
+reported figure is their median, because the shared machine's load drifts between rounds. ``--ab REV`` adds
+the load generator as of git revision REV to every round (before/after in one run).
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ from __future__ import annotations
 import argparse
 import re
 import shutil
+import statistics
 import subprocess
 import sys
 import time
@@ -70,9 +75,29 @@ def run_wrk(wrk: str, url: str, seconds: float, conns: int) -> tuple[float, floa
     return rps, p50, p99
 
 
-def run_studio(port: int, seconds: float, conns: int) -> tuple[float, float, float]:
+def baseline_modules(rev: str) -> tuple[object, object]:
+    """(kserve, loadgen) modules of the load generator as of git revision ``rev``, for --ab."""
+    import importlib
+    import tempfile
+
+    tmp = Path(tempfile.mkdtemp(prefix="loadgen-ab-"))
+    for name in ("kserve", "loadgen"):
+        src = subprocess.run(["git", "show", f"{rev}:studio/telemetry/{name}.py"], cwd=ROOT, check=True,
+                             capture_output=True, text=True).stdout
+        src = src.replace("from studio.telemetry.kserve import", "from baseline_kserve import")
+        (tmp / f"baseline_{name}.py").write_text(src)
+    sys.path.insert(0, str(tmp))
+    return importlib.import_module("baseline_kserve"), importlib.import_module("baseline_loadgen")
+
+
+def run_studio(port: int, seconds: float, conns: int, mods: tuple[object, object] | None = None
+               ) -> tuple[float, float, float]:
     from studio.telemetry.kserve import Endpoint, build_request
     from studio.telemetry.loadgen import LoadConfig, LoadGenerator
+
+    if mods is not None:  # --ab: the baseline revision's load generator
+        Endpoint, build_request = mods[0].Endpoint, mods[0].build_request  # type: ignore[attr-defined]  # noqa: N806
+        LoadConfig, LoadGenerator = mods[1].LoadConfig, mods[1].LoadGenerator  # type: ignore[attr-defined]  # noqa: N806
 
     url = f"http://127.0.0.1:{port}"
     cfg = LoadConfig(url=url, model="trivial", concurrency=[conns], duration_s=seconds, warmup_s=0.5,
@@ -87,8 +112,11 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--seconds", type=float, default=5.0)
     ap.add_argument("--connections", type=int, default=4)
-    ap.add_argument("--rounds", type=int, default=2, help="alternate wrk / studio this many times")
+    ap.add_argument("--rounds", type=int, default=5, help="alternate wrk / studio this many times")
+    ap.add_argument("--ab", metavar="REV", help="also run the load generator as of this git revision in each round")
     args = ap.parse_args()
+    base = baseline_modules(args.ab) if args.ab else None
+    b_runs: list[tuple[float, float, float]] = []
     wrk = ensure_wrk()
     srv = subprocess.Popen([sys.executable, "-c", SERVER], stdout=subprocess.PIPE, text=True)
     try:
@@ -96,20 +124,45 @@ def main() -> int:
         url = f"http://127.0.0.1:{port}/"
         time.sleep(0.3)
         w_runs, s_runs = [], []
-        for _ in range(args.rounds):
-            w_runs.append(run_wrk(wrk, url, args.seconds, args.connections))
+        for r in range(args.rounds):
+            first_wrk = r % 2 == 0  # alternate which goes first, so a drift in the machine's load cancels
+            if first_wrk:
+                w_runs.append(run_wrk(wrk, url, args.seconds, args.connections))
             s_runs.append(run_studio(port, args.seconds, args.connections))
-        w = [sum(x[i] for x in w_runs) / len(w_runs) for i in range(3)]
-        s = [sum(x[i] for x in s_runs) / len(s_runs) for i in range(3)]
+            if not first_wrk:
+                w_runs.append(run_wrk(wrk, url, args.seconds, args.connections))
+            if base is not None:
+                b_runs.append(run_studio(port, args.seconds, args.connections, base))
+                print(f"round {r + 1}: {args.ab} loadgen {b_runs[-1][0]:.0f}/s p50 {b_runs[-1][1]:.3f} ms | rate "
+                      f"ratio {b_runs[-1][0] / w_runs[-1][0]:.2f} p50 ratio {b_runs[-1][1] / w_runs[-1][1]:.2f}",
+                      file=sys.stderr, flush=True)
+            print(f"round {r + 1}: wrk {w_runs[-1][0]:.0f}/s p50 {w_runs[-1][1]:.3f} ms | studio "
+                  f"{s_runs[-1][0]:.0f}/s p50 {s_runs[-1][1]:.3f} ms | rate ratio {s_runs[-1][0] / w_runs[-1][0]:.2f}"
+                  f" p50 ratio {s_runs[-1][1] / w_runs[-1][1]:.2f}", file=sys.stderr, flush=True)
     finally:
         srv.kill()
-    print(f"trivial endpoint, {args.connections} keep-alive connections, {args.seconds:g} s x {args.rounds} rounds")
+    med = statistics.median
+    w = [med(x[i] for x in w_runs) for i in range(3)]
+    s = [med(x[i] for x in s_runs) for i in range(3)]
+    rate_ratios = [b[0] / a[0] for a, b in zip(w_runs, s_runs, strict=True)]
+    p50_ratios = [b[1] / a[1] for a, b in zip(w_runs, s_runs, strict=True)]
+    print(f"trivial endpoint, {args.connections} keep-alive connections, {args.seconds:g} s x {args.rounds} "
+          "alternating rounds; medians over the rounds")
     print("| client | req/s | p50 ms | p99 ms |\n|---|---|---|---|")
-    print(f"| wrk 4.1 (-t1) | {w[0]:.0f} | {w[1]:.3f} | {w[2]:.3f} |")
-    print(f"| studio loadgen | {s[0]:.0f} | {s[1]:.3f} | {s[2]:.3f} |")
-    rate_ratio, p50_ratio = s[0] / w[0], s[1] / w[1]
-    print(f"rate ratio studio/wrk = {rate_ratio:.2f} (target >= 0.5); "
-          f"p50 ratio = {p50_ratio:.2f} (target within 0.8..1.2)")
+    print(f"| wrk (-t1 -c{args.connections}) | {w[0]:.0f} | {w[1]:.3f} | {w[2]:.3f} |")
+    print(f"| studio loadgen (concurrency {args.connections}) | {s[0]:.0f} | {s[1]:.3f} | {s[2]:.3f} |")
+    rate_ratio, p50_ratio = med(rate_ratios), med(p50_ratios)
+    print(f"rate ratio studio/wrk per round: {', '.join(f'{v:.2f}' for v in rate_ratios)}; "
+          f"median {rate_ratio:.2f} (target >= 0.5)")
+    print(f"p50 ratio studio/wrk per round: {', '.join(f'{v:.2f}' for v in p50_ratios)}; "
+          f"median {p50_ratio:.2f} (target within 0.8..1.2)")
+    if b_runs:
+        br = [b[0] / a[0] for a, b in zip(w_runs, b_runs, strict=True)]
+        bp = [b[1] / a[1] for a, b in zip(w_runs, b_runs, strict=True)]
+        print(f"| studio loadgen as of {args.ab} | {med(x[0] for x in b_runs):.0f} | "
+              f"{med(x[1] for x in b_runs):.3f} | {med(x[2] for x in b_runs):.3f} |")
+        print(f"{args.ab}: rate ratio per round {', '.join(f'{v:.2f}' for v in br)}; median {med(br):.2f}; "
+              f"p50 ratio per round {', '.join(f'{v:.2f}' for v in bp)}; median {med(bp):.2f}")
     return 0 if rate_ratio >= 0.5 and 0.8 <= p50_ratio <= 1.2 else 1
 
 

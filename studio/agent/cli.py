@@ -65,6 +65,7 @@ def _serve(args: argparse.Namespace) -> int:
     from studio import __version__
     from studio.agent.core import AgentConfig, AgentCore
     from studio.agent.discovery import Advertiser
+    from studio.agent.http_protocol import http_protocol_class
     from studio.agent.metrics import AgentMetrics
     from studio.agent.server import create_app
     from studio.core.errors import InputError
@@ -99,7 +100,8 @@ def _serve(args: argparse.Namespace) -> int:
         adv.start()
     config = uvicorn.Config(app, host=args.host, port=args.port, log_level=args.log_level, access_log=False,
                             ssl_certfile=str(args.tls_cert) if args.tls_cert else None,
-                            ssl_keyfile=str(args.tls_key) if args.tls_key else None, timeout_keep_alive=30)
+                            ssl_keyfile=str(args.tls_key) if args.tls_key else None, timeout_keep_alive=30,
+                            http=http_protocol_class(), proxy_headers=False, server_header=False)
     try:
         uvicorn.Server(config).run()
     finally:

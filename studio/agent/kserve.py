@@ -16,6 +16,11 @@ from typing import Any
 
 import numpy as np
 
+try:  # the agent extra installs orjson (about 10x faster on request headers); plain json still works
+    import orjson as _orjson
+except ImportError:  # pragma: no cover - depends on the environment
+    _orjson = None
+
 KSERVE_TO_NP: dict[str, Any] = {
     "BOOL": np.bool_, "UINT8": np.uint8, "UINT16": np.uint16, "UINT32": np.uint32, "UINT64": np.uint64,
     "INT8": np.int8, "INT16": np.int16, "INT32": np.int32, "INT64": np.int64,
@@ -70,15 +75,30 @@ def _serialize_bytes(arr: np.ndarray) -> bytes:
     return b"".join(parts)
 
 
+def loads(raw: bytes) -> Any:
+    """orjson when present; falls back to json for what orjson refuses (NaN/Infinity, big integers)."""
+    if _orjson is not None:
+        try:
+            return _orjson.loads(raw)
+        except ValueError:
+            pass
+    return json.loads(raw)
+
+
+def dumps(obj: Any) -> bytes:
+    """Compact JSON bytes; plain json when float data may hold NaN/Infinity (orjson would write null)."""
+    return json.dumps(obj, separators=(",", ":")).encode()
+
+
 def decode_request(body: bytes, header_length: int | None) -> InferRequest:
     view = memoryview(body)
+    if header_length is not None and (header_length < 0 or header_length > len(body)):
+        raise ProtocolError(f"Inference-Header-Content-Length {header_length} exceeds the body")
     try:
         if header_length is None:
-            head, binary = json.loads(body), view[len(body):]
+            head, binary = loads(body), view[len(body):]
         else:
-            if header_length < 0 or header_length > len(body):
-                raise ProtocolError(f"Inference-Header-Content-Length {header_length} exceeds the body")
-            head, binary = json.loads(view[:header_length].tobytes()), view[header_length:]
+            head, binary = loads(view[:header_length].tobytes()), view[header_length:]
     except (ValueError, UnicodeDecodeError) as exc:
         raise ProtocolError(f"request header is not valid JSON: {exc}") from None
     if not isinstance(head, dict) or not isinstance(head.get("inputs"), list):
@@ -147,6 +167,7 @@ def encode_response(model: str, version: str, results: dict[str, np.ndarray],
     wanted = req.outputs if req.outputs is not None else [(n, req.binary_output) for n in results]
     outs: list[dict[str, Any]] = []
     blobs: list[bytes] = []
+    json_floats = False
     for name, binary in wanted:
         arr = results[name]
         dt = datatype_of(arr)
@@ -159,11 +180,18 @@ def encode_response(model: str, version: str, results: dict[str, np.ndarray],
             entry["data"] = [v.decode("utf-8", "replace") if isinstance(v, bytes) else str(v) for v in arr.ravel()]
         else:
             entry["data"] = arr.ravel().tolist()
+            json_floats = json_floats or arr.dtype.kind == "f"
         outs.append(entry)
     head: dict[str, Any] = {"model_name": model, "model_version": version, "outputs": outs}
     if req.id is not None:
         head["id"] = req.id
-    hb = json.dumps(head, separators=(",", ":")).encode()
+    if _orjson is not None and not json_floats:
+        try:
+            hb = _orjson.dumps(head)
+        except TypeError:  # e.g. an id that is not a plain JSON value
+            hb = dumps(head)
+    else:
+        hb = dumps(head)
     if not blobs:
         return hb, None
     return b"".join([hb, *blobs]), len(hb)

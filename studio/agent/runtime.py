@@ -50,6 +50,15 @@ class ServedModel:
     #: more than the run (sub-millisecond edge models), while slower ones go to the worker pool
     INLINE_BELOW_S = 0.0005
 
+    def __post_init__(self) -> None:
+        # precomputed once: the per-request checks only look things up
+        self._expected = {t.name: (t, None if KSERVE_TO_NP.get(t.datatype) is None
+                                   else np.dtype(KSERVE_TO_NP[t.datatype])) for t in self.inputs}
+        self._output_set = frozenset(self.output_names)
+
+    def has_output(self, name: str) -> bool:
+        return name in self._output_set
+
     @property
     def run_inline(self) -> bool:
         return self.avg_run_s < self.INLINE_BELOW_S
@@ -64,16 +73,15 @@ class ServedModel:
 
     def check_inputs(self, feed: dict[str, np.ndarray]) -> None:
         """Triton-like errors for wrong names / dtypes / ranks, before ORT gives a cryptic one."""
-        expected = {t.name: t for t in self.inputs}
+        expected = self._expected
         for name in feed:
             if name not in expected:
                 raise ValueError(f"unexpected inference input '{name}' for model '{self.name}'")
-        for name, spec in expected.items():
+        for name, (spec, want) in expected.items():
             if name not in feed:
                 raise ValueError(f"expected input '{name}' for model '{self.name}'")
             arr = feed[name]
-            want = KSERVE_TO_NP.get(spec.datatype)
-            if want is not None and np.dtype(want) != arr.dtype and not (
+            if want is not None and want != arr.dtype and not (
                     spec.datatype == "BYTES" and arr.dtype == np.object_):
                 raise ValueError(f"input '{name}': datatype mismatch, expected {spec.datatype}")
             if len(arr.shape) != len(spec.shape) or any(

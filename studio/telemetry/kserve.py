@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -262,6 +264,11 @@ class _ResponseProtocol(asyncio.Protocol):
         self.waiter: asyncio.Future[tuple[int, int]] | None = None
         self.closed = False
         self._eof_body: tuple[int, int] | None = None  # (status, header bytes) of a body running to EOF
+        self.t_done = 0.0  # perf_counter() when the last response was complete (not when its task resumed)
+        # closed-loop pump: called with (status, bytes, t_done, more) per response; returns the next request or
+        # None (more=False: the connection is closing, record only)
+        self.pump: Callable[[int, int, float, bool], bytes | None] | None = None
+        self.pump_write: Callable[[bytes], None] | None = None  # how the pump's next request is written
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport  # type: ignore[assignment]
@@ -277,6 +284,9 @@ class _ResponseProtocol(asyncio.Protocol):
         w, self.waiter = self.waiter, None
         if w is not None and not w.done():
             if self._eof_body is not None:
+                self.t_done = time.perf_counter()
+                if self.pump is not None:
+                    self.pump(self._eof_body[0], len(self.buf), self.t_done, False)
                 w.set_result((self._eof_body[0], len(self.buf)))
             else:
                 w.set_exception(exc or ConnectionResetError("server closed the connection mid-request"))
@@ -295,8 +305,10 @@ class _ResponseProtocol(asyncio.Protocol):
         except ValueError:
             self._fail(ProtocolError("bad status line"))
             return
-        lower = head.lower()
-        j = lower.find(b"\r\ncontent-length:")
+        j = head.find(b"\r\nContent-Length:")  # the usual spelling first: skips lower-casing the head
+        lower = head if j >= 0 else head.lower()
+        if j < 0:
+            j = lower.find(b"\r\ncontent-length:")
         if j >= 0:
             k = lower.find(b"\r\n", j + 2)
             total = i + 4 + int(head[j + 17:k])
@@ -321,9 +333,19 @@ class _ResponseProtocol(asyncio.Protocol):
             self._eof_body = (status, i + 4)  # completes in connection_lost
             return
         del buf[:total]
-        w, self.waiter = self.waiter, None
-        if b"\r\nconnection: close" in lower and self.transport is not None:
+        self.t_done = t_done = time.perf_counter()
+        closing = b"\r\nconnection: close" in (lower if lower is not head else head.lower())
+        if closing and self.transport is not None:
             self.transport.close()
+        if self.pump is not None:
+            nxt = self.pump(status, total, t_done, not closing and self.transport is not None)
+            if nxt is not None:  # next request straight from the callback: no task wake-up
+                if self.pump_write is not None:
+                    self.pump_write(nxt)
+                elif self.transport is not None:
+                    self.transport.write(nxt)
+                return
+        w, self.waiter = self.waiter, None
         if w is not None and not w.done():
             w.set_result((status, total))
 
@@ -336,12 +358,18 @@ class _ResponseProtocol(asyncio.Protocol):
 
 
 class FastConnection:
-    """One keep-alive HTTP/1.1 connection; ``request`` writes prebuilt bytes and awaits one response."""
+    """One keep-alive HTTP/1.1 connection; ``request`` writes prebuilt bytes and awaits one response.
+
+    ``t_sent`` / ``t_done`` (perf_counter) bracket the last request: taken when it was issued and when its
+    response was complete in ``data_received``, so the latency excludes the event loop's delay in resuming
+    the waiting task (which grows with the number of connections on one loop, and is client cost, not
+    server latency; wrk times at the same point)."""
 
     def __init__(self, ep: Endpoint, timeout: float = 30.0) -> None:
         self.ep = ep
         self.timeout = timeout
         self.proto: _ResponseProtocol | None = None
+        self.t_sent = self.t_done = 0.0
 
     async def connect(self) -> None:
         loop = asyncio.get_running_loop()
@@ -365,6 +393,7 @@ class FastConnection:
 
     async def request(self, raw: bytes) -> tuple[int, int]:
         """Send ``raw`` (a whole request); returns (status, bytes received). Reconnects when closed."""
+        self.t_sent = time.perf_counter()
         if not self.connected:
             await self.connect()
         proto = self.proto
@@ -376,9 +405,65 @@ class FastConnection:
         if proto.buf:
             proto._try_complete()
         status, received = await fut
+        self.t_done = proto.t_done
         if proto.closed:
             self.proto = None
         return status, received
+
+    async def pump(self, first: bytes, on_response: Callable[[int, int, float, bool], bytes | None],
+                   batch: WriteBatch | None = None) -> None:
+        """Closed loop on this connection without a task wake-up per request: write ``first``; for each
+        complete response ``on_response(status, bytes received, t_done, more)`` records it and, when ``more``
+        (the connection stays open), returns the next request's bytes (written at once from the protocol
+        callback) or None to stop. Returns when stopped
+        or when the server closed the connection (call again to reconnect); raises on connection errors,
+        the request in flight then being the failed one. With ``batch``, the next requests are written at
+        the end of the event-loop iteration (see :class:`WriteBatch`)."""
+        self.t_sent = time.perf_counter()
+        if not self.connected:
+            await self.connect()
+        proto = self.proto
+        assert proto is not None and proto.transport is not None
+        fut: asyncio.Future[tuple[int, int]] = asyncio.get_running_loop().create_future()
+        proto.waiter = fut
+        proto._eof_body = None
+        proto.pump = on_response
+        proto.pump_write = None if batch is None else (lambda data: batch.add(self, data))
+        try:
+            proto.transport.write(first)
+            if proto.buf:
+                proto._try_complete()
+            await fut
+        finally:
+            proto.pump = proto.pump_write = None
+        if proto.closed:
+            self.proto = None
+
+
+class WriteBatch:
+    """Requests to write at the end of the current event-loop iteration, not from inside a response callback.
+
+    When responses on several connections arrive together, the loop runs their callbacks one after the
+    other; writing the next request from inside each (a syscall that also wakes the server) would delay
+    the next connection's completion time stamp by that much and inflate its latency. Deferred, every
+    response is time-stamped first and the requests leave together, each stamped as it is written (wrk's
+    event loop does the same: it writes when the socket is next reported writable)."""
+
+    def __init__(self) -> None:
+        self._pending: list[tuple[FastConnection, bytes]] = []
+
+    def add(self, conn: FastConnection, data: bytes) -> None:
+        if not self._pending:
+            asyncio.get_running_loop().call_soon(self._flush)
+        self._pending.append((conn, data))
+
+    def _flush(self) -> None:
+        pending, self._pending = self._pending, []
+        for conn, data in pending:
+            proto = conn.proto
+            conn.t_sent = time.perf_counter()
+            if proto is not None and proto.transport is not None and not proto.closed:
+                proto.transport.write(data)  # a lost connection fails the pump's request: counted there
 
 
 def build_request(ep: Endpoint, method: str, path: str, body: bytes = b"",

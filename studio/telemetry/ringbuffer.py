@@ -12,51 +12,74 @@ from studio.telemetry.samples import Sample
 
 
 class RingBuffer:
-    """The last ``capacity`` points of one series (numpy storage, no growth)."""
+    """The last ``capacity`` points of one series (numpy storage, no growth).
+
+    Stored twice ("mirrored": index i and i + capacity), so the points in time order are always one
+    contiguous slice: display decimation reads a view instead of copying and rolling the whole buffer
+    every frame.
+    """
 
     def __init__(self, capacity: int = 50_000) -> None:
         self.capacity = capacity
-        self.t = np.zeros(capacity, dtype=np.float64)
-        self.v = np.zeros(capacity, dtype=np.float64)
+        self._t = np.zeros(2 * capacity, dtype=np.float64)
+        self._v = np.zeros(2 * capacity, dtype=np.float64)
         self.n = 0  # points held
         self.head = 0  # next write index
         self.total = 0  # points ever pushed (a version number for redraw)
 
+    @property
+    def t(self) -> np.ndarray:
+        return self._t[:self.capacity]
+
+    @property
+    def v(self) -> np.ndarray:
+        return self._v[:self.capacity]
+
     def push(self, t: float, v: float) -> None:
-        self.t[self.head] = t
-        self.v[self.head] = v
-        self.head = (self.head + 1) % self.capacity
-        self.n = min(self.n + 1, self.capacity)
+        h, c = self.head, self.capacity
+        self._t[h] = self._t[h + c] = t
+        self._v[h] = self._v[h + c] = v
+        self.head = (h + 1) % c
+        self.n = min(self.n + 1, c)
         self.total += 1
 
     def push_many(self, ts: np.ndarray, vs: np.ndarray) -> None:
-        k = len(ts)
-        if k >= self.capacity:
-            ts, vs = ts[-self.capacity:], vs[-self.capacity:]
-            k = self.capacity
+        k = pushed = len(ts)
+        c = self.capacity
+        if k >= c:
+            ts, vs = ts[-c:], vs[-c:]
+            k = c
         end = self.head + k
-        if end <= self.capacity:
-            self.t[self.head:end], self.v[self.head:end] = ts, vs
-        else:
-            first = self.capacity - self.head
-            self.t[self.head:], self.v[self.head:] = ts[:first], vs[:first]
-            self.t[:k - first], self.v[:k - first] = ts[first:], vs[first:]
-        self.head = end % self.capacity
-        self.n = min(self.n + k, self.capacity)
-        self.total += k
+        for arr, src in ((self._t, ts), (self._v, vs)):
+            arr[self.head:end] = src  # end <= 2c: the mirror half takes the overflow...
+            if end <= c:
+                arr[self.head + c:end + c] = src
+            else:  # ...and the wrapped part goes to the front as well
+                first = c - self.head
+                arr[self.head + c:2 * c] = src[:first]
+                arr[:k - first] = src[first:]
+        self.head = end % c
+        self.n = min(self.n + k, c)
+        self.total += pushed
+
+    def views(self) -> tuple[np.ndarray, np.ndarray]:
+        """Time-ordered views (no copy): valid until the next push; read them under the store's lock."""
+        start = self.head if self.n == self.capacity else 0
+        return self._t[start:start + self.n], self._v[start:start + self.n]
 
     def arrays(self) -> tuple[np.ndarray, np.ndarray]:
         """Copies in time order."""
-        if self.n < self.capacity:
-            return self.t[:self.n].copy(), self.v[:self.n].copy()
-        return np.roll(self.t, -self.head), np.roll(self.v, -self.head)
+        t, v = self.views()
+        return t.copy(), v.copy()
 
 
 def decimate(t: np.ndarray, v: np.ndarray, max_points: int = 2000) -> tuple[np.ndarray, np.ndarray]:
-    """Min/max per bucket (spikes stay visible) down to about ``max_points`` points."""
+    """Min/max per bucket (spikes stay visible) down to about ``max_points`` points: each bucket gives its
+    minimum and maximum in time order, so a bucket narrower than a pixel column draws as the vertical
+    stroke that column would show. Always returns new arrays (never views of ``t`` / ``v``)."""
     n = len(t)
     if n <= max_points:
-        return t, v
+        return t.copy(), v.copy()
     buckets = max_points // 2
     per = n // buckets
     m = buckets * per
@@ -110,15 +133,21 @@ class SeriesStore:
             self.sources[key] = source
             self.latest[key] = float(vs[-1]) if len(vs) else None
 
-    def snapshot(self, key: tuple[str, str], max_points: int = 2000) -> tuple[int, np.ndarray, np.ndarray] | None:
-        """(version, t, v) decimated for display, or None when the series has no values."""
+    def snapshot(self, key: tuple[str, str], max_points: int = 2000,
+                 t_range: tuple[float, float] | None = None) -> tuple[int, np.ndarray, np.ndarray] | None:
+        """(version, t, v) decimated for display (only points within ``t_range`` when given, plus one on
+        each side so lines reach the edges), or None when the series has no values."""
         with self.lock:
             buf = self.buffers.get(key)
             if buf is None or buf.n == 0:
                 return None
             version = buf.total
-            t, v = buf.arrays()
-        dt, dv = decimate(t, v, max_points)
+            t, v = buf.views()
+            if t_range is not None:
+                i0 = max(0, int(np.searchsorted(t, t_range[0])) - 1)
+                i1 = min(len(t), int(np.searchsorted(t, t_range[1], side="right")) + 1)
+                t, v = t[i0:i1], v[i0:i1]
+            dt, dv = decimate(t, v, max_points)  # copies: the views are only valid under the lock
         return version, dt, dv
 
     def version(self, key: tuple[str, str]) -> int:

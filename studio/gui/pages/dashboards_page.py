@@ -57,7 +57,8 @@ PLOTS: list[tuple[str, str, str, list[tuple[str, Any]]]] = [
 SHORT_NAMES = {S.THROUGHPUT: "client", S.SERVER_RPS: "server", S.MEM_PCT: "host memory",
                S.GPU_MEM_PCT: "VRAM", S.GPU_POWER: "GPU", S.BOARD_POWER: "board", S.SLA_COMPLIANCE: "compliance"}
 SERIES_COLORS = ["#1f77b4", "#ff7f0e", "#d62728"]
-MAX_POINTS = 1000  # per curve per frame: about one min/max pair per horizontal pixel
+MAX_POINTS = 1000  # per curve per frame when the plot's width is not known yet
+MIN_POINTS = 200
 MAX_SHADES = 60  # violation bands kept on screen
 
 
@@ -66,6 +67,9 @@ class DashboardsPage(Page):
     title = "Dashboards"
 
     sig_window = Signal(object)  # internal: a verdict crossed from a worker (queued to the GUI thread)
+    #: curve points per horizontal pixel of the plot (min/max pairs): 1.0 is one pair per two columns,
+    #: which draws like 2.0 at a little over half the stroking cost
+    points_per_px = 1.0
 
     def __init__(self, jobs: JobRunner | None = None, parent: QWidget | None = None,
                  capacity: int = 50_000) -> None:
@@ -80,7 +84,10 @@ class DashboardsPage(Page):
         self.follow = True
         self.frames = 0
         self.t0: float | None = None
-        self._drawn: dict[tuple[str, str, str], int] = {}
+        self._drawn: dict[tuple[str, str, str], tuple[Any, ...]] = {}
+        self._bounds: dict[tuple[str, str, str], tuple[float, float, float, float]] = {}  # t0, t1, vmin, vmax
+        self._yrange: dict[str, tuple[float, float]] = {}
+        self._xrange: tuple[float, float] | None = None
         self._curves: dict[tuple[str, str, str], pg.PlotDataItem] = {}
         self._shades: deque[tuple[float, float]] = deque(maxlen=MAX_SHADES)
         self._shade_items: list[pg.LinearRegionItem] = []
@@ -191,8 +198,10 @@ class DashboardsPage(Page):
         for i, (pid, title, unit, _series) in enumerate(PLOTS):
             p = self.glw.addPlot(row=i, col=0, title=title)
             p.setLabel("left", unit)
-            # no grid: axis grids are redrawn as full-size QPictures every frame and cost more than the curves
-            p.setClipToView(True)
+            # no grid: axis grids are redrawn as full-size QPictures every frame and cost more than the curves.
+            # No pyqtgraph auto-range or clip-to-view either: every setData would re-range all linked plots and
+            # regenerate every axis; redraw() decimates to the visible pixel columns and sets ranges once a frame
+            p.disableAutoRange()
             p.addLegend(offset=(-5, 5), labelTextSize="8pt")
             if first is None:
                 first = p
@@ -209,6 +218,9 @@ class DashboardsPage(Page):
         for pid in list(self.plots)[:-1]:  # x is linked: one time axis at the bottom (axes cost per frame)
             self.plots[pid].hideAxis("bottom")
         self.plots["sla"].setLabel("bottom", "time", "s")
+        for p in self.plots.values():  # SI prefixes re-render each axis label (HTML) on every range change
+            for side in ("left", "bottom"):
+                p.getAxis(side).enableAutoSIPrefix(False)
         self.plots["sla"].setYRange(0, 105)
         self.thresholds: dict[str, pg.InfiniteLine] = {}
         for key, color in (("p95", "#e08000"), ("p99", "#d62728")):
@@ -441,9 +453,11 @@ class DashboardsPage(Page):
         self.pause_btn.setText("Resume" if paused else "Pause")
 
     def reset_view(self) -> None:
+        """Back to the live view: redraw() fits x to the data and y with some head room."""
         self.follow = True
-        for p in self.plots.values():
-            p.enableAutoRange()
+        self._yrange.clear()
+        self._xrange = None
+        self._drawn.clear()
 
     def _user_zoomed(self, *args: Any) -> None:
         self.follow = False
@@ -453,6 +467,9 @@ class DashboardsPage(Page):
             self.plots[pid].removeItem(c)
         self._curves.clear()
         self._drawn.clear()
+        self._bounds.clear()
+        self._yrange.clear()
+        self._xrange = None
         for r in self._shade_items:
             for p in self.plots.values():
                 p.removeItem(r)
@@ -482,7 +499,9 @@ class DashboardsPage(Page):
         return c
 
     def redraw(self) -> None:
-        """GUI-thread timer: redraw only series whose buffers changed, decimated to MAX_POINTS."""
+        """GUI-thread timer: redraw only series whose buffers changed, min/max-decimated to the plot's pixel
+        columns over the visible time range; ranges set once per frame (so cost does not grow with run
+        length or with the number of curves re-ranging linked plots)."""
         if self.paused:
             return
         if self.stop_btn.isEnabled():
@@ -494,51 +513,110 @@ class DashboardsPage(Page):
             if firsts:
                 self.t0 = min(firsts)
         t0 = self.t0 or 0.0
+        width = int(self.plots["sla"].getViewBox().width())
+        max_points = max(MIN_POINTS, int(self.points_per_px * width)) if width > 0 else MAX_POINTS
+        vis = None
+        if not self.follow:
+            (x0, x1), _ = self.plots["sla"].getViewBox().viewRange()
+            vis = (x0 + t0, x1 + t0)
+        x_lo, x_hi = np.inf, -np.inf
         for pid, _title, _unit, series_list in PLOTS:
             have = False
             notes = []
+            y_lo, y_hi = np.inf, -np.inf
             for target in targets:
                 for series, style in series_list:
                     key = (target, series)
-                    if self.store.version(key) == 0:
+                    version = self.store.version(key)
+                    if version == 0:
                         note = self.store.notes.get(key)
                         if note:
                             notes.append(note.removeprefix(S.NOT_AVAILABLE + ": "))
                         continue
                     have = True
                     ck = (pid, target, series)
-                    if self._drawn.get(ck) == self.store.version(key):
-                        continue
-                    snap = self.store.snapshot(key, MAX_POINTS)
-                    if snap is None:
-                        continue
-                    version, t, v = snap
-                    self._curve(pid, target, series, style).setData(t - t0, v)
-                    self._drawn[ck] = version
+                    state = (version, vis, max_points, t0)
+                    if self._drawn.get(ck) != state:
+                        snap = self.store.snapshot(key, max_points, vis)
+                        if snap is None:
+                            continue
+                        version, t, v = snap
+                        curve = self._curve(pid, target, series, style)
+                        if len(t):
+                            curve.setData(t - t0, v)
+                            finite = v[np.isfinite(v)]
+                            self._bounds[ck] = (t[0] - t0, t[-1] - t0, *(
+                                (float(finite.min()), float(finite.max())) if len(finite) else (np.inf, -np.inf)))
+                        self._drawn[ck] = (version, vis, max_points, t0)
+                    b = self._bounds.get(ck)
+                    if b is not None:
+                        x_lo, x_hi = min(x_lo, b[0]), max(x_hi, b[1])
+                        y_lo, y_hi = min(y_lo, b[2]), max(y_hi, b[3])
+            if self.follow and pid != "sla" and y_lo <= y_hi:
+                if pid == "latency":  # budgets stay in view next to the data
+                    for line in self.thresholds.values():
+                        if line.isVisible():
+                            y_lo, y_hi = min(y_lo, line.value()), max(y_hi, line.value())
+                self._fit_y(pid, y_lo, y_hi)
             txt = self.na_text[pid]
-            if have:
-                txt.setText("")
-            else:
-                txt.setText("not available" + (f": {sorted(set(notes))[0]}" if notes else "") if targets else "")
+            text = "" if have else (
+                "not available" + (f": {sorted(set(notes))[0]}" if notes else "") if targets else "")
+            if txt.toPlainText() != text:
+                txt.setText(text)
+            if not have and text:
                 vb = self.plots[pid].getViewBox()
                 (x0, x1), (y0, y1) = vb.viewRange()
                 txt.setPos((x0 + x1) / 2, (y0 + y1) / 2)
+        if self.follow and x_lo < x_hi:
+            self._fit_x(x_lo, x_hi)
         if self._shade_drawn != self._shade_version:
-            for r in self._shade_items:
-                for p in self.plots.values():
-                    p.removeItem(r)
-            self._shade_items = []
-            for a, b in self._shades:
-                for pid in ("latency", "sla"):
-                    r = pg.LinearRegionItem((a - t0, b - t0), movable=False, brush=pg.mkBrush(214, 39, 40, 40),
-                                            pen=pg.mkPen(None))
-                    r.setZValue(-10)
-                    self.plots[pid].addItem(r, ignoreBounds=True)
-                    self._shade_items.append(r)
-            self._shade_drawn = self._shade_version
+            self._draw_shades(t0)
         if self.frames % 5 == 0:
             self._refresh_sources(keys)
         self.frames += 1
+
+    def _fit_x(self, lo: float, hi: float) -> None:
+        """Follow mode's time range, paged: 10% head room on the right, moved only when the data reaches
+        it (or no longer fills 80% of the view). A range change re-lays out the time axis and propagates
+        through the x-linked plots; paging does that a few times a second instead of on every frame."""
+        cur = self._xrange
+        if cur is not None and cur[0] <= lo and hi <= cur[1] and (hi - lo) >= 0.8 * (cur[1] - cur[0]):
+            return
+        self._xrange = (lo, hi + 0.1 * (hi - lo))
+        self.plots["sla"].getViewBox().setXRange(*self._xrange, padding=0)  # the others are x-linked
+
+    def _fit_y(self, pid: str, lo: float, hi: float) -> None:
+        """Follow mode's y range, with hysteresis: it changes only when the data leaves it or fills less
+        than 40% of it, so the axis (re-laid out on every range change) stays put while values wiggle."""
+        cur = self._yrange.get(pid)
+        if cur is not None and cur[0] <= lo and hi <= cur[1] and (hi - lo) >= 0.4 * (cur[1] - cur[0]):
+            return
+        span = hi - lo
+        if span <= 0:
+            span = max(abs(hi), 1.0) * 0.2
+        new = (lo - 0.15 * span, hi + 0.15 * span)
+        if lo >= 0:  # non-negative quantities (all plotted ones) never show a negative axis
+            new = (max(0.0, new[0]), new[1])
+        self._yrange[pid] = new
+        self.plots[pid].getViewBox().setYRange(*new, padding=0)
+
+    def _draw_shades(self, t0: float) -> None:
+        """Violation bands: a fixed pool of region items moved in place, never re-created per frame."""
+        need = 2 * len(self._shades)
+        while len(self._shade_items) < need:
+            pid = ("latency", "sla")[len(self._shade_items) % 2]
+            r = pg.LinearRegionItem((0, 0), movable=False, brush=pg.mkBrush(214, 39, 40, 40), pen=pg.mkPen(None))
+            r.setZValue(-10)
+            self.plots[pid].addItem(r, ignoreBounds=True)
+            self._shade_items.append(r)
+        for i, r in enumerate(self._shade_items):
+            if i < need:
+                a, b = self._shades[i // 2]
+                r.setRegion((a - t0, b - t0))
+                r.setVisible(True)
+            else:
+                r.setVisible(False)
+        self._shade_drawn = self._shade_version
 
     def _refresh_sources(self, keys: list[tuple[str, str]]) -> None:
         rows = [(k, self.store.latest.get(k), self.store.sources.get(k, ""), self.store.notes.get(k))
