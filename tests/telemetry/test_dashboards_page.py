@@ -76,6 +76,12 @@ def test_live_load_screenshot_export_and_replay(qtbot, kserve_proc, artifacts_di
     assert page.store.version((rep.target, S.LAT_P99)) > 0
     assert page._curves
     page.grab().save(str(artifacts_dir / "dashboards_page_replay.png"))
+    # the window's close path: shutdown() stops a running load and the redraw timer
+    page.start_runs()
+    assert page.running()
+    page.shutdown()
+    qtbot.waitUntil(lambda: not page.running(), timeout=30_000)
+    assert not page.timer.isActive()
     jobs.shutdown()
 
 

@@ -684,7 +684,11 @@ class DashboardsPage(Page):
                 w.writerow([f"{t:.6f}", target, series, v, S.UNITS.get(series, ""), source])
         return path
 
-    def closeEvent(self, event: Any) -> None:  # noqa: N802
+    def shutdown(self) -> None:
+        """Called by the main window on close: stop redraws, load runs and replay."""
         self.timer.stop()
         self.stop_runs()
+
+    def closeEvent(self, event: Any) -> None:  # noqa: N802  (a page shown on its own, e.g. in tests)
+        self.shutdown()
         super().closeEvent(event)
