@@ -41,6 +41,19 @@ def _serve_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--log-verbose", type=int, default=0)
 
 
+def _signing_key(args: argparse.Namespace) -> Any:
+    from studio.core.errors import InputError
+
+    if not args.sign:
+        if args.trust:
+            raise InputError("--trust without --sign: the versions would carry no manifest to verify",
+                             offending="--trust", hint="add --sign KEY (see `studio keys list`)")
+        return None
+    from studio.package.keys import KeyStore
+
+    return KeyStore(args.keys_dir).load_signing_key(args.sign)
+
+
 def add_arguments(p: argparse.ArgumentParser) -> None:
     sub = p.add_subparsers(dest="action", required=True)
     b = sub.add_parser("build-repo", help="add a model (a new version) to a Triton model repository")
@@ -63,6 +76,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     b.add_argument("--tokenizer", help="tokenizer.json (or folder): adds NAME_tokenizer and the NAME_pipeline ensemble")
     b.add_argument("--processor", help="preprocessor_config.json (or folder), copied for clients")
     b.add_argument("--json", action="store_true", help="print the build report as JSON")
+    b.add_argument("--sign", metavar="KEY", help="sign each model version with this key (name or .key file); "
+                   "passphrase from STUDIO_KEY_PASSPHRASE or prompted")
+    b.add_argument("--trust", action="append", default=[], metavar="PUBKEY",
+                   help="public key(s) the Python-backend model verifies its version against before loading")
+    b.add_argument("--keys-dir", type=Path, default=None, help="key folder (default: CONFIG/keys)")
 
     c = sub.add_parser("check", help="check a repository's configs against its ONNX models")
     c.add_argument("--repo", required=True)
@@ -137,7 +155,8 @@ def _build(args: argparse.Namespace) -> int:
                         instance_kind=args.instance_kind, instance_count=args.instance_count, gpus=args.gpus,
                         warmup=args.warmup, version=args.version, version_policy=args.version_policy,
                         tokenizer=Path(args.tokenizer) if args.tokenizer else None,
-                        processor=Path(args.processor) if args.processor else None)
+                        processor=Path(args.processor) if args.processor else None,
+                        sign_key=_signing_key(args), trust=list(args.trust))
     job = JobState(name="build-repo")
     if args.json:
         report = build_repo(opts, job)

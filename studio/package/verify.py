@@ -278,8 +278,8 @@ def verify_directory(directory: Path | str, trusted: TrustedKeys | Any,
             st = p.lstat()
             if stat.S_ISDIR(st.st_mode):
                 continue
-            if rel in RESERVED or _matches(rel, allow_extra):
-                continue
+            if rel in RESERVED or (rel not in manifest.file_map() and _matches(rel, allow_extra)):
+                continue  # allow_extra tolerates unlisted files; a listed one is always checked
             if not stat.S_ISREG(st.st_mode):
                 raise BundleError(f"{rel} is a link or special file", offending=str(p),
                                   hint="bundle folders hold regular files only; reinstall the bundle")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 import threading
 import urllib.error
 import urllib.request
@@ -188,7 +189,8 @@ class TritonClient:
         except Exception as exc:
             text = str(exc)
             low = text.lower()
-            if isinstance(exc, (OSError, TimeoutError)) or any(w in low for w in _CONNECT_WORDS):
+            answered = re.match(r"\[\d{3}\]", text.strip()) is not None  # an HTTP status: the server replied
+            if not answered and (isinstance(exc, (OSError, TimeoutError)) or any(w in low for w in _CONNECT_WORDS)):
                 self.close()  # a fresh connection next time (the server may come back)
                 raise ConnectionFailed(f"Triton server at {self.url} did not answer ({what}): {text.strip()[:200]}",
                                        offending=self.url,

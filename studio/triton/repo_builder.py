@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from studio.core.atomic import atomic_path, write_json_atomic
+from studio.core.atomic import atomic_path, write_json_atomic, write_text_atomic
 from studio.core.errors import InputError, ModelError
 from studio.core.jobs import JobState
 from studio.core.reports import Report
@@ -30,6 +30,7 @@ TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "special_tokens_ma
                    "vocab.json", "merges.txt", "spiece.model", "sentencepiece.bpe.model")
 PROCESSOR_FILES = ("preprocessor_config.json", "processor_config.json", "feature_extractor_config.json")
 ENV_FILE = "studio_env.json"
+TRUST_DIR = "trusted_keys"  # public keys a signed model version is verified against
 
 
 @dataclass
@@ -51,6 +52,8 @@ class BuildOptions:
     tokenizer: Path | None = None  # tokenizer.json or a folder with it; adds NAME_tokenizer + NAME_pipeline
     processor: Path | None = None  # preprocessor_config.json or its folder (copied for clients)
     site_packages: list[str] | None = None  # for python-flavour models; default: this interpreter's
+    sign_key: Any = None  # nacl SigningKey: each ONNX model version gets a signed manifest (studio.package)
+    trust: list[str] = field(default_factory=list)  # public keys (files / folders / key strings) to verify with
 
 
 @dataclass
@@ -279,10 +282,41 @@ def _write_version(model_dir: Path, version: int, fill: Any) -> Path:
     return target
 
 
+def studio_path() -> str:
+    """The folder holding the ``studio`` package: model.py imports the manifest verifier from it."""
+    import studio
+
+    return str(Path(studio.__file__).resolve().parents[1])
+
+
 def _write_env(model_dir: Path, site_packages: list[str]) -> None:
-    write_json_atomic(model_dir / ENV_FILE, {"site_packages": site_packages,
+    write_json_atomic(model_dir / ENV_FILE, {"site_packages": site_packages, "studio_path": studio_path(),
                                              "why": "Triton's Python stub runs the system interpreter; "
                                                     "model.py appends these paths to sys.path"})
+
+
+def _sign_version(tmp: Path, name: str, version: int, opts: BuildOptions) -> None:
+    """Sign the version folder (model files and model.py) with studio.package's manifest format."""
+    from studio.package.bundle import sign_directory
+
+    sign_directory(tmp, opts.sign_key, name=name, version=str(version), exclude=("__pycache__/*",))
+
+
+def _install_trust(model_dir: Path, cfg: Any, opts: BuildOptions) -> None:
+    """Copy the trusted public keys beside the versions and tell model.py to verify before loading.
+
+    The default ``trusted_keys/`` sits in the repository; a server operator can point the
+    ``studio_trusted_keys`` parameter at a folder outside the repository instead.
+    """
+    from studio.package.keys import load_trusted_keys, public_key_line
+
+    trusted = load_trusted_keys(*opts.trust)
+    folder = model_dir / TRUST_DIR
+    folder.mkdir(parents=True, exist_ok=True)
+    for kid, key in trusted.keys.items():
+        write_text_atomic(folder / f"{kid}.pub", public_key_line(key, kid) + "\n")
+    tc.set_parameter(cfg, "studio_verify", "manifest")
+    tc.set_parameter(cfg, "studio_trusted_keys", TRUST_DIR)
 
 
 def _add_onnx_model(name: str, onnx_path: Path, sig: OnnxSignature, opts: BuildOptions, max_batch: int,
@@ -297,10 +331,14 @@ def _add_onnx_model(name: str, onnx_path: Path, sig: OnnxSignature, opts: BuildO
         _copy_onnx(onnx_path, tmp)
         if opts.flavor == "python":
             shutil.copy2(ONNX_MODEL, tmp / "model.py")
+        if opts.sign_key is not None:
+            _sign_version(tmp, name, v, opts)
 
     _write_version(model_dir, v, fill)
     if opts.flavor == "python":
         _write_env(model_dir, opts.site_packages or default_site_packages())
+    if opts.trust:
+        _install_trust(model_dir, cfg, opts)
     tc.write_config(model_dir / "config.pbtxt", cfg)
     built = BuiltModel(name, "onnx", opts.flavor, v, str(model_dir), tc.config_to_dict(cfg))
     report.models.append(built)

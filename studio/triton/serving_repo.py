@@ -15,7 +15,7 @@ from typing import Any
 
 from studio.core.atomic import atomic_path, write_json_atomic
 from studio.triton import config as tc
-from studio.triton.repo_builder import ENV_FILE, default_site_packages
+from studio.triton.repo_builder import ENV_FILE, TRUST_DIR, default_site_packages, studio_path
 
 
 def needs_conversion(cfg: Any) -> bool:
@@ -96,19 +96,25 @@ class ServingRepo:
             stamp = cfg_file.stat().st_mtime
             if self._stamps.get(d.name) != stamp or not (dst / "config.pbtxt").exists():
                 tc.write_config(dst / "config.pbtxt", python_flavour_config(cfg))
-                write_json_atomic(dst / ENV_FILE, {"site_packages": self.site_packages})
+                write_json_atomic(dst / ENV_FILE, {"site_packages": self.site_packages, "studio_path": studio_path()})
                 self._stamps[d.name] = stamp
                 changed = True
             versions = {p.name for p in d.iterdir() if p.is_dir() and p.name.isdigit()}
             for v in sorted(versions):
                 if (dst / v).exists():
                     continue
+                signed = (d / v / "manifest.json").is_file()
                 with atomic_path(dst / v, is_dir=True) as tmp:
                     tmp.mkdir(parents=True, exist_ok=True)
                     for f in (d / v).iterdir():
-                        os.symlink(f.resolve(), tmp / f.name)
+                        if signed:  # the verifier refuses links: hard-link (or copy) the real files
+                            _link_or_copy(f, tmp / f.name)
+                        else:
+                            os.symlink(f.resolve(), tmp / f.name)
                     shutil.copy2(ONNX_MODEL, tmp / "model.py")
                 changed = True
+            if (d / TRUST_DIR).is_dir():
+                shutil.copytree(d / TRUST_DIR, dst / TRUST_DIR, dirs_exist_ok=True)
             for p in dst.iterdir():
                 if p.is_dir() and p.name.isdigit() and p.name not in versions:
                     shutil.rmtree(p)
@@ -118,6 +124,16 @@ class ServingRepo:
                 _remove(p)
                 changed = True
         return changed
+
+
+def _link_or_copy(src: Path, dst: Path) -> None:
+    if src.is_dir():
+        shutil.copytree(src, dst)
+        return
+    try:
+        os.link(src.resolve(), dst)
+    except OSError:
+        shutil.copy2(src, dst)
 
 
 def _remove(p: Path) -> None:

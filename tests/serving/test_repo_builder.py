@@ -197,3 +197,32 @@ def test_prepare_inputs_from_files(tmp_path: Path) -> None:
     text_cfg = {"max_batch_size": 8, "input": [{"name": "TEXT", "data_type": "TYPE_STRING", "dims": [1]}]}
     assert prepare_inputs(text_cfg, text="red dog")["TEXT"].tolist() == [[b"red dog"]]
     assert parse_url("grpcs://h:9") == ("h:9", "grpc", True) and parse_url("h") == ("h:8000", "http", False)
+
+
+def test_cli_signs_versions_and_installs_trust(mlp_file: Path, tmp_path: Path,
+                                               monkeypatch: pytest.MonkeyPatch, capsys) -> None:  # noqa: ANN001
+    from studio.cli.main import main
+    from studio.package.keys import KeyStore
+
+    keys = tmp_path / "keys"
+    KeyStore(keys).generate("release", "pw")
+    monkeypatch.setenv("STUDIO_KEY_PASSPHRASE", "pw")
+    repo = tmp_path / "repo"
+    rc = main(["triton", "build-repo", str(mlp_file), "--repo", str(repo), "--name", "m", "--flavor", "python",
+               "--sign", "release", "--keys-dir", str(keys), "--trust", str(keys / "release.pub")])
+    assert rc == 0
+    version = repo / "m" / "1"
+    manifest = json.loads((version / "manifest.json").read_text())
+    assert {f["path"] for f in manifest["files"]} == {"model.onnx", "model.py"}  # the code is signed too
+    assert list((repo / "m" / "trusted_keys").glob("*.pub"))
+    cfg = tc.load_config(repo / "m" / "config.pbtxt")
+    assert cfg.parameters["studio_verify"].string_value == "manifest"
+    assert check_repo(repo).ok
+    from studio.package.verify import verify_directory
+
+    verify_directory(version, repo / "m" / "trusted_keys", allow_extra=["__pycache__/*"])
+    capsys.readouterr()
+    rc = main(["triton", "build-repo", str(mlp_file), "--repo", str(tmp_path / "r2"), "--name", "m",
+               "--trust", str(keys / "release.pub")])
+    assert rc == 2 and "--trust without --sign" in capsys.readouterr().err
+    assert not (tmp_path / "r2").exists()

@@ -48,6 +48,18 @@ def repo(models: dict[str, Path], tmp_path_factory: pytest.TempPathFactory) -> P
     build_repo(BuildOptions(models["mlp"], r, "mlp", flavor="python", dynamic_batching=True, max_queue_delay_us=500))
     build_repo(BuildOptions(models["mlp"], r, "mlp_ort", flavor="onnxruntime", warmup=True))
     build_repo(BuildOptions(models["split"], r, "clip", flavor="onnxruntime"))
+    # signed versions (studio.package manifest): verified by model.py before anything loads
+    from studio.package.keys import KeyStore
+
+    keys = KeyStore(tmp_path_factory.mktemp("keys"))
+    keys.generate("release", "pw")
+    signer, trust = keys.load_signing_key("release", "pw"), [str(keys.public_path("release"))]
+    for name, flavor in (("mlp_signed", "python"), ("mlp_ort_signed", "onnxruntime"), ("mlp_tampered", "python")):
+        build_repo(BuildOptions(models["mlp"], r, name, flavor=flavor, sign_key=signer, trust=trust))
+    onnx_file = r / "mlp_tampered" / "1" / "model.onnx"
+    data = bytearray(onnx_file.read_bytes())
+    data[len(data) // 2] ^= 0x01  # one flipped bit in the weights
+    onnx_file.write_bytes(bytes(data))
     report = check_repo(r)
     assert report.ok, [f.render() for f in report.findings]
     return r
@@ -68,7 +80,7 @@ def _x(n: int = 3, seed: int = 0) -> np.ndarray:
 
 
 def test_infer_matches_onnxruntime_over_http_and_grpc(server: LocalTritonServer, models: dict[str, Path]) -> None:
-    assert server.converted == ["clip_text", "clip_vision", "mlp_ort"]  # onnxruntime_onnx served via python
+    assert server.converted == ["clip_text", "clip_vision", "mlp_ort", "mlp_ort_signed"]  # onnxruntime_onnx via python
     x = _x()
     want = _ort(models["mlp"], {"x": x})["y"]
     h = httpclient.InferenceServerClient(server.http_url.removeprefix("http://"))
@@ -115,6 +127,22 @@ def test_text_only_request_skips_the_vision_encoder(server: LocalTritonServer, m
     # text through the tokenizer ensemble (BYTES input) equals tokenising locally
     out = c.infer("clip_text_pipeline", {"TEXT": np.array([[b"a photo of a cat"]], dtype=object)})
     np.testing.assert_allclose(out["text_embeds"], want, rtol=1e-5, atol=1e-5)
+
+
+def test_signed_versions_load_and_a_tampered_one_is_refused(server: LocalTritonServer,
+                                                            models: dict[str, Path]) -> None:
+    client = TritonClient(server.http_url)
+    x = _x()
+    want = _ort(models["mlp"], {"x": x})
+    for name in ("mlp_signed", "mlp_ort_signed"):  # python flavour, and onnxruntime served through the mirror
+        client.load(name)
+        got = client.infer(name, {"x": x})
+        np.testing.assert_allclose(next(iter(got.values())), next(iter(want.values())), rtol=1e-5, atol=1e-6)
+    with pytest.raises(ServerError) as ei:
+        client.load("mlp_tampered")
+    assert "signature check failed" in str(ei.value) and "model.onnx" in str(ei.value)
+    assert not client.model_ready("mlp_tampered")
+    assert client.model_ready("mlp_signed")  # the good ones keep serving
 
 
 def _hammer(url: str, model: str, stop: threading.Event, results: list, errors: list) -> None:

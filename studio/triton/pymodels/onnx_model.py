@@ -10,15 +10,30 @@ import sys
 
 
 def _extend_sys_path():
-    """The stub runs the system python: append the site-packages listed in studio_env.json."""
+    """The stub runs the system python: append the site-packages (and studio) listed in studio_env.json."""
     here = os.path.dirname(os.path.abspath(__file__))
     for cand in (os.path.join(os.path.dirname(here), "studio_env.json"), os.path.join(here, "studio_env.json")):
         if os.path.isfile(cand):
             with open(cand, encoding="utf-8") as f:
-                for p in json.load(f).get("site_packages", []):
-                    if os.path.isdir(p) and p not in sys.path:
-                        sys.path.append(p)
+                env = json.load(f)
+            for p in env.get("site_packages", []) + [env.get("studio_path") or ""]:
+                if p and os.path.isdir(p) and p not in sys.path:
+                    sys.path.append(p)
             return
+
+
+def _verify_signature(cfg, model_dir, version_dir):
+    """Refuse to load a version whose files do not match its signed manifest (studio.package format)."""
+    if _param(cfg, "studio_verify", "") != "manifest":
+        return
+    from studio.package.verify import verify_directory
+
+    trust = _param(cfg, "studio_trusted_keys", "trusted_keys")
+    trust = trust if os.path.isabs(trust) else os.path.join(model_dir, trust)
+    try:
+        verify_directory(version_dir, trust, allow_extra=["model.py", "__pycache__/*"])
+    except Exception as exc:  # Triton reports this text as the model's load error
+        raise RuntimeError(f"studio: refusing to load {version_dir}: signature check failed: {exc}") from exc
 
 
 _extend_sys_path()
@@ -39,7 +54,9 @@ class TritonPythonModel:
         cfg = json.loads(args["model_config"])
         self.max_batch = int(cfg.get("max_batch_size", 0))
         onnx_file = _param(cfg, "onnx_file", "model.onnx")
-        path = os.path.join(args["model_repository"], args["model_version"], onnx_file)
+        version_dir = os.path.join(args["model_repository"], args["model_version"])
+        _verify_signature(cfg, args["model_repository"], version_dir)
+        path = os.path.join(version_dir, onnx_file)
         opts = ort.SessionOptions()
         threads = int(_param(cfg, "intra_op_threads", "0") or 0)
         if threads:
