@@ -45,6 +45,7 @@ class ServedModel:
     providers: list[str]
     output_names: list[str] = field(default_factory=list)
     avg_run_s: float = 1.0  # moving average of session.run time; starts "slow" until measured
+    raw_inputs: dict[str, Any] = field(default_factory=dict)  # name -> preprocess.RawInput (staged pipeline)
 
     #: models whose runs average below this are run on the event loop itself: a thread hand-off would cost
     #: more than the run (sub-millisecond edge models), while slower ones go to the worker pool
@@ -89,8 +90,11 @@ class ServedModel:
                 raise ValueError(f"input '{name}': shape {list(arr.shape)} does not match {spec.shape}")
 
     def metadata(self) -> dict[str, Any]:
-        return {"name": self.name, "versions": [self.version], "platform": "onnxruntime_onnx",
-                "inputs": [t.to_dict() for t in self.inputs], "outputs": [t.to_dict() for t in self.outputs]}
+        d = {"name": self.name, "versions": [self.version], "platform": "onnxruntime_onnx",
+             "inputs": [t.to_dict() for t in self.inputs], "outputs": [t.to_dict() for t in self.outputs]}
+        if self.raw_inputs:  # BYTES inputs the staged pipeline preprocesses into the tensors above
+            d["raw_inputs"] = [r.describe() for r in self.raw_inputs.values()]
+        return d
 
     def warmup(self) -> float:
         """Run one request of zeros (dynamic dims = 1); raises ModelError when the model cannot answer it."""
@@ -150,6 +154,11 @@ def load_deployment(directory: Path, trusted: TrustedKeys, *, threads: int = 0) 
         opts.intra_op_num_threads = threads
     models: dict[str, ServedModel] = {}
     for spec in models_spec:
+        if spec.get("runtime") == "tvm":  # a compiled module (studio/agent/tvm_backend.py), re-verified at load
+            from studio.agent.tvm_backend import load_tvm_model
+
+            models[spec["name"]] = load_tvm_model(directory, spec, manifest, runtime)
+            continue
         path = directory / spec["path"]
         try:
             sess = ort.InferenceSession(str(path), sess_options=opts, providers=providers)
@@ -160,6 +169,10 @@ def load_deployment(directory: Path, trusted: TrustedKeys, *, threads: int = 0) 
         models[spec["name"]] = ServedModel(name=spec["name"], version=manifest.version, path=path, session=sess,
                                            inputs=_specs(sess.get_inputs()), outputs=_specs(outs),
                                            providers=sess.get_providers(), output_names=[o.name for o in outs])
+        if spec.get("raw_inputs"):  # processor files declared by `studio package`: loaded (and checked) now
+            from studio.agent.preprocess import build_preprocessors
+
+            models[spec["name"]].raw_inputs = build_preprocessors(spec["raw_inputs"], directory)
     return Deployment(name=manifest.name, version=manifest.version, directory=directory, manifest=manifest,
                       models=models)
 

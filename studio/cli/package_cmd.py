@@ -1,4 +1,5 @@
-"""`studio package MODEL_OR_EXPORT_DIR --board NAME --key KEY --out bundle.tar`: a signed edge bundle."""
+"""`studio package MODEL_OR_EXPORT_DIR|COMPILED_DIR --board NAME --key KEY --out bundle.tar [--compiled DIR]`:
+a signed edge bundle (ONNX Runtime, or a TVM-compiled module with runtime "tvm")."""
 
 from __future__ import annotations
 
@@ -7,13 +8,19 @@ from pathlib import Path
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("source", metavar="MODEL_OR_EXPORT_DIR", type=Path, help=".onnx file or export folder")
+    parser.add_argument("source", metavar="MODEL_OR_EXPORT_DIR", type=Path,
+                        help=".onnx file, export folder, or a `studio compile` output folder (runtime tvm)")
     parser.add_argument("--board", required=True, help="board id (see resources/boards), e.g. rk3588, rpi5")
     parser.add_argument("--key", required=True, help="signing key name (or path to a .key file)")
     parser.add_argument("--out", required=True, type=Path, help="bundle file to write (.tar)")
     parser.add_argument("--name", default=None, help="served model name (default: the model file's stem)")
     parser.add_argument("--version", default=None, help="bundle version (default: a UTC timestamp)")
-    parser.add_argument("--force", action="store_true", help="package even if the model fails the board's target")
+    parser.add_argument("--force", action="store_true",
+                        help="package even if the model fails the board's target, or the compiled module's CPU "
+                             "architecture is not the board's")
+    parser.add_argument("--compiled", type=Path, default=None, metavar="DIR",
+                        help="also pack this `studio compile` folder: the compiled module is served (runtime tvm) "
+                             "under the name, the ONNX model as NAME.onnx")
     parser.add_argument("--keys-dir", type=Path, default=None, help="key folder (default: CONFIG/keys)")
     parser.add_argument("--json", action="store_true", help="print the package report as JSON")
 
@@ -27,7 +34,8 @@ def run(args: argparse.Namespace) -> int:
     bar = ProgressBar(job, enabled=not args.json)
     try:
         rep = build_bundle(args.source, args.board, args.key, args.out, name=args.name, version=args.version,
-                           force=args.force, job=job, keys_dir=args.keys_dir)
+                           force=args.force, job=job, keys_dir=args.keys_dir,
+                           compiled=args.compiled)
     finally:
         bar.close()
     print(rep.to_json() if args.json else rep.render())

@@ -148,7 +148,8 @@ def run_compile(options: CompileOptions, job: JobState | None = None) -> Compile
             meta = CompiledMeta(inputs=meta_inputs, outputs=graph_output_names(model), param_names=param_names,
                                 libraries=sorted(libs, key=lambda n: not n.endswith(".so")),
                                 target=target.tvm, target_id=target.id, device=target.device,
-                                triple=target.triple, tvm_version=rep.tvm_version)
+                                triple=target.triple, tvm_version=rep.tvm_version,
+                                output_specs=_output_specs(model))
             write_json_atomic(work / "compiled.json", meta.to_dict())
             t0 = time_it(timings, "export", t0)
 
@@ -166,6 +167,10 @@ def run_compile(options: CompileOptions, job: JobState | None = None) -> Compile
                                      "and the board's latency are not")
                 _verify(rep, model_path, runner, plan.shapes, plan.dtypes, options, job)
                 t0 = time_it(timings, "verify", t0)
+                shapes = {o.output: o.shape for o in rep.parity.outputs}
+                for spec in meta.output_specs:  # the static output shapes a loader (the agent) advertises
+                    spec["shape"] = shapes.get(spec["name"], spec["shape"])
+                write_json_atomic(work / "compiled.json", meta.to_dict())
                 if rep.parity.status == "failed":
                     worst = max(rep.parity.outputs, key=lambda o: o.max_abs)
                     raise ValidationError(f"compiled module differs from ONNX Runtime on output '{worst.output}' "
@@ -194,6 +199,19 @@ def run_compile(options: CompileOptions, job: JobState | None = None) -> Compile
                                          tvm_error=exc.failure.message)
         return _finish(rep, t_all, job)
     return rep
+
+
+def _output_specs(model: onnx.ModelProto) -> list[dict[str, Any]]:
+    out = []
+    for o in model.graph.output:
+        t = o.type.tensor_type
+        try:
+            dtype = np.dtype(onnx.helper.tensor_dtype_to_np_dtype(t.elem_type)).name
+        except Exception:
+            dtype = ""
+        shape = [d.dim_value if d.HasField("dim_value") else -1 for d in t.shape.dim]
+        out.append({"name": o.name, "shape": shape, "dtype": dtype})
+    return out
 
 
 def _simplify(model: onnx.ModelProto, shapes: dict[str, list[int]]) -> onnx.ModelProto:

@@ -37,6 +37,7 @@ class CompiledMeta:
     device: str = "cpu"
     triple: str = ""
     tvm_version: str = ""
+    output_specs: list[dict[str, Any]] = field(default_factory=list)  # {name, shape, dtype}; shapes from parity
     schema_version: int = META_SCHEMA
     format: str = "studio-tvm-relax"
 

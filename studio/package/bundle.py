@@ -5,6 +5,8 @@ Layout inside the tar (uncompressed: model weights do not compress, and plain ta
     runtime.json            served model names, ONNX files, runtime + execution providers for the board
     compat-report.json      the inspector's report for the board's target
     model/...               the ONNX model(s), external data, tokenizer / processor / config files
+    compiled/...            a `studio compile` module (library, params.bin, compiled.json, compile_report.json),
+                            served with runtime "tvm" (see studio/package/compiled.py)
     manifest.json           canonical JSON: identity + every file's path, size, SHA-256 (signed)
     manifest.sig            Ed25519 signature over the manifest bytes
 
@@ -25,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from studio import __version__
+from studio.agent.preprocess import declare_raw_inputs
 from studio.core.atomic import atomic_path
 from studio.core.errors import BundleError, InputError, TargetError
 from studio.core.jobs import JobState
@@ -68,13 +71,23 @@ class PackageReport(Report):
     seconds: float
     signer_key_id: str
     served_models: list[str] = field(default_factory=list)
+    runtime: str = "onnxruntime"  # "tvm" when the bundle serves a compiled module
+    compiled: dict[str, Any] = field(default_factory=dict)  # library, kind, arch, TVM version, parity
+    warnings: list[str] = field(default_factory=list)
     schema_version: int = 1
 
     def render(self) -> str:
-        return (f"wrote {self.bundle}: {self.name} {self.version} for {self.board} "
+        text = (f"wrote {self.bundle}: {self.name} {self.version} for {self.board} "
                 f"(target {self.target}: {self.verdict}{', FORCED' if self.forced else ''}), {self.files} files, "
                 f"{self.total_bytes / 1e6:.1f} MB, signed by {self.signer_key_id}, {self.seconds:.2f} s; "
                 f"serves {', '.join(self.served_models)}")
+        if self.compiled:
+            c = self.compiled
+            par = c.get("parity") or {}
+            text += (f"\n  runtime: tvm {c.get('version')} ({c.get('library')}, {c.get('library_kind')}, "
+                     f"{c.get('arch')}); parity vs ONNX Runtime: {par.get('status')}"
+                     + (f", max abs {par['max_abs']:.3g}" if par.get("max_abs") is not None else ""))
+        return text + "".join(f"\n  warning: {w}" for w in self.warnings)
 
 
 @dataclass
@@ -228,23 +241,51 @@ def check_name(value: str, what: str) -> str:
 def build_bundle(source: Path | str, board: str | BoardProfile, signing_key: Any, out: Path | str, *,
                  name: str | None = None, version: str | None = None, force: bool = False,
                  job: JobState | None = None, keys_dir: Path | str | None = None,
-                 passphrase: str | None = None) -> PackageReport:
+                 passphrase: str | None = None, compiled: Path | str | None = None) -> PackageReport:
     """Package ``source`` for ``board`` into the signed tar ``out`` (written atomically).
 
     ``signing_key`` is a nacl SigningKey, or a key name / ``.key`` path decrypted with ``passphrase``
     (or STUDIO_KEY_PASSPHRASE / a prompt). Refuses when the inspector says the model fails the board's target,
-    unless ``force``.
+    unless ``force``. ``source`` may be a `studio compile` folder (served with runtime "tvm"); ``compiled``
+    adds such a folder to an ONNX source (the compiled module is served under the name, the ONNX model as
+    NAME.onnx). A compiled module built for another CPU than the board's is refused unless ``force``.
     """
+    from studio.package import compiled as cp
+
     t0 = time.perf_counter()
     job = job or JobState(name="package")
     profile = board if isinstance(board, BoardProfile) else load_board(board)
-    src = collect_source(Path(source))
+    csrc = None
+    if compiled is not None:
+        if not cp.is_compiled_dir(compiled):
+            raise InputError(f"{compiled} is not a compiled artifact folder (no compiled.json)",
+                             offending=str(compiled), hint="pass the --out folder of `studio compile`")
+        csrc = cp.read_compiled(compiled)
+        src = collect_source(Path(source))
+    elif cp.is_compiled_dir(source):
+        csrc = cp.read_compiled(source)
+        src = _Source(files={}, onnx=[], stem=csrc.stem)
+    else:
+        src = collect_source(Path(source))
+    warnings: list[str] = []
+    if csrc is not None:
+        w = cp.check_arch(csrc, profile.id, profile.cpu_arch, force)
+        if w:
+            warnings.append(w)
     name = check_name(name or src.stem.replace(" ", "-"), "name")
     version = check_name(version or time.strftime("%Y%m%d.%H%M%S"), "version")
     out = Path(out)
 
     job.set_status(f"inspecting for {profile.id} (target {profile.target})")
-    verdict, reports = run_inspector({p: src.files[p] for p in src.onnx}, profile.target)
+    if src.onnx:
+        verdict, reports = run_inspector({p: src.files[p] for p in src.onnx}, profile.target)
+    else:
+        assert csrc is not None
+        verdict = cp.compat_verdict(csrc)
+        reports = {f"{cp.COMPILED_PREFIX}/": {"verdict": verdict, "note": "compiled module: its parity against "
+                                                                          "ONNX Runtime at compile time"}}
+    arch_mismatch = bool(csrc is not None and csrc.arch and csrc.arch != cp.norm_arch(profile.cpu_arch))
+    forced = bool(force and (verdict == "fail" or arch_mismatch))
     if verdict == "fail" and not force:
         failing = [p for p, r in reports.items() if isinstance(r, dict) and r.get("verdict") == "fail"]
         raise TargetError(f"the model fails the {profile.target} target of board {profile.id}",
@@ -256,16 +297,35 @@ def build_bundle(source: Path | str, board: str | BoardProfile, signing_key: Any
         signing_key = KeyStore(keys_dir).load_signing_key(signing_key, passphrase)
     pub = bytes(signing_key.verify_key)
 
-    names = served_names(name, src.onnx)
+    names = served_names(name, src.onnx) if src.onnx else {}
+    if csrc is not None and src.onnx:  # the compiled module takes the name; the ONNX model stays reachable
+        names[src.onnx[0]] = f"{name}.onnx"
     models = []
+    compiled_info: dict[str, Any] = {}
+    if csrc is not None:
+        inputs, outputs = cp.io_specs(csrc)
+        models.append({"name": name, "runtime": "tvm", "path": cp.COMPILED_PREFIX, "primary": True,
+                       "inputs": inputs, "outputs": outputs})
+        compiled_info = {**cp.tvm_runtime_config(csrc), "parity": csrc.parity_summary()}
     for p in src.onnx:
         inputs, outputs = _io_of(src.files[p])
-        models.append({"name": names[p], "path": p, "primary": p == src.onnx[0],
-                       "inputs": inputs, "outputs": outputs})
-    runtime = {"schema_version": 1, "runtime": profile.runtime, "board": profile.id,
+        models.append({"name": names[p], "runtime": profile.runtime, "path": p,
+                       "primary": csrc is None and p == src.onnx[0], "inputs": inputs, "outputs": outputs})
+        raw_inputs = declare_raw_inputs(inputs, src.files[p].parent, p.rsplit("/", 1)[0])  # agent pipeline
+        if raw_inputs:
+            models[-1]["raw_inputs"] = raw_inputs
+    runtime = {"schema_version": 1, "runtime": "tvm" if csrc is not None else profile.runtime, "board": profile.id,
                "execution_providers": profile.execution_providers, "models": models}
+    if csrc is not None:
+        runtime["tvm"] = cp.tvm_runtime_config(csrc)
+        runtime["parity"] = csrc.parity_summary()
     compat = {"schema_version": 1, "board": profile.id, "target": profile.target, "verdict": verdict,
-              "forced": bool(force and verdict == "fail"), "models": reports}
+              "forced": forced, "models": reports}
+    if csrc is not None:
+        compat["compiled"] = {"arch": csrc.arch, "arch_source": csrc.arch_source, "board_arch": profile.cpu_arch,
+                              "target": csrc.meta.get("target"), "parity": csrc.parity_summary(),
+                              "warnings": warnings}
+        src.files.update(csrc.files)
     generated = {RUNTIME_NAME: json.dumps(runtime, indent=2).encode(),
                  COMPAT_NAME: json.dumps(compat, indent=2, default=str).encode()}
     total = sum(p.stat().st_size for p in src.files.values()) or 1
@@ -300,7 +360,7 @@ def build_bundle(source: Path | str, board: str | BoardProfile, signing_key: Any
                 entries.append(FileEntry(rel, reader.size, reader.h.hexdigest()))
             manifest = Manifest(name=name, version=version, board=profile.id, target=profile.target,
                                 created=created, signer_public_key=encode_public(pub), signer_key_id=key_id(pub),
-                                files=entries, forced=bool(force and verdict == "fail"),
+                                files=entries, forced=forced,
                                 tool=f"deployment-studio {__version__}")
             raw = manifest.canonical()
             sig = signing_key.sign(SIGNING_DOMAIN + raw).signature
@@ -311,7 +371,8 @@ def build_bundle(source: Path | str, board: str | BoardProfile, signing_key: Any
     return PackageReport(bundle=str(out), name=name, version=version, board=profile.id, target=profile.target,
                          verdict=verdict, forced=manifest.forced, files=len(entries),
                          total_bytes=manifest.total_size, seconds=round(time.perf_counter() - t0, 3),
-                         signer_key_id=key_id(pub), served_models=[m["name"] for m in models])
+                         signer_key_id=key_id(pub), served_models=[m["name"] for m in models],
+                         runtime=runtime["runtime"], compiled=compiled_info, warnings=warnings)
 
 
 def sign_directory(directory: Path | str, signing_key: Any, *, name: str, version: str, board: str = "any",

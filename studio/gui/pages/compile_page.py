@@ -58,6 +58,18 @@ def _fill(table: QTableWidget, rows: list[list[str]]) -> None:
 INSPECTOR_TO_COMPILE = {"ort-cpu": "llvm", "tvm-relax": "llvm"}
 
 
+def board_for_report(rep: Any) -> str:
+    """The board a compiled module is meant for: its board target, else generic-<its library's CPU arch>."""
+    if rep.board:
+        return str(rep.board)
+    machines = {m for a in rep.artifacts for m in a.machines.values()}
+    if len(machines) == 1:
+        return f"generic-{next(iter(machines))}"
+    if str(rep.target).startswith("aarch64"):
+        return "generic-aarch64"
+    return f"generic-{str(rep.host).rsplit('-', 1)[-1].lower()}"
+
+
 def compile_target_for(target: str) -> str:
     """The compile target for an inspector target: this host for ort-cpu / tvm-relax, else a board using it."""
     if target in INSPECTOR_TO_COMPILE:
@@ -146,9 +158,14 @@ class CompilePage(Page):
         self.cancel_btn = QPushButton("Cancel")
         self.cancel_btn.setEnabled(False)
         self.cancel_btn.clicked.connect(self._cancel)
+        self.package_btn = QPushButton("Package for a board")
+        self.package_btn.setToolTip("open Packaging with this compiled module (a signed bundle served with TVM)")
+        self.package_btn.setEnabled(False)
+        self.package_btn.clicked.connect(self.package_for_board)
         brow.addWidget(self.compile_btn)
         brow.addWidget(self.cancel_btn)
         brow.addStretch(1)
+        brow.addWidget(self.package_btn)
         ll.addLayout(brow)
         self.progress = QProgressBar()
         self.progress.setRange(0, 100)
@@ -437,6 +454,15 @@ class CompilePage(Page):
                                           location=d.culprit or (d.nodes[-1] if d.nodes else None), hint=d.hint,
                                           extra={"model": rep.model}))
         self.status_label.setText(f"{rep.status} in {rep.timings.get('total', 0):.1f} s")
+        self.package_btn.setEnabled(ok)
+
+    def package_for_board(self) -> None:
+        """Open Packaging on the compiled folder, with the board it was compiled for (or the generic board of
+        its CPU architecture)."""
+        rep = self.report
+        if rep is None or rep.status != "succeeded":
+            return
+        self.sig_open_page.emit("package", {"model": rep.out_dir, "board": board_for_report(rep)})
 
     def show_node_in_inspector(self, row: int | None) -> None:
         """Open the inspector's graph on a failing node (the selected one, else the culprit)."""

@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QProgressBar,
     QPushButton,
+    QSizePolicy,
     QSplitter,
     QTableWidget,
     QTableWidgetItem,
@@ -72,12 +73,17 @@ class PackagingPage(Page):
         form = QFormLayout(box)
         row = QHBoxLayout()
         self.source_edit = QLineEdit()
-        self.source_edit.setPlaceholderText(".onnx file or export folder")
+        self.source_edit.setPlaceholderText(".onnx file, export folder or `studio compile` folder")
         b = QPushButton("Browse…")
         b.clicked.connect(self._browse_source)
         row.addWidget(self.source_edit, 1)
         row.addWidget(b)
         form.addRow("Export", row)
+        self.source_info = QLabel("")  # a compiled folder: runtime tvm, its parity figures, the arch check
+        self.source_info.setWordWrap(True)
+        self.source_info.hide()
+        form.addRow("", self.source_info)
+        self.source_edit.textChanged.connect(self._source_changed)
         self.board_combo = QComboBox()
         self.board_combo.currentIndexChanged.connect(self._board_changed)
         form.addRow("Board", self.board_combo)
@@ -117,7 +123,7 @@ class PackagingPage(Page):
         orow.addWidget(self.out_edit, 1)
         orow.addWidget(ob)
         form.addRow("Output", orow)
-        self.force_check = QCheckBox("Package even if the model fails the board's target (recorded, signed)")
+        self.force_check = QCheckBox("Package even if the model fails the board's target or CPU architecture (recorded, signed)")
         form.addRow("", self.force_check)
         ll.addWidget(box)
         self.error = FieldError(self)
@@ -151,6 +157,7 @@ class PackagingPage(Page):
 
         self.result_card = QFrame()
         set_role(self.result_card, "banner-info")
+        self.result_card.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Minimum)  # never clipped
         rl = QVBoxLayout(self.result_card)
         self.result_title = QLabel("No bundle yet")
         set_role(self.result_title, "subheading")
@@ -205,6 +212,45 @@ class PackagingPage(Page):
             self.board_info.setText(f"{b.cpu_arch}, {b.accelerator} → inspector target {b.target}; "
                                     f"{b.runtime} with {', '.join(b.execution_providers)}; "
                                     f"power: {b.power_sensor.get('kind', 'none')}")
+        if hasattr(self, "source_info"):
+            self._source_changed()
+
+    def _compiled_source(self) -> Any:
+        """The CompiledSource when the chosen source is a `studio compile` folder, else None."""
+        from studio.package.compiled import is_compiled_dir, read_compiled
+
+        src = self.source_edit.text().strip()
+        if not src or not is_compiled_dir(src):
+            return None
+        try:
+            return read_compiled(src)
+        except StudioError:
+            return None
+
+    def _source_changed(self) -> None:
+        from studio.package.compiled import norm_arch
+
+        c = self._compiled_source()
+        if c is None:
+            self.source_info.hide()
+            return
+        par = c.parity_summary()
+        figures = (f", max abs {par['max_abs']:.3g}, max rel {par['max_rel']:.3g}" if par["max_abs"] is not None
+                   else "")
+        lat = (f"; TVM {par['tvm_ms_median']:.3f} ms vs ORT {par['ort_ms_median']:.3f} ms on the compile host"
+               if par.get("tvm_ms_median") is not None and par.get("ort_ms_median") is not None else "")
+        text = (f"runtime: tvm {c.tvm_version} — {c.library} ({c.library_kind}, {c.arch or 'unknown arch'}), "
+                f"target {c.meta.get('target_id', '')}\nparity vs ONNX Runtime: {par['status']}{figures}{lat}")
+        b = self._boards.get(self.board_combo.currentData()) if hasattr(self, "_boards") else None
+        mismatch = b is not None and c.arch and c.arch != norm_arch(b.cpu_arch)
+        if mismatch:
+            text += (f"\n⚠ built for {c.arch}, board {b.id} is {b.cpu_arch}: packaging is refused unless forced; "
+                     f"compile with --target {b.id}")
+        set_role(self.source_info, "banner-fail" if mismatch else "muted")
+        margin = 6 if mismatch else 0
+        self.source_info.setContentsMargins(margin, margin // 3, margin, margin // 3)
+        self.source_info.setText(text)
+        self.source_info.show()
 
     def _fill_agents(self) -> None:
         cur = self.agent_combo.currentData()
@@ -296,7 +342,8 @@ class PackagingPage(Page):
         passphrase = self.pass_edit.text()
         force = self.force_check.isChecked()
         try:
-            name = self.name_edit.text().strip() or collect_source(Path(src)).stem
+            compiled = self._compiled_source()
+            name = self.name_edit.text().strip() or (compiled.stem if compiled else collect_source(Path(src)).stem)
         except StudioError as exc:
             self.error.show_error(exc.message, self.source_edit, hint=exc.hint)
             return
@@ -331,7 +378,10 @@ class PackagingPage(Page):
         self.result_text.setText(
             f"{self.bundle_path}\ntarget {rep.target}: {rep.verdict}{'  (FORCED)' if rep.forced else ''}; "
             f"{rep.files} files, {rep.total_bytes / 1e6:.2f} MB; signer {rep.signer_key_id}; "
-            f"verified in {ver.seconds:.2f} s; serves {', '.join(rep.served_models)}")
+            f"verified in {ver.seconds:.2f} s; serves {', '.join(rep.served_models)}"
+            + (f"\nruntime: tvm {rep.compiled.get('version')} ({rep.compiled.get('library')}, "
+               f"{rep.compiled.get('library_kind')}); parity {rep.compiled.get('parity', {}).get('status')}"
+               if rep.compiled else "") + "".join(f"\nwarning: {w}" for w in rep.warnings))
         self._show_files()
         self.status_label.setText("Bundle ready: choose an agent and deploy.")
         self.sig_log.emit(rep.render())
