@@ -23,6 +23,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--keep-versions", type=int, default=5, help="versions kept per model")
     p.add_argument("--threads", type=int, default=0, help="ONNX Runtime intra-op threads (0 = ORT default)")
     p.add_argument("--workers", type=int, default=4, help="concurrent inference threads")
+    p.add_argument("--pre-workers", type=int, default=2,
+                   help="preprocessing threads of the staged pipeline for raw inputs (text, images, audio)")
+    p.add_argument("--pipeline-depth", type=int, default=8,
+                   help="bound of each staged-pipeline queue (requests beyond it wait: back-pressure)")
+    p.add_argument("--otlp-endpoint", default=None,
+                   help="export traces and metrics over OTLP/HTTP to this collector, e.g. http://localhost:4318 "
+                        "(default: $OTEL_EXPORTER_OTLP_ENDPOINT; nothing is exported when neither is set)")
     p.add_argument("--tls-cert", type=Path, help="serve HTTPS with this certificate (PEM)")
     p.add_argument("--tls-key", type=Path, help="private key of --tls-cert (PEM)")
     p.add_argument("--name", default=None, help="name advertised over mDNS (default: host name)")
@@ -89,7 +96,16 @@ def _serve(args: argparse.Namespace) -> int:
     core.start()
     metrics = AgentMetrics(core)
     metrics.sensors.start_tegrastats() if board == "jetson-orin-nano" else None
-    app = create_app(core, metrics, workers=args.workers)
+    from studio.telemetry.otel import setup_otel
+
+    if args.pre_workers < 1 or args.pipeline_depth < 1:
+        raise InputError("--pre-workers and --pipeline-depth must be at least 1",
+                         offending=f"{args.pre_workers}/{args.pipeline_depth}", hint="e.g. --pre-workers 2")
+    otel = setup_otel("studio-agent", args.otlp_endpoint, attributes={"host.name": cfg.name, "board": board})
+    app = create_app(core, metrics, workers=args.workers, otel=otel, pre_workers=args.pre_workers,
+                     pipeline_depth=args.pipeline_depth)
+    if otel is not None:
+        log.info("exporting traces and metrics over OTLP to %s", otel.endpoint)
     log.info("studio-agent %s on %s:%d, board %s, trusted keys %s, models: %s", __version__, args.host, args.port,
              board, ", ".join(trusted.ids()), ", ".join(sorted(core.served)) or "none")
     adv = None
@@ -107,6 +123,8 @@ def _serve(args: argparse.Namespace) -> int:
     finally:
         if adv is not None:
             adv.close()
+        if otel is not None:
+            otel.shutdown()
     return 0
 
 

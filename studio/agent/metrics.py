@@ -77,8 +77,24 @@ class AgentMetrics:
         self.errors = Counter("studio_agent_request_errors", "Failed inference requests", ["model", "reason"],
                               registry=r)
         self.deploys = Counter("studio_agent_deployments", "Bundle uploads", ["outcome"], registry=r)
+        # staged pipeline (raw inputs): queue wait and service time per stage
+        self.stage = Histogram("studio_agent_stage_duration_seconds",
+                               "Staged pipeline: time per stage, phase=queue (waiting) or service (working)",
+                               ["model", "stage", "phase"], buckets=LATENCY_BUCKETS, registry=r)
+        self.stage_queue = Gauge("studio_agent_stage_queue_depth", "Staged pipeline: requests waiting per stage",
+                                 ["model", "stage"], registry=r)
+        self._stage_children: dict[tuple[str, str], tuple[Any, Any]] = {}
         self.sensors = sensors or Sensors()
         r.register(_SystemCollector(self.sensors, core))
+
+    def observe_stage(self, model: str, stage: str, queue_s: float, service_s: float) -> None:
+        """A :class:`studio.agent.pipeline.StagedPipeline` observer (called from its worker threads)."""
+        c = self._stage_children.get((model, stage))
+        if c is None:
+            c = (self.stage.labels(model, stage, "queue"), self.stage.labels(model, stage, "service"))
+            self._stage_children[(model, stage)] = c
+        c[0].observe(max(queue_s, 0.0))
+        c[1].observe(max(service_s, 0.0))
 
     def render(self) -> bytes:
         from prometheus_client import generate_latest

@@ -12,6 +12,7 @@ import gzip
 import hmac
 import json
 import os
+import threading
 import time
 import zlib
 from concurrent.futures import ThreadPoolExecutor
@@ -26,6 +27,7 @@ from studio import __version__
 from studio.agent.core import AgentCore, Conflict
 from studio.agent.kserve import ProtocolError, decode_request, dumps, encode_response
 from studio.agent.metrics import AgentMetrics
+from studio.agent.pipeline import StagedPipeline
 from studio.core.errors import BundleError, InputError, ModelError, StudioError
 
 _STATUS = {InputError: 400, Conflict: 409, BundleError: 422, ModelError: 422}
@@ -45,8 +47,13 @@ def _triton_type(dt: str) -> str:
     return "TYPE_STRING" if dt == "BYTES" else f"TYPE_{dt}"
 
 
-def create_app(core: AgentCore, metrics: AgentMetrics | None = None, workers: int = 4) -> InferFastPath:
-    """The agent's ASGI app: the inference fast path in front of the FastAPI app that serves the rest."""
+def create_app(core: AgentCore, metrics: AgentMetrics | None = None, workers: int = 4, *, otel: Any = None,
+               pre_workers: int = 2, pipeline_depth: int = 8) -> InferFastPath:
+    """The agent's ASGI app: the inference fast path in front of the FastAPI app that serves the rest.
+
+    ``otel``: a :class:`studio.telemetry.otel.Otel` (traces + metrics over OTLP) or None (nothing exported).
+    ``pre_workers`` / ``pipeline_depth``: preprocessing threads and queue bound of the staged pipeline that
+    serves raw inputs (see :mod:`studio.agent.pipeline`)."""
     app = FastAPI(title="studio-agent", version=__version__, docs_url=None, redoc_url=None, openapi_url=None)
     metrics = metrics or AgentMetrics(core)
     app.state.core, app.state.metrics = core, metrics
@@ -118,6 +125,7 @@ def create_app(core: AgentCore, metrics: AgentMetrics | None = None, workers: in
     # -- metrics ---------------------------------------------------------------------------------------
     @app.get("/metrics")
     async def prom() -> Response:
+        fast.update_queue_gauges()
         data = await run_in_threadpool(metrics.render)
         return Response(data, media_type="text/plain; version=0.0.4; charset=utf-8")
 
@@ -185,7 +193,9 @@ def create_app(core: AgentCore, metrics: AgentMetrics | None = None, workers: in
         except StudioError as exc:
             return _studio_error(exc)
 
-    return InferFastPath(app, core, metrics, executor)
+    fast = InferFastPath(app, core, metrics, executor, otel=otel, pre_workers=pre_workers,
+                         pipeline_depth=pipeline_depth)
+    return fast
 
 
 _JSON_CT = (b"content-type", b"application/json")
@@ -202,10 +212,44 @@ class InferFastPath:
     ``{"error": ...}`` with 400/404/500) and the metrics are the same as the routed version had.
     """
 
-    def __init__(self, app: FastAPI, core: AgentCore, metrics: AgentMetrics, executor: ThreadPoolExecutor) -> None:
+    def __init__(self, app: FastAPI, core: AgentCore, metrics: AgentMetrics, executor: ThreadPoolExecutor, *,
+                 otel: Any = None, pre_workers: int = 2, pipeline_depth: int = 8) -> None:
         self.app, self.core, self.metrics, self.executor = app, core, metrics, executor
         self.state = app.state
         self._children: dict[str, tuple[Any, Any, Any, Any]] = {}
+        self.otel = otel
+        self.pre_workers, self.pipeline_depth = pre_workers, pipeline_depth
+        self._pipelines: dict[int, tuple[Any, StagedPipeline]] = {}  # id(ServedModel) -> (model, pipeline)
+        self._pipelines_lock = threading.Lock()
+
+    def pipeline(self, m: Any) -> StagedPipeline:
+        """The staged pipeline of served model ``m`` (made on its first raw request); pipelines of versions
+        no longer served are closed once their queued requests are done."""
+        entry = self._pipelines.get(id(m))
+        if entry is not None and entry[0] is m:
+            return entry[1]
+        with self._pipelines_lock:
+            served = {id(x) for x in self.core.served.values()}
+            for key, (_old, pl) in list(self._pipelines.items()):
+                if key not in served:
+                    del self._pipelines[key]
+                    threading.Thread(target=pl.close, daemon=True, name="pipeline-close").start()
+            pl = StagedPipeline(m, pre_workers=self.pre_workers, depth=self.pipeline_depth,
+                                observer=self._observe_stage)
+            self._pipelines[id(m)] = (m, pl)
+            return pl
+
+    def _observe_stage(self, model: str, stage: str, queue_s: float, service_s: float) -> None:
+        self.metrics.observe_stage(model, stage, queue_s, service_s)
+        if self.otel is not None:
+            h = self.otel.histogram("studio.agent.stage.duration", "s", "staged pipeline time per stage")
+            h.record(queue_s, {"model": model, "stage": stage, "phase": "queue"})
+            h.record(service_s, {"model": model, "stage": stage, "phase": "service"})
+
+    def update_queue_gauges(self) -> None:
+        for m, pl in list(self._pipelines.values()):
+            for stage, n in pl.queue_depths().items():
+                self.metrics.stage_queue.labels(m.name, stage).set(n)
 
     def _model_metrics(self, name: str) -> tuple[Any, Any, Any, Any]:
         """Labelled children cached per model name: ``labels()`` takes a lock and builds a tuple each call."""
@@ -217,6 +261,16 @@ class InferFastPath:
             if len(self._children) < 1024:  # names come from clients: keep the cache bounded
                 self._children[name] = c
         return c
+
+    def _trace(self, name: str, version: str, t0: float, traceparent: bytes | None,
+               stages: dict[str, tuple[float, float]] | None, status: int, error: str | None) -> None:
+        """One server span per request (child of the client's ``traceparent``) with a span per stage."""
+        otel, t1 = self.otel, time.perf_counter()
+        attrs = {"model": name, "model.version": version, "http.response.status_code": status}
+        otel.record_span(f"infer {name}", t0, t1, parent=otel.extract(traceparent), kind="server",
+                         attributes=attrs, stages=stages, error=error)
+        otel.histogram("studio.agent.request.duration", "s", "inference request latency (server side)").record(
+            t1 - t0, {"model": name, "outcome": "ok" if error is None else "error"})
 
     async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
         if scope["type"] == "http":
@@ -252,7 +306,9 @@ class InferFastPath:
         lat, ok, failed, bad = self._model_metrics(name)
         t0 = time.perf_counter()
         metrics.inflight.inc()
-        enc = hl = accept = None
+        otel = self.otel
+        stages: dict[str, tuple[float, float]] | None = None
+        enc = hl = accept = traceparent = None
         for k, v in scope["headers"]:
             if k == b"inference-header-content-length":
                 hl = v
@@ -260,6 +316,8 @@ class InferFastPath:
                 enc = v
             elif k == b"accept-encoding":
                 accept = v
+            elif k == b"traceparent":
+                traceparent = v
         try:
             msg = await receive()
             body = msg.get("body", b"")
@@ -276,30 +334,49 @@ class InferFastPath:
             elif enc == b"deflate":
                 body = zlib.decompress(body)
             req = decode_request(body, int(hl) if hl else None)
-            m.check_inputs(req.inputs)
             wanted = [n for n, _ in req.outputs] if req.outputs is not None else None
             if wanted is not None:
                 for n in wanted:
                     if not m.has_output(n):
                         raise ProtocolError(f"unexpected inference output '{n}' for model '{name}'")
-            if m.run_inline:
-                results = m.infer(req.inputs, wanted)
+            if m.raw_inputs and not m.raw_inputs.keys().isdisjoint(req.inputs):  # raw inputs: staged pipeline
+                job = await self.pipeline(m).submit(req, wanted)
+                out, hlen = job.body, job.header_length
+                if otel is not None:
+                    stages = {s: (v[1], v[2]) for s, v in job.t.items()}
             else:
-                results = await asyncio.get_running_loop().run_in_executor(self.executor, m.infer, req.inputs,
-                                                                           wanted)
-            out, hlen = encode_response(name, m.version, results, req)
+                m.check_inputs(req.inputs)
+                if otel is not None:
+                    t_in = time.perf_counter()
+                if m.run_inline:
+                    results = m.infer(req.inputs, wanted)
+                else:
+                    results = await asyncio.get_running_loop().run_in_executor(self.executor, m.infer,
+                                                                               req.inputs, wanted)
+                if otel is not None:
+                    t_out = time.perf_counter()
+                out, hlen = encode_response(name, m.version, results, req)
+                if otel is not None:
+                    stages = {"preprocess": (t0, t_in), "infer": (t_in, t_out),
+                              "postprocess": (t_out, time.perf_counter())}
         except (ProtocolError, ValueError, OSError, EOFError, zlib.error) as exc:
             bad.inc()
             failed.inc()
+            if otel is not None:
+                self._trace(name, m.version, t0, traceparent, stages, 400, str(exc))
             return await self._error(send, 400, str(exc))
         except Exception as exc:  # ORT failure on this input
             metrics.errors.labels(name, "inference").inc()
             failed.inc()
+            if otel is not None:
+                self._trace(name, m.version, t0, traceparent, stages, 500, str(exc))
             return await self._error(send, 500, f"inference failed: {exc}")
         finally:
             metrics.inflight.dec()
         lat.observe(time.perf_counter() - t0)
         ok.inc()
+        if otel is not None:
+            self._trace(name, m.version, t0, traceparent, stages, 200, None)
         headers = [_BIN_CT if hlen is not None else _JSON_CT]
         if hlen is not None:
             headers.append((b"inference-header-content-length", str(hlen).encode()))

@@ -71,6 +71,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--output", type=Path, default=None, help="write the JSON report to this file")
     p.add_argument("--record", type=Path, default=None, help="record the run to this SQLite file")
     p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    p.add_argument("--otlp-endpoint", default=None,
+                   help="export a client span per request (send/receive children, traceparent sent to the server) "
+                        "and latency metrics over OTLP/HTTP, e.g. http://localhost:4318 "
+                        "(default: $OTEL_EXPORTER_OTLP_ENDPOINT; nothing is exported when neither is set)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -102,13 +106,18 @@ def run(args: argparse.Namespace) -> int:
                      max_connections=args.max_connections, timeout_s=args.timeout, input_data=args.input_data,
                      shapes=dict(args.shape), model_version=args.model_version)
     cfg.validate()
+    from studio.telemetry.otel import setup_otel
+
+    otel = setup_otel("studio-bench", args.otlp_endpoint)
     job = JobState(name="bench")
     bar = ProgressBar(job, enabled=not args.quiet)
     try:
         collectors = [] if args.no_collectors else default_collectors(cfg, args.metrics_url, args.server_pid)
-        rep = run_bench(cfg, job, sla=sla, collectors=collectors, record=args.record)
+        rep = run_bench(cfg, job, sla=sla, collectors=collectors, record=args.record, otel=otel)
     finally:
         bar.close()
+        if otel is not None:
+            otel.shutdown()
     if args.csv:
         write_text_atomic(args.csv, rep.to_csv())
     if args.output:

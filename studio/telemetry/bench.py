@@ -189,7 +189,7 @@ def window_measures(w: WindowResult, store: SampleStore, pad_s: float = 0.6) -> 
 
 def run_bench(cfg: LoadConfig, job: JobState | None = None, *, sla: SlaSpec | None = None,
               collectors: list[Collector] | None = None, sink: SampleSink | None = None,
-              record: Path | str | None = None, poll_s: float = 0.5) -> BenchReport:
+              record: Path | str | None = None, poll_s: float = 0.5, otel: Any = None) -> BenchReport:
     """Drive the configured load, judge each window against the SLA, optionally record; returns the report."""
     job = job or JobState(name="bench")
     cfg.validate()
@@ -227,7 +227,7 @@ def run_bench(cfg: LoadConfig, job: JobState | None = None, *, sla: SlaSpec | No
     poller = CollectorPoller(collectors or [], fan_out, poll_s)
     ok = False
     try:
-        gen = LoadGenerator(cfg, job, sink=fan_out, on_window=on_window)
+        gen = LoadGenerator(cfg, job, sink=fan_out, on_window=on_window, otel=otel)
         gen.keep_window_histograms = recorder is not None
         job.set_status(f"reading metadata of {cfg.model} at {cfg.url}")
         gen.prepare()

@@ -183,6 +183,7 @@ class AgentMetricsCollector(Collector):
         self.url = base if base.endswith("/metrics") else base + "/metrics"
         self.names = {**self.DEFAULT_NAMES, **(names or {})}
         self.source = f"agent-metrics {self.url}"
+        self._rates = _CounterRates()
 
     @staticmethod
     def _lookup(metrics: list[Metric], spec: str) -> float | None:
@@ -191,8 +192,32 @@ class AgentMetricsCollector(Collector):
         match = dict(kv.split("=", 1) for kv in rest.rstrip("}").split(",") if "=" in kv)
         return metric_sum(metrics, name, **match)
 
-    def parse(self, metrics: list[Metric], t: float) -> list[Sample]:
+    STAGE_METRIC = "studio_agent_stage_duration_seconds"
+
+    def _stages(self, metrics: list[Metric], t: float) -> list[Sample]:
+        """Mean per-stage service time and total queue wait (ms per request) between two polls, when the
+        agent serves raw inputs through its staged pipeline (absent otherwise: no series at all)."""
         out: list[Sample] = []
+        queue_ms = 0.0
+        have_queue = False
+        for stage, series in S.STAGES_MS.items():
+            for phase in ("service", "queue"):
+                num = metric_sum(metrics, self.STAGE_METRIC + "_sum", stage=stage, phase=phase)
+                den = metric_sum(metrics, self.STAGE_METRIC + "_count", stage=stage, phase=phase)
+                mean = self._rates.mean_per(f"{stage}.{phase}", t, num, den)
+                if mean is None:
+                    continue
+                if phase == "service":
+                    out.append(self._s(t, series, 1000.0 * mean))
+                else:
+                    queue_ms += 1000.0 * mean
+                    have_queue = True
+        if have_queue:
+            out.append(self._s(t, S.STAGE_QUEUE_MS, queue_ms))
+        return out
+
+    def parse(self, metrics: list[Metric], t: float) -> list[Sample]:
+        out: list[Sample] = self._stages(metrics, t)
         found: dict[str, float] = {}
         for series, candidates in self.names.items():
             val = next((v for v in (self._lookup(metrics, n) for n in candidates) if v is not None), None)

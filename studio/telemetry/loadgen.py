@@ -241,14 +241,27 @@ class _Level:
         self.busy[cid] = t_send = time.perf_counter()
         if due is not None and self.meter.measuring:
             self.delays.append(t_send - due)
+        otel = self.gen.otel
+        if otel is not None:
+            span = otel.start_span(f"infer {self.cfg.model}", t_send if due is None else min(due, t_send),
+                                   kind="client", attributes={"model": self.cfg.model})
+            raw = inject_header(raw, b"traceparent", otel.traceparent(span).encode())
         try:
             status, nbytes = await conn.request(raw)
         except Exception as exc:  # noqa: BLE001 - every failure is a counted error kind
             self.busy.pop(cid, None)
+            if otel is not None:
+                otel.end_span(span, time.perf_counter(), error=type(exc).__name__)
             await self._failed(conn, exc)
             return
         finally:
             self.busy.pop(cid, None)
+        if otel is not None:
+            t_first = t_send if due is None else min(due, t_send)
+            otel.end_span(span, conn.t_done, {"send": (t_first, conn.t_sent), "receive": (conn.t_sent, conn.t_done)},
+                          None if 200 <= status < 300 else f"http_{status}")
+            otel.histogram("studio.loadgen.request.duration", "s").record(
+                conn.t_done - conn.t_sent, {"model": self.cfg.model, "outcome": str(status)})
         if 200 <= status < 300:
             self.meter.ok(conn.t_done - (conn.t_sent if due is None else due), nbytes + len(raw))
         else:
@@ -294,6 +307,8 @@ class _Level:
                 return None
             return next_request()
 
+        if self.gen.otel is not None:  # rebinds the names on_response calls too
+            next_request, on_response = self._traced(conn, next_request, on_response)
         while True:
             raw = next_request()
             if raw is None:
@@ -303,6 +318,38 @@ class _Level:
             except Exception as exc:  # noqa: BLE001 - every failure is a counted error kind
                 busy.pop(cid, None)
                 await self._failed(conn, exc)
+
+    def _traced(self, conn: FastConnection, next_request: Callable[[], bytes | None],
+                on_response: Callable[[int, int, float, bool], bytes | None]) -> tuple[Any, Any]:
+        """Closed-loop callbacks with a client span per request: send = issued to written, receive = written
+        to the response complete."""
+        otel, model = self.gen.otel, self.cfg.model
+        hist = otel.histogram("studio.loadgen.request.duration", "s", "request latency seen by the client")
+        pending: list[Any] = [None, 0.0]  # span, issue time
+
+        def traced_next() -> bytes | None:
+            raw = next_request()
+            if raw is None:
+                return None
+            t = time.perf_counter()
+            span = otel.start_span(f"infer {model}", t, kind="client",
+                                   attributes={"model": model, "server.address": self.gen.ep.host,
+                                               "server.port": self.gen.ep.port})
+            pending[0], pending[1] = span, t
+            return inject_header(raw, b"traceparent", otel.traceparent(span).encode())
+
+        def traced_response(status: int, nbytes: int, t_done: float, more: bool) -> bytes | None:
+            span, t_issue = pending[0], pending[1]
+            pending[0] = None
+            if span is not None:
+                ok = 200 <= status < 300
+                span.set_attribute("http.response.status_code", status)
+                otel.end_span(span, t_done, {"send": (t_issue, conn.t_sent), "receive": (conn.t_sent, t_done)},
+                              None if ok else f"http_{status}")
+                hist.record(t_done - conn.t_sent, {"model": model, "outcome": "ok" if ok else f"http_{status}"})
+            return on_response(status, nbytes, t_done, more)
+
+        return traced_next, traced_response
 
     async def _open_worker(self, conn: FastConnection) -> None:
         assert self.backlog is not None
@@ -378,6 +425,12 @@ class _Level:
             c.close()
 
 
+def inject_header(raw: bytes, name: bytes, value: bytes) -> bytes:
+    """``raw`` (a whole HTTP/1.1 request) with one more header after the request line."""
+    line, _, rest = raw.partition(b"\r\n")
+    return b"".join((line, b"\r\n", name, b": ", value, b"\r\n", rest))
+
+
 def _stable(windows: list[WindowResult], n: int, pct: float) -> bool:
     """perf_analyzer's rule: the last n windows' throughput, p50 and p99 each within +-pct of their mean."""
     if len(windows) < n:
@@ -400,8 +453,11 @@ class LoadGenerator:
     """Drives one KServe v2 model with the configured levels; reports per level and per window."""
 
     def __init__(self, cfg: LoadConfig, job: JobState | None = None, sink: SampleSink | None = None,
-                 on_window: WindowSink | None = None) -> None:
+                 on_window: WindowSink | None = None, otel: Any = None) -> None:
+        """``otel``: a :class:`studio.telemetry.otel.Otel`: a client span per request (send / receive
+        children, ``traceparent`` sent so the server's spans join the trace) and a latency histogram."""
         cfg.validate()
+        self.otel = otel
         self.cfg = cfg
         self.ep = Endpoint.parse(cfg.url)
         self.job = job

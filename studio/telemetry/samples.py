@@ -38,13 +38,19 @@ SERVER_QUEUE_US = "server.queue_us"
 SERVER_COMPUTE_US = "server.compute_infer_us"
 SERVER_PENDING = "server.pending_requests"
 SLA_COMPLIANCE = "sla.compliance_pct"
+# the edge agent's staged pipeline (raw inputs): mean service time per stage, and queue wait over all stages
+STAGE_PRE_MS = "stage.preprocess_ms"
+STAGE_INFER_MS = "stage.infer_ms"
+STAGE_POST_MS = "stage.postprocess_ms"
+STAGE_QUEUE_MS = "stage.queue_ms"
+STAGES_MS = {"preprocess": STAGE_PRE_MS, "infer": STAGE_INFER_MS, "postprocess": STAGE_POST_MS}
 
 UNITS = {LAT_P50: "ms", LAT_P90: "ms", LAT_P95: "ms", LAT_P99: "ms", LAT_MAX: "ms", THROUGHPUT: "req/s",
          ERRORS: "err/s", NET_BYTES: "B/s", CONCURRENCY: "", MEM_PCT: "%", MEM_USED: "B", MEM_TOTAL: "B",
          CPU_PCT: "%", PROC_RSS: "B", PROC_CPU: "%", GPU_MEM_USED: "B", GPU_MEM_TOTAL: "B", GPU_MEM_PCT: "%",
          GPU_POWER: "W", GPU_POWER_LIMIT: "W", GPU_UTIL: "%", BOARD_POWER: "W", SERVER_RPS: "req/s",
          SERVER_FAIL_RPS: "req/s", SERVER_QUEUE_US: "us", SERVER_COMPUTE_US: "us", SERVER_PENDING: "",
-         SLA_COMPLIANCE: "%"}
+         SLA_COMPLIANCE: "%", STAGE_PRE_MS: "ms", STAGE_INFER_MS: "ms", STAGE_POST_MS: "ms", STAGE_QUEUE_MS: "ms"}
 
 NOT_AVAILABLE = "not available"
 

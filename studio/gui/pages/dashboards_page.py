@@ -52,11 +52,15 @@ PLOTS: list[tuple[str, str, str, list[tuple[str, Any]]]] = [
                                            (S.SERVER_RPS, Qt.PenStyle.DashLine)]),
     ("memory", "Memory / VRAM", "%", [(S.MEM_PCT, Qt.PenStyle.SolidLine), (S.GPU_MEM_PCT, Qt.PenStyle.DashLine)]),
     ("power", "Power", "W", [(S.GPU_POWER, Qt.PenStyle.SolidLine), (S.BOARD_POWER, Qt.PenStyle.DashLine)]),
-    ("sla", "SLA compliance", "%", [(S.SLA_COMPLIANCE, Qt.PenStyle.SolidLine)]),
+    ("stages", "Agent pipeline stages", "ms", [(S.STAGE_PRE_MS, Qt.PenStyle.SolidLine),
+                                               (S.STAGE_INFER_MS, Qt.PenStyle.DashLine),
+                                               (S.STAGE_POST_MS, Qt.PenStyle.DotLine),
+                                               (S.STAGE_QUEUE_MS, Qt.PenStyle.DashDotLine)]),
+    ("sla", "SLA compliance", "%", [(S.SLA_COMPLIANCE, Qt.PenStyle.SolidLine)]),  # last: carries the time axis
 ]
 SHORT_NAMES = {S.THROUGHPUT: "client", S.SERVER_RPS: "server", S.MEM_PCT: "host memory",
                S.GPU_MEM_PCT: "VRAM", S.GPU_POWER: "GPU", S.BOARD_POWER: "board", S.SLA_COMPLIANCE: "compliance"}
-SERIES_COLORS = ["#1f77b4", "#ff7f0e", "#d62728"]
+SERIES_COLORS = ["#1f77b4", "#ff7f0e", "#d62728", "#2ca02c"]
 MAX_POINTS = 1000  # per curve per frame when the plot's width is not known yet
 MIN_POINTS = 200
 MAX_SHADES = 60  # violation bands kept on screen

@@ -1,0 +1,287 @@
+"""Raw-input preprocessors built from a bundle's processor files: text, image and audio to model tensors.
+
+A bundle declares its raw inputs in ``runtime.json`` (``models[i].raw_inputs``, written by ``studio package``
+from the tokenizer / processor files it carries, see :func:`declare_raw_inputs`). Each raw input is a KServe
+v2 BYTES tensor of shape ``[batch]``: UTF-8 text, encoded image files (PNG, JPEG, ...), or WAV files; in the
+JSON form images and audio are base64 strings. Preprocessing reproduces the HF processor (CLIP-style
+resize of the shortest edge, centre crop, rescale, normalise; tokenizer padding to the longest) with PIL,
+numpy and ``tokenizers`` only: no torch or transformers on the board.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import io
+import json
+import wave
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from studio.core.errors import BundleError
+
+TOKENIZER_FILE = "tokenizer.json"
+PROCESSOR_FILES = ("preprocessor_config.json", "processor_config.json")
+TEXT_TENSORS = ("input_ids", "attention_mask", "token_type_ids")
+IMAGE_TENSORS = ("pixel_values",)
+AUDIO_TENSORS = ("input_values", "input_features", "audio", "waveform")
+_IMAGE_MAGIC = (b"\x89PNG", b"\xff\xd8\xff", b"GIF8", b"BM", b"RIFF", b"II*\x00", b"MM\x00*")
+
+
+class RawInputError(ValueError):
+    """A raw input that cannot be decoded (HTTP 400)."""
+
+
+def _processor_config(files: dict[str, Path], section: str) -> dict[str, Any]:
+    """The image / audio processor's settings: ``preprocessor_config.json`` or the section of
+    ``processor_config.json`` (transformers 5 nests ``image_processor`` / ``feature_extractor`` there)."""
+    for name in PROCESSOR_FILES:
+        p = files.get(name)
+        if p is None:
+            continue
+        try:
+            d = json.loads(p.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise BundleError(f"{name} is unreadable: {exc}", offending=str(p),
+                              hint="re-export the model so its processor files are complete") from exc
+        if isinstance(d.get(section), dict):
+            return d[section]
+        if name == "preprocessor_config.json":
+            return d
+    return {}
+
+
+def declare_raw_inputs(model_inputs: list[dict[str, Any]], folder: Path, prefix: str = "") -> list[dict[str, Any]]:
+    """Raw inputs a model can accept given the processor files in ``folder`` (used by ``studio package``).
+
+    ``model_inputs``: the model's tensor inputs (``name``/``datatype``/``shape``); ``prefix``: the folder's
+    path inside the bundle (``model``). Returns entries like ``{"name": "text", "kind": "text",
+    "produces": ["input_ids", "attention_mask"], "files": ["model/tokenizer.json", ...]}``.
+    """
+    pre = prefix.rstrip("/") + "/" if prefix else ""
+    names = {i["name"] for i in model_inputs}
+    out: list[dict[str, Any]] = []
+    text = [n for n in TEXT_TENSORS if n in names]
+    if "input_ids" in names and (folder / TOKENIZER_FILE).is_file():
+        cfg = [TOKENIZER_FILE] + [f for f in ("tokenizer_config.json",) if (folder / f).is_file()]
+        out.append({"name": "text", "kind": "text", "datatype": "BYTES", "produces": text,
+                    "files": [pre + f for f in cfg]})
+    procs = [f for f in PROCESSOR_FILES if (folder / f).is_file()]
+    files = {f: folder / f for f in procs}
+    if "pixel_values" in names and procs:
+        if _processor_config(files, "image_processor"):
+            out.append({"name": "image", "kind": "image", "datatype": "BYTES", "produces": ["pixel_values"],
+                        "files": [pre + f for f in procs]})
+    audio = [n for n in AUDIO_TENSORS if n in names]
+    if audio and procs and _processor_config(files, "feature_extractor").get("sampling_rate"):
+        spec = next(i for i in model_inputs if i["name"] == audio[0])
+        if len(spec.get("shape", [])) == 2:  # raw waveform [batch, samples]; log-mel features are not built here
+            out.append({"name": "audio", "kind": "audio", "datatype": "BYTES", "produces": [audio[0]],
+                        "files": [pre + f for f in procs]})
+    return out
+
+
+def _maybe_base64(raw: bytes, magics: tuple[bytes, ...]) -> bytes:
+    """Binary tensors carry the file itself; the JSON form carries it base64-encoded."""
+    if raw.startswith(magics):
+        return raw
+    try:
+        return base64.b64decode(raw, validate=True)
+    except (binascii.Error, ValueError):
+        return raw
+
+
+class TextPreprocessor:
+    """``tokenizers`` with the bundle's tokenizer.json: pad to the longest text, truncate to the model's max."""
+
+    def __init__(self, files: dict[str, Path], produces: list[str]) -> None:
+        from tokenizers import Tokenizer
+
+        path = files.get(TOKENIZER_FILE)
+        try:
+            self.tok = Tokenizer.from_file(str(path))
+        except Exception as exc:
+            raise BundleError(f"cannot load the bundle's tokenizer: {exc}", offending=str(path),
+                              hint="re-export the model; the bundle needs a tokenizers-format tokenizer.json"
+                              ) from exc
+        cfg: dict[str, Any] = {}
+        if files.get("tokenizer_config.json"):
+            try:
+                cfg = json.loads(files["tokenizer_config.json"].read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                cfg = {}
+        pad = cfg.get("pad_token")
+        pad = pad.get("content") if isinstance(pad, dict) else pad
+        pad_id = self.tok.token_to_id(pad) if isinstance(pad, str) else None
+        self.pad_id = 0 if pad_id is None else pad_id
+        max_len = cfg.get("model_max_length")
+        self.max_len = int(max_len) if isinstance(max_len, int) and 0 < max_len < 1_000_000 else None
+        self.produces = produces
+
+    def __call__(self, texts: list[bytes]) -> dict[str, np.ndarray]:
+        try:
+            strs = [t.decode("utf-8") for t in texts]
+        except UnicodeDecodeError as exc:
+            raise RawInputError(f"text input is not UTF-8: {exc}") from None
+        encs = self.tok.encode_batch(strs)
+        ids = [e.ids[: self.max_len] if self.max_len else e.ids for e in encs]
+        n = max((len(i) for i in ids), default=0)
+        input_ids = np.full((len(ids), n), self.pad_id, dtype=np.int64)
+        mask = np.zeros((len(ids), n), dtype=np.int64)
+        types = np.zeros((len(ids), n), dtype=np.int64)
+        for r, (row, e) in enumerate(zip(ids, encs, strict=True)):
+            input_ids[r, : len(row)] = row
+            mask[r, : len(row)] = 1
+            types[r, : len(row)] = e.type_ids[: len(row)]
+        full = {"input_ids": input_ids, "attention_mask": mask, "token_type_ids": types}
+        return {k: full[k] for k in self.produces}
+
+
+class ImagePreprocessor:
+    """Decode, RGB, resize (shortest edge or fixed size), centre crop, rescale, normalise, CHW (HF order)."""
+
+    def __init__(self, files: dict[str, Path]) -> None:
+        c = _processor_config(files, "image_processor")
+        if not c:
+            raise BundleError("the bundle declares an image input but has no image processor settings",
+                              offending=", ".join(PROCESSOR_FILES), hint="re-package from the export folder")
+        self.size = c.get("size") or {}
+        self.crop = c.get("crop_size") if c.get("do_center_crop", False) else None
+        self.do_resize = c.get("do_resize", True)
+        self.resample = int(c.get("resample", 3))
+        self.do_rescale, self.scale = c.get("do_rescale", True), float(c.get("rescale_factor", 1 / 255))
+        self.do_normalize = c.get("do_normalize", True)
+        self.mean = np.asarray(c.get("image_mean", [0.5, 0.5, 0.5]), dtype=np.float32).reshape(3, 1, 1)
+        self.std = np.asarray(c.get("image_std", [0.5, 0.5, 0.5]), dtype=np.float32).reshape(3, 1, 1)
+        self.rgb = c.get("do_convert_rgb", True)
+
+    def _target(self, w: int, h: int) -> tuple[int, int]:
+        s = self.size
+        if "shortest_edge" in s:
+            short, long_ = (w, h) if w <= h else (h, w)
+            new_short, new_long = int(s["shortest_edge"]), int(int(s["shortest_edge"]) * long_ / short)
+            return (new_short, new_long) if w <= h else (new_long, new_short)
+        if "height" in s and "width" in s:
+            return int(s["width"]), int(s["height"])
+        return w, h
+
+    def one(self, raw: bytes) -> np.ndarray:
+        from PIL import Image, UnidentifiedImageError
+
+        data = _maybe_base64(raw, _IMAGE_MAGIC)
+        try:
+            img = Image.open(io.BytesIO(data))
+            img.load()
+        except (UnidentifiedImageError, OSError, ValueError) as exc:
+            raise RawInputError(f"image input is not a readable image file: {exc}") from None
+        if self.rgb and img.mode != "RGB":
+            img = img.convert("RGB")
+        if self.do_resize:
+            tw, th = self._target(*img.size)
+            if (tw, th) != img.size:
+                img = img.resize((tw, th), resample=Image.Resampling(self.resample))
+        arr = np.asarray(img, dtype=np.uint8)
+        if self.crop:
+            ch, cw = int(self.crop["height"]), int(self.crop["width"])
+            h, w = arr.shape[:2]
+            top, left = max((h - ch) // 2, 0), max((w - cw) // 2, 0)
+            arr = arr[top:top + ch, left:left + cw]
+        x = arr.astype(np.float32).transpose(2, 0, 1)
+        if self.do_rescale:
+            x *= np.float32(self.scale)
+        if self.do_normalize:
+            x = (x - self.mean) / self.std
+        return x
+
+    def __call__(self, images: list[bytes]) -> dict[str, np.ndarray]:
+        return {"pixel_values": np.stack([self.one(b) for b in images]).astype(np.float32, copy=False)}
+
+
+def resample_linear(x: np.ndarray, src_rate: int, dst_rate: int) -> np.ndarray:
+    """Linear-interpolation resampling (enough for speech front-ends; no scipy on the board)."""
+    if src_rate == dst_rate or x.size == 0:
+        return x.astype(np.float32, copy=False)
+    n = max(1, int(round(x.shape[-1] * dst_rate / src_rate)))
+    t = np.arange(n, dtype=np.float64) * (src_rate / dst_rate)
+    return np.interp(t, np.arange(x.shape[-1], dtype=np.float64), x.astype(np.float64)).astype(np.float32)
+
+
+class AudioPreprocessor:
+    """WAV (PCM 8/16/32-bit, any rate, mixed to mono) resampled to the processor's rate, padded to the longest."""
+
+    def __init__(self, files: dict[str, Path], produces: list[str]) -> None:
+        c = _processor_config(files, "feature_extractor")
+        self.rate = int(c.get("sampling_rate", 16000))
+        self.normalize = bool(c.get("do_normalize", False))
+        self.name = produces[0]
+
+    def one(self, raw: bytes) -> np.ndarray:
+        data = _maybe_base64(raw, (b"RIFF",))
+        try:
+            with wave.open(io.BytesIO(data)) as w:
+                rate, width, ch = w.getframerate(), w.getsampwidth(), w.getnchannels()
+                frames = w.readframes(w.getnframes())
+        except (wave.Error, EOFError) as exc:
+            raise RawInputError(f"audio input is not a PCM WAV file: {exc}") from None
+        if width == 1:
+            x = (np.frombuffer(frames, np.uint8).astype(np.float32) - 128.0) / 128.0
+        elif width in (2, 4):
+            dt = np.int16 if width == 2 else np.int32
+            x = np.frombuffer(frames, dt).astype(np.float32) / float(np.iinfo(dt).max)
+        else:
+            raise RawInputError(f"audio input: {8 * width}-bit samples are not supported (use 16-bit PCM)")
+        x = x.reshape(-1, ch).mean(axis=1)
+        x = resample_linear(x, rate, self.rate)
+        if self.normalize:
+            x = (x - x.mean()) / np.sqrt(x.var() + 1e-7)
+        return x
+
+    def __call__(self, clips: list[bytes]) -> dict[str, np.ndarray]:
+        waves = [self.one(b) for b in clips]
+        n = max((len(w) for w in waves), default=0)
+        out = np.zeros((len(waves), n), dtype=np.float32)
+        for i, w in enumerate(waves):
+            out[i, : len(w)] = w
+        return {self.name: out}
+
+
+@dataclass
+class RawInput:
+    name: str
+    kind: str
+    produces: list[str]
+    fn: Any
+
+    def describe(self) -> dict[str, Any]:
+        return {"name": self.name, "kind": self.kind, "datatype": "BYTES", "shape": [-1],
+                "produces": list(self.produces)}
+
+
+def build_preprocessors(specs: list[dict[str, Any]], directory: Path) -> dict[str, RawInput]:
+    """The raw inputs a served model declares, with their preprocessors loaded from the bundle folder."""
+    out: dict[str, RawInput] = {}
+    for s in specs:
+        try:
+            name, kind, produces = s["name"], s["kind"], list(s["produces"])
+            files = {Path(f).name: directory / f for f in s.get("files", [])}
+        except (KeyError, TypeError) as exc:
+            raise BundleError(f"runtime.json raw_inputs entry is malformed: {exc}", offending="runtime.json",
+                              hint="rebuild the bundle with `studio package`") from None
+        for p in files.values():
+            if not p.is_file():
+                raise BundleError(f"raw input '{name}' needs {p.name}, which the bundle lacks", offending=str(p),
+                                  hint="rebuild the bundle with `studio package` from the export folder")
+        if kind == "text":
+            fn: Any = TextPreprocessor(files, produces)
+        elif kind == "image":
+            fn = ImagePreprocessor(files)
+        elif kind == "audio":
+            fn = AudioPreprocessor(files, produces)
+        else:
+            raise BundleError(f"raw input '{name}' has unknown kind '{kind}'", offending="runtime.json",
+                              hint="kinds are text, image and audio")
+        out[name] = RawInput(name, kind, produces, fn)
+    return out
