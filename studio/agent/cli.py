@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -23,8 +24,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--keep-versions", type=int, default=5, help="versions kept per model")
     p.add_argument("--threads", type=int, default=0, help="ONNX Runtime intra-op threads (0 = ORT default)")
     p.add_argument("--workers", type=int, default=4, help="concurrent inference threads")
-    p.add_argument("--pre-workers", type=int, default=2,
-                   help="preprocessing threads of the staged pipeline for raw inputs (text, images, audio)")
+    p.add_argument("--pre-workers", type=int, default=max(1, (os.cpu_count() or 2) - 1),
+                   help="preprocessing threads of the staged pipeline for raw inputs (text, images, audio); "
+                        "default: one less than the CPU count, so inference keeps a core")
     p.add_argument("--pipeline-depth", type=int, default=8,
                    help="bound of each staged-pipeline queue (requests beyond it wait: back-pressure)")
     p.add_argument("--otlp-endpoint", default=None,

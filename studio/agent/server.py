@@ -109,7 +109,9 @@ def create_app(core: AgentCore, metrics: AgentMetrics | None = None, workers: in
         m = _model_or_404(name, version)
         if m is None:
             return _error(404, f"Request for unknown model: '{name}' is not found")
-        return JSONResponse({"name": m.name, "platform": "onnxruntime_onnx", "backend": "onnxruntime",
+        platform = m.metadata().get("platform", "onnxruntime_onnx")  # tvm_relax for compiled bundles
+        return JSONResponse({"name": m.name, "platform": platform,
+                             "backend": "onnxruntime" if platform == "onnxruntime_onnx" else "tvm",
                              "max_batch_size": 0,
                              "input": [{"name": t.name, "data_type": _triton_type(t.datatype), "dims": t.shape}
                                        for t in m.inputs],

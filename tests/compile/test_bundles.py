@@ -173,6 +173,8 @@ def test_deploy_infer_tamper_and_rollback_on_a_real_agent(env, tvm_bundles, tmp_
         meta = th.InferenceServerClient(f"127.0.0.1:{agent.port}").get_model_metadata("cnn")
         assert meta["platform"] == "tvm_relax" and meta["inputs"][0]["shape"] == [2, 3, 16, 16]
         assert meta["outputs"][0] == {"name": "logits", "datatype": "FP32", "shape": [2, 10]}
+        cfg = th.InferenceServerClient(f"127.0.0.1:{agent.port}").get_model_config("cnn")
+        assert cfg["platform"] == "tvm_relax" and cfg["backend"] == "tvm"
         metrics = httpx.get(agent.url + "/metrics").text
         assert 'studio_agent_request_duration_seconds_count{model="cnn"} 2.0' in metrics
         assert 'studio_agent_model_info{model="cnn",version="1"} 1.0' in metrics
