@@ -42,6 +42,14 @@ def onnx_elem_to_kserve(elem_type: int) -> str:
     return _ONNX_ELEM.get(int(elem_type), "UNKNOWN")
 
 
+def dtype_to_kserve(dtype: str) -> str:
+    """The KServe datatype of a numpy dtype name ("float32" -> "FP32"); "UNKNOWN" when numpy has no such dtype."""
+    try:
+        return NP_TO_KSERVE.get(np.dtype(dtype), "UNKNOWN")
+    except TypeError:
+        return "UNKNOWN"
+
+
 class ProtocolError(ValueError):
     """A malformed or inconsistent inference request (HTTP 400)."""
 

@@ -28,8 +28,9 @@ from typing import Any
 
 import numpy as np
 
-from studio.agent.kserve import NP_TO_KSERVE
+from studio.agent.kserve import dtype_to_kserve
 from studio.agent.runtime import ServedModel, TensorSpec
+from studio.compile.runner import flatten_vm_output
 from studio.core.errors import BundleError, ModelError
 from studio.package.manifest import HASH_CHUNK, Manifest
 
@@ -103,17 +104,8 @@ class TVMSession:
         with self._lock:
             args = [tensor(np.ascontiguousarray(feed[n]), self._dev) for n in self._inputs]
             out = self._vm[self._entry](*args, *self._params)
-            values = dict(zip(self._outputs, _flatten(out), strict=False))
+            values = dict(zip(self._outputs, flatten_vm_output(out), strict=False))
         return [values[n] for n in (names or self._outputs)]
-
-
-def _flatten(out: Any) -> list[np.ndarray]:
-    if hasattr(out, "numpy"):
-        return [out.numpy()]
-    vals: list[np.ndarray] = []
-    for item in out:
-        vals.extend(_flatten(item))
-    return vals
 
 
 def _entry(manifest: Manifest, rel: str) -> Any:
@@ -154,13 +146,6 @@ def _copy_verified(directory: Path, manifest: Manifest, rel: str, dest: Path) ->
                           hint="a compiled library is executable code and is never loaded unverified; "
                                "redeploy the bundle")
     return target
-
-
-def _kserve(dtype: str) -> str:
-    try:
-        return NP_TO_KSERVE.get(np.dtype(dtype), "UNKNOWN")
-    except TypeError:
-        return "UNKNOWN"
 
 
 def load_tvm_model(directory: Path, spec: dict[str, Any], manifest: Manifest, runtime: dict[str, Any]) -> ServedModel:
@@ -206,7 +191,7 @@ def load_tvm_model(directory: Path, spec: dict[str, Any], manifest: Manifest, ru
     except Exception as exc:
         raise ModelError(f"TVM cannot set up {folder} on device {device}: {exc}", offending=params_rel,
                          hint="check that the board has the device the module was compiled for") from exc
-    inputs = [TensorSpec(i["name"], _kserve(i.get("dtype", "float32")), [int(d) for d in i["shape"]])
+    inputs = [TensorSpec(i["name"], dtype_to_kserve(i.get("dtype", "float32")), [int(d) for d in i["shape"]])
               for i in meta.get("inputs", [])]
     out_names = [str(n) for n in meta.get("outputs", [])]
     session = TVMSession(tvm, vm, dev, str(meta.get("entry") or "main"), params, [t.name for t in inputs], out_names)
@@ -217,7 +202,7 @@ def load_tvm_model(directory: Path, spec: dict[str, Any], manifest: Manifest, ru
     except Exception as exc:
         raise ModelError(f"the compiled module {folder} cannot run a request: {exc}", offending=lib_rel,
                          hint="recompile it with `studio compile` and check its parity") from exc
-    outputs = [TensorSpec(n, _kserve(str(a.dtype)), list(a.shape)) for n, a in zip(out_names, probe, strict=True)]
+    outputs = [TensorSpec(n, dtype_to_kserve(str(a.dtype)), list(a.shape)) for n, a in zip(out_names, probe, strict=True)]
     target = json.dumps(meta.get("target") or {}, sort_keys=True)
     return TVMServedModel(name=spec["name"], version=manifest.version, path=directory / folder, session=session,
                           inputs=inputs, outputs=outputs, providers=[f"TVM({device}, {meta.get('target_id', '')})"],

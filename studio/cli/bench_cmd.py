@@ -78,10 +78,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from studio.cli.progress import ProgressBar
+    from studio.cli.progress import job_progress
     from studio.core.atomic import write_text_atomic
     from studio.core.errors import InputError
-    from studio.core.jobs import JobState
     from studio.telemetry.bench import SlaSpec, default_collectors, format_report, run_bench
     from studio.telemetry.loadgen import LoadConfig
     from studio.telemetry.sla import LatencyBudget, get_tier
@@ -109,13 +108,11 @@ def run(args: argparse.Namespace) -> int:
     from studio.telemetry.otel import setup_otel
 
     otel = setup_otel("studio-bench", args.otlp_endpoint)
-    job = JobState(name="bench")
-    bar = ProgressBar(job, enabled=not args.quiet)
     try:
-        collectors = [] if args.no_collectors else default_collectors(cfg, args.metrics_url, args.server_pid)
-        rep = run_bench(cfg, job, sla=sla, collectors=collectors, record=args.record, otel=otel)
+        with job_progress("bench", enabled=not args.quiet) as job:
+            collectors = [] if args.no_collectors else default_collectors(cfg, args.metrics_url, args.server_pid)
+            rep = run_bench(cfg, job, sla=sla, collectors=collectors, record=args.record, otel=otel)
     finally:
-        bar.close()
         if otel is not None:
             otel.shutdown()
     if args.csv:

@@ -80,21 +80,16 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _compile_onnx(args: argparse.Namespace) -> int:
-    from studio.cli.progress import ProgressBar
+    from studio.cli.progress import job_progress
     from studio.compile.api import CompileOptions, compile_model
     from studio.compile.graph import parse_shape_args
-    from studio.core.jobs import JobState
 
     opts = CompileOptions(model=args.model, target=args.target, out=args.out, shapes=parse_shape_args(args.shape),
                           verify=not args.no_verify, force=args.force, precheck=not args.skip_precheck,
                           localise=not args.no_localise, simplify=args.simplify, atol=args.atol, rtol=args.rtol,
                           latency_runs=max(0, args.runs), save_failing_subgraph=args.save_failing)
-    job = JobState(name="compile")
-    bar = ProgressBar(job, enabled=not args.json)
-    try:
+    with job_progress("compile", enabled=not args.json) as job:
         rep = compile_model(opts, job)
-    finally:
-        bar.close()
     if args.report:
         rep.save(args.report)
     if args.json:

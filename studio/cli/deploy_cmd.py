@@ -24,15 +24,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from studio.cli.progress import ProgressBar
-    from studio.core.jobs import JobState
+    from studio.cli.progress import job_progress
     from studio.package.client import deploy_bundle, read_token_file
 
-    job = JobState(name="deploy")
-    bar = ProgressBar(job, enabled=not args.json)
-    try:
+    with job_progress("deploy", enabled=not args.json) as job:
         rep = deploy_bundle(args.bundle, args.agent, read_token_file(args.token_file), job, verify=tls_verify(args))
-    finally:
-        bar.close()
     print(rep.to_json() if args.json else rep.render())
     return 0

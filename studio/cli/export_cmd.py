@@ -37,8 +37,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from studio.cli.progress import ProgressBar
-    from studio.core.jobs import JobState
+    from studio.cli.progress import job_progress
     from studio.export.api import ExportOptions, export_model
 
     options = ExportOptions(
@@ -47,12 +46,8 @@ def run(args: argparse.Namespace) -> int:
         exporter=args.exporter, split_modalities=args.split_modalities, atol=args.atol, rtol=args.rtol,
         report=Path(args.report) if args.report else None, validation_cases=args.cases,
         attn_implementation=args.attn_implementation)
-    job = JobState(name="export")
-    bar = ProgressBar(job, enabled=not args.quiet)
-    try:
+    with job_progress("export", enabled=not args.quiet) as job:
         report = export_model(options, job)
-    finally:
-        bar.close()
     if args.json:
         print(report.to_json())
     else:

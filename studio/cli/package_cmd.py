@@ -26,17 +26,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from studio.cli.progress import ProgressBar
-    from studio.core.jobs import JobState
+    from studio.cli.progress import job_progress
     from studio.package.bundle import build_bundle
 
-    job = JobState(name="package")
-    bar = ProgressBar(job, enabled=not args.json)
-    try:
+    with job_progress("package", enabled=not args.json) as job:
         rep = build_bundle(args.source, args.board, args.key, args.out, name=args.name, version=args.version,
                            force=args.force, job=job, keys_dir=args.keys_dir,
                            compiled=args.compiled)
-    finally:
-        bar.close()
     print(rep.to_json() if args.json else rep.render())
     return 0

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any, TextIO
 
 from studio.core.jobs import JobState
@@ -46,3 +48,14 @@ class ProgressBar:
         if self.enabled and self.tty:
             self.stream.write("\n")
             self.stream.flush()
+
+
+@contextmanager
+def job_progress(name: str, enabled: bool = True) -> Iterator[JobState]:
+    """A fresh JobState whose progress is drawn on stderr while the block runs (the bar is closed after)."""
+    job = JobState(name=name)
+    bar = ProgressBar(job, enabled=enabled)
+    try:
+        yield job
+    finally:
+        bar.close()

@@ -145,8 +145,7 @@ def _print_json(obj: Any) -> None:
 
 
 def _build(args: argparse.Namespace) -> int:
-    from studio.cli.progress import ProgressBar
-    from studio.core.jobs import JobState
+    from studio.cli.progress import job_progress
     from studio.triton.repo_builder import BuildOptions, build_repo
 
     opts = BuildOptions(model=Path(args.model), repo=Path(args.repo), name=args.name, flavor=args.flavor,
@@ -157,16 +156,11 @@ def _build(args: argparse.Namespace) -> int:
                         tokenizer=Path(args.tokenizer) if args.tokenizer else None,
                         processor=Path(args.processor) if args.processor else None,
                         sign_key=_signing_key(args), trust=list(args.trust))
-    job = JobState(name="build-repo")
-    if args.json:
+    with job_progress("build-repo", enabled=not args.json) as job:
         report = build_repo(opts, job)
+    if args.json:
         print(report.to_json())
         return 0
-    bar = ProgressBar(job)
-    try:
-        report = build_repo(opts, job)
-    finally:
-        bar.close()
     for m in report.models:
         print(f"  {m.name:28} {m.kind:9} {m.flavor:12} version {m.version}  {m.path}")
     for w in report.warnings:

@@ -167,7 +167,7 @@ class TVMRunner(BaseRunner):
             raise InputError(f"input {exc} missing from the feed", offending=str(exc),
                              hint="inputs are: " + ", ".join(i["name"] for i in self.meta.inputs)) from exc
         out = self._vm[self.meta.entry](*args, *self._params)
-        values = _flatten(out)
+        values = flatten_vm_output(out)
         return dict(zip(self.meta.outputs, values, strict=False))
 
     def deactivate_impl(self) -> None:
@@ -178,10 +178,11 @@ class TVMRunner(BaseRunner):
         return {i["name"]: (i["dtype"], list(i["shape"])) for i in (self.meta.inputs if self.meta else [])}
 
 
-def _flatten(out: Any) -> list[np.ndarray]:
+def flatten_vm_output(out: Any) -> list[np.ndarray]:
+    """A Relax VM result (a tensor or nested tuples of them) as a flat list of numpy arrays, in order."""
     if hasattr(out, "numpy"):
         return [out.numpy()]
     vals: list[np.ndarray] = []
     for item in out:
-        vals.extend(_flatten(item))
+        vals.extend(flatten_vm_output(item))
     return vals

@@ -22,8 +22,17 @@ def resources_dir() -> Path:
 
 def config_dir() -> Path:
     """Per-user config (settings, recent workspaces, keys); STUDIO_CONFIG_DIR overrides it (tests use it)."""
-    env = os.environ.get("STUDIO_CONFIG_DIR")
+    return _user_dir("STUDIO_CONFIG_DIR", "XDG_CONFIG_HOME", ".config")
+
+
+def cache_dir() -> Path:
+    """Per-user cache (prepared Triton backends, ...); STUDIO_CACHE_DIR overrides it."""
+    return _user_dir("STUDIO_CACHE_DIR", "XDG_CACHE_HOME", ".cache")
+
+
+def _user_dir(override: str, xdg: str, default: str) -> Path:
+    env = os.environ.get(override)
     if env:
         return Path(env)
-    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    base = os.environ.get(xdg) or str(Path.home() / default)
     return Path(base) / "deployment-studio"

@@ -21,15 +21,11 @@ from PySide6.QtWidgets import (
 )
 
 from studio.gui.theme import colors, set_role
+from studio.gui.widgets.tables import readonly_table
 
 
 def _table(headers: list[str]) -> QTableWidget:
-    t = QTableWidget(0, len(headers))
-    t.setHorizontalHeaderLabels(headers)
-    t.verticalHeader().setVisible(False)
-    t.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
-    t.setSelectionBehavior(QTableWidget.SelectionBehavior.SelectRows)
-    t.setAlternatingRowColors(True)
+    t = readonly_table(headers, alternating=True)
     t.setWordWrap(True)
     return t
 

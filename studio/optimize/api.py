@@ -99,6 +99,15 @@ def parse_static(text: str | None) -> dict[str, int]:
     return out
 
 
+def check_out_path(model: Path, out: Path, word: str) -> None:
+    """``out`` must be a new .onnx file: the original stays the parity reference (``word``: fixed, fused)."""
+    if out.resolve() == model.resolve():
+        raise InputError("--out must differ from the model (the original is the parity reference)",
+                         offending=str(out), hint=f"write to a new file, e.g. model.{word}.onnx")
+    if out.suffix != ".onnx":
+        raise InputError("--out must be an .onnx file path", offending=str(out), hint=f"e.g. --out {word}/model.onnx")
+
+
 def _load_full(path: Path) -> Any:
     import onnx
 
@@ -180,11 +189,7 @@ def fix_model(model: Path | str, out: Path | str, *, static: dict[str, int] | No
 
     job = job or JobState(name="fix")
     model, out = Path(model), Path(out)
-    if out.resolve() == model.resolve():
-        raise InputError("--out must differ from the model (the original is the parity reference)",
-                         offending=str(out), hint="write to a new file, e.g. model.fixed.onnx")
-    if out.suffix != ".onnx":
-        raise InputError("--out must be an .onnx file path", offending=str(out), hint="e.g. --out fixed/model.onnx")
+    check_out_path(model, out, "fixed")
     parts = find_parts(model)
     wanted: dict[str, str] = {}  # part -> precision
     for flag, prec in ((fp16, "fp16"), (int8, "int8")):

@@ -27,7 +27,7 @@ from studio.core.errors import InputError
 from studio.core.jobs import JobState
 from studio.core.reports import Report
 from studio.optimize.custom_ops import DOMAIN, DOMAIN_VERSION, FUSED_ATTENTION, make_session
-from studio.optimize.parity import TOLERANCE, OutputParity, ParityCase, ParityReport, random_feed
+from studio.optimize.parity import TOLERANCE, ParityCase, ParityReport, compare_outputs, random_feed
 
 SCHEMA_VERSION = 1
 
@@ -230,17 +230,7 @@ def fused_parity(original: Path | str | Any, fused: Path | str | Any, *, dims: d
             case.error = f"{type(exc).__name__}: {str(exc)[:300]}"
             rep.cases.append(case)
             continue
-        for name, x, y in zip(names, a, b, strict=True):
-            x64, y64 = np.asarray(x, dtype=np.float64).ravel(), np.asarray(y, dtype=np.float64).ravel()
-            if x64.shape != y64.shape:
-                case.outputs.append(OutputParity(name, float("inf"), float("inf"), 0.0, False))
-                continue
-            diff = np.abs(x64 - y64)
-            max_abs = float(diff.max()) if diff.size else 0.0
-            max_rel = float((diff / (np.abs(x64) + 1e-6)).max()) if diff.size else 0.0
-            nx, ny = np.linalg.norm(x64), np.linalg.norm(y64)
-            cos = float(x64 @ y64 / (nx * ny)) if nx > 0 and ny > 0 else (1.0 if max_abs == 0 else 0.0)
-            case.outputs.append(OutputParity(name, max_abs, max_rel, cos, max_abs <= atol and cos >= min_cos))
+        case.outputs.extend(compare_outputs(names, a, b, atol, min_cos, strict=True))
         case.passed = bool(case.outputs) and all(o.passed for o in case.outputs)
         rep.cases.append(case)
     return rep
@@ -257,15 +247,11 @@ def fuse_attention(model: Path | str, out: Path | str, *, parity_cases: int = 2,
 
     Raises InputError when nothing matches (nothing is written) or for bad paths.
     """
-    from studio.optimize.api import _load_full, save_model_atomic
+    from studio.optimize.api import _load_full, check_out_path, save_model_atomic
 
     job = job or JobState(name="fuse-attention")
     model, out = Path(model), Path(out)
-    if out.resolve() == model.resolve():
-        raise InputError("--out must differ from the model (the original is the parity reference)",
-                         offending=str(out), hint="write to a new file, e.g. model.fused.onnx")
-    if out.suffix != ".onnx":
-        raise InputError("--out must be an .onnx file path", offending=str(out), hint="e.g. --out fused/model.onnx")
+    check_out_path(model, out, "fused")
     t0 = time.perf_counter()
     job.set_status(f"matching attention in {model.name}")
     proto = _load_full(model)

@@ -78,6 +78,24 @@ def random_feed(sess: Any, dims: dict[str, int], rng: np.random.Generator) -> di
     return feed
 
 
+def compare_outputs(names: list[str], ref: list[Any], new: list[Any], atol: float, min_cos: float, *,
+                    strict: bool = False) -> list[OutputParity]:
+    """Per-output error figures of ``new`` against ``ref`` (max abs / rel, cosine); a shape change fails."""
+    outputs: list[OutputParity] = []
+    for name, x, y in zip(names, ref, new, strict=strict):
+        x64, y64 = np.asarray(x, dtype=np.float64).ravel(), np.asarray(y, dtype=np.float64).ravel()
+        if x64.shape != y64.shape:
+            outputs.append(OutputParity(name, float("inf"), float("inf"), 0.0, False))
+            continue
+        diff = np.abs(x64 - y64)
+        max_abs = float(diff.max()) if diff.size else 0.0
+        max_rel = float((diff / (np.abs(x64) + 1e-6)).max()) if diff.size else 0.0
+        nx, ny = np.linalg.norm(x64), np.linalg.norm(y64)
+        cos = float(x64 @ y64 / (nx * ny)) if nx > 0 and ny > 0 else (1.0 if max_abs == 0 else 0.0)
+        outputs.append(OutputParity(name, max_abs, max_rel, cos, max_abs <= atol and cos >= min_cos))
+    return outputs
+
+
 def check_parity(original: Path, fixed: Path, precision: str = "fp32", *, dims: dict[str, int] | None = None,
                  cases: int = 2, seed: int = 0) -> ParityReport:
     atol, min_cos = TOLERANCE[precision]
@@ -96,17 +114,7 @@ def check_parity(original: Path, fixed: Path, precision: str = "fp32", *, dims: 
             rep.cases.append(case)
             continue
         names = [o.name for o in ref.get_outputs()]
-        for name, x, y in zip(names, a, b, strict=False):
-            x64, y64 = np.asarray(x, dtype=np.float64).ravel(), np.asarray(y, dtype=np.float64).ravel()
-            if x64.shape != y64.shape:
-                case.outputs.append(OutputParity(name, float("inf"), float("inf"), 0.0, False))
-                continue
-            diff = np.abs(x64 - y64)
-            max_abs = float(diff.max()) if diff.size else 0.0
-            max_rel = float((diff / (np.abs(x64) + 1e-6)).max()) if diff.size else 0.0
-            nx, ny = np.linalg.norm(x64), np.linalg.norm(y64)
-            cos = float(x64 @ y64 / (nx * ny)) if nx > 0 and ny > 0 else (1.0 if max_abs == 0 else 0.0)
-            case.outputs.append(OutputParity(name, max_abs, max_rel, cos, max_abs <= atol and cos >= min_cos))
+        case.outputs.extend(compare_outputs(names, a, b, atol, min_cos))
         case.passed = all(o.passed for o in case.outputs)
         rep.cases.append(case)
     return rep

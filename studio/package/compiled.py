@@ -144,14 +144,9 @@ def check_arch(src: CompiledSource, board_id: str, board_arch: str, force: bool)
 
 
 def _kserve_type(dtype: str) -> str:
-    import numpy as np
+    from studio.agent.kserve import dtype_to_kserve
 
-    from studio.agent.kserve import NP_TO_KSERVE
-
-    try:
-        return NP_TO_KSERVE.get(np.dtype(dtype), "UNKNOWN")
-    except TypeError:
-        return "UNKNOWN"
+    return dtype_to_kserve(dtype)
 
 
 def io_specs(src: CompiledSource) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:

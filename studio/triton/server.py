@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from studio.core.errors import DependencyMissing, InputError, StudioError
+from studio.core.paths import cache_dir
 
 CONTROL_MODES = ("explicit", "poll", "none")
 
@@ -44,14 +45,6 @@ def _pytriton_root() -> Path:
     if spec is None or not spec.submodule_search_locations:
         raise DependencyMissing.for_module("nvidia-pytriton", "triton", "the local Triton server")
     return Path(list(spec.submodule_search_locations)[0])
-
-
-def cache_dir() -> Path:
-    env = os.environ.get("STUDIO_CACHE_DIR")
-    if env:
-        return Path(env)
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "deployment-studio"
 
 
 def prepare_backends(src_backends: Path, stubs: Path, py: str | None = None) -> Path:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import secrets
 import subprocess
 import sys
@@ -126,7 +127,11 @@ def test_tvm_runner_refuses_a_flipped_byte_in_the_module(env, tvm_bundles, tmp_p
     lib = dest / "compiled" / "model.so"
     data = bytearray(lib.read_bytes())
     data[len(data) // 2] ^= 0x01
-    lib.write_bytes(bytes(data))
+    # replace the file (new inode) as an attacker would: rewriting the pages of a library this process has
+    # dlopen'ed in place corrupts its code and crashes the interpreter at exit
+    tampered = lib.with_name("model.so.new")
+    tampered.write_bytes(bytes(data))
+    os.replace(tampered, lib)
     with pytest.raises(BundleError, match="model.so"):
         TVMRunner(dest / "compiled", trusted_keys=env["trust"]).activate()
 

@@ -89,9 +89,9 @@ def test_broken_plugin_is_listed_with_its_error(tmp_path: Path) -> None:
     (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: broken-plugin\nVersion: 0.1\n")
     (dist / "entry_points.txt").write_text("[studio.plugins]\nbroken = broken_plugin_mod:manifest\n")
     (tmp_path / "broken_plugin_mod.py").write_text("raise ImportError('vendor SDK missing')\n")
-    code = ("import sys; sys.path.insert(0, %r)\n"
+    code = (f"import sys; sys.path.insert(0, {str(tmp_path)!r})\n"
             "from studio.cli.main import main\n"
-            "sys.exit(main(['plugins', '--json']))") % str(tmp_path)
+            "sys.exit(main(['plugins', '--json']))")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     rows = {r["name"]: r for r in json.loads(proc.stdout)}

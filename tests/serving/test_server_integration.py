@@ -129,22 +129,6 @@ def test_text_only_request_skips_the_vision_encoder(server: LocalTritonServer, m
     np.testing.assert_allclose(out["text_embeds"], want, rtol=1e-5, atol=1e-5)
 
 
-def test_signed_versions_load_and_a_tampered_one_is_refused(server: LocalTritonServer,
-                                                            models: dict[str, Path]) -> None:
-    client = TritonClient(server.http_url)
-    x = _x()
-    want = _ort(models["mlp"], {"x": x})
-    for name in ("mlp_signed", "mlp_ort_signed"):  # python flavour, and onnxruntime served through the mirror
-        client.load(name)
-        got = client.infer(name, {"x": x})
-        np.testing.assert_allclose(next(iter(got.values())), next(iter(want.values())), rtol=1e-5, atol=1e-6)
-    with pytest.raises(ServerError) as ei:
-        client.load("mlp_tampered")
-    assert "signature check failed" in str(ei.value) and "model.onnx" in str(ei.value)
-    assert not client.model_ready("mlp_tampered")
-    assert client.model_ready("mlp_signed")  # the good ones keep serving
-
-
 def _hammer(url: str, model: str, stop: threading.Event, results: list, errors: list) -> None:
     c = TritonClient(url, timeout=20)
     x = _x(1, seed=3)
@@ -290,3 +274,20 @@ def test_cli_serves_and_stops_cleanly(which: str, repo: Path, models: dict[str, 
     assert "stopped" in out
     with pytest.raises(Exception):  # noqa: B017 - the port is closed: whichever error the client raises
         TritonClient(urls["HTTP"], timeout=2).is_live()
+
+
+# Last of the module-server tests: a model that failed to load leaves Triton "not ready" (strict readiness).
+def test_signed_versions_load_and_a_tampered_one_is_refused(server: LocalTritonServer,
+                                                            models: dict[str, Path]) -> None:
+    client = TritonClient(server.http_url)
+    x = _x()
+    want = _ort(models["mlp"], {"x": x})
+    for name in ("mlp_signed", "mlp_ort_signed"):  # python flavour, and onnxruntime served through the mirror
+        client.load(name)
+        got = client.infer(name, {"x": x})
+        np.testing.assert_allclose(next(iter(got.values())), next(iter(want.values())), rtol=1e-5, atol=1e-6)
+    with pytest.raises(ServerError) as ei:
+        client.load("mlp_tampered")
+    assert "signature check failed" in str(ei.value) and "model.onnx" in str(ei.value)
+    assert not client.model_ready("mlp_tampered")
+    assert client.model_ready("mlp_signed")  # the good ones keep serving

@@ -7,7 +7,6 @@ from pathlib import Path
 from PySide6.QtCore import Qt, QUrl, Signal
 from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QFrame,
     QGridLayout,
     QGroupBox,
@@ -27,6 +26,7 @@ from studio.export.api import ExportReport
 from studio.gui.export_wizard.common import Step, muted
 from studio.gui.theme import colors, set_role
 from studio.gui.widgets.graph_snippet import GraphSnippetView
+from studio.gui.widgets.tables import readonly_table
 
 STAGES = {"load": "loading the model", "trace": "tracing the model", "export": "ONNX export",
           "checker": "onnx.checker", "shape_inference": "shape inference", "ort_load": "ONNX Runtime load",
@@ -58,12 +58,7 @@ def _label(text: str, role: str | None = None, selectable: bool = False) -> QLab
 
 
 def _table(headers: list[str]) -> QTableWidget:
-    t = QTableWidget(0, len(headers))
-    t.setHorizontalHeaderLabels(headers)
-    t.verticalHeader().setVisible(False)
-    t.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-    t.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-    t.setAlternatingRowColors(True)
+    t = readonly_table(headers, alternating=True)
     t.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAsNeeded)
     return t
 

@@ -26,7 +26,6 @@ from PySide6.QtWidgets import (
     QSizePolicy,
     QSplitter,
     QTableWidget,
-    QTableWidgetItem,
     QVBoxLayout,
     QWidget,
 )
@@ -34,25 +33,16 @@ from PySide6.QtWidgets import (
 from studio.core.errors import Problem, StudioError
 from studio.gui.page import Page
 from studio.gui.theme import set_role
+from studio.gui.widgets.layout import add_heading, browse_row
+from studio.gui.widgets.tables import fill_table, readonly_table
 
 
 def _table(headers: list[str]) -> QTableWidget:
-    t = QTableWidget(0, len(headers))
-    t.setHorizontalHeaderLabels(headers)
-    t.verticalHeader().setVisible(False)
-    t.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
-    t.setSelectionBehavior(QTableWidget.SelectionBehavior.SelectRows)
+    t = readonly_table(headers)
     t.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
     for i in range(1, len(headers)):
         t.horizontalHeader().setSectionResizeMode(i, QHeaderView.ResizeMode.ResizeToContents)
     return t
-
-
-def _fill(table: QTableWidget, rows: list[list[str]]) -> None:
-    table.setRowCount(len(rows))
-    for r, row in enumerate(rows):
-        for c, text in enumerate(row):
-            table.setItem(r, c, QTableWidgetItem(text))
 
 
 INSPECTOR_TO_COMPILE = {"ort-cpu": "llvm", "tvm-relax": "llvm"}
@@ -106,25 +96,15 @@ class CompilePage(Page):
 
         left = QWidget()
         ll = QVBoxLayout(left)
-        head = QLabel("Compile with TVM Relax")
-        set_role(head, "heading")
-        ll.addWidget(head)
-        sub = QLabel("ONNX -> TVM Relax -> a library for the board's CPU or GPU, checked against ONNX Runtime "
-                     "on random inputs. When TVM fails, the graph is bisected to the failing nodes.")
-        sub.setWordWrap(True)
-        set_role(sub, "muted")
-        ll.addWidget(sub)
+        add_heading(ll, "Compile with TVM Relax",
+                    "ONNX -> TVM Relax -> a library for the board's CPU or GPU, checked against ONNX Runtime "
+                    "on random inputs. When TVM fails, the graph is bisected to the failing nodes.")
 
         box = QGroupBox("Build")
         form = QFormLayout(box)
-        mrow = QHBoxLayout()
         self.model_edit = QLineEdit()
         self.model_edit.setPlaceholderText("model.onnx (or a part, e.g. the vision encoder)")
-        mb = QPushButton("Browse…")
-        mb.clicked.connect(self._browse_model)
-        mrow.addWidget(self.model_edit, 1)
-        mrow.addWidget(mb)
-        form.addRow("Model", mrow)
+        form.addRow("Model", browse_row(self.model_edit, self._browse_model))
         self.target_combo = QComboBox()
         self.target_combo.currentIndexChanged.connect(self._target_changed)
         form.addRow("Target", self.target_combo)
@@ -135,14 +115,9 @@ class CompilePage(Page):
         self.shapes_edit = QLineEdit()
         self.shapes_edit.setPlaceholderText("for dynamic dims: pixel_values=1,3,224,224; input_ids=1,64")
         form.addRow("Shapes", self.shapes_edit)
-        orow = QHBoxLayout()
         self.out_edit = QLineEdit()
         self.out_edit.setPlaceholderText("default: MODEL-TARGET beside the model")
-        ob = QPushButton("…")
-        ob.clicked.connect(self._browse_out)
-        orow.addWidget(self.out_edit, 1)
-        orow.addWidget(ob)
-        form.addRow("Output", orow)
+        form.addRow("Output", browse_row(self.out_edit, self._browse_out, "…"))
         self.verify_check = QCheckBox("Verify against ONNX Runtime (parity + latency)")
         self.verify_check.setChecked(True)
         self.simplify_check = QCheckBox("Fold shape arithmetic first (onnxslim)")
@@ -417,7 +392,7 @@ class CompilePage(Page):
                             rep.parity.status == "passed" else f"{Path(rep.model).name} for {rep.target}: "
                             + ("compiled" if ok else f"failed at {rep.diagnosis.stage if rep.diagnosis else '?'}"))
         set_role(self.banner, "banner-ok" if ok else "banner-fail")
-        _fill(self.artifacts_table, [[a.path, a.kind, f"{a.size_bytes:,} B" if a.size_bytes else "",
+        fill_table(self.artifacts_table, [[a.path, a.kind, f"{a.size_bytes:,} B" if a.size_bytes else "",
                                       ", ".join(sorted(set(a.machines.values())))] for a in rep.artifacts])
         p = rep.parity
         mode = {"artifact": "the written library on this host",
@@ -425,7 +400,7 @@ class CompilePage(Page):
                     p.mode, p.mode)
         self.parity_label.setText(f"{p.status}" + (f" — {mode}; atol {p.atol:g}, rtol {p.rtol:g}, inputs "
                                                    f"{p.input_shapes}" if p.outputs else ""))
-        _fill(self.parity_table, [[o.output, "x".join(map(str, o.shape)), f"{o.max_abs:.3g}", f"{o.max_rel:.3g}",
+        fill_table(self.parity_table, [[o.output, "x".join(map(str, o.shape)), f"{o.max_abs:.3g}", f"{o.max_rel:.3g}",
                                    "pass" if o.passed else "FAIL"] for o in p.outputs])
         lat = rep.latency
         if lat.tvm_ms_median is not None and lat.ort_ms_median is not None:
@@ -439,14 +414,14 @@ class CompilePage(Page):
         if d is None:
             warn = "; ".join(rep.warnings)
             self.failure_label.setText("No failure." + (f" Warnings: {warn}" if warn else ""))
-            _fill(self.nodes_table, [])
+            fill_table(self.nodes_table, [])
             self.show_node_btn.setEnabled(False)
         else:
             loc = d.localisation or {}
             extra = (f" Bisection: {loc['trials']} TVM trials, {loc['node_count']} of {loc['graph_nodes']} nodes."
                      if "trials" in loc else "")
             self.failure_label.setText(f"{d.message}\nHint: {d.hint}" + (f"\n{extra.strip()}" if extra else ""))
-            _fill(self.nodes_table, [[n, o] for n, o in zip(d.nodes, d.op_types, strict=False)])
+            fill_table(self.nodes_table, [[n, o] for n, o in zip(d.nodes, d.op_types, strict=False)])
             if d.nodes:
                 self.nodes_table.selectRow(len(d.nodes) - 1)  # the culprit
             self.show_node_btn.setEnabled(bool(d.nodes))

@@ -40,6 +40,7 @@ from studio.core.errors import InputError, Problem, StudioError
 from studio.gui.jobs_qt import JobHandle, JobRunner
 from studio.gui.page import Page
 from studio.gui.theme import set_role
+from studio.gui.widgets.layout import add_heading
 from studio.telemetry import samples as S
 from studio.telemetry.ringbuffer import SeriesStore
 
@@ -111,9 +112,7 @@ class DashboardsPage(Page):
     def _build(self) -> None:
         root = QVBoxLayout(self)
         root.setContentsMargins(12, 10, 12, 10)
-        head = QLabel("Dashboards — live load, latency, resources and SLA verdicts")
-        set_role(head, "heading")
-        root.addWidget(head)
+        add_heading(root, "Dashboards — live load, latency, resources and SLA verdicts")
 
         form = QHBoxLayout()
         left = QFormLayout()

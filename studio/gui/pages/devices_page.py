@@ -37,7 +37,6 @@ from PySide6.QtWidgets import (
     QSizePolicy,
     QSplitter,
     QTableWidget,
-    QTableWidgetItem,
     QTabWidget,
     QVBoxLayout,
     QWidget,
@@ -46,6 +45,7 @@ from PySide6.QtWidgets import (
 from studio.core.errors import StudioError
 from studio.core.workspace import DeviceEntry
 from studio.gui.page import Page
+from studio.gui.widgets.tables import fill_table, readonly_table
 
 POLL_MS = 2000
 POLL_TIMEOUT = 5.0  # a busy 2-core box answers slowly while it loads models
@@ -461,7 +461,7 @@ class DevicesPage(Page):
         self.ext_label.setText(self.ext_label.fontMetrics().elidedText(ext, Qt.TextElideMode.ElideRight, width))
         self.ext_label.setToolTip(ext)
         selected = self.selected_model()
-        _fill(self.models_table, [[m.name, m.version or "-", m.state or "not loaded", m.reason] for m in snap.models])
+        fill_table(self.models_table, [[m.name, m.version or "-", m.state or "not loaded", m.reason] for m in snap.models])
         if selected:
             for r in range(self.models_table.rowCount()):
                 if self.models_table.item(r, 0).text() == selected:
@@ -469,13 +469,13 @@ class DevicesPage(Page):
                     self.models_table.selectRow(r)
                     self.models_table.blockSignals(False)
                     break
-        _fill(self.stats_table, [[s.name, s.version, s.inference_count, s.execution_count, s.success_count,
+        fill_table(self.stats_table, [[s.name, s.version, s.inference_count, s.execution_count, s.success_count,
                                   s.fail_count, f"{s.avg_queue_us:.0f}", f"{s.avg_compute_input_us:.0f}",
                                   f"{s.avg_compute_infer_us:.0f}", f"{s.avg_compute_output_us:.0f}",
                                   ", ".join(f"{b}x{n}" for b, n in sorted(s.batch_sizes.items()))]
                                  for s in snap.stats])
         metric_rows = [[k, v] for k, v in snap.metrics.items()] or [["metrics", snap.metrics_error or "not available"]]
-        _fill(self.metrics_table, metric_rows)
+        fill_table(self.metrics_table, metric_rows)
         names = sorted({m.name for m in snap.models if m.state == "READY"})
         if names != [self.infer_model.itemText(i) for i in range(self.infer_model.count())]:
             cur = self.infer_model.currentText()
@@ -602,26 +602,11 @@ class _PathEdit(QWidget):
 
 
 def _table(headers: list[str]) -> QTableWidget:
-    t = QTableWidget(0, len(headers))
-    t.setHorizontalHeaderLabels(headers)
-    t.verticalHeader().setVisible(False)
-    t.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
-    t.setSelectionBehavior(QTableWidget.SelectionBehavior.SelectRows)
+    t = readonly_table(headers)
     t.setSelectionMode(QTableWidget.SelectionMode.SingleSelection)
     t.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
     t.horizontalHeader().setStretchLastSection(True)
     return t
-
-
-def _fill(t: QTableWidget, rows: list[list[Any]]) -> None:
-    t.setRowCount(len(rows))
-    for r, row in enumerate(rows):
-        for c, v in enumerate(row):
-            item = t.item(r, c)
-            if item is None:
-                t.setItem(r, c, QTableWidgetItem(str(v)))
-            elif item.text() != str(v):
-                item.setText(str(v))
 
 
 def _restyle(w: QWidget) -> None:

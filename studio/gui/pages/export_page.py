@@ -24,6 +24,7 @@ from studio.gui.export_wizard.source_step import SourceChoice, SourceStep
 from studio.gui.jobs_qt import JobHandle, JobRunner
 from studio.gui.page import Page
 from studio.gui.theme import set_role
+from studio.gui.widgets.layout import add_heading
 
 SOURCE, SIGNATURE, OPTIONS, RUN, RESULT = range(5)
 
@@ -67,14 +68,9 @@ class ExportPage(Page):
         outer = QVBoxLayout(self)
         outer.setContentsMargins(24, 18, 24, 16)
         outer.setSpacing(10)
-        head = QLabel("Export to ONNX")
-        set_role(head, "heading")
-        sub = QLabel("HuggingFace model → validated ONNX graph, with tokenizer files and a report. "
-                     "Same as `studio export`.")
-        set_role(sub, "muted")
-        sub.setWordWrap(True)
-        outer.addWidget(head)
-        outer.addWidget(sub)
+        add_heading(outer, "Export to ONNX",
+                    "HuggingFace model → validated ONNX graph, with tokenizer files and a report. "
+                    "Same as `studio export`.")
 
         self.source = SourceStep()
         self.signature = SignatureStep()

@@ -33,6 +33,7 @@ from studio.gui.page import Page
 from studio.gui.theme import set_role
 from studio.gui.widgets.agents_panel import AgentsPanel
 from studio.gui.widgets.field_error import FieldError
+from studio.gui.widgets.layout import add_heading, browse_row
 
 
 class PackagingPage(Page):
@@ -60,25 +61,15 @@ class PackagingPage(Page):
         outer.addWidget(split)
         left = QWidget()
         ll = QVBoxLayout(left)
-        head = QLabel("Package for an edge board")
-        set_role(head, "heading")
-        ll.addWidget(head)
-        sub = QLabel("Signed bundle (Ed25519 over SHA-256 digests), checked against the board's accelerator, "
-                     "verified, then pushed to an agent that verifies again before it activates.")
-        set_role(sub, "muted")
-        sub.setWordWrap(True)
-        ll.addWidget(sub)
+        add_heading(ll, "Package for an edge board",
+                    "Signed bundle (Ed25519 over SHA-256 digests), checked against the board's accelerator, "
+                    "verified, then pushed to an agent that verifies again before it activates.")
 
         box = QGroupBox("Build")
         form = QFormLayout(box)
-        row = QHBoxLayout()
         self.source_edit = QLineEdit()
         self.source_edit.setPlaceholderText(".onnx file, export folder or `studio compile` folder")
-        b = QPushButton("Browse…")
-        b.clicked.connect(self._browse_source)
-        row.addWidget(self.source_edit, 1)
-        row.addWidget(b)
-        form.addRow("Export", row)
+        form.addRow("Export", browse_row(self.source_edit, self._browse_source))
         self.source_info = QLabel("")  # a compiled folder: runtime tvm, its parity figures, the arch check
         self.source_info.setWordWrap(True)
         self.source_info.hide()
@@ -115,14 +106,9 @@ class PackagingPage(Page):
         nrow.addWidget(QLabel("Version"))
         nrow.addWidget(self.version_edit, 1)
         form.addRow("Name", nrow)
-        orow = QHBoxLayout()
         self.out_edit = QLineEdit()
         self.out_edit.setPlaceholderText("default: WORKSPACE/bundles/NAME-VERSION.tar")
-        ob = QPushButton("…")
-        ob.clicked.connect(self._browse_out)
-        orow.addWidget(self.out_edit, 1)
-        orow.addWidget(ob)
-        form.addRow("Output", orow)
+        form.addRow("Output", browse_row(self.out_edit, self._browse_out, "…"))
         self.force_check = QCheckBox("Package even if the model fails the board's target or CPU architecture (recorded, signed)")
         form.addRow("", self.force_check)
         ll.addWidget(box)

@@ -48,6 +48,7 @@ from studio.gui.page import Page
 from studio.gui.theme import colors, set_role
 from studio.gui.widgets.config_view import ConfigView
 from studio.gui.widgets.field_error import FieldError
+from studio.gui.widgets.layout import add_heading
 
 TEXT_SUFFIXES = {".pbtxt", ".py", ".json", ".txt", ".model", ".yaml", ".yml", ".md"}
 MAX_TEXT_BYTES = 512 * 1024
@@ -124,15 +125,10 @@ class TritonPage(Page):
         scroll.setWidget(left)
         ll = QVBoxLayout(left)
         ll.setContentsMargins(8, 4, 8, 4)
-        head = QLabel("Serve on Triton")
-        set_role(head, "heading")
-        sub = QLabel("Model repository from the model's real inputs and outputs, checked before any server sees "
-                     "it, then served by the local CPU tritonserver. Same as `studio triton build-repo`, "
-                     "`check` and `serve-local`.")
-        sub.setWordWrap(True)
-        set_role(sub, "muted")
-        ll.addWidget(head)
-        ll.addWidget(sub)
+        add_heading(ll, "Serve on Triton",
+                    "Model repository from the model's real inputs and outputs, checked before any server sees "
+                    "it, then served by the local CPU tritonserver. Same as `studio triton build-repo`, "
+                    "`check` and `serve-local`.")
 
         src_box = QGroupBox("Model and repository")
         form = QFormLayout(src_box)

@@ -1,0 +1,33 @@
+"""Layout pieces every page repeats: the heading with its one-line explanation, a path field with a button."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from PySide6.QtWidgets import QBoxLayout, QHBoxLayout, QLabel, QLineEdit, QPushButton
+
+from studio.gui.theme import set_role
+
+
+def add_heading(layout: QBoxLayout, title: str, subtitle: str | None = None) -> tuple[QLabel, QLabel | None]:
+    """Add a page heading and, when given, a muted word-wrapped explanation under it."""
+    head = QLabel(title)
+    set_role(head, "heading")
+    layout.addWidget(head)
+    sub = None
+    if subtitle is not None:
+        sub = QLabel(subtitle)
+        sub.setWordWrap(True)
+        set_role(sub, "muted")
+        layout.addWidget(sub)
+    return head, sub
+
+
+def browse_row(edit: QLineEdit, on_browse: Callable[[], object], button_text: str = "Browse…") -> QHBoxLayout:
+    """``edit`` stretched beside a button that runs ``on_browse`` (a file or folder dialog)."""
+    row = QHBoxLayout()
+    button = QPushButton(button_text)
+    button.clicked.connect(on_browse)
+    row.addWidget(edit, 1)
+    row.addWidget(button)
+    return row
