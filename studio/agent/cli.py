@@ -15,6 +15,9 @@ def build_parser() -> argparse.ArgumentParser:
                                 "(HTTP, JSON + binary tensors) with ONNX Runtime.")
     p.add_argument("--host", default="127.0.0.1", help="bind address (default loopback; 0.0.0.0 for the network)")
     p.add_argument("--port", type=int, default=8765)
+    p.add_argument("--grpc-port", type=int, default=None,
+                   help="also serve KServe v2 over gRPC on this port (same --host and TLS; inference only, "
+                        "management stays on HTTP); off by default")
     p.add_argument("--data", required=True, type=Path, help="data folder (bundles, state, uploads)")
     p.add_argument("--trust", required=True, action="append", type=Path,
                    help="trusted public key file or folder of .pub files (repeatable)")
@@ -110,6 +113,16 @@ def _serve(args: argparse.Namespace) -> int:
         log.info("exporting traces and metrics over OTLP to %s", otel.endpoint)
     log.info("studio-agent %s on %s:%d, board %s, trusted keys %s, models: %s", __version__, args.host, args.port,
              board, ", ".join(trusted.ids()), ", ".join(sorted(core.served)) or "none")
+    grpc_server = None
+    if args.grpc_port is not None:
+        if not 0 < args.grpc_port < 65536 or args.grpc_port == args.port:
+            raise InputError(f"--grpc-port {args.grpc_port} is not a usable port", offending=str(args.grpc_port),
+                             hint="pick a free port other than --port, e.g. 8001")
+        from studio.agent.grpc_server import start_grpc_server
+
+        grpc_server = start_grpc_server(core, metrics, app.executor, args.host, args.grpc_port,
+                                        tls_cert=args.tls_cert, tls_key=args.tls_key,
+                                        handler_threads=max(8, 2 * args.workers))
     adv = None
     if not args.no_mdns:
         adv = Advertiser(cfg.name, args.host, args.port,
@@ -123,6 +136,8 @@ def _serve(args: argparse.Namespace) -> int:
     try:
         uvicorn.Server(config).run()
     finally:
+        if grpc_server is not None:
+            grpc_server.stop(grace=2).wait(5)
         if adv is not None:
             adv.close()
         if otel is not None:

@@ -1,0 +1,208 @@
+"""The agent's KServe v2 gRPC face (Triton's ``GRPCInferenceService``), so ``tritonclient.grpc`` works unchanged.
+
+It serves inference only (health, server/model metadata, readiness, ModelInfer); bundle upload and rollback stay
+on HTTP behind the token. It shares the HTTP side's model registry (``core.served``, read per request, so a hot
+update or rollback is seen at once), its metrics and its bounded inference executor: gRPC handler threads hand
+every model run to that executor, so the two protocols together never run more than ``--workers`` inferences.
+The protobuf classes come from ``tritonclient.grpc`` (the same ones the client uses), so nothing is generated.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import grpc
+import numpy as np
+from tritonclient.grpc import service_pb2 as pb
+from tritonclient.grpc import service_pb2_grpc as pb_grpc
+
+from studio import __version__
+from studio.agent.core import AgentCore
+from studio.agent.kserve import KSERVE_TO_NP, ProtocolError, _deserialize_bytes, _serialize_bytes, datatype_of
+from studio.agent.metrics import AgentMetrics
+
+log = logging.getLogger("studio.agent.grpc")
+
+# typed ``InferTensorContents`` field per KServe datatype (FP16/BF16 have none: raw_input_contents only)
+_CONTENTS_FIELD = {
+    "BOOL": "bool_contents", "INT8": "int_contents", "INT16": "int_contents", "INT32": "int_contents",
+    "INT64": "int64_contents", "UINT8": "uint_contents", "UINT16": "uint_contents", "UINT32": "uint_contents",
+    "UINT64": "uint64_contents", "FP32": "fp32_contents", "FP64": "fp64_contents", "BYTES": "bytes_contents",
+}
+
+
+class _Abort(Exception):
+    def __init__(self, code: grpc.StatusCode, message: str) -> None:
+        super().__init__(message)
+        self.code, self.message = code, message
+
+
+def decode_infer_request(req: Any) -> dict[str, np.ndarray]:
+    """Input tensors of a ``ModelInferRequest``: ``raw_input_contents`` (one per input, in order) or typed
+    ``contents``; raises :class:`ProtocolError` naming the input on anything inconsistent."""
+    raw = req.raw_input_contents
+    if raw and len(raw) != len(req.inputs):
+        raise ProtocolError(f"{len(raw)} raw_input_contents for {len(req.inputs)} inputs: when raw contents are "
+                            "used, every input must have one, in input order")
+    feed: dict[str, np.ndarray] = {}
+    for i, t in enumerate(req.inputs):
+        name, dt, shape = t.name, t.datatype, [int(d) for d in t.shape]
+        if dt not in KSERVE_TO_NP:
+            raise ProtocolError(f"input '{name}': unsupported datatype {dt}")
+        if any(d < 0 for d in shape):
+            raise ProtocolError(f"input '{name}': negative dimension in shape {shape}")
+        if name in feed:
+            raise ProtocolError(f"input '{name}' appears twice")
+        count = math.prod(shape)
+        if raw:
+            if dt == "BYTES":
+                arr = np.array(_deserialize_bytes(raw[i]), dtype=np.object_)
+            else:
+                item = np.dtype(KSERVE_TO_NP[dt]).itemsize
+                if len(raw[i]) != count * item:
+                    raise ProtocolError(f"input '{name}': {len(raw[i])} bytes of raw contents, shape {shape} of "
+                                        f"{dt} needs {count * item}")
+                arr = np.frombuffer(raw[i], dtype=KSERVE_TO_NP[dt])
+        else:
+            field = _CONTENTS_FIELD.get(dt)
+            if field is None:
+                raise ProtocolError(f"input '{name}': {dt} has no typed contents; send it in raw_input_contents")
+            values = getattr(t.contents, field)
+            arr = (np.array(list(values), dtype=np.object_) if dt == "BYTES"
+                   else np.array(values, dtype=KSERVE_TO_NP[dt]))
+        if arr.size != count:
+            raise ProtocolError(f"input '{name}': {arr.size} elements for shape {shape}")
+        feed[name] = arr.reshape(shape)
+    return feed
+
+
+class InferenceServicer(pb_grpc.GRPCInferenceServiceServicer):
+    """KServe v2 gRPC over the agent's served models; management RPCs are left UNIMPLEMENTED on purpose."""
+
+    def __init__(self, core: AgentCore, metrics: AgentMetrics, executor: ThreadPoolExecutor) -> None:
+        self.core, self.metrics, self.executor = core, metrics, executor
+
+    def _model(self, name: str, version: str) -> Any:
+        m = self.core.served.get(name)
+        if m is None or (version not in ("", None) and version != m.version):
+            return None
+        return m
+
+    def _model_or_abort(self, name: str, version: str, context: grpc.ServicerContext) -> Any:
+        m = self._model(name, version)
+        if m is None:
+            context.abort(grpc.StatusCode.NOT_FOUND, f"Request for unknown model: '{name}' is not found"
+                          + (f" (version '{version}')" if version else ""))
+        return m
+
+    # -- health and metadata ---------------------------------------------------------------------------
+    def ServerLive(self, request: Any, context: grpc.ServicerContext) -> Any:  # noqa: N802 (gRPC names)
+        return pb.ServerLiveResponse(live=True)
+
+    def ServerReady(self, request: Any, context: grpc.ServicerContext) -> Any:  # noqa: N802
+        return pb.ServerReadyResponse(ready=True)
+
+    def ModelReady(self, request: Any, context: grpc.ServicerContext) -> Any:  # noqa: N802
+        return pb.ModelReadyResponse(ready=self._model(request.name, request.version) is not None)
+
+    def ServerMetadata(self, request: Any, context: grpc.ServicerContext) -> Any:  # noqa: N802
+        return pb.ServerMetadataResponse(name="studio-agent", version=__version__, extensions=["model_repository"])
+
+    def ModelMetadata(self, request: Any, context: grpc.ServicerContext) -> Any:  # noqa: N802
+        m = self._model_or_abort(request.name, request.version, context)
+        md = m.metadata()
+        tm = pb.ModelMetadataResponse.TensorMetadata
+        return pb.ModelMetadataResponse(
+            name=m.name, versions=[m.version], platform=md.get("platform", "onnxruntime_onnx"),
+            inputs=[tm(name=t.name, datatype=t.datatype, shape=t.shape) for t in m.inputs],
+            outputs=[tm(name=t.name, datatype=t.datatype, shape=t.shape) for t in m.outputs])
+
+    def RepositoryIndex(self, request: Any, context: grpc.ServicerContext) -> Any:  # noqa: N802
+        idx = pb.RepositoryIndexResponse.ModelIndex
+        return pb.RepositoryIndexResponse(models=[idx(name=n, version=m.version, state="READY")
+                                                  for n, m in sorted(self.core.served.items())])
+
+    # -- inference -------------------------------------------------------------------------------------
+    def ModelInfer(self, request: Any, context: grpc.ServicerContext) -> Any:  # noqa: N802
+        metrics, name = self.metrics, request.model_name
+        m = self._model(name, request.model_version)
+        if m is None:
+            metrics.errors.labels(name, "unknown_model").inc()
+            context.abort(grpc.StatusCode.NOT_FOUND, f"Request for unknown model: '{name}' is not found")
+        t0 = time.perf_counter()
+        metrics.inflight.inc()
+        try:
+            out = self._infer(m, request)
+        except _Abort as exc:
+            metrics.requests.labels(name, "error").inc()
+            context.abort(exc.code, exc.message)
+        finally:
+            metrics.inflight.dec()
+        metrics.latency.labels(name).observe(time.perf_counter() - t0)
+        metrics.requests.labels(name, "ok").inc()
+        return out
+
+    def _infer(self, m: Any, request: Any) -> Any:
+        name, metrics = m.name, self.metrics
+        try:
+            feed = decode_infer_request(request)
+            wanted = [o.name for o in request.outputs] or None
+            for n in wanted or ():
+                if not m.has_output(n):
+                    raise ProtocolError(f"unexpected inference output '{n}' for model '{name}'")
+            if m.raw_inputs and not m.raw_inputs.keys().isdisjoint(feed):
+                raise _Abort(grpc.StatusCode.UNIMPLEMENTED,
+                             f"raw inputs ({', '.join(sorted(m.raw_inputs))}) of model '{name}' are preprocessed "
+                             "on the HTTP endpoint only; send the model's tensors over gRPC, or use HTTP")
+            m.check_inputs(feed)
+        except ValueError as exc:  # ProtocolError included
+            metrics.errors.labels(name, "bad_request").inc()
+            raise _Abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc)) from None
+        try:
+            results = self.executor.submit(m.infer, feed, wanted).result()
+        except Exception as exc:  # ORT failure on this input
+            metrics.errors.labels(name, "inference").inc()
+            raise _Abort(grpc.StatusCode.INTERNAL, f"inference failed: {exc}") from None
+        resp = pb.ModelInferResponse(model_name=name, model_version=m.version, id=request.id)
+        for n in wanted or results:
+            arr = results[n]
+            dt = datatype_of(arr)
+            resp.outputs.add(name=n, datatype=dt, shape=list(arr.shape))
+            resp.raw_output_contents.append(_serialize_bytes(arr) if dt == "BYTES"
+                                            else np.ascontiguousarray(arr).tobytes())
+        return resp
+
+
+def start_grpc_server(core: AgentCore, metrics: AgentMetrics, executor: ThreadPoolExecutor, host: str, port: int,
+                      *, tls_cert: Path | None = None, tls_key: Path | None = None,
+                      handler_threads: int = 8, max_message_bytes: int = (1 << 31) - 1) -> grpc.Server:
+    """Start the gRPC server on ``host:port`` (TLS when cert and key are given) and return it; ``stop()`` it.
+
+    ``handler_threads`` only decode/encode and wait; model runs go to ``executor`` (the HTTP side's)."""
+    opts = [("grpc.max_receive_message_length", max_message_bytes),
+            ("grpc.max_send_message_length", max_message_bytes),
+            ("grpc.so_reuseport", 0)]
+    server = grpc.server(ThreadPoolExecutor(max_workers=handler_threads, thread_name_prefix="grpc"), options=opts)
+    pb_grpc.add_GRPCInferenceServiceServicer_to_server(InferenceServicer(core, metrics, executor), server)
+    address = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+    try:
+        if tls_cert and tls_key:
+            creds = grpc.ssl_server_credentials([(tls_key.read_bytes(), tls_cert.read_bytes())])
+            bound = server.add_secure_port(address, creds)
+        else:
+            bound = server.add_insecure_port(address)
+    except RuntimeError:  # newer grpcio raises instead of returning 0
+        bound = 0
+    if not bound:
+        from studio.core.errors import InputError
+
+        raise InputError(f"cannot bind the gRPC server to {address}", offending=str(port),
+                         hint="pick a free --grpc-port")
+    server.start()
+    log.info("KServe v2 gRPC on %s%s", address, " (TLS)" if tls_cert else "")
+    return server
