@@ -4,8 +4,8 @@ A bundle declares its raw inputs in ``runtime.json`` (``models[i].raw_inputs``, 
 from the tokenizer / processor files it carries, see :func:`declare_raw_inputs`). Each raw input is a KServe
 v2 BYTES tensor of shape ``[batch]``: UTF-8 text, encoded image files (PNG, JPEG, ...), or WAV files; in the
 JSON form images and audio are base64 strings. Preprocessing reproduces the HF processor (CLIP-style
-resize of the shortest edge, centre crop, rescale, normalise; tokenizer padding to the longest) with PIL,
-numpy and ``tokenizers`` only: no torch or transformers on the board.
+resize of the shortest edge, centre crop, rescale, normalise; tokenizer padding to the longest; Whisper's
+log-mel spectrogram) with PIL, numpy and ``tokenizers`` only: no torch or transformers on the board.
 """
 
 from __future__ import annotations
@@ -76,11 +76,16 @@ def declare_raw_inputs(model_inputs: list[dict[str, Any]], folder: Path, prefix:
             out.append({"name": "image", "kind": "image", "datatype": "BYTES", "produces": ["pixel_values"],
                         "files": [pre + f for f in procs]})
     audio = [n for n in AUDIO_TENSORS if n in names]
-    if audio and procs and _processor_config(files, "feature_extractor").get("sampling_rate"):
+    fe = _processor_config(files, "feature_extractor") if audio and procs else {}
+    if audio and fe.get("sampling_rate"):
         spec = next(i for i in model_inputs if i["name"] == audio[0])
-        if len(spec.get("shape", [])) == 2:  # raw waveform [batch, samples]; log-mel features are not built here
-            out.append({"name": "audio", "kind": "audio", "datatype": "BYTES", "produces": [audio[0]],
-                        "files": [pre + f for f in procs]})
+        rank = len(spec.get("shape", []))
+        entry = {"name": "audio", "kind": "audio", "datatype": "BYTES", "produces": [audio[0]],
+                 "files": [pre + f for f in procs]}
+        if rank == 2:  # raw waveform [batch, samples]
+            out.append(entry)
+        elif rank == 3 and audio[0] == "input_features" and is_whisper_features(fe):
+            out.append({**entry, "features": "whisper-log-mel"})  # [batch, n_mels, frames], see LogMelFeatures
     return out
 
 
@@ -209,14 +214,110 @@ def resample_linear(x: np.ndarray, src_rate: int, dst_rate: int) -> np.ndarray:
     return np.interp(t, np.arange(x.shape[-1], dtype=np.float64), x.astype(np.float64)).astype(np.float32)
 
 
+def is_whisper_features(cfg: dict[str, Any]) -> bool:
+    """Whether a feature-extractor config describes Whisper's log-mel front-end."""
+    return cfg.get("feature_extractor_type") == "WhisperFeatureExtractor"
+
+
+def _hz_to_mel_slaney(f: np.ndarray) -> np.ndarray:
+    f = np.asarray(f, dtype=np.float64)
+    lin = 3.0 * f / 200.0
+    log = 15.0 + np.log(np.maximum(f, 1e-12) / 1000.0) * (27.0 / np.log(6.4))
+    return np.where(f >= 1000.0, log, lin)
+
+
+def _mel_to_hz_slaney(m: np.ndarray) -> np.ndarray:
+    m = np.asarray(m, dtype=np.float64)
+    lin = 200.0 * m / 3.0
+    log = 1000.0 * np.exp((np.log(6.4) / 27.0) * (m - 15.0))
+    return np.where(m >= 15.0, log, lin)
+
+
+def slaney_mel_filters(n_freqs: int, n_mels: int, sampling_rate: int, f_min: float = 0.0,
+                       f_max: float = 8000.0) -> np.ndarray:
+    """Slaney-scale, area-normalised triangular filters ``[n_freqs, n_mels]`` (as transformers'
+    ``mel_filter_bank(norm="slaney", mel_scale="slaney")`` and librosa build them)."""
+    mels = np.linspace(_hz_to_mel_slaney(np.float64(f_min)), _hz_to_mel_slaney(np.float64(f_max)), n_mels + 2)
+    hz = _mel_to_hz_slaney(mels)
+    fft_freqs = np.linspace(0, sampling_rate // 2, n_freqs)
+    slopes = hz[None, :] - fft_freqs[:, None]
+    diff = np.diff(hz)
+    down = -slopes[:, :-2] / diff[:-1]
+    up = slopes[:, 2:] / diff[1:]
+    filters = np.maximum(0.0, np.minimum(down, up))
+    return filters * (2.0 / (hz[2:n_mels + 2] - hz[:n_mels]))[None, :]
+
+
+class LogMelFeatures:
+    """Whisper's log-mel front-end in numpy: pad / truncate to ``n_samples``, centred STFT (reflect padding,
+    periodic Hann window), power spectrum, mel filters, log10 clamped at 1e-10, the last frame dropped,
+    dynamic range limited to 8 (per clip), then ``(x + 4) / 4``. Matches ``WhisperFeatureExtractor``."""
+
+    def __init__(self, cfg: dict[str, Any]) -> None:
+        try:
+            self.rate = int(cfg.get("sampling_rate", 16000))
+            self.n_mels = int(cfg.get("feature_size", cfg.get("n_mels", 80)))
+            self.n_fft = int(cfg.get("n_fft", 400))
+            self.hop = int(cfg.get("hop_length", 160))
+            chunk = cfg.get("chunk_length", 30)
+            self.n_samples = int(cfg.get("n_samples") or int(chunk) * self.rate)
+            self.pad_value = float(cfg.get("padding_value", 0.0))
+            self.normalize = bool(cfg.get("do_normalize", False))
+            saved = cfg.get("mel_filters")
+            filters = (np.asarray(saved, dtype=np.float64) if saved is not None else
+                       slaney_mel_filters(1 + self.n_fft // 2, self.n_mels, self.rate))
+        except (TypeError, ValueError) as exc:
+            raise BundleError(f"the Whisper feature extractor settings are malformed: {exc}",
+                              offending="preprocessor_config.json",
+                              hint="re-export the model so its processor files are complete") from None
+        if filters.shape == (self.n_mels, 1 + self.n_fft // 2):
+            filters = filters.T
+        if filters.shape != (1 + self.n_fft // 2, self.n_mels) or self.hop <= 0 or self.n_samples <= 0:
+            raise BundleError(f"the Whisper feature extractor settings are inconsistent (mel filters "
+                              f"{list(filters.shape)}, n_fft {self.n_fft}, feature_size {self.n_mels})",
+                              offending="preprocessor_config.json", hint="re-export the model")
+        self.filters = filters
+        n = np.arange(self.n_fft, dtype=np.float64)
+        self.window = 0.5 - 0.5 * np.cos(2.0 * np.pi * n / self.n_fft)  # periodic Hann
+
+    @property
+    def frames(self) -> int:
+        return self.n_samples // self.hop
+
+    def one(self, wave_: np.ndarray) -> np.ndarray:
+        """``[n_mels, frames]`` float32 features of one mono waveform at :attr:`rate`."""
+        x = np.full(self.n_samples, self.pad_value, dtype=np.float64)
+        n = min(len(wave_), self.n_samples)
+        x[:n] = wave_[:n]
+        if self.normalize and n:
+            v = x[:n]
+            x[:n] = (v - v.mean()) / np.sqrt(v.var() + 1e-7)
+            x[n:] = self.pad_value
+        half = self.n_fft // 2
+        if len(x) <= half:
+            raise RawInputError(f"audio input is shorter than the model's FFT window ({self.n_fft} samples)")
+        x = np.pad(x, half, mode="reflect")
+        count = 1 + (len(x) - self.n_fft) // self.hop
+        idx = np.arange(self.n_fft)[None, :] + self.hop * np.arange(count)[:, None]
+        spec = np.fft.rfft(x[idx] * self.window, n=self.n_fft, axis=-1)
+        power = spec.real ** 2 + spec.imag ** 2  # [frames + 1, n_freqs]
+        mel = power[:-1] @ self.filters  # the last frame dropped, as Whisper does
+        log = np.log10(np.maximum(mel, 1e-10)).T
+        log = np.maximum(log, log.max() - 8.0)
+        return ((log + 4.0) / 4.0).astype(np.float32)
+
+
 class AudioPreprocessor:
-    """WAV (PCM 8/16/32-bit, any rate, mixed to mono) resampled to the processor's rate, padded to the longest."""
+    """WAV (PCM 8/16/32-bit, any rate, mixed to mono) resampled to the processor's rate; then either the
+    waveform padded to the longest (``input_values`` models) or Whisper log-mel ``input_features``."""
 
     def __init__(self, files: dict[str, Path], produces: list[str]) -> None:
         c = _processor_config(files, "feature_extractor")
         self.rate = int(c.get("sampling_rate", 16000))
-        self.normalize = bool(c.get("do_normalize", False))
         self.name = produces[0]
+        self.log_mel = LogMelFeatures(c) if self.name == "input_features" and is_whisper_features(c) else None
+        # Whisper normalises the waveform inside the feature extractor (over the clip, before padding)
+        self.normalize = bool(c.get("do_normalize", False)) and self.log_mel is None
 
     def one(self, raw: bytes) -> np.ndarray:
         data = _maybe_base64(raw, (b"RIFF",))
@@ -241,6 +342,11 @@ class AudioPreprocessor:
 
     def __call__(self, clips: list[bytes]) -> dict[str, np.ndarray]:
         waves = [self.one(b) for b in clips]
+        if self.log_mel is not None:
+            feats = [self.log_mel.one(w) for w in waves]
+            if not feats:
+                return {self.name: np.zeros((0, self.log_mel.n_mels, self.log_mel.frames), dtype=np.float32)}
+            return {self.name: np.stack(feats)}
         n = max((len(w) for w in waves), default=0)
         out = np.zeros((len(waves), n), dtype=np.float32)
         for i, w in enumerate(waves):
