@@ -391,8 +391,8 @@ class FastConnection:
             self.proto.transport.close()
         self.proto = None
 
-    async def request(self, raw: bytes) -> tuple[int, int]:
-        """Send ``raw`` (a whole request); returns (status, bytes received). Reconnects when closed."""
+    async def _arm(self) -> tuple[Any, asyncio.Future[tuple[int, int]]]:
+        """Stamp the send time, (re)connect, and give the protocol a fresh future for the next response."""
         self.t_sent = time.perf_counter()
         if not self.connected:
             await self.connect()
@@ -401,6 +401,11 @@ class FastConnection:
         fut: asyncio.Future[tuple[int, int]] = asyncio.get_running_loop().create_future()
         proto.waiter = fut
         proto._eof_body = None
+        return proto, fut
+
+    async def request(self, raw: bytes) -> tuple[int, int]:
+        """Send ``raw`` (a whole request); returns (status, bytes received). Reconnects when closed."""
+        proto, fut = await self._arm()
         proto.transport.write(raw)
         if proto.buf:
             proto._try_complete()
@@ -419,14 +424,7 @@ class FastConnection:
         or when the server closed the connection (call again to reconnect); raises on connection errors,
         the request in flight then being the failed one. With ``batch``, the next requests are written at
         the end of the event-loop iteration (see :class:`WriteBatch`)."""
-        self.t_sent = time.perf_counter()
-        if not self.connected:
-            await self.connect()
-        proto = self.proto
-        assert proto is not None and proto.transport is not None
-        fut: asyncio.Future[tuple[int, int]] = asyncio.get_running_loop().create_future()
-        proto.waiter = fut
-        proto._eof_body = None
+        proto, fut = await self._arm()
         proto.pump = on_response
         proto.pump_write = None if batch is None else (lambda data: batch.add(self, data))
         try:
