@@ -30,7 +30,11 @@ class Page(QWidget):
 
     def __init__(self, jobs: JobRunner | None = None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.jobs = jobs
+        if jobs is None:  # a page shown on its own (tests, embedding) runs its jobs on a runner of its own
+            from studio.gui.jobs_qt import JobRunner
+
+            jobs = JobRunner(self)
+        self.jobs: JobRunner = jobs
         self.workspace: Workspace | None = None
         self.model_name: str | None = None
         self.target: str | None = None

@@ -78,10 +78,6 @@ class CompilePage(Page):
 
     def __init__(self, jobs: Any = None, parent: QWidget | None = None) -> None:
         super().__init__(jobs, parent)
-        if self.jobs is None:
-            from studio.gui.jobs_qt import JobRunner
-
-            self.jobs = JobRunner(self)
         self.report: Any = None
         self._handle: Any = None
         self._build()

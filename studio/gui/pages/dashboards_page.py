@@ -79,8 +79,6 @@ class DashboardsPage(Page):
     def __init__(self, jobs: JobRunner | None = None, parent: QWidget | None = None,
                  capacity: int = 50_000) -> None:
         super().__init__(jobs, parent)
-        if self.jobs is None:
-            self.jobs = JobRunner(self)
         self.store = SeriesStore(capacity)
         self.handles: dict[str, JobHandle] = {}
         self.reports: dict[str, Any] = {}

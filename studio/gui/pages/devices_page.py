@@ -133,10 +133,6 @@ class DevicesPage(Page):
 
     def __init__(self, jobs: Any = None, parent: QWidget | None = None, poll_ms: int = POLL_MS) -> None:
         super().__init__(jobs, parent)
-        if self.jobs is None:
-            from studio.gui.jobs_qt import JobRunner
-
-            self.jobs = JobRunner(self)
         self.servers: dict[str, ServerSpec] = {}
         self.snapshots: dict[str, ServerSnapshot] = {}
         self._inflight: set[str] = set()

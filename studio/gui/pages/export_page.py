@@ -56,8 +56,6 @@ class ExportPage(Page):
 
     def __init__(self, jobs: JobRunner | None = None, parent: QWidget | None = None) -> None:
         super().__init__(jobs, parent)
-        if self.jobs is None:
-            self.jobs = JobRunner(self)
         self.handle: JobHandle | None = None
         self.prepare_handle: JobHandle | None = None
         self.choice: SourceChoice | None = None

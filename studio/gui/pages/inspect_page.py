@@ -156,8 +156,6 @@ class InspectPage(Page):
 
     def __init__(self, jobs: JobRunner | None = None, parent: QWidget | None = None) -> None:
         super().__init__(jobs, parent)
-        if self.jobs is None:
-            self.jobs = JobRunner(self)
         self.model_path: Path | None = None
         self.graph: GraphData | None = None
         self.report: Any = None  # studio.inspect.report.InspectionReport

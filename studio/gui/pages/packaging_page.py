@@ -42,10 +42,6 @@ class PackagingPage(Page):
 
     def __init__(self, jobs: Any = None, parent: QWidget | None = None) -> None:
         super().__init__(jobs, parent)
-        if self.jobs is None:
-            from studio.gui.jobs_qt import JobRunner
-
-            self.jobs = JobRunner(self)
         self.bundle_path: Path | None = None
         self.package_report: Any = None
         self.verify_report: Any = None

@@ -85,10 +85,6 @@ class TritonPage(Page):
 
     def __init__(self, jobs: Any = None, parent: QWidget | None = None) -> None:
         super().__init__(jobs, parent)
-        if self.jobs is None:
-            from studio.gui.jobs_qt import JobRunner
-
-            self.jobs = JobRunner(self)
         self.build_report: Any = None  # studio.triton.repo_builder.BuildReport
         self.check_report: Any = None  # studio.triton.repo_check.CheckReport
         self.server: Any = None  # studio.triton.server.LocalTritonServer
