@@ -1,7 +1,9 @@
-"""`studio export MODEL_DIR --output model.onnx ...` (also the `multimodal-export` console script).
+"""`studio export MODEL_DIR|--model DIR|HUB_ID --output model.onnx ...` (also `multimodal-export`).
 
-Exit codes: 0 succeeded; 1 the export ran and failed (the report carries the diagnosis); 2 bad input
-(missing or non-HF folder, unknown modality / input name, bad flag value); 130 cancelled.
+``--model`` takes a local folder or a hub id resolved from the local HuggingFace cache (never downloaded;
+studio.export.model_source). Exit codes: 0 succeeded; 1 the export ran and failed (the report carries the
+diagnosis); 2 bad input (missing or non-HF folder, hub id not in the cache, MODEL_DIR and --model both or
+neither given, unknown modality / input name, bad flag value); 130 cancelled.
 """
 
 from __future__ import annotations
@@ -13,7 +15,11 @@ from pathlib import Path
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("model_dir", metavar="MODEL_DIR", help="local HuggingFace model folder (config.json + weights)")
+    p.add_argument("model_dir", metavar="MODEL_DIR", nargs="?", default=None,
+                   help="local HuggingFace model folder (config.json + weights); or use --model")
+    p.add_argument("--model", default=None, metavar="DIR|HUB_ID",
+                   help="a local model folder, or a hub id (e.g. Qwen/Qwen2-VL-2B-Instruct) already in the local "
+                        "HuggingFace cache (HF_HUB_CACHE / HF_HOME); never downloads")
     p.add_argument("--output", "-o", default="model.onnx",
                    help="ONNX file to write; parts, tokenizer and processor files go beside it (default model.onnx)")
     p.add_argument("--opset", type=int, default=17, help="ONNX opset (default 17)")
@@ -36,12 +42,30 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--quiet", "-q", action="store_true", help="no progress output")
 
 
+def model_dir_of(args: argparse.Namespace) -> Path:
+    """MODEL_DIR or --model (exactly one); --model may be a hub id from the local cache."""
+    from studio.core.errors import InputError
+
+    if args.model_dir is not None and args.model is not None:
+        raise InputError(f"both MODEL_DIR ({args.model_dir}) and --model ({args.model}) given",
+                         offending="--model", hint="pass the model once: MODEL_DIR or --model DIR|HUB_ID")
+    if args.model_dir is None and args.model is None:
+        raise InputError("no model given", offending="MODEL_DIR / --model",
+                         hint="pass a local HuggingFace folder (MODEL_DIR or --model DIR) or --model ORG/NAME "
+                              "for a model in the local HuggingFace cache")
+    if args.model is not None:
+        from studio.export.model_source import resolve_model
+
+        return resolve_model(args.model)
+    return Path(args.model_dir)
+
+
 def run(args: argparse.Namespace) -> int:
     from studio.cli.progress import job_progress
     from studio.export.api import ExportOptions, export_model
 
     options = ExportOptions(
-        model_dir=Path(args.model_dir), output=Path(args.output), input_signature=args.input_signature,
+        model_dir=model_dir_of(args), output=Path(args.output), input_signature=args.input_signature,
         opset=args.opset, dynamic=None if args.dynamic is None else args.dynamic.split(","),
         exporter=args.exporter, split_modalities=args.split_modalities, atol=args.atol, rtol=args.rtol,
         report=Path(args.report) if args.report else None, validation_cases=args.cases,
@@ -95,7 +119,7 @@ def render_summary(report) -> str:  # type: ignore[no-untyped-def]
 
 
 def alias_main(argv: Sequence[str] | None = None) -> int:
-    """`multimodal-export MODEL_DIR ...`: the same flags as `studio export`."""
+    """`multimodal-export MODEL_DIR|--model DIR|HUB_ID ...`: the same flags as `studio export`."""
     from studio.cli.main import run_command
 
     argv = list(sys.argv[1:] if argv is None else argv)
