@@ -1,7 +1,8 @@
 """`studio triton build-repo|check|serve-local|status|models|load|unload|reload|upload-version|config|stats|metrics|infer`.
 
-Also the seed's alias `multimodal-serve --model X.onnx --device cpu --max-batch-size 8` (serve_alias_main).
-Heavy imports (onnx, tritonclient) happen inside the handlers only.
+Also the seed's alias `multimodal-serve --model X.onnx --device cpu|cuda:N [--enable-trt] --max-batch-size 8`
+(serve_alias_main; the GPU side lives in studio.triton.gpu). Heavy imports (onnx, tritonclient) happen inside
+the handlers only.
 """
 
 from __future__ import annotations
@@ -41,6 +42,42 @@ def _serve_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--log-verbose", type=int, default=0)
 
 
+def _gpu_args(p: argparse.ArgumentParser, device_help: str) -> None:
+    p.add_argument("--device", default=None, metavar="cpu|cuda:N", help=device_help)
+    p.add_argument("--enable-trt", action="store_true",
+                   help="ONNX Runtime's TensorRT execution accelerator (optimization.execution_accelerators); "
+                        "needs a cuda device")
+    p.add_argument("--trt-precision", choices=["FP16", "FP32"], default="FP16",
+                   help="TensorRT precision_mode (default FP16: half-precision kernels, FP32 where needed)")
+    p.add_argument("--trt-workspace-bytes", type=int, default=1 << 30,
+                   help="TensorRT max_workspace_size_bytes (default 1 GiB)")
+
+
+def _gpu_options(args: argparse.Namespace, kind: str | None, gpus: list[int]) -> dict[str, Any]:
+    """BuildOptions fields for --device / --enable-trt (and --instance-kind / --gpus when given)."""
+    from studio.core.errors import InputError
+    from studio.triton.gpu import parse_device
+
+    device = parse_device(args.device) if args.device else None
+    if device is not None:
+        want = "gpu" if device.is_gpu else "cpu"
+        if kind not in (None, want) or (gpus and (not device.is_gpu or gpus != [device.index])):
+            raise InputError(f"--device {device} conflicts with --instance-kind {kind} / --gpus {gpus}",
+                             offending="--device", hint="give --device alone (cuda:N means KIND_GPU, gpus [N])")
+        kind, gpus = want, [device.index] if device.is_gpu else []
+    if args.enable_trt and (kind or "cpu") != "gpu":
+        raise _trt_on_cpu()
+    return {"instance_kind": kind or "cpu", "gpus": gpus, "tensorrt": args.enable_trt,
+            "trt_precision": args.trt_precision, "trt_workspace_bytes": args.trt_workspace_bytes}
+
+
+def _trt_on_cpu() -> Exception:
+    from studio.core.errors import InputError
+
+    return InputError("--enable-trt needs a GPU: TensorRT does not run on --device cpu", offending="--enable-trt",
+                      hint="use --device cuda:N --enable-trt, or drop --enable-trt")
+
+
 def _signing_key(args: argparse.Namespace) -> Any:
     from studio.core.errors import InputError
 
@@ -67,9 +104,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     b.add_argument("--preferred-batch-size", type=_ints, action="extend", default=[], metavar="N[,N]",
                    help="preferred batch sizes (implies --dynamic-batching)")
     b.add_argument("--max-queue-delay-us", type=int, default=0, help="dynamic batcher queue delay (microseconds)")
-    b.add_argument("--instance-kind", choices=["cpu", "gpu", "auto", "model"], default="cpu")
+    b.add_argument("--instance-kind", choices=["cpu", "gpu", "auto", "model"], default=None,
+                   help="instance group kind (default cpu, or gpu with --device cuda:N)")
     b.add_argument("--instance-count", type=int, default=1)
     b.add_argument("--gpus", type=_ints, default=[], metavar="0,1", help="GPU ids for --instance-kind gpu")
+    _gpu_args(b, "instance group on CPU, or KIND_GPU with gpus [N] (the GPU need not be on this machine)")
     b.add_argument("--warmup", action="store_true", help="add a batch-1 warmup request to the config")
     b.add_argument("--version", type=int, help="version number (default: one past the highest; older are kept)")
     b.add_argument("--version-policy", default="latest:1", help="latest:N | all | specific:1,2")
@@ -151,7 +190,7 @@ def _build(args: argparse.Namespace) -> int:
     opts = BuildOptions(model=Path(args.model), repo=Path(args.repo), name=args.name, flavor=args.flavor,
                         max_batch_size=args.max_batch_size, dynamic_batching=args.dynamic_batching,
                         preferred_batch_sizes=args.preferred_batch_size, max_queue_delay_us=args.max_queue_delay_us,
-                        instance_kind=args.instance_kind, instance_count=args.instance_count, gpus=args.gpus,
+                        instance_count=args.instance_count, **_gpu_options(args, args.instance_kind, args.gpus),
                         warmup=args.warmup, version=args.version, version_policy=args.version_policy,
                         tokenizer=Path(args.tokenizer) if args.tokenizer else None,
                         processor=Path(args.processor) if args.processor else None,
@@ -346,34 +385,89 @@ def run(args: argparse.Namespace) -> int:
 
 
 def serve_alias_main(argv: Sequence[str] | None = None) -> int:
-    """`multimodal-serve --model X.onnx --device cpu --max-batch-size 8`: build a temp repo and serve it."""
+    """`multimodal-serve --model X.onnx --device cpu|cuda:N [--enable-trt] --max-batch-size 8`.
+
+    cpu: a temporary Python-backend repository on the bundled CPU tritonserver (LocalTritonServer).
+    cuda:N: an onnxruntime_onnx repository for KIND_GPU (persistent, --repo) served by a real GPU tritonserver;
+    without one it exits 2 naming the repository and the docker line that serves it on a GPU host.
+    """
     from studio.cli.main import guarded
 
-    p = argparse.ArgumentParser(prog="multimodal-serve", description="serve one ONNX model on the local Triton")
+    p = argparse.ArgumentParser(prog="multimodal-serve", description="serve one ONNX model on Triton")
     p.add_argument("--model", required=True, help="an .onnx file or export folder")
-    p.add_argument("--device", choices=["cpu"], default="cpu", help="the bundled server runs on CPU only")
+    _gpu_args(p, "cpu (default): the bundled CPU tritonserver; cuda:N: a GPU repository for a GPU tritonserver")
     p.add_argument("--max-batch-size", type=int, default=None)
     p.add_argument("--name", help="model name (default: the file's stem)")
-    p.add_argument("--dynamic-batching", action="store_true")
+    p.add_argument("--dynamic-batching", action="store_true", help="(always on for cuda when batching is possible)")
+    p.add_argument("--repo", default=None, help="repository folder to write (default: a temporary one for cpu, "
+                   "./multimodal-serve-repo for cuda)")
+    p.add_argument("--server", default=None, metavar="PATH",
+                   help="a GPU tritonserver binary for cuda (default: tritonserver on PATH)")
     p.add_argument("--debug", action="store_true")
     _serve_args(p)
     args = p.parse_args(list(sys.argv[1:] if argv is None else argv))
+    return guarded(lambda: _serve_alias(args), debug=args.debug)
 
-    def go() -> int:
-        import tempfile
 
-        from studio.triton.repo_builder import BuildOptions, build_repo, repo_models
-        from studio.triton.server import LocalTritonServer
+def _serve_alias(args: argparse.Namespace) -> int:
+    from studio.triton.gpu import parse_device
 
-        model = Path(args.model)
-        name = args.name or (model.stem if model.is_file() else model.name)
-        with tempfile.TemporaryDirectory(prefix="multimodal-serve-") as tmp:
-            report = build_repo(BuildOptions(model=model, repo=Path(tmp) / "repo", name=name, flavor="python",
-                                             max_batch_size=args.max_batch_size,
-                                             dynamic_batching=args.dynamic_batching))
-            server = LocalTritonServer(report.repo, http_port=args.http_port, grpc_port=args.grpc_port,
-                                       metrics_port=args.metrics_port, host=args.host,
-                                       load_models=repo_models(report.repo), log_verbose=args.log_verbose)
-            return _serve(server, announce=f"serving model '{report.entry_model}' from {model}")
+    device = parse_device(args.device or "cpu")
+    model = Path(args.model)
+    name = args.name or (model.stem if model.is_file() else model.name)
+    if device.is_gpu:
+        return _serve_alias_gpu(args, device, model, name)
+    if args.enable_trt:
+        raise _trt_on_cpu()
+    if args.server:
+        from studio.core.errors import InputError
 
-    return guarded(go, debug=args.debug)
+        raise InputError("--server is for --device cuda:N (the CPU path runs the bundled tritonserver)",
+                         offending="--server", hint="drop --server, or pass --device cuda:N")
+    import tempfile
+
+    from studio.triton.repo_builder import BuildOptions, build_repo, repo_models
+    from studio.triton.server import LocalTritonServer
+
+    with tempfile.TemporaryDirectory(prefix="multimodal-serve-") as tmp:
+        report = build_repo(BuildOptions(model=model, repo=Path(args.repo) if args.repo else Path(tmp) / "repo",
+                                         name=name, flavor="python", max_batch_size=args.max_batch_size,
+                                         dynamic_batching=args.dynamic_batching))
+        server = LocalTritonServer(report.repo, http_port=args.http_port, grpc_port=args.grpc_port,
+                                   metrics_port=args.metrics_port, host=args.host,
+                                   load_models=repo_models(report.repo), log_verbose=args.log_verbose)
+        return _serve(server, announce=f"serving model '{report.entry_model}' from {model}")
+
+
+def _serve_alias_gpu(args: argparse.Namespace, device: Any, model: Path, name: str) -> int:
+    from studio.core.errors import DependencyMissing
+    from studio.triton import gpu
+    from studio.triton.repo_builder import BuildOptions, build_repo
+
+    gpu.check_device(device)
+    binary = gpu.find_gpu_server(args.server)  # a bad --server fails here, before anything is written
+    batched = gpu.planned_max_batch(model, args.max_batch_size) > 0
+    repo = Path(args.repo or gpu.DEFAULT_REPO).resolve()
+    report = build_repo(BuildOptions(
+        model=model, repo=repo, name=name, flavor="onnxruntime", max_batch_size=args.max_batch_size,
+        dynamic_batching=args.dynamic_batching or batched, instance_kind="gpu", gpus=[device.index],
+        tensorrt=args.enable_trt, trt_precision=args.trt_precision, trt_workspace_bytes=args.trt_workspace_bytes))
+    for m in report.models:
+        print(f"  {m.name:28} {m.kind:9} {m.flavor:12} version {m.version}  {m.path}")
+    python_models = [m.name for m in report.models if m.flavor == "python"]
+    if python_models:
+        print(f"note: {', '.join(python_models)} run on Triton's Python backend: the server's Python needs numpy, "
+              "onnxruntime and tokenizers (studio_env.json lists this machine's site-packages)")
+    print(f"GPU repository for {device}{' with TensorRT ' + args.trt_precision if args.enable_trt else ''}: {repo}",
+          flush=True)
+    if binary is None:
+        raise DependencyMissing(
+            "no GPU tritonserver here (none on PATH, no --server; the one in nvidia-pytriton is CPU-only): the "
+            "repository is written but not served", offending=str(repo),
+            hint=f"serve it on a GPU host (copy the folder there and adjust -v): {gpu.docker_command(repo)}   "
+                 "(or, where a GPU tritonserver is installed: --server /path/to/tritonserver)")
+    server = gpu.GpuTritonServer(repo, binary, http_port=args.http_port, grpc_port=args.grpc_port,
+                                 metrics_port=args.metrics_port, host=args.host,
+                                 load_models=sorted({m.name for m in report.models}),
+                                 log_verbose=args.log_verbose, startup_timeout=900.0 if args.enable_trt else 180.0)
+    return _serve(server, announce=f"serving model '{report.entry_model}' from {model} on {device} ({binary})")

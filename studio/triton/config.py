@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from studio.core.atomic import write_text_atomic
-from studio.core.errors import DependencyMissing, ValidationError
+from studio.core.errors import DependencyMissing, InputError, ValidationError
 
 
 def pb2() -> Any:
@@ -79,6 +79,26 @@ def get_parameter(cfg: Any, key: str, default: str | None = None) -> str | None:
 
 def set_parameter(cfg: Any, key: str, value: str) -> None:
     cfg.parameters[key].string_value = value
+
+
+TRT_PRECISIONS = ("FP16", "FP32")
+
+
+def set_tensorrt(cfg: Any, precision: str = "FP16", workspace_bytes: int = 1 << 30) -> Any:
+    """Add ``optimization.execution_accelerators.gpu_execution_accelerator`` "tensorrt" (ORT backend's TRT EP)."""
+    precision = precision.upper()
+    if precision not in TRT_PRECISIONS:
+        raise InputError(f"unknown TensorRT precision {precision!r}", offending="--trt-precision",
+                         hint=f"use {' or '.join(TRT_PRECISIONS)}")
+    if workspace_bytes <= 0:
+        raise InputError("the TensorRT workspace must be > 0 bytes", offending="--trt-workspace-bytes")
+    accs = cfg.optimization.execution_accelerators.gpu_execution_accelerator
+    for i in reversed([i for i, a in enumerate(accs) if a.name == "tensorrt"]):
+        del accs[i]
+    acc = accs.add(name="tensorrt")
+    acc.parameters["precision_mode"] = precision
+    acc.parameters["max_workspace_size_bytes"] = str(int(workspace_bytes))
+    return acc
 
 
 def config_to_dict(cfg: Any) -> dict[str, Any]:

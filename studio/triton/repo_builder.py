@@ -8,19 +8,19 @@ from __future__ import annotations
 
 import json
 import shutil
-import sys
-import sysconfig
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from studio.core.atomic import atomic_path, write_json_atomic, write_text_atomic
+from studio.core.atomic import atomic_path, write_text_atomic
 from studio.core.errors import InputError, ModelError
 from studio.core.jobs import JobState
 from studio.core.reports import Report
 from studio.triton import config as tc
+from studio.triton import repo_files as rf
 from studio.triton.dtypes import onnx_to_config, onnx_type_name
 from studio.triton.onnx_io import OnnxSignature, TensorSig, read_signature
+from studio.triton.repo_files import ENV_FILE, TRUST_DIR, default_site_packages, repo_models, studio_path
 
 SCHEMA_VERSION = 1
 FLAVORS = ("onnxruntime", "python")
@@ -29,8 +29,6 @@ MODALITY_WORDS = {"text": "text", "vision": "vision", "image": "vision", "visual
 TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "vocab.txt",
                    "vocab.json", "merges.txt", "spiece.model", "sentencepiece.bpe.model")
 PROCESSOR_FILES = ("preprocessor_config.json", "processor_config.json", "feature_extractor_config.json")
-ENV_FILE = "studio_env.json"
-TRUST_DIR = "trusted_keys"  # public keys a signed model version is verified against
 
 
 @dataclass
@@ -46,6 +44,9 @@ class BuildOptions:
     instance_kind: str = "cpu"  # cpu | gpu | auto | model
     instance_count: int = 1
     gpus: list[int] = field(default_factory=list)
+    tensorrt: bool = False  # ORT's TensorRT execution accelerator (onnxruntime flavour, instance_kind gpu)
+    trt_precision: str = "FP16"  # TensorRT precision_mode: FP16 (FP32 fallback per layer) | FP32
+    trt_workspace_bytes: int = 1 << 30  # TensorRT max_workspace_size_bytes
     warmup: bool = False
     version: int | None = None  # None: one past the highest existing version
     version_policy: str = "latest:1"  # "latest:N" | "all"
@@ -74,19 +75,6 @@ class BuildReport(Report):
     models: list[BuiltModel] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     entry_model: str = ""  # the model a client should call
-
-
-def default_site_packages() -> list[str]:
-    """Where this interpreter's numpy / onnxruntime / tokenizers live (the stub's python lacks them)."""
-    paths = []
-    for key in ("purelib", "platlib"):
-        p = sysconfig.get_paths().get(key)
-        if p and p not in paths:
-            paths.append(p)
-    for p in sys.path:
-        if p.endswith("site-packages") and p not in paths and Path(p).is_dir():
-            paths.append(p)
-    return paths
 
 
 # -- inputs ------------------------------------------------------------------------------------------------
@@ -189,6 +177,7 @@ def model_config(name: str, sig: OnnxSignature, opts: BuildOptions, max_batch: i
         cfg.output.add(name=t.name, data_type=tc.type_value(onnx_to_config(t.elem_type)),
                        dims=_dims(t, max_batch > 0))
     _apply_scheduling(cfg, opts, max_batch)
+    _apply_accelerator(cfg, opts, flavor)
     if opts.warmup:
         w = cfg.model_warmup.add(name="studio_warmup_batch1", batch_size=1 if max_batch > 0 else 0)
         for t in sig.inputs:
@@ -246,53 +235,16 @@ def _apply_scheduling(cfg: Any, opts: BuildOptions, max_batch: int) -> None:
                          hint="use latest:N, all or specific:1,2")
 
 
+def _apply_accelerator(cfg: Any, opts: BuildOptions, flavor: str) -> None:
+    """ONNX Runtime's TensorRT execution accelerator: onnxruntime flavour on a GPU instance group only."""
+    if opts.tensorrt and (flavor != "onnxruntime" or opts.instance_kind.lower() != "gpu"):
+        raise InputError(f"TensorRT needs the onnxruntime flavour on a GPU, not {flavor} on {opts.instance_kind}",
+                         offending="--enable-trt", hint="use --device cuda:N, or drop --enable-trt")
+    if opts.tensorrt:
+        tc.set_tensorrt(cfg, opts.trt_precision, opts.trt_workspace_bytes)
+
+
 # -- writing -----------------------------------------------------------------------------------------------
-
-
-def next_version(model_dir: Path) -> int:
-    versions = [int(p.name) for p in model_dir.iterdir() if p.is_dir() and p.name.isdigit()] \
-        if model_dir.is_dir() else []
-    return max(versions, default=0) + 1
-
-
-def _copy_onnx(src: Path, dest_dir: Path, dest_name: str = "model.onnx") -> None:
-    """Copy the model and any external-data files it references."""
-    import onnx
-
-    shutil.copy2(src, dest_dir / dest_name)
-    model = onnx.load(str(src), load_external_data=False)
-    for init in model.graph.initializer:
-        for kv in init.external_data:
-            if kv.key == "location":
-                f = src.parent / kv.value
-                if f.is_file() and not (dest_dir / kv.value).exists():
-                    (dest_dir / kv.value).parent.mkdir(parents=True, exist_ok=True)
-                    shutil.copy2(f, dest_dir / kv.value)
-
-
-def _write_version(model_dir: Path, version: int, fill: Any) -> Path:
-    """Build version folder N in a temp dir and rename it in (a polling server never sees it half-made)."""
-    model_dir.mkdir(parents=True, exist_ok=True)
-    target = model_dir / str(version)
-    if target.exists():
-        raise InputError(f"version {version} of {model_dir.name} already exists at {target}", offending=str(target),
-                         hint="omit --version to add the next one, or pick an unused number")
-    with atomic_path(target, is_dir=True) as tmp:
-        fill(tmp)
-    return target
-
-
-def studio_path() -> str:
-    """The folder holding the ``studio`` package: model.py imports the manifest verifier from it."""
-    import studio
-
-    return str(Path(studio.__file__).resolve().parents[1])
-
-
-def _write_env(model_dir: Path, site_packages: list[str]) -> None:
-    write_json_atomic(model_dir / ENV_FILE, {"site_packages": site_packages, "studio_path": studio_path(),
-                                             "why": "Triton's Python stub runs the system interpreter; "
-                                                    "model.py appends these paths to sys.path"})
 
 
 def _sign_version(tmp: Path, name: str, version: int, opts: BuildOptions) -> None:
@@ -324,19 +276,19 @@ def _add_onnx_model(name: str, onnx_path: Path, sig: OnnxSignature, opts: BuildO
     from studio.triton.pymodels import ONNX_MODEL
 
     model_dir = opts.repo / name
-    v = version or next_version(model_dir)
+    v = version or rf.next_version(model_dir)
     cfg = model_config(name, sig, opts, max_batch, opts.flavor)
 
     def fill(tmp: Path) -> None:
-        _copy_onnx(onnx_path, tmp)
+        rf.copy_onnx(onnx_path, tmp)
         if opts.flavor == "python":
             shutil.copy2(ONNX_MODEL, tmp / "model.py")
         if opts.sign_key is not None:
             _sign_version(tmp, name, v, opts)
 
-    _write_version(model_dir, v, fill)
+    rf.write_version(model_dir, v, fill)
     if opts.flavor == "python":
-        _write_env(model_dir, opts.site_packages or default_site_packages())
+        rf.write_env(model_dir, opts.site_packages or default_site_packages())
     if opts.trust:
         _install_trust(model_dir, cfg, opts)
     tc.write_config(model_dir / "config.pbtxt", cfg)
@@ -348,15 +300,15 @@ def _add_onnx_model(name: str, onnx_path: Path, sig: OnnxSignature, opts: BuildO
 def _add_python_model(name: str, source: Path, cfg: Any, files: dict[str, Path], opts: BuildOptions,
                       report: BuildReport, kind: str) -> BuiltModel:
     model_dir = opts.repo / name
-    v = next_version(model_dir)
+    v = rf.next_version(model_dir)
 
     def fill(tmp: Path) -> None:
         shutil.copy2(source, tmp / "model.py")
         for dest, src in files.items():
             shutil.copy2(src, tmp / dest)
 
-    _write_version(model_dir, v, fill)
-    _write_env(model_dir, opts.site_packages or default_site_packages())
+    rf.write_version(model_dir, v, fill)
+    rf.write_env(model_dir, opts.site_packages or default_site_packages())
     tc.write_config(model_dir / "config.pbtxt", cfg)
     built = BuiltModel(name, kind, "python", v, str(model_dir), tc.config_to_dict(cfg))
     report.models.append(built)
@@ -407,8 +359,8 @@ def _add_tokenizer_pipeline(text_model: str, sig: OnnxSignature, tokenizer: Path
     for t in sig.outputs:
         s2.output_map[t.name] = t.name
     model_dir = opts.repo / pipe_name
-    v = next_version(model_dir)
-    _write_version(model_dir, v, lambda tmp: None)
+    v = rf.next_version(model_dir)
+    rf.write_version(model_dir, v, lambda tmp: None)
     tc.write_config(model_dir / "config.pbtxt", pipe)
     report.models.append(BuiltModel(pipe_name, "pipeline", "ensemble", v, str(model_dir), tc.config_to_dict(pipe)))
     report.entry_model = pipe_name
@@ -542,11 +494,6 @@ def _find_processor(opts: BuildOptions, folder: Path | None) -> Path | None:
     return next((c for c in cands if c.is_file()), None)
 
 
-def repo_models(repo: Path | str) -> list[str]:
-    repo = Path(repo)
-    return sorted(p.name for p in repo.iterdir() if p.is_dir() and not p.name.startswith(".")) \
-        if repo.is_dir() else []
-
-
 __all__ = ["BuildOptions", "BuildReport", "BuiltModel", "build_repo", "model_config", "decide_batching",
-           "default_site_packages", "find_parts", "next_version", "repo_models", "ENV_FILE"]
+           "default_site_packages", "find_parts", "repo_models", "studio_path", "ENV_FILE",
+           "TRUST_DIR"]
