@@ -10,7 +10,7 @@ PYTEST_ARGS ?=
 # Pinned versions that install together (pip would otherwise backtrack through GB-sized wheels).
 CONSTRAINTS ?= packaging/constraints.txt
 
-.PHONY: run test test-core bench lint venv clean cross-toolchain
+.PHONY: run test test-core bench lint venv clean cross-toolchain desktop-deps
 
 $(STAMP): pyproject.toml $(CONSTRAINTS)
 	$(PYTHON) -m venv $(VENV)
@@ -20,11 +20,14 @@ $(STAMP): pyproject.toml $(CONSTRAINTS)
 
 venv: $(STAMP)
 
+# Qt's xcb platform needs system libraries a fresh desktop may lack: installed here as root with apt,
+# otherwise the check prints the apt-get line and stops with exit 2 (never a Qt abort).
 run: $(STAMP)
+	$(PY) -m studio.gui.platform_check --install --quiet
 	$(PY) -m studio.gui --demo $(DEMO)
 
 test: $(STAMP)
-	-@$(MAKE) --no-print-directory cross-toolchain
+	-@$(MAKE) --no-print-directory cross-toolchain desktop-deps
 	QT_QPA_PLATFORM=offscreen $(PY) -m pytest $(PYTEST_ARGS)
 
 # The headless core's tests in a process where PySide6 and torch cannot be imported.
@@ -45,6 +48,16 @@ cross-toolchain:
 	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
 	      gcc-aarch64-linux-gnu libc6-dev-arm64-cross) >/dev/null || echo "cross-toolchain: apt-get failed"; \
 	  else echo "cross-toolchain: not root or no apt-get; aarch64 .so tests will skip"; fi; }
+
+# Xvfb, openbox and Qt's xcb libraries for the tests that open a real X window (window fits the screen).
+# Best effort like the cross toolchain: without them those tests skip with a reason.
+desktop-deps:
+	@command -v Xvfb >/dev/null 2>&1 && command -v openbox >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+	      xvfb openbox x11-utils) >/dev/null || echo "desktop-deps: apt-get failed"; \
+	  else echo "desktop-deps: not root or no apt-get; real-display tests will skip"; fi; }
+	-@QT_QPA_PLATFORM=xcb $(PY) -m studio.gui.platform_check --install --quiet
 
 clean:
 	rm -rf $(VENV) .pytest_cache build *.egg-info

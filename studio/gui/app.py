@@ -11,6 +11,8 @@ import os
 import sys
 from pathlib import Path
 
+SCREENSHOT_SIZE = (1280, 720)
+
 
 def default_demo_dir() -> Path:
     base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
@@ -24,6 +26,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         f"(default DIR: {default_demo_dir()})")
     g.add_argument("--workspace", metavar="DIR", help="open (or create) the workspace in DIR")
     p.add_argument("--theme", choices=["light", "dark"], help="override the saved theme for this session")
+    p.add_argument("--screenshot", metavar="FILE",
+                   help="render one page offscreen to this PNG and exit (no display needed; for bug reports, docs)")
+    p.add_argument("--page", metavar="NAME", help="with --screenshot: the page to show (export, inspect, ...)")
+    p.add_argument("--size", metavar="WxH", default=None,
+                   help=f"with --screenshot: window size (default {SCREENSHOT_SIZE[0]}x{SCREENSHOT_SIZE[1]})")
 
 
 def build_window(args: argparse.Namespace):  # noqa: ANN201 (returns MainWindow; Qt imported lazily)
@@ -64,6 +71,13 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
+    from studio.gui.platform_check import check_display, check_libraries
+
+    shot = _screenshot_request(args)
+    if shot is not None:  # a headless look needs no display: render offscreen unless a platform was chosen
+        os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    check_display()
+    check_libraries()
     try:
         from PySide6.QtWidgets import QApplication
     except ImportError as exc:
@@ -76,5 +90,43 @@ def run(args: argparse.Namespace) -> int:
     app.setOrganizationName(ORGANIZATION)
     app.setApplicationName(APPLICATION)
     win = build_window(args)
+    if shot is not None:
+        from studio.gui.screenshot import take_screenshot
+
+        path = take_screenshot(win, *shot)
+        print(f"wrote {path}")
+        win.close()
+        return 0
     win.show()
     return int(app.exec())
+
+
+def _screenshot_request(args: argparse.Namespace) -> tuple[Path, str | None, tuple[int, int]] | None:
+    """Check --screenshot/--page/--size before any window exists: (file, page, size), or None without --screenshot."""
+    from studio.core.errors import InputError
+
+    shot, page, size = getattr(args, "screenshot", None), getattr(args, "page", None), getattr(args, "size", None)
+    if shot is None:
+        if page or size:
+            flag = "--page" if page else "--size"
+            raise InputError(f"{flag} only applies to --screenshot", offending=flag,
+                             hint="add --screenshot FILE.png, or open the window and pick the page in the sidebar")
+        return None
+    path = Path(shot)
+    if path.suffix.lower() != ".png":
+        raise InputError(f"--screenshot writes a PNG: '{shot}' does not end in .png", offending=shot,
+                         hint=f"use --screenshot {path.with_suffix('.png').name}")
+    if not path.parent.is_dir():
+        raise InputError(f"the folder for --screenshot does not exist: {path.parent}", offending=str(path.parent),
+                         hint="create it first, or write the PNG somewhere else")
+    wh = SCREENSHOT_SIZE
+    if size:
+        try:
+            w, h = (int(x) for x in size.lower().split("x"))
+            if w < 320 or h < 240:
+                raise ValueError
+            wh = (w, h)
+        except ValueError:
+            raise InputError(f"--size must be WIDTHxHEIGHT of at least 320x240, got '{size}'", offending="--size",
+                             hint="e.g. --size 1366x768") from None
+    return path, page, wh

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import QSettings, QStringListModel, Qt, Signal
+from PySide6.QtCore import QSettings, QStringListModel, Qt, QTimer, Signal
 from PySide6.QtGui import (
     QAction,
     QActionGroup,
@@ -33,6 +33,7 @@ from PySide6.QtWidgets import (
     QMainWindow,
     QMenu,
     QPlainTextEdit,
+    QScrollArea,
     QSizePolicy,
     QStackedWidget,
     QStyle,
@@ -51,8 +52,16 @@ from studio.gui.jobs_qt import JobHandle, JobRunner
 from studio.gui.log_panel import LogPanel
 from studio.gui.page import Page
 from studio.gui.pages import LoadedPage, load_pages
+from studio.gui.screen_fit import (
+    available_geometry,
+    clamp_to_screen,
+    dock_width,
+    first_run_size,
+    page_scroller,
+)
 from studio.gui.targets import target_ids
 from studio.gui.theme import THEMES, apply_theme, current_theme, set_role
+from studio.gui.widgets.flow import ElidedLabel
 
 ORGANIZATION = "DeploymentStudio"
 APPLICATION = "Deployment Studio"
@@ -103,7 +112,7 @@ class MainWindow(QMainWindow):
         self.setWindowTitle(APPLICATION)
         self.setObjectName("MainWindow")
         self.setAcceptDrops(True)
-        self.resize(1400, 860)
+        self.resize(first_run_size(available_geometry(self)))
 
         self.pages: list[LoadedPage] = load_pages(self.jobs, page_specs)
         self._build_toolbar()
@@ -127,6 +136,7 @@ class MainWindow(QMainWindow):
         self.set_workspace(workspace, remember=workspace is not None)
         if restore_state:
             self.restore_window_state()
+        clamp_to_screen(self)
 
     # -- building --------------------------------------------------------------------------------------
     def _build_toolbar(self) -> None:
@@ -180,7 +190,8 @@ class MainWindow(QMainWindow):
         warn_icon = self.style().standardIcon(QStyle.StandardPixmap.SP_MessageBoxWarning)
         for i, lp in enumerate(self.pages):
             widget: QWidget = lp.page if lp.page is not None else BrokenPage(lp)
-            self.stack.addWidget(widget)
+            scrolls = lp.page is not None and lp.page.scrolls_itself
+            self.stack.addWidget(widget if scrolls else page_scroller(widget))
             key = f"Ctrl+{i + 1}" if i < 9 else ""
             item = QListWidgetItem(lp.title if lp.ok else f"{lp.title}  (error)")
             item.setToolTip(f"{lp.title}  {key}" if lp.ok else f"{lp.title} failed to load:\n{lp.error}")
@@ -213,7 +224,7 @@ class MainWindow(QMainWindow):
             d.setMinimumWidth(240)
             self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, d)
         self.splitDockWidget(self.jobs_dock, self.log_dock, Qt.Orientation.Vertical)
-        self.resizeDocks([self.jobs_dock], [340], Qt.Orientation.Horizontal)
+        self.resizeDocks([self.jobs_dock], [dock_width(self.width())], Qt.Orientation.Horizontal)
 
     def _build_status(self) -> None:
         sb = self.statusBar()
@@ -221,7 +232,12 @@ class MainWindow(QMainWindow):
         self.status_job = QLabel("no jobs run yet")
         self.status_conn = QLabel("no servers or agents")
         sb.addWidget(self.status_model)
-        sb.addWidget(self.status_job, 1)
+        self.status_msg = ElidedLabel("", min_width=40, mode=Qt.TextElideMode.ElideRight)
+        self._flash_timer = QTimer(self)
+        self._flash_timer.setSingleShot(True)
+        self._flash_timer.timeout.connect(lambda: self.status_msg.setText(""))
+        sb.addWidget(self.status_job)
+        sb.addWidget(self.status_msg, 1)
         sb.addPermanentWidget(self.status_conn)
 
     def _build_menus(self) -> None:
@@ -309,7 +325,7 @@ class MainWindow(QMainWindow):
             self.refresh_workspaces()
             return None
         self.set_workspace(ws)
-        self.statusBar().showMessage(f"opened workspace {ws.root}", 5000)
+        self.flash(f"opened workspace {ws.root}", 5000)
         return ws
 
     def create_workspace(self, path: Path | str) -> Workspace | None:
@@ -381,7 +397,7 @@ class MainWindow(QMainWindow):
         if added:
             self.refresh_models()
             self._propagate()
-            self.statusBar().showMessage(f"added {', '.join(added)}", 5000)
+            self.flash(f"added {', '.join(added)}", 5000)
         return added
 
     # -- combos ----------------------------------------------------------------------------------------
@@ -499,8 +515,13 @@ class MainWindow(QMainWindow):
     def page_index(self, page_id: str) -> int:
         return next((i for i, lp in enumerate(self.pages) if lp.page_id == page_id), -1)
 
+    def current_widget(self) -> QWidget | None:
+        """The page shown (or its BrokenPage), without the scroll area the window may hold it in."""
+        area = self.stack.currentWidget()
+        return area.widget() if isinstance(area, QScrollArea) else area
+
     def current_page(self) -> Page | None:
-        w = self.stack.currentWidget()
+        w = self.current_widget()
         return w if isinstance(w, Page) else None
 
     def go_to_index(self, index: int) -> None:
@@ -517,7 +538,7 @@ class MainWindow(QMainWindow):
     def open_page(self, page_id: str, payload: object = None) -> bool:
         """Switch to ``page_id`` and hand it ``payload``; says so in the status bar when it is not installed."""
         if not self.go_to_page(page_id):
-            self.statusBar().showMessage(f"the {page_id} page is not available in this installation", 6000)
+            self.flash(f"the {page_id} page is not available in this installation", 6000)
             self.log_panel.append_log(f"cannot open page '{page_id}' (not installed); payload: {payload}",
                                       source="studio")
             return False
@@ -549,7 +570,7 @@ class MainWindow(QMainWindow):
                 self.jobs.cancel(h.id)
                 cancelled = True
         if cancelled:
-            self.statusBar().showMessage(f"cancelling {page.title} job…", 4000)
+            self.flash(f"cancelling {page.title} job…", 4000)
         return cancelled
 
     # -- search ----------------------------------------------------------------------------------------
@@ -576,7 +597,7 @@ class MainWindow(QMainWindow):
             exact = [s for s in hits if s.split(": ", 1)[1].lower() == q]
             pick = exact[0] if exact else hits[0] if len(hits) == 1 else None
             if pick is None:
-                self.statusBar().showMessage(f"no unique match for '{text}'" if hits else f"nothing named '{text}'",
+                self.flash(f"no unique match for '{text}'" if hits else f"nothing named '{text}'",
                                              4000)
                 return False
             kind, _, value = pick.partition(": ")
@@ -613,7 +634,7 @@ class MainWindow(QMainWindow):
     def add_problem(self, problem: Problem) -> None:
         self.log_panel.add_problem(problem)
         if problem.severity == "error":
-            self.statusBar().showMessage(problem.message, 6000)
+            self.flash(problem.message, 6000)
 
     def report_error(self, exc: StudioError, source: str) -> None:
         self.add_problem(Problem("error", exc.message, source=source, location=exc.offending, hint=exc.hint))
@@ -636,6 +657,14 @@ class MainWindow(QMainWindow):
             parts = [f"{ok} ok"] + ([f"{down} down"] if down else [])
             self.devices_label.setText(f"devices: {', '.join(parts)} of {max(n, len(known))}")
             self.status_conn.setText("  ·  ".join(f"{k}: {v}" for k, v in sorted(known.items())))
+
+    def flash(self, text: str, msec: int = 0) -> None:
+        """A passing message in the status bar (QStatusBar's own is drawn over the permanent labels)."""
+        self.status_msg.setText(text)
+        if msec > 0:
+            self._flash_timer.start(msec)
+        else:
+            self._flash_timer.stop()
 
     def _update_status_model(self) -> None:
         ws = self.workspace
@@ -667,7 +696,7 @@ class MainWindow(QMainWindow):
     def _about(self) -> None:
         from studio import __version__
 
-        self.statusBar().showMessage(f"Deployment Studio {__version__}", 5000)
+        self.flash(f"Deployment Studio {__version__}", 5000)
 
     # -- theme -----------------------------------------------------------------------------------------
     def set_theme(self, name: str) -> None:
@@ -741,11 +770,15 @@ class MainWindow(QMainWindow):
             self.go_to_page(page)
         return restored
 
+    def showEvent(self, event) -> None:  # noqa: N802, ANN001 (the frame is known once shown)
+        super().showEvent(event)
+        clamp_to_screen(self)
+
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802
         self.save_window_state()
         running = self.jobs.running()
         if running:
-            self.statusBar().showMessage(f"cancelling {len(running)} job(s)…")
+            self.flash(f"cancelling {len(running)} job(s)…")
             QApplication.processEvents()
         for lp in self.pages:  # pages stop what they own (local servers, pollers) before the jobs are cancelled
             if lp.page is not None:

@@ -21,6 +21,9 @@ class Page(QWidget):
     page_id: str = "page"
     title: str = "Page"
     icon_name: str = ""
+    # False: the window puts the page in a vertical scroll area (a tall form scrolls on a short screen);
+    # True: the page scrolls its own body and keeps controls such as a wizard's Back / Next always in view.
+    scrolls_itself: bool = False
 
     sig_problem = Signal(object)  # studio.core.errors.Problem
     sig_log = Signal(str)

@@ -197,7 +197,7 @@ def test_window_state_roundtrip(qtbot, workspace: Workspace, page_modules) -> No
 def test_broken_page_shows_its_error(window: MainWindow, artifacts_dir: Path) -> None:
     idx = next(i for i, lp in enumerate(window.pages) if lp.module == "broken_page")
     window.go_to_index(idx)
-    broken = window.stack.currentWidget()
+    broken = window.current_widget()
     assert isinstance(broken, BrokenPage)
     assert "studio_module_that_does_not_exist_anywhere" in broken.text.toPlainText()
     assert any("Broken page failed to load" in p.message for p in window.log_panel.problems)

@@ -40,6 +40,7 @@ from studio.core.errors import InputError, Problem, StudioError
 from studio.gui.jobs_qt import JobHandle, JobRunner
 from studio.gui.page import Page
 from studio.gui.theme import set_role
+from studio.gui.widgets.flow import FlowLayout
 from studio.gui.widgets.layout import add_heading
 from studio.telemetry import samples as S
 from studio.telemetry.ringbuffer import SeriesStore
@@ -156,7 +157,7 @@ class DashboardsPage(Page):
         form.addLayout(right, 2)
         root.addLayout(form)
 
-        bar = QHBoxLayout()
+        bar = FlowLayout(spacing=6)
         self.add_btn = QPushButton("Add target")
         self.add_btn.setToolTip("watch several targets side by side: each gets its own colour")
         self.add_btn.clicked.connect(self._add_target_from_fields)

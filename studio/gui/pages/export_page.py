@@ -11,7 +11,17 @@ import json
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QStackedWidget, QVBoxLayout, QWidget
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QScrollArea,
+    QStackedWidget,
+    QVBoxLayout,
+    QWidget,
+)
 
 from studio.core.errors import JobCancelled, Problem, StudioError
 from studio.core.settings import Settings
@@ -53,6 +63,7 @@ def _prepare(choice: SourceChoice, job: Any) -> dict[str, Any]:
 class ExportPage(Page):
     page_id = "export"
     title = "Export"
+    scrolls_itself = True  # the steps scroll; Back / Next stay in view
 
     def __init__(self, jobs: JobRunner | None = None, parent: QWidget | None = None) -> None:
         super().__init__(jobs, parent)
@@ -95,7 +106,13 @@ class ExportPage(Page):
         self.stack = QStackedWidget()
         for step in self.steps:
             self.stack.addWidget(step)
-        outer.addWidget(self.stack, 1)
+        body = QScrollArea()
+        body.setWidget(self.stack)
+        body.setWidgetResizable(True)
+        body.setFrameShape(QFrame.Shape.NoFrame)
+        body.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        body.setMinimumWidth(self.stack.minimumSizeHint().width())
+        outer.addWidget(body, 1)
 
         nav = QHBoxLayout()
         self.back_btn = QPushButton("Back")

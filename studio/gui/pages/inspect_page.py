@@ -27,7 +27,6 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QPushButton,
     QScrollArea,
-    QSizePolicy,
     QSplitter,
     QTableView,
     QTabWidget,
@@ -56,6 +55,7 @@ from studio.gui.inspector.profile_panel import (
 from studio.gui.jobs_qt import JobRunner
 from studio.gui.page import Page
 from studio.gui.targets import DEFAULT_TARGETS
+from studio.gui.widgets.flow import ElidedLabel, FlowLayout
 
 SUMMARY_LABEL = {"pass": "PASS", "risky": "RISKY", "fail": "FAIL", "unknown": "UNKNOWN"}
 PROFILE_JOB = "inspect:profile"
@@ -187,45 +187,49 @@ class InspectPage(Page):
         title = QLabel("Inspector")
         title.setProperty("role", "heading")
         head.addWidget(title)
-        self.model_label = QLabel("no model")
+        self.model_label = ElidedLabel("no model", min_width=160)
         self.model_label.setProperty("role", "muted")
-        self.model_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.model_label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         head.addWidget(self.model_label, 1)
-        self.status_label = QLabel("")
+        self.status_label = ElidedLabel("", min_width=90, mode=Qt.TextElideMode.ElideRight)
         self.status_label.setProperty("role", "muted")
-        head.addWidget(self.status_label)
+        head.addWidget(self.status_label, 1)
+        actions = FlowLayout(spacing=6)
         self.open_button = QPushButton("Open model…")
         self.open_button.clicked.connect(self._choose_model)
-        head.addWidget(self.open_button)
+        actions.addWidget(self.open_button)
         self.reinspect_button = QPushButton("Re-inspect")
         self.reinspect_button.setEnabled(False)
         self.reinspect_button.clicked.connect(lambda: self.inspect_current())
-        head.addWidget(self.reinspect_button)
+        actions.addWidget(self.reinspect_button)
         self.profile_action = QPushButton("Profile")
         self.profile_action.setToolTip("per-node times with ONNX Runtime's profiler: heat colours on the graph, "
                                        "the slowest nodes in the Profile tab (saved with the workspace)")
         self.profile_action.setEnabled(False)
         self.profile_action.clicked.connect(lambda: self.profile_current())
-        head.addWidget(self.profile_action)
+        actions.addWidget(self.profile_action)
         self.compile_button = QPushButton("Compile")
         self.compile_button.setToolTip("open this model on the Compile page, for the board of the current target")
         self.compile_button.setEnabled(False)
         self.compile_button.clicked.connect(self.open_in_compile)
-        head.addWidget(self.compile_button)
+        actions.addWidget(self.compile_button)
         self.serve_button = QPushButton("Serve on Triton")
         self.serve_button.setToolTip("build a Triton model repository from this model on the Triton page")
         self.serve_button.setEnabled(False)
         self.serve_button.clicked.connect(self.open_in_triton)
-        head.addWidget(self.serve_button)
-        head.addSpacing(8)
-        head.addWidget(QLabel("Target"))
+        actions.addWidget(self.serve_button)
+        target_label = QLabel("Target")
         self.target_combo = QComboBox()
         self.target_combo.setMinimumWidth(130)
         for t in DEFAULT_TARGETS:
             self.target_combo.addItem(t, t)
         self.target_combo.currentIndexChanged.connect(lambda _i: self.set_target(self.target_combo.currentData()))
-        head.addWidget(self.target_combo)
+        target_box = QWidget()
+        tb = QHBoxLayout(target_box)
+        tb.setContentsMargins(8, 0, 0, 0)
+        tb.addWidget(target_label)
+        tb.addWidget(self.target_combo)
+        actions.addWidget(target_box)
+        head.addLayout(actions)
         outer.addLayout(head)
 
         self.error_label = QLabel("")
@@ -286,7 +290,7 @@ class InspectPage(Page):
         self.side.addTab(self.dynamic_panel, "Dynamic")
         self.side.addTab(self.changes_panel, "Changes")
         self.side.addTab(self.profile_panel, "Profile")
-        self.side.setMinimumWidth(300)
+        self.side.setMinimumWidth(240)
         self.side.currentChanged.connect(self._on_side_tab)
 
         top = QSplitter(Qt.Orientation.Horizontal)
@@ -301,17 +305,16 @@ class InspectPage(Page):
         bl = QVBoxLayout(bottom)
         bl.setContentsMargins(0, 6, 0, 0)
         bl.setSpacing(4)
-        fh = QHBoxLayout()
+        fh = FlowLayout(spacing=6)
         self.findings_label = QLabel("Findings")
         self.findings_label.setProperty("role", "subheading")
         fh.addWidget(self.findings_label)
         self.all_targets_box = QCheckBox("all targets")
         self.all_targets_box.toggled.connect(lambda _c: self._fill_findings())
         fh.addWidget(self.all_targets_box)
-        fh.addStretch(1)
-        fh.addWidget(QLabel("Fix:"))
+        fh.addWidget(QLabel("   Fix:"))
         self.fix_buttons: dict[str, QPushButton] = {}
-        for kind, label, tip in (("static", "Make dims static…", "fix chosen dims (batch=1, sequence=64) and "
+        for kind, label, tip in (("static", "Static dims…", "fix chosen dims (batch=1, sequence=64) and "
                                   "re-infer shapes"),
                                  ("simplify", "Simplify", "fold constants and simplify with onnxslim"),
                                  ("fp16", "FP16", "convert weights and compute to float16 (parity checked)"),
@@ -406,9 +409,7 @@ class InspectPage(Page):
 
     def _legend(self) -> QWidget:
         w = QWidget()
-        h = QHBoxLayout(w)
-        h.setContentsMargins(8, 4, 8, 4)
-        h.setSpacing(14)
+        h = FlowLayout(w, spacing=14, margins=4)
         self.legend_labels: dict[str, QLabel] = {}
         colors = palette.verdict_colors(self._theme)
         for v in ("supported", "risky", "unsupported", "unknown"):
@@ -444,7 +445,6 @@ class InspectPage(Page):
         self.heat_legend.hide()
         h.addWidget(self.heat_legend)
         self._verdict_legend = list(self.legend_labels.values()) + [dyn]
-        h.addStretch(1)
         self.graph_info = QLabel("")
         self.graph_info.setProperty("role", "muted")
         h.addWidget(self.graph_info)

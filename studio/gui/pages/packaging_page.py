@@ -33,6 +33,7 @@ from studio.gui.page import Page
 from studio.gui.theme import set_role
 from studio.gui.widgets.agents_panel import AgentsPanel
 from studio.gui.widgets.field_error import FieldError
+from studio.gui.widgets.flow import FlowLayout
 from studio.gui.widgets.layout import add_heading, browse_row
 
 
@@ -105,22 +106,23 @@ class PackagingPage(Page):
         self.out_edit = QLineEdit()
         self.out_edit.setPlaceholderText("default: WORKSPACE/bundles/NAME-VERSION.tar")
         form.addRow("Output", browse_row(self.out_edit, self._browse_out, "…"))
-        self.force_check = QCheckBox("Package even if the model fails the board's target or CPU architecture (recorded, signed)")
+        self.force_check = QCheckBox("Package even if the board check fails")
+        self.force_check.setToolTip("Package even if the model fails the board's target or CPU architecture; "
+                                    "the override is recorded in the signed manifest")
         form.addRow("", self.force_check)
         ll.addWidget(box)
         self.error = FieldError(self)
         ll.addWidget(self.error)
 
-        actions = QHBoxLayout()
+        actions = FlowLayout(spacing=6)
         self.build_btn = QPushButton("Build && verify")
         set_role(self.build_btn, "primary")
         self.build_btn.clicked.connect(self.build)
         actions.addWidget(self.build_btn)
-        actions.addSpacing(12)
-        actions.addWidget(QLabel("Deploy to"))
+        actions.addWidget(QLabel("   Deploy to"))
         self.agent_combo = QComboBox()
         self.agent_combo.setMinimumWidth(200)
-        actions.addWidget(self.agent_combo, 1)
+        actions.addWidget(self.agent_combo)
         self.deploy_btn = QPushButton("Deploy")
         set_role(self.deploy_btn, "primary")
         self.deploy_btn.setEnabled(False)

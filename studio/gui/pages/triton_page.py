@@ -48,6 +48,7 @@ from studio.gui.page import Page
 from studio.gui.theme import colors, set_role
 from studio.gui.widgets.config_view import ConfigView
 from studio.gui.widgets.field_error import FieldError
+from studio.gui.widgets.flow import FlowLayout
 from studio.gui.widgets.layout import add_heading
 
 TEXT_SUFFIXES = {".pbtxt", ".py", ".json", ".txt", ".model", ".yaml", ".yml", ".md"}
@@ -116,7 +117,7 @@ class TritonPage(Page):
         scroll.setWidgetResizable(True)
         scroll.setFrameShape(QFrame.Shape.NoFrame)
         scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        scroll.setMinimumWidth(424)
+        scroll.setMinimumWidth(340)
         left = QWidget()
         scroll.setWidget(left)
         ll = QVBoxLayout(left)
@@ -351,7 +352,7 @@ class TritonPage(Page):
         w = QWidget()
         lay = QVBoxLayout(w)
         lay.setContentsMargins(6, 6, 6, 6)
-        row = QHBoxLayout()
+        row = FlowLayout(spacing=6)
         row.addWidget(QLabel("Model control"))
         self.mode_combo = QComboBox()
         self.mode_combo.addItem("explicit (load every model at start)", "explicit")
@@ -369,7 +370,6 @@ class TritonPage(Page):
         row.addWidget(self.serve_btn)
         row.addWidget(self.stop_btn)
         row.addWidget(self.devices_btn)
-        row.addStretch(1)
         lay.addLayout(row)
         self.server_label = QLabel("Not running.")
         set_role(self.server_label, "subheading")

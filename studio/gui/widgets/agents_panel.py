@@ -31,6 +31,7 @@ from studio.core.errors import InputError, StudioError
 from studio.core.workspace import DeviceEntry, Workspace
 from studio.gui.theme import set_role
 from studio.gui.widgets.field_error import FieldError
+from studio.gui.widgets.flow import FlowLayout
 
 
 @dataclass
@@ -97,9 +98,10 @@ class AgentsPanel(QWidget):
         add.addWidget(self.url_edit, 3)
         add.addWidget(self.token_edit, 2)
         add.addWidget(browse)
-        add.addWidget(self.add_btn)
-        add.addWidget(self.discover_btn)
         lay.addLayout(add)
+        add_btns = FlowLayout(spacing=6)
+        add_btns.add_widgets(self.add_btn, self.discover_btn)
+        lay.addLayout(add_btns)
         self.error = FieldError(self)
         lay.addWidget(self.error)
 
@@ -128,7 +130,7 @@ class AgentsPanel(QWidget):
         self.versions.setSelectionBehavior(QTableWidget.SelectionBehavior.SelectRows)
         self.versions.setSelectionMode(QTableWidget.SelectionMode.SingleSelection)
         dl.addWidget(self.versions)
-        btns = QHBoxLayout()
+        btns = FlowLayout(spacing=6)
         self.refresh_btn = QPushButton("Refresh")
         self.refresh_btn.clicked.connect(lambda: self.refresh())
         self.rollback_btn = QPushButton("Roll back to previous")
@@ -138,10 +140,7 @@ class AgentsPanel(QWidget):
         self.remove_btn = QPushButton("Remove agent")
         set_role(self.remove_btn, "danger")
         self.remove_btn.clicked.connect(self._remove_selected)
-        for b in (self.refresh_btn, self.rollback_btn, self.activate_btn):
-            btns.addWidget(b)
-        btns.addStretch(1)
-        btns.addWidget(self.remove_btn)
+        btns.add_widgets(self.refresh_btn, self.rollback_btn, self.activate_btn, self.remove_btn)
         dl.addLayout(btns)
         self.history = QLabel("")
         set_role(self.history, "muted")
