@@ -4,5 +4,5 @@ from __future__ import annotations
 
 
 def targets_manifest() -> dict:
-    return {"name": "builtin-targets", "description": "Target profiles shipped in resources/targets",
-            "provides": {"targets": ["resources/targets/*.yaml"]}, "module": None}
+    return {"name": "builtin-targets", "description": "Target profiles shipped in studio/resources/targets",
+            "provides": {"targets": ["studio/resources/targets/*.yaml"]}, "module": None}

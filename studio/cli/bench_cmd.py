@@ -56,7 +56,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--shape", type=_shape, action="append", default=[],
                    help="concrete shape for a dynamic input, NAME:D1,D2 (repeatable)")
     p.add_argument("--sla", default=None, help="judge every window against this tier (L1, L2, L3)")
-    p.add_argument("--tiers", type=Path, default=None, help="tier definitions (default resources/sla/tiers.yaml)")
+    p.add_argument("--tiers", type=Path, default=None, help="tier definitions (default: the shipped studio/resources/sla/tiers.yaml)")
     p.add_argument("--p95-ms", type=float, default=None, help="latency budget: p95 in ms for this model")
     p.add_argument("--p99-ms", type=float, default=None, help="latency budget: p99 in ms for this model")
     p.add_argument("--required-pct", type=float, default=100.0,

@@ -89,10 +89,9 @@ def target_ids() -> list[str]:
 
 
 def _board_files() -> dict[str, Any]:
-    from studio.core.paths import resources_dir
+    from studio.package.boards import boards_dir
 
-    d = resources_dir() / "boards"
-    return {p.stem: p for p in sorted(d.glob("*.yaml"))} if d.is_dir() else {}
+    return {p.stem: p for p in sorted(boards_dir().glob("*.yaml"))}
 
 
 def _board_yaml(board: str) -> dict[str, Any]:

@@ -73,6 +73,12 @@ class TargetError(StudioError):
     kind = "target"
 
 
+class InstallError(StudioError):
+    """The installation itself is incomplete: package data (targets, boards, SLA tiers, themes) is missing."""
+
+    kind = "install"
+
+
 class ConnectionFailed(StudioError):
     """A server or agent could not be reached within the allotted time."""
 

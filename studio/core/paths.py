@@ -2,22 +2,57 @@
 
 from __future__ import annotations
 
+import importlib.resources
 import os
 from pathlib import Path
 
-PACKAGE_DIR = Path(__file__).resolve().parents[1]
-REPO_DIR = PACKAGE_DIR.parent
+from studio.core.errors import InstallError
+
+# Folders of ``studio/resources`` the code reads (shipped as package data in the wheel).
+RESOURCE_FOLDERS = ("targets", "boards", "sla", "themes")
 
 
 def resources_dir() -> Path:
-    """The ``resources/`` folder (targets, boards, SLA tiers, themes); STUDIO_RESOURCES overrides it."""
+    """``studio/resources`` (targets, boards, SLA tiers, themes) as package data; STUDIO_RESOURCES overrides it."""
     env = os.environ.get("STUDIO_RESOURCES")
     if env:
         return Path(env)
-    for cand in (REPO_DIR / "resources", PACKAGE_DIR / "resources"):
-        if cand.is_dir():
-            return cand
-    return REPO_DIR / "resources"
+    res = importlib.resources.files("studio") / "resources"
+    if not isinstance(res, Path):  # a zip import: the readers need real files
+        raise InstallError("the studio package is not installed as plain files (zip import?)",
+                           offending=str(res), hint=_reinstall_hint())
+    return res
+
+
+def resource_folder(name: str, pattern: str = "*") -> Path:
+    """``resources/<name>``, which must exist and hold at least one ``pattern`` file: else InstallError."""
+    folder = resources_dir() / name
+    if not folder.is_dir() or not any(folder.glob(pattern)):
+        what = "is missing" if not folder.is_dir() else f"holds no {pattern} files"
+        raise InstallError(f"the studio's resources folder '{name}/' {what}", offending=str(folder),
+                           hint=_reinstall_hint())
+    return folder
+
+
+def resource_file(folder: str, name: str) -> Path:
+    """``resources/<folder>/<name>``, which must exist: else InstallError naming it and the fix."""
+    path = resource_folder(folder) / name
+    if not path.is_file():
+        raise InstallError(f"the studio's resource file '{folder}/{name}' is missing", offending=str(path),
+                           hint=_reinstall_hint())
+    return path
+
+
+def _reinstall_hint() -> str:
+    env = os.environ.get("STUDIO_RESOURCES")
+    if env:
+        return (f"STUDIO_RESOURCES={env} overrides the shipped resources: point it at a folder holding "
+                f"{', '.join(f + '/' for f in RESOURCE_FOLDERS)} or unset it")
+    from studio import __version__
+
+    return (f"this deployment-studio install is incomplete (package data missing); reinstall the wheel: "
+            f"python3 -m pip install --force-reinstall --no-deps deployment_studio-{__version__}-py3-none-any.whl "
+            f"(from a checkout: python3 -m pip install -e .)")
 
 
 def config_dir() -> Path:
@@ -26,7 +61,7 @@ def config_dir() -> Path:
 
 
 def cache_dir() -> Path:
-    """Per-user cache (prepared Triton backends, ...); STUDIO_CACHE_DIR overrides it."""
+    """Per-user cache (prepared Triton backends, test venvs, ...); STUDIO_CACHE_DIR overrides it."""
     return _user_dir("STUDIO_CACHE_DIR", "XDG_CACHE_HOME", ".cache")
 
 

@@ -1,4 +1,4 @@
-"""Target profiles: what an accelerator accepts, as data (resources/targets/*.yaml or a user's own file).
+"""Target profiles: what an accelerator accepts, as data (studio/resources/targets/*.yaml or a user's own file).
 
 A profile is read once, validated (malformed files raise TargetError naming the file and field), and
 answers ``lookup(domain, op_type)`` with the op's listing status and constraints. The ONNX Runtime CPU
@@ -110,7 +110,7 @@ class TargetProfile:
 def _err(path: Path | str, field_: str, msg: str) -> TargetError:
     return TargetError(f"malformed target profile: {msg}", offending=f"{path}: {field_}",
                        hint="see the 'Inspector' section of README.md for the profile format, or compare "
-                            "with resources/targets/tensorrt.yaml")
+                            "with studio/resources/targets/tensorrt.yaml")
 
 
 def _expect(cond: bool, path: Path | str, field_: str, msg: str) -> None:
@@ -281,9 +281,10 @@ def load_profile_file(path: Path | str) -> TargetProfile:
 # -- discovery ----------------------------------------------------------------------------------------
 
 def builtin_dir() -> Path:
-    from studio.core.paths import resources_dir
+    """The shipped target profiles; a missing or empty folder (a broken install) is an InstallError."""
+    from studio.core.paths import resource_folder
 
-    return resources_dir() / "targets"
+    return resource_folder("targets", "*.yaml")
 
 
 @functools.lru_cache(maxsize=64)

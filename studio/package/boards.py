@@ -1,4 +1,4 @@
-"""Board profiles (resources/boards/*.yaml): what a bundle is built for and what the agent runs it with."""
+"""Board profiles (studio/resources/boards/*.yaml): what a bundle is built for and what the agent runs it with."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from studio.core.errors import TargetError
-from studio.core.paths import resources_dir
+from studio.core.errors import InstallError, TargetError
+from studio.core.paths import resource_folder
 
 BOARD_IDS = ("rk3588", "jetson-orin-nano", "rpi5", "atlas-310p", "generic-x86_64", "generic-aarch64")
 
@@ -43,7 +43,7 @@ class BoardProfile:
                        optional_targets=list(acc.get("optional_targets") or []))
         except (KeyError, TypeError, ValueError) as exc:
             raise TargetError(f"board profile is malformed: missing or bad field {exc}", offending=source,
-                              hint="compare with resources/boards/generic-x86_64.yaml") from exc
+                              hint="compare with studio/resources/boards/generic-x86_64.yaml") from exc
 
     def to_dict(self) -> dict[str, Any]:
         from dataclasses import asdict
@@ -52,7 +52,8 @@ class BoardProfile:
 
 
 def boards_dir() -> Path:
-    return resources_dir() / "boards"
+    """The shipped board profiles; a missing or empty folder (a broken install) is an InstallError."""
+    return resource_folder("boards", "*.yaml")
 
 
 def list_boards() -> list[BoardProfile]:
@@ -82,7 +83,7 @@ def board_arch(board_id: str) -> str | None:
         return "aarch64"
     try:
         return load_board(board_id).cpu_arch
-    except TargetError:
+    except (TargetError, InstallError):
         return None
 
 

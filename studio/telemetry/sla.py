@@ -1,4 +1,4 @@
-"""SLA model: tiers L1/L2/L3 (data in resources/sla/tiers.yaml), latency budgets per model, the three-way
+"""SLA model: tiers L1/L2/L3 (data in studio/resources/sla/tiers.yaml), latency budgets per model, the three-way
 constraint cost, a verdict per measurement window and the compliance percentage over a run."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from studio.core.errors import InputError
-from studio.core.paths import resources_dir
+from studio.core.paths import resource_file
 from studio.core.reports import Report
 
 PASS, FAIL, NA = "pass", "fail", "not available"
@@ -49,7 +49,8 @@ class LatencyBudget:
 
 
 def default_tiers_path() -> Path:
-    return resources_dir() / "sla" / "tiers.yaml"
+    """The shipped tiers; missing (a broken install) is an InstallError naming the file and the fix."""
+    return resource_file("sla", "tiers.yaml")
 
 
 def _num(d: dict[str, Any], key: str, where: str, optional: bool = False) -> float | None:
@@ -63,7 +64,7 @@ def _num(d: dict[str, Any], key: str, where: str, optional: bool = False) -> flo
 
 
 def load_tiers(path: Path | str | None = None) -> tuple[dict[str, Tier], CostModel]:
-    """Tier definitions and the cost model from YAML (the shipped resources/sla/tiers.yaml by default)."""
+    """Tier definitions and the cost model from YAML (the shipped studio/resources/sla/tiers.yaml by default)."""
     import yaml
 
     p = Path(path) if path else default_tiers_path()

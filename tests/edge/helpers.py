@@ -112,8 +112,14 @@ class AgentProcess:
     """A real ``studio-agent`` on a free loopback port."""
 
     def __init__(self, data: Path, trust: Path, token_file: Path, *, max_upload_mb: float | None = None,
-                 mdns: bool = False, extra: list[str] | None = None, log: Path | None = None) -> None:
+                 mdns: bool = False, extra: list[str] | None = None, log: Path | None = None,
+                 command: list[str] | None = None, env: dict[str, str] | None = None,
+                 cwd: Path | None = None) -> None:
+        """``command`` replaces ``python -m studio.agent.cli`` (e.g. an installed venv's ``studio-agent``),
+        ``env`` the inherited environment, ``cwd`` the working folder."""
         self.data, self.trust, self.token_file = data, trust, token_file
+        self.command = command or [sys.executable, "-m", "studio.agent.cli"]
+        self.env, self.cwd = env, cwd
         self.port = free_port()
         self.max_upload_mb, self.mdns, self.extra = max_upload_mb, mdns, extra or []
         self.log = log or data.parent / f"agent-{self.port}.log"
@@ -125,16 +131,16 @@ class AgentProcess:
         return f"{self.scheme}://127.0.0.1:{self.port}"
 
     def start(self, timeout: float = 60.0) -> AgentProcess:
-        cmd = [sys.executable, "-m", "studio.agent.cli", "--port", str(self.port), "--data", str(self.data),
+        cmd = [*self.command, "--port", str(self.port), "--data", str(self.data),
                "--trust", str(self.trust), "--token-file", str(self.token_file), "--log-level", "info"]
         if self.max_upload_mb is not None:
             cmd += ["--max-upload-mb", str(self.max_upload_mb)]
         if not self.mdns:
             cmd.append("--no-mdns")
         cmd += self.extra
-        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+        env = {**(os.environ if self.env is None else self.env), "PYTHONUNBUFFERED": "1"}
         self._logf = open(self.log, "ab")
-        self.proc = subprocess.Popen(cmd, stdout=self._logf, stderr=subprocess.STDOUT, env=env)
+        self.proc = subprocess.Popen(cmd, stdout=self._logf, stderr=subprocess.STDOUT, env=env, cwd=self.cwd)
         import httpx
 
         deadline = time.monotonic() + timeout
