@@ -52,10 +52,10 @@ cross-toolchain:
 # Xvfb, openbox and Qt's xcb libraries for the tests that open a real X window (window fits the screen).
 # Best effort like the cross toolchain: without them those tests skip with a reason.
 desktop-deps:
-	@command -v Xvfb >/dev/null 2>&1 && command -v openbox >/dev/null 2>&1 || { \
+	@command -v Xvfb >/dev/null 2>&1 && command -v openbox >/dev/null 2>&1 && command -v xdotool >/dev/null 2>&1 || { \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-	      xvfb openbox x11-utils) >/dev/null || echo "desktop-deps: apt-get failed"; \
+	      xvfb openbox x11-utils xdotool) >/dev/null || echo "desktop-deps: apt-get failed"; \
 	  else echo "desktop-deps: not root or no apt-get; real-display tests will skip"; fi; }
 	-@QT_QPA_PLATFORM=xcb $(PY) -m studio.gui.platform_check --install --quiet
 

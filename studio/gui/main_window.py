@@ -770,8 +770,12 @@ class MainWindow(QMainWindow):
             self.go_to_page(page)
         return restored
 
-    def showEvent(self, event) -> None:  # noqa: N802, ANN001 (the frame is known once shown)
+    def showEvent(self, event) -> None:  # noqa: N802, ANN001
         super().showEvent(event)
+        clamp_to_screen(self)
+        QTimer.singleShot(300, self._clamp_framed)  # again once the window manager has added its frame
+
+    def _clamp_framed(self) -> None:
         clamp_to_screen(self)
 
     def closeEvent(self, event: QCloseEvent) -> None:  # noqa: N802

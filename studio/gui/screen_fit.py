@@ -11,7 +11,7 @@ from PySide6.QtGui import QGuiApplication, QScreen
 from PySide6.QtWidgets import QFrame, QScrollArea, QWidget
 
 PREFERRED = QSize(1400, 860)  # what the window would like on a large screen
-SCREEN_SHARE = 0.94  # of the available width and height, on screens smaller than PREFERRED
+SCREEN_SHARE = (0.94, 0.90)  # of the available width and height (room for a title bar) on smaller screens
 
 
 def available_geometry(widget: QWidget | None = None) -> QRect:
@@ -24,8 +24,8 @@ def first_run_size(avail: QRect) -> QSize:
     """PREFERRED where it fits, else most of the screen."""
     if not has_real_screen():
         return QSize(PREFERRED)
-    return QSize(min(PREFERRED.width(), int(avail.width() * SCREEN_SHARE)),
-                 min(PREFERRED.height(), int(avail.height() * SCREEN_SHARE)))
+    return QSize(min(PREFERRED.width(), int(avail.width() * SCREEN_SHARE[0])),
+                 min(PREFERRED.height(), int(avail.height() * SCREEN_SHARE[1])))
 
 
 def has_real_screen() -> bool:

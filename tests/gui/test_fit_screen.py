@@ -48,8 +48,10 @@ def _fits(window: MainWindow, what: str) -> None:
     area = window.stack.currentWidget()
     page = area.widget() if isinstance(area, PageScroller) else area
     room = area.viewport().width() if isinstance(area, PageScroller) else area.width()
-    need = page.minimumSizeHint().expandedTo(page.minimumSize()).width()
-    assert need <= room, f"{what}: page needs {need} px, has {room}"
+    need = page.minimumSizeHint().expandedTo(page.minimumSize())
+    assert need.width() <= room, f"{what}: page needs {need.width()} px, has {room}"
+    if not isinstance(area, PageScroller):  # a page that does not scroll must fit the height it has too
+        assert need.height() <= area.height(), f"{what}: page needs {need.height()} px high, has {area.height()}"
     for dock in (window.jobs_dock, window.log_dock):
         assert dock.isVisible() and dock.geometry().right() < window.width(), f"{what}: {dock.windowTitle()} cut off"
 

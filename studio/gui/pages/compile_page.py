@@ -33,6 +33,7 @@ from PySide6.QtWidgets import (
 from studio.core.errors import Problem, StudioError
 from studio.gui.page import Page
 from studio.gui.theme import set_role
+from studio.gui.widgets.flow import keep_wrapped_height
 from studio.gui.widgets.layout import add_heading, browse_row
 from studio.gui.widgets.tables import fill_table, readonly_table
 
@@ -166,7 +167,7 @@ class CompilePage(Page):
             tl.addWidget(w)
         ll.addWidget(tools)
         ll.addStretch(1)
-        split.addWidget(left)
+        split.addWidget(keep_wrapped_height(left))
 
         right = QWidget()
         rl = QVBoxLayout(right)

@@ -71,6 +71,7 @@ MAX_SHADES = 60  # violation bands kept on screen
 class DashboardsPage(Page):
     page_id = "dashboards"
     title = "Dashboards"
+    scrolls_itself = True  # splitters share the height; the page fits 1280x720 as it is
 
     sig_window = Signal(object)  # internal: a verdict crossed from a worker (queued to the GUI thread)
     #: curve points per horizontal pixel of the plot (min/max pairs): 1.0 is one pair per two columns,

@@ -129,6 +129,7 @@ class _Relay(QObject):
 class DevicesPage(Page):
     page_id = "devices"
     title = "Devices"
+    scrolls_itself = True  # splitters share the height; the page fits 1280x720 as it is
     icon_name = "devices"
 
     def __init__(self, jobs: Any = None, parent: QWidget | None = None, poll_ms: int = POLL_MS) -> None:

@@ -152,6 +152,7 @@ class _TargetChip(QToolButton):
 class InspectPage(Page):
     page_id = "inspect"
     title = "Inspect"
+    scrolls_itself = True  # splitters share the height; the page fits 1280x720 as it is
     icon_name = "inspect"
 
     def __init__(self, jobs: JobRunner | None = None, parent: QWidget | None = None) -> None:

@@ -33,7 +33,7 @@ from studio.gui.page import Page
 from studio.gui.theme import set_role
 from studio.gui.widgets.agents_panel import AgentsPanel
 from studio.gui.widgets.field_error import FieldError
-from studio.gui.widgets.flow import FlowLayout
+from studio.gui.widgets.flow import FlowLayout, keep_wrapped_height
 from studio.gui.widgets.layout import add_heading, browse_row
 
 
@@ -158,7 +158,7 @@ class PackagingPage(Page):
         self.files.horizontalHeader().setSectionResizeMode(2, QHeaderView.ResizeMode.ResizeToContents)
         self.files.verticalHeader().setVisible(False)
         ll.addWidget(self.files, 1)
-        split.addWidget(left)
+        split.addWidget(keep_wrapped_height(left))
 
         self.agents = AgentsPanel(self.jobs)
         self.agents.sig_agents_changed.connect(self._fill_agents)

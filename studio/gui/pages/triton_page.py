@@ -82,6 +82,7 @@ def finding_location(f: Any) -> str:
 class TritonPage(Page):
     page_id = "triton"
     title = "Triton"
+    scrolls_itself = True  # splitters share the height; the page fits 1280x720 as it is
     icon_name = "triton"
 
     def __init__(self, jobs: Any = None, parent: QWidget | None = None) -> None:

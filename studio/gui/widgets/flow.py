@@ -7,7 +7,7 @@ an ElidedLabel (long paths, status lines) is as narrow as its minimum and shows 
 
 from __future__ import annotations
 
-from PySide6.QtCore import QMargins, QPoint, QRect, QSize, Qt
+from PySide6.QtCore import QEvent, QMargins, QObject, QPoint, QRect, QSize, Qt
 from PySide6.QtGui import QPainter, QResizeEvent
 from PySide6.QtWidgets import QLabel, QLayout, QLayoutItem, QSizePolicy, QWidget, QWidgetItem
 
@@ -111,7 +111,7 @@ class ElidedLabel(QLabel):
         self._full = ""
         self._mode = mode
         self._min_width = min_width
-        self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Preferred)  # Ignored would drop the minimum
         self.setText(text)
 
     def setText(self, text: str) -> None:  # noqa: N802
@@ -139,3 +139,28 @@ class ElidedLabel(QLabel):
         shown = self.fontMetrics().elidedText(self._full, self._mode, self.contentsRect().width())
         painter.setPen(self.palette().color(self.foregroundRole()))
         painter.drawText(self.contentsRect(), int(self.alignment() | Qt.AlignmentFlag.AlignVCenter), shown)
+
+
+class _WrappedHeight(QObject):
+    """Event filter: keeps a widget's minimum height at what its layout needs for its current width."""
+
+    def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt override)
+        if event.type() == QEvent.Type.Resize and isinstance(obj, QWidget) and obj.layout() is not None:
+            lay = obj.layout()
+            need = lay.totalHeightForWidth(obj.width()) if lay.hasHeightForWidth() else -1
+            need = max(need, lay.totalMinimumSize().height())
+            if need > 0 and need != obj.minimumHeight():
+                obj.setMinimumHeight(need)
+        return False
+
+
+def keep_wrapped_height(widget: QWidget) -> QWidget:
+    """Make ``widget`` (a column of forms with word-wrapped labels) ask for the height its wrapped text needs.
+
+    A QSplitter does not pass height-for-width on, so a form column inside one was squeezed to its one-line
+    height and wrapped hints were drawn over the next row. With this, the column's minimum height follows its
+    width, and the page's scroll area scrolls instead.
+    """
+    keeper = _WrappedHeight(widget)
+    widget.installEventFilter(keeper)
+    return widget
