@@ -33,6 +33,8 @@ class ModelEntry:
     kind: str  # "hf" | "onnx"
     source: str = ""  # e.g. "sample:tiny-clip", "export of tiny-clip"
     report: str | None = None
+    # what later steps made from it (studio.core.state.ARTIFACT_KINDS): parts, tokenizer, bundles, ...
+    artifacts: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -116,6 +118,10 @@ class Workspace:
         p = Path(entry.path)
         return p if p.is_absolute() else self.root / p
 
+    def relative(self, path: Path | str) -> str:
+        """``path`` relative to the workspace when inside it (the workspace can move), else absolute."""
+        return self._rel(Path(path))
+
     def _rel(self, path: Path) -> str:
         path = Path(path).resolve()
         try:
@@ -132,6 +138,9 @@ class Workspace:
                              hint="check the path, or export the model first")
         kind = kind or detect_model_kind(path)
         entry = ModelEntry(name=name or path.stem, path=self._rel(path), kind=kind, source=source, report=report)
+        old = self.model(entry.name)
+        if old is not None and old.path == entry.path:
+            entry.artifacts = old.artifacts  # the same model added again keeps what was made from it
         self.models = [m for m in self.models if m.name != entry.name] + [entry]
         if make_current:
             self.current_model = entry.name

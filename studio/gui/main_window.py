@@ -45,6 +45,7 @@ from PySide6.QtWidgets import (
 from studio.core.errors import InputError, Problem, StudioError
 from studio.core.paths import config_dir
 from studio.core.settings import Settings
+from studio.core.state import StudioState
 from studio.core.workspace import Workspace
 from studio.gui.dialogs import PluginsDialog, ReportDialog, ShortcutsDialog
 from studio.gui.jobs_panel import JobsPanel
@@ -59,6 +60,7 @@ from studio.gui.screen_fit import (
     first_run_size,
     page_scroller,
 )
+from studio.gui.state_qt import StateSignals
 from studio.gui.targets import target_ids
 from studio.gui.theme import THEMES, apply_theme, current_theme, set_role
 from studio.gui.widgets.flow import ElidedLabel
@@ -106,7 +108,8 @@ class MainWindow(QMainWindow):
         self.settings = settings or Settings.load()
         self.workspace: Workspace | None = None
         self.target: str | None = "ort-cpu"
-        self.connections: dict[str, str] = {}
+        self.state = StudioState()  # the one workspace state every page shares (studio.core.state)
+        self.state_signals = StateSignals(self.state, self)
         self.jobs = JobRunner(self)
         self._dialogs: list[QWidget] = []
         self.setWindowTitle(APPLICATION)
@@ -122,8 +125,10 @@ class MainWindow(QMainWindow):
         self._build_menus()
         self._build_shortcuts()
         self._wire_jobs()
+        self.state_signals.sig_changed.connect(self._state_changed)
         for lp in self.pages:
             if lp.page is not None:
+                lp.page.bind_state(self.state, self.state_signals)
                 self._wire_page(lp.page)
             else:
                 self.log_panel.add_problem(Problem("error", f"{lp.title} page failed to load: "
@@ -301,6 +306,7 @@ class MainWindow(QMainWindow):
     # -- workspace -------------------------------------------------------------------------------------
     def set_workspace(self, workspace: Workspace | None, remember: bool = True) -> None:
         self.workspace = workspace
+        self.state.set_workspace(workspace)
         if workspace is not None:
             self.target = workspace.current_target or self.target
             if remember:
@@ -641,22 +647,22 @@ class MainWindow(QMainWindow):
         self.log_panel.append_log(exc.render(), source=source)
 
     def set_connection_state(self, name: str, state: str) -> None:
-        self.connections[name] = state
-        self._update_devices_label()
+        """A page's poll result (``sig_connection``): it becomes the device's state in the shared state."""
+        self.state.set_device_state(name, state)
+
+    def _state_changed(self, topic: str, _payload: object) -> None:
+        if topic in ("workspace", "devices", "device_state"):
+            self._update_devices_label()
 
     def _update_devices_label(self) -> None:
-        n = len(self.workspace.devices) if self.workspace is not None else 0
-        known = {**{d.name: "not checked" for d in (self.workspace.devices if self.workspace else [])},
-                 **self.connections}
-        ok = sum(1 for s in known.values() if s == "ok")
-        down = sum(1 for s in known.values() if s not in ("ok", "not checked", "connecting"))
-        if not known:
-            self.devices_label.setText("devices: none")
+        """Toolbar and status bar from the same device states the tables show."""
+        summary = self.state.summary()
+        self.devices_label.setText(summary.label())
+        if not summary.total:
             self.status_conn.setText("no servers or agents")
         else:
-            parts = [f"{ok} ok"] + ([f"{down} down"] if down else [])
-            self.devices_label.setText(f"devices: {', '.join(parts)} of {max(n, len(known))}")
-            self.status_conn.setText("  ·  ".join(f"{k}: {v}" for k, v in sorted(known.items())))
+            self.status_conn.setText("  ·  ".join(f"{d.name}: {self.state.device_state(d.name).state}"
+                                                  for d in sorted(self.state.devices(), key=lambda d: d.name)))
 
     def flash(self, text: str, msec: int = 0) -> None:
         """A passing message in the status bar (QStatusBar's own is drawn over the permanent labels)."""

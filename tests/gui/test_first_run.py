@@ -106,7 +106,8 @@ def plugin_missing_a_library(tmp_path: Path) -> Path:
     pyside = tmp_path / "PySide6"
     plugin = pyside / pc.XCB_FILES[0]
     plugin.parent.mkdir(parents=True)
-    subprocess.run(["gcc", "-shared", "-fPIC", "-o", str(plugin), str(src), f"-L{lib_dir}", f"-l:{soname}"],
+    subprocess.run(["gcc", "-shared", "-fPIC", "-o", str(plugin), str(src), "-Wl,--no-as-needed", f"-L{lib_dir}",
+                    f"-l:{soname}"],
                    check=True)
     (lib_dir / soname).unlink()
     return pyside

@@ -68,6 +68,9 @@ MIN_POINTS = 200
 MAX_SHADES = 60  # violation bands kept on screen
 
 
+DEFAULT_URL = "http://127.0.0.1:8000"  # only until a device is known: then the device's URL
+
+
 class DashboardsPage(Page):
     page_id = "dashboards"
     title = "Dashboards"
@@ -116,7 +119,8 @@ class DashboardsPage(Page):
 
         form = QHBoxLayout()
         left = QFormLayout()
-        self.url_edit = QLineEdit("http://127.0.0.1:8000")
+        self._filled: dict[QLineEdit, str] = {}  # what the page itself put into a field (follows the device)
+        self.url_edit = QLineEdit(DEFAULT_URL)
         self.model_edit = QLineEdit()
         self.model_edit.setPlaceholderText("model name on the server")
         self.metrics_edit = QLineEdit()
@@ -264,8 +268,38 @@ class DashboardsPage(Page):
 
     # -- targets and runs --------------------------------------------------------------------------
     def context_changed(self) -> None:
+        self._follow_device()
         if self.model_name and not self.model_edit.text():
             self.model_edit.setText(self.model_name)
+
+    def state_changed(self, topic: str, payload: object) -> None:
+        if topic in ("selection", "workspace") or (topic == "device_state" and self._device_name() == payload):
+            self._follow_device()
+
+    def _device_name(self) -> str | None:
+        d = self.state.selected_device
+        if d is None:  # nothing chosen yet: the first connected device, else the first known
+            ds = self.state.devices()
+            d = next((x for x in ds if self.state.device_state(x.name).ok), ds[0] if ds else None)
+        return d.name if d is not None else None
+
+    def _follow_device(self) -> None:
+        """Target the device Devices (or a deploy) selected: URL, served model, metrics URL. A field the user
+        typed into is left alone; one the page filled follows the device."""
+        name = self._device_name()
+        d = self.state.device(name) if name else None
+        if d is None:
+            return
+        served = self.state.device_state(d.name).models
+        wanted = {self.url_edit: d.url, self.metrics_edit: self.state.metrics_url(d.name) or "",
+                  self.model_edit: (self.model_name if self.model_name in served else served[0]) if served else None}
+        for edit, value in wanted.items():
+            if value is None:
+                continue
+            current = edit.text().strip()
+            if current in ("", self._filled.get(edit, ""), DEFAULT_URL) and current != value:
+                edit.setText(value)
+            self._filled[edit] = value
 
     def _add_target_from_fields(self) -> None:
         try:

@@ -43,6 +43,7 @@ from PySide6.QtWidgets import (
 )
 
 from studio.core.errors import StudioError
+from studio.core.state import failure_state
 from studio.core.workspace import DeviceEntry
 from studio.gui.page import Page
 from studio.gui.widgets.tables import fill_table, readonly_table
@@ -166,7 +167,7 @@ class DevicesPage(Page):
         ll = QVBoxLayout(left)
         ll.setContentsMargins(0, 0, 0, 0)
         self.server_list = QListWidget()
-        self.server_list.currentItemChanged.connect(lambda *_: self._show_current())
+        self.server_list.currentItemChanged.connect(lambda *_: self._server_selected())
         ll.addWidget(QLabel("Servers"))
         ll.addWidget(self.server_list, 1)
         form_box = QGroupBox("Add a server")
@@ -287,6 +288,8 @@ class DevicesPage(Page):
         from studio.gui.widgets.agents_panel import AgentsPanel
 
         self.agents_panel = AgentsPanel(self.jobs)
+        self.agents_panel.bind_state(self.state, self.state_signals)
+        self.agents_panel.table.itemSelectionChanged.connect(self._agent_selected)
         self.agents_panel.sig_log.connect(self.sig_log)
         self.agents_panel.sig_agents_changed.connect(self.sig_workspace_changed)
         self.add_section(self.agents_panel, "Edge agents")
@@ -296,13 +299,36 @@ class DevicesPage(Page):
         return self.sections.addTab(widget, title)
 
     # -- servers ---------------------------------------------------------------------------------------
+    def state_bound(self) -> None:
+        self.agents_panel.bind_state(self.state, self.state_signals)
+
     def context_changed(self) -> None:
         self.agents_panel.set_workspace(self.workspace)
-        if self.workspace is None:
-            return
-        for d in self.workspace.devices:
-            if d.kind == "triton" and d.name not in self.servers:
+        self._sync_servers()
+
+    def state_changed(self, topic: str, payload: object) -> None:
+        if topic in ("workspace", "devices"):
+            self._sync_servers()
+
+    def _sync_servers(self) -> None:
+        """The Triton servers are the shared state's devices of kind "triton": add new ones, drop removed."""
+        known = {d.name: d for d in self.state.devices("triton")}
+        for d in known.values():
+            if d.name not in self.servers:
                 self._add(ServerSpec.from_device(d), save=False)
+        for name in [n for n in self.servers if n not in known and self.state.workspace is not None]:
+            self._drop(name)
+
+    def _server_selected(self) -> None:
+        self._show_current()
+        name = self.current_server()
+        if name is not None and self.state.device(name) is not None:
+            self.state.select_device(name)
+
+    def _agent_selected(self) -> None:
+        a = self.agents_panel.selected()
+        if a is not None:
+            self.state.select_device(a.url)
 
     def open_payload(self, payload: object) -> None:
         """A server URL, or {"url", "name"?, "metrics_url"?} (the Triton page's "Open in Devices"):
@@ -337,8 +363,8 @@ class DevicesPage(Page):
 
     def _add(self, spec: ServerSpec, save: bool) -> None:
         self.servers[spec.name] = spec
-        if save and self.workspace is not None:
-            self.workspace.add_device(spec.to_device())
+        if save and self.state.workspace is not None:
+            self.state.add_device(spec.to_device(), select=True)
             self.sig_workspace_changed.emit()
         items = self.server_list.findItems(spec.name, Qt.MatchFlag.MatchStartsWith)
         item = next((i for i in items if i.data(Qt.ItemDataRole.UserRole) == spec.name), None)
@@ -376,12 +402,18 @@ class DevicesPage(Page):
         name = self.current_server()
         if name is None:
             return
+        self._drop(name)
+        if self.state.workspace is not None:
+            self.state.remove_device(name)
+            self.sig_workspace_changed.emit()
+
+    def _drop(self, name: str) -> None:
         self.servers.pop(name, None)
         self.snapshots.pop(name, None)
-        self.server_list.takeItem(self.server_list.currentRow())
-        if self.workspace is not None:
-            self.workspace.remove_device(name)
-            self.sig_workspace_changed.emit()
+        for i in range(self.server_list.count()):
+            if self.server_list.item(i).data(Qt.ItemDataRole.UserRole) == name:
+                self.server_list.takeItem(i)
+                break
         self._show_current()
 
     def current_server(self) -> str | None:
@@ -408,6 +440,10 @@ class DevicesPage(Page):
             return
         old = self.snapshots.get(snap.name)
         self.snapshots[snap.name] = snap
+        if self.state.device(snap.name) is not None:
+            self.state.set_device_state(snap.name, "ok" if snap.connected else failure_state(snap.error),
+                                        snap.error or "",
+                                        models=[m.name for m in snap.models] if snap.connected else None)
         if old is None or old.connected != snap.connected:
             self.sig_connection.emit(snap.name, "ok" if snap.connected else "down")
             self.sig_log.emit(f"{snap.name}: " + ("connected" if snap.connected else f"disconnected ({snap.error})"))

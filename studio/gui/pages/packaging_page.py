@@ -161,6 +161,7 @@ class PackagingPage(Page):
         split.addWidget(keep_wrapped_height(left))
 
         self.agents = AgentsPanel(self.jobs)
+        self.agents.bind_state(self.state, self.state_signals)
         self.agents.sig_agents_changed.connect(self._fill_agents)
         self.agents.sig_log.connect(self.sig_log.emit)
         self.agents.sig_log.connect(self.status_label.setText)
@@ -254,6 +255,9 @@ class PackagingPage(Page):
         path, _ = QFileDialog.getSaveFileName(self, "Bundle", filter="Bundles (*.tar)")
         if path:
             self.out_edit.setText(path)
+
+    def state_bound(self) -> None:
+        self.agents.bind_state(self.state, self.state_signals)
 
     def context_changed(self) -> None:
         if self.workspace is not None:

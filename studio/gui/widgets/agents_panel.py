@@ -1,9 +1,10 @@
 """Edge agents: found by mDNS or added by URL; each one's models, versions and history, with rollback.
 
 Reusable: the Packaging page shows it beside the build form, and the Devices page can add it as a section
-(``devices_page.add_section(AgentsPanel(devices_page.jobs), "Edge agents")``). Agents are kept in the
-workspace's devices (kind "agent") with the PATH of their token file, never the token itself. Every network
-call runs as a job off the GUI thread.
+(``devices_page.add_section(AgentsPanel(devices_page.jobs), "Edge agents")``). The agents are the shared
+state's devices of kind "agent" (studio.core.state, saved in the workspace with the PATH of their token file,
+never the token itself): every panel shows the same list, and a poll's result is the device's state that the
+toolbar counts. Every network call runs as a job off the GUI thread.
 """
 
 from __future__ import annotations
@@ -28,7 +29,9 @@ from PySide6.QtWidgets import (
 )
 
 from studio.core.errors import InputError, StudioError
+from studio.core.state import StudioState, failure_state
 from studio.core.workspace import DeviceEntry, Workspace
+from studio.gui.state_qt import StateSignals
 from studio.gui.theme import set_role
 from studio.gui.widgets.field_error import FieldError
 from studio.gui.widgets.flow import FlowLayout
@@ -73,6 +76,8 @@ class AgentsPanel(QWidget):
         self.jobs = jobs
         self.workspace: Workspace | None = None
         self.agents: dict[str, AgentEntry] = {}
+        self.state: StudioState | None = None
+        self._signals: StateSignals | None = None
         self._build()
 
     # -- layout ----------------------------------------------------------------------------------------
@@ -152,14 +157,44 @@ class AgentsPanel(QWidget):
         self._update_buttons()
 
     # -- agents ----------------------------------------------------------------------------------------
+    def bind_state(self, state: StudioState, signals: StateSignals) -> None:
+        """Show (and change) the shared state's agents; called by the page that holds the panel."""
+        if self._signals is not None:
+            self._signals.sig_changed.disconnect(self._state_changed)
+        self.state, self._signals = state, signals
+        signals.sig_changed.connect(self._state_changed)
+        self._sync_from_state()
+
     def set_workspace(self, workspace: Workspace | None) -> None:
+        """A panel shown without a shared state (tests, embedding): a state of its own for ``workspace``."""
         self.workspace = workspace
-        if workspace is not None:
-            for d in workspace.devices:
-                if d.kind == "agent" and d.url not in self.agents:
-                    self.agents[d.url] = AgentEntry(d.name, d.url, str(d.extra.get("token_file") or ""))
-        self._fill_table()
+        if self.state is None:
+            own = StudioState()
+            self.bind_state(own, StateSignals(own, self))
+        if self.state.workspace is not workspace:
+            self.state.set_workspace(workspace)
+        self._sync_from_state()
         self.refresh()
+
+    def _state_changed(self, topic: str, _payload: object) -> None:
+        if topic in ("workspace", "devices"):
+            self._sync_from_state()
+
+    def _sync_from_state(self) -> None:
+        """Rebuild the list from the state's agents, keeping what was polled for the ones still there."""
+        if self.state is None:
+            return
+        self.workspace = self.state.workspace
+        old = self.agents
+        self.agents = {}
+        for d in self.state.devices("agent"):
+            a = old.get(d.url) or AgentEntry(d.name, d.url, str(d.extra.get("token_file") or ""),
+                                            str(d.extra.get("board") or ""))
+            a.name, a.token_file = d.name, str(d.extra.get("token_file") or "")
+            self.agents[d.url] = a
+        self._fill_table()
+        if set(self.agents) != set(old):
+            self.sig_agents_changed.emit()
 
     def add_agent(self, url: str, token_file: str | Path = "", name: str | None = None,
                   board: str = "") -> AgentEntry:
@@ -172,14 +207,15 @@ class AgentsPanel(QWidget):
             raise InputError(f"token file {token_file} does not exist", offending="token",
                              hint="copy /etc/studio-agent/token from the board")
         entry = AgentEntry(name or url.split("://", 1)[1], url, str(token_file), board)
-        self.agents[url] = entry
-        if self.workspace is not None:
-            self.workspace.add_device(entry.to_device())
-        self._fill_table()
+        if self.state is None or self.state.workspace is None:
+            self.agents[url] = entry
+            self._fill_table()
+            self.sig_agents_changed.emit()
+        else:
+            self.state.add_device(entry.to_device())  # every panel hears it and lists it
         self.select(url)
-        self.sig_agents_changed.emit()
         self.refresh(url)
-        return entry
+        return self.agents.get(url, entry)
 
     def select(self, url: str) -> None:
         for r in range(self.table.rowCount()):
@@ -211,12 +247,12 @@ class AgentsPanel(QWidget):
         a = self.selected()
         if a is None:
             return
-        self.agents.pop(a.url, None)
-        if self.workspace is not None:
-            self.workspace.remove_device(a.name)
-            self.workspace.save()
-        self._fill_table()
-        self.sig_agents_changed.emit()
+        if self.state is not None and self.state.device(a.url) is not None:
+            self.state.remove_device(a.url)
+        else:
+            self.agents.pop(a.url, None)
+            self._fill_table()
+            self.sig_agents_changed.emit()
 
     def _fill_table(self) -> None:
         keep = self.selected().url if self.selected() else None
@@ -246,7 +282,12 @@ class AgentsPanel(QWidget):
 
         def done(found: Any) -> None:
             for a in found:
-                if a.url not in self.agents:
+                if a.url in self.agents:
+                    continue
+                if self.state is not None and self.state.workspace is not None:
+                    self.state.add_device(DeviceEntry(a.name, a.url, "agent",
+                                                      extra={"board": a.board, "discovered": True}))
+                else:
                     self.agents[a.url] = AgentEntry(a.name, a.url, "", a.board)
             self._fill_table()
             self.sig_log.emit(f"discovery: {len(found)} agent(s) found")
@@ -277,6 +318,12 @@ class AgentsPanel(QWidget):
                 a.state = state
                 if isinstance(st, dict):
                     a.status, a.board = st, st.get("board", a.board)
+                if self.state is not None and self.state.device(u) is not None:
+                    reason = st if isinstance(st, str) else ""
+                    dev_state = {"ok": "ok", "unauthorized": "token", "unknown": "not checked"}.get(
+                        state, failure_state(reason))
+                    self.state.set_device_state(u, dev_state, reason, a.board,
+                                                list(st.get("models", {})) if isinstance(st, dict) else None)
             self._fill_table()
 
         self.jobs.start(f"agents-refresh-{url or 'all'}", "Refresh edge agents", work, done, self._failed)
