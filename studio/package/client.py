@@ -104,6 +104,17 @@ class AgentClient:
         except httpx.TransportError:
             return False
 
+    def probe(self) -> str | None:
+        """None when the agent answers ready (no token needed), else why not: the transport's own words."""
+        import httpx
+
+        try:
+            with httpx.Client(timeout=3.0, verify=self._verify()) as c:
+                r = c.get(self.url + "/v2/health/ready")
+        except httpx.TransportError as exc:
+            return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+        return None if r.status_code == 200 else f"not ready (HTTP {r.status_code})"
+
     def status(self) -> dict[str, Any]:
         return self._request("GET", "/agent/status")
 

@@ -304,7 +304,11 @@ class AgentsPanel(QWidget):
             out = {}
             for a in targets:
                 try:
-                    out[a.url] = ("ok", a.client().status()) if a.token_file else ("unknown", None)
+                    if a.token_file:
+                        out[a.url] = ("ok", a.client().status())
+                    else:  # not managed without its token, but whether it answers is still worth knowing
+                        why = a.client().probe()
+                        out[a.url] = ("ok", None) if why is None else ("unreachable", why)
                 except StudioError as exc:
                     status = (exc.details or {}).get("status")
                     out[a.url] = ("unauthorized" if status == 401 else "unreachable", exc.message)

@@ -1,0 +1,99 @@
+"""Pages share one workspace state (real Qt offscreen, a real refused connection on loopback).
+
+The first version's bugs: an agent added on the Package page (or by a deploy) was missing from Devices > Edge
+agents, the toolbar said "0 ok of 1" while a table said connected, and Dashboards kept aiming at
+127.0.0.1:8000. Here everything goes through the window's public widgets and the shared state.
+"""
+
+from __future__ import annotations
+
+import socket
+from pathlib import Path
+
+import pytest
+from PySide6.QtWidgets import QApplication
+
+from studio.core.settings import Settings
+from studio.core.state import StudioState
+from studio.core.workspace import DeviceEntry, Workspace
+from studio.gui.main_window import MainWindow
+from studio.gui.theme import apply_theme
+
+pytestmark = pytest.mark.gui
+
+
+def _closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]  # closed again on return: connecting is refused
+
+
+@pytest.fixture
+def window(qtbot, tmp_path: Path):  # type: ignore[no-untyped-def]
+    apply_theme(QApplication.instance(), "light")
+    ws = Workspace.create(tmp_path / "ws", name="shared")
+    w = MainWindow(ws, settings=Settings.load(), restore_state=False)
+    qtbot.addWidget(w)
+    w.show()
+    qtbot.waitExposed(w)
+    yield w
+    w.close()
+
+
+def test_an_agent_added_on_one_page_is_on_every_page(qtbot, window: MainWindow, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    package, devices, dashboards = window.page("package"), window.page("devices"), window.page("dashboards")
+    url = f"http://127.0.0.1:{_closed_port()}"
+    window.go_to_page("package")
+    package.agents.url_edit.setText(url)
+    package.agents.add_btn.click()
+    # the Devices page's own panel lists it at once, the toolbar counts it
+    assert url in devices.agents_panel.agents
+    assert devices.agents_panel.table.rowCount() == 1
+    assert "of 1" in window.devices_label.text()
+    # the poll's answer (connection refused) is the one state every view shows
+    qtbot.waitUntil(lambda: window.state.device_state(url).state == "refused", timeout=20_000)
+    assert window.devices_label.text() == "devices: 0 ok, 1 down of 1"
+    assert "refused" in window.status_conn.text()
+    # selecting it on Devices points Dashboards at it (URL and the agent's metrics URL)
+    window.go_to_page("devices")
+    devices.sections.setCurrentWidget(devices.agents_panel)
+    devices.agents_panel.table.selectRow(0)
+    assert window.state.selected_device is not None and window.state.selected_device.url == url
+    assert dashboards.url_edit.text() == url
+    assert dashboards.metrics_edit.text() == url + "/metrics"
+    # a URL typed by the user is theirs: a later selection does not overwrite it
+    dashboards.url_edit.setText("http://10.0.0.5:8000")
+    window.state.add_device(DeviceEntry("t", "http://127.0.0.1:1", "triton"), select=True)
+    assert dashboards.url_edit.text() == "http://10.0.0.5:8000"
+    assert devices.server_list.count() == 1  # the Triton server added through the state is listed
+    # removed on Devices, gone everywhere
+    devices.agents_panel.table.selectRow(0)
+    devices.agents_panel.remove_btn.click()
+    assert url not in package.agents.agents and package.agents.table.rowCount() == 0
+
+
+def test_reopened_workspace_restores_the_devices(qtbot, window: MainWindow, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    root = window.workspace.root
+    window.state.add_device(DeviceEntry("board", "http://127.0.0.1:9", "agent", extra={"token_file": ""}))
+    window.state.add_device(DeviceEntry("local-triton", "http://127.0.0.1:8", "triton",
+                                        extra={"metrics_url": "http://127.0.0.1:7/metrics"}))
+    again = MainWindow(Workspace.open(root), settings=Settings.load(), restore_state=False)
+    qtbot.addWidget(again)
+    assert [a.url for a in again.page("devices").agents_panel.agents.values()] == ["http://127.0.0.1:9"]
+    assert [a.url for a in again.page("package").agents.agents.values()] == ["http://127.0.0.1:9"]
+    assert again.page("devices").server_list.count() == 1
+    assert again.state.metrics_url("local-triton") == "http://127.0.0.1:7/metrics"
+    assert "of 2" in again.devices_label.text()
+    again.close()
+
+
+def test_a_page_alone_has_a_state_of_its_own(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    from studio.gui.pages.devices_page import DevicesPage
+
+    ws = Workspace.create(tmp_path / "alone")
+    StudioState(ws).add_device(DeviceEntry("b", "http://127.0.0.1:9", "agent"))
+    page = DevicesPage()
+    qtbot.addWidget(page)
+    page.set_context(Workspace.open(ws.root), None, None)
+    assert list(page.agents_panel.agents) == ["http://127.0.0.1:9"]
+    page.jobs.shutdown()
