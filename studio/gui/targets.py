@@ -1,10 +1,11 @@
-"""Target ids for the toolbar's target combo: the profiles in resources/targets/*.yaml, else the built-in list."""
+"""Target ids for the toolbar's target combo: the profiles in studio/resources/targets/*.yaml (an install
+without them is an InstallError, never a silent built-in list), then the workspace's own profiles."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from studio.core.paths import resources_dir
+from studio.core.paths import resource_folder
 
 DEFAULT_TARGETS = ("tensorrt", "openvino", "qnn-htp", "ascend-310p", "rk3588", "tvm-relax", "ort-cpu",
                    "hailo-8", "mlu370")
@@ -28,13 +29,11 @@ def _profile_id(path: Path) -> str:
 def target_ids(extra_dirs: list[Path] | None = None) -> list[str]:
     """Built-in profiles first (in the default order where known), then workspace profiles."""
     found: list[str] = []
-    for folder in [resources_dir() / "targets", *(extra_dirs or [])]:
+    for folder in [resource_folder("targets", "*.yaml"), *(extra_dirs or [])]:
         if folder.is_dir():
             for f in sorted(folder.glob("*.yaml")) + sorted(folder.glob("*.yml")):
                 tid = _profile_id(f)
                 if tid not in found:
                     found.append(tid)
-    if not found:
-        return list(DEFAULT_TARGETS)
     order = {t: i for i, t in enumerate(DEFAULT_TARGETS)}
     return sorted(found, key=lambda t: (order.get(t, len(order)), found.index(t)))

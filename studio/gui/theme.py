@@ -1,4 +1,4 @@
-"""Light and dark themes: Fusion style, a matching palette and a QSS file from resources/themes/.
+"""Light and dark themes: Fusion style, a matching palette and a QSS file from studio/resources/themes/.
 
 Widgets that need a themed look set a dynamic ``role`` property (``error``, ``muted``, ``heading``, ``banner-ok``,
 ``banner-fail``, ``card``, ``primary``) and the QSS styles it; code that paints by hand (graph snippets) asks
@@ -12,7 +12,7 @@ from pathlib import Path
 from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import QApplication, QStyleFactory, QWidget
 
-from studio.core.paths import resources_dir
+from studio.core.paths import resource_folder
 
 THEMES = ("light", "dark")
 
@@ -27,7 +27,7 @@ _PALETTES: dict[str, dict[str, str]] = {
 
 
 def themes_dir() -> Path:
-    return resources_dir() / "themes"
+    return resource_folder("themes", "*.qss")
 
 
 def current_theme() -> str:

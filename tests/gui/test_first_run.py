@@ -142,3 +142,13 @@ def test_the_installed_qt_is_checked_for_real() -> None:
     for soname in pc.missing_xcb_libraries():
         out = subprocess.run(["ldd", str(base / pc.XCB_FILES[0])], capture_output=True, text=True).stdout
         assert f"{soname} => not found" in out
+
+
+def test_install_without_resources_is_an_error_not_a_silent_list(tmp_path: Path) -> None:
+    """A studio whose package data is missing says so (exit 2), rather than showing built-in guesses."""
+    (tmp_path / "res").mkdir()
+    out = tmp_path / "x.png"
+    done = _run(["gui", "--screenshot", str(out)], _env(STUDIO_RESOURCES=str(tmp_path / "res")), tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert "resources folder" in done.stderr and "STUDIO_RESOURCES" in done.stderr  # the override is named
+    assert "Traceback" not in done.stderr and not out.exists()
