@@ -653,6 +653,11 @@ class MainWindow(QMainWindow):
     def _state_changed(self, topic: str, _payload: object) -> None:
         if topic in ("workspace", "devices", "device_state"):
             self._update_devices_label()
+        elif topic == "model":  # a page added or chose a model through the state: the toolbar and pages follow
+            self.refresh_models()
+            self._propagate()
+        elif topic == "target" and self.workspace is not None:
+            self._select_target(self.workspace.current_target)
 
     def _update_devices_label(self) -> None:
         """Toolbar and status bar from the same device states the tables show."""

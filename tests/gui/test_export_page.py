@@ -242,6 +242,10 @@ def test_wizard_exports_tiny_clip_end_to_end(window: MainWindow, workspace: Work
     entry = workspace.model("tiny-clip-onnx")
     assert entry is not None and entry.kind == "onnx" and workspace.current_model == "tiny-clip-onnx"
     assert window.model_combo.currentData() == "tiny-clip-onnx"  # the window picked up the new model
+    # what the export wrote is the workspace's, and the next steps start from it (shared state)
+    arts = window.state.artifacts("tiny-clip-onnx")
+    assert Path(arts["onnx"]) == expected_out
+    assert (Path(arts["tokenizer"]) / "tokenizer.json").is_file() or Path(arts["tokenizer"]).is_dir()
     assert entry.report and Path(entry.report).is_file()
     row = window.jobs_panel.rows[page.handle.id]
     assert row.report == Path(entry.report)  # "Open report" in the Jobs panel

@@ -97,3 +97,26 @@ def test_a_page_alone_has_a_state_of_its_own(qtbot, tmp_path: Path) -> None:  # 
     page.set_context(Workspace.open(ws.root), None, None)
     assert list(page.agents_panel.agents) == ["http://127.0.0.1:9"]
     page.jobs.shutdown()
+
+
+def test_the_next_step_starts_from_the_model_just_made(qtbot, window: MainWindow) -> None:  # type: ignore[no-untyped-def]
+    ws = window.workspace
+    hf = ws.models_dir / "clip"
+    hf.mkdir()
+    (hf / "config.json").write_text("{}")
+    window.state.add_model(hf, name="clip", kind="hf")
+    out = ws.models_dir / "clip-onnx"
+    out.mkdir()
+    for f in ("model.onnx", "model.vision.onnx", "model.text.onnx"):
+        (out / f).write_bytes(b"")
+    entry = window.state.add_model(out / "model.onnx", name="clip-onnx", kind="onnx")
+    window.state.record_artifact("parts", {"vision": out / "model.vision.onnx", "text": out / "model.text.onnx"},
+                                 entry.name)
+    window.select_model("clip")
+    window.select_model("clip-onnx")  # the toolbar's model: Package follows with the export folder (parts too)
+    package = window.page("package")
+    assert package.source_edit.text() == str(out)
+    package.source_edit.setText("/my/own.onnx")  # typed by the user: theirs, not overwritten
+    window.select_model("clip")
+    window.select_model("clip-onnx")
+    assert package.source_edit.text() == "/my/own.onnx"

@@ -60,6 +60,21 @@ def _prepare(choice: SourceChoice, job: Any) -> dict[str, Any]:
             "architectures": config.get("architectures") or []}
 
 
+def export_artifacts(report: ExportReport, output: Path) -> dict[str, Any]:
+    """What an export wrote, as workspace artifacts: the model, its parts by name, tokenizer and processor
+    (their folder: the files sit beside the model), the report."""
+    arts: dict[str, Any] = {"onnx": output}
+    parts = {name: Path(info["path"]) for name, info in report.parts.items() if info.get("path")}
+    if parts:
+        arts["parts"] = parts
+    for o in report.outputs:
+        if o.kind in ("tokenizer", "processor") and o.kind not in arts:
+            arts[o.kind] = Path(o.path).parent
+        elif o.kind == "report" and "export_report" not in arts:
+            arts["export_report"] = Path(o.path)
+    return arts
+
+
 class ExportPage(Page):
     page_id = "export"
     title = "Export"
@@ -357,10 +372,13 @@ class ExportPage(Page):
         if not out.is_file():
             return
         try:
-            self.workspace.add_model(out, name=f"{self.choice.label}-onnx", kind="onnx",
-                                     source=f"export of {self.choice.label}",
-                                     report=str(self.options_used.report) if self.options_used.report else None,
-                                     make_current=True)
+            add = self.state.add_model if self.state.workspace is self.workspace else self.workspace.add_model
+            entry = add(out, name=f"{self.choice.label}-onnx", kind="onnx", source=f"export of {self.choice.label}",
+                        report=str(self.options_used.report) if self.options_used.report else None,
+                        make_current=True)
+            if self.state.workspace is self.workspace:
+                for kind, value in export_artifacts(report, out).items():
+                    self.state.record_artifact(kind, value, entry.name)
         except StudioError as exc:
             self.sig_problem.emit(Problem("warning", f"could not add the export to the workspace: {exc.message}",
                                           source="Export", hint=exc.hint))

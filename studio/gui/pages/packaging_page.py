@@ -47,6 +47,7 @@ class PackagingPage(Page):
         self.package_report: Any = None
         self.verify_report: Any = None
         self.deploy_report: Any = None
+        self._auto_source = ""  # what the page itself put in the Export field (it follows the current model)
         self._build()
         self.reload_boards()
         self.reload_keys()
@@ -261,11 +262,25 @@ class PackagingPage(Page):
 
     def context_changed(self) -> None:
         if self.workspace is not None:
-            entry = self.workspace.model()
-            if entry is not None and not self.source_edit.text():
-                self.source_edit.setText(str(self.workspace.resolve(entry)))
+            self._follow_model()
             self.agents.set_workspace(self.workspace)
             self._fill_agents()
+
+    def _follow_model(self) -> None:
+        """The current model becomes the Export field while the field still shows what the page put there
+        (an ONNX model: its export folder when it has parts, so they travel together)."""
+        entry = self.workspace.model() if self.workspace is not None else None
+        if entry is None:
+            return
+        path = self.workspace.resolve(entry)
+        if entry.kind == "onnx" and path.is_file() and entry.artifacts.get("parts"):
+            path = path.parent
+        elif entry.kind != "onnx" and self.source_edit.text():
+            return  # an HF folder is no bundle source: keep what is there
+        current = self.source_edit.text().strip()
+        if current in ("", self._auto_source) and current != str(path):
+            self.source_edit.setText(str(path))
+        self._auto_source = str(path)
 
     def open_payload(self, payload: object) -> None:
         """An .onnx file or export folder (the export result's "Package for a board"), or
