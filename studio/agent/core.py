@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from studio.agent.runtime import Deployment, ServedModel, load_deployment, warmup_deployment
+from studio.agent.statistics import StatisticsRegistry
 from studio.agent.store import BundleStore
 from studio.core.errors import InputError, StudioError
 from studio.package.boards import board_accepts
@@ -53,6 +54,7 @@ class AgentCore:
         self._install_lock = threading.Lock()
         self.started = time.time()
         self.events: dict[str, int] = {"installed": 0, "rejected": 0, "rollback": 0, "warmup_failed": 0}
+        self.statistics = StatisticsRegistry()  # Triton statistics per served model version (HTTP and gRPC)
 
     # -- start-up --------------------------------------------------------------------------------------
     def start(self) -> None:
@@ -135,6 +137,8 @@ class AgentCore:
             exc.details = {**exc.details, "rolled_back_to": previous}
             exc.hint = (exc.hint or "") + (f"; version {previous} is still serving" if previous else "")
             raise
+        if fresh:  # a version number reused after pruning is a new bundle: its statistics start at zero
+            self.statistics.forget(dep.models, version)
         self._activate(dep)
         if previous and previous != version:
             st["stack"] = [v for v in st["stack"] if v != previous] + [previous]

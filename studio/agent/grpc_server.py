@@ -1,7 +1,7 @@
 """The agent's KServe v2 gRPC face (Triton's ``GRPCInferenceService``), so ``tritonclient.grpc`` works unchanged.
 
-It serves inference only (health, server/model metadata, readiness, ModelInfer); bundle upload and rollback stay
-on HTTP behind the token. It shares the HTTP side's model registry (``core.served``, read per request, so a hot
+It serves inference only (health, server/model metadata, readiness, ModelInfer, ModelStatistics); bundle upload
+and rollback stay on HTTP behind the token. It shares the HTTP side's model registry (``core.served``, read per request, so a hot
 update or rollback is seen at once), its metrics and its bounded inference executor: gRPC handler threads hand
 every model run to that executor, so the two protocols together never run more than ``--workers`` inferences.
 The protobuf classes come from ``tritonclient.grpc`` (the same ones the client uses), so nothing is generated.
@@ -25,6 +25,7 @@ from studio import __version__
 from studio.agent.core import AgentCore
 from studio.agent.kserve import KSERVE_TO_NP, ProtocolError, _deserialize_bytes, _serialize_bytes, datatype_of
 from studio.agent.metrics import AgentMetrics
+from studio.agent.statistics import StatisticsError, timed_infer
 
 log = logging.getLogger("studio.agent.grpc")
 
@@ -111,7 +112,7 @@ class InferenceServicer(pb_grpc.GRPCInferenceServiceServicer):
         return pb.ModelReadyResponse(ready=self._model(request.name, request.version) is not None)
 
     def ServerMetadata(self, request: Any, context: grpc.ServicerContext) -> Any:  # noqa: N802
-        return pb.ServerMetadataResponse(name="studio-agent", version=__version__, extensions=["model_repository"])
+        return pb.ServerMetadataResponse(name="studio-agent", version=__version__, extensions=["model_repository", "statistics"])
 
     def ModelMetadata(self, request: Any, context: grpc.ServicerContext) -> Any:  # noqa: N802
         m = self._model_or_abort(request.name, request.version, context)
@@ -127,6 +128,14 @@ class InferenceServicer(pb_grpc.GRPCInferenceServiceServicer):
         return pb.RepositoryIndexResponse(models=[idx(name=n, version=m.version, state="READY")
                                                   for n, m in sorted(self.core.served.items())])
 
+    # -- statistics (Triton's extension, the HTTP side's counters; see studio.agent.statistics) --------------
+    def ModelStatistics(self, request: Any, context: grpc.ServicerContext) -> Any:  # noqa: N802
+        try:
+            chosen = self.core.statistics.select(self.core.served, request.name, request.version)
+        except StatisticsError as exc:  # Triton: INVALID_ARG
+            context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
+        return pb.ModelStatisticsResponse(model_stats=[s.to_proto(pb) for s in chosen])
+
     # -- inference -------------------------------------------------------------------------------------
     def ModelInfer(self, request: Any, context: grpc.ServicerContext) -> Any:  # noqa: N802
         metrics, name = self.metrics, request.model_name
@@ -134,20 +143,25 @@ class InferenceServicer(pb_grpc.GRPCInferenceServiceServicer):
         if m is None:
             metrics.errors.labels(name, "unknown_model").inc()
             context.abort(grpc.StatusCode.NOT_FOUND, f"Request for unknown model: '{name}' is not found")
+        stats = self.core.statistics.of(name, m.version)
         t0 = time.perf_counter()
         metrics.inflight.inc()
         try:
-            out = self._infer(m, request)
+            out, t_in, t_r0, t_r1 = self._infer(m, request)
         except _Abort as exc:
             metrics.requests.labels(name, "error").inc()
+            stats.record_failure(time.perf_counter() - t0)
             context.abort(exc.code, exc.message)
         finally:
             metrics.inflight.dec()
-        metrics.latency.labels(name).observe(time.perf_counter() - t0)
+        t_end = time.perf_counter()
+        metrics.latency.labels(name).observe(t_end - t0)
         metrics.requests.labels(name, "ok").inc()
+        stats.record_success(t_end - t0, t_r0 - t_in, t_in - t0, t_r1 - t_r0, t_end - t_r1)
         return out
 
-    def _infer(self, m: Any, request: Any) -> Any:
+    def _infer(self, m: Any, request: Any) -> tuple[Any, float, float, float]:
+        """(response, inputs decoded, run started, run ended): ``perf_counter`` stamps for the statistics."""
         name, metrics = m.name, self.metrics
         try:
             feed = decode_infer_request(request)
@@ -163,8 +177,9 @@ class InferenceServicer(pb_grpc.GRPCInferenceServiceServicer):
         except ValueError as exc:  # ProtocolError included
             metrics.errors.labels(name, "bad_request").inc()
             raise _Abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc)) from None
+        t_in = time.perf_counter()
         try:
-            results = self.executor.submit(m.infer, feed, wanted).result()
+            results, t_r0, t_r1 = self.executor.submit(timed_infer, m, feed, wanted).result()
         except Exception as exc:  # ORT failure on this input
             metrics.errors.labels(name, "inference").inc()
             raise _Abort(grpc.StatusCode.INTERNAL, f"inference failed: {exc}") from None
@@ -175,7 +190,7 @@ class InferenceServicer(pb_grpc.GRPCInferenceServiceServicer):
             resp.outputs.add(name=n, datatype=dt, shape=list(arr.shape))
             resp.raw_output_contents.append(_serialize_bytes(arr) if dt == "BYTES"
                                             else np.ascontiguousarray(arr).tobytes())
-        return resp
+        return resp, t_in, t_r0, t_r1
 
 
 def start_grpc_server(core: AgentCore, metrics: AgentMetrics, executor: ThreadPoolExecutor, host: str, port: int,

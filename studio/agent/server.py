@@ -27,7 +27,8 @@ from studio import __version__
 from studio.agent.core import AgentCore, Conflict
 from studio.agent.kserve import ProtocolError, decode_request, dumps, encode_response
 from studio.agent.metrics import AgentMetrics
-from studio.agent.pipeline import StagedPipeline
+from studio.agent.pipeline import STAGES, StagedPipeline
+from studio.agent.statistics import StatisticsError, timed_infer
 from studio.core.errors import BundleError, InputError, ModelError, StudioError
 
 _STATUS = {InputError: 400, Conflict: 409, BundleError: 422, ModelError: 422}
@@ -83,6 +84,16 @@ def create_app(core: AgentCore, metrics: AgentMetrics | None = None, workers: in
     async def server_metadata() -> JSONResponse:
         return JSONResponse({"name": "studio-agent", "version": __version__,
                              "extensions": ["binary_tensor_data", "model_repository", "statistics"]})
+
+    # Triton's statistics extension (studio.agent.statistics); before /v2/models/{name}, which would take "stats"
+    @app.get("/v2/models/stats")
+    @app.get("/v2/models/{name}/stats")
+    @app.get("/v2/models/{name}/versions/{version}/stats")
+    async def model_stats(name: str = "", version: str = "") -> JSONResponse:
+        try:
+            return JSONResponse(core.statistics.report(core.served, name, version))
+        except StatisticsError as exc:  # Triton answers INVALID_ARG: 400 {"error": ...}
+            return _error(400, str(exc))
 
     def _model_or_404(name: str, version: str | None) -> Any:
         m = core.served.get(name)
@@ -306,6 +317,7 @@ class InferFastPath:
                 pass
             return await self._error(send, 404, f"Request for unknown model: '{name}' is not found")
         lat, ok, failed, bad = self._model_metrics(name)
+        stats = self.core.statistics.of(name, m.version)
         t0 = time.perf_counter()
         metrics.inflight.inc()
         otel = self.otel
@@ -342,41 +354,49 @@ class InferFastPath:
                     if not m.has_output(n):
                         raise ProtocolError(f"unexpected inference output '{n}' for model '{name}'")
             if m.raw_inputs and not m.raw_inputs.keys().isdisjoint(req.inputs):  # raw inputs: staged pipeline
+                t_in = time.perf_counter()
                 job = await self.pipeline(m).submit(req, wanted)
                 out, hlen = job.body, job.header_length
+                t_end = time.perf_counter()
+                pre, run, post = (job.t[s] for s in STAGES)  # [enqueued, started, finished] per stage
+                c_in, c_inf, c_out = t_in - t0 + pre[2] - pre[1], run[2] - run[1], post[2] - post[1]
+                queue = t_end - t0 - c_in - c_inf - c_out  # admission and every stage's queue
                 if otel is not None:
                     stages = {s: (v[1], v[2]) for s, v in job.t.items()}
             else:
                 m.check_inputs(req.inputs)
-                if otel is not None:
-                    t_in = time.perf_counter()
+                t_in = time.perf_counter()
                 if m.run_inline:
+                    t_r0 = t_in
                     results = m.infer(req.inputs, wanted)
+                    t_r1 = time.perf_counter()
                 else:
-                    results = await asyncio.get_running_loop().run_in_executor(self.executor, m.infer,
-                                                                               req.inputs, wanted)
-                if otel is not None:
-                    t_out = time.perf_counter()
+                    results, t_r0, t_r1 = await asyncio.get_running_loop().run_in_executor(
+                        self.executor, timed_infer, m, req.inputs, wanted)
                 out, hlen = encode_response(name, m.version, results, req)
+                t_end = time.perf_counter()
+                c_in, queue, c_inf, c_out = t_in - t0, t_r0 - t_in, t_r1 - t_r0, t_end - t_r1
                 if otel is not None:
-                    stages = {"preprocess": (t0, t_in), "infer": (t_in, t_out),
-                              "postprocess": (t_out, time.perf_counter())}
+                    stages = {"preprocess": (t0, t_in), "infer": (t_r0, t_r1), "postprocess": (t_r1, t_end)}
         except (ProtocolError, ValueError, OSError, EOFError, zlib.error) as exc:
             bad.inc()
             failed.inc()
+            stats.record_failure(time.perf_counter() - t0)
             if otel is not None:
                 self._trace(name, m.version, t0, traceparent, stages, 400, str(exc))
             return await self._error(send, 400, str(exc))
         except Exception as exc:  # ORT failure on this input
             metrics.errors.labels(name, "inference").inc()
             failed.inc()
+            stats.record_failure(time.perf_counter() - t0)
             if otel is not None:
                 self._trace(name, m.version, t0, traceparent, stages, 500, str(exc))
             return await self._error(send, 500, f"inference failed: {exc}")
         finally:
             metrics.inflight.dec()
-        lat.observe(time.perf_counter() - t0)
+        lat.observe(t_end - t0)  # the same interval as the statistics' success ns
         ok.inc()
+        stats.record_success(t_end - t0, queue, c_in, c_inf, c_out)
         if otel is not None:
             self._trace(name, m.version, t0, traceparent, stages, 200, None)
         headers = [_BIN_CT if hlen is not None else _JSON_CT]

@@ -172,6 +172,13 @@ def test_raw_image_and_text_match_ort_on_processor_tensors(clip_export, signing_
                     assert line in prom, (stage, phase)
             assert 'studio_agent_stage_queue_depth{model="clip",stage="infer"}' in prom
 
+            # Triton statistics from the stages: 4 answered, 1 failed; preprocessing is compute_input
+            (ms,) = httpx.get(agent.url + "/v2/models/clip/stats").json()["model_stats"]
+            inf = ms["inference_stats"]
+            assert inf["success"]["count"] == 4 and inf["fail"]["count"] == 1 and ms["execution_count"] == 4
+            parts = [inf[k]["ns"] for k in ("queue", "compute_input", "compute_infer", "compute_output")]
+            assert all(p > 0 for p in parts[1:]) and parts[0] >= 0 and sum(parts) <= inf["success"]["ns"] + 32
+
             # traces: one server span per request, its stages as children, the client's trace continued
             def have(rx: OtlpReceiver) -> bool:
                 return any(s.trace_id == "0af7651916cd43dd8448eb211c80319c" for s in rx.spans) and len(
