@@ -153,7 +153,10 @@ class JobRunner(QObject):
             self.sig_partial.emit(h, value)
 
     def _on_done(self, job_id: int, result: Any) -> None:
-        self._finish(self.handles[job_id], "done", result, None)
+        h = self.handles[job_id]
+        # a job that stopped early on a cancel and returned what it had (a load run's partial figures) was
+        # cancelled, not done: its result still reaches on_done, but every view says "cancelled"
+        self._finish(h, "cancelled" if h.state.cancel_requested else "done", result, None)
 
     def _on_failed(self, job_id: int, err: StudioError) -> None:
         status = "cancelled" if isinstance(err, JobCancelled) else "failed"
@@ -164,7 +167,7 @@ class JobRunner(QObject):
         if status == "done":
             h.progress = 100.0
         self.sig_finished.emit(h)
-        if status == "done" and h.on_done:
+        if err is None and h.on_done:
             h.on_done(result)
         elif err is not None and h.on_failed:
             h.on_failed(err)

@@ -93,3 +93,30 @@ def test_parentless_runner_survives_being_dropped_while_running(qtbot) -> None: 
     gc.collect()
     qtbot.waitUntil(lambda: done == [7], timeout=10000)
     qtbot.waitUntil(lambda: not jobs_qt._LIVE_RUNNERS, timeout=10000)
+
+
+def test_a_job_stopped_by_cancel_is_cancelled_everywhere(qtbot) -> None:  # noqa: ANN001
+    """A load run stops on Cancel and returns its partial figures: that is "cancelled", not "done"."""
+    from studio.gui.jobs_panel import JobsPanel
+
+    runner = JobRunner()
+    panel = JobsPanel(runner)
+    qtbot.addWidget(panel)
+    started = threading.Event()
+
+    def work(job: JobState) -> dict[str, int]:
+        n = 0
+        started.set()
+        while not job.cancel_requested and n < 500:
+            n += 1
+            time.sleep(0.01)
+        return {"requests": n}
+
+    got: list[dict[str, int]] = []
+    h = runner.start("dashboards:load", "load run", work, on_done=got.append)
+    assert started.wait(5)
+    with qtbot.waitSignal(runner.sig_finished, timeout=10000):
+        runner.cancel(h.id)
+    assert h.status == "cancelled" and got and got[0]["requests"] < 500  # the partial result still arrives
+    assert panel.rows[h.id].state.text() == "cancelled"
+    runner.wait_all()
