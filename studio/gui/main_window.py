@@ -7,6 +7,7 @@ connected here, so pages never need to know each other.
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 from PySide6.QtCore import QSettings, QStringListModel, Qt, QTimer, Signal
@@ -558,8 +559,15 @@ class MainWindow(QMainWindow):
         return True
 
     def open_problem(self, problem: Problem) -> None:
-        if problem.page:
-            self.open_page(problem.page, problem.location)
+        """Show the page and the node, field or file the problem names; never change what a form holds."""
+        if not problem.page or not self.go_to_page(problem.page):
+            return
+        page = self.page(problem.page)
+        if page is not None:
+            try:
+                page.focus_problem(problem)
+            except Exception as exc:
+                self.log_panel.append_log(f"{page.title} could not show the problem: {exc}", source="studio")
 
     def _page_selected(self, row: int) -> None:
         if 0 <= row < self.stack.count():
@@ -638,6 +646,13 @@ class MainWindow(QMainWindow):
                 self.log_panel.append_log(tb, source=h.title)
 
     def add_problem(self, problem: Problem) -> None:
+        """One entry per failure: the job's own report and the page's report of the same error are one."""
+        key = (problem.severity, problem.message, problem.page)
+        now = time.monotonic()
+        self._recent_problems = [(k, t) for k, t in getattr(self, "_recent_problems", []) if now - t < 10]
+        if any(k == key for k, _t in self._recent_problems):
+            return
+        self._recent_problems.append((key, now))
         self.log_panel.add_problem(problem)
         if problem.severity == "error":
             self.flash(problem.message, 6000)

@@ -20,6 +20,7 @@ from studio.core.state import StudioState
 from studio.gui.state_qt import StateSignals
 
 if TYPE_CHECKING:
+    from studio.core.errors import Problem
     from studio.core.workspace import Workspace
     from studio.gui.jobs_qt import JobRunner
 
@@ -82,6 +83,12 @@ class Page(QWidget):
 
     def open_payload(self, payload: object) -> None:
         """Override to act on ``sig_open_page`` from another page (for example a node to focus)."""
+
+    def focus_problem(self, problem: Problem) -> None:
+        """A click on one of this page's problems: show what it names. By default the location is a node or
+        file opened like a payload; pages with forms override this so a click never rewrites a field."""
+        if problem.location:
+            self.open_payload(problem.location)
 
     def shutdown(self) -> None:
         """Called by the main window when it closes: stop timers, servers and threads the page owns."""

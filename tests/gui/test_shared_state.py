@@ -120,3 +120,22 @@ def test_the_next_step_starts_from_the_model_just_made(qtbot, window: MainWindow
     window.select_model("clip")
     window.select_model("clip-onnx")
     assert package.source_edit.text() == "/my/own.onnx"
+
+
+def test_a_problem_click_never_edits_a_form_and_each_failure_is_listed_once(qtbot, window: MainWindow) -> None:  # type: ignore[no-untyped-def]
+    from studio.core.errors import Problem
+
+    package = window.page("package")
+    package.source_edit.setText("/ws/models/clip-onnx")
+    parts = "/ws/models/clip-onnx/model.vision.onnx, /ws/models/clip-onnx/model.text.onnx"
+    problem = Problem("error", "rk3588 cannot run IsNaN", source="package", page="package", location=parts,
+                      hint="make dims static")
+    package.sig_problem.emit(problem)
+    window.add_problem(Problem("error", "rk3588 cannot run IsNaN", source="Build bundle", page="package",
+                               location=parts))  # the job's own report of the same failure
+    assert len(window.log_panel.problems) == 1
+    window.go_to_page("export")
+    window.open_problem(window.log_panel.problems[0])
+    assert window.current_page() is package
+    assert package.source_edit.text() == "/ws/models/clip-onnx"  # unchanged
+    assert package.error.isVisible() and "IsNaN" in package.error.text()

@@ -298,6 +298,12 @@ class PackagingPage(Page):
             if idx >= 0:
                 self.board_combo.setCurrentIndex(idx)
 
+    def focus_problem(self, problem: Problem) -> None:
+        """Show the failure in place, at the field it concerns; the form's values stay as they are."""
+        field = self.agent_combo if problem.source == "deploy" else self.source_edit
+        self.error.show_error(problem.message, field, hint=problem.hint)
+        field.setFocus()
+
     def _update_buttons(self) -> None:
         self.deploy_btn.setEnabled(self.bundle_path is not None and self.agent_combo.count() > 0)
 
