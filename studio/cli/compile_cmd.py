@@ -1,12 +1,18 @@
 """`studio compile`: ONNX -> TVM Relax library for a board, verified against ONNX Runtime.
 
-    studio compile MODEL.onnx --target llvm|aarch64|aarch64-neon|opencl|vulkan|BOARD --out DIR
+    studio compile MODEL.onnx --target llvm|aarch64|aarch64-neon|opencl|vulkan|BOARD [--out DIR]
                    [--shape name=dims ...] [--json] [--no-verify] [--force]
     studio compile --list-targets | --status
     studio compile [MODEL.onnx] --mlc-llm HF_DIR --target opencl --out DIR   (language model via mlc_llm)
 
+Output folder (default): WORKSPACE/compiled/NAME-TARGET when the model is in a studio workspace, else
+./compiled/NAME-TARGET, or compiled/NAME-TARGET beside the model's (export) folder when the current folder is
+inside it. A compiled module never goes into an export folder: a bundle made from that folder would carry it,
+so an --out inside one is refused (exit 2).
+
 Exit codes: 0 compiled (and verified), 1 the compile failed (the diagnosis names the failing nodes),
-2 bad input or a missing dependency (apache-tvm, mlc_llm) with the hint to install it.
+2 bad input (including an --out inside an export folder) or a missing dependency (apache-tvm, mlc_llm) with
+the hint to install it.
 """
 
 from __future__ import annotations
@@ -22,7 +28,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--target", default="llvm",
                    help="llvm (this host), aarch64, aarch64-neon, opencl, vulkan, or a board id "
                         "(rk3588, jetson-orin-nano, rpi5, atlas-310p, generic-x86_64, generic-aarch64)")
-    p.add_argument("--out", type=Path, help="output folder (default: MODEL-TARGET beside the model)")
+    p.add_argument("--out", type=Path,
+                   help="output folder, never inside an export folder (default: WORKSPACE/compiled/NAME-TARGET "
+                        "for a model in a workspace, else ./compiled/NAME-TARGET, moved beside the model's folder "
+                        "when the current folder is inside it)")
     p.add_argument("--shape", action="append", default=[], metavar="NAME=DIMS",
                    help="static shape for an input with dynamic dims, e.g. pixel_values=1,3,224,224 (repeatable)")
     p.add_argument("--json", action="store_true", help="print the compile report as JSON on stdout")
@@ -105,6 +114,10 @@ def _compile_mlc(args: argparse.Namespace) -> int:
 
     target = resolve_target(args.target)
     out = args.out or args.mlc_llm.with_name(args.mlc_llm.name + "-mlc")
+    if args.out is not None:
+        from studio.compile.outputs import check_out
+
+        check_out(args.out, args.mlc_llm, target.id)
     plan = plan_llm(args.mlc_llm, out, target_kind=target.kind, quantization=args.quantization,
                     conv_template=args.conv_template)
     st = mlc_status()

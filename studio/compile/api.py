@@ -1,7 +1,8 @@
 """The compile contract: options in, one report out. The CLI, the GUI Compile page and tests call this.
 
 ``compile_model`` raises StudioError for bad input (missing model, unknown target, dynamic dims without
-``--shape``, existing output without ``force``) and for a missing apache-tvm, before anything is written.
+``--shape``, existing output without ``force``, an output folder inside an export folder) and for a missing
+apache-tvm, before anything is written.
 A compile that fails at a stage (pre-check, import, lower, build, verify) returns a report with
 ``status == "failed"`` and a ``diagnosis`` naming the failing nodes; the output folder is then untouched.
 On success the whole output folder is written in a temp sibling and renamed into place.
@@ -26,7 +27,7 @@ REPORT_FILE = "compile_report.json"
 class CompileOptions:
     model: Path
     target: str = "llvm"  # llvm | aarch64 | aarch64-neon | opencl | vulkan | a board id
-    out: Path | None = None  # default: <model stem>-<target>/ beside the model
+    out: Path | None = None  # default: WORKSPACE/compiled/ or ./compiled/<name>-<target> (studio.compile.outputs)
     shapes: dict[str, list[int]] = field(default_factory=dict)  # --shape overrides
     verify: bool = True
     force: bool = False  # overwrite a non-empty output folder
@@ -168,8 +169,12 @@ def sha256_file(path: Path) -> str:
     return h.hexdigest()
 
 
-def default_out(model: Path, target: str) -> Path:
-    return model.with_name(f"{model.stem}-{target}")
+def default_out(model: Path, target: str, cwd: Path | None = None) -> Path:
+    """WORKSPACE/compiled/<name>-<target> for a model in a workspace, else ./compiled/<name>-<target>; never
+    inside the model's folder or an export folder (see studio.compile.outputs)."""
+    from studio.compile.outputs import default_out as _default_out
+
+    return _default_out(model, target, cwd)
 
 
 def compile_model(options: CompileOptions, job: Any = None) -> CompileReport:

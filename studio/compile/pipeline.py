@@ -25,6 +25,7 @@ from studio.compile.api import (
     time_it,
 )
 from studio.compile.graph import graph_inputs, graph_output_names, load_model, random_feed, resolve_shapes
+from studio.compile.outputs import check_out
 from studio.compile.targets import CompileTarget, cross_compiler_available, resolve_target
 from studio.compile.tvm_backend import StageFailure, TVMStageError
 from studio.core.atomic import atomic_path, write_json_atomic
@@ -65,6 +66,7 @@ def run_compile(options: CompileOptions, job: JobState | None = None) -> Compile
     model_path = Path(options.model).resolve()
     target = resolve_target(options.target)
     out = Path(options.out).resolve() if options.out else default_out(model_path, target.id)
+    check_out(out, model_path, target.id)  # never into an export folder: a bundle made from it would carry it
     if out.exists() and (not out.is_dir() or any(out.iterdir())) and not options.force:
         raise InputError(f"output folder {out} exists and is not empty", offending=str(out),
                          hint="choose another --out, or pass --force to replace it")

@@ -113,7 +113,10 @@ class CompilePage(Page):
         self.shapes_edit.setPlaceholderText("for dynamic dims: pixel_values=1,3,224,224; input_ids=1,64")
         form.addRow("Shapes", self.shapes_edit)
         self.out_edit = QLineEdit()
-        self.out_edit.setPlaceholderText("default: MODEL-TARGET beside the model")
+        self.out_edit.setPlaceholderText("default: WORKSPACE/compiled/MODEL-TARGET (never the export folder)")
+        self.out_edit.setToolTip("where the compiled module goes; never inside an export folder (a bundle made "
+                                 "from that folder would carry it)")
+        self.model_edit.textChanged.connect(self._update_out_placeholder)
         form.addRow("Output", browse_row(self.out_edit, self._browse_out, "…"))
         self.verify_check = QCheckBox("Verify against ONNX Runtime (parity + latency)")
         self.verify_check.setChecked(True)
@@ -218,6 +221,7 @@ class CompilePage(Page):
 
     # -- context ---------------------------------------------------------------------------------------
     def context_changed(self) -> None:
+        self._update_out_placeholder()  # the workspace decides where an empty Output field compiles to
         if self.workspace is None or not self.model_name:
             return
         entry = self.workspace.model(self.model_name)
@@ -274,6 +278,30 @@ class CompilePage(Page):
                                      + (f". {note}" if note else ""))
         except StudioError as err:
             self.target_info.setText(err.render())
+        self._update_out_placeholder()
+
+    def default_output(self) -> Path | None:
+        """Where an empty Output field compiles to: WORKSPACE/compiled/<name>-<target> with a workspace, else
+        the core default (./compiled/..., never in the model's folder); None without a model."""
+        model = self.model_edit.text().strip()
+        tid = self.target_combo.currentData()
+        if not model or not tid:
+            return None
+        from studio.compile.outputs import COMPILED_DIR, compiled_name
+
+        if self.workspace is not None:
+            return Path(self.workspace.root) / COMPILED_DIR / f"{compiled_name(Path(model))}-{tid}"
+        from studio.compile.api import default_out
+
+        try:
+            return default_out(Path(model), str(tid))
+        except StudioError:
+            return None
+
+    def _update_out_placeholder(self) -> None:
+        out = self.default_output()
+        self.out_edit.setPlaceholderText(f"default: {out}" if out is not None else
+                                         "default: WORKSPACE/compiled/MODEL-TARGET (never the export folder)")
 
     def refresh_availability(self) -> None:
         from studio.compile.api import availability
@@ -317,11 +345,12 @@ class CompilePage(Page):
             raise InputError("no model chosen", offending="Model", hint="choose an .onnx file")
         shapes = parse_shape_args([s for s in self.shapes_edit.text().replace(";", " ").split() if s])
         out = self.out_edit.text().strip()
+        default = None if out else self.default_output()
         reports = None
         if self.workspace is not None:
             reports = self.workspace.reports_dir / f"{Path(model).stem}-{self.target_combo.currentData()}-failing.onnx"
         return CompileOptions(model=Path(model), target=str(self.target_combo.currentData()),
-                              out=Path(out) if out else None, shapes=shapes, verify=self.verify_check.isChecked(),
+                              out=Path(out) if out else default, shapes=shapes, verify=self.verify_check.isChecked(),
                               simplify=self.simplify_check.isChecked(), force=self.force_check.isChecked(),
                               save_failing_subgraph=reports)
 
