@@ -4,7 +4,9 @@ Layout inside the tar (uncompressed: model weights do not compress, and plain ta
 
     runtime.json            served model names, ONNX files, runtime + execution providers for the board
     compat-report.json      the inspector's report for the board's target
-    model/...               the ONNX model(s), external data, tokenizer / processor / config files
+    model/...               the ONNX model(s), external data, tokenizer / processor / config files: only what
+                            the board's runtime uses (studio/package/contents.py); compiled modules, native
+                            code and other runtimes' models found in the folder are left out, with a note
     compiled/...            a `studio compile` module (library, params.bin, compiled.json, compile_report.json),
                             served with runtime "tvm" (see studio/package/compiled.py)
     manifest.json           canonical JSON: identity + every file's path, size, SHA-256 (signed)
@@ -74,6 +76,7 @@ class PackageReport(Report):
     runtime: str = "onnxruntime"  # "tvm" when the bundle serves a compiled module
     compiled: dict[str, Any] = field(default_factory=dict)  # library, kind, arch, TVM version, parity
     warnings: list[str] = field(default_factory=list)
+    left_out: list[dict[str, Any]] = field(default_factory=list)  # files of the source not packed, and why
     schema_version: int = 1
 
     def render(self) -> str:
@@ -115,6 +118,37 @@ def _external_data(onnx_path: Path) -> list[Path]:
     return [onnx_path.parent / f for f in sorted(found)]
 
 
+def _walk(src: Path) -> dict[str, Path]:
+    """{"model/<relative path>": file} of every regular file under ``src`` (hidden files and caches skipped)."""
+    files: dict[str, Path] = {}
+    for dirpath, dirnames, filenames in os.walk(src, followlinks=False):
+        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS and not d.startswith("."))
+        for fn in sorted(filenames):
+            if fn.startswith(".") or fn.endswith(".pyc"):
+                continue
+            p = Path(dirpath) / fn
+            if p.is_file():  # not dangling links, sockets...
+                files[f"model/{p.relative_to(src).as_posix()}"] = p
+    return files
+
+
+def lone_compiled_module(src: Path) -> Path | None:
+    """The one compile output folder inside a folder that holds no ONNX model (None when there is an ONNX
+    model or no compiled module); InputError when there are several to choose from."""
+    from studio.package.contents import compiled_dirs_in
+
+    if not src.is_dir():
+        return None
+    files = _walk(src)
+    cdirs = compiled_dirs_in(files)
+    if not cdirs or any(k.endswith(".onnx") for k in files):
+        return None
+    if len(cdirs) > 1:
+        raise InputError(f"{src} holds no ONNX model but {len(cdirs)} compiled modules", offending=str(src),
+                         hint="package one of them: " + ", ".join(sorted(str(d) for d in cdirs.values())))
+    return next(iter(cdirs.values()))
+
+
 def collect_source(src: Path) -> _Source:
     """Which files go into the bundle (under ``model/``) for an ONNX file or an export folder."""
     src = Path(src)
@@ -138,19 +172,15 @@ def collect_source(src: Path) -> _Source:
         onnx_files = [f"model/{src.name}"]
         stem = src.stem
     else:
-        for dirpath, dirnames, filenames in os.walk(src, followlinks=False):
-            dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS and not d.startswith("."))
-            for fn in sorted(filenames):
-                if fn.startswith(".") or fn.endswith(".pyc"):
-                    continue
-                p = Path(dirpath) / fn
-                if not p.is_file():  # dangling links, sockets...
-                    continue
-                files[f"model/{p.relative_to(src).as_posix()}"] = p
+        files = _walk(src)
         onnx_files = sorted(k for k in files if k.endswith(".onnx"))
         if not onnx_files:
+            from studio.package.contents import compiled_dirs_in
+
+            cdirs = sorted(str(d) for d in compiled_dirs_in(files).values())
             raise InputError(f"no .onnx model in {src}", offending=str(src),
-                             hint="export the model first with `studio export`")
+                             hint=f"it holds compiled modules: package one of them ({', '.join(cdirs)})" if cdirs
+                             else "export the model first with `studio export`")
         primary = next((k for k in onnx_files if k == "model/model.onnx"), None)
         if primary is None:
             primary = next((k for k in onnx_files if "/" not in k.removeprefix("model/")), onnx_files[0])
@@ -238,6 +268,18 @@ def check_name(value: str, what: str) -> str:
     return value
 
 
+def _select(src: _Source, source: Path, profile: BoardProfile, served_compiled: Path | None) -> list[Any]:
+    """Drop from a folder source what the board's runtime cannot use (studio.package.contents); the notes."""
+    if not src.onnx or not source.is_dir():
+        return []  # a lone .onnx carries only its data and companions; a compiled folder only its module
+    from studio.package.contents import select_for_board
+
+    sel = select_for_board(src.files, src.onnx, profile, external={p: _external_data(src.files[p]) for p in src.onnx},
+                           served_compiled=served_compiled)
+    src.files = sel.files
+    return sel.left_out
+
+
 def build_bundle(source: Path | str, board: str | BoardProfile, signing_key: Any, out: Path | str, *,
                  name: str | None = None, version: str | None = None, force: bool = False,
                  job: JobState | None = None, keys_dir: Path | str | None = None,
@@ -249,6 +291,9 @@ def build_bundle(source: Path | str, board: str | BoardProfile, signing_key: Any
     unless ``force``. ``source`` may be a `studio compile` folder (served with runtime "tvm"); ``compiled``
     adds such a folder to an ONNX source (the compiled module is served under the name, the ONNX model as
     NAME.onnx). A compiled module built for another CPU than the board's is refused unless ``force``.
+    From a folder, only what the board's runtime uses is packed: compiled modules, native code, other
+    runtimes' models and framework weights in it are left out, each named in ``left_out`` and the warnings
+    (studio.package.contents); a folder holding no ONNX model but one compile output packs that module.
     """
     from studio.package import compiled as cp
 
@@ -256,6 +301,7 @@ def build_bundle(source: Path | str, board: str | BoardProfile, signing_key: Any
     job = job or JobState(name="package")
     profile = board if isinstance(board, BoardProfile) else load_board(board)
     csrc = None
+    nested: Path | None = None
     if compiled is not None:
         if not cp.is_compiled_dir(compiled):
             raise InputError(f"{compiled} is not a compiled artifact folder (no compiled.json)",
@@ -265,9 +311,16 @@ def build_bundle(source: Path | str, board: str | BoardProfile, signing_key: Any
     elif cp.is_compiled_dir(source):
         csrc = cp.read_compiled(source)
         src = _Source(files={}, onnx=[], stem=csrc.stem)
+    elif (nested := lone_compiled_module(Path(source))) is not None:
+        csrc = cp.read_compiled(nested)  # a folder holding only a compile output: that module is the model
+        src = _Source(files={}, onnx=[], stem=csrc.stem)
     else:
         src = collect_source(Path(source))
     warnings: list[str] = []
+    if nested is not None:
+        warnings.append(f"{source} holds no ONNX model: packaged its compiled module {nested}")
+    left_out = _select(src, Path(source), profile, Path(compiled) if compiled is not None else None)
+    warnings.extend(lo.note() for lo in left_out)
     if csrc is not None:
         w = cp.check_arch(csrc, profile.id, profile.cpu_arch, force)
         if w:
@@ -320,7 +373,7 @@ def build_bundle(source: Path | str, board: str | BoardProfile, signing_key: Any
         runtime["tvm"] = cp.tvm_runtime_config(csrc)
         runtime["parity"] = csrc.parity_summary()
     compat = {"schema_version": 1, "board": profile.id, "target": profile.target, "verdict": verdict,
-              "forced": forced, "models": reports}
+              "forced": forced, "models": reports, "left_out": [lo.to_dict() for lo in left_out]}
     if csrc is not None:
         compat["compiled"] = {"arch": csrc.arch, "arch_source": csrc.arch_source, "board_arch": profile.cpu_arch,
                               "target": csrc.meta.get("target"), "parity": csrc.parity_summary(),
@@ -372,7 +425,8 @@ def build_bundle(source: Path | str, board: str | BoardProfile, signing_key: Any
                          verdict=verdict, forced=manifest.forced, files=len(entries),
                          total_bytes=manifest.total_size, seconds=round(time.perf_counter() - t0, 3),
                          signer_key_id=key_id(pub), served_models=[m["name"] for m in models],
-                         runtime=runtime["runtime"], compiled=compiled_info, warnings=warnings)
+                         runtime=runtime["runtime"], compiled=compiled_info, warnings=warnings,
+                         left_out=[lo.to_dict() for lo in left_out])
 
 
 def sign_directory(directory: Path | str, signing_key: Any, *, name: str, version: str, board: str = "any",
