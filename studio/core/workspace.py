@@ -12,6 +12,8 @@ Layout::
 from __future__ import annotations
 
 import json
+import os
+import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,6 +24,10 @@ from studio.core.errors import InputError
 WORKSPACE_FILE = "workspace.json"
 SCHEMA_VERSION = 1
 SUBDIRS = ("models", "reports", "targets", "recordings")
+
+
+class WorkspaceCorrupt(InputError):
+    """workspace.json exists but cannot be read (invalid JSON, wrong shape): Workspace.recover keeps a backup."""
 
 
 @dataclass
@@ -96,16 +102,43 @@ class Workspace:
                              hint="create one with `studio workspace init DIR` or File > New workspace")
         try:
             data = json.loads(f.read_text(encoding="utf-8"))
-        except ValueError as exc:
-            raise InputError(f"{f} is not valid JSON: {exc}", offending=str(f),
-                             hint="fix or delete the file; models and reports in the folder are kept") from exc
+            if not isinstance(data, dict):
+                raise ValueError("the top level is not an object")
+            models = [ModelEntry(**m) for m in data.get("models", [])]
+            devices = [DeviceEntry(**d) for d in data.get("devices", [])]
+        except (ValueError, TypeError) as exc:
+            raise WorkspaceCorrupt(f"{f} is not a valid workspace file: {exc}", offending=str(f),
+                                   hint="fix it by hand, or let the studio keep it as a backup and start a new "
+                                        "one from the models in the folder (the GUI does this itself)") from exc
         ws = cls(root=root, name=data.get("name", root.name),
                  current_model=data.get("current_model"), current_target=data.get("current_target", "ort-cpu"),
-                 models=[ModelEntry(**m) for m in data.get("models", [])],
-                 devices=[DeviceEntry(**d) for d in data.get("devices", [])])
+                 models=models, devices=devices)
         for sub in SUBDIRS:
             (root / sub).mkdir(exist_ok=True)
         return ws
+
+    @classmethod
+    def recover(cls, root: Path | str) -> tuple[Workspace, Path]:
+        """A workspace whose workspace.json cannot be read: keep that file as a backup beside it, start a new
+        one, and register again the models found in models/. Returns the workspace and the backup's path."""
+        root = Path(root).resolve()
+        f = root / WORKSPACE_FILE
+        backup = f.with_name(f"{WORKSPACE_FILE}.bad-{time.strftime('%Y%m%d-%H%M%S')}")
+        n = 1
+        while backup.exists():
+            n += 1
+            backup = backup.with_name(f"{backup.name.split('~')[0]}~{n}")
+        os.replace(f, backup)
+        ws = cls.create(root)
+        for child in sorted(ws.models_dir.iterdir()) if ws.models_dir.is_dir() else []:
+            try:
+                ws.add_model(child, make_current=False)
+            except InputError:
+                continue  # not a model folder: left where it is
+        if ws.models:
+            ws.current_model = ws.models[-1].name
+        ws.save()
+        return ws, backup
 
     def save(self) -> None:
         data = {"schema_version": SCHEMA_VERSION, "name": self.name, "current_model": self.current_model,

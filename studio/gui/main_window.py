@@ -47,7 +47,7 @@ from studio.core.errors import InputError, Problem, StudioError
 from studio.core.paths import config_dir
 from studio.core.settings import Settings
 from studio.core.state import StudioState
-from studio.core.workspace import Workspace
+from studio.core.workspace import Workspace, WorkspaceCorrupt
 from studio.gui.dialogs import PluginsDialog, ReportDialog, ShortcutsDialog
 from studio.gui.jobs_panel import JobsPanel
 from studio.gui.jobs_qt import JobHandle, JobRunner
@@ -327,6 +327,12 @@ class MainWindow(QMainWindow):
         """Open an existing workspace folder; a bad folder becomes a Problem, not a crash."""
         try:
             ws = Workspace.open(path)
+        except WorkspaceCorrupt as exc:  # the studio still opens: keep the bad file, start from the models there
+            ws, backup = Workspace.recover(path)
+            self.add_problem(Problem("warning", f"{exc.message}. Kept it as {backup.name} and started a new "
+                                     f"workspace file with the {len(ws.models)} model(s) found in models/",
+                                     source="workspace", location=str(backup),
+                                     hint="devices and artifacts from the old file are in the backup"))
         except StudioError as exc:
             self.report_error(exc, source="workspace")
             self.refresh_workspaces()

@@ -139,3 +139,22 @@ def test_a_problem_click_never_edits_a_form_and_each_failure_is_listed_once(qtbo
     assert window.current_page() is package
     assert package.source_edit.text() == "/ws/models/clip-onnx"  # unchanged
     assert package.error.isVisible() and "IsNaN" in package.error.text()
+
+
+def test_a_workspace_file_broken_by_hand_keeps_a_backup_and_the_studio_opens(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    ws = Workspace.create(tmp_path / "ws")
+    model = ws.models_dir / "clip-onnx"
+    model.mkdir()
+    (model / "model.onnx").write_bytes(b"")
+    ws.add_model(model, name="clip-onnx")
+    (ws.root / "workspace.json").write_text('{"name": "ws", "models": [')  # edited by hand, cut short
+    w = MainWindow(settings=Settings.load(), restore_state=False)
+    qtbot.addWidget(w)
+    assert w.open_workspace(ws.root) is not None
+    backups = list(ws.root.glob("workspace.json.bad-*"))
+    assert len(backups) == 1 and backups[0].read_text().startswith('{"name": "ws", "models": [')
+    assert [m.name for m in w.workspace.models] == ["clip-onnx"]  # found again in models/
+    problem = w.log_panel.problems[-1]
+    assert "not a valid workspace file" in problem.message and backups[0].name in problem.message
+    assert Workspace.open(ws.root).model("clip-onnx") is not None  # the new file is valid
+    w.close()
