@@ -396,6 +396,12 @@ class CompilePage(Page):
     def _done(self, report: Any) -> None:
         self._job_over()
         self.show_report(report)
+        if report.status == "succeeded" and report.out_dir and self.state.workspace is not None:
+            try:  # the compiled module is one of the current model's artifacts (Package offers it next)
+                if self.state.model() is not None:
+                    self.state.record_artifact("compiled", Path(report.out_dir))
+            except StudioError as exc:
+                self.sig_log.emit(f"compiled module not recorded in the workspace: {exc.message}")
 
     def _failed(self, err: StudioError) -> None:
         self._job_over()
