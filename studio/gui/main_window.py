@@ -49,6 +49,7 @@ from studio.core.settings import Settings
 from studio.core.state import StudioState
 from studio.core.workspace import Workspace, WorkspaceCorrupt
 from studio.gui.dialogs import PluginsDialog, ReportDialog, ShortcutsDialog
+from studio.gui.file_dialogs import start_dir
 from studio.gui.jobs_panel import JobsPanel
 from studio.gui.jobs_qt import JobHandle, JobRunner
 from studio.gui.log_panel import LogPanel
@@ -372,22 +373,24 @@ class MainWindow(QMainWindow):
                                lambda job: create_demo_workspace(root, job), on_done=done)
 
     def new_workspace_dialog(self) -> None:
-        path = QFileDialog.getExistingDirectory(self, "New workspace: choose an empty folder")
+        path = QFileDialog.getExistingDirectory(self, "New workspace: choose an empty folder",
+                                                start_dir(None, None))
         if path:
             self.create_workspace(path)
 
     def open_workspace_dialog(self) -> None:
-        path = QFileDialog.getExistingDirectory(self, "Open workspace folder")
+        path = QFileDialog.getExistingDirectory(self, "Open workspace folder", start_dir(None, None))
         if path:
             self.open_workspace(path)
 
     def add_model_folder_dialog(self) -> None:
-        path = QFileDialog.getExistingDirectory(self, "Add a HuggingFace model folder or ONNX export folder")
+        path = QFileDialog.getExistingDirectory(self, "Add a HuggingFace model folder or ONNX export folder",
+                                                start_dir(None, self.workspace, "models"))
         if path:
             self.add_model_paths([Path(path)])
 
     def add_onnx_dialog(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Add an ONNX model", "", "ONNX models (*.onnx)")
+        path, _ = QFileDialog.getOpenFileName(self, "Add an ONNX model", start_dir(None, self.workspace, "models"), "ONNX models (*.onnx)")
         if path:
             self.add_model_paths([Path(path)])
 

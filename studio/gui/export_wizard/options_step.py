@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
 
 from studio.export.api import ExportOptions, InputSpec
 from studio.gui.export_wizard.common import Step, muted
+from studio.gui.file_dialogs import start_dir
 from studio.gui.theme import set_role
 from studio.gui.widgets.field_error import FieldError
 
@@ -197,7 +198,7 @@ class OptionsStep(Step):
         self.output_touched = True
 
     def _browse(self) -> None:
-        path, _ = QFileDialog.getSaveFileName(self, "Export to", self.output.text(), "ONNX models (*.onnx)")
+        path, _ = QFileDialog.getSaveFileName(self, "Export to", start_dir(self.output.text(), None, name="model.onnx"), "ONNX models (*.onnx)")
         if path:
             self.output.setText(path if path.endswith(".onnx") else path + ".onnx")
             self.output_touched = True

@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
 from studio.core.demo import DEMO_SAMPLES
 from studio.core.workspace import Workspace
 from studio.gui.export_wizard.common import Step, muted
+from studio.gui.file_dialogs import start_dir
 from studio.gui.theme import set_role
 from studio.gui.widgets.field_error import FieldError
 
@@ -133,7 +134,7 @@ class SourceStep(Step):
         self.touched = True
 
     def _browse(self) -> None:
-        path = QFileDialog.getExistingDirectory(self, "HuggingFace model folder", self.folder.text())
+        path = QFileDialog.getExistingDirectory(self, "HuggingFace model folder", start_dir(self.folder.text(), self.workspace, "models"))
         if path:
             self.set_folder(path)
 

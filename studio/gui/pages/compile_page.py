@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
 )
 
 from studio.core.errors import Problem, StudioError
+from studio.gui.file_dialogs import start_dir
 from studio.gui.page import Page
 from studio.gui.theme import set_role
 from studio.gui.widgets.flow import keep_wrapped_height
@@ -325,12 +326,12 @@ class CompilePage(Page):
 
     # -- actions ---------------------------------------------------------------------------------------
     def _browse_model(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "ONNX model", self.model_edit.text(), "ONNX (*.onnx)")
+        path, _ = QFileDialog.getOpenFileName(self, "ONNX model", start_dir(self.model_edit.text(), self.workspace, "models"), "ONNX (*.onnx)")
         if path:
             self.model_edit.setText(path)
 
     def _browse_out(self) -> None:
-        path = QFileDialog.getExistingDirectory(self, "Output folder", self.out_edit.text())
+        path = QFileDialog.getExistingDirectory(self, "Output folder", start_dir(self.out_edit.text(), self.workspace, "compiled"))
         if path:
             self.out_edit.setText(path)
 

@@ -37,6 +37,7 @@ from PySide6.QtWidgets import (
 
 from studio.core.atomic import atomic_path
 from studio.core.errors import InputError, Problem, StudioError
+from studio.gui.file_dialogs import start_dir
 from studio.gui.jobs_qt import JobHandle, JobRunner
 from studio.gui.page import Page
 from studio.gui.theme import set_role
@@ -444,7 +445,7 @@ class DashboardsPage(Page):
 
     # -- replay --------------------------------------------------------------------------------------
     def _choose_replay(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Replay recording", "", "Recordings (*.sqlite *.db)")
+        path, _ = QFileDialog.getOpenFileName(self, "Replay recording", start_dir(None, self.workspace, "recordings"), "Recordings (*.sqlite *.db)")
         if path:
             self.replay(Path(path))
 
@@ -696,12 +697,12 @@ class DashboardsPage(Page):
 
     # -- export ----------------------------------------------------------------------------------------
     def _choose_png(self) -> None:
-        path, _ = QFileDialog.getSaveFileName(self, "Export plots as PNG", "dashboard.png", "PNG (*.png)")
+        path, _ = QFileDialog.getSaveFileName(self, "Export plots as PNG", start_dir(None, self.workspace, "recordings", "dashboard.png"), "PNG (*.png)")
         if path:
             self.export_png(Path(path))
 
     def _choose_csv(self) -> None:
-        path, _ = QFileDialog.getSaveFileName(self, "Export data as CSV", "dashboard.csv", "CSV (*.csv)")
+        path, _ = QFileDialog.getSaveFileName(self, "Export data as CSV", start_dir(None, self.workspace, "recordings", "dashboard.csv"), "CSV (*.csv)")
         if path:
             self.export_csv(Path(path))
 

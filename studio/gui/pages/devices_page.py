@@ -45,6 +45,7 @@ from PySide6.QtWidgets import (
 from studio.core.errors import StudioError
 from studio.core.state import failure_state
 from studio.core.workspace import DeviceEntry
+from studio.gui.file_dialogs import start_dir
 from studio.gui.page import Page
 from studio.gui.widgets.tables import fill_table, readonly_table
 
@@ -538,7 +539,8 @@ class DevicesPage(Page):
                         lambda cfg: self.config_view.setPlainText(json.dumps(cfg, indent=2)))
             return
         if action == "upload":
-            folder = QFileDialog.getExistingDirectory(self, f"Model folder to upload as a new version of {model}")
+            folder = QFileDialog.getExistingDirectory(self, f"Model folder to upload as a new version of {model}",
+                                                       start_dir(None, self.workspace, "models"))
             if not folder:
                 return
             version, ok = QInputDialog.getInt(self, "Version", "Version number", 2, 1, 1_000_000)
@@ -626,7 +628,7 @@ class _PathEdit(QWidget):
         lay.addWidget(b)
 
     def _browse(self, filt: str) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Choose a file", "", filt)
+        path, _ = QFileDialog.getOpenFileName(self, "Choose a file", start_dir(None, self.workspace), filt)
         if path:
             self.edit.setText(path)
 

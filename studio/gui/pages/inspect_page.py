@@ -37,6 +37,7 @@ from PySide6.QtWidgets import (
 )
 
 from studio.core.errors import InputError, JobCancelled, Problem, StudioError
+from studio.gui.file_dialogs import start_dir
 from studio.gui.graph import palette
 from studio.gui.graph.model import GraphData
 from studio.gui.graph.view import GraphView
@@ -516,7 +517,7 @@ class InspectPage(Page):
 
     # ---- loading and inspecting ------------------------------------------------------------------------
     def _choose_model(self) -> None:
-        start = str(self.model_path.parent) if self.model_path else ""
+        start = start_dir(self.model_path, self.workspace, "models")
         path, _ = QFileDialog.getOpenFileName(self, "Open ONNX model", start, "ONNX models (*.onnx);;All files (*)")
         if path:
             self.open_model(Path(path))

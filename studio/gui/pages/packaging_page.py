@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
 )
 
 from studio.core.errors import Problem, StudioError
+from studio.gui.file_dialogs import start_dir
 from studio.gui.page import Page
 from studio.gui.theme import set_role
 from studio.gui.widgets.agents_panel import AgentsPanel
@@ -248,12 +249,13 @@ class PackagingPage(Page):
         self._update_buttons()
 
     def _browse_source(self) -> None:
-        path = QFileDialog.getExistingDirectory(self, "Export folder")
+        path = QFileDialog.getExistingDirectory(self, "Export folder", start_dir(self.source_edit.text(), self.workspace, "models"))
         if path:
             self.source_edit.setText(path)
 
     def _browse_out(self) -> None:
-        path, _ = QFileDialog.getSaveFileName(self, "Bundle", filter="Bundles (*.tar)")
+        path, _ = QFileDialog.getSaveFileName(self, "Bundle", start_dir(self.out_edit.text(), self.workspace, "bundles"),
+                                              filter="Bundles (*.tar)")
         if path:
             self.out_edit.setText(path)
 

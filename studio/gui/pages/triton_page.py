@@ -44,6 +44,7 @@ from PySide6.QtWidgets import (
 )
 
 from studio.core.errors import JobCancelled, Problem, StudioError
+from studio.gui.file_dialogs import start_dir
 from studio.gui.page import Page
 from studio.gui.theme import colors, set_role
 from studio.gui.widgets.config_view import ConfigView
@@ -530,24 +531,26 @@ class TritonPage(Page):
 
     # -- browsing --------------------------------------------------------------------------------------
     def _browse_file(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "ONNX model", "", "ONNX models (*.onnx)")
+        path, _ = QFileDialog.getOpenFileName(self, "ONNX model", start_dir(self.source_edit.text(), self.workspace, "models"), "ONNX models (*.onnx)")
         if path:
             self.set_source(Path(path))
 
     def _browse_folder(self) -> None:
-        path = QFileDialog.getExistingDirectory(self, "Export folder (model.onnx or modality parts)")
+        path = QFileDialog.getExistingDirectory(self, "Export folder (model.onnx or modality parts)",
+                                                start_dir(self.source_edit.text(), self.workspace, "models"))
         if path:
             self.set_source(Path(path))
 
     def _browse_repo(self) -> None:
-        path = QFileDialog.getExistingDirectory(self, "Model repository folder")
+        path = QFileDialog.getExistingDirectory(self, "Model repository folder",
+                                                start_dir(self.repo_edit.text(), self.workspace))
         if path:
             self._auto_repo = False
             self.repo_edit.setText(path)
             self._update_versions()
 
     def _browse_tokenizer(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "tokenizer.json", "", "Tokenizer (tokenizer.json *.json)")
+        path, _ = QFileDialog.getOpenFileName(self, "tokenizer.json", start_dir(self.tokenizer_edit.text() or self.source_edit.text(), self.workspace, "models"), "Tokenizer (tokenizer.json *.json)")
         if path:
             self.tokenizer_edit.setText(path)
 

@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
 from studio.core.errors import InputError, StudioError
 from studio.core.state import StudioState, failure_state
 from studio.core.workspace import DeviceEntry, Workspace
+from studio.gui.file_dialogs import start_dir
 from studio.gui.state_qt import StateSignals
 from studio.gui.theme import set_role
 from studio.gui.widgets.field_error import FieldError
@@ -229,7 +230,7 @@ class AgentsPanel(QWidget):
         return self.agents.get(self.table.item(rows[0].row(), 0).data(Qt.ItemDataRole.UserRole))
 
     def _browse_token(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Agent token file")
+        path, _ = QFileDialog.getOpenFileName(self, "Agent token file", start_dir(self.token_edit.text(), self.workspace))
         if path:
             self.token_edit.setText(path)
 
