@@ -107,7 +107,8 @@ class Workspace:
             models = [ModelEntry(**m) for m in data.get("models", [])]
             devices = [DeviceEntry(**d) for d in data.get("devices", [])]
         except (ValueError, TypeError) as exc:
-            raise WorkspaceCorrupt(f"{f} is not a valid workspace file: {exc}", offending=str(f),
+            what = "is not valid JSON" if isinstance(exc, json.JSONDecodeError) else "is not a valid workspace file"
+            raise WorkspaceCorrupt(f"{f} {what}: {exc}", offending=str(f),
                                    hint="fix it by hand, or let the studio keep it as a backup and start a new "
                                         "one from the models in the folder (the GUI does this itself)") from exc
         ws = cls(root=root, name=data.get("name", root.name),

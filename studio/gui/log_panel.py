@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
 )
 
 from studio.core.errors import Problem
+from studio.gui.hints import gui_hint
 from studio.gui.theme import set_role
 
 _ICONS = {"error": QStyle.StandardPixmap.SP_MessageBoxCritical,
@@ -81,7 +82,7 @@ class LogPanel(QTabWidget):
         self.problems.append(problem)
         item = QTreeWidgetItem([problem.message, problem.source, problem.location or ""])
         item.setIcon(0, self.style().standardIcon(_ICONS.get(problem.severity, _ICONS["info"])))
-        tip = problem.message + (f"\n\nhint: {problem.hint}" if problem.hint else "")
+        tip = problem.message + (f"\n\nhint: {gui_hint(problem.hint, problem.page)}" if problem.hint else "")
         if problem.page:
             tip += f"\n\nclick to open it in {problem.page}"
         for col in range(3):

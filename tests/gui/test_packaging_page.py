@@ -18,6 +18,7 @@ from studio.core.workspace import Workspace  # noqa: E402
 from studio.gui.jobs_qt import JobRunner  # noqa: E402
 from studio.gui.pages.packaging_page import PackagingPage  # noqa: E402
 from studio.gui.theme import apply_theme  # noqa: E402
+from studio.gui.widgets.confirm import pending, press  # noqa: E402
 from studio.package.client import AgentClient  # noqa: E402
 from studio.package.keys import KeyStore  # noqa: E402
 from tests.edge.helpers import AgentProcess, make_einsum, make_mlp, mlp_ref  # noqa: E402
@@ -105,6 +106,12 @@ def test_packaging_page_build_verify_deploy_rollback(qtbot, tmp_path: Path, arti
 
         np.testing.assert_allclose(served(), mlp_ref(np.ones((1, 16), np.float32), 3.0), rtol=1e-5)
         page.agents.rollback_btn.click()
+        box = pending(page.agents)  # a rollback asks first
+        assert box is not None and "back to its previous version" in box.text()
+        press(box, "Cancel")
+        assert "agents-rollback" not in {h.kind for h in jobs.handles.values()}  # nothing rolled back
+        page.agents.rollback_btn.click()
+        press(pending(page.agents), "Roll back")
         _wait_job(qtbot, jobs, "agents-rollback")
         qtbot.waitUntil(lambda: AgentClient(agent.url, token.read_text()).status()["models"]["tiny-mlp"]["active"]
                         == "1", timeout=20000)
@@ -120,7 +127,7 @@ def test_packaging_page_build_verify_deploy_rollback(qtbot, tmp_path: Path, arti
         page.board_combo.setCurrentIndex(page.board_combo.findData("rk3588"))
         page.build_btn.click()
         _wait_job(qtbot, jobs, "package")
-        assert "fails the rk3588 target" in page.error.text() and "--force" in page.error.text()
+        assert "fails the rk3588 target" in page.error.text() and "Package even if the board check fails" in page.error.text()
         page.grab().save(str(artifacts_dir / "packaging_page_refused.png"))
     finally:
         jobs.shutdown()

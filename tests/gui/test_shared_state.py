@@ -18,6 +18,7 @@ from studio.core.state import StudioState
 from studio.core.workspace import DeviceEntry, Workspace
 from studio.gui.main_window import MainWindow
 from studio.gui.theme import apply_theme
+from studio.gui.widgets.confirm import pending, press
 
 pytestmark = pytest.mark.gui
 
@@ -69,6 +70,7 @@ def test_an_agent_added_on_one_page_is_on_every_page(qtbot, window: MainWindow, 
     # removed on Devices, gone everywhere
     devices.agents_panel.table.selectRow(0)
     devices.agents_panel.remove_btn.click()
+    press(pending(devices.agents_panel), "Remove")
     assert url not in package.agents.agents and package.agents.table.rowCount() == 0
 
 
@@ -155,6 +157,6 @@ def test_a_workspace_file_broken_by_hand_keeps_a_backup_and_the_studio_opens(qtb
     assert len(backups) == 1 and backups[0].read_text().startswith('{"name": "ws", "models": [')
     assert [m.name for m in w.workspace.models] == ["clip-onnx"]  # found again in models/
     problem = w.log_panel.problems[-1]
-    assert "not a valid workspace file" in problem.message and backups[0].name in problem.message
+    assert "is not valid JSON" in problem.message and backups[0].name in problem.message
     assert Workspace.open(ws.root).model("clip-onnx") is not None  # the new file is valid
     w.close()

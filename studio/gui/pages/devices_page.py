@@ -47,6 +47,7 @@ from studio.core.state import failure_state
 from studio.core.workspace import DeviceEntry
 from studio.gui.file_dialogs import start_dir
 from studio.gui.page import Page
+from studio.gui.widgets.confirm import ask_then
 from studio.gui.widgets.tables import fill_table, readonly_table
 
 POLL_MS = 2000
@@ -528,7 +529,7 @@ class DevicesPage(Page):
             self.infer_model.setCurrentText(m)
 
     # -- actions (jobs) --------------------------------------------------------------------------------
-    def _model_action(self, action: str) -> None:
+    def _model_action(self, action: str, confirmed: bool = False) -> None:
         server, model = self.current_server(), self.selected_model()
         if server is None or model is None:
             self.sig_log.emit("select a server and a model first")
@@ -547,6 +548,10 @@ class DevicesPage(Page):
             if not ok:
                 return
             self.upload_version(model, Path(folder), version)
+            return
+        if action == "unload" and not confirmed:
+            ask_then(self, "Unload model", f"Unload {model} on {server}? Requests to it fail until it is "
+                     "loaded again.", "Unload", lambda: self._model_action(action, confirmed=True))
             return
         self._start(f"{action}:{server}:{model}", f"{action} {model} on {server}",
                     lambda job: _with_client(spec, 60, lambda c: getattr(c, action)(model)),

@@ -23,7 +23,6 @@ from PySide6.QtWidgets import (
     QSizePolicy,
     QSplitter,
     QTableWidget,
-    QTableWidgetItem,
     QVBoxLayout,
     QWidget,
 )
@@ -33,6 +32,12 @@ from studio.gui.file_dialogs import start_dir
 from studio.gui.page import Page
 from studio.gui.theme import set_role
 from studio.gui.widgets.agents_panel import AgentsPanel
+from studio.gui.widgets.bundle_actions import (
+    PublicKeyDialog,
+    choose_bundle,
+    fill_files_table,
+    verify_existing,
+)
 from studio.gui.widgets.field_error import FieldError
 from studio.gui.widgets.flow import FlowLayout, keep_wrapped_height
 from studio.gui.widgets.layout import add_heading, browse_row
@@ -86,8 +91,13 @@ class PackagingPage(Page):
         self.new_key_btn = QPushButton("New key")
         self.new_key_btn.setToolTip("create an Ed25519 key pair, encrypted with the passphrase below")
         self.new_key_btn.clicked.connect(self._new_key)
+        self.pub_btn = QPushButton("Public key…")
+        self.pub_btn.setToolTip("the key agents must trust: copy it or save it as NAME.pub")
+        self.pub_btn.clicked.connect(lambda: PublicKeyDialog(self.key_combo.currentData(), self, self.workspace).open()
+                                     if self.key_combo.currentData() else None)
         krow.addWidget(self.key_combo, 1)
         krow.addWidget(self.new_key_btn)
+        krow.addWidget(self.pub_btn)
         form.addRow("Signing key", krow)
         self.key_name_edit = QLineEdit()
         self.key_name_edit.setPlaceholderText("name for a new key")
@@ -130,6 +140,10 @@ class PackagingPage(Page):
         self.deploy_btn.setEnabled(False)
         self.deploy_btn.clicked.connect(self.deploy)
         actions.addWidget(self.deploy_btn)
+        self.open_bundle_btn = QPushButton("Deploy existing…")
+        self.open_bundle_btn.setToolTip("pick a bundle (.tar) built before: verified, then deployable")
+        self.open_bundle_btn.clicked.connect(lambda: self.open_bundle())
+        actions.addWidget(self.open_bundle_btn)
         ll.addLayout(actions)
         prow = QHBoxLayout()
         self.progress = QProgressBar()
@@ -399,25 +413,24 @@ class PackagingPage(Page):
         self._update_buttons()
 
     def _show_files(self) -> None:
-        import tarfile
+        fill_files_table(self.files, self.bundle_path)
 
-        from studio.package.manifest import Manifest
-
-        self.files.setRowCount(0)
-        if self.bundle_path is None:
+    def open_bundle(self, path: Path | None = None) -> None:
+        """Deploy an existing .tar: verified against the studio's keys first (a tampered one is refused here)."""
+        path = path or choose_bundle(self, self.workspace)
+        if path is None:
             return
-        with tarfile.open(self.bundle_path) as tf:
-            f = tf.extractfile("manifest.json")
-            m = Manifest.parse(f.read() if f else b"")
-        for e in m.files:
-            r = self.files.rowCount()
-            self.files.insertRow(r)
-            for c, text in enumerate([e.path, f"{e.size:,}", e.sha256[:16] + "…"]):
-                it = QTableWidgetItem(text)
-                it.setFlags(it.flags() & ~Qt.ItemFlag.ItemIsEditable)
-                if c == 2:
-                    it.setToolTip(e.sha256)
-                self.files.setItem(r, c, it)
+        self.error.clear_error()
+        self.jobs.start("package:verify", f"Verify {path.name}", lambda job: verify_existing(path, job),
+                        lambda ver, p=path: self._opened(p, ver), self._build_failed)
+
+    def _opened(self, path: Path, ver: Any) -> None:
+        self.bundle_path, self.verify_report, self.package_report = path, ver, None
+        set_role(self.result_card, "banner-ok")
+        self.result_title.setText(f"✔ {ver.name} {ver.version} for {ver.board}: verified")
+        self.result_text.setText(ver.render())
+        self._show_files()
+        self._update_buttons()
 
     def _build_failed(self, err: StudioError) -> None:
         self.build_btn.setEnabled(True)
@@ -451,6 +464,7 @@ class PackagingPage(Page):
         bundle = self.bundle_path
 
         def work(job: Any) -> Any:
+            verify_existing(bundle, job)  # again right before upload: the file may have changed since
             return deploy_bundle(bundle, agent.url, read_token_file(agent.token_file), job)
 
         self.deploy_btn.setEnabled(False)

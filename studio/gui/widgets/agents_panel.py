@@ -34,6 +34,7 @@ from studio.core.workspace import DeviceEntry, Workspace
 from studio.gui.file_dialogs import start_dir
 from studio.gui.state_qt import StateSignals
 from studio.gui.theme import set_role
+from studio.gui.widgets.confirm import ask_then
 from studio.gui.widgets.field_error import FieldError
 from studio.gui.widgets.flow import FlowLayout
 
@@ -140,7 +141,7 @@ class AgentsPanel(QWidget):
         self.refresh_btn = QPushButton("Refresh")
         self.refresh_btn.clicked.connect(lambda: self.refresh())
         self.rollback_btn = QPushButton("Roll back to previous")
-        self.rollback_btn.clicked.connect(lambda: self.rollback(None))
+        self.rollback_btn.clicked.connect(self._confirm_rollback)
         self.activate_btn = QPushButton("Activate selected version")
         self.activate_btn.clicked.connect(self._activate_selected)
         self.remove_btn = QPushButton("Remove agent")
@@ -246,8 +247,11 @@ class AgentsPanel(QWidget):
 
     def _remove_selected(self) -> None:
         a = self.selected()
-        if a is None:
-            return
+        if a is not None:
+            ask_then(self, "Remove agent", f"Remove {a.name} ({a.url}) from the workspace? The board keeps "
+                     "serving; add it again by URL or Discover.", "Remove", lambda: self._remove(a))
+
+    def _remove(self, a: AgentEntry) -> None:
         if self.state is not None and self.state.device(a.url) is not None:
             self.state.remove_device(a.url)
         else:
@@ -355,11 +359,22 @@ class AgentsPanel(QWidget):
         rows = self.versions.selectionModel().selectedRows() if self.versions.selectionModel() else []
         return self.versions.item(rows[0].row(), 0).text() if rows else None
 
+    def _confirm_rollback(self) -> None:
+        a = self.selected()
+        if a is None:
+            return
+        model = self._selected_model() or next(iter((a.status or {}).get("models", {})), "the model")
+        ask_then(self, "Roll back", f"Roll {model} on {a.name} back to its previous version? Clients are "
+                 "served by the previous version from then on.", "Roll back", lambda: self.rollback(None))
+
     def _activate_selected(self) -> None:
         rows = self.versions.selectionModel().selectedRows()
-        if rows:
+        a = self.selected()
+        if rows and a is not None:
             r = rows[0].row()
-            self.rollback(self.versions.item(r, 1).text(), self.versions.item(r, 0).text())
+            version, model = self.versions.item(r, 1).text(), self.versions.item(r, 0).text()
+            ask_then(self, "Activate version", f"Serve version {version} of {model} on {a.name} instead of the "
+                     "active one?", "Activate", lambda: self.rollback(version, model))
 
     def _failed(self, err: StudioError) -> None:
         self.error.show_error(err.message, hint=err.hint)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QLabel, QWidget
 
+from studio.gui.hints import gui_hint
 from studio.gui.theme import set_role
 
 
@@ -19,6 +20,7 @@ class FieldError(QLabel):
 
     def show_error(self, message: str, *widgets: QWidget, hint: str | None = None) -> None:
         self.clear_error()
+        hint = gui_hint(hint, self._page_id())
         self.setText(message + (f"\nhint: {hint}" if hint else ""))
         self.setVisible(True)
         for w in widgets:
@@ -39,3 +41,9 @@ class FieldError(QLabel):
     @property
     def has_error(self) -> bool:
         return self.isVisibleTo(self.parentWidget()) if self.parentWidget() else bool(self.text())
+
+    def _page_id(self) -> str | None:
+        w = self.parentWidget()
+        while w is not None and not isinstance(getattr(type(w), "page_id", None), str):
+            w = w.parentWidget()
+        return type(w).page_id if w is not None else None
