@@ -66,12 +66,13 @@ def test_an_agent_added_on_one_page_is_on_every_page(qtbot, window: MainWindow, 
     dashboards.url_edit.setText("http://10.0.0.5:8000")
     window.state.add_device(DeviceEntry("t", "http://127.0.0.1:1", "triton"), select=True)
     assert dashboards.url_edit.text() == "http://10.0.0.5:8000"
-    assert devices.server_list.count() == 1  # the Triton server added through the state is listed
+    assert devices.server_list.count() == 2  # the agent and the Triton server added through the state: one list
     # removed on Devices, gone everywhere
     devices.agents_panel.table.selectRow(0)
     devices.agents_panel.remove_btn.click()
     press(pending(devices.agents_panel), "Remove")
     assert url not in package.agents.agents and package.agents.table.rowCount() == 0
+    assert devices.server_list.count() == 1  # gone from the one list too
 
 
 def test_reopened_workspace_restores_the_devices(qtbot, window: MainWindow, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
@@ -83,7 +84,7 @@ def test_reopened_workspace_restores_the_devices(qtbot, window: MainWindow, tmp_
     qtbot.addWidget(again)
     assert [a.url for a in again.page("devices").agents_panel.agents.values()] == ["http://127.0.0.1:9"]
     assert [a.url for a in again.page("package").agents.agents.values()] == ["http://127.0.0.1:9"]
-    assert again.page("devices").server_list.count() == 1
+    assert again.page("devices").server_list.count() == 2  # Triton server and agent in one list
     assert again.state.metrics_url("local-triton") == "http://127.0.0.1:7/metrics"
     assert "of 2" in again.devices_label.text()
     again.close()
@@ -160,3 +161,36 @@ def test_a_workspace_file_broken_by_hand_keeps_a_backup_and_the_studio_opens(qtb
     assert "is not valid JSON" in problem.message and backups[0].name in problem.message
     assert Workspace.open(ws.root).model("clip-onnx") is not None  # the new file is valid
     w.close()
+
+
+@pytest.mark.slow
+def test_an_agent_is_watched_like_a_triton_server(qtbot, window: MainWindow, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Health, models and statistics of a real agent process in the same Devices list as Triton servers."""
+    import secrets
+
+    from studio.package.bundle import build_bundle
+    from studio.package.client import deploy_bundle
+    from studio.package.keys import KeyStore
+    from tests.edge.helpers import AgentProcess, make_mlp
+
+    KeyStore().generate("k", "pw")
+    trust = tmp_path / "k.pub"
+    trust.write_text(KeyStore().export_public("k") + "\n")
+    token = tmp_path / "token"
+    token.write_text(secrets.token_urlsafe(24))
+    make_mlp(tmp_path / "m" / "model.onnx")
+    bundle = build_bundle(tmp_path / "m", "generic-x86_64", KeyStore().load_signing_key("k", "pw"),
+                          tmp_path / "b.tar", name="tiny-mlp", version="1")
+    agent = AgentProcess(tmp_path / "agent", trust, token).start()
+    try:
+        deploy_bundle(Path(bundle.bundle), agent.url, token.read_text())
+        window.state.add_device(DeviceEntry("board", agent.url, "agent", extra={"token_file": str(token)}))
+        devices = window.page("devices")
+        assert devices.server_list.count() == 1 and "(edge agent)" in devices.server_list.item(0).text()
+        qtbot.waitUntil(lambda: devices.snapshots.get("board") is not None
+                        and devices.snapshots["board"].connected, timeout=30_000)
+        snap = devices.snapshots["board"]
+        assert [m.name for m in snap.models] == ["tiny-mlp"] and snap.stats is not None
+        assert window.state.device_state("board").ok and window.state.device_state("board").models == ("tiny-mlp",)
+    finally:
+        agent.stop()

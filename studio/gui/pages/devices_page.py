@@ -1,10 +1,12 @@
-"""Devices page: watch and control Triton servers (and, in their own section, edge agents).
+"""Devices page: one list of the workspace's KServe v2 servers, Triton servers and edge agents alike
+(health, models, statistics, metrics, test inference); the agents' own management (versions, rollback) is
+in the Edge agents section.
 
 Every network call runs off the GUI thread: a poller thread per server fills a ServerSnapshot every
 ``poll_ms`` and hands it over through a queued signal; user actions (load, unload, upload, infer) run as
 jobs. A server that stops answering shows as disconnected and is picked up again by the next poll.
 
-Hook for other sections: ``DevicesPage.sections`` is a QTabWidget whose first tab is "Triton servers";
+Hook for other sections: ``DevicesPage.sections`` is a QTabWidget whose first tab is "Servers and agents";
 ``add_section(widget, title)`` adds another (the edge helper adds "Edge agents" there).
 """
 
@@ -56,7 +58,8 @@ POLL_TIMEOUT = 5.0  # a busy 2-core box answers slowly while it loads models
 
 @dataclass
 class ServerSpec:
-    """One server the user added (stored in the workspace's devices with kind "triton")."""
+    """One KServe v2 server: a Triton server the user added (devices of kind "triton") or an edge agent
+    (kind "agent", added on Edge agents or by a deploy): both speak the same protocol, statistics included."""
 
     name: str
     url: str
@@ -64,6 +67,7 @@ class ServerSpec:
     ssl: bool = False
     headers: dict[str, str] = field(default_factory=dict)
     metrics_url: str | None = None
+    kind: str = "triton"
 
     def client(self, timeout: float = POLL_TIMEOUT) -> Any:
         from studio.triton.client import TritonClient
@@ -77,8 +81,9 @@ class ServerSpec:
 
     @classmethod
     def from_device(cls, d: DeviceEntry) -> ServerSpec:
+        metrics = d.extra.get("metrics_url") or (d.url.rstrip("/") + "/metrics" if d.kind == "agent" else None)
         return cls(d.name, d.url, None if d.protocol in ("", "auto") else d.protocol, bool(d.extra.get("ssl")),
-                   dict(d.extra.get("headers") or {}), d.extra.get("metrics_url"))
+                   dict(d.extra.get("headers") or {}), metrics, d.kind)
 
 
 @dataclass
@@ -159,7 +164,7 @@ class DevicesPage(Page):
         self.sections.setObjectName("devices_sections")
         outer.addWidget(self.sections, 1)
         self.triton_tab = QWidget()
-        self.sections.addTab(self.triton_tab, "Triton servers")
+        self.sections.addTab(self.triton_tab, "Servers and agents")
         split = QSplitter(Qt.Orientation.Horizontal, self.triton_tab)
         lay = QHBoxLayout(self.triton_tab)
         lay.setContentsMargins(0, 4, 0, 0)
@@ -313,8 +318,8 @@ class DevicesPage(Page):
             self._sync_servers()
 
     def _sync_servers(self) -> None:
-        """The Triton servers are the shared state's devices of kind "triton": add new ones, drop removed."""
-        known = {d.name: d for d in self.state.devices("triton")}
+        """The list is the shared state's Triton servers and agents: add new ones, drop removed ones."""
+        known = {d.name: d for d in self.state.devices() if d.kind in ("triton", "agent")}
         for d in known.values():
             if d.name not in self.servers:
                 self._add(ServerSpec.from_device(d), save=False)
@@ -461,7 +466,8 @@ class DevicesPage(Page):
         spec = self.servers[name]
         state = "connecting..." if snap is None else ("connected" if snap.connected else "disconnected")
         mark = "\u25cb" if snap is None else ("\u25cf" if snap.connected else "\u2716")
-        item.setText(f"{mark} {name}  -  {state}\n    {spec.url}")
+        kind = "  (edge agent)" if spec.kind == "agent" else ""
+        item.setText(f"{mark} {name}{kind}  -  {state}\n    {spec.url}")
         item.setToolTip(snap.error if snap is not None and snap.error else spec.url)
 
     # -- showing ---------------------------------------------------------------------------------------
