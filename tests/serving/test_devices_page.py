@@ -18,6 +18,7 @@ from studio.core.workspace import Workspace  # noqa: E402
 from studio.gui.main_window import MainWindow  # noqa: E402
 from studio.gui.pages.devices_page import DevicesPage  # noqa: E402
 from studio.gui.theme import apply_theme  # noqa: E402
+from studio.gui.widgets.confirm import pending, press  # noqa: E402
 from studio.triton.client import TritonClient  # noqa: E402
 from studio.triton.repo_builder import BuildOptions, build_repo  # noqa: E402
 from studio.triton.server import LocalTritonServer, free_port  # noqa: E402
@@ -67,8 +68,8 @@ def test_devices_page_watches_controls_and_infers(qtbot, window, server, export_
                                                   artifacts_dir: Path, tmp_path: Path) -> None:
     page = window.page("devices")
     assert isinstance(page, DevicesPage)
-    assert page.sections.tabText(0) == "Triton servers"  # the hook other device kinds add tabs to
-    assert [page.sections.tabText(i) for i in range(page.sections.count())] == ["Triton servers", "Edge agents"]
+    assert page.sections.tabText(0) == "Servers and agents"  # the hook other device kinds add tabs to
+    assert [page.sections.tabText(i) for i in range(page.sections.count())] == ["Servers and agents", "Edge agents"]
     page.timer.setInterval(500)
     page.add_server(server.http_url, name="local", metrics_url=server.metrics_url)
     qtbot.waitUntil(lambda: page.snapshots.get("local") is not None and page.snapshots["local"].connected,
@@ -118,6 +119,9 @@ def test_devices_page_watches_controls_and_infers(qtbot, window, server, export_
     page.action_buttons["config"].click()
     qtbot.waitUntil(lambda: '"backend": "python"' in page.config_view.toPlainText(), timeout=10000)
     page.action_buttons["unload"].click()
+    box = pending(page)  # unloading asks first
+    assert box is not None and "Unload mlp" in box.text()
+    press(box, "Unload")
     qtbot.waitUntil(lambda: not c.model_ready("mlp"), timeout=20000)
     page.action_buttons["load"].click()
     qtbot.waitUntil(lambda: c.model_ready("mlp"), timeout=30000)
