@@ -194,3 +194,17 @@ def test_an_agent_is_watched_like_a_triton_server(qtbot, window: MainWindow, tmp
         assert window.state.device_state("board").ok and window.state.device_state("board").models == ("tiny-mlp",)
     finally:
         agent.stop()
+
+
+def test_test_inference_takes_the_exports_tokenizer_and_processor(qtbot, window: MainWindow) -> None:  # type: ignore[no-untyped-def]
+    ws = window.workspace
+    out = ws.models_dir / "clip-onnx"
+    out.mkdir()
+    for f in ("model.onnx", "tokenizer.json", "preprocessor_config.json"):
+        (out / f).write_text("{}")
+    entry = window.state.add_model(out / "model.onnx", name="clip-onnx", kind="onnx")
+    window.state.record_artifact("tokenizer", out, entry.name)
+    window.state.record_artifact("processor", out, entry.name)
+    devices = window.page("devices")
+    assert devices.infer_tokenizer.edit.text() == str(out / "tokenizer.json")
+    assert devices.infer_processor.edit.text() == str(out / "preprocessor_config.json")

@@ -312,10 +312,21 @@ class DevicesPage(Page):
     def context_changed(self) -> None:
         self.agents_panel.set_workspace(self.workspace)
         self._sync_servers()
+        self._fill_preprocessing()
 
     def state_changed(self, topic: str, payload: object) -> None:
         if topic in ("workspace", "devices"):
             self._sync_servers()
+        elif topic in ("artifacts", "model"):
+            self._fill_preprocessing()
+
+    def _fill_preprocessing(self) -> None:
+        """Test inference takes the tokenizer and processor the current model's export wrote (empty fields only)."""
+        for kind, edit, file in (("tokenizer", self.infer_tokenizer, "tokenizer.json"),
+                                 ("processor", self.infer_processor, "preprocessor_config.json")):
+            folder = self.state.artifact(kind)
+            if folder and not edit.edit.text().strip() and (Path(folder) / file).is_file():
+                edit.edit.setText(str(Path(folder) / file))
 
     def _sync_servers(self) -> None:
         """The list is the shared state's Triton servers and agents: add new ones, drop removed ones."""
