@@ -9,7 +9,7 @@ import pytest
 
 from studio.package.bundle import build_bundle
 from studio.package.keys import KeyStore
-from tests.edge.helpers import PASSPHRASE, AgentProcess, make_mlp
+from tests.edge.helpers import PASSPHRASE, AgentProcess, free_port, make_mlp
 
 
 @pytest.fixture()
@@ -53,5 +53,14 @@ def bundles(tmp_path: Path, signing_key):  # type: ignore[no-untyped-def]
 @pytest.fixture()
 def agent(tmp_path: Path, trust_file: Path, token_file: Path):  # type: ignore[no-untyped-def]
     a = AgentProcess(tmp_path / "agent-data", trust_file, token_file).start()
+    yield a
+    a.stop()
+
+
+@pytest.fixture()
+def grpc_agent(tmp_path: Path, trust_file: Path, token_file: Path):  # type: ignore[no-untyped-def]
+    gport = free_port()
+    a = AgentProcess(tmp_path / "agent-data", trust_file, token_file, extra=["--grpc-port", str(gport)]).start()
+    a.grpc_port = gport  # type: ignore[attr-defined]
     yield a
     a.stop()

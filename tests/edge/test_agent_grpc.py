@@ -19,13 +19,6 @@ from tests.edge.helpers import AgentProcess, free_port, mlp_ref
 pytestmark = pytest.mark.slow
 
 
-@pytest.fixture()
-def grpc_agent(tmp_path: Path, trust_file: Path, token_file: Path):  # type: ignore[no-untyped-def]
-    gport = free_port()
-    a = AgentProcess(tmp_path / "agent-data", trust_file, token_file, extra=["--grpc-port", str(gport)]).start()
-    a.grpc_port = gport  # type: ignore[attr-defined]
-    yield a
-    a.stop()
 
 
 def _infer(c: tg.InferenceServerClient, x: np.ndarray, model: str = "tiny", version: str = "") -> np.ndarray:

@@ -22,7 +22,7 @@ from tritonclient.utils import InferenceServerException
 from studio.agent.statistics import ModelVersionStats, StatisticsError, StatisticsRegistry
 from studio.package.client import AgentClient, deploy_bundle
 from studio.triton.client import ServerError, TritonClient
-from tests.edge.helpers import AgentProcess, free_port
+from tests.edge.helpers import AgentProcess
 
 pytestmark = pytest.mark.slow
 STAT_KEYS = ("success", "fail", "queue", "compute_input", "compute_infer", "compute_output", "cache_hit",
@@ -30,13 +30,6 @@ STAT_KEYS = ("success", "fail", "queue", "compute_input", "compute_infer", "comp
 X = np.random.default_rng(3).random((2, 16), dtype=np.float32)
 
 
-@pytest.fixture()
-def grpc_agent(tmp_path: Path, trust_file: Path, token_file: Path):  # type: ignore[no-untyped-def]
-    gport = free_port()
-    a = AgentProcess(tmp_path / "agent-data", trust_file, token_file, extra=["--grpc-port", str(gport)]).start()
-    a.grpc_port = gport  # type: ignore[attr-defined]
-    yield a
-    a.stop()
 
 
 def _http_ok(c: th.InferenceServerClient, version: str = "", binary: bool = True) -> None:
