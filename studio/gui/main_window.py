@@ -63,9 +63,9 @@ from studio.gui.screen_fit import (
     page_scroller,
 )
 from studio.gui.state_qt import StateSignals
+from studio.gui.status_bar import StatusLine
 from studio.gui.targets import target_ids
 from studio.gui.theme import THEMES, apply_theme, current_theme, set_role
-from studio.gui.widgets.flow import ElidedLabel
 
 ORGANIZATION = "DeploymentStudio"
 APPLICATION = "Deployment Studio"
@@ -234,18 +234,9 @@ class MainWindow(QMainWindow):
         self.resizeDocks([self.jobs_dock], [dock_width(self.width())], Qt.Orientation.Horizontal)
 
     def _build_status(self) -> None:
-        sb = self.statusBar()
-        self.status_model = QLabel("no model")
-        self.status_job = QLabel("no jobs run yet")
-        self.status_conn = QLabel("no servers or agents")
-        sb.addWidget(self.status_model)
-        self.status_msg = ElidedLabel("", min_width=40, mode=Qt.TextElideMode.ElideRight)
-        self._flash_timer = QTimer(self)
-        self._flash_timer.setSingleShot(True)
-        self._flash_timer.timeout.connect(lambda: self.status_msg.setText(""))
-        sb.addWidget(self.status_job)
-        sb.addWidget(self.status_msg, 1)
-        sb.addPermanentWidget(self.status_conn)
+        self.status = StatusLine(self.statusBar(), self.state, self.devices_label)
+        self.status_model, self.status_job = self.status.model, self.status.job
+        self.status_msg, self.status_conn = self.status.msg, self.status.conn
 
     def _build_menus(self) -> None:
         mb = self.menuBar()
@@ -643,7 +634,7 @@ class MainWindow(QMainWindow):
     def _job_finished(self, h: JobHandle) -> None:
         result_status = getattr(h.result, "status", None) if h.status == "done" else None
         text = f"{h.title}: {result_status or h.status}"
-        self.status_job.setText(f"last job - {text}")
+        self.status.show_job(text)
         self.log_panel.append_log(text, source="jobs")
         if h.status == "failed" and h.error is not None:
             page_id = h.kind.split(":", 1)[0]
@@ -684,29 +675,13 @@ class MainWindow(QMainWindow):
             self._select_target(self.workspace.current_target)
 
     def _update_devices_label(self) -> None:
-        """Toolbar and status bar from the same device states the tables show."""
-        summary = self.state.summary()
-        self.devices_label.setText(summary.label())
-        if not summary.total:
-            self.status_conn.setText("no servers or agents")
-        else:
-            self.status_conn.setText("  ·  ".join(f"{d.name}: {self.state.device_state(d.name).state}"
-                                                  for d in sorted(self.state.devices(), key=lambda d: d.name)))
+        self.status.show_devices()
 
     def flash(self, text: str, msec: int = 0) -> None:
-        """A passing message in the status bar (QStatusBar's own is drawn over the permanent labels)."""
-        self.status_msg.setText(text)
-        if msec > 0:
-            self._flash_timer.start(msec)
-        else:
-            self._flash_timer.stop()
+        self.status.flash(text, msec)
 
     def _update_status_model(self) -> None:
-        ws = self.workspace
-        m = ws.model() if ws is not None else None
-        text = f"model: {m.name} ({m.kind})" if m else "no model selected"
-        self.status_model.setText(text)
-        self.status_model.setMinimumWidth(self.status_model.fontMetrics().horizontalAdvance(text) + 28)
+        self.status.show_model(self.workspace)
 
     def open_report(self, path: Path | None) -> None:
         if path is None:
