@@ -56,11 +56,11 @@ from studio.gui.log_panel import LogPanel
 from studio.gui.page import Page
 from studio.gui.pages import LoadedPage, load_pages
 from studio.gui.screen_fit import (
+    PageScroller,
     available_geometry,
     clamp_to_screen,
     dock_width,
     first_run_size,
-    page_scroller,
 )
 from studio.gui.state_qt import StateSignals
 from studio.gui.status_bar import StatusLine
@@ -114,6 +114,7 @@ class MainWindow(QMainWindow):
         self.state_signals = StateSignals(self.state, self)
         self.jobs = JobRunner(self)
         self._dialogs: list[QWidget] = []
+        self._recent_problems: list[tuple[tuple[str, str, str | None], float]] = []  # add_problem's dedup window
         self.setWindowTitle(APPLICATION)
         self.setObjectName("MainWindow")
         self.setAcceptDrops(True)
@@ -198,7 +199,7 @@ class MainWindow(QMainWindow):
         for i, lp in enumerate(self.pages):
             widget: QWidget = lp.page if lp.page is not None else BrokenPage(lp)
             scrolls = lp.page is not None and lp.page.scrolls_itself
-            self.stack.addWidget(widget if scrolls else page_scroller(widget))
+            self.stack.addWidget(widget if scrolls else PageScroller(widget))
             key = f"Ctrl+{i + 1}" if i < 9 else ""
             item = QListWidgetItem(lp.title if lp.ok else f"{lp.title}  (error)")
             item.setToolTip(f"{lp.title}  {key}" if lp.ok else f"{lp.title} failed to load:\n{lp.error}")
@@ -649,7 +650,7 @@ class MainWindow(QMainWindow):
         """One entry per failure: the job's own report and the page's report of the same error are one."""
         key = (problem.severity, problem.message, problem.page)
         now = time.monotonic()
-        self._recent_problems = [(k, t) for k, t in getattr(self, "_recent_problems", []) if now - t < 10]
+        self._recent_problems = [(k, t) for k, t in self._recent_problems if now - t < 10]
         if any(k == key for k, _t in self._recent_problems):
             return
         self._recent_problems.append((key, now))

@@ -81,7 +81,3 @@ class PageScroller(QScrollArea):
     def sizeHint(self) -> QSize:  # noqa: N802
         page = self.widget()
         return page.sizeHint() if page is not None else super().sizeHint()
-
-
-def page_scroller(page: QWidget) -> PageScroller:
-    return PageScroller(page)

@@ -75,7 +75,6 @@ DEFAULT_URL = "http://127.0.0.1:8000"  # only until a device is known: then the 
 class DashboardsPage(Page):
     page_id = "dashboards"
     title = "Dashboards"
-    scrolls_itself = True  # splitters share the height; the page fits 1280x720 as it is
 
     sig_window = Signal(object)  # internal: a verdict crossed from a worker (queued to the GUI thread)
     #: curve points per horizontal pixel of the plot (min/max pairs): 1.0 is one pair per two columns,
@@ -199,6 +198,8 @@ class DashboardsPage(Page):
         split = QSplitter(Qt.Orientation.Horizontal)
         pg.setConfigOptions(antialias=False, background="w", foreground="#333")
         self.glw = pg.GraphicsLayoutWidget()
+        # six stacked plots stay readable (about 110 px each): on a short screen the page scrolls instead
+        self.glw.setMinimumHeight(110 * len(PLOTS))
         self.plots: dict[str, pg.PlotItem] = {}
         self.na_text: dict[str, pg.TextItem] = {}
         self.vlines: list[pg.InfiniteLine] = []

@@ -11,13 +11,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
-    QFrame,
     QHBoxLayout,
     QLabel,
     QPushButton,
-    QScrollArea,
     QStackedWidget,
     QVBoxLayout,
     QWidget,
@@ -33,6 +30,7 @@ from studio.gui.export_wizard.signature_step import SignatureStep
 from studio.gui.export_wizard.source_step import SourceChoice, SourceStep
 from studio.gui.jobs_qt import JobHandle, JobRunner
 from studio.gui.page import Page
+from studio.gui.screen_fit import PageScroller
 from studio.gui.theme import set_role
 from studio.gui.widgets.layout import add_heading
 
@@ -121,13 +119,7 @@ class ExportPage(Page):
         self.stack = QStackedWidget()
         for step in self.steps:
             self.stack.addWidget(step)
-        body = QScrollArea()
-        body.setWidget(self.stack)
-        body.setWidgetResizable(True)
-        body.setFrameShape(QFrame.Shape.NoFrame)
-        body.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        body.setMinimumWidth(self.stack.minimumSizeHint().width())
-        outer.addWidget(body, 1)
+        outer.addWidget(PageScroller(self.stack), 1)  # the steps scroll, Back / Next below stay in view
 
         nav = QHBoxLayout()
         self.back_btn = QPushButton("Back")
