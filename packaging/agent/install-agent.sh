@@ -2,7 +2,7 @@
 # Install the Deployment Studio edge agent on a board (Debian/Ubuntu/Raspberry Pi OS/JetPack, run as root):
 #   sudo ./install-agent.sh --trust studio.pub [--wheel deployment_studio-*.whl] [--host 0.0.0.0] [--port 8765]
 #                           [--board auto] [--max-upload-mb 2048] [--constraints FILE] [--prefix DIR] [--no-start]
-#                           [--dry-run]
+#                           [--allow-trust-push] [--dry-run]
 # Installs the wheel (--wheel, else the one shipped next to this script, else one built from the checkout this
 # script lives in) with the `agent` extra only (no Qt, no torch) into PREFIX/venv (/opt/studio-agent), creates
 # a system user, /etc/studio-agent/{agent.env,token,trusted/}, /var/lib/studio-agent and the systemd unit.
@@ -21,6 +21,7 @@ WHEEL=""
 CHECKOUT=""
 CONSTRAINTS=""
 START=1
+EXTRA_ARGS=""
 DRY=0
 PYTHON=${PYTHON:-python3}
 HERE="$(cd "$(dirname "$0")" && pwd)"
@@ -37,6 +38,7 @@ while [[ $# -gt 0 ]]; do
     --max-upload-mb) MAX_UPLOAD_MB="$2"; shift 2 ;;
     --prefix) PREFIX="$2"; shift 2 ;;
     --no-start) START=0; shift ;;
+    --allow-trust-push) EXTRA_ARGS="--allow-trust-push"; shift ;;  # studios with the token may add keys
     --dry-run) DRY=1; shift ;;
     -h|--help) sed -n '2,9p' "$0"; exit 0 ;;
     *) echo "error: unknown option $1" >&2; exit 2 ;;
@@ -107,7 +109,7 @@ STUDIO_AGENT_HOST=$HOST
 STUDIO_AGENT_PORT=$PORT
 STUDIO_AGENT_BOARD=$BOARD
 STUDIO_AGENT_MAX_UPLOAD_MB=$MAX_UPLOAD_MB
-STUDIO_AGENT_EXTRA_ARGS=
+STUDIO_AGENT_EXTRA_ARGS=$EXTRA_ARGS
 ENV
 fi
 

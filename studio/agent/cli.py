@@ -22,6 +22,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--trust", required=True, action="append", type=Path,
                    help="trusted public key file or folder of .pub files (repeatable)")
     p.add_argument("--token-file", required=True, type=Path, help="file holding the management token")
+    p.add_argument("--allow-trust-push", action="store_true",
+                   help="let a studio holding the token add signing keys over POST /agent/trust (kept in "
+                        "DATA/trusted); off by default: keys come only from --trust files")
     p.add_argument("--board", default="auto", help="board id of this machine ('auto' detects it, 'any' accepts all)")
     p.add_argument("--max-upload-mb", type=float, default=2048.0, help="largest accepted bundle (MiB)")
     p.add_argument("--keep-versions", type=int, default=5, help="versions kept per model")
@@ -88,7 +91,7 @@ def _serve(args: argparse.Namespace) -> int:
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     log = logging.getLogger("studio.agent")
     trusted = load_trusted_keys(*args.trust)
-    if not len(trusted):
+    if not len(trusted) and not args.allow_trust_push and not any((args.data / "trusted").glob("*.pub")):
         raise InputError("no trusted keys: the agent would refuse every bundle", offending=str(args.trust),
                          hint="pass the studio's public key: `studio keys export-public NAME > studio.pub`")
     if bool(args.tls_cert) != bool(args.tls_key):
@@ -96,7 +99,8 @@ def _serve(args: argparse.Namespace) -> int:
     board = detect_board() if args.board == "auto" else args.board
     cfg = AgentConfig(data=args.data, trusted=trusted, token=_read_token(args.token_file), board=board,
                       max_upload_bytes=int(args.max_upload_mb * (1 << 20)), keep_versions=args.keep_versions,
-                      threads=args.threads, name=args.name or socket.gethostname())
+                      threads=args.threads, name=args.name or socket.gethostname(),
+                      allow_trust_push=args.allow_trust_push)
     core = AgentCore(cfg)
     core.start()
     metrics = AgentMetrics(core)

@@ -18,6 +18,7 @@ from typing import Any
 from studio.agent.runtime import Deployment, ServedModel, load_deployment, warmup_deployment
 from studio.agent.statistics import StatisticsRegistry
 from studio.agent.store import BundleStore
+from studio.agent.trust import PushedKey, TrustStore
 from studio.core.errors import InputError, StudioError
 from studio.package.boards import board_accepts
 from studio.package.keys import TrustedKeys
@@ -36,6 +37,7 @@ class AgentConfig:
     keep_versions: int = 5
     threads: int = 0
     name: str = "studio-agent"
+    allow_trust_push: bool = False  # accept signing keys over POST /agent/trust (see studio.agent.trust)
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -55,9 +57,13 @@ class AgentCore:
         self.started = time.time()
         self.events: dict[str, int] = {"installed": 0, "rejected": 0, "rollback": 0, "warmup_failed": 0}
         self.statistics = StatisticsRegistry()  # Triton statistics per served model version (HTTP and gRPC)
+        self.trust = TrustStore(config.data, config.trusted, allow_push=config.allow_trust_push)
 
     # -- start-up --------------------------------------------------------------------------------------
     def start(self) -> None:
+        pushed = self.trust.load()  # before resuming: versions signed by a pushed key must verify
+        if pushed:
+            log.info("trusting %d key(s) pushed earlier: %s", len(pushed), ", ".join(pushed))
         removed = self.store.clean_incoming()
         if removed:
             log.warning("removed %d interrupted upload(s): %s", len(removed), ", ".join(removed))
@@ -211,7 +217,16 @@ class AgentCore:
         return {"name": self.config.name, "board": self.config.board, "uptime_s": round(time.time() - self.started, 1),
                 "models": models, "events": dict(self.events),
                 "trusted_keys": self.config.trusted.ids(),
+                "pushed_keys": self.trust.pushed_ids(), "trust_push": self.trust.allow_push,
                 "max_upload_bytes": self.config.max_upload_bytes}
+
+    def push_trust(self, text: str) -> PushedKey:
+        """Trust a signing key sent by a studio (refused unless started with --allow-trust-push)."""
+        with self._install_lock:  # never while a bundle is being verified
+            pushed = self.trust.push(text)
+        log.info("%s signing key %s (%s) over the management API", "trusting" if pushed.new else "already trusted",
+                 pushed.key_id, pushed.label)
+        return pushed
 
     def model(self, name: str) -> ServedModel:
         m = self.served.get(name)

@@ -29,9 +29,10 @@ from studio.agent.kserve import ProtocolError, decode_request, dumps, encode_res
 from studio.agent.metrics import AgentMetrics
 from studio.agent.pipeline import STAGES, StagedPipeline
 from studio.agent.statistics import StatisticsError, timed_infer
+from studio.agent.trust import TrustPushRefused
 from studio.core.errors import BundleError, InputError, ModelError, StudioError
 
-_STATUS = {InputError: 400, Conflict: 409, BundleError: 422, ModelError: 422}
+_STATUS = {TrustPushRefused: 403, InputError: 400, Conflict: 409, BundleError: 422, ModelError: 422}
 
 
 def _error(status: int, message: str, **extra: Any) -> JSONResponse:
@@ -189,6 +190,33 @@ def create_app(core: AgentCore, metrics: AgentMetrics | None = None, workers: in
             part.unlink(missing_ok=True)
         metrics.deploys.labels("activated").inc()
         return JSONResponse(result)
+
+    @app.get("/agent/trust")
+    async def trust_list(request: Request) -> JSONResponse:
+        if not authorized(request):
+            return unauthorized()
+        return JSONResponse({"trusted_keys": core.config.trusted.ids(), "pushed_keys": core.trust.pushed_ids(),
+                             "trust_push": core.trust.allow_push})
+
+    @app.post("/agent/trust")
+    async def trust_push(request: Request) -> JSONResponse:
+        if not authorized(request):
+            return unauthorized()
+        raw = await request.body()
+        if len(raw) > 4096:
+            return _error(413, "a public key line is under 100 bytes; this body is too large", kind="input")
+        try:
+            key = (json.loads(raw) or {}).get("key") if raw else None
+        except (ValueError, AttributeError):
+            key = None
+        if not isinstance(key, str):
+            return _error(400, 'trust body must be JSON like {"key": "ed25519 <base64> NAME"}', kind="input",
+                          hint="send the line `studio keys export-public NAME` prints")
+        try:
+            pushed = await run_in_threadpool(core.push_trust, key)
+        except StudioError as exc:
+            return _studio_error(exc)
+        return JSONResponse({**pushed.to_dict(), "trusted_keys": core.config.trusted.ids()})
 
     @app.post("/agent/models/{name}/rollback")
     async def rollback(request: Request, name: str) -> JSONResponse:

@@ -1,12 +1,16 @@
-"""`studio agent status|rollback|discover`: look at and steer an edge agent."""
+"""`studio agent status|rollback|trust|discover`: look at and steer an edge agent."""
 
 from __future__ import annotations
 
 import argparse
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from studio.cli.deploy_cmd import add_tls_arguments, tls_verify
+
+if TYPE_CHECKING:
+    from studio.package.client import AgentClient
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -21,6 +25,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         p.add_argument("--json", action="store_true")
         if name == "rollback":
             p.add_argument("--version", default=None, help="version to reactivate (default: the previous one)")
+    t = sub.add_parser("trust", help="list the signing keys an agent trusts, or push one (--key) to its trust "
+                                     "store (the agent must run with --allow-trust-push)")
+    t.add_argument("--agent", required=True, help="agent URL, e.g. http://board.local:8765")
+    t.add_argument("--token-file", required=True, type=Path)
+    t.add_argument("--key", default=None,
+                   help="key to push: a key name in the studio's key store, a .pub file, or the key line itself")
+    t.add_argument("--keys-dir", type=Path, default=None, help="key folder (default: CONFIG/keys)")
+    add_tls_arguments(t)
+    t.add_argument("--json", action="store_true")
     d = sub.add_parser("discover", help="find agents on the network by mDNS")
     d.add_argument("--timeout", type=float, default=3.0)
     d.add_argument("--loopback", action="store_true", help="browse 127.0.0.1 only (agents bound to loopback)")
@@ -67,6 +80,8 @@ def run(args: argparse.Namespace) -> int:
                              hint=f"models there: {', '.join(st['models']) or 'none'}")
         print(json.dumps(st, indent=2) if args.json else _render_status(st, args.model))
         return 0
+    if args.action == "trust":
+        return _trust(client, args)
     model = args.model
     if model is None:
         names = list(client.status()["models"])
@@ -77,4 +92,44 @@ def run(args: argparse.Namespace) -> int:
     res = client.rollback(model, args.version)
     print(json.dumps(res, indent=2) if args.json else
           f"{res['name']}: rolled back to {res['version']} (was {res['previous']})")
+    return 0
+
+
+def key_line_for(spec: str, keys_dir: Path | None = None) -> str:
+    """A key name in the key store, a .pub file, or a key line itself -> one ``ed25519 <base64> NAME`` line."""
+    from studio.core.errors import InputError
+    from studio.package.keys import KeyStore, encode_public, parse_public_keys
+
+    store = KeyStore(keys_dir)
+    if store.public_path(spec).is_file():
+        return store.export_public(spec)
+    p = Path(spec)
+    text = p.read_text(encoding="utf-8") if p.is_file() else spec
+    try:
+        keys = parse_public_keys(text, str(p) if p.is_file() else "--key")
+    except InputError:
+        keys = []
+    if len(keys) != 1:
+        names = ", ".join(i.name for i in store.list()) or "none"
+        raise InputError(f"--key '{spec}' is not a key name, a .pub file with one key, or a key line",
+                         offending="--key", hint=f"keys in {store.root}: {names}")
+    label = p.stem if p.is_file() else "pushed"
+    return f"ed25519 {encode_public(keys[0])} {label}" if p.is_file() or len(text.split()) < 3 else text.strip()
+
+
+def _trust(client: AgentClient, args: argparse.Namespace) -> int:
+    if args.key is None:
+        res = client.trust()
+        if args.json:
+            print(json.dumps(res, indent=2))
+        else:
+            pushed = set(res.get("pushed_keys") or [])
+            for kid in res["trusted_keys"]:
+                print(f"{kid}  {'pushed' if kid in pushed else 'from --trust'}")
+            print(f"pushing keys: {'allowed' if res.get('trust_push') else 'not allowed (--allow-trust-push)'}")
+        return 0
+    res = client.push_trust(key_line_for(args.key, args.keys_dir))
+    print(json.dumps(res, indent=2) if args.json else
+          f"{client.url} now trusts {res['key_id']} ({res['label']})"
+          + ("" if res.get("new") else " (it already did)"))
     return 0

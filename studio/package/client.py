@@ -89,7 +89,7 @@ class AgentClient:
         except ValueError:
             body = {"error": r.text[:300]}
         msg = body.get("error", f"HTTP {r.status_code}")
-        cls: type[StudioError] = {400: InputError, 401: InputError, 404: InputError, 409: InputError, 413: BundleError,
+        cls: type[StudioError] = {400: InputError, 401: InputError, 403: InputError, 404: InputError, 409: InputError, 413: BundleError,
                                   422: ModelError if body.get("kind") == "model" else BundleError
                                   }.get(r.status_code, StudioError)
         raise cls(f"agent refused: {msg}", offending=body.get("offending") or self.url,
@@ -117,6 +117,14 @@ class AgentClient:
 
     def status(self) -> dict[str, Any]:
         return self._request("GET", "/agent/status")
+
+    def trust(self) -> dict[str, Any]:
+        """Key ids the agent trusts, those pushed over the API, and whether it accepts pushes."""
+        return self._request("GET", "/agent/trust")
+
+    def push_trust(self, key_line: str) -> dict[str, Any]:
+        """Add a public key line (``ed25519 <base64> NAME``) to the agent's trust store."""
+        return self._request("POST", "/agent/trust", json={"key": key_line.strip()})
 
     def rollback(self, model: str, version: str | None = None) -> dict[str, Any]:
         return self._request("POST", f"/agent/models/{model}/rollback",

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from PySide6.QtCore import Qt
 
 from studio.core.workspace import Workspace
 from studio.gui.pages.packaging_page import PackagingPage
@@ -90,3 +91,42 @@ def test_public_key_dialog_copies_and_saves(qtbot, page: PackagingPage, tmp_path
     trust = load_trusted_keys(saved)  # what install-agent.sh --trust reads
     assert trust.ids() == load_trusted_keys(KeyStore().public_path("release")).ids()
     dlg.close()
+
+
+def test_public_key_pushed_to_a_real_agent_or_refused_in_place(qtbot, page: PackagingPage, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    import secrets
+
+    from studio.gui.widgets.bundle_actions import PublicKeyDialog
+    from studio.package.client import AgentClient
+    from tests.edge.helpers import AgentProcess
+
+    KeyStore().generate("board-owner", "x")
+    owner = tmp_path / "owner.pub"
+    owner.write_text(KeyStore().export_public("board-owner") + "\n")
+    token = tmp_path / "token"
+    token.write_text(secrets.token_urlsafe(24))
+    open_agent = AgentProcess(tmp_path / "a1", owner, token, extra=["--allow-trust-push"]).start()
+    closed_agent = AgentProcess(tmp_path / "a2", owner, token).start()
+    try:
+        page.agents.add_agent(open_agent.url, token, name="open")
+        page.agents.add_agent(closed_agent.url, token, name="closed")
+        page.key_combo.setCurrentIndex(page.key_combo.findData("release"))
+        page.pub_btn.click()
+        dlg = page.findChild(PublicKeyDialog)
+        assert dlg.push_btn.isEnabled() and dlg.agent_combo.count() == 2
+        dlg.agent_combo.setCurrentIndex(dlg.agent_combo.findText("open", Qt.MatchFlag.MatchStartsWith))
+        dlg.push_btn.click()
+        _wait(qtbot, page)
+        kid = load_trusted_keys(KeyStore().public_path("release")).ids()[0]
+        assert f"now trusts key {kid}" in dlg.status.text()
+        assert kid in AgentClient(open_agent.url, token.read_text()).trust()["trusted_keys"]
+        dlg.agent_combo.setCurrentIndex(dlg.agent_combo.findText("closed", Qt.MatchFlag.MatchStartsWith))
+        dlg.push_btn.click()
+        _wait(qtbot, page)
+        assert "does not accept keys" in dlg.status.text() and "--allow-trust-push" in dlg.status.text()
+        assert kid not in AgentClient(closed_agent.url, token.read_text()).trust()["trusted_keys"]
+        dlg.close()
+    finally:
+        open_agent.stop()
+        closed_agent.stop()
+

@@ -93,8 +93,7 @@ class PackagingPage(Page):
         self.new_key_btn.clicked.connect(self._new_key)
         self.pub_btn = QPushButton("Public key…")
         self.pub_btn.setToolTip("the key agents must trust: copy it or save it as NAME.pub")
-        self.pub_btn.clicked.connect(lambda: PublicKeyDialog(self.key_combo.currentData(), self, self.workspace).open()
-                                     if self.key_combo.currentData() else None)
+        self.pub_btn.clicked.connect(self.show_public_key)
         krow.addWidget(self.key_combo, 1)
         krow.addWidget(self.new_key_btn)
         krow.addWidget(self.pub_btn)
@@ -437,21 +436,23 @@ class PackagingPage(Page):
         self.progress.setValue(0)
         self.files.setRowCount(0)
         self.status_label.setText("Packaging failed: see the message above.")
-        target: QWidget
-        if "passphrase" in err.message:
-            target = self.pass_edit
-        elif "fails the" in err.message:
-            target = self.force_check
-        elif "version" in err.message or "name" in err.message:
-            target = self.version_edit if "version" in err.message else self.name_edit
-        else:
-            target = self.source_edit
+        target = (self.pass_edit if "passphrase" in err.message else self.force_check if "fails the" in err.message
+                  else self.version_edit if "version" in err.message else self.name_edit if "name" in err.message
+                  else self.source_edit)
         self.error.show_error(err.message, target, hint=err.hint)
         set_role(self.result_card, "banner-fail")
         self.result_title.setText("✘ Packaging failed")
         self.result_text.setText(err.message)
         self.sig_problem.emit(Problem("error", err.message, source="package", page=self.page_id,
                                       location=err.offending, hint=err.hint))
+
+    def show_public_key(self) -> PublicKeyDialog | None:
+        """The chosen signing key's public line: copy, save, or push to one of the managed agents."""
+        if not (name := self.key_combo.currentData()):
+            return None
+        dlg = PublicKeyDialog(name, self, self.workspace, agents=self.agents.managed_agents(), jobs=self.jobs)
+        dlg.open()
+        return dlg
 
     def deploy(self) -> None:
         from studio.package.client import deploy_bundle, read_token_file

@@ -1,5 +1,6 @@
 """The Package page's bundle actions that are not building one: deploy an existing .tar (verified first, and
-again right before upload) and the public key an agent must trust (shown, copied, saved).
+again right before upload) and the public key an agent must trust (shown, copied, saved, or pushed to an
+agent's trust store over its management API where the agent allows it).
 
 Kept apart from packaging_page.py so the page stays a layout over small pieces.
 """
@@ -11,9 +12,11 @@ from typing import Any
 
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import (
+    QComboBox,
     QDialog,
     QDialogButtonBox,
     QFileDialog,
+    QHBoxLayout,
     QLabel,
     QPlainTextEdit,
     QPushButton,
@@ -81,21 +84,41 @@ def choose_bundle(parent: QWidget, workspace: Any) -> Path | None:
 class PublicKeyDialog(QDialog):
     """The key line an agent needs in its trust store (install-agent.sh --trust FILE, /etc/studio-agent/trusted)."""
 
-    def __init__(self, name: str, parent: QWidget | None = None, workspace: Any = None) -> None:
+    def __init__(self, name: str, parent: QWidget | None = None, workspace: Any = None,
+                 agents: list[Any] | None = None, jobs: Any = None) -> None:
+        """``agents``: entries with ``name``, ``url`` and ``token_file`` (the Package page's managed agents);
+        ``jobs``: the JobRunner a push runs on (the dialog never blocks on the network)."""
         super().__init__(parent)
         from studio.package.keys import KeyStore
 
         self.setWindowTitle(f"Public key: {name}")
-        self.name, self._workspace = name, workspace
+        self.name, self._workspace, self._jobs = name, workspace, jobs
         self.text = KeyStore().export_public(name)
         lay = QVBoxLayout(self)
         lay.addWidget(QLabel("Agents verify bundles against this key. Put it in the board's trust store:\n"
-                             "install-agent.sh --trust FILE, or /etc/studio-agent/trusted/NAME.pub"))
+                             "install-agent.sh --trust FILE, or /etc/studio-agent/trusted/NAME.pub,\n"
+                             "or push it to an agent started with --allow-trust-push."))
         self.view = QPlainTextEdit(self.text)
         self.view.setReadOnly(True)
         self.view.setMaximumHeight(80)
         lay.addWidget(self.view)
+        prow = QHBoxLayout()
+        self.agent_combo = QComboBox()
+        for a in agents or []:
+            self.agent_combo.addItem(f"{a.name} ({a.url})", a)
+        self.push_btn = QPushButton("Push to agent")
+        self.push_btn.setToolTip("add this key to the agent's trust store over its management API "
+                                 "(same as `studio agent trust --key NAME`)")
+        self.push_btn.clicked.connect(self.push)
+        self.push_btn.setEnabled(self.agent_combo.count() > 0 and jobs is not None)
+        if not self.agent_combo.count():
+            self.agent_combo.addItem("no agent with a token file (add one under Agents)")
+            self.agent_combo.setEnabled(False)
+        prow.addWidget(self.agent_combo, 1)
+        prow.addWidget(self.push_btn)
+        lay.addLayout(prow)
         self.status = QLabel("")
+        self.status.setWordWrap(True)
         lay.addWidget(self.status)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
         self.copy_btn = QPushButton("Copy")
@@ -106,6 +129,33 @@ class PublicKeyDialog(QDialog):
         self.copy_btn.clicked.connect(self.copy)
         self.save_btn.clicked.connect(self._save_dialog)
         lay.addWidget(buttons)
+
+    def push(self) -> Any:
+        """Push the key to the chosen agent (a job); the outcome, or why the agent refused, shows in place."""
+        agent = self.agent_combo.currentData()
+        if agent is None or self._jobs is None:
+            return None
+        from studio.package.client import AgentClient, read_token_file
+
+        line = self.text
+
+        def work(_job: Any) -> Any:
+            return AgentClient(agent.url, read_token_file(agent.token_file), timeout=10).push_trust(line)
+
+        self.push_btn.setEnabled(False)
+        self.status.setText(f"pushing to {agent.url}…")
+        return self._jobs.start("trust", f"Push key {self.name} to {agent.name}", work, self._pushed,
+                                self._push_failed)
+
+    def _pushed(self, res: dict[str, Any]) -> None:
+        self.push_btn.setEnabled(True)
+        agent = self.agent_combo.currentData()
+        self.status.setText(f"{agent.url if agent else 'the agent'} now trusts key {res['key_id']}"
+                            + ("" if res.get("new") else " (it already did)"))
+
+    def _push_failed(self, err: StudioError) -> None:
+        self.push_btn.setEnabled(True)
+        self.status.setText(err.message + (f"\n{err.hint}" if err.hint else ""))
 
     def copy(self) -> None:
         QGuiApplication.clipboard().setText(self.text)
