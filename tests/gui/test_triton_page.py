@@ -1,6 +1,8 @@
 """Triton page under real Qt with the real local tritonserver: build a repository from a tiny ONNX model, check it
-(clean, then with a broken dim pointing at the file and field), serve it, open it in Devices, stop it, and the
-window's close stopping a server; plus the one-click links between Export, Inspect, Compile, Triton and Package."""
+(clean, then with a broken dim pointing at the file and field), serve it (the server becomes the shared state's
+selected device, seen by Devices and Dashboards), open it in Devices, stop it (its entry stays, "stopped"), and
+the window's close stopping a server; plus the one-click links between Export, Inspect, Compile, Triton and
+Package."""
 
 from __future__ import annotations
 
@@ -28,7 +30,8 @@ from tests.serving import tiny_models as tm  # noqa: E402
 pytestmark = [pytest.mark.gui, pytest.mark.triton, pytest.mark.timeout(300),
               pytest.mark.qt_log_level_fail("WARNING"), pytest.mark.qt_log_ignore("propagateSizeHints")]
 
-SPECS = [("studio.gui.pages.triton_page", "TritonPage"), ("studio.gui.pages.devices_page", "DevicesPage")]
+SPECS = [("studio.gui.pages.triton_page", "TritonPage"), ("studio.gui.pages.devices_page", "DevicesPage"),
+         ("studio.gui.pages.dashboards_page", "DashboardsPage")]
 
 
 def _window(qtbot, ws: Workspace, specs: list[tuple[str, str]]) -> MainWindow:  # noqa: ANN001
@@ -44,15 +47,6 @@ def _window(qtbot, ws: Workspace, specs: list[tuple[str, str]]) -> MainWindow:  
 def _wait_job(qtbot, w: MainWindow, kind: str, timeout: int = 60000) -> None:  # noqa: ANN001
     qtbot.waitUntil(lambda: any(h.kind == kind for h in w.jobs.handles.values()) and
                     all(h.status != "running" for h in w.jobs.handles.values() if h.kind == kind), timeout=timeout)
-
-
-def _tree_paths(page: TritonPage) -> set[str]:
-    out, stack = set(), [page.tree.topLevelItem(i) for i in range(page.tree.topLevelItemCount())]
-    while stack:
-        item = stack.pop()
-        out.add(item.data(0, 256))
-        stack += [item.child(i) for i in range(item.childCount())]
-    return out
 
 
 def test_page_is_registered_between_compile_and_package() -> None:
@@ -113,7 +107,7 @@ def test_build_check_serve_open_in_devices_stop(qtbot, tmp_path: Path, artifacts
     assert "model_warmup" in text and "count: 2" in text
     assert page.config_view.isReadOnly()
     assert {str(repo / "tiny-mlp"), str(repo / "tiny-mlp" / "1"), str(cfg_file),
-            str(repo / "tiny-mlp" / "1" / "model.onnx")} <= _tree_paths(page)
+            str(repo / "tiny-mlp" / "1" / "model.onnx")} <= page.tree_paths()
     assert page.check_report is not None and page.check_report.ok and not page.check_report.errors
     assert page.findings_label.text().startswith("Check: OK: 0 error(s)")
     assert "version(s) 1" in page.versions_label.text()
@@ -135,7 +129,7 @@ def test_build_check_serve_open_in_devices_stop(qtbot, tmp_path: Path, artifacts
     page.show_file(repo / "tiny-mlp" / "1" / "model.onnx")  # somewhere else first
     page.findings_table.selectRow(row)
     assert page.config_view.path == str(cfg_file)
-    assert page.tree.currentItem().data(0, 256) == str(cfg_file)
+    assert page.current_tree_path() == str(cfg_file)
     line = page.config_view.highlighted_line
     assert line is not None and page.config_view.toPlainText().splitlines()[line].strip() == "dims: 17"
     assert page.config_view.textCursor().blockNumber() == line
@@ -170,10 +164,30 @@ def test_build_check_serve_open_in_devices_stop(qtbot, tmp_path: Path, artifacts
     assert page.devices_btn.isEnabled() and page.stop_btn.isEnabled()
     page.grab().save(str(artifacts_dir / "triton_page_server_running.png"))
 
+    # the served server is the shared state's selected device (saved in the workspace): URL, metrics URL, pid
+    state = w.state
+    dev = state.device("local-triton")
+    assert dev is not None and dev.kind == "triton" and dev.url == srv.http_url
+    assert dev.extra["metrics_url"] == srv.metrics_url and state.metrics_url("local-triton") == srv.metrics_url
+    assert dev.extra["local"] is True and dev.extra["pid"] == srv.proc.pid
+    assert Path(dev.extra["repo"]) == repo.resolve()
+    assert state.selected_device is not None and state.selected_device.name == "local-triton"
+    qtbot.waitUntil(lambda: state.device_state("local-triton").ok, timeout=20000)
+    assert "tiny-mlp" in state.device_state("local-triton").models
+    saved = [d for d in Workspace.open(ws.root).devices if d.name == "local-triton"]
+    assert [(d.url, d.extra["metrics_url"], d.extra["pid"]) for d in saved] == [(srv.http_url, srv.metrics_url,
+                                                                                 srv.proc.pid)]
+    # Devices lists it before anyone clicks "Open in Devices"; Dashboards target its URL and metrics URL
+    devices, dashboards = w.page("devices"), w.page("dashboards")
+    assert devices.servers["local-triton"].url == srv.http_url
+    assert devices.servers["local-triton"].metrics_url == srv.metrics_url
+    assert dashboards.url_edit.text() == srv.http_url and dashboards.metrics_edit.text() == srv.metrics_url
+
     # open in Devices: the server lands in the workspace's devices and the Devices page shows it
+    state.select_device(None)
     page.devices_btn.click()
-    devices = w.page("devices")
     assert w.current_page() is devices
+    assert state.selected_device is not None and state.selected_device.name == "local-triton"
     assert devices.servers["local-triton"].url == srv.http_url
     assert devices.servers["local-triton"].metrics_url == srv.metrics_url
     assert [d.url for d in ws.devices if d.name == "local-triton"] == [srv.http_url]
@@ -186,12 +200,19 @@ def test_build_check_serve_open_in_devices_stop(qtbot, tmp_path: Path, artifacts
     devices.open_payload({"url": srv.http_url, "name": "local-triton"})  # again: selected, not duplicated
     assert sum(1 for d in ws.devices if d.name == "local-triton") == 1
 
-    # stop
+    # stop: the device stays in the state (Devices keeps polling it), its state says "stopped"
+    seen: list[str] = []  # what the state said at each change (Devices' next poll then reports "refused")
+    unsubscribe = state.subscribe("device_state", lambda _t, name: seen.append(state.device_state(name).state)
+                                  if name == "local-triton" else None)
     w.go_to_page("triton")
     page.stop_btn.click()
     qtbot.waitUntil(lambda: page.server_state == "stopped", timeout=60000)
+    unsubscribe()
     assert srv.proc.poll() is not None
     assert page.url_labels["http"].text() == "-" and page.serve_btn.isEnabled()
+    assert "stopped" in seen
+    assert state.device("local-triton") is not None and state.device("local-triton").url == srv.http_url
+    assert "local-triton" in devices.servers
 
     # a server still starting (or running) when the window closes is stopped with it
     page.serve()
@@ -295,9 +316,9 @@ def test_split_export_with_tokenizer_and_version_errors(qtbot, tmp_path: Path) -
     assert page.config_view.path.endswith("tiny-clip/config.pbtxt") and 'backend: "python"' in \
         page.config_view.toPlainText()
     pipeline = tmp_path / "repo" / "tiny-clip_text_pipeline"
-    assert str(pipeline / "config.pbtxt") in _tree_paths(page)
-    item = page._tree_item(pipeline)
-    page.tree.setCurrentItem(item)  # a model folder shows its config
+    assert str(pipeline / "config.pbtxt") in page.tree_paths()
+    assert page.select_path(pipeline)  # a model folder shows its config
+    assert page.current_tree_path() == str(pipeline)
     assert page.config_view.path == str(pipeline / "config.pbtxt")
     assert 'platform: "ensemble"' in page.config_view.toPlainText()
 
@@ -337,6 +358,6 @@ def test_problem_locations_come_back_to_the_page(qtbot, tmp_path: Path) -> None:
     qtbot.waitUntil(lambda: page.build_report is not None, timeout=30000)
     onnx_copy = tmp_path / "triton-repo" / "mlp" / "1" / "model.onnx"
     page.open_payload(str(onnx_copy))
-    assert page.tree.currentItem().data(0, 256) == str(onnx_copy)
+    assert page.current_tree_path() == str(onnx_copy)
     assert page.source_edit.text() == str(model) and "ONNX model" in page.config_view.toPlainText()
     jobs.shutdown()

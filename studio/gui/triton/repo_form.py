@@ -1,0 +1,409 @@
+"""The Triton page's left column: model, repository, batching and preprocessing -> BuildOptions.
+
+The source, repository and name fields follow the workspace's current model until the user types into them
+(a programmatic ``setText`` does not fire ``textEdited``, so only the user's own edits stop the following).
+Input errors are shown beside the field (FieldError), never in a dialog; ``widgets_for`` maps what a core
+error names (a CLI flag, a path) back to the control that sets it.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QFileDialog,
+    QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QProgressBar,
+    QPushButton,
+    QSpinBox,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from studio.gui.file_dialogs import start_dir
+from studio.gui.theme import set_role
+from studio.gui.widgets.field_error import FieldError
+from studio.gui.widgets.layout import add_heading
+
+
+def model_name_for(path: Path) -> str:
+    """A valid Triton model name from a model path: the export folder for ``.../NAME-onnx/model.onnx``."""
+    p = Path(path)
+    stem = (p.parent.name if p.stem == "model" else p.stem) if p.suffix == ".onnx" else p.name
+    stem = re.sub(r"[-_]onnx$", "", stem)
+    name = re.sub(r"[^A-Za-z0-9_.-]", "_", stem).strip("._-")
+    return name or "model"
+
+
+def existing_versions(model_dir: Path) -> list[int]:
+    """The numbered version folders a model already has (so 'next' can say which one it writes)."""
+    if not model_dir.is_dir():
+        return []
+    return sorted(int(p.name) for p in model_dir.iterdir() if p.is_dir() and p.name.isdigit())
+
+
+def _set_text(edit: QLineEdit, text: str) -> None:
+    """Programmatic text (textEdited, which marks a field as the user's own, does not fire)."""
+    edit.setText(text)
+
+
+class RepoForm(QWidget):
+    """The build form plus its Build / Check buttons, progress and status line (the page starts the jobs)."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.workspace: Any = None  # studio.core.workspace.Workspace, set by the page
+        self.auto_source = True
+        self.auto_repo = True
+        self.auto_name = True
+        self._ctx: tuple[Any, Any] = (None, None)
+        ll = QVBoxLayout(self)
+        ll.setContentsMargins(8, 4, 8, 4)
+        add_heading(ll, "Serve on Triton",
+                    "Model repository from the model's real inputs and outputs, checked before any server sees "
+                    "it, then served by the local CPU tritonserver. Same as `studio triton build-repo`, "
+                    "`check` and `serve-local`.")
+        ll.addWidget(self._source_box())
+        ll.addWidget(self._batching_box())
+        ll.addWidget(self._preprocessing_box())
+        self.error = FieldError(self)
+        ll.addWidget(self.error)
+        brow = QHBoxLayout()
+        self.build_btn = QPushButton("Build")
+        set_role(self.build_btn, "primary")
+        self.build_btn.setToolTip("write (a new version of) the model into the repository, then check it")
+        self.check_btn = QPushButton("Check")
+        self.check_btn.setToolTip("check every config in the repository against its ONNX model")
+        brow.addWidget(self.build_btn)
+        brow.addWidget(self.check_btn)
+        brow.addStretch(1)
+        ll.addLayout(brow)
+        self.progress = QProgressBar()
+        self.progress.setRange(0, 100)
+        self.progress.setValue(0)
+        ll.addWidget(self.progress)
+        self.status_label = QLabel("Choose a model, then Build.")
+        self.status_label.setWordWrap(True)
+        set_role(self.status_label, "muted")
+        ll.addWidget(self.status_label)
+        ll.addStretch(1)
+        self._sync_enabled()
+
+    # -- layout ----------------------------------------------------------------------------------------
+    def _source_box(self) -> QGroupBox:
+        box = QGroupBox("Model and repository")
+        form = QFormLayout(box)
+        row = QHBoxLayout()
+        self.source_edit = QLineEdit()
+        self.source_edit.setPlaceholderText(".onnx file or export folder (split exports too)")
+        self.source_edit.textEdited.connect(self._source_edited)
+        self.source_edit.editingFinished.connect(self.source_changed)
+        fb = QToolButton()
+        fb.setText("File…")
+        fb.setToolTip("choose an .onnx file")
+        fb.clicked.connect(self._browse_file)
+        db = QToolButton()
+        db.setText("Folder…")
+        db.setToolTip("choose an export folder (model.onnx, or modality parts for a split export)")
+        db.clicked.connect(self._browse_folder)
+        row.addWidget(self.source_edit, 1)
+        row.addWidget(fb)
+        row.addWidget(db)
+        form.addRow("Model", row)
+        self.source_info = QLabel("")
+        self.source_info.setWordWrap(True)
+        set_role(self.source_info, "muted")
+        form.addRow("", self.source_info)
+        rrow = QHBoxLayout()
+        self.repo_edit = QLineEdit()
+        self.repo_edit.setPlaceholderText("WORKSPACE/triton-repo")
+        self.repo_edit.textEdited.connect(self._repo_edited)
+        rb = QToolButton()
+        rb.setText("…")
+        rb.clicked.connect(self._browse_repo)
+        rrow.addWidget(self.repo_edit, 1)
+        rrow.addWidget(rb)
+        form.addRow("Repository", rrow)
+        self.name_edit = QLineEdit()
+        self.name_edit.setPlaceholderText("model name in the repository")
+        self.name_edit.textEdited.connect(self._name_edited)
+        form.addRow("Name", self.name_edit)
+        self.flavor_combo = QComboBox()
+        self.flavor_combo.addItem("onnxruntime_onnx (production Triton)", "onnxruntime")
+        self.flavor_combo.addItem("Python backend + ONNX Runtime", "python")
+        self.flavor_combo.setItemData(0, "platform: \"onnxruntime_onnx\": Triton's ONNX Runtime backend. The local "
+                                      "CPU server serves it through a generated Python-backend copy.",
+                                      Qt.ItemDataRole.ToolTipRole)
+        self.flavor_combo.setItemData(1, "backend: \"python\" running the same ONNX with onnxruntime (for servers "
+                                      "without the ONNX Runtime backend)", Qt.ItemDataRole.ToolTipRole)
+        self.flavor_combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.flavor_combo.setMinimumContentsLength(16)
+        form.addRow("Flavour", self.flavor_combo)
+        vrow = QHBoxLayout()
+        self.version_spin = QSpinBox()
+        self.version_spin.setRange(0, 99_999)
+        self.version_spin.setSpecialValueText("next")
+        self.version_spin.setToolTip("version folder to write; 'next' is one past the highest (older are kept)")
+        self.policy_edit = QLineEdit("latest:1")
+        self.policy_edit.setToolTip("version_policy: latest:N, all or specific:1,2")
+        vrow.addWidget(self.version_spin)
+        vrow.addWidget(QLabel("Policy"))
+        vrow.addWidget(self.policy_edit, 1)
+        form.addRow("Version", vrow)
+        self.versions_label = QLabel("")
+        self.versions_label.setWordWrap(True)
+        set_role(self.versions_label, "muted")
+        form.addRow("", self.versions_label)
+        return box
+
+    def _batching_box(self) -> QGroupBox:
+        sched = QGroupBox("Batching and instances")
+        sf = QFormLayout(sched)
+        self.batch_spin = QSpinBox()
+        self.batch_spin.setRange(-1, 4096)
+        self.batch_spin.setSpecialValueText("auto")
+        self.batch_spin.setValue(-1)
+        self.batch_spin.setToolTip("auto: 8 when every tensor has a dynamic first dim, else 0 (no batching)")
+        sf.addRow("Max batch size", self.batch_spin)
+        self.dyn_check = QCheckBox("Dynamic batching")
+        self.dyn_check.toggled.connect(self._sync_enabled)
+        sf.addRow("", self.dyn_check)
+        drow = QHBoxLayout()
+        self.preferred_edit = QLineEdit()
+        self.preferred_edit.setPlaceholderText("preferred sizes, e.g. 4, 8")
+        self.delay_spin = QSpinBox()
+        self.delay_spin.setRange(0, 1_000_000)
+        self.delay_spin.setSingleStep(100)
+        self.delay_spin.setSuffix(" µs")
+        self.delay_spin.setToolTip("max_queue_delay_microseconds")
+        drow.addWidget(self.preferred_edit, 1)
+        drow.addWidget(QLabel("delay"))
+        drow.addWidget(self.delay_spin)
+        sf.addRow("", drow)
+        irow = QHBoxLayout()
+        self.kind_combo = QComboBox()
+        for k in ("cpu", "gpu", "auto", "model"):
+            self.kind_combo.addItem(k.upper(), k)
+            self.kind_combo.setItemData(self.kind_combo.count() - 1, f"instance_group kind: KIND_{k.upper()}",
+                                        Qt.ItemDataRole.ToolTipRole)
+        self.kind_combo.currentIndexChanged.connect(self._sync_enabled)
+        self.count_spin = QSpinBox()
+        self.count_spin.setRange(1, 64)
+        self.count_spin.setPrefix("× ")
+        self.gpus_edit = QLineEdit()
+        self.gpus_edit.setPlaceholderText("GPU ids: 0,1")
+        irow.addWidget(self.kind_combo)
+        irow.addWidget(self.count_spin)
+        irow.addWidget(self.gpus_edit, 1)
+        sf.addRow("Instances", irow)
+        self.warmup_check = QCheckBox("Warm-up request (batch 1) at load")
+        sf.addRow("", self.warmup_check)
+        return sched
+
+    def _preprocessing_box(self) -> QGroupBox:
+        pre = QGroupBox("Preprocessing")
+        pf = QFormLayout(pre)
+        trow = QHBoxLayout()
+        self.tokenizer_edit = QLineEdit()
+        self.tokenizer_edit.setPlaceholderText("tokenizer.json or its folder (optional)")
+        self.tokenizer_edit.setToolTip("adds NAME_tokenizer (text -> token ids) and the NAME_pipeline ensemble")
+        tb = QToolButton()
+        tb.setText("…")
+        tb.clicked.connect(self._browse_tokenizer)
+        trow.addWidget(self.tokenizer_edit, 1)
+        trow.addWidget(tb)
+        pf.addRow("Tokenizer", trow)
+        return pre
+
+    def _sync_enabled(self) -> None:
+        dyn = self.dyn_check.isChecked()
+        self.preferred_edit.setEnabled(dyn)
+        self.delay_spin.setEnabled(dyn)
+        self.gpus_edit.setEnabled(self.kind_combo.currentData() == "gpu")
+
+    # -- following the workspace and payloads ----------------------------------------------------------
+    def follow_context(self, workspace: Any, model_name: str | None) -> None:
+        """The toolbar's model becomes the source when it changes (or while the source still follows it)."""
+        self.workspace = workspace
+        if workspace is not None and self.auto_repo:
+            _set_text(self.repo_edit, str(workspace.root / "triton-repo"))
+        changed = (workspace, model_name) != self._ctx
+        self._ctx = (workspace, model_name)
+        if workspace is not None and model_name and (changed or self.auto_source):
+            entry = workspace.model(model_name)
+            if entry is not None and entry.kind == "onnx":
+                self.set_source(workspace.resolve(entry), auto=True)
+        self.update_versions()
+
+    def set_source(self, path: Path, auto: bool = False) -> None:
+        """Use ``path`` as the model; the name follows it until the user types one."""
+        self.auto_source = auto
+        _set_text(self.source_edit, str(path))
+        self.source_changed()
+
+    def set_repo(self, path: str) -> None:
+        """A repository chosen elsewhere (a payload, the folder dialog): the workspace no longer moves it."""
+        self.auto_repo = False
+        _set_text(self.repo_edit, path)
+
+    def set_name(self, name: str) -> None:
+        """A name chosen elsewhere (a payload): the source no longer renames it."""
+        self.auto_name = False
+        _set_text(self.name_edit, name)
+
+    def _source_edited(self, _text: str) -> None:
+        self.auto_source = False
+
+    def _repo_edited(self, _text: str) -> None:
+        self.auto_repo = False
+        self.update_versions()
+
+    def _name_edited(self, text: str) -> None:
+        self.auto_name = not text.strip()
+        self.update_versions()
+
+    def source_changed(self) -> None:
+        """Describe the source (one model, an export folder, a split export) and derive name and repository."""
+        from studio.triton.repo_builder import find_parts
+
+        text = self.source_edit.text().strip()
+        if not text:
+            self.source_info.setText("")
+            return
+        p = Path(text).expanduser()
+        if self.auto_name or not self.name_edit.text().strip():
+            self.auto_name = True
+            _set_text(self.name_edit, model_name_for(p))
+        if self.workspace is None and self.auto_repo and not self.repo_edit.text().strip():
+            _set_text(self.repo_edit, str(p.parent / "triton-repo"))
+        name = self.name_edit.text().strip() or "NAME"
+        if not p.exists():
+            self.source_info.setText(f"{p} does not exist")
+        elif p.is_dir():
+            parts = find_parts(p)
+            tok = (p / "tokenizer.json").is_file()
+            if len(parts) >= 2:
+                mods = ", ".join(pt.modality for pt in parts)
+                self.source_info.setText(
+                    f"split export ({mods}): builds {', '.join(f'{name}_{pt.modality}' for pt in parts)} and the "
+                    f"BLS router {name}, which runs only the parts a request carries"
+                    + ("; tokenizer.json found: adds a text pipeline" if tok else ""))
+            else:
+                onnx = sorted(p.glob("*.onnx"))
+                self.source_info.setText(f"export folder with {len(onnx)} .onnx file(s)"
+                                         + ("; tokenizer.json found: adds NAME_tokenizer + NAME_pipeline"
+                                            if tok else ""))
+        else:
+            self.source_info.setText(f"{p.name}: one model")
+        self.update_versions()
+
+    def update_versions(self) -> None:
+        """Say which version 'next' writes, so a rebuild never surprises anyone by replacing one."""
+        repo, name = self.repo_edit.text().strip(), self.name_edit.text().strip()
+        if not repo or not name:
+            self.versions_label.setText("")
+            return
+        have = existing_versions(Path(repo) / name)
+        if have:
+            self.versions_label.setText(f"{name} has version(s) {', '.join(map(str, have))} in the repository; "
+                                        f"'next' writes {have[-1] + 1}, older versions are kept")
+        else:
+            self.versions_label.setText(f"{name} is not in the repository yet: Build writes version 1")
+
+    # -- browsing --------------------------------------------------------------------------------------
+    def _browse_file(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "ONNX model",
+                                              start_dir(self.source_edit.text(), self.workspace, "models"),
+                                              "ONNX models (*.onnx)")
+        if path:
+            self.set_source(Path(path))
+
+    def _browse_folder(self) -> None:
+        path = QFileDialog.getExistingDirectory(self, "Export folder (model.onnx or modality parts)",
+                                                start_dir(self.source_edit.text(), self.workspace, "models"))
+        if path:
+            self.set_source(Path(path))
+
+    def _browse_repo(self) -> None:
+        path = QFileDialog.getExistingDirectory(self, "Model repository folder",
+                                                start_dir(self.repo_edit.text(), self.workspace))
+        if path:
+            self.auto_repo = False
+            self.repo_edit.setText(path)
+            self.update_versions()
+
+    def _browse_tokenizer(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "tokenizer.json",
+                                              start_dir(self.tokenizer_edit.text() or self.source_edit.text(),
+                                                        self.workspace, "models"),
+                                              "Tokenizer (tokenizer.json *.json)")
+        if path:
+            self.tokenizer_edit.setText(path)
+
+    # -- options ---------------------------------------------------------------------------------------
+    def options(self) -> Any:
+        """BuildOptions from the form, or None after showing what is wrong next to the field."""
+        from studio.triton.repo_builder import BuildOptions
+
+        self.error.clear_error()
+        src, repo, name = (self.source_edit.text().strip(), self.repo_edit.text().strip(),
+                           self.name_edit.text().strip())
+        if not src:
+            self.error.show_error("choose a model: an .onnx file or an export folder", self.source_edit)
+            return None
+        if not repo:
+            self.error.show_error("choose a repository folder", self.repo_edit, hint="it is created if missing")
+            return None
+        try:
+            preferred = [int(x) for x in self.preferred_edit.text().replace(",", " ").split()] \
+                if self.dyn_check.isChecked() else []
+        except ValueError:
+            self.error.show_error(f"preferred batch sizes '{self.preferred_edit.text()}' are not whole numbers",
+                                  self.preferred_edit, hint="e.g. 4, 8")
+            return None
+        try:
+            gpus = [int(x) for x in self.gpus_edit.text().replace(",", " ").split()] \
+                if self.kind_combo.currentData() == "gpu" else []
+        except ValueError:
+            self.error.show_error(f"GPU ids '{self.gpus_edit.text()}' are not whole numbers", self.gpus_edit,
+                                  hint="e.g. 0,1")
+            return None
+        tok = self.tokenizer_edit.text().strip()
+        return BuildOptions(
+            model=Path(src).expanduser(), repo=Path(repo).expanduser(), name=name,
+            flavor=self.flavor_combo.currentData(),
+            max_batch_size=None if self.batch_spin.value() < 0 else self.batch_spin.value(),
+            dynamic_batching=self.dyn_check.isChecked(), preferred_batch_sizes=preferred,
+            max_queue_delay_us=self.delay_spin.value() if self.dyn_check.isChecked() else 0,
+            instance_kind=self.kind_combo.currentData(), instance_count=self.count_spin.value(), gpus=gpus,
+            warmup=self.warmup_check.isChecked(), version=self.version_spin.value() or None,
+            version_policy=self.policy_edit.text().strip() or "latest:1",
+            tokenizer=Path(tok).expanduser() if tok else None)
+
+    def widgets_for(self, offending: str) -> list[QWidget]:
+        """The controls a core error's ``offending`` names: a build flag, the tokenizer, repository or model."""
+        flags = {"--name": self.name_edit, "--flavor": self.flavor_combo, "--max-batch-size": self.batch_spin,
+                 "--dynamic-batching": self.dyn_check, "--preferred-batch-size": self.preferred_edit,
+                 "--instance-kind": self.kind_combo, "--instance-count": self.count_spin, "--gpus": self.gpus_edit,
+                 "--version-policy": self.policy_edit, "--version": self.version_spin}
+        if offending in flags:
+            return [flags[offending]]
+        src, repo, tok = (self.source_edit.text().strip(), self.repo_edit.text().strip(),
+                          self.tokenizer_edit.text().strip())
+        if tok and offending.startswith(tok):
+            return [self.tokenizer_edit]
+        if repo and offending.startswith(repo):
+            return [self.version_spin] if offending.rstrip("/").split("/")[-1].isdigit() else [self.repo_edit]
+        if (src and offending.startswith(src)) or ":" in offending:
+            return [self.source_edit]
+        return []
