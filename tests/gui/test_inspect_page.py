@@ -130,7 +130,7 @@ def test_search_and_payloads(qtbot, page: InspectPage, model_path: Path, tmp_pat
     assert page.search("Resize") == ["resize_cubic", "fancy_custom"]
     assert page.view.selected_name == "resize_cubic"
     assert page.match_label.text() == "1 / 2"
-    page._step_match(1)
+    page.next_match()
     assert page.view.selected_name == "fancy_custom" and page.match_label.text() == "2 / 2"
     assert page.search("active_idx")  # by tensor name: the NonZero branch
     assert set(page.search("relu1_out")) == {"relu1", "resize_cubic", "nonzero"}
@@ -174,7 +174,7 @@ def test_static_dims_fix_shows_before_after(qtbot, page: InspectPage, tmp_path: 
     dlg = StaticDimsDialog(page.report, page)
     assert dlg.dims() == {"batch": 1}  # batch defaults to 1
     dlg.fields["batch"].setText("zero")
-    dlg._accept()
+    dlg.ok_button.click()
     assert "positive integer" in dlg.error.text() and dlg.result() == 0
     dlg.deleteLater()
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -32,17 +33,30 @@ def ws(tmp_path: Path) -> Workspace:
 
 
 @pytest.fixture
-def page(qtbot, ws: Workspace):  # type: ignore[no-untyped-def]
-    apply_theme(QApplication.instance(), "light")
-    p = InspectPage()
-    qtbot.addWidget(p)
-    p.resize(1500, 960)
-    p.set_context(ws, None, None)
-    p.show()
-    qtbot.waitExposed(p)
-    yield p
-    p.shutdown()
-    p.jobs.shutdown()
+def new_page(qtbot, ws: Workspace):  # type: ignore[no-untyped-def]
+    """Opens an inspector page on the workspace as a new session would (nothing profiled in it yet)."""
+    pages: list[InspectPage] = []
+
+    def make() -> InspectPage:
+        apply_theme(QApplication.instance(), "light")
+        p = InspectPage()
+        qtbot.addWidget(p)
+        p.resize(1500, 960)
+        p.set_context(ws, None, None)
+        p.show()
+        qtbot.waitExposed(p)
+        pages.append(p)
+        return p
+
+    yield make
+    for p in pages:
+        p.shutdown()
+        p.jobs.shutdown()
+
+
+@pytest.fixture
+def page(new_page: Callable[[], InspectPage]) -> InspectPage:
+    return new_page()
 
 
 def _load(qtbot, page: InspectPage, path: Path) -> None:  # type: ignore[no-untyped-def]
@@ -69,8 +83,8 @@ def _pixel(page: InspectPage, name: str) -> str:
     return page.view.viewport().grab().toImage().pixelColor(spot).name()
 
 
-def test_profile_overlay_and_linked_top_nodes(qtbot, page: InspectPage, ws: Workspace, tmp_path: Path,
-                                              artifacts_dir: Path) -> None:
+def test_profile_overlay_and_linked_top_nodes(qtbot, page: InspectPage, new_page: Callable[[], InspectPage],
+                                              ws: Workspace, tmp_path: Path, artifacts_dir: Path) -> None:
     model = rewritten_by_ort(tmp_path / "block.onnx")
     _load(qtbot, page, model)
     assert page.profile is None and not page.color_mode.model().item(2).isEnabled()
@@ -83,7 +97,7 @@ def test_profile_overlay_and_linked_top_nodes(qtbot, page: InspectPage, ws: Work
     ops = [n for n in page.graph.nodes if n.kind == "op"]
     assert len(ops) == len(rep.nodes)
     for n in ops:
-        nt = rep.node(page._profile_keys[n.name])
+        nt = rep.node(page.profile_keys[n.name])
         assert nt is not None and nt.status in STATUSES, n.name
         assert (nt.mean_ms > 0) == (nt.status == "measured"), n.name
         if nt.status != "measured":
@@ -91,7 +105,8 @@ def test_profile_overlay_and_linked_top_nodes(qtbot, page: InspectPage, ws: Work
     assert rep.node("/block/fc/Add").status == "fused" and rep.node("/block/fc/Add").fused_into == "/block/fc/MatMul"
     assert rep.node("Relu_8").mean_ms > 0  # an unnamed node, keyed as the graph names it
 
-    # saved with the workspace; the page switched to heat colouring and the Profile tab
+    # kept for this session, saved with the workspace; the page switched to heat colouring and the Profile tab
+    assert page.profiles[model.resolve()] is rep
     assert workspace_profile_path(ws, model).is_file()
     assert page.color_mode.currentData() == "profile"
     assert page.side.currentWidget() is page.profile_panel
@@ -142,22 +157,26 @@ def test_profile_overlay_and_linked_top_nodes(qtbot, page: InspectPage, ws: Work
     assert "Profiled time" in page.node_panel.toPlainText()
     page.node_panel.grab().save(str(artifacts_dir / "inspect_profile_node.png"))
 
-    # reopening the model loads the saved profile from the workspace (not only this session's)
-    page._profiles.clear()
-    _load(qtbot, page, rewritten_by_ort(tmp_path / "other.onnx"))
-    assert page.profile is None
-    _load(qtbot, page, model)
-    assert page.profile is not None and len(page.profile.nodes) == len(rep.nodes)
+    # reopening the model in a new session loads the saved profile from the workspace (not only this session's)
+    later = new_page()
+    assert not later.profiles
+    _load(qtbot, later, rewritten_by_ort(tmp_path / "other.onnx"))
+    assert later.profile is None
+    _load(qtbot, later, model)
+    assert later.profile is not None and len(later.profile.nodes) == len(rep.nodes)
+    assert model.resolve() not in later.profiles  # it came from the workspace
+    panel = later.profile_panel
     assert "saved to block.profile.json" in panel.summary.text()
     assert "model changed" not in panel.summary.text()
-    assert page.color_mode.model().item(2).isEnabled()
+    assert later.color_mode.model().item(2).isEnabled()
     # a model rewritten after its profile was taken: the profile still shows, marked as out of date
     saved = workspace_profile_path(ws, model).stat().st_mtime
     os.utime(model, (saved + 60, saved + 60))
-    page._profiles.clear()
-    _load(qtbot, page, tmp_path / "other.onnx")
-    _load(qtbot, page, model)
-    assert page.profile is not None and "model changed after this profile" in panel.summary.text()
+    again = new_page()
+    _load(qtbot, again, tmp_path / "other.onnx")
+    _load(qtbot, again, model)
+    panel = again.profile_panel
+    assert again.profile is not None and "model changed after this profile" in panel.summary.text()
 
 
 def test_compare_fix_with_original(qtbot, page: InspectPage, tmp_path: Path, artifacts_dir: Path) -> None:
@@ -192,10 +211,10 @@ def test_shapes_dialog_for_dynamic_dims(qtbot) -> None:  # type: ignore[no-untyp
     assert list(dlg.fields) == ["batch", "sequence"]  # a named dim is asked once
     assert dlg.shapes() == {"pixel_values": [1, 3, 16, 16], "ids": [1, 64]}
     dlg.fields["sequence"].setText("0")
-    dlg._accept()
+    dlg.ok_button.click()
     assert "positive integer" in dlg.error.text() and dlg.result() == 0
     dlg.fields["sequence"].setText("32")
-    dlg._accept()
+    dlg.ok_button.click()
     assert dlg.result() == 1 and dlg.shapes()["ids"] == [1, 32] and dlg.runs.value() == 7
 
 

@@ -1,16 +1,36 @@
-"""Findings of an InspectionReport as a Qt table model (thousands of rows stay cheap: no item objects)."""
+"""Findings of an InspectionReport as a Qt table model (thousands of rows stay cheap: no item objects), the
+table that shows them, and the findings area under the inspector's graph (heading, all-targets switch, fixes)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtCore import (
+    QAbstractTableModel,
+    QItemSelection,
+    QItemSelectionModel,
+    QModelIndex,
+    QPersistentModelIndex,
+    Qt,
+)
 from PySide6.QtGui import QBrush, QColor, QFont
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QCheckBox,
+    QHeaderView,
+    QLabel,
+    QPushButton,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
 
 from studio.gui.graph import palette
+from studio.gui.widgets.flow import FlowLayout
 
 COLUMNS = ("Severity", "Target", "Rule", "Node", "Op", "Message", "Hint")
 SEVERITY_ORDER = {"error": 0, "warning": 1, "note": 2}
+SUMMARY_LABEL = {"pass": "PASS", "risky": "RISKY", "fail": "FAIL", "unknown": "UNKNOWN"}
 _Index = QModelIndex | QPersistentModelIndex
 
 
@@ -95,3 +115,76 @@ class FindingsModel(QAbstractTableModel):
         if col == 6:
             return f.hint
         return ""
+
+
+class FindingsTable(QTableView):
+    """The findings list: whole rows, several at once (a node's findings are selected together)."""
+
+    COLUMN_WIDTHS = (92, 96, 150, 190, 110, 430)
+
+    def __init__(self, model: FindingsModel, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.findings_model = model
+        self.setModel(model)
+        self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
+        self.setAlternatingRowColors(True)
+        self.setWordWrap(False)
+        self.verticalHeader().hide()
+        self.verticalHeader().setDefaultSectionSize(24)
+        self.setShowGrid(False)
+        hh = self.horizontalHeader()
+        hh.setStretchLastSection(True)
+        for col, width in enumerate(self.COLUMN_WIDTHS):
+            hh.resizeSection(col, width)
+        hh.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+
+    def select_rows(self, rows: list[int]) -> None:
+        """Select exactly ``rows`` (none clears) and scroll the first of them to the middle."""
+        model = self.findings_model
+        sm = self.selectionModel()
+        sm.clearSelection()
+        sel = QItemSelection()
+        for r in sorted(set(rows)):
+            sel.select(model.index(r, 0), model.index(r, model.columnCount() - 1))
+        if rows:
+            sm.select(sel, QItemSelectionModel.SelectionFlag.Select)
+            self.scrollTo(model.index(min(rows), 0), QAbstractItemView.ScrollHint.PositionAtCenter)
+
+
+class FindingsPanel(QWidget):
+    """Heading with counts and verdict, the all-targets switch, the fix buttons, and the findings table."""
+
+    def __init__(self, fix_buttons: dict[str, QPushButton], parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        bl = QVBoxLayout(self)
+        bl.setContentsMargins(0, 6, 0, 0)
+        bl.setSpacing(4)
+        fh = FlowLayout(spacing=6)
+        self.findings_label = QLabel("Findings")
+        self.findings_label.setProperty("role", "subheading")
+        fh.addWidget(self.findings_label)
+        self.all_targets_box = QCheckBox("all targets")
+        fh.addWidget(self.all_targets_box)
+        fh.addWidget(QLabel("   Fix:"))
+        self.fix_buttons = fix_buttons
+        for b in fix_buttons.values():
+            fh.addWidget(b)
+        bl.addLayout(fh)
+        self.findings_model = FindingsModel(self)
+        self.table = FindingsTable(self.findings_model)
+        bl.addWidget(self.table, 1)
+
+    def show_findings(self, report: Any, target: str, theme: str = "light") -> None:
+        """The findings of ``target`` (or of every target, when switched on) from ``report`` (None: none)."""
+        if report is None:
+            self.findings_model.set_findings([], theme)
+            self.findings_label.setText("Findings")
+            return
+        every = self.all_targets_box.isChecked()
+        found = list(report.findings) if every else report.findings_for(target)
+        self.findings_model.set_findings(found, theme)
+        summary = report.targets.get(target)
+        where = "all targets" if every else target
+        verdict = f" — {SUMMARY_LABEL.get(summary.verdict, '')}" if summary and not every else ""
+        self.findings_label.setText(f"Findings for {where} ({len(found):,}){verdict}")

@@ -1,4 +1,5 @@
-"""Fix buttons of the inspector page: the make-static dialog and the job function that calls studio.optimize.
+"""Fix buttons of the inspector page: the buttons, the make-static dialog, the job function that calls
+studio.optimize, and ``FixFlow``, which runs a fix for the page and shows its outcome.
 
 The page never rewrites a model itself: ``run_fix`` (run on a JobRunner worker) calls the optimize API,
 which writes the fixed model next to the source; the page then opens and re-inspects it and shows the
@@ -7,9 +8,10 @@ before/after difference.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtWidgets import (
     QDialog,
@@ -17,13 +19,22 @@ from PySide6.QtWidgets import (
     QFormLayout,
     QLabel,
     QLineEdit,
+    QPushButton,
     QVBoxLayout,
     QWidget,
 )
 
 from studio.core.errors import InputError, StudioError
+from studio.gui.inspector import details
+
+if TYPE_CHECKING:
+    from studio.gui.pages.inspect_page import InspectPage
 
 FIX_SUFFIX = {"static": "static", "simplify": "simplified", "fp16": "fp16", "int8": "int8"}
+FIX_BUTTONS = (("static", "Static dims…", "fix chosen dims (batch=1, sequence=64) and re-infer shapes"),
+               ("simplify", "Simplify", "fold constants and simplify with onnxslim"),
+               ("fp16", "FP16", "convert weights and compute to float16 (parity checked)"),
+               ("int8", "INT8", "dynamic INT8 quantization (parity checked)"))
 
 
 @dataclass
@@ -84,6 +95,7 @@ class StaticDimsDialog(QDialog):
         self.error.setProperty("role", "error")
         lay.addWidget(self.error)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
+        self.ok_button = buttons.button(QDialogButtonBox.StandardButton.Ok)  # checks the fields, then accepts
         buttons.accepted.connect(self._accept)
         buttons.rejected.connect(self.reject)
         lay.addWidget(buttons)
@@ -138,4 +150,73 @@ def run_fix(kind: str, source: Path, params: dict[str, Any], job: Any,
     return FixOutcome(kind=kind, source=source, path=Path(report.output or out), report=report)
 
 
-__all__ = ["FixOutcome", "StaticDimsDialog", "run_fix", "output_path", "symbolic_dims"]
+def make_fix_buttons(on_fix: Callable[[str], Any]) -> dict[str, QPushButton]:
+    """Kind -> button, disabled until there is a report to fix; a click calls ``on_fix(kind)``."""
+    buttons: dict[str, QPushButton] = {}
+    for kind, label, tip in FIX_BUTTONS:
+        b = QPushButton(label)
+        b.setToolTip(tip)
+        b.setEnabled(False)
+        b.clicked.connect(lambda _c=False, k=kind: on_fix(k))
+        buttons[kind] = b
+    return buttons
+
+
+class FixFlow:
+    """A fix of the page's model as a job; when it is done, its changes, the workspace entry and the fixed
+    model shown (the page keeps the outcome in ``last_fix`` for the profile comparison)."""
+
+    def __init__(self, page: InspectPage) -> None:
+        self.page = page
+
+    def request(self, kind: str, params: dict[str, Any] | None = None) -> None:
+        """Run a studio.optimize fix as a job, then re-inspect the result and show the difference."""
+        page = self.page
+        if page.model_path is None or page.report is None:
+            return
+        if kind == "static" and params is None:
+            dlg = StaticDimsDialog(page.report, page)
+            if dlg.exec() != StaticDimsDialog.DialogCode.Accepted:
+                return
+            params = {"dims": dlg.dims()}
+        src = page.model_path
+        before = page.report
+        page.status_label.setText(f"running fix: {kind}…")
+        self._enable(False)
+        dirs = page.target_profile_dirs()
+        page.jobs.start("inspect.fix", f"fix {kind}: {src.name}",
+                        lambda job: run_fix(kind, src, params or {}, job, dirs),
+                        on_done=lambda out, b=before: self._done(out, b),
+                        on_failed=self._failed)
+
+    def _enable(self, on: bool) -> None:
+        for b in self.page.fix_buttons.values():
+            b.setEnabled(on)
+
+    def _failed(self, err: StudioError) -> None:
+        self._enable(self.page.report is not None)
+        self.page.job_failed(err)
+
+    def _done(self, outcome: FixOutcome, before: Any) -> None:
+        """Show what the fix changed (optimize's parity + inspection diff), then open the fixed model."""
+        page = self.page
+        page.sig_log.emit(f"fix {outcome.kind}: wrote {outcome.path}")
+        page.last_fix = outcome
+        main = outcome.main
+        if main is not None and main.diff is not None:
+            page.changes_panel.setHtml(details.changes_html(
+                f"{outcome.source.name} → {outcome.path.name}", main.diff, page.theme, main.steps, main.parity))
+        if page.workspace is not None:
+            try:
+                page.workspace.add_model(outcome.path, kind="onnx", source=f"{outcome.kind} fix of {before.model}")
+                page.workspace.save()
+                page.sig_workspace_changed.emit()
+            except Exception as exc:  # the fixed file exists either way; the workspace is a convenience
+                page.sig_log.emit(f"could not add {outcome.path} to the workspace: {exc}")
+        page.open_model(outcome.path)
+        page.profiler.update_compare_button()
+        page.side.setCurrentWidget(page.changes_panel)
+
+
+__all__ = ["FixOutcome", "FixFlow", "StaticDimsDialog", "make_fix_buttons", "run_fix", "output_path",
+           "symbolic_dims"]

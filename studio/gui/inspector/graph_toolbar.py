@@ -1,0 +1,199 @@
+"""The bars around the inspector's graph view: search, colour mode and zoom above it, the legend below it
+(verdict counts, dynamic tensors, or the heat scale while colouring by a per-node measure).
+
+Both act on the GraphView they are given and on nothing else; the page decides what the colours mean.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QLineEdit, QToolButton, QWidget
+
+from studio.gui.graph import palette
+from studio.gui.graph.view import GraphView
+from studio.gui.inspector.profile_format import heat_legend_pixmap
+from studio.gui.widgets.flow import FlowLayout
+
+COLOUR_MODES = (("Colour: verdict", "verdict"), ("Colour: heat", "heat"), ("Colour: time (profile)", "profile"))
+
+
+class GraphToolbar(QWidget):
+    """Search box with match count and steps, the colour-mode combo, zoom and fit buttons."""
+
+    sig_colour_mode_changed = Signal(str)  # "verdict", "heat" or "profile"
+
+    def __init__(self, view: GraphView, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.view = view
+        self.setObjectName("graphToolbar")
+        h = QHBoxLayout(self)
+        h.setContentsMargins(6, 6, 6, 6)
+        h.setSpacing(6)
+        self.search_edit = QLineEdit()
+        self.search_edit.setPlaceholderText("Search node, op type or tensor  (Enter: next match)")
+        self.search_edit.setClearButtonEnabled(True)
+        self.search_edit.returnPressed.connect(self._search_enter)
+        self.search_edit.textChanged.connect(lambda _t: self._search_timer.start())
+        self._search_timer = QTimer(self)  # typing searches once it pauses, not on every key
+        self._search_timer.setSingleShot(True)
+        self._search_timer.setInterval(250)
+        self._search_timer.timeout.connect(lambda: self.search(self.search_edit.text()))
+        h.addWidget(self.search_edit, 1)
+        self.match_label = QLabel("")
+        self.match_label.setProperty("role", "muted")
+        self.match_label.setMinimumWidth(70)
+        h.addWidget(self.match_label)
+        self.prev_button, self.next_button = QToolButton(), QToolButton()
+        self.prev_button.setText("▲")
+        self.prev_button.setToolTip("Previous match (Shift+Enter)")
+        self.next_button.setText("▼")
+        self.next_button.setToolTip("Next match (Enter)")
+        self.prev_button.clicked.connect(self.previous_match)
+        self.next_button.clicked.connect(self.next_match)
+        h.addWidget(self.prev_button)
+        h.addWidget(self.next_button)
+        h.addSpacing(10)
+        self.color_mode = QComboBox()
+        for label, mode in COLOUR_MODES:
+            self.color_mode.addItem(label, mode)
+        self.color_mode.model().item(1).setEnabled(False)
+        self.color_mode.model().item(2).setEnabled(False)
+        self.color_mode.setToolTip("Verdicts for the current target, or heat by a per-node measure: the profiled "
+                                   "time of each node (run Profile first)")
+        self.color_mode.currentIndexChanged.connect(
+            lambda _i: self.sig_colour_mode_changed.emit(self.color_mode.currentData()))
+        h.addWidget(self.color_mode)
+        self.fit_button = QToolButton()
+        self.fit_button.setText("Fit")
+        self.fit_button.setToolTip("Show the whole graph (F)")
+        self.fit_button.clicked.connect(view.fit_all)
+        self.zoom_in_button, self.zoom_out_button = QToolButton(), QToolButton()
+        self.zoom_in_button.setText("+")
+        self.zoom_out_button.setText("−")
+        self.zoom_in_button.clicked.connect(lambda: view.zoom_by(1.25))
+        self.zoom_out_button.clicked.connect(lambda: view.zoom_by(0.8))
+        for b in (self.zoom_out_button, self.zoom_in_button, self.fit_button):
+            h.addWidget(b)
+
+    # ---- search ----------------------------------------------------------------------------------------
+    def search(self, text: str) -> list[str]:
+        """Select the first match of ``text`` in the graph; the names of all matches, best first."""
+        names = self.view.search(text)
+        if not text.strip():
+            self.match_label.setText("")
+        elif not names:
+            self.match_label.setText("no match")
+        else:
+            pos, total = self.view.match_position
+            self.match_label.setText(f"{pos} / {total}")
+        return names
+
+    def next_match(self) -> None:
+        self.step_match(1)
+
+    def previous_match(self) -> None:
+        self.step_match(-1)
+
+    def step_match(self, step: int) -> None:
+        """Move the selection ``step`` matches on (wrapping) and show where it is."""
+        if self.view.next_match(step) is not None:
+            pos, total = self.view.match_position
+            self.match_label.setText(f"{pos} / {total}")
+
+    def _search_enter(self) -> None:
+        if self._search_timer.isActive():  # Enter while the typed text is not searched yet: search it now
+            self._search_timer.stop()
+            self.search(self.search_edit.text())
+        else:
+            self.step_match(1)
+
+    # ---- colour mode -----------------------------------------------------------------------------------
+    def set_mode_available(self, mode: str, available: bool, label: str | None = None) -> None:
+        """Enable or disable one colour mode (heat and profile need values first); ``label`` renames it."""
+        i = self.color_mode.findData(mode)
+        self.color_mode.model().item(i).setEnabled(available)
+        if label is not None:
+            self.color_mode.setItemText(i, label)
+
+    def set_mode(self, mode: str) -> None:
+        self.color_mode.setCurrentIndex(self.color_mode.findData(mode))
+
+    def mode(self) -> str:
+        return str(self.color_mode.currentData())
+
+
+class GraphLegend(QWidget):
+    """Verdict colours with the current target's counts, the dynamic-tensor mark, the heat scale, graph size."""
+
+    def __init__(self, theme: str = "light", parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.theme = theme
+        h = FlowLayout(self, spacing=14, margins=4)
+        self.legend_labels: dict[str, QLabel] = {}
+        for v in ("supported", "risky", "unsupported", "unknown"):
+            lab = QLabel()
+            lab.setTextFormat(Qt.TextFormat.RichText)
+            self.legend_labels[v] = lab
+            h.addWidget(lab)
+        self.set_counts(None)
+        dyn = QLabel(f"<span style='color:{palette.DYNAMIC[theme]}; font-size:12pt'>━</span> dynamic tensor"
+                     f"&nbsp;&nbsp;<span style='color:{palette.DYNAMIC[theme]}'>●</span> produces one")
+        h.addWidget(dyn)
+        # heat scale (shown instead of the verdict counts while colouring by time)
+        self.heat_legend = QWidget()
+        hl = QHBoxLayout(self.heat_legend)
+        hl.setContentsMargins(0, 0, 0, 0)
+        hl.setSpacing(6)
+        self.heat_title = QLabel("time per node")
+        hl.addWidget(self.heat_title)
+        self.heat_min_label = QLabel("0 ms")
+        self.heat_min_label.setProperty("role", "muted")
+        hl.addWidget(self.heat_min_label)
+        bar = QLabel()
+        bar.setPixmap(heat_legend_pixmap(120, 10))
+        hl.addWidget(bar)
+        self.heat_max_label = QLabel("")
+        self.heat_max_label.setProperty("role", "muted")
+        hl.addWidget(self.heat_max_label)
+        none = palette.verdict_colors(theme)["none"][0]
+        self.heat_none_label = QLabel(f"<span style='color:{none}; font-size:12pt'>■</span> no kernel time")
+        self.heat_none_label.setToolTip("fused, constant-folded or removed by ONNX Runtime's optimizer: a fused "
+                                        "node's time is counted on the node it was fused into")
+        hl.addWidget(self.heat_none_label)
+        self.heat_legend.hide()
+        h.addWidget(self.heat_legend)
+        self.verdict_widgets: list[QWidget] = [*self.legend_labels.values(), dyn]
+        self.graph_info = QLabel("")
+        self.graph_info.setProperty("role", "muted")
+        h.addWidget(self.graph_info)
+
+    def set_counts(self, counts: dict[str, int] | None) -> None:
+        """Node counts per verdict for the current target (None: the colours alone, before inspection)."""
+        colors = palette.verdict_colors(self.theme)
+        for v, lab in self.legend_labels.items():
+            count = f" <b>{counts.get(v, 0):,}</b>" if counts is not None else ""
+            lab.setText(f"<span style='color:{colors[v][0]}; font-size:12pt'>■</span> {v}{count}")
+
+    def show_scale(self, scale: tuple[str, str, str] | None, no_time: bool = False) -> None:
+        """(title, low, high) of the heat shown instead of the verdicts; None shows the verdicts again.
+        ``no_time`` adds the swatch of nodes without kernel time (profile colouring)."""
+        for w in self.verdict_widgets:
+            w.setVisible(scale is None)
+        self.heat_legend.setVisible(scale is not None)
+        if scale is not None:
+            title, low, high = scale
+            self.heat_title.setText(title)
+            self.heat_min_label.setText(low)
+            self.heat_max_label.setText(high)
+            self.heat_none_label.setVisible(no_time)
+
+    def set_graph_size(self, nodes: int, edges: int) -> None:
+        self.graph_info.setText(f"{nodes:,} nodes · {edges:,} edges")
+
+    def set_layout_time(self, seconds: float, engine: str) -> None:
+        """Append (or replace) how long the layout took after the graph size."""
+        self.graph_info.setText(self.graph_info.text().split("  ·  layout")[0] +
+                                f"  ·  layout {seconds:.2f} s ({engine})")
+
+
+__all__ = ["COLOUR_MODES", "GraphToolbar", "GraphLegend"]

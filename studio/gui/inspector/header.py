@@ -1,0 +1,78 @@
+"""The inspector page's header row: title, the model shown, the status line, the actions (open, re-inspect,
+profile, compile, serve) and the target combo. The actions that need a model start disabled; the page wires
+and enables them.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QPushButton, QWidget
+
+from studio.gui.widgets.flow import ElidedLabel, FlowLayout
+
+
+def _button(text: str, tip: str = "", enabled: bool = False) -> QPushButton:
+    b = QPushButton(text)
+    if tip:
+        b.setToolTip(tip)
+    b.setEnabled(enabled)
+    return b
+
+
+class InspectHeader(QWidget):
+    """Title, model and status labels, action buttons and the target combo, in one row that wraps its actions."""
+
+    def __init__(self, targets: list[str] | tuple[str, ...] = (), parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        head = QHBoxLayout(self)
+        head.setContentsMargins(0, 0, 0, 0)
+        head.setSpacing(8)
+        title = QLabel("Inspector")
+        title.setProperty("role", "heading")
+        head.addWidget(title)
+        self.model_label = ElidedLabel("no model", min_width=160)
+        self.model_label.setProperty("role", "muted")
+        head.addWidget(self.model_label, 1)
+        self.status_label = ElidedLabel("", min_width=90, mode=Qt.TextElideMode.ElideRight)
+        self.status_label.setProperty("role", "muted")
+        head.addWidget(self.status_label, 1)
+        actions = FlowLayout(spacing=6)
+        self.open_button = _button("Open model…", enabled=True)
+        self.reinspect_button = _button("Re-inspect")
+        self.profile_action = _button("Profile", "per-node times with ONNX Runtime's profiler: heat colours on the "
+                                      "graph, the slowest nodes in the Profile tab (saved with the workspace)")
+        self.compile_button = _button("Compile", "open this model on the Compile page, for the board of the "
+                                      "current target")
+        self.serve_button = _button("Serve on Triton", "build a Triton model repository from this model on the "
+                                    "Triton page")
+        for b in (self.open_button, self.reinspect_button, self.profile_action, self.compile_button,
+                  self.serve_button):
+            actions.addWidget(b)
+        self.target_combo = QComboBox()
+        self.target_combo.setMinimumWidth(130)
+        for t in targets:
+            self.target_combo.addItem(t, t)
+        target_box = QWidget()
+        tb = QHBoxLayout(target_box)
+        tb.setContentsMargins(8, 0, 0, 0)
+        tb.addWidget(QLabel("Target"))
+        tb.addWidget(self.target_combo)
+        actions.addWidget(target_box)
+        head.addLayout(actions)
+
+    def show_target(self, target: str) -> None:
+        """Make ``target`` the combo's current item (added when new) without emitting a change."""
+        if self.target_combo.findData(target) < 0:
+            self.target_combo.addItem(target, target)
+        self.target_combo.blockSignals(True)
+        self.target_combo.setCurrentIndex(self.target_combo.findData(target))
+        self.target_combo.blockSignals(False)
+
+    def add_targets(self, targets: list[str]) -> None:
+        """List targets the report knows (a workspace's own profiles) in the combo."""
+        for t in targets:
+            if self.target_combo.findData(t) < 0:
+                self.target_combo.addItem(t, t)
+
+
+__all__ = ["InspectHeader"]

@@ -1,0 +1,57 @@
+"""Which file the inspector opens, and the worker side of showing it: a path or export folder to its .onnx,
+and the graph read without external weights (shape-inferred for the labels) as the view's plain arrays.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from studio.core.errors import InputError
+from studio.gui.graph.model import GraphData
+
+
+def resolve_model_file(path: Path | str) -> Path:
+    """An .onnx file, or an export folder holding one (model.onnx first); InputError otherwise."""
+    p = Path(path).expanduser()
+    if p.is_dir():
+        cands = [p / "model.onnx"] + sorted(p.glob("*.onnx")) + sorted(p.glob("onnx/*.onnx"))
+        for c in cands:
+            if c.is_file():
+                return c
+        raise InputError(f"no .onnx file in folder {p}", offending=str(p),
+                         hint="choose the exported .onnx file, or export the model first")
+    if not p.is_file():
+        raise InputError(f"model file not found: {p}", offending=str(p), hint="check the path")
+    return p
+
+
+def load_graph_job(path: Path, job: Any) -> GraphData:
+    """Worker side: read the graph without external weights, infer shapes for the labels, build the view data."""
+    import onnx
+
+    from studio.gui.graph.model import graph_from_onnx
+
+    job.set_status(f"reading {path.name}")
+    job.set_progress(5, force=True)
+    try:
+        proto = onnx.load(str(path), load_external_data=False)
+    except Exception as exc:  # onnx raises DecodeError, OSError, ...: all mean "not a readable model"
+        raise InputError(f"cannot read {path.name} as an ONNX model: {type(exc).__name__}: {exc}"[:400],
+                         offending=str(path), hint="is the file complete and really an .onnx model?") from exc
+    job.check_cancelled()
+    job.set_status("inferring shapes for the graph labels")
+    job.set_progress(35, force=True)
+    try:
+        proto = onnx.shape_inference.infer_shapes(proto, strict_mode=False)
+    except Exception as exc:  # labels then show only declared shapes; the report says why inference failed
+        job.log(f"shape inference failed ({type(exc).__name__}); showing declared shapes only")
+    job.check_cancelled()
+    job.set_status("building the graph")
+    job.set_progress(70, force=True)
+    graph = graph_from_onnx(proto)
+    job.set_progress(100, force=True)
+    return graph
+
+
+__all__ = ["resolve_model_file", "load_graph_job"]

@@ -1,0 +1,40 @@
+"""The tabs beside the inspector's graph: the selected node, model statistics, dynamic dims, what the last
+fix changed (rich text from ``details``), and the Profile tab.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtWidgets import QFrame, QTabWidget, QTextBrowser, QWidget
+
+from studio.gui.inspector.profile_panel import ProfilePanel
+
+
+def text_panel(placeholder: str) -> QTextBrowser:
+    """A read-only rich-text panel; links are the page's to follow, not the browser's."""
+    b = QTextBrowser()
+    b.setOpenLinks(False)
+    b.setFrameShape(QFrame.Shape.NoFrame)
+    b.setPlaceholderText(placeholder)
+    b.document().setDocumentMargin(10)
+    return b
+
+
+class SideTabs(QTabWidget):
+    """Node, Statistics, Dynamic, Changes and Profile, in that order."""
+
+    def __init__(self, theme: str = "light", parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setDocumentMode(True)
+        self.node_panel = text_panel("Select a node in the graph or a finding to see its details.")
+        self.stats_panel = text_panel("Statistics appear after inspection.")
+        self.dynamic_panel = text_panel("Dynamic dims appear after inspection.")
+        self.changes_panel = text_panel("Run a fix to see what it changes.")
+        self.profile_panel = ProfilePanel(theme=theme)
+        for panel, name in ((self.node_panel, "Node"), (self.stats_panel, "Statistics"),
+                            (self.dynamic_panel, "Dynamic"), (self.changes_panel, "Changes"),
+                            (self.profile_panel, "Profile")):
+            self.addTab(panel, name)
+        self.setMinimumWidth(240)
+
+
+__all__ = ["SideTabs", "text_panel"]

@@ -1,0 +1,104 @@
+"""The inspector's target strip: one chip per target with its overall verdict and counts, in a one-row
+scroller (so many targets never widen the window); a click on a chip picks that target.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QScrollArea, QToolButton, QWidget
+
+from studio.gui.graph import palette
+from studio.gui.inspector import details
+
+
+class TargetChip(QToolButton):
+    """One target in the summary strip: id, overall verdict and counts; click to switch to it."""
+
+    def __init__(self, target: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.target = target
+        self.setCheckable(True)
+        self.setAutoRaise(False)
+        self.setCursor(Qt.CursorShape.PointingHandCursor)
+        self.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
+        self.setMinimumWidth(122)
+        self.set_summary(None)
+
+    def set_summary(self, summary: Any, theme: str = "light") -> None:
+        """Show a TargetSummary of the report (None: not inspected yet)."""
+        if summary is None:
+            self.setText(f"{self.target}\n—")
+            self._style("none", theme)
+            self.setToolTip(f"{self.target}: not inspected yet")
+            return
+        c = summary.counts
+        if summary.verdict == "fail":
+            line = f"FAIL · {c.get('unsupported', 0)} unsupp."
+        elif summary.verdict == "risky":
+            line = f"RISKY · {c.get('risky', 0)} risky"
+        elif summary.verdict == "unknown":
+            line = "UNKNOWN · no op list" if c.get("unknown", 0) else "UNKNOWN"
+        else:
+            line = "PASS"
+        self.setText(f"{self.target}\n{line}")
+        self._style(details.SUMMARY_TO_VERDICT.get(summary.verdict, "unknown"), theme)
+        self.setToolTip(f"{summary.name}\n{summary.source}\nnodes: " +
+                        ", ".join(f"{k} {v}" for k, v in c.items()))
+
+    def _style(self, verdict: str, theme: str) -> None:
+        solid, fill, border = palette.verdict_colors(theme)[verdict]
+        text = palette.TEXT[theme][0]
+        self.setStyleSheet(
+            f"QToolButton {{ background: {fill}; color: {text}; border: 1px solid {fill};"
+            f" border-left: 4px solid {solid}; border-radius: 5px; padding: 3px 8px; text-align: left;"
+            f" font-size: 9pt; }}"
+            f" QToolButton:checked {{ border: 2px solid {palette.SELECTION[theme]};"
+            f" border-left: 4px solid {solid}; }}"
+            f" QToolButton:hover {{ border-color: {border}; }}")
+
+
+class TargetStrip(QScrollArea):
+    """The chips in a row of fixed height; ``sig_target_chosen`` carries the id of a clicked chip."""
+
+    sig_target_chosen = Signal(str)
+
+    def __init__(self, targets: list[str] | tuple[str, ...] = (), parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        host = QWidget()
+        self.row = QHBoxLayout(host)
+        self.row.setContentsMargins(0, 0, 0, 0)
+        self.row.setSpacing(6)
+        self.chips: dict[str, TargetChip] = {}
+        for t in targets:
+            self.add_chip(t)
+        self.row.addStretch(1)
+        self.setWidget(host)
+        self.setWidgetResizable(True)
+        self.setFrameShape(QFrame.Shape.NoFrame)
+        self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setFixedHeight(50)
+
+    def add_chip(self, target: str) -> TargetChip:
+        """The chip of ``target``, added before the trailing stretch when it is new."""
+        chip = self.chips.get(target)
+        if chip is None:
+            chip = TargetChip(target)
+            chip.clicked.connect(lambda _c=False, t=target: self.sig_target_chosen.emit(t))
+            self.chips[target] = chip
+            self.row.insertWidget(len(self.chips) - 1, chip)
+        return chip
+
+    def check(self, target: str) -> None:
+        """Mark ``target``'s chip as the current one (the others unchecked)."""
+        for t, chip in self.chips.items():
+            chip.setChecked(t == target)
+
+    def set_summaries(self, summaries: dict[str, Any], theme: str = "light") -> None:
+        """Each chip shows its target's summary from ``summaries`` (missing: not inspected)."""
+        for t, chip in self.chips.items():
+            chip.set_summary(summaries.get(t), theme)
+
+
+__all__ = ["TargetChip", "TargetStrip"]
