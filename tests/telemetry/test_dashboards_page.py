@@ -12,7 +12,7 @@ pytest.importorskip("PySide6")
 pytest.importorskip("pyqtgraph")
 
 from studio.gui.jobs_qt import JobRunner  # noqa: E402
-from studio.gui.pages.dashboards_page import DashboardsPage  # noqa: E402
+from studio.gui.pages.dashboards_page import MAX_SHADES, DashboardsPage  # noqa: E402
 from studio.telemetry import samples as S  # noqa: E402
 
 pytestmark = [pytest.mark.gui, pytest.mark.timeout(180)]
@@ -44,13 +44,15 @@ def test_live_load_screenshot_export_and_replay(qtbot, kserve_proc, artifacts_di
     assert rep.sla is not None and rep.sla.judged > 0
     assert page.frames > 5
     # latency and throughput curves are drawn; power is "not available" here (no GPU, no NVML), not zero
-    drawn = {(pid, series) for (pid, _t, series) in page._curves}
+    plotted = page.plotted_series()
+    drawn = {(pid, series) for (pid, _t, series), points in plotted.items() if points > 0}
     assert ("latency", S.LAT_P99) in drawn and ("throughput", S.THROUGHPUT) in drawn
     assert page.na_text["power"].toPlainText().startswith("not available")
-    assert not any(pid == "power" for (pid, _t, _s) in page._curves)
+    assert not any(pid == "power" for (pid, _t, _s) in plotted)
     assert page.thresholds["p99"].isVisible() and page.thresholds["p99"].value() == pytest.approx(0.6)
-    if rep.sla.passed < rep.sla.judged:
-        assert page._shade_items  # failing windows are shaded
+    if rep.sla.passed < rep.sla.judged:  # failing windows are shaded, one band each
+        fails = sum(v.verdict == "fail" for v in rep.verdicts)
+        assert len(page.shaded_windows()) == min(fails, MAX_SHADES) > 0
     assert "SLA L1" in page.verdict_label.text()
     assert page.sources_table.rowCount() > 5
     shot = artifacts_dir / "dashboards_page_live.png"
@@ -74,7 +76,7 @@ def test_live_load_screenshot_export_and_replay(qtbot, kserve_proc, artifacts_di
     qtbot.waitUntil(lambda: not page.running(), timeout=30_000)
     qtbot.wait(300)
     assert page.store.version((rep.target, S.LAT_P99)) > 0
-    assert page._curves
+    assert any(points > 0 for points in page.plotted_series().values())
     page.grab().save(str(artifacts_dir / "dashboards_page_replay.png"))
     # the window's close path: shutdown() stops a running load and the redraw timer
     page.start_runs()

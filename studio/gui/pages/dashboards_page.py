@@ -3,18 +3,17 @@ targets, driven by load runs started here, recorded to SQLite and replayable.
 
 Workers (load runs, replay) only push Samples into a locked SeriesStore of bounded ring buffers; a GUI-thread
 QTimer redraws what changed, decimated to a fixed point count, so redraw cost does not grow with run length.
+The plots live in studio.gui.dashboards.plots (PlotGrid), the runs and replay in studio.gui.dashboards.runs;
+this module holds the form, the targets, the sources table and the exports.
 """
 
 from __future__ import annotations
 
 import csv
-import threading
 import time
-from collections import deque
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import (
@@ -37,37 +36,36 @@ from PySide6.QtWidgets import (
 
 from studio.core.atomic import atomic_path
 from studio.core.errors import InputError, Problem, StudioError
+from studio.gui.dashboards.plots import (
+    MAX_POINTS,
+    MAX_SHADES,
+    MIN_POINTS,
+    PLOTS,
+    SERIES_COLORS,
+    SHORT_NAMES,
+    TARGET_COLORS,
+    CurveKey,
+    PlotGrid,
+)
+from studio.gui.dashboards.runs import (
+    LoadRuns,
+    failing_windows,
+    load_config,
+    record_paths,
+    sla_spec,
+    verdict_html,
+)
 from studio.gui.file_dialogs import start_dir
-from studio.gui.jobs_qt import JobHandle, JobRunner
+from studio.gui.jobs_qt import JobRunner
 from studio.gui.page import Page
-from studio.gui.theme import set_role
 from studio.gui.widgets.flow import FlowLayout
 from studio.gui.widgets.layout import add_heading
 from studio.telemetry import samples as S
 from studio.telemetry.ringbuffer import SeriesStore
 
-TARGET_COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b"]
-# plot id -> (title, unit, [(series, style)])
-PLOTS: list[tuple[str, str, str, list[tuple[str, Any]]]] = [
-    ("latency", "Latency", "ms", [(S.LAT_P50, Qt.PenStyle.SolidLine), (S.LAT_P95, Qt.PenStyle.DashLine),
-                                  (S.LAT_P99, Qt.PenStyle.DotLine)]),
-    ("throughput", "Throughput", "req/s", [(S.THROUGHPUT, Qt.PenStyle.SolidLine),
-                                           (S.SERVER_RPS, Qt.PenStyle.DashLine)]),
-    ("memory", "Memory / VRAM", "%", [(S.MEM_PCT, Qt.PenStyle.SolidLine), (S.GPU_MEM_PCT, Qt.PenStyle.DashLine)]),
-    ("power", "Power", "W", [(S.GPU_POWER, Qt.PenStyle.SolidLine), (S.BOARD_POWER, Qt.PenStyle.DashLine)]),
-    ("stages", "Agent pipeline stages", "ms", [(S.STAGE_PRE_MS, Qt.PenStyle.SolidLine),
-                                               (S.STAGE_INFER_MS, Qt.PenStyle.DashLine),
-                                               (S.STAGE_POST_MS, Qt.PenStyle.DotLine),
-                                               (S.STAGE_QUEUE_MS, Qt.PenStyle.DashDotLine)]),
-    ("sla", "SLA compliance", "%", [(S.SLA_COMPLIANCE, Qt.PenStyle.SolidLine)]),  # last: carries the time axis
-]
-SHORT_NAMES = {S.THROUGHPUT: "client", S.SERVER_RPS: "server", S.MEM_PCT: "host memory",
-               S.GPU_MEM_PCT: "VRAM", S.GPU_POWER: "GPU", S.BOARD_POWER: "board", S.SLA_COMPLIANCE: "compliance"}
-SERIES_COLORS = ["#1f77b4", "#ff7f0e", "#d62728", "#2ca02c"]
-MAX_POINTS = 1000  # per curve per frame when the plot's width is not known yet
-MIN_POINTS = 200
-MAX_SHADES = 60  # violation bands kept on screen
-
+# the page's module-level names before the split, still importable from here
+__all__ = ["DEFAULT_URL", "MAX_POINTS", "MAX_SHADES", "MIN_POINTS", "PLOTS", "SERIES_COLORS", "SHORT_NAMES",
+           "TARGET_COLORS", "DashboardsPage"]
 
 DEFAULT_URL = "http://127.0.0.1:8000"  # only until a device is known: then the device's URL
 
@@ -77,33 +75,17 @@ class DashboardsPage(Page):
     title = "Dashboards"
 
     sig_window = Signal(object)  # internal: a verdict crossed from a worker (queued to the GUI thread)
-    #: curve points per horizontal pixel of the plot (min/max pairs): 1.0 is one pair per two columns,
-    #: which draws like 2.0 at a little over half the stroking cost
-    points_per_px = 1.0
 
     def __init__(self, jobs: JobRunner | None = None, parent: QWidget | None = None,
                  capacity: int = 50_000) -> None:
         super().__init__(jobs, parent)
         self.store = SeriesStore(capacity)
-        self.handles: dict[str, JobHandle] = {}
-        self.reports: dict[str, Any] = {}
+        self.runs = LoadRuns(self.store)
+        self.handles = self.runs.handles  # target -> its load job
+        self.reports = self.runs.reports  # target -> its finished BenchReport
         self.targets: list[tuple[str, str]] = []  # (url, model)
         self.paused = False
-        self.follow = True
         self.frames = 0
-        self.t0: float | None = None
-        self._drawn: dict[tuple[str, str, str], tuple[Any, ...]] = {}
-        self._bounds: dict[tuple[str, str, str], tuple[float, float, float, float]] = {}  # t0, t1, vmin, vmax
-        self._yrange: dict[str, tuple[float, float]] = {}
-        self._xrange: tuple[float, float] | None = None
-        self._curves: dict[tuple[str, str, str], pg.PlotDataItem] = {}
-        self._shades: deque[tuple[float, float]] = deque(maxlen=MAX_SHADES)
-        self._shade_items: list[pg.LinearRegionItem] = []
-        self._shade_version = 0
-        self._shade_drawn = -1
-        self._lock = threading.Lock()
-        self._replay_stop = threading.Event()
-        self._replay_thread: threading.Thread | None = None
         self._build()
         self.sig_window.connect(self._on_verdict)
         self.timer = QTimer(self)
@@ -196,60 +178,11 @@ class DashboardsPage(Page):
         root.addWidget(self.targets_list)
 
         split = QSplitter(Qt.Orientation.Horizontal)
-        pg.setConfigOptions(antialias=False, background="w", foreground="#333")
-        self.glw = pg.GraphicsLayoutWidget()
-        # six stacked plots stay readable (about 110 px each): on a short screen the page scrolls instead
-        self.glw.setMinimumHeight(110 * len(PLOTS))
-        self.plots: dict[str, pg.PlotItem] = {}
-        self.na_text: dict[str, pg.TextItem] = {}
-        self.vlines: list[pg.InfiniteLine] = []
-        first: pg.PlotItem | None = None
-        for i, (pid, title, unit, _series) in enumerate(PLOTS):
-            p = self.glw.addPlot(row=i, col=0, title=title)
-            p.setLabel("left", unit)
-            # no grid: axis grids are redrawn as full-size QPictures every frame and cost more than the curves.
-            # No pyqtgraph auto-range or clip-to-view either: every setData would re-range all linked plots and
-            # regenerate every axis; redraw() decimates to the visible pixel columns and sets ranges once a frame
-            p.disableAutoRange()
-            p.addLegend(offset=(-5, 5), labelTextSize="8pt")
-            if first is None:
-                first = p
-            else:
-                p.setXLink(first)
-            vl = pg.InfiniteLine(angle=90, movable=False, pen=pg.mkPen("#888", style=Qt.PenStyle.DashLine))
-            p.addItem(vl, ignoreBounds=True)
-            self.vlines.append(vl)
-            txt = pg.TextItem("", color="#777", anchor=(0.5, 0.5))
-            p.addItem(txt, ignoreBounds=True)
-            self.na_text[pid] = txt
-            p.getViewBox().sigRangeChangedManually.connect(self._user_zoomed)
-            self.plots[pid] = p
-        for pid in list(self.plots)[:-1]:  # x is linked: one time axis at the bottom (axes cost per frame)
-            self.plots[pid].hideAxis("bottom")
-        self.plots["sla"].setLabel("bottom", "time", "s")
-        for p in self.plots.values():  # SI prefixes re-render each axis label (HTML) on every range change
-            for side in ("left", "bottom"):
-                p.getAxis(side).enableAutoSIPrefix(False)
-        self.plots["sla"].setYRange(0, 105)
-        self.thresholds: dict[str, pg.InfiniteLine] = {}
-        for key, color in (("p95", "#e08000"), ("p99", "#d62728")):
-            line = pg.InfiniteLine(angle=0, movable=False, pen=pg.mkPen(color, width=1, style=Qt.PenStyle.DashLine),
-                                   label=f"{key} budget", labelOpts={"position": 0.05, "color": color})
-            line.setVisible(False)
-            self.plots["latency"].addItem(line, ignoreBounds=True)
-            self.thresholds[key] = line
-        req = pg.InfiniteLine(pos=100, angle=0, movable=False, pen=pg.mkPen("#d62728", style=Qt.PenStyle.DashLine),
-                              label="required", labelOpts={"position": 0.05, "color": "#d62728"})
-        self.plots["sla"].addItem(req, ignoreBounds=True)
-        self.cross_label = QLabel("")
-        set_role(self.cross_label, "muted")
-        self._mouse_proxy = pg.SignalProxy(self.glw.scene().sigMouseMoved, rateLimit=30, slot=self._mouse_moved)
-        plots_box = QWidget()
-        pl = QVBoxLayout(plots_box)
-        pl.setContentsMargins(0, 0, 0, 0)
-        pl.addWidget(self.glw, 1)
-        pl.addWidget(self.cross_label)
-        split.addWidget(plots_box)
+        self.grid = PlotGrid(self.store)
+        # the grid's widgets under the names they had on the page
+        self.glw, self.plots, self.na_text = self.grid.glw, self.grid.plots, self.grid.na_text
+        self.vlines, self.thresholds, self.cross_label = self.grid.vlines, self.grid.thresholds, self.grid.cross_label
+        split.addWidget(self.grid)
 
         side = QWidget()
         sl = QVBoxLayout(side)
@@ -268,7 +201,16 @@ class DashboardsPage(Page):
         split.setSizes([900, 380])
         root.addWidget(split, 1)
 
-    # -- targets and runs --------------------------------------------------------------------------
+    # -- what is on screen -------------------------------------------------------------------------
+    def plotted_series(self) -> dict[CurveKey, int]:
+        """Every curve drawn so far, (plot id, target, series) -> the points it shows now."""
+        return self.grid.plotted_series()
+
+    def shaded_windows(self) -> list[tuple[float, float]]:
+        """The SLA-violation bands on screen, (start, end) in plot seconds."""
+        return self.grid.shaded_windows()
+
+    # -- targets -----------------------------------------------------------------------------------
     def context_changed(self) -> None:
         self._follow_device()
         if self.model_name and not self.model_edit.text():
@@ -321,35 +263,14 @@ class DashboardsPage(Page):
             item = self.targets_list.item(self.targets_list.count() - 1)
             item.setForeground(pg.mkColor(TARGET_COLORS[(len(self.targets) - 1) % len(TARGET_COLORS)]))
 
+    # -- runs (studio.gui.dashboards.runs) ---------------------------------------------------------
     def _config(self, url: str, model: str) -> Any:
-        from studio.telemetry.loadgen import LoadConfig
-
-        text = self.level_edit.text().strip()
-        try:
-            if self.mode.currentText() == "rate":
-                rate, conc = float(text), [1]
-            else:
-                rate, conc = None, [int(x) for x in text.split(",") if x.strip()]
-        except ValueError as exc:
-            raise InputError(f"cannot read levels {text!r}", offending="Levels / rate",
-                             hint="concurrency: 1,2,4 — rate: requests per second, e.g. 100") from exc
-        dur = float(self.duration.value())
-        cfg = LoadConfig(url=url, model=model, concurrency=conc, rate=rate, duration_s=dur,
-                         warmup_s=min(2.0, dur / 4), window_s=min(2.0, dur), tick_s=0.25, stability=False)
-        cfg.validate()
-        return cfg
+        return load_config(url, model, self.mode.currentText(), self.level_edit.text(), self.duration.value())
 
     def _sla(self) -> Any:
-        from studio.telemetry.bench import SlaSpec
-        from studio.telemetry.sla import LatencyBudget
-
-        tier = self.tier.currentText()
         p95, p99 = self.p95.value() or None, self.p99.value() or None
-        for key, val in (("p95", p95), ("p99", p99)):
-            self.thresholds[key].setVisible(val is not None)
-            if val is not None:
-                self.thresholds[key].setValue(val)
-        return None if tier == "(none)" else SlaSpec(tier, LatencyBudget(p95, p99))
+        self.grid.set_budgets(p95, p99)
+        return sla_spec(self.tier.currentText(), p95, p99)
 
     def start_runs(self) -> None:
         """Start one load job per target (the fields' target when none was added)."""
@@ -363,48 +284,23 @@ class DashboardsPage(Page):
             return
         self.stop_replay()
         self.store.clear()
-        self._clear_curves()
-        self.t0 = time.time()
+        self.grid.clear_curves()
+        self.grid.t0 = time.time()
         record = self.record_edit.text().strip() if self.record_box.isChecked() else ""
         metrics = self.metrics_edit.text().strip() or None
-        for i, cfg in enumerate(configs):
-            path = None
-            if record:
-                p = Path(record)
-                path = p if len(configs) == 1 else p.with_name(f"{p.stem}-{i + 1}{p.suffix or '.sqlite'}")
-            self._start_one(cfg, sla, path, metrics if len(configs) == 1 else None)
+        assert self.jobs is not None
+        for cfg, path in zip(configs, record_paths(record, len(configs)), strict=True):
+            self.runs.start(self.jobs, cfg, sla, path, metrics if len(configs) == 1 else None,
+                            on_done=self.sig_window.emit, on_failed=self._run_failed)
+            self.sig_log.emit(f"load run started on {cfg.target}")
         self.stop_btn.setEnabled(True)
         self.verdict_label.setText("running…")
 
-    def _start_one(self, cfg: Any, sla: Any, record: Path | None, metrics: str | None) -> None:
-        from studio.telemetry.bench import default_collectors, run_bench
-
-        store, sig = self.store, self.sig_window
-
-        def work(job: Any) -> Any:
-            collectors = default_collectors(cfg, metrics)
-            rep = run_bench(cfg, job, sla=sla, collectors=collectors, sink=store.push, record=record)
-            return rep
-
-        def verdict_sink(rep: Any) -> None:
-            sig.emit(rep)
-
-        assert self.jobs is not None
-        handle = self.jobs.start(f"dashboards:{cfg.target}", f"Load {cfg.target}", work,
-                                 on_done=verdict_sink, on_failed=self._run_failed)
-        self.handles[cfg.target] = handle
-        self.sig_log.emit(f"load run started on {cfg.target}")
-
     def stop_runs(self) -> None:
-        if self.jobs is not None:
-            for h in self.handles.values():
-                if h.status == "running":
-                    self.jobs.cancel(h.id)
-        self.stop_replay()
+        self.runs.cancel(self.jobs)
 
     def running(self) -> bool:
-        return any(h.status == "running" for h in self.handles.values()) or bool(
-            self._replay_thread and self._replay_thread.is_alive())
+        return self.runs.running()
 
     def _run_failed(self, err: StudioError) -> None:
         self._problem(err)
@@ -413,26 +309,8 @@ class DashboardsPage(Page):
     def _on_verdict(self, rep: Any) -> None:
         """A run finished (GUI thread): show its SLA outcome and shade its failing windows."""
         self.reports[rep.target] = rep
-        for v in rep.verdicts:
-            if v.verdict == "fail":
-                self._shades.append((v.start, v.end))
-        self._shade_version += 1
-        lines = []
-        for tgt, r in self.reports.items():
-            lv = r.levels[-1] if r.levels else None
-            head = f"<b>{tgt}</b>: "
-            if lv is not None:
-                head += f"{lv.throughput_rps:.0f} req/s, p99 {lv.latency.p99_ms or 0:.2f} ms, errors {lv.error_count}"
-                if lv.aborted:
-                    head += f" — {lv.aborted}"
-            if r.sla is not None:
-                pct = "n/a" if r.sla.compliance_pct is None else f"{r.sla.compliance_pct:.0f}%"
-                color = "#2a7a2a" if r.sla.verdict == "pass" else "#c62828"
-                head += f"<br><span style='color:{color}'>SLA {r.sla.tier} {r.sla.verdict} ({pct})</span>"
-            if r.recording:
-                head += f"<br>recorded: {r.recording}"
-            lines.append(head)
-        self.verdict_label.setText("<br>".join(lines))
+        self.grid.add_shades((v.start, v.end) for v in rep.verdicts if v.verdict == "fail")
+        self.verdict_label.setText(verdict_html(self.reports))
         self._update_buttons()
 
     def _update_buttons(self) -> None:
@@ -444,7 +322,6 @@ class DashboardsPage(Page):
         self.verdict_label.setText(f"<span style='color:#c62828'>{err.message}</span>"
                                    + (f"<br>{err.hint}" if err.hint else ""))
 
-    # -- replay --------------------------------------------------------------------------------------
     def _choose_replay(self) -> None:
         path, _ = QFileDialog.getOpenFileName(self, "Replay recording", start_dir(None, self.workspace, "recordings"), "Recordings (*.sqlite *.db)")
         if path:
@@ -452,210 +329,42 @@ class DashboardsPage(Page):
 
     def replay(self, path: Path, speed: float = 0.0) -> None:
         """Feed a recording through the same buffers as a live run (background thread; 0 = as fast as possible)."""
-        from studio.telemetry.recording import Recording
-
         try:
-            rec = Recording(path)
+            fails = failing_windows(path)
         except StudioError as exc:
             self._problem(exc)
             return
-        verdicts = rec.verdicts()
-        rec.close()
         self.stop_replay()
         self.store.clear()
-        self._clear_curves()
-        self._shades.clear()
-        self._shades.extend((v["start"], v["end"]) for v in verdicts if v.get("verdict") == "fail")
-        self._shade_version += 1
-        self.t0 = None
-        self._replay_stop = stop = threading.Event()
-        store = self.store
-
-        def work() -> None:
-            with Recording(path) as r:
-                r.replay(store.push, speed=speed, stop=stop.is_set)
-
-        self._replay_thread = threading.Thread(target=work, name="dashboard-replay", daemon=True)
-        self._replay_thread.start()
+        self.grid.clear_curves()
+        self.grid.set_shades(fails)
+        self.grid.t0 = None
+        self.runs.start_replay(path, speed)
         self.verdict_label.setText(f"replaying {path.name}")
         self.stop_btn.setEnabled(True)
 
     def stop_replay(self) -> None:
-        self._replay_stop.set()
-        if self._replay_thread is not None:
-            self._replay_thread.join(timeout=5)
-            self._replay_thread = None
+        self.runs.stop_replay()
 
-    # -- drawing -------------------------------------------------------------------------------------
+    # -- drawing (studio.gui.dashboards.plots) -----------------------------------------------------
     def set_paused(self, paused: bool) -> None:
         self.paused = paused
         self.pause_btn.setText("Resume" if paused else "Pause")
 
     def reset_view(self) -> None:
         """Back to the live view: redraw() fits x to the data and y with some head room."""
-        self.follow = True
-        self._yrange.clear()
-        self._xrange = None
-        self._drawn.clear()
-
-    def _user_zoomed(self, *args: Any) -> None:
-        self.follow = False
-
-    def _clear_curves(self) -> None:
-        for (pid, _t, _s), c in self._curves.items():
-            self.plots[pid].removeItem(c)
-        self._curves.clear()
-        self._drawn.clear()
-        self._bounds.clear()
-        self._yrange.clear()
-        self._xrange = None
-        for r in self._shade_items:
-            for p in self.plots.values():
-                p.removeItem(r)
-        self._shade_items = []
-        self._shades.clear()
-        self._shade_drawn = -1
-
-    def _curve(self, pid: str, target: str, series: str, style: Any) -> pg.PlotDataItem:
-        """One curve per (plot, target, series). Solid 1-px pens only: dashed or wide pens make Qt's raster
-        stroking of dense curves tens of times slower."""
-        key = (pid, target, series)
-        c = self._curves.get(key)
-        if c is None:
-            targets = self.store.targets()
-            names = [s for s, _ in next(x[3] for x in PLOTS if x[0] == pid)]
-            si = names.index(series) if series in names else 0
-            if len(targets) > 1:  # colour = target, shade = series
-                color = pg.mkColor(TARGET_COLORS[targets.index(target) % len(TARGET_COLORS)])
-                color.setAlpha((255, 160, 90)[si % 3])
-            else:
-                color = pg.mkColor(SERIES_COLORS[si % len(SERIES_COLORS)])
-            short = SHORT_NAMES.get(series) or series.split(".", 1)[1].removesuffix("_ms")
-            name = f"{short} {target}" if len(targets) > 1 else short
-            c = self.plots[pid].plot([], [], pen=pg.mkPen(color, width=1), name=name)
-            c.setSkipFiniteCheck(True)
-            self._curves[key] = c
-        return c
+        self.grid.reset_view()
 
     def redraw(self) -> None:
-        """GUI-thread timer: redraw only series whose buffers changed, min/max-decimated to the plot's pixel
-        columns over the visible time range; ranges set once per frame (so cost does not grow with run
-        length or with the number of curves re-ranging linked plots)."""
+        """GUI-thread timer: the plots redraw what changed; the sources table every fifth frame."""
         if self.paused:
             return
         if self.stop_btn.isEnabled():
             self._update_buttons()
-        keys = self.store.keys()
-        targets = sorted({k[0] for k in keys})
-        if self.t0 is None:
-            firsts = [b.t[0] if b.n < b.capacity else b.t[b.head] for b in self.store.buffers.values() if b.n]
-            if firsts:
-                self.t0 = min(firsts)
-        t0 = self.t0 or 0.0
-        width = int(self.plots["sla"].getViewBox().width())
-        max_points = max(MIN_POINTS, int(self.points_per_px * width)) if width > 0 else MAX_POINTS
-        vis = None
-        if not self.follow:
-            (x0, x1), _ = self.plots["sla"].getViewBox().viewRange()
-            vis = (x0 + t0, x1 + t0)
-        x_lo, x_hi = np.inf, -np.inf
-        for pid, _title, _unit, series_list in PLOTS:
-            have = False
-            notes = []
-            y_lo, y_hi = np.inf, -np.inf
-            for target in targets:
-                for series, style in series_list:
-                    key = (target, series)
-                    version = self.store.version(key)
-                    if version == 0:
-                        note = self.store.notes.get(key)
-                        if note:
-                            notes.append(note.removeprefix(S.NOT_AVAILABLE + ": "))
-                        continue
-                    have = True
-                    ck = (pid, target, series)
-                    state = (version, vis, max_points, t0)
-                    if self._drawn.get(ck) != state:
-                        snap = self.store.snapshot(key, max_points, vis)
-                        if snap is None:
-                            continue
-                        version, t, v = snap
-                        curve = self._curve(pid, target, series, style)
-                        if len(t):
-                            curve.setData(t - t0, v)
-                            finite = v[np.isfinite(v)]
-                            self._bounds[ck] = (t[0] - t0, t[-1] - t0, *(
-                                (float(finite.min()), float(finite.max())) if len(finite) else (np.inf, -np.inf)))
-                        self._drawn[ck] = (version, vis, max_points, t0)
-                    b = self._bounds.get(ck)
-                    if b is not None:
-                        x_lo, x_hi = min(x_lo, b[0]), max(x_hi, b[1])
-                        y_lo, y_hi = min(y_lo, b[2]), max(y_hi, b[3])
-            if self.follow and pid != "sla" and y_lo <= y_hi:
-                if pid == "latency":  # budgets stay in view next to the data
-                    for line in self.thresholds.values():
-                        if line.isVisible():
-                            y_lo, y_hi = min(y_lo, line.value()), max(y_hi, line.value())
-                self._fit_y(pid, y_lo, y_hi)
-            txt = self.na_text[pid]
-            text = "" if have else (
-                "not available" + (f": {sorted(set(notes))[0]}" if notes else "") if targets else "")
-            if txt.toPlainText() != text:
-                txt.setText(text)
-            if not have and text:
-                vb = self.plots[pid].getViewBox()
-                (x0, x1), (y0, y1) = vb.viewRange()
-                txt.setPos((x0 + x1) / 2, (y0 + y1) / 2)
-        if self.follow and x_lo < x_hi:
-            self._fit_x(x_lo, x_hi)
-        if self._shade_drawn != self._shade_version:
-            self._draw_shades(t0)
+        keys = self.grid.redraw()
         if self.frames % 5 == 0:
             self._refresh_sources(keys)
         self.frames += 1
-
-    def _fit_x(self, lo: float, hi: float) -> None:
-        """Follow mode's time range, paged: 10% head room on the right, moved only when the data reaches
-        it (or no longer fills 80% of the view). A range change re-lays out the time axis and propagates
-        through the x-linked plots; paging does that a few times a second instead of on every frame."""
-        cur = self._xrange
-        if cur is not None and cur[0] <= lo and hi <= cur[1] and (hi - lo) >= 0.8 * (cur[1] - cur[0]):
-            return
-        self._xrange = (lo, hi + 0.1 * (hi - lo))
-        self.plots["sla"].getViewBox().setXRange(*self._xrange, padding=0)  # the others are x-linked
-
-    def _fit_y(self, pid: str, lo: float, hi: float) -> None:
-        """Follow mode's y range, with hysteresis: it changes only when the data leaves it or fills less
-        than 40% of it, so the axis (re-laid out on every range change) stays put while values wiggle."""
-        cur = self._yrange.get(pid)
-        if cur is not None and cur[0] <= lo and hi <= cur[1] and (hi - lo) >= 0.4 * (cur[1] - cur[0]):
-            return
-        span = hi - lo
-        if span <= 0:
-            span = max(abs(hi), 1.0) * 0.2
-        new = (lo - 0.15 * span, hi + 0.15 * span)
-        if lo >= 0:  # non-negative quantities (all plotted ones) never show a negative axis
-            new = (max(0.0, new[0]), new[1])
-        self._yrange[pid] = new
-        self.plots[pid].getViewBox().setYRange(*new, padding=0)
-
-    def _draw_shades(self, t0: float) -> None:
-        """Violation bands: a fixed pool of region items moved in place, never re-created per frame."""
-        need = 2 * len(self._shades)
-        while len(self._shade_items) < need:
-            pid = ("latency", "sla")[len(self._shade_items) % 2]
-            r = pg.LinearRegionItem((0, 0), movable=False, brush=pg.mkBrush(214, 39, 40, 40), pen=pg.mkPen(None))
-            r.setZValue(-10)
-            self.plots[pid].addItem(r, ignoreBounds=True)
-            self._shade_items.append(r)
-        for i, r in enumerate(self._shade_items):
-            if i < need:
-                a, b = self._shades[i // 2]
-                r.setRegion((a - t0, b - t0))
-                r.setVisible(True)
-            else:
-                r.setVisible(False)
-        self._shade_drawn = self._shade_version
 
     def _refresh_sources(self, keys: list[tuple[str, str]]) -> None:
         rows = [(k, self.store.latest.get(k), self.store.sources.get(k, ""), self.store.notes.get(k))
@@ -673,28 +382,6 @@ class DashboardsPage(Page):
                 if item.text() != text:
                     item.setText(text)
                     item.setToolTip(text)
-
-    def _mouse_moved(self, evt: Any) -> None:
-        pos = evt[0]
-        for pid, p in self.plots.items():
-            if p.sceneBoundingRect().contains(pos):
-                x = p.getViewBox().mapSceneToView(pos).x()
-                for vl in self.vlines:
-                    vl.setPos(x)
-                self.cross_label.setText(self._values_at(x, pid))
-                return
-
-    def _values_at(self, x: float, pid: str) -> str:
-        parts = [f"t = {x:.2f} s"]
-        for (p, target, series), curve in self._curves.items():
-            if p != pid:
-                continue
-            xs, ys = curve.getData()
-            if xs is None or not len(xs):
-                continue
-            i = int(np.clip(np.searchsorted(xs, x), 0, len(xs) - 1))
-            parts.append(f"{series.split('.', 1)[1]} [{target}] = {ys[i]:.4g}")
-        return "   ".join(parts)
 
     # -- export ----------------------------------------------------------------------------------------
     def _choose_png(self) -> None:

@@ -1,0 +1,146 @@
+"""Load runs and replay behind the Dashboards page: what the form's fields mean as a LoadConfig and SLA,
+one bench job per target, a recording fed back through the same buffers, and the verdict text.
+
+Workers only push Samples into the page's SeriesStore (locked ring buffers); nothing here touches a widget
+from a worker thread: a finished run's report comes back through the JobRunner's GUI-thread callbacks.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from studio.core.errors import InputError, StudioError
+from studio.gui.jobs_qt import JobHandle, JobRunner
+from studio.telemetry.ringbuffer import SeriesStore
+
+
+def load_config(url: str, model: str, mode: str, levels: str, duration_s: float) -> Any:
+    """The form's target and levels as a validated LoadConfig (concurrency levels "1,2,4" or a rate)."""
+    from studio.telemetry.loadgen import LoadConfig
+
+    text = levels.strip()
+    try:
+        if mode == "rate":
+            rate, conc = float(text), [1]
+        else:
+            rate, conc = None, [int(x) for x in text.split(",") if x.strip()]
+    except ValueError as exc:
+        raise InputError(f"cannot read levels {text!r}", offending="Levels / rate",
+                         hint="concurrency: 1,2,4 — rate: requests per second, e.g. 100") from exc
+    dur = float(duration_s)
+    cfg = LoadConfig(url=url, model=model, concurrency=conc, rate=rate, duration_s=dur,
+                     warmup_s=min(2.0, dur / 4), window_s=min(2.0, dur), tick_s=0.25, stability=False)
+    cfg.validate()
+    return cfg
+
+
+def sla_spec(tier: str, p95: float | None, p99: float | None) -> Any:
+    """The SLA the runs are judged against; None for "(none)"."""
+    from studio.telemetry.bench import SlaSpec
+    from studio.telemetry.sla import LatencyBudget
+
+    return None if tier == "(none)" else SlaSpec(tier, LatencyBudget(p95, p99))
+
+
+def record_paths(record: str, count: int) -> list[Path | None]:
+    """Where each of ``count`` runs records: the given file for one run, FILE-1, FILE-2 ... for several."""
+    if not record:
+        return [None] * count
+    p = Path(record)
+    if count == 1:
+        return [p]
+    return [p.with_name(f"{p.stem}-{i + 1}{p.suffix or '.sqlite'}") for i in range(count)]
+
+
+def failing_windows(path: Path) -> list[tuple[float, float]]:
+    """The failing SLA windows a recording holds (raises StudioError for a file that is not one)."""
+    from studio.telemetry.recording import Recording
+
+    rec = Recording(path)
+    try:
+        return [(v["start"], v["end"]) for v in rec.verdicts() if v.get("verdict") == "fail"]
+    finally:
+        rec.close()
+
+
+def verdict_html(reports: dict[str, Any]) -> str:
+    """One paragraph per finished run: throughput, p99, errors, the SLA outcome and the recording."""
+    lines = []
+    for tgt, r in reports.items():
+        lv = r.levels[-1] if r.levels else None
+        head = f"<b>{tgt}</b>: "
+        if lv is not None:
+            head += f"{lv.throughput_rps:.0f} req/s, p99 {lv.latency.p99_ms or 0:.2f} ms, errors {lv.error_count}"
+            if lv.aborted:
+                head += f" — {lv.aborted}"
+        if r.sla is not None:
+            pct = "n/a" if r.sla.compliance_pct is None else f"{r.sla.compliance_pct:.0f}%"
+            color = "#2a7a2a" if r.sla.verdict == "pass" else "#c62828"
+            head += f"<br><span style='color:{color}'>SLA {r.sla.tier} {r.sla.verdict} ({pct})</span>"
+        if r.recording:
+            head += f"<br>recorded: {r.recording}"
+        lines.append(head)
+    return "<br>".join(lines)
+
+
+class LoadRuns:
+    """The page's running load jobs (one per target), their reports, and the replay thread."""
+
+    def __init__(self, store: SeriesStore) -> None:
+        self.store = store
+        self.handles: dict[str, JobHandle] = {}
+        self.reports: dict[str, Any] = {}
+        self._replay_stop = threading.Event()
+        self._replay_thread: threading.Thread | None = None
+
+    def start(self, jobs: JobRunner, cfg: Any, sla: Any, record: Path | None, metrics: str | None,
+              on_done: Callable[[Any], None], on_failed: Callable[[StudioError], None]) -> JobHandle:
+        """One bench job against ``cfg.target``; its samples go to the store, its report to ``on_done``."""
+        from studio.telemetry.bench import default_collectors, run_bench
+
+        store = self.store
+
+        def work(job: Any) -> Any:
+            collectors = default_collectors(cfg, metrics)
+            return run_bench(cfg, job, sla=sla, collectors=collectors, sink=store.push, record=record)
+
+        handle = jobs.start(f"dashboards:{cfg.target}", f"Load {cfg.target}", work,
+                            on_done=on_done, on_failed=on_failed)
+        self.handles[cfg.target] = handle
+        return handle
+
+    def cancel(self, jobs: JobRunner | None) -> None:
+        """Cancel every running load job and stop a replay."""
+        if jobs is not None:
+            for h in self.handles.values():
+                if h.status == "running":
+                    jobs.cancel(h.id)
+        self.stop_replay()
+
+    def running(self) -> bool:
+        return any(h.status == "running" for h in self.handles.values()) or bool(
+            self._replay_thread and self._replay_thread.is_alive())
+
+    def start_replay(self, path: Path, speed: float = 0.0) -> None:
+        """Feed a recording into the store on a background thread (speed 0 = as fast as possible)."""
+        from studio.telemetry.recording import Recording
+
+        self.stop_replay()
+        self._replay_stop = stop = threading.Event()
+        store = self.store
+
+        def work() -> None:
+            with Recording(path) as r:
+                r.replay(store.push, speed=speed, stop=stop.is_set)
+
+        self._replay_thread = threading.Thread(target=work, name="dashboard-replay", daemon=True)
+        self._replay_thread.start()
+
+    def stop_replay(self) -> None:
+        self._replay_stop.set()
+        if self._replay_thread is not None:
+            self._replay_thread.join(timeout=5)
+            self._replay_thread = None
