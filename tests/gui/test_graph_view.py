@@ -74,7 +74,7 @@ def test_view_centres_selects_and_paints_every_level(qtbot) -> None:  # type: ig
     assert not view.select("no such node")
 
     for zoom in (2.0, 1.0, 0.5, 0.2, LOD_OVERVIEW / 2):
-        view._set_scale(zoom)
+        view.set_scale(zoom)
         assert gs.overview_mode == (zoom < LOD_OVERVIEW)
         image = view.viewport().grab().toImage()
         assert not image.isNull()
@@ -84,6 +84,6 @@ def test_view_centres_selects_and_paints_every_level(qtbot) -> None:  # type: ig
     # clicking empty canvas clears the selection and says so
     seen: list[str] = []
     view.sig_node_selected.connect(lambda name: seen.append(name))
-    view._set_scale(1.0)
+    view.set_scale(1.0)
     view.click_at(view.mapFromScene(gs.geometry.scene_rect.topLeft()) + view.rect().topLeft())
     assert seen[-1] == "" and view.selected_name is None

@@ -285,6 +285,10 @@ class GraphView(QGraphicsView):
         return (self._match_pos + 1, len(self._matches))
 
     # ---- zoom ------------------------------------------------------------------------------------------
+    def set_scale(self, s: float) -> None:
+        """Zoom to an absolute scale (clamped to the view's range), with the level of detail to match."""
+        self._set_scale(s)
+
     def _set_scale(self, s: float) -> None:
         s = max(MIN_SCALE, min(MAX_SCALE, s))
         cur = self.transform().m11()
