@@ -9,7 +9,6 @@ xdotool are missing (`make test` installs them as root, see the Makefile's deskt
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 import subprocess
@@ -25,36 +24,6 @@ from studio.core.workspace import Workspace
 pytestmark = pytest.mark.gui
 
 SCREEN = (1366, 768)
-TOOLS = ("Xvfb", "openbox", "xdotool")
-
-
-def _free_display() -> int:
-    for n in range(90, 140):
-        if not Path(f"/tmp/.X11-unix/X{n}").exists() and not Path(f"/tmp/.X{n}-lock").exists():
-            return n
-    pytest.skip("no free X display number")
-
-
-@pytest.fixture
-def desktop():  # type: ignore[no-untyped-def]
-    missing = [t for t in TOOLS if shutil.which(t) is None]
-    if missing:
-        pytest.skip(f"needs {', '.join(missing)} (Debian: apt-get install xvfb openbox xdotool)")
-    n = _free_display()
-    xvfb = subprocess.Popen(["Xvfb", f":{n}", "-screen", "0", f"{SCREEN[0]}x{SCREEN[1]}x24", "-nolisten", "tcp"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    env = {**os.environ, "DISPLAY": f":{n}"}
-    env.pop("QT_QPA_PLATFORM", None)
-    deadline = time.monotonic() + 10
-    while not Path(f"/tmp/.X11-unix/X{n}").exists() and time.monotonic() < deadline:
-        time.sleep(0.05)
-    wm = subprocess.Popen(["openbox"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    time.sleep(0.5)
-    yield env
-    wm.terminate()
-    xvfb.terminate()
-    wm.wait(10)
-    xvfb.wait(10)
 
 
 def _geometry(env: dict[str, str], timeout: float = 60) -> tuple[int, int, int, int]:

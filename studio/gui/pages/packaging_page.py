@@ -477,6 +477,8 @@ class PackagingPage(Page):
         self.status_label.setText(rep.render())
         self.sig_log.emit(rep.render())
         self.agents.refresh(rep.agent)
+        if self.state.device(rep.agent) is not None:  # the next step (Devices, Dashboards) acts on this agent
+            self.state.select_device(rep.agent)
         self._update_buttons()
 
     def _deploy_failed(self, err: StudioError) -> None:
