@@ -4,7 +4,11 @@ in the Edge agents section.
 
 Every network call runs off the GUI thread: a poller thread per server fills a ServerSnapshot every
 ``poll_ms`` and hands it over through a queued signal; user actions (load, unload, upload, infer) run as
-jobs. A server that stops answering shows as disconnected and is picked up again by the next poll.
+jobs. A server that stops answering shows as disconnected, with why (refused, timeout, TLS, token, DNS), and
+is picked up again by the next poll.
+
+The pieces live in studio.gui.devices: server_poll (ServerSpec, ServerSnapshot, poll_server), server_panel
+(the selected server's view), inference_form (test inference), reasons (why a device is down).
 
 Hook for other sections: ``DevicesPage.sections`` is a QTabWidget whose first tab is "Servers and agents";
 ``add_section(widget, title)`` adds another (the edge helper adds "Edge agents" there).
@@ -14,31 +18,18 @@ from __future__ import annotations
 
 import json
 import threading
-import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 from PySide6.QtCore import QObject, Qt, QTimer, Signal
 from PySide6.QtWidgets import (
-    QCheckBox,
-    QComboBox,
     QFileDialog,
-    QFormLayout,
-    QGroupBox,
     QHBoxLayout,
-    QHeaderView,
     QInputDialog,
     QLabel,
-    QLineEdit,
     QListWidget,
     QListWidgetItem,
-    QPlainTextEdit,
-    QPushButton,
-    QSizePolicy,
     QSplitter,
-    QTableWidget,
     QTabWidget,
     QVBoxLayout,
     QWidget,
@@ -46,86 +37,24 @@ from PySide6.QtWidgets import (
 
 from studio.core.errors import StudioError
 from studio.core.state import failure_state
-from studio.core.workspace import DeviceEntry
+from studio.gui.devices.inference_form import InferenceForm, infer_once
+from studio.gui.devices.reasons import down_reason
+from studio.gui.devices.server_form import AddServerForm
+from studio.gui.devices.server_panel import ServerPanel
+from studio.gui.devices.server_poll import (
+    POLL_MS,
+    POLL_TIMEOUT,
+    ServerSnapshot,
+    ServerSpec,
+    poll_server,
+    with_client,
+)
 from studio.gui.file_dialogs import start_dir
 from studio.gui.page import Page
 from studio.gui.widgets.confirm import ask_then
-from studio.gui.widgets.tables import fill_table, readonly_table
 
-POLL_MS = 2000
-POLL_TIMEOUT = 5.0  # a busy 2-core box answers slowly while it loads models
-
-
-@dataclass
-class ServerSpec:
-    """One KServe v2 server: a Triton server the user added (devices of kind "triton") or an edge agent
-    (kind "agent", added on Edge agents or by a deploy): both speak the same protocol, statistics included."""
-
-    name: str
-    url: str
-    protocol: str | None = None
-    ssl: bool = False
-    headers: dict[str, str] = field(default_factory=dict)
-    metrics_url: str | None = None
-    kind: str = "triton"
-
-    def client(self, timeout: float = POLL_TIMEOUT) -> Any:
-        from studio.triton.client import TritonClient
-
-        return TritonClient(self.url, protocol=self.protocol, ssl=self.ssl or None, headers=self.headers,
-                            timeout=timeout, metrics_url=self.metrics_url)
-
-    def to_device(self) -> DeviceEntry:
-        return DeviceEntry(name=self.name, url=self.url, kind="triton", protocol=self.protocol or "auto",
-                           extra={"ssl": self.ssl, "headers": self.headers, "metrics_url": self.metrics_url})
-
-    @classmethod
-    def from_device(cls, d: DeviceEntry) -> ServerSpec:
-        metrics = d.extra.get("metrics_url") or (d.url.rstrip("/") + "/metrics" if d.kind == "agent" else None)
-        return cls(d.name, d.url, None if d.protocol in ("", "auto") else d.protocol, bool(d.extra.get("ssl")),
-                   dict(d.extra.get("headers") or {}), metrics, d.kind)
-
-
-@dataclass
-class ServerSnapshot:
-    name: str
-    connected: bool = False
-    error: str = ""
-    live: bool = False
-    ready: bool = False
-    server: str = ""
-    version: str = ""
-    extensions: list[str] = field(default_factory=list)
-    models: list[Any] = field(default_factory=list)  # ModelState
-    stats: list[Any] = field(default_factory=list)  # ModelStats
-    metrics: dict[str, str] = field(default_factory=dict)
-    metrics_error: str = ""
-    at: float = 0.0
-
-
-def poll_server(spec: ServerSpec) -> ServerSnapshot:
-    """Everything the panel shows about one server (runs on a worker thread)."""
-    snap = ServerSnapshot(spec.name, at=time.time())
-    c = spec.client()
-    try:
-        md = c.server_metadata()
-        snap.server, snap.version, snap.extensions = md.get("name", ""), md.get("version", ""), \
-            list(md.get("extensions", []))
-        snap.live, snap.ready = c.is_live(), c.is_ready()
-        snap.models = c.repository_index()
-        snap.stats = c.statistics()
-        snap.connected = True
-        try:
-            snap.metrics = c.metrics().describe()
-        except StudioError as exc:
-            snap.metrics_error = exc.message
-    except StudioError as exc:
-        snap.error = exc.message
-    except Exception as exc:  # keep polling whatever a broken server answers
-        snap.error = f"{type(exc).__name__}: {exc}"
-    finally:
-        c.close()
-    return snap
+# the page's module-level names before the split, still importable from here
+__all__ = ["POLL_MS", "POLL_TIMEOUT", "DevicesPage", "ServerSnapshot", "ServerSpec", "poll_server"]
 
 
 class _Relay(QObject):
@@ -177,116 +106,32 @@ class DevicesPage(Page):
         self.server_list.currentItemChanged.connect(lambda *_: self._server_selected())
         ll.addWidget(QLabel("Servers"))
         ll.addWidget(self.server_list, 1)
-        form_box = QGroupBox("Add a server")
-        form = QFormLayout(form_box)
-        self.url_edit = QLineEdit()
-        self.url_edit.setPlaceholderText("http://127.0.0.1:8000 or grpc://host:8001")
-        self.name_edit = QLineEdit()
-        self.name_edit.setPlaceholderText("(from the URL)")
-        self.protocol_combo = QComboBox()
-        self.protocol_combo.addItems(["auto", "http", "grpc"])
-        self.tls_check = QCheckBox("TLS")
-        self.headers_edit = QLineEdit()
-        self.headers_edit.setPlaceholderText("Key=Value; Key2=Value2")
-        self.metrics_edit = QLineEdit()
-        self.metrics_edit.setPlaceholderText("http://host:8002/metrics")
-        form.addRow("URL", self.url_edit)
-        form.addRow("Name", self.name_edit)
-        row = QHBoxLayout()
-        row.addWidget(self.protocol_combo)
-        row.addWidget(self.tls_check)
-        form.addRow("Protocol", row)
-        form.addRow("Headers", self.headers_edit)
-        form.addRow("Metrics", self.metrics_edit)
-        self.add_error = QLabel("")
-        self.add_error.setProperty("role", "error")
-        self.add_error.setWordWrap(True)
-        form.addRow(self.add_error)
-        btns = QHBoxLayout()
-        self.add_btn = QPushButton("Add")
-        self.add_btn.setProperty("role", "primary")
+        self.add_form = a = AddServerForm()  # its widgets under the names they had on the page
+        self.url_edit, self.name_edit, self.protocol_combo, self.tls_check = a.url_edit, a.name_edit, \
+            a.protocol_combo, a.tls_check
+        self.headers_edit, self.metrics_edit, self.add_error = a.headers_edit, a.metrics_edit, a.add_error
+        self.add_btn, self.remove_btn = a.add_btn, a.remove_btn
         self.add_btn.clicked.connect(self._add_from_form)
-        self.remove_btn = QPushButton("Remove selected")
         self.remove_btn.clicked.connect(self._remove_current)
-        btns.addWidget(self.add_btn)
-        btns.addWidget(self.remove_btn)
-        form.addRow(btns)
-        ll.addWidget(form_box)
+        ll.addWidget(self.add_form)
         split.addWidget(left)
 
-        right = QWidget()
-        rl = QVBoxLayout(right)
-        rl.setContentsMargins(4, 0, 0, 0)
-        self.status_label = QLabel("add a server to watch it")
-        self.status_label.setProperty("role", "subheading")
-        self.info_label = QLabel("")
-        self.info_label.setProperty("role", "muted")
-        self.ext_label = QLabel("")
-        self.ext_label.setProperty("role", "muted")
-        self.ext_label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
-        rl.addWidget(self.status_label)
-        rl.addWidget(self.info_label)
-        rl.addWidget(self.ext_label)
-        self.detail_tabs = QTabWidget()
-        rl.addWidget(self.detail_tabs, 1)
-
-        models_w = QWidget()
-        ml = QVBoxLayout(models_w)
-        self.models_table = _table(["model", "version", "state", "reason"])
+        self.panel = ServerPanel()
+        p = self.panel  # its widgets under the names they had on the page
+        self.status_label, self.info_label, self.ext_label = p.status_label, p.info_label, p.ext_label
+        self.detail_tabs, self.models_table, self.config_view = p.detail_tabs, p.models_table, p.config_view
+        self.stats_table, self.metrics_table, self.action_buttons = p.stats_table, p.metrics_table, p.action_buttons
         self.models_table.itemSelectionChanged.connect(self._model_selected)
-        ml.addWidget(self.models_table, 1)
-        mb = QHBoxLayout()
-        self.action_buttons: dict[str, QPushButton] = {}
-        for action, label in (("load", "Load"), ("unload", "Unload"), ("reload", "Reload"),
-                              ("upload", "Upload version..."), ("config", "Show config")):
-            b = QPushButton(label)
+        for action, b in self.action_buttons.items():
             b.clicked.connect(lambda _=False, a=action: self._model_action(a))
-            self.action_buttons[action] = b
-            mb.addWidget(b)
-        mb.addStretch(1)
-        ml.addLayout(mb)
-        self.config_view = QPlainTextEdit()
-        self.config_view.setReadOnly(True)
-        self.config_view.setProperty("role", "log")
-        self.config_view.setPlaceholderText("select a model and press Show config")
-        ml.addWidget(self.config_view, 1)
-        self.detail_tabs.addTab(models_w, "Models")
 
-        stats_w = QWidget()
-        sl = QVBoxLayout(stats_w)
-        self.stats_table = _table(["model", "ver", "inferences", "executions", "success", "fail", "queue us",
-                                   "input us", "infer us", "output us", "batch sizes"])
-        sl.addWidget(self.stats_table, 2)
-        self.metrics_table = _table(["metric", "value"])
-        sl.addWidget(QLabel("Server metrics (Prometheus)"))
-        sl.addWidget(self.metrics_table, 1)
-        self.detail_tabs.addTab(stats_w, "Statistics and metrics")
-
-        inf_w = QWidget()
-        il = QFormLayout(inf_w)
-        self.infer_model = QComboBox()
-        self.infer_text = QLineEdit()
-        self.infer_text.setPlaceholderText("text (tokenised with the tokenizer below, or sent as BYTES)")
-        self.infer_image = _PathEdit("image file", "Images (*.png *.jpg *.jpeg *.bmp)")
-        self.infer_audio = _PathEdit("audio file", "Audio (*.wav *.npy)")
-        self.infer_tokenizer = _PathEdit("tokenizer.json (for models taking token ids)", "tokenizer.json (*.json)")
-        self.infer_processor = _PathEdit("preprocessor_config.json (image mean/std)", "JSON (*.json)")
-        self.infer_btn = QPushButton("Run inference")
-        self.infer_btn.setProperty("role", "primary")
+        self.inference = f = InferenceForm()
+        self.infer_model, self.infer_text, self.infer_image, self.infer_audio = f.model, f.text, f.image, f.audio
+        self.infer_tokenizer, self.infer_processor = f.tokenizer, f.processor
+        self.infer_btn, self.infer_out = f.run_btn, f.out
         self.infer_btn.clicked.connect(self.run_test_inference)
-        self.infer_out = QPlainTextEdit()
-        self.infer_out.setReadOnly(True)
-        self.infer_out.setProperty("role", "log")
-        il.addRow("Model", self.infer_model)
-        il.addRow("Text", self.infer_text)
-        il.addRow("Image", self.infer_image)
-        il.addRow("Audio", self.infer_audio)
-        il.addRow("Tokenizer", self.infer_tokenizer)
-        il.addRow("Processor", self.infer_processor)
-        il.addRow(self.infer_btn)
-        il.addRow("Outputs", self.infer_out)
-        self.detail_tabs.addTab(inf_w, "Test inference")
-        split.addWidget(right)
+        self.detail_tabs.addTab(f, "Test inference")
+        split.addWidget(self.panel)
         split.setSizes([360, 860])
         self._add_agents_section()
 
@@ -312,28 +157,28 @@ class DevicesPage(Page):
     def context_changed(self) -> None:
         self.agents_panel.set_workspace(self.workspace)
         self._sync_servers()
-        self._fill_preprocessing()
+        self._fill_inference()
 
     def state_changed(self, topic: str, payload: object) -> None:
         if topic in ("workspace", "devices"):
             self._sync_servers()
-        elif topic in ("artifacts", "model"):
-            self._fill_preprocessing()
+        if topic in ("workspace", "artifacts", "model"):
+            self._fill_inference()
 
-    def _fill_preprocessing(self) -> None:
-        """Test inference takes the tokenizer and processor the current model's export wrote (empty fields only)."""
-        for kind, edit, file in (("tokenizer", self.infer_tokenizer, "tokenizer.json"),
-                                 ("processor", self.infer_processor, "preprocessor_config.json")):
-            folder = self.state.artifact(kind)
-            if folder and not edit.edit.text().strip() and (Path(folder) / file).is_file():
-                edit.edit.setText(str(Path(folder) / file))
+    def _fill_inference(self) -> None:
+        """Test inference takes the tokenizer and processor the current model's export wrote, and the
+        workspace's sample image / audio when the model takes one (empty fields only)."""
+        self.inference.fill_from_state(self.state)
 
     def _sync_servers(self) -> None:
         """The list is the shared state's Triton servers and agents: add new ones, drop removed ones."""
         known = {d.name: d for d in self.state.devices() if d.kind in ("triton", "agent")}
         for d in known.values():
+            spec = ServerSpec.from_device(d)
             if d.name not in self.servers:
-                self._add(ServerSpec.from_device(d), save=False)
+                self._add(spec, save=False)
+            elif self.servers[d.name].token_file != spec.token_file:  # a new token file: poll with it
+                self.servers[d.name] = spec
         for name in [n for n in self.servers if n not in known and self.state.workspace is not None]:
             self._drop(name)
 
@@ -396,25 +241,12 @@ class DevicesPage(Page):
         self.poll(spec.name)
 
     def _add_from_form(self) -> None:
-        headers = {}
-        for part in self.headers_edit.text().split(";"):
-            if part.strip():
-                if "=" not in part:
-                    self.add_error.setText(f"header '{part.strip()}' is not Key=Value")
-                    return
-                k, v = part.split("=", 1)
-                headers[k.strip()] = v.strip()
-        proto = self.protocol_combo.currentText()
         try:
-            self.add_server(self.url_edit.text(), self.name_edit.text().strip() or None,
-                            None if proto == "auto" else proto, self.tls_check.isChecked(), headers,
-                            self.metrics_edit.text().strip() or None)
+            self.add_server(**self.add_form.values())
         except StudioError as exc:
             self.add_error.setText(exc.message)
             return
-        self.add_error.setText("")
-        self.url_edit.clear()
-        self.name_edit.clear()
+        self.add_form.added()
 
     def _remove_current(self) -> None:
         name = self.current_server()
@@ -458,13 +290,14 @@ class DevicesPage(Page):
             return
         old = self.snapshots.get(snap.name)
         self.snapshots[snap.name] = snap
-        if self.state.device(snap.name) is not None:
-            self.state.set_device_state(snap.name, "ok" if snap.connected else failure_state(snap.error),
-                                        snap.error or "",
-                                        models=[m.name for m in snap.models] if snap.connected else None)
+        state = "ok" if snap.connected else failure_state(snap.error)
         if old is None or old.connected != snap.connected:
-            self.sig_connection.emit(snap.name, "ok" if snap.connected else "down")
+            # first: the window turns this into a state without detail, which the line below then completes
+            self.sig_connection.emit(snap.name, state)
             self.sig_log.emit(f"{snap.name}: " + ("connected" if snap.connected else f"disconnected ({snap.error})"))
+        if self.state.device(snap.name) is not None:
+            self.state.set_device_state(snap.name, state, snap.error or "", snap.board,
+                                        models=[m.name for m in snap.models] if snap.connected else None)
         for i in range(self.server_list.count()):
             item = self.server_list.item(i)
             if item.data(Qt.ItemDataRole.UserRole) == snap.name:
@@ -473,9 +306,15 @@ class DevicesPage(Page):
             self._show(snap)
 
     def _paint_item(self, item: QListWidgetItem, snap: ServerSnapshot | None) -> None:
+        """One row: mark, name, kind and state; a server that is down says why (the tooltip has the detail)."""
         name = item.data(Qt.ItemDataRole.UserRole)
         spec = self.servers[name]
-        state = "connecting..." if snap is None else ("connected" if snap.connected else "disconnected")
+        if snap is None:
+            state = "connecting..."
+        elif snap.connected:
+            state = "connected"
+        else:
+            state = f"disconnected: {down_reason(failure_state(snap.error), snap.error)}"
         mark = "\u25cb" if snap is None else ("\u25cf" if snap.connected else "\u2716")
         kind = "  (edge agent)" if spec.kind == "agent" else ""
         item.setText(f"{mark} {name}{kind}  -  {state}\n    {spec.url}")
@@ -486,59 +325,21 @@ class DevicesPage(Page):
         name = self.current_server()
         snap = self.snapshots.get(name) if name else None
         if name is None:
-            self.status_label.setText("add a server to watch it")
-            self.info_label.setText("")
+            self.panel.show_none()
             return
         if snap is None:
-            self.status_label.setText(f"{name}: connecting...")
+            self.panel.show_connecting(name)
             return
         self._show(snap)
 
     def _show(self, snap: ServerSnapshot) -> None:
-        spec = self.servers[snap.name]
-        if not snap.connected:
-            self.status_label.setText(f"\u2716 {snap.name}: disconnected")
-            self.status_label.setProperty("role", "fail")
-            self.info_label.setText(f"{spec.url}: {snap.error}\nretrying every {self.timer.interval() / 1000:.0f} s")
-            self.ext_label.setText("")
-            _restyle(self.status_label)
-            return
-        self.status_label.setText(f"\u25cf {snap.name}: live {'yes' if snap.live else 'no'}, "
-                                  f"ready {'yes' if snap.ready else 'no'}  -  {snap.server} {snap.version}")
-        self.status_label.setProperty("role", "ok" if snap.ready else "warn")
-        _restyle(self.status_label)
-        self.info_label.setText(f"{spec.url}  ({spec.protocol or 'auto'}{', TLS' if spec.ssl else ''})")
-        ext = f"{len(snap.extensions)} extensions: {', '.join(snap.extensions)}"
-        width = max(200, self.detail_tabs.width())
-        self.ext_label.setText(self.ext_label.fontMetrics().elidedText(ext, Qt.TextElideMode.ElideRight, width))
-        self.ext_label.setToolTip(ext)
-        selected = self.selected_model()
-        fill_table(self.models_table, [[m.name, m.version or "-", m.state or "not loaded", m.reason] for m in snap.models])
-        if selected:
-            for r in range(self.models_table.rowCount()):
-                if self.models_table.item(r, 0).text() == selected:
-                    self.models_table.blockSignals(True)
-                    self.models_table.selectRow(r)
-                    self.models_table.blockSignals(False)
-                    break
-        fill_table(self.stats_table, [[s.name, s.version, s.inference_count, s.execution_count, s.success_count,
-                                  s.fail_count, f"{s.avg_queue_us:.0f}", f"{s.avg_compute_input_us:.0f}",
-                                  f"{s.avg_compute_infer_us:.0f}", f"{s.avg_compute_output_us:.0f}",
-                                  ", ".join(f"{b}x{n}" for b, n in sorted(s.batch_sizes.items()))]
-                                 for s in snap.stats])
-        metric_rows = [[k, v] for k, v in snap.metrics.items()] or [["metrics", snap.metrics_error or "not available"]]
-        fill_table(self.metrics_table, metric_rows)
-        names = sorted({m.name for m in snap.models if m.state == "READY"})
-        if names != [self.infer_model.itemText(i) for i in range(self.infer_model.count())]:
-            cur = self.infer_model.currentText()
-            self.infer_model.clear()
-            self.infer_model.addItems(names)
-            if cur in names:
-                self.infer_model.setCurrentText(cur)
+        self.panel.show_snapshot(snap, self.servers[snap.name], failure_state(snap.error),
+                                 self.timer.interval() / 1000)
+        if snap.connected:
+            self.inference.set_models(sorted({m.name for m in snap.models if m.state == "READY"}))
 
     def selected_model(self) -> str | None:
-        rows = self.models_table.selectionModel().selectedRows()
-        return self.models_table.item(rows[0].row(), 0).text() if rows else None
+        return self.panel.selected_model()
 
     def _model_selected(self) -> None:
         m = self.selected_model()
@@ -553,7 +354,7 @@ class DevicesPage(Page):
             return
         spec = self.servers[server]
         if action == "config":
-            self._start(f"config:{server}", f"config of {model}", lambda job: _with_client(spec, 10, lambda c: c.model_config(model)),
+            self._start(f"config:{server}", f"config of {model}", lambda job: with_client(spec, 10, lambda c: c.model_config(model)),
                         lambda cfg: self.config_view.setPlainText(json.dumps(cfg, indent=2)))
             return
         if action == "upload":
@@ -571,7 +372,7 @@ class DevicesPage(Page):
                      "loaded again.", "Unload", lambda: self._model_action(action, confirmed=True))
             return
         self._start(f"{action}:{server}:{model}", f"{action} {model} on {server}",
-                    lambda job: _with_client(spec, 60, lambda c: getattr(c, action)(model)),
+                    lambda job: with_client(spec, 60, lambda c: getattr(c, action)(model)),
                     lambda _r: self.poll(server))
 
     def upload_version(self, model: str, folder: Path, version: int) -> None:
@@ -580,7 +381,7 @@ class DevicesPage(Page):
             return
         spec = self.servers[server]
         self._start(f"upload:{server}:{model}", f"upload {folder.name} as {model} v{version}",
-                    lambda job: _with_client(spec, 120, lambda c: c.upload_version(model, version, folder)),
+                    lambda job: with_client(spec, 120, lambda c: c.upload_version(model, version, folder)),
                     lambda _r: self.poll(server))
 
     def run_test_inference(self) -> None:
@@ -588,34 +389,11 @@ class DevicesPage(Page):
         if server is None or not model:
             self.infer_out.setPlainText("select a connected server and a ready model first")
             return
-        spec = self.servers[server]
-        text = self.infer_text.text() or None
-        image, audio = self.infer_image.path(), self.infer_audio.path()
-        tok, proc = self.infer_tokenizer.path(), self.infer_processor.path()
-
-        def work(job: Any) -> dict[str, Any]:
-            from studio.triton.client import prepare_inputs
-
-            with spec.client(30) as c:
-                feed = prepare_inputs(c.model_config(model), text=text, image=image, audio=audio, tokenizer=tok,
-                                      processor=proc)
-                t0 = time.perf_counter()
-                out = c.infer(model, feed)
-            return {"inputs": {k: (list(v.shape), str(v.dtype)) for k, v in feed.items()}, "outputs": out,
-                    "ms": (time.perf_counter() - t0) * 1000}
-
+        spec, f = self.servers[server], self.inference
+        args = (f.text.text() or None, f.image.path(), f.audio.path(), f.tokenizer.path(), f.processor.path())
         self.infer_out.setPlainText("running...")
-        self._start(f"infer:{server}", f"test inference on {model}", work, self._show_inference,
-                    lambda err: self.infer_out.setPlainText(err.render()))
-
-    def _show_inference(self, res: dict[str, Any]) -> None:
-        lines = [f"{res['ms']:.1f} ms round trip", "inputs:"]
-        lines += [f"  {k}: shape {s} {d}" for k, (s, d) in res["inputs"].items()]
-        lines.append("outputs:")
-        for k, v in res["outputs"].items():
-            lines.append(f"  {k}: shape {list(v.shape)} {v.dtype}")
-            lines.append("    " + np.array2string(v, threshold=24, precision=4).replace("\n", "\n    "))
-        self.infer_out.setPlainText("\n".join(lines))
+        self._start(f"infer:{server}", f"test inference on {model}", lambda job: infer_once(spec, model, *args),
+                    f.show_result, lambda err: self.infer_out.setPlainText(err.render()))
 
     def _start(self, kind: str, title: str, fn: Any, on_done: Any, on_failed: Any = None) -> None:
         def failed(err: StudioError) -> None:
@@ -629,43 +407,3 @@ class DevicesPage(Page):
 
     def shutdown(self) -> None:
         self.timer.stop()
-
-
-def _with_client(spec: ServerSpec, timeout: float, fn: Any) -> Any:
-    """Run ``fn(client)`` and close the connection on this (worker) thread."""
-    with spec.client(timeout) as c:
-        return fn(c)
-
-
-class _PathEdit(QWidget):
-    def __init__(self, placeholder: str, filt: str) -> None:
-        super().__init__()
-        lay = QHBoxLayout(self)
-        lay.setContentsMargins(0, 0, 0, 0)
-        self.edit = QLineEdit()
-        self.edit.setPlaceholderText(placeholder)
-        b = QPushButton("Browse...")
-        b.clicked.connect(lambda: self._browse(filt))
-        lay.addWidget(self.edit, 1)
-        lay.addWidget(b)
-
-    def _browse(self, filt: str) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Choose a file", start_dir(None, self.workspace), filt)
-        if path:
-            self.edit.setText(path)
-
-    def path(self) -> str | None:
-        return self.edit.text().strip() or None
-
-
-def _table(headers: list[str]) -> QTableWidget:
-    t = readonly_table(headers)
-    t.setSelectionMode(QTableWidget.SelectionMode.SingleSelection)
-    t.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-    t.horizontalHeader().setStretchLastSection(True)
-    return t
-
-
-def _restyle(w: QWidget) -> None:
-    w.style().unpolish(w)
-    w.style().polish(w)

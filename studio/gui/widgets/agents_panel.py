@@ -4,7 +4,9 @@ Reusable: the Packaging page shows it beside the build form, and the Devices pag
 (``devices_page.add_section(AgentsPanel(devices_page.jobs), "Edge agents")``). The agents are the shared
 state's devices of kind "agent" (studio.core.state, saved in the workspace with the PATH of their token file,
 never the token itself): every panel shows the same list, and a poll's result is the device's state that the
-toolbar counts. Every network call runs as a job off the GUI thread.
+toolbar counts. A row's State says why an agent is down (refused, timeout, TLS, token, DNS: studio.gui.devices.
+reasons), from the shared state when the panel has one, so it agrees with the Devices list and the toolbar.
+Every network call runs as a job off the GUI thread.
 """
 
 from __future__ import annotations
@@ -29,8 +31,9 @@ from PySide6.QtWidgets import (
 )
 
 from studio.core.errors import InputError, StudioError
-from studio.core.state import StudioState, failure_state
+from studio.core.state import DeviceState, StudioState, failure_state
 from studio.core.workspace import DeviceEntry, Workspace
+from studio.gui.devices.reasons import status_text
 from studio.gui.file_dialogs import start_dir
 from studio.gui.state_qt import StateSignals
 from studio.gui.theme import set_role
@@ -47,6 +50,7 @@ class AgentEntry:
     board: str = ""
     state: str = "unknown"  # unknown | ok | unreachable | unauthorized
     status: dict[str, Any] | None = None
+    detail: str = ""  # why the last refresh failed, in the transport's or the agent's words
 
     def client(self) -> Any:
         from studio.package.client import AgentClient, read_token_file
@@ -181,6 +185,8 @@ class AgentsPanel(QWidget):
     def _state_changed(self, topic: str, _payload: object) -> None:
         if topic in ("workspace", "devices"):
             self._sync_from_state()
+        elif topic == "device_state":  # a poll (here or on Devices) found something: repaint the states
+            self._paint_states()
 
     def _sync_from_state(self) -> None:
         """Rebuild the list from the state's agents, keeping what was polled for the ones still there."""
@@ -268,12 +274,40 @@ class AgentsPanel(QWidget):
             self.table.setItem(r, 0, _item(a.name, a.url))
             self.table.setItem(r, 1, _item(a.url))
             self.table.setItem(r, 2, _item(a.board))
-            st = _item({"ok": "● connected", "unreachable": "○ unreachable", "unauthorized": "● wrong token",
-                        "unknown": "…"}.get(a.state, a.state))
-            self.table.setItem(r, 3, st)
+            self.table.setItem(r, 3, _item(""))
+        self._paint_states()
         if keep:
             self.select(keep)
         self._show_selected()
+
+    def device_state(self, a: AgentEntry) -> DeviceState:
+        """The agent's state: the shared state's (every view shows it), else what this panel's refresh found."""
+        if self.state is not None and self.state.device(a.url) is not None:
+            return self.state.device_state(a.url)
+        if a.state == "unknown":
+            return DeviceState()
+        state = {"ok": "ok", "unauthorized": "token"}.get(a.state) or failure_state(a.detail)
+        return DeviceState(state, a.detail, a.board)
+
+    def state_text(self, url: str) -> str:
+        """A row's State as shown: "● connected", "✖ disconnected: connection refused", ..."""
+        ds = self.device_state(self.agents[url])
+        mark = "●" if ds.ok else "…" if not ds.down else "✖"
+        return f"{mark} {status_text(ds)}"
+
+    def _paint_states(self) -> None:
+        for r in range(self.table.rowCount()):
+            first, cell = self.table.item(r, 0), self.table.item(r, 3)
+            a = self.agents.get(first.data(Qt.ItemDataRole.UserRole)) if first is not None else None
+            if a is None or cell is None:
+                continue
+            ds, text = self.device_state(a), self.state_text(a.url)
+            if cell.text() != text:
+                cell.setText(text)
+            cell.setToolTip(ds.detail or a.url)
+            board = self.table.item(r, 2)
+            if board is not None and ds.board and board.text() != ds.board:
+                board.setText(ds.board)
 
     # -- network (jobs) --------------------------------------------------------------------------------
     def discover(self) -> None:
@@ -316,7 +350,10 @@ class AgentsPanel(QWidget):
                         out[a.url] = ("ok", None) if why is None else ("unreachable", why)
                 except StudioError as exc:
                     status = (exc.details or {}).get("status")
-                    out[a.url] = ("unauthorized" if status == 401 else "unreachable", exc.message)
+                    if status in (401, 403):
+                        out[a.url] = ("unauthorized", f"{exc.message} (HTTP {status})")
+                    else:
+                        out[a.url] = ("unreachable", exc.message)
             return out
 
         def done(res: Any) -> None:
@@ -324,7 +361,7 @@ class AgentsPanel(QWidget):
                 a = self.agents.get(u)
                 if a is None:
                     continue
-                a.state = state
+                a.state, a.detail = state, st if isinstance(st, str) else ""
                 if isinstance(st, dict):
                     a.status, a.board = st, st.get("board", a.board)
                 if self.state is not None and self.state.device(u) is not None:
@@ -389,7 +426,8 @@ class AgentsPanel(QWidget):
                                  "No agents yet: add one by URL (with its token file) or press Discover.")
             self.history.setText("")
         elif not a.status:
-            self.summary.setText(f"{a.url}: {a.state}" + ("" if a.token_file else " (add its token file to manage it)"))
+            self.summary.setText(f"{a.url}: {status_text(self.device_state(a))}"
+                                 + ("" if a.token_file else " (add its token file to manage it)"))
         else:
             st = a.status
             sensors = st.get("sensors") or {}

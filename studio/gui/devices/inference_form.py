@@ -1,0 +1,221 @@
+"""The Devices page's test-inference form: a ready model, text / image / audio inputs, the tokenizer and
+processor, and the outputs of one request.
+
+What the studio already knows is filled in (DESIGN convention 10): the tokenizer and processor the current
+model's export wrote, and the workspace's sample image / audio when the current model takes one (its
+``sample_image`` / ``sample_audio`` artifact, else the first such file in WORKSPACE/samples/). Only empty
+fields are filled; a sample the form put there itself is taken out again when the model no longer takes it.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from PySide6.QtWidgets import (
+    QComboBox,
+    QFileDialog,
+    QFormLayout,
+    QHBoxLayout,
+    QLineEdit,
+    QPlainTextEdit,
+    QPushButton,
+    QWidget,
+)
+
+from studio.core.state import StudioState
+from studio.core.workspace import Workspace
+from studio.gui.devices.server_poll import ServerSpec
+from studio.gui.file_dialogs import start_dir
+
+IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp")
+AUDIO_SUFFIXES = (".wav", ".npy")
+SAMPLES_DIR = "samples"  # WORKSPACE/samples: sample inputs a workspace (the demo's) ships
+MAX_SIGNATURE_BYTES = 64 * 2**20  # ONNX files read for their inputs on the GUI thread (larger: config only)
+# input-name words when an input is not one of the export's known names
+_NAME_HINTS = {"vision": ("pixel", "image"), "audio": ("audio", "wave", "mel", "input_features", "input_values")}
+
+
+class PathEdit(QWidget):
+    """A file path field with a Browse button (the dialog starts in the workspace)."""
+
+    def __init__(self, placeholder: str, filt: str) -> None:
+        super().__init__()
+        self.workspace: Workspace | None = None
+        lay = QHBoxLayout(self)
+        lay.setContentsMargins(0, 0, 0, 0)
+        self.edit = QLineEdit()
+        self.edit.setPlaceholderText(placeholder)
+        b = QPushButton("Browse...")
+        b.clicked.connect(lambda: self._browse(filt))
+        lay.addWidget(self.edit, 1)
+        lay.addWidget(b)
+
+    def _browse(self, filt: str) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, "Choose a file", start_dir(self.path(), self.workspace), filt)
+        if path:
+            self.edit.setText(path)
+
+    def path(self) -> str | None:
+        return self.edit.text().strip() or None
+
+
+def _modalities_of_inputs(names: list[str]) -> set[str]:
+    from studio.export.signatures import KNOWN_INPUTS
+
+    out = set()
+    for n in names:
+        known = KNOWN_INPUTS.get(n)
+        if known is not None:
+            out.add(known[0])
+            continue
+        low = n.lower()
+        out |= {m for m, words in _NAME_HINTS.items() if any(w in low for w in words)}
+    return out
+
+
+def _modalities_of_config(config: Path) -> set[str]:
+    from studio.export.signatures import RECIPES
+
+    try:
+        cfg = json.loads(config.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return set()
+    recipe = RECIPES.get(str(cfg.get("model_type", "")))
+    if recipe is not None:
+        return {m for m, _name in recipe.inputs}
+    return ({"vision"} if "vision_config" in cfg else set()) | (
+        {"audio"} if "audio_config" in cfg or "num_mel_bins" in cfg else set())
+
+
+def model_modalities(state: StudioState) -> set[str]:
+    """What the current model takes ("text", "vision", "audio"): its export's parts, the inputs of its ONNX
+    file, or its HF config's model type."""
+    arts = state.artifacts()
+    found = {m for m in (arts.get("parts") or {}) if m in ("text", "vision", "audio")}
+    path = state.model_path()
+    if path is None:
+        return found
+    if path.suffix == ".onnx":
+        onnx: Path | None = path
+    else:
+        onnx = next(iter(sorted(path.glob("*.onnx"))), None) if path.is_dir() else None
+    if onnx is not None and onnx.is_file() and onnx.stat().st_size <= MAX_SIGNATURE_BYTES:
+        from studio.core.errors import StudioError
+        from studio.triton.onnx_io import read_signature
+
+        try:
+            found |= _modalities_of_inputs([t.name for t in read_signature(onnx).inputs])
+        except StudioError:
+            pass
+    config = (path if path.is_dir() else path.parent) / "config.json"
+    if config.is_file():
+        found |= _modalities_of_config(config)
+    return found
+
+
+def sample_files(state: StudioState) -> dict[str, Path]:
+    """The workspace's sample inputs: {"vision": image, "audio": audio} for those it has."""
+    ws = state.workspace
+    out: dict[str, Path] = {}
+    for modality, kind, suffixes in (("vision", "sample_image", IMAGE_SUFFIXES),
+                                     ("audio", "sample_audio", AUDIO_SUFFIXES)):
+        recorded = state.artifact(kind)
+        if recorded and Path(recorded).is_file():
+            out[modality] = Path(recorded)
+            continue
+        folder = ws.root / SAMPLES_DIR if ws is not None else None
+        if folder is not None and folder.is_dir():
+            files = sorted(f for f in folder.iterdir() if f.suffix.lower() in suffixes and f.is_file())
+            if files:
+                out[modality] = files[0]
+    return out
+
+
+def infer_once(spec: ServerSpec, model: str, text: str | None, image: str | None, audio: str | None,
+               tokenizer: str | None, processor: str | None) -> dict[str, Any]:
+    """One request built from the form's inputs (worker thread): input shapes, outputs, round trip ms."""
+    from studio.triton.client import prepare_inputs
+
+    with spec.client(30) as c:
+        feed = prepare_inputs(c.model_config(model), text=text, image=image, audio=audio, tokenizer=tokenizer,
+                              processor=processor)
+        t0 = time.perf_counter()
+        out = c.infer(model, feed)
+    return {"inputs": {k: (list(v.shape), str(v.dtype)) for k, v in feed.items()}, "outputs": out,
+            "ms": (time.perf_counter() - t0) * 1000}
+
+
+def format_result(res: dict[str, Any]) -> str:
+    lines = [f"{res['ms']:.1f} ms round trip", "inputs:"]
+    lines += [f"  {k}: shape {s} {d}" for k, (s, d) in res["inputs"].items()]
+    lines.append("outputs:")
+    for k, v in res["outputs"].items():
+        lines.append(f"  {k}: shape {list(v.shape)} {v.dtype}")
+        lines.append("    " + np.array2string(v, threshold=24, precision=4).replace("\n", "\n    "))
+    return "\n".join(lines)
+
+
+class InferenceForm(QWidget):
+    """Model, inputs, Run inference, outputs; the page runs the request as a job."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        il = QFormLayout(self)
+        self.model = QComboBox()
+        self.text = QLineEdit()
+        self.text.setPlaceholderText("text (tokenised with the tokenizer below, or sent as BYTES)")
+        self.image = PathEdit("image file", "Images (*.png *.jpg *.jpeg *.bmp)")
+        self.audio = PathEdit("audio file", "Audio (*.wav *.npy)")
+        self.tokenizer = PathEdit("tokenizer.json (for models taking token ids)", "tokenizer.json (*.json)")
+        self.processor = PathEdit("preprocessor_config.json (image mean/std)", "JSON (*.json)")
+        self.run_btn = QPushButton("Run inference")
+        self.run_btn.setProperty("role", "primary")
+        self.out = QPlainTextEdit()
+        self.out.setReadOnly(True)
+        self.out.setProperty("role", "log")
+        il.addRow("Model", self.model)
+        il.addRow("Text", self.text)
+        il.addRow("Image", self.image)
+        il.addRow("Audio", self.audio)
+        il.addRow("Tokenizer", self.tokenizer)
+        il.addRow("Processor", self.processor)
+        il.addRow(self.run_btn)
+        il.addRow("Outputs", self.out)
+        self._filled: dict[PathEdit, str] = {}  # sample paths the form itself put in
+
+    def set_models(self, names: list[str]) -> None:
+        """The server's ready models; the current choice is kept when it is still there."""
+        if names != [self.model.itemText(i) for i in range(self.model.count())]:
+            cur = self.model.currentText()
+            self.model.clear()
+            self.model.addItems(names)
+            if cur in names:
+                self.model.setCurrentText(cur)
+
+    def fill_from_state(self, state: StudioState) -> None:
+        """Prefill from what the workspace knows about the current model (empty fields only)."""
+        for edit in (self.image, self.audio, self.tokenizer, self.processor):
+            edit.workspace = state.workspace
+        for kind, edit, file in (("tokenizer", self.tokenizer, "tokenizer.json"),
+                                 ("processor", self.processor, "preprocessor_config.json")):
+            folder = state.artifact(kind)
+            if folder and not edit.edit.text().strip() and (Path(folder) / file).is_file():
+                edit.edit.setText(str(Path(folder) / file))
+        takes = model_modalities(state) if state.model() is not None else set()
+        samples = sample_files(state)
+        for modality, edit in (("vision", self.image), ("audio", self.audio)):
+            current, ours = edit.edit.text().strip(), self._filled.get(edit)
+            wanted = str(samples[modality]) if modality in takes and modality in samples else ""
+            if current == "" or (ours is not None and current == ours):
+                if current != wanted:
+                    edit.edit.setText(wanted)
+                self._filled[edit] = wanted
+            else:
+                self._filled.pop(edit, None)  # the user's path: theirs from now on
+
+    def show_result(self, res: dict[str, Any]) -> None:
+        self.out.setPlainText(format_result(res))

@@ -1,0 +1,58 @@
+"""Why a device is down, in the words a user fixes it by, for every table and list that shows devices.
+
+studio.core.state.failure_state names the failure (refused, timeout, tls, token, down) from the poll's
+message; here that name becomes a short phrase, with the DNS case (which failure_state leaves as "down")
+told apart by the message's words. Qt-free.
+"""
+
+from __future__ import annotations
+
+import re
+
+from studio.core.state import OK_STATES, PENDING_STATES, DeviceState
+
+REASONS = {
+    "refused": "connection refused",
+    "timeout": "timed out",
+    "tls": "TLS handshake failed",
+    "token": "token rejected",
+    "dns": "host name not found (DNS)",
+}
+DNS_WORDS = ("name or service not known", "nodename nor servname", "temporary failure in name resolution",
+             "getaddrinfo failed", "no address associated with hostname", "name does not resolve")
+PLAIN_HTTP_WORDS = ("wrong version number", "record layer failure", "unknown protocol", "http_request")
+# the client's own framing, dropped so the phrase is the transport's words
+_PREFIX = re.compile(r"^(Triton server at \S+ did not answer \([^)]*\): |cannot reach agent at \S+: )")
+
+
+def reason_key(state: str, detail: str = "") -> str:
+    """The failure's name: the device state, or "dns" for a "down" whose message is a failed lookup."""
+    if state == "down" and any(w in (detail or "").lower() for w in DNS_WORDS):
+        return "dns"
+    return state
+
+
+def down_reason(state: str, detail: str = "") -> str:
+    """A short phrase for a failed device: "connection refused", "token rejected (HTTP 401)", ..."""
+    key, low = reason_key(state, detail), (detail or "").lower()
+    if key == "token":
+        code = re.search(r"\b(401|403)\b", detail or "")
+        return REASONS["token"] + (f" (HTTP {code.group(1)})" if code else "")
+    if key == "tls":
+        if "certificate" in low:
+            return "TLS certificate not trusted"
+        if any(w in low for w in PLAIN_HTTP_WORDS):
+            return "TLS mismatch: the server speaks plain HTTP"
+    if key in REASONS:
+        return REASONS[key]
+    text = _PREFIX.sub("", (detail or "").strip().splitlines()[0] if (detail or "").strip() else "")
+    return (text[:77] + "...") if len(text) > 80 else (text or "not answering")
+
+
+def status_text(ds: DeviceState) -> str:
+    """One device's state as the tables show it: connected, connecting..., or disconnected: REASON."""
+    if ds.state in OK_STATES:
+        return "connected"
+    if ds.state in PENDING_STATES:
+        return "connecting..." if ds.state == "connecting" else "not checked yet"
+    return f"disconnected: {down_reason(ds.state, ds.detail)}"
