@@ -1,0 +1,1 @@
+"""Verdicts from the real toolchains (ONNX Runtime, TVM, OpenVINO, rknn-toolkit2), beside the static profiles."""
