@@ -4,6 +4,7 @@ SLA shading, exports, replay of the recording."""
 from __future__ import annotations
 
 import csv
+import gc
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,18 @@ from studio.gui.pages.dashboards_page import MAX_SHADES, DashboardsPage  # noqa:
 from studio.telemetry import samples as S  # noqa: E402
 
 pytestmark = [pytest.mark.gui, pytest.mark.timeout(180)]
+
+
+@pytest.fixture(autouse=True)
+def _collect_the_page_here():  # type: ignore[no-untyped-def]
+    """The closed page's pyqtgraph items are reference cycles: collected later, on whichever thread the garbage
+    collector happens to run (a job's worker), their destructors touch GUI-thread timers and Qt warns "Timers
+    cannot be started from another thread" in the next test. Delete and collect them here, on the GUI thread."""
+    yield
+    from PySide6.QtCore import QCoreApplication, QEvent
+
+    QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+    gc.collect()
 
 
 def test_live_load_screenshot_export_and_replay(qtbot, kserve_proc, artifacts_dir: Path,
