@@ -210,6 +210,16 @@ class DashboardsPage(Page):
         """The SLA-violation bands on screen, (start, end) in plot seconds."""
         return self.grid.shaded_windows()
 
+    @property
+    def follow(self) -> bool:
+        """True while the plots follow the live data (False once the user zoomed or panned)."""
+        return self.grid.follow
+
+    @property
+    def t0(self) -> float | None:
+        """The time axis' zero (epoch seconds), None until the first point arrives."""
+        return self.grid.t0
+
     # -- targets -----------------------------------------------------------------------------------
     def context_changed(self) -> None:
         self._follow_device()
