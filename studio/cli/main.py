@@ -11,6 +11,10 @@ import importlib
 import os
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from studio.core.plugins import Contribution
 
 # name -> (module, one-line help). Subcommand modules expose ``add_arguments(parser)`` and ``run(args)``.
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -44,6 +48,34 @@ def _available(name: str) -> bool:
         return False
 
 
+def plugin_commands() -> dict[str, Contribution]:
+    """Commands contributed by plugins (manifest ``provides.cli``), without importing them.
+
+    A plugin command whose name is a built-in one is refused (recorded as its error) unless it is that
+    built-in command itself (a built-in plugin declaring its own command through the same manifest)."""
+    from studio.core.plugins import discover
+
+    out: dict[str, Contribution] = {}
+    for plugin in discover():
+        if not plugin.ok:
+            continue
+        for c in plugin.contributions:
+            if c.kind != "cli" or c.error is not None:
+                continue
+            if c.name in COMMANDS:
+                if c.module != COMMANDS[c.name][0]:
+                    c.fail(f"'{c.name}' is a built-in command of studio; the plugin must use another name")
+                continue
+            out[c.name] = c
+    return out
+
+
+def _plugin_help(c: Contribution) -> str:
+    state, reason = c.state()
+    extra = "" if state in ("available", "loaded") else f" ({state}: {reason})"
+    return f"{c.help or 'plugin command'} [plugin {c.plugin.name}]{extra}"
+
+
 def _top_parser() -> argparse.ArgumentParser:
     from studio import __version__
 
@@ -55,6 +87,8 @@ def _top_parser() -> argparse.ArgumentParser:
     for name, (_mod, help_) in COMMANDS.items():
         if _available(name):
             sub.add_parser(name, help=help_, add_help=False)
+    for name, c in plugin_commands().items():
+        sub.add_parser(name, help=_plugin_help(c), add_help=False)
     return p
 
 
@@ -71,6 +105,29 @@ def run_command(name: str, argv: Sequence[str], prog: str | None = None, debug: 
     args = parser.parse_args(list(argv))
     args.debug = debug or args.debug
     return guarded(lambda: module.run(args), debug=args.debug)
+
+
+def run_plugin_command(c: Contribution, argv: Sequence[str], debug: bool = False) -> int:
+    """Import the plugin's command only now, build its parser and run it; a failure is printed, not raised."""
+    from studio.core.errors import PluginError, StudioError
+
+    def go() -> int:
+        command = c.resolve()  # PluginError (printed by guarded) when the plugin cannot be imported
+        try:
+            parser = argparse.ArgumentParser(prog=f"studio {c.name}", description=c.help or None)
+            parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
+            command.add_arguments(parser)
+            args = parser.parse_args(list(argv))
+            args.debug = debug or args.debug
+            return command.run(args)
+        except (StudioError, KeyboardInterrupt, SystemExit):
+            raise
+        except Exception as exc:  # a plugin's bug is reported as its own, not as a studio crash
+            raise PluginError(f"command '{c.name}' of plugin '{c.plugin.name}' failed: {type(exc).__name__}: "
+                              f"{exc}", offending=c.module or c.plugin.name,
+                              hint="rerun with --debug for the traceback; report it to the plugin's authors") from exc
+
+    return guarded(go, debug=debug or "--debug" in argv)
 
 
 def guarded(fn, debug: bool = False) -> int:  # type: ignore[no-untyped-def]
@@ -99,6 +156,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         argv = argv[1:]
     if argv and not argv[0].startswith("-"):
         name = argv[0]
+        if name not in COMMANDS:
+            plugin_cmd = plugin_commands().get(name)
+            if plugin_cmd is not None:
+                return run_plugin_command(plugin_cmd, argv[1:], debug=debug or bool(os.environ.get("STUDIO_DEBUG")))
         if name not in COMMANDS or not _available(name):
             print(f"error: unknown command '{name}'\n  hint: run `studio --help` for the list", file=sys.stderr)
             return 2

@@ -1,7 +1,8 @@
 """Manifest of the TVM compile plugin: registered through the `studio.plugins` entry-point group.
 
 It declares ``requires: ["tvm"]`` so `studio plugins` and the Plugins view show it unavailable, with the
-install hint, when apache-tvm is absent; nothing here imports TVM.
+install hint, when apache-tvm is absent; nothing here imports TVM. The command and the page work without TVM
+(they say what is missing), so they point at their own modules; the agent's runtime needs TVM itself.
 """
 
 from __future__ import annotations
@@ -14,8 +15,14 @@ def manifest() -> dict:
             "description": "Compile ONNX with TVM Relax for edge CPUs and GPUs (apache-tvm); LLM parts with "
                            "mlc_llm when installed. Without apache-tvm: python3 -m pip install "
                            "'deployment-studio[compile]'",
-            "provides": {"compilers": ["tvm-relax", "mlc-llm"], "targets": list(GENERIC) + list(BOARDS),
-                         "runtimes": ["tvm"], "cli": ["compile"]},
+            "provides": {"compilers": ["tvm-relax", "mlc-llm"],
+                         "compile_targets": list(GENERIC) + list(BOARDS),  # TVM target ids, not inspector profiles
+                         "runtimes": {"tvm": {"object": "studio.agent.tvm_backend:load_tvm_model",
+                                              "help": "the edge agent serves compiled TVM modules"}},
+                         "cli": {"compile": {"module": "studio.cli.compile_cmd",
+                                             "help": "compile ONNX with TVM Relax for an edge target"}},
+                         "pages": {"compile": {"module": "studio.gui.pages.compile_page", "class": "CompilePage",
+                                               "title": "Compile"}}},
             "module": "studio.compile.api",
             "requires": ["tvm"],
             "hint": "install apache-tvm: python3 -m pip install 'deployment-studio[compile]'"}
