@@ -1,4 +1,4 @@
-"""Small dialogs of the main window: Plugins, keyboard shortcuts and a read-only report viewer."""
+"""Small dialogs of the main window: keyboard shortcuts and a read-only report viewer (Plugins: plugins_dialog)."""
 
 from __future__ import annotations
 
@@ -20,59 +20,17 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from studio.gui.theme import colors, set_role
+from studio.gui.plugins_dialog import PluginsDialog
+from studio.gui.theme import set_role
 from studio.gui.widgets.tables import readonly_table
+
+__all__ = ["PluginsDialog", "ReportDialog", "ShortcutsDialog"]  # PluginsDialog lives in plugins_dialog.py
 
 
 def _table(headers: list[str]) -> QTableWidget:
     t = readonly_table(headers, alternating=True)
     t.setWordWrap(True)
     return t
-
-
-class PluginsDialog(QDialog):
-    """Every plugin registered under ``studio.plugins`` with its state; a broken one shows its error."""
-
-    def __init__(self, parent: QWidget | None = None, refresh: bool = True) -> None:
-        super().__init__(parent)
-        from studio.core.plugins import discover
-
-        self.setWindowTitle("Plugins")
-        self.resize(820, 360)
-        lay = QVBoxLayout(self)
-        intro = QLabel("Plugins registered through the <code>studio.plugins</code> entry-point group. "
-                       "A plugin is imported only when first used; one that fails is listed with its error "
-                       "and the rest of the studio keeps working.")
-        intro.setWordWrap(True)
-        set_role(intro, "muted")
-        lay.addWidget(intro)
-        self.table = _table(["Plugin", "State", "Provides", "Entry point"])
-        c = colors()
-        self.plugins = discover(refresh=refresh)
-        for pl in self.plugins:
-            ok, state = pl.available()
-            provides = "; ".join(f"{k}: {', '.join(v)}" for k, v in pl.provides.items()) or "-"
-            r = self.table.rowCount()
-            self.table.insertRow(r)
-            state_item = QTableWidgetItem("ok" if ok else state)
-            state_item.setForeground(c["ok"] if ok else c["fail"])
-            state_item.setToolTip(pl.error or state)
-            for col, item in enumerate([QTableWidgetItem(pl.name), state_item, QTableWidgetItem(provides),
-                                        QTableWidgetItem(pl.entry_point)]):
-                self.table.setItem(r, col, item)
-        hh = self.table.horizontalHeader()
-        hh.setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
-        hh.setSectionResizeMode(1, QHeaderView.ResizeMode.Interactive)
-        hh.setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
-        hh.setSectionResizeMode(3, QHeaderView.ResizeMode.ResizeToContents)
-        self.table.setColumnWidth(1, 200)
-        self.table.resizeRowsToContents()
-        if not self.plugins:
-            lay.addWidget(QLabel("No plugins are registered in this environment."))
-        lay.addWidget(self.table, 1)
-        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
-        buttons.rejected.connect(self.reject)
-        lay.addWidget(buttons)
 
 
 SHORTCUTS: list[tuple[str, str]] = [

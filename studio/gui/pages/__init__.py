@@ -4,6 +4,8 @@ Pages are added by later issues as ``studio/gui/pages/<x>_page.py`` subclasses o
 Only entries whose module exists are listed (so a page not written yet is simply absent); a page whose import
 or construction fails is still listed, with its error, and the rest of the window works. When an entry's class
 name is not found the module's only Page subclass is used, so a page may pick its own class name.
+Pages contributed by plugins (manifest ``provides.pages``) follow the built-in ones, resolved through the plugin
+registry when the window is built; a failing one is an entry with its error, like a broken built-in page.
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ class LoadedPage:
     page_id: str
     page: Page | None = None
     error: str | None = None
+    plugin: str | None = None  # the plugin that contributed the page (None: a built-in page)
 
     @property
     def ok(self) -> bool:
@@ -74,8 +77,41 @@ def _find_class(mod: object, class_name: str) -> type:
     raise ImportError(f"{getattr(mod, '__name__', mod)} defines no Page subclass named {class_name}")
 
 
+def plugin_pages(jobs: JobRunner | None, skip: list[tuple[str, str]] | None = None) -> list[LoadedPage]:
+    """Build the pages plugins contribute; one that fails (import, resolve, construction) keeps its error.
+
+    A built-in plugin declaring a page already in ``skip`` (PAGE_SPECS) is that page, not a second one."""
+    from studio.core.plugins import contributions
+    from studio.gui.page import Page
+
+    known = set(skip or [])
+    out: list[LoadedPage] = []
+    for c in contributions("pages"):
+        if (c.module, str(c.meta.get("class", ""))) in known:
+            continue
+        title = str(c.meta.get("title") or c.name.replace("-", " ").title())
+        page_id = f"plugin-{c.name}"
+        try:
+            title, cls = c.resolve()
+            if not issubclass(cls, Page):
+                raise TypeError(f"{cls.__module__}.{cls.__qualname__} is not a studio.gui.page.Page subclass")
+            page = cls(jobs)
+        except Exception as exc:  # a broken plugin page must not take the window down
+            detail = c.detail or "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)[-6:])
+            if c.error is None:
+                c.fail(f"{type(exc).__name__}: {exc}", detail)
+            out.append(LoadedPage(c.module or c.plugin.name, str(c.meta.get("class", "")), title, page_id,
+                                  error=f"plugin {c.plugin.name}: {c.error}\n\n{detail}", plugin=c.plugin.name))
+            continue
+        pid = page.page_id if page.page_id != Page.page_id else page_id
+        out.append(LoadedPage(cls.__module__, cls.__name__, page.title if page.title != Page.title else title, pid,
+                              page=page, plugin=c.plugin.name))
+    return out
+
+
 def load_pages(jobs: JobRunner | None, specs: list[tuple[str, str]] | None = None) -> list[LoadedPage]:
-    """Import and build every available page in order; failures become entries with an error."""
+    """Import and build every available page in order, then the plugins' pages (only with the default
+    ``specs``: a window built for a chosen list gets exactly that); failures become entries with an error."""
     out: list[LoadedPage] = []
     for module, class_name in specs if specs is not None else PAGE_SPECS:
         if not module_exists(module):
@@ -91,4 +127,6 @@ def load_pages(jobs: JobRunner | None, specs: list[tuple[str, str]] | None = Non
                                   error=f"{type(exc).__name__}: {exc}\n\n{detail}"))
             continue
         out.append(LoadedPage(module, class_name, page.title or title, page.page_id or page_id, page=page))
+    if specs is None:
+        out.extend(plugin_pages(jobs, PAGE_SPECS))
     return out
