@@ -1,0 +1,1 @@
+"""A deliberately broken Deployment Studio plugin (the package itself imports fine)."""
