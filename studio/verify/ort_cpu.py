@@ -1,0 +1,89 @@
+"""The ONNX Runtime verifier: a real ``InferenceSession`` with the chosen providers (default CPU).
+
+The session builds: every node is supported (ORT placed a kernel or inlined a function for each). It fails:
+the message names the first node ORT could not place; every node is then built alone as a one-node session
+(``attribution.check_each_node``) so each gets ORT's own verdict and words.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from studio.verify.api import NodeCheck, VerifyResult
+from studio.verify.attribution import check_each_node, merge_blame, short
+
+DEFAULT_PROVIDERS = ("CPUExecutionProvider",)
+
+
+@dataclass
+class OrtVerifier:
+    """``verify`` builds a real session; ``providers`` are tried in order like ORT's own list."""
+
+    name: str = "ort-cpu"
+    target: str = "ort-cpu"
+    providers: list[str] = field(default_factory=lambda: list(DEFAULT_PROVIDERS))
+
+    def available(self) -> tuple[bool, str]:
+        import importlib.metadata as md
+        import importlib.util
+
+        if importlib.util.find_spec("onnxruntime") is None:
+            return False, "onnxruntime is not installed (python3 -m pip install onnxruntime)"
+        return True, f"onnxruntime {md.version('onnxruntime')}"
+
+    def tool(self) -> str:
+        import onnxruntime
+
+        return f"onnxruntime {onnxruntime.__version__} ({', '.join(self.providers)})"
+
+    def _session(self, model: str | bytes) -> str:
+        """"" when a session builds, else ORT's message."""
+        import onnxruntime as ort
+
+        so = ort.SessionOptions()
+        so.log_severity_level = 4
+        try:
+            ort.InferenceSession(model, so, providers=list(self.providers))
+        except Exception as exc:  # ORT raises its own types (Fail, NotImplemented, InvalidGraph, ...)
+            return str(exc)
+        return ""
+
+    def check_proto(self, proto: Any) -> str:
+        return self._session(proto.SerializeToString())
+
+    def verify(self, model: Path, shapes: dict[str, list[int]] | None = None) -> VerifyResult:
+        import onnx
+
+        from studio.verify.single_node import node_refs
+
+        t0 = time.perf_counter()
+        res = VerifyResult(verifier=self.name, target=self.target, tool=self.tool(), ran=True,
+                           shapes=dict(shapes or {}))
+        try:
+            proto = onnx.load(str(model), load_external_data=False)
+        except Exception as exc:
+            res.ran, res.error = False, f"cannot read the model: {exc}"
+            return res
+        refs = node_refs(proto)
+        err = self._session(str(model))
+        if not err:
+            res.nodes = [NodeCheck(node=r.key, op_type=r.op_type, domain=r.domain, verdict="supported",
+                                   placement="cpu" if self.providers[0] == "CPUExecutionProvider" else "")
+                         for r in refs]
+            res.seconds = round(time.perf_counter() - t0, 4)
+            return res
+        res.error = short(err)
+        res.nodes = check_each_node(proto, self.check_proto)
+        res.notes.append("session failed; each node was then built alone in a one-node session")
+        merge_blame(res.nodes, err, refs)
+        if not any(c.verdict == "unsupported" for c in res.nodes):
+            res.notes.append("every node builds alone: the failure is the model's (see error), not a node's")
+        res.seconds = round(time.perf_counter() - t0, 4)
+        return res
+
+
+def verifier(providers: list[str] | None = None) -> OrtVerifier:
+    return OrtVerifier(providers=list(providers or DEFAULT_PROVIDERS))

@@ -1,0 +1,74 @@
+"""Every verifier the environment offers (built-in and plugins alike, through ``studio.plugins`` manifests).
+
+Entries are made without importing any tool: the plugin's module is imported (plugins keep SDK imports inside
+``verify``) and each verifier's ``available()`` says the tool and version, or why not. A plugin whose module
+fails to import, or whose ``verifier(name)`` raises, is kept as an entry with its error, so the CLI and the
+GUI show it and everything else goes on.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from studio.verify.api import Verifier
+
+
+@dataclass
+class VerifierEntry:
+    """One verifier as the registry knows it; ``verifier`` is None when it could not even be built."""
+
+    name: str
+    plugin: str
+    target: str  # "" when the plugin broke before saying
+    ok: bool  # usable now
+    reason: str  # tool and version when ok, else why not (missing package + install hint, import error)
+    verifier: Verifier | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "plugin": self.plugin, "target": self.target, "ok": self.ok,
+                "reason": self.reason}
+
+
+def _entry(plugin: Any, name: str) -> VerifierEntry:
+    try:
+        module = plugin.load()
+        v = module.verifier(name)
+    except Exception as exc:  # a plugin may break in any way: shown with its error, never fatal
+        return VerifierEntry(name=name, plugin=plugin.name, target="", ok=False,
+                             reason=f"plugin '{plugin.name}' failed: {type(exc).__name__}: {exc}")
+    try:
+        ok, why = v.available()
+    except Exception as exc:
+        ok, why = False, f"available() failed: {type(exc).__name__}: {exc}"
+    if ok:
+        req_ok, req_why = plugin.available()
+        if not req_ok:
+            ok, why = False, req_why
+    return VerifierEntry(name=name, plugin=plugin.name, target=str(getattr(v, "target", "")), ok=bool(ok),
+                         reason=str(why), verifier=v)
+
+
+def all_verifiers(refresh: bool = False) -> list[VerifierEntry]:
+    """Every verifier any plugin provides, each with whether it can run and why (not)."""
+    from studio.core.plugins import discover, providers
+
+    if refresh:
+        discover(refresh=True)
+    return [_entry(p, item) for p, item in providers("verifiers")]
+
+
+def verifiers_for(target: str, entries: list[VerifierEntry] | None = None) -> list[VerifierEntry]:
+    """The verifiers that confirm or contradict ``target`` (usable or not; check ``ok``)."""
+    return [e for e in (entries if entries is not None else all_verifiers()) if e.target == target]
+
+
+def get(name: str) -> VerifierEntry | None:
+    return next((e for e in all_verifiers() if e.name == name), None)
+
+
+def broken_plugins() -> list[tuple[str, str]]:
+    """(plugin, error) for plugins whose manifest itself failed: they may have offered verifiers."""
+    from studio.core.plugins import discover
+
+    return [(p.name, p.error or "") for p in discover() if not p.ok]

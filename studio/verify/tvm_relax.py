@@ -1,0 +1,101 @@
+"""The TVM Relax verifier: a real ``tvm.relax.frontend.onnx.from_onnx`` import of the model.
+
+The import succeeds: every node converted. It fails: TVM names the first op it could not convert (its
+exception, plus the "Error converting operator X" line it prints); every node is then imported alone as a
+one-node model, so each gets TVM's own verdict and words. TVM is imported only inside ``verify``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import re
+import time
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from studio.verify.api import NodeCheck, VerifyResult
+from studio.verify.attribution import check_each_node, merge_blame, short
+
+INSTALL_HINT = "install apache-tvm: python3 -m pip install 'deployment-studio[compile]'"
+_PRINTED_OP = re.compile(r"Error converting operator (\w+)")
+
+
+@dataclass
+class TvmRelaxVerifier:
+    """Imports with parameters folded as constants (the importer's default), at ``shapes`` when given."""
+
+    name: str = "tvm-relax"
+    target: str = "tvm-relax"
+
+    def available(self) -> tuple[bool, str]:
+        import importlib.metadata as md
+        import importlib.util
+
+        try:
+            found = importlib.util.find_spec("tvm") is not None
+        except (ImportError, ValueError):
+            found = False
+        if not found:
+            return False, f"apache-tvm is not installed; {INSTALL_HINT}"
+        try:
+            return True, f"apache-tvm {md.version('apache-tvm')}"
+        except md.PackageNotFoundError:
+            return True, "tvm (version unknown)"
+
+    def tool(self) -> str:
+        return self.available()[1]
+
+    def import_error(self, proto: Any, shapes: dict[str, list[int]] | None = None) -> str:
+        """"" when ``from_onnx`` converts the model, else TVM's message (with the op it printed)."""
+        from tvm.relax.frontend.onnx import from_onnx
+
+        buf = io.StringIO()
+        try:
+            with contextlib.redirect_stdout(buf), warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                from_onnx(proto, shape_dict=shapes or None, keep_params_in_input=False)
+        except Exception as exc:  # TVM raises anything: TVMError, ValueError, KeyError, AssertionError...
+            m = _PRINTED_OP.search(buf.getvalue())
+            where = f"Error converting operator {m.group(1)}: " if m else ""
+            return f"{where}{type(exc).__name__}: {exc}"
+        return ""
+
+    def verify(self, model: Path, shapes: dict[str, list[int]] | None = None) -> VerifyResult:
+        import onnx
+
+        from studio.verify.single_node import node_refs
+
+        t0 = time.perf_counter()
+        res = VerifyResult(verifier=self.name, target=self.target, tool=self.tool(), ran=True,
+                           shapes=dict(shapes or {}))
+        ok, why = self.available()
+        if not ok:
+            res.ran, res.error = False, why
+            return res
+        try:
+            proto = onnx.load(str(model))
+        except Exception as exc:
+            res.ran, res.error = False, f"cannot read the model: {exc}"
+            return res
+        refs = node_refs(proto)
+        err = self.import_error(proto, shapes)
+        if not err:
+            res.nodes = [NodeCheck(node=r.key, op_type=r.op_type, domain=r.domain, verdict="supported")
+                         for r in refs]
+            res.seconds = round(time.perf_counter() - t0, 4)
+            return res
+        res.error = short(err)
+        res.nodes = check_each_node(proto, self.import_error)
+        res.notes.append("import failed; each node was then imported alone as a one-node model")
+        merge_blame(res.nodes, err, refs)
+        if not any(c.verdict == "unsupported" for c in res.nodes):
+            res.notes.append("every node imports alone: the failure is the model's (see error), not a node's")
+        res.seconds = round(time.perf_counter() - t0, 4)
+        return res
+
+
+def verifier() -> TvmRelaxVerifier:
+    return TvmRelaxVerifier()
