@@ -1,0 +1,108 @@
+"""The studio's side of the worker: requests, timeouts, and batches that survive a toolkit crash.
+
+The toolkit's compiler aborts the whole process on some models (SIGABRT after "Not Support Dtype"), so a
+batch runs in a worker that appends one JSON line per model; when the process dies, the first model without a
+line is recorded as crashed (with the tail of its log) and a new worker carries on after it.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from studio_rknn import env as envmod
+
+
+class WorkerError(RuntimeError):
+    """The worker could not answer (environment broken, crash, timeout); the message says which."""
+
+
+def call(action: str, *, env: Path | None = None, timeout: float = 600, **payload: Any) -> dict[str, Any]:
+    """One action; the worker's ``result`` dict. A failed action raises WorkerError with the toolkit's words."""
+    try:
+        resp = envmod.run_worker({"action": action, **payload}, env=env, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise WorkerError(f"rknn worker '{action}' did not finish within {timeout:.0f} s") from None
+    except (OSError, ValueError) as exc:
+        raise WorkerError(f"rknn worker '{action}' failed: {exc}") from None
+    if not resp.get("ok"):
+        err = WorkerError(resp.get("error") or f"rknn worker '{action}' failed")
+        err.result = resp.get("result", {})  # type: ignore[attr-defined]
+        raise err
+    return resp["result"]
+
+
+def _signal_name(rc: int) -> str:
+    if rc < 0:
+        try:
+            return signal.Signals(-rc).name
+        except ValueError:
+            return f"signal {-rc}"
+    return f"exit {rc}"
+
+
+def _log_tail(path: str, lines: int = 6) -> str:
+    try:
+        text = Path(path).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
+    from studio_rknn.logparse import strip_ansi
+
+    return "\n".join(strip_ansi(text).strip().splitlines()[-lines:])
+
+
+def check_many(jobs: list[dict[str, Any]], out: Path, *, env: Path | None = None, timeout_per_job: float = 120,
+               progress: Callable[[int, int], None] | None = None) -> list[dict[str, Any]]:
+    """``check`` for every job (each: id, model, inputs, log[, platform, run]); results in job order.
+
+    ``out`` (JSONL) is appended to and read back, so an interrupted batch resumes where it stopped.
+    """
+    done: dict[str, dict[str, Any]] = {}
+    if out.exists():
+        for line in out.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                rec = json.loads(line)
+                done[rec["id"]] = rec
+    py = str(envmod.env_python(env))
+    while True:
+        todo = [j for j in jobs if j["id"] not in done]
+        if progress:
+            progress(len(jobs) - len(todo), len(jobs))
+        if not todo:
+            break
+        with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as fh:
+            json.dump({"action": "check_many", "jobs": todo, "out": str(out)}, fh)
+            req = fh.name
+        try:
+            with open(req, encoding="utf-8") as stdin:
+                proc = subprocess.run([py, "-I", str(envmod.worker_path())], stdin=stdin, capture_output=True,
+                                      text=True, env=envmod.clean_env(),
+                                      timeout=timeout_per_job * len(todo) + 60)
+            rc = proc.returncode
+        except subprocess.TimeoutExpired:
+            rc = -int(signal.SIGKILL)
+        finally:
+            Path(req).unlink(missing_ok=True)
+        before = len(done)
+        for line in out.read_text(encoding="utf-8").splitlines() if out.exists() else []:
+            if line.strip():
+                rec = json.loads(line)
+                done[rec["id"]] = rec
+        if rc == 0 and all(j["id"] in done for j in jobs):
+            continue
+        # the worker died on the first job it did not answer: that job crashed the toolkit
+        victim = next(j for j in jobs if j["id"] not in done)
+        rec = {"id": victim["id"], "log": victim["log"], "reached": "", "failed_stage": "crash",
+               "error": f"the toolkit's process died ({_signal_name(rc)}) on this model: "
+                        f"{_log_tail(victim['log'])}", "outputs": [], "seconds": 0.0}
+        with open(out, "a", encoding="utf-8") as fh:
+            fh.write(json.dumps(rec) + "\n")
+        done[victim["id"]] = rec
+        if len(done) == before and rc == 0:
+            break
+    return [done[j["id"]] for j in jobs]
