@@ -1,7 +1,12 @@
-"""`studio inspect MODEL.onnx [PART.onnx ...] --target NAME|all --format text|json|html|sarif --fail-on LEVEL`.
+"""`studio inspect MODEL.onnx [PART.onnx ...] --target NAME|all --format text|json|html|sarif --fail-on LEVEL
+[--verify [--fold-into-profile WORKSPACE|DIR]]`.
 
+``--verify`` runs every usable verifier of the chosen targets (a real ORT session, TVM import, OpenVINO query,
+plugins' tools) and shows per node where the tool and the static profile disagree; the answers go into the
+report's ``verification`` field, and with --fail-on the tool's answer replaces the profile's for its target.
 Exit codes: 0 = inspected and nothing at the --fail-on level; 1 = findings at the --fail-on level (the CI gate);
 2 = bad input (missing/corrupt model, unknown target, malformed profile, bad flag); 130 = interrupted.
+A verifier that is missing or broken is shown with its reason and never changes the exit code.
 """
 
 from __future__ import annotations
@@ -34,6 +39,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--custom-domain", action="append", default=None, metavar="DOMAIN",
                    help="op domain allowed besides ai.onnx (repeatable), e.g. com.microsoft")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress lines on stderr")
+    p.add_argument("--verify", action="store_true",
+                   help="also ask the real toolchains (ORT session, TVM import, OpenVINO query, plugins) and "
+                        "show where they disagree with the static profiles")
+    p.add_argument("--fold-into-profile", type=Path, default=None, metavar="WORKSPACE|DIR",
+                   help="with --verify: write the tool's answer for the disagreeing ops as <target>.yaml in the "
+                        "workspace's targets/ (or this folder); later runs with --workspace use it")
 
 
 def profile_dirs_from(args: argparse.Namespace) -> list[Path]:
@@ -79,13 +90,55 @@ def run(args: argparse.Namespace) -> int:
         text = json.dumps({**to_sarif(reports[0]), "runs": runs}, indent=2)
     else:
         text = "\n".join(render(r, args.format) for r in reports)
+    if args.verify:
+        text = _verify(args, reports, text, shapes or None)
+    elif args.fold_into_profile is not None:
+        from studio.core.errors import InputError
+
+        raise InputError("--fold-into-profile needs --verify", offending="--fold-into-profile",
+                         hint="add --verify so there is a tool's answer to fold")
     if args.output:
         write_text_atomic(args.output, text)
         print(f"wrote {args.format} report to {args.output}", file=sys.stderr)
     else:
         sys.stdout.write(text)
-    if args.fail_on and any(r.fails_on(args.fail_on) for r in reports):
+    from studio.verify.run import fails_on
+
+    if args.fail_on and any(fails_on(r, args.fail_on) for r in reports):
         worst = {r.model: r.worst_verdict() for r in reports}
         print(f"inspect: findings at or above '{args.fail_on}' ({worst}); exit {EXIT_GATE}", file=sys.stderr)
         return EXIT_GATE
     return EXIT_OK
+
+
+def _verify(args: argparse.Namespace, reports: list, text: str, shapes: dict[str, list[int]] | None) -> str:
+    """Run the verifiers on each model, attach their answers, re-render, fold if asked."""
+    import json
+
+    from studio.inspect.render import render
+    from studio.verify.registry import all_verifiers
+    from studio.verify.run import text as verify_text
+    from studio.verify.run import verify_report
+
+    entries = all_verifiers()
+    for r in reports:
+        if not args.quiet:
+            print(f"verifying {r.model} with the real toolchains ...", file=sys.stderr)
+        verify_report(r, r.model, shapes=shapes, entries=entries)
+    if args.format == "json":
+        text = render(reports[0], "json") if len(reports) == 1 else json.dumps([r.to_dict() for r in reports],
+                                                                                indent=2)
+    elif args.format == "text":
+        text = text + "".join(verify_text(r) for r in reports)
+    if args.fold_into_profile is not None:
+        from studio.verify.fold import fold
+
+        for r in reports:
+            for target in r.targets:
+                res = fold(r, target, args.fold_into_profile)
+                if res.path is not None:
+                    print(f"folded {len(res.changed)} op(s) of {target} into {res.path}: "
+                          + ", ".join(f"{k} ({v.split(':')[0]})" for k, v in res.changed.items()), file=sys.stderr)
+                elif any(c["target"] == target for c in r.verification.get("comparisons", [])):
+                    print(f"{target}: nothing folded: {res.skipped}", file=sys.stderr)
+    return text

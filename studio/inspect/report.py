@@ -111,6 +111,9 @@ class InspectionReport(Report):
     boundaries: list[BoundaryCheck] = field(default_factory=list)
     shape_inference: str = "passed"  # "passed" | "failed: ..."
     timings: dict[str, float] = field(default_factory=dict)
+    # `inspect --verify`: per target, the real tool's answer beside the profile's (studio.verify.run:
+    # {"verifiers": [{name, target, ok, reason}], "comparisons": [Comparison.to_dict()], "results": [...]})
+    verification: dict[str, Any] = field(default_factory=dict)
 
     # -- queries used by the CLI and the GUI ----------------------------------------------------------
     def findings_for(self, target: str) -> list[Finding]:

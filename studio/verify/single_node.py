@@ -56,9 +56,38 @@ def _types(model: Any) -> dict[str, Any]:
 
 
 def _initializers(model: Any) -> dict[str, Any]:
+    """Initializers and Constant-node values by name: both are constants to a converter."""
     from studio.inspect.model import iter_graphs
 
-    return {t.name: t for _p, g, _o in iter_graphs(model.graph) for t in g.initializer}
+    out = {t.name: t for _p, g, _o in iter_graphs(model.graph) for t in g.initializer}
+    for _p, g, _o in iter_graphs(model.graph):
+        for n in g.node:
+            if n.op_type == "Constant" and n.domain in ("", "ai.onnx") and n.output and n.output[0] not in out:
+                t = _constant_tensor(n)
+                if t is not None:
+                    out[n.output[0]] = t
+    return out
+
+
+def _constant_tensor(node: Any) -> Any | None:
+    """The TensorProto a Constant node holds (value, value_float(s), value_int(s)); None for the rest."""
+    import numpy as np
+    import onnx.helper as h
+    from onnx import numpy_helper
+
+    for a in node.attribute:
+        name = node.output[0]
+        if a.name == "value":
+            t = type(a.t)()
+            t.CopyFrom(a.t)
+            t.name = name
+            return t
+        v = h.get_attribute_value(a)
+        if a.name in ("value_float", "value_floats"):
+            return numpy_helper.from_array(np.asarray(v, dtype=np.float32), name)
+        if a.name in ("value_int", "value_ints"):
+            return numpy_helper.from_array(np.asarray(v, dtype=np.int64), name)
+    return None
 
 
 def _subgraph_free_names(node: Any) -> list[str]:

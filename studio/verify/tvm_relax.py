@@ -21,6 +21,17 @@ from studio.verify.attribution import check_each_node, merge_blame, short
 
 INSTALL_HINT = "install apache-tvm: python3 -m pip install 'deployment-studio[compile]'"
 _PRINTED_OP = re.compile(r"Error converting operator (\w+)")
+# Ops whose converters take a Relax shape value (the output of Shape) as it is; any other consumer of a Shape
+# output fails the import with "cannot handle ShapeExpr inputs" (tvm/relax/frontend/onnx, apache-tvm 0.27).
+SHAPE_COMPATIBLE = {"Reshape", "Resize", "ConstantOfShape", "Gather", "Slice", "Shape", "Expand", "Concat", "Equal",
+                    "Where", "Cast", "CastLike", "Squeeze"}
+
+
+def shape_expr_culprits(refs: list[Any]) -> list[Any]:
+    """Main-graph nodes that read a Shape output directly but cannot take a shape value."""
+    shapes = {o for r in refs if not r.graph and r.op_type == "Shape" for o in r.node.output}
+    return [r for r in refs if not r.graph and r.op_type not in SHAPE_COMPATIBLE
+            and any(i in shapes for i in r.node.input)]
 
 
 @dataclass
@@ -91,6 +102,12 @@ class TvmRelaxVerifier:
         res.nodes = check_each_node(proto, self.import_error)
         res.notes.append("import failed; each node was then imported alone as a one-node model")
         merge_blame(res.nodes, err, refs)
+        if "cannot handle ShapeExpr inputs" in err and not any(c.verdict == "unsupported" for c in res.nodes):
+            by_key = res.by_node()
+            for r in shape_expr_culprits(refs):  # alone the input is a plain tensor: name the consumers
+                by_key[r.key].verdict = "unsupported"
+                by_key[r.key].message = short(f"{err} (this node reads a Shape output; its converter takes "
+                                              "tensors only)")
         if not any(c.verdict == "unsupported" for c in res.nodes):
             res.notes.append("every node imports alone: the failure is the model's (see error), not a node's")
         res.seconds = round(time.perf_counter() - t0, 4)

@@ -302,10 +302,11 @@ def map_nodes(proto: Any, refs: list[Any], ov_model: Any, supported: set[str],
         if r.graph:  # inside an If/Loop/Scan body: OpenVINO converts and queries the body with its owner
             top = r.key.split("/", 1)[0]
             oc = verdict_of.get(top)
-            v = oc.verdict if oc else "unknown"
+            v = "supported" if oc is not None and oc.verdict == "supported" else "unknown"
             out.append(NodeCheck(node=r.key, op_type=r.op_type, domain=r.domain, verdict=v,
                                  placement=oc.placement if oc else "",
-                                 message=f"inside the body of '{top}': checked with it"))
+                                 message=f"inside the body of '{top}': converted and queried with it"
+                                 + ("" if v == "supported" else f" ('{top}' failed, its body was not checked)")))
             continue
         if r.key in conv:
             c = NodeCheck(r.key, r.op_type, "unsupported", "failed", conv[r.key], r.domain)

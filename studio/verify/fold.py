@@ -1,0 +1,134 @@
+"""Folding a tool's answer into a workspace profile: WORKSPACE/targets/<id>.yaml overrides the built-in one.
+
+Only the ops where the tool and the profile disagreed on this model change, at op level: an op the tool refused
+on every node becomes unsupported (on some nodes only: risky, with the tool's words); an op the profile
+refused but the tool took on every node becomes supported and loses the opset range and constraints that
+refused it. The file keeps the built-in profile's provenance and adds a line per folded op saying which tool,
+at which version, on which model, so the profile still says where each verdict came from.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from studio.core.errors import InputError
+from studio.inspect.profiles import DEFAULT_DOMAIN, norm_domain
+
+LIST_SECTIONS = ("supported", "unsupported", "unknown")
+
+
+@dataclass
+class FoldResult:
+    """What one fold wrote: the file, and the ops it changed (op key -> new status + why)."""
+
+    target: str
+    path: Path | None
+    changed: dict[str, str] = field(default_factory=dict)
+    skipped: str = ""  # why nothing was written
+
+
+def targets_folder(dest: Path) -> Path:
+    """A workspace folder means its targets/ folder; any other path is the folder of profiles itself."""
+    from studio.core.workspace import WORKSPACE_FILE, Workspace
+
+    if (dest / WORKSPACE_FILE).is_file():
+        return Workspace.open(dest).targets_dir
+    return dest
+
+
+def _op_key(domain: str, op: str) -> str:
+    return op if norm_domain(domain) == DEFAULT_DOMAIN else f"{domain}:{op}"
+
+
+def _drop(data: dict[str, Any], domain: str, op: str) -> None:
+    """Remove ``op`` from every listing section, risky/cpu_fallback, opsets and constraints."""
+    dom = norm_domain(domain)
+    for section in LIST_SECTIONS:
+        lists = data.get(section) or {}
+        for d in list(lists):
+            if norm_domain(d) == dom and op in (lists[d] or []):
+                lists[d] = [o for o in lists[d] if o != op]
+    key = _op_key(domain, op)
+    for section in ("risky", "cpu_fallback", "opsets", "constraints"):
+        (data.get(section) or {}).pop(key, None)
+
+
+def _add(data: dict[str, Any], section: str, domain: str, op: str) -> None:
+    lists = data.setdefault(section, {}) or {}
+    data[section] = lists
+    d = next((k for k in lists if norm_domain(k) == norm_domain(domain)), norm_domain(domain))
+    lists.setdefault(d, [])
+    if op not in lists[d]:
+        lists[d].append(op)
+
+
+def plan(comparison: dict[str, Any], result: dict[str, Any]) -> dict[tuple[str, str], tuple[str, str]]:
+    """(domain, op) -> (new status, why) from one comparison and the tool's per-node answers."""
+    per_op: dict[tuple[str, str], list[str]] = {}
+    msgs: dict[tuple[str, str], str] = {}
+    for n in result["nodes"]:
+        k = (n["domain"] or DEFAULT_DOMAIN, n["op_type"])
+        per_op.setdefault(k, []).append(n["verdict"])
+        if n["verdict"] == "unsupported" and k not in msgs:
+            msgs[k] = n["message"]
+    out: dict[tuple[str, str], tuple[str, str]] = {}
+    for d in comparison["disagreements"]:
+        k = (d["domain"] or DEFAULT_DOMAIN, d["op_type"])
+        tool = per_op.get(k, [])
+        if d["tool_verdict"] == "unsupported":
+            every = all(v == "unsupported" for v in tool)
+            out[k] = ("unsupported" if every else "risky", msgs.get(k, d["tool_message"]) or "refused by the tool")
+        elif all(v == "supported" for v in tool) and k not in out:
+            out[k] = ("supported", f"taken by the tool; the profile said: {d['static_reason']}")
+    return out
+
+
+def fold(report: Any, target: str, dest: Path) -> FoldResult:
+    """Write ``dest``/<target>.yaml (starting from an earlier fold there, else the built-in profile)."""
+    import yaml
+
+    from studio.core.atomic import write_text_atomic
+    from studio.inspect.profiles import load_target
+
+    v = report.verification or {}
+    comp = next((c for c in v.get("comparisons", []) if c["target"] == target and c["ran"]), None)
+    res = next((r for r in v.get("results", []) if r["target"] == target and r["ran"]), None)
+    if comp is None or res is None:
+        return FoldResult(target, None, skipped="no verifier ran for this target")
+    changes = plan(comp, res)
+    if not changes:
+        return FoldResult(target, None, skipped="the tool and the profile agree on every node")
+    prof = load_target(target)
+    if prof.kind == "runtime":
+        return FoldResult(target, None, skipped=f"{target} is computed from the installed runtime's own registry "
+                                                "at every run; there is no list to fold into")
+    folder = targets_folder(Path(dest))
+    out = folder / f"{target}.yaml"
+    src = out if out.is_file() else Path(prof.path or "")
+    try:
+        data = yaml.safe_load(src.read_text(encoding="utf-8")) or {}
+    except OSError as exc:
+        raise InputError(f"cannot read the profile to fold into: {exc}", offending=str(src),
+                         hint="pass a workspace or a writable targets folder to --fold-into-profile") from None
+    day = _dt.date.today().isoformat()
+    result = FoldResult(target, out)
+    for (domain, op), (status, why) in sorted(changes.items()):
+        _drop(data, domain, op)
+        if status == "risky":
+            data.setdefault("risky", {})[_op_key(domain, op)] = f"{res['tool']}: {why}"[:400]
+        else:
+            _add(data, status, domain, op)
+        result.changed[_op_key(domain, op)] = f"{status}: {why}"[:300]
+    note = str(data.get("notes", "")).strip()
+    stamp = f"Folded from {res['tool']} ({res['verifier']}) on {Path(report.model).name}, {day}: " + "; ".join(
+        f"{k} -> {s.split(':')[0]}" for k, s in result.changed.items())
+    data["notes"] = f"{note}\n{stamp}".strip()
+    data["date_read"] = str(data.get("date_read", day))
+    header = (f"# Workspace override of the built-in '{target}' profile, folded from the real tool's answer.\n"
+              f"# Base: {prof.path}\n")
+    folder.mkdir(parents=True, exist_ok=True)
+    write_text_atomic(out, header + yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=110))
+    return result
