@@ -102,9 +102,11 @@ class TvmRelaxVerifier:
         res.nodes = check_each_node(proto, self.import_error)
         res.notes.append("import failed; each node was then imported alone as a one-node model")
         merge_blame(res.nodes, err, refs)
-        if "cannot handle ShapeExpr inputs" in err and not any(c.verdict == "unsupported" for c in res.nodes):
+        if "cannot handle ShapeExpr inputs" in err:
             by_key = res.by_node()
-            for r in shape_expr_culprits(refs):  # alone the input is a plain tensor: name the consumers
+            res.notes.append("the import failed on a Shape output read by an op that takes tensors only; one-node "
+                             "checks turn that input into a plain tensor, so those nodes are named from the graph")
+            for r in shape_expr_culprits(refs):
                 by_key[r.key].verdict = "unsupported"
                 by_key[r.key].message = short(f"{err} (this node reads a Shape output; its converter takes "
                                               "tensors only)")
