@@ -22,9 +22,9 @@ from typing import Any
 import numpy as np
 
 from studio.core.errors import BundleError
+from studio.core.processor_files import PROCESSOR_FILES, processor_section
 
 TOKENIZER_FILE = "tokenizer.json"
-PROCESSOR_FILES = ("preprocessor_config.json", "processor_config.json")
 TEXT_TENSORS = ("input_ids", "attention_mask", "token_type_ids")
 IMAGE_TENSORS = ("pixel_values",)
 AUDIO_TENSORS = ("input_values", "input_features", "audio", "waveform")
@@ -36,8 +36,7 @@ class RawInputError(ValueError):
 
 
 def _processor_config(files: dict[str, Path], section: str) -> dict[str, Any]:
-    """The image / audio processor's settings: ``preprocessor_config.json`` or the section of
-    ``processor_config.json`` (transformers 5 nests ``image_processor`` / ``feature_extractor`` there)."""
+    """The image / audio processor's settings from the bundle's processor file (either transformers layout)."""
     for name in PROCESSOR_FILES:
         p = files.get(name)
         if p is None:
@@ -47,10 +46,9 @@ def _processor_config(files: dict[str, Path], section: str) -> dict[str, Any]:
         except (OSError, ValueError) as exc:
             raise BundleError(f"{name} is unreadable: {exc}", offending=str(p),
                               hint="re-export the model so its processor files are complete") from exc
-        if isinstance(d.get(section), dict):
-            return d[section]
-        if name == "preprocessor_config.json":
-            return d
+        found = processor_section(d, section, name)
+        if found or name == "preprocessor_config.json":
+            return found
     return {}
 
 

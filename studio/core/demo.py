@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from studio.core.jobs import JobState
+from studio.core.sample_inputs import write_sample_inputs
 from studio.core.workspace import Workspace
 
 DEMO_SAMPLES = ("tiny-clip", "tiny-vilt", "tiny-siglip", "tiny-whisper", "tiny-qwen2-vl")
@@ -15,6 +16,7 @@ def create_demo_workspace(root: Path | str, job: JobState | None = None) -> Work
     from studio.export.api import write_sample
 
     ws = Workspace.create(root, name="demo")
+    write_sample_inputs(ws.root)  # an image and an audio clip for test inference
     for i, name in enumerate(DEMO_SAMPLES):
         if job:
             job.step(i, len(DEMO_SAMPLES), f"writing sample {name}")

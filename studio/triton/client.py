@@ -409,8 +409,14 @@ def prepare_inputs(cfg: dict[str, Any], *, image: Path | str | None = None, text
     def dims(inp: dict[str, Any]) -> list[int]:
         return [int(d) for d in inp.get("dims", [])]
 
-    def batch(a: np.ndarray) -> np.ndarray:
-        return a[None, ...] if batched else a
+    def batch(a: np.ndarray, inp: dict[str, Any] | None = None) -> np.ndarray:
+        """Add the batch dim Triton's config leaves out, or (a config with max_batch_size 0, e.g. the agent's)
+        as many leading 1s as the input's declared rank needs: token ids [N] for dims [-1, -1] are [1, N]."""
+        a = a[None, ...] if batched else a
+        rank = len(dims(inp)) + int(batched) if inp is not None and dims(inp) else a.ndim
+        while a.ndim < rank:
+            a = a[None, ...]
+        return a
 
     def free(pred: Any) -> dict[str, Any] | None:
         return next((i for i in inputs if i["name"] not in feed and pred(i)), None)
@@ -433,7 +439,7 @@ def prepare_inputs(cfg: dict[str, Any], *, image: Path | str | None = None, text
             cols = {"input_ids": enc.ids, "attention_mask": enc.attention_mask, "token_type_ids": enc.type_ids}
             for n, vals in cols.items():
                 if n in by_name and n not in feed:
-                    feed[n] = batch(np.asarray(vals, dtype=_dtype(by_name[n])))
+                    feed[n] = batch(np.asarray(vals, dtype=_dtype(by_name[n])), by_name[n])
             if "input_ids" not in by_name:
                 raise InputError("the model has no input_ids input for the tokenised text", offending="text")
     if image is not None:
@@ -455,7 +461,7 @@ def prepare_inputs(cfg: dict[str, Any], *, image: Path | str | None = None, text
         numeric = free(lambda i: _dtype(i).kind == "f" and len(dims(i)) == 1)
         inp = free(lambda i: _dtype(i) == np.dtype(object))
         if numeric is not None:
-            feed[numeric["name"]] = batch(_wave(audio).astype(_dtype(numeric)))
+            feed[numeric["name"]] = batch(_wave(audio).astype(_dtype(numeric)), numeric)
         elif inp is not None:
             feed[inp["name"]] = batch(np.array([audio.read_bytes()], dtype=object))
         else:
@@ -479,11 +485,14 @@ def _image_tensor(path: Path, inp: dict[str, Any], d: list[int], batched: bool,
     w = w if w > 0 else 224
     mean, std = [0.0, 0.0, 0.0], [1.0, 1.0, 1.0]
     if processor is not None:
-        p = Path(processor)
-        p = p if p.is_file() else p / "preprocessor_config.json"
-        if p.is_file():
-            pc = json.loads(p.read_text(encoding="utf-8"))
-            mean, std = pc.get("image_mean", mean), pc.get("image_std", std)
+        from studio.core.processor_files import read_processor
+
+        try:
+            pc = read_processor(processor, "image_processor")
+        except (OSError, ValueError) as exc:
+            raise InputError(f"processor file in {processor} is unreadable: {exc}", offending=str(processor),
+                             hint="choose the export's preprocessor_config.json or processor_config.json") from exc
+        mean, std = pc.get("image_mean", mean), pc.get("image_std", std)
     with Image.open(path) as im:
         im = im.convert("RGB" if c == 3 else "L").resize((w, h))
         a = np.asarray(im, dtype=np.float32) / 255.0
@@ -491,7 +500,7 @@ def _image_tensor(path: Path, inp: dict[str, Any], d: list[int], batched: bool,
         a = a[..., None]
     a = (a - np.asarray(mean[: a.shape[-1]], np.float32)) / np.asarray(std[: a.shape[-1]], np.float32)
     a = a.transpose(2, 0, 1).astype(_dtype(inp))
-    return a[None] if batched else a
+    return a[None] if batched or len(d) == 4 else a  # [N, C, H, W] declared in full (max_batch_size 0)
 
 
 def _wave(path: Path) -> np.ndarray:

@@ -26,6 +26,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from studio.core.processor_files import find_processor_file
+from studio.core.sample_inputs import SAMPLES_DIR
 from studio.core.state import StudioState
 from studio.core.workspace import Workspace
 from studio.gui.devices.server_poll import ServerSpec
@@ -33,7 +35,6 @@ from studio.gui.file_dialogs import start_dir
 
 IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp")
 AUDIO_SUFFIXES = (".wav", ".npy")
-SAMPLES_DIR = "samples"  # WORKSPACE/samples: sample inputs a workspace (the demo's) ships
 MAX_SIGNATURE_BYTES = 64 * 2**20  # ONNX files read for their inputs on the GUI thread (larger: config only)
 # input-name words when an input is not one of the export's known names
 _NAME_HINTS = {"vision": ("pixel", "image"), "audio": ("audio", "wave", "mel", "input_features", "input_values")}
@@ -171,7 +172,7 @@ class InferenceForm(QWidget):
         self.image = PathEdit("image file", "Images (*.png *.jpg *.jpeg *.bmp)")
         self.audio = PathEdit("audio file", "Audio (*.wav *.npy)")
         self.tokenizer = PathEdit("tokenizer.json (for models taking token ids)", "tokenizer.json (*.json)")
-        self.processor = PathEdit("preprocessor_config.json (image mean/std)", "JSON (*.json)")
+        self.processor = PathEdit("preprocessor_config.json / processor_config.json (image mean/std)", "JSON (*.json)")
         self.run_btn = QPushButton("Run inference")
         self.run_btn.setProperty("role", "primary")
         self.out = QPlainTextEdit()
@@ -200,11 +201,12 @@ class InferenceForm(QWidget):
         """Prefill from what the workspace knows about the current model (empty fields only)."""
         for edit in (self.image, self.audio, self.tokenizer, self.processor):
             edit.workspace = state.workspace
-        for kind, edit, file in (("tokenizer", self.tokenizer, "tokenizer.json"),
-                                 ("processor", self.processor, "preprocessor_config.json")):
+        for kind, edit in (("tokenizer", self.tokenizer), ("processor", self.processor)):
             folder = state.artifact(kind)
-            if folder and not edit.edit.text().strip() and (Path(folder) / file).is_file():
-                edit.edit.setText(str(Path(folder) / file))
+            found = (find_processor_file(folder) if kind == "processor" else Path(folder) / "tokenizer.json"
+                     ) if folder else None
+            if found is not None and found.is_file() and not edit.edit.text().strip():
+                edit.edit.setText(str(found))
         takes = model_modalities(state) if state.model() is not None else set()
         samples = sample_files(state)
         for modality, edit in (("vision", self.image), ("audio", self.audio)):

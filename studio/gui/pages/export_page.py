@@ -37,14 +37,19 @@ from studio.gui.widgets.layout import add_heading
 SOURCE, SIGNATURE, OPTIONS, RUN, RESULT = range(5)
 
 
-def _prepare(choice: SourceChoice, job: Any) -> dict[str, Any]:
-    """Worker side of "Next" on the source step: write the sample if needed, then infer the signature."""
+def _prepare(choice: SourceChoice, job: Any, workspace_root: Path | None = None) -> dict[str, Any]:
+    """Worker side of "Next" on the source step: write the sample (and the workspace's sample inputs) if
+    needed, then infer the signature."""
     from studio.export.api import infer_signature, write_sample
 
     if choice.sample:
         job.set_status(f"writing sample model {choice.sample} to {choice.model_dir}")
         job.set_progress(10, force=True)
         write_sample(choice.sample, choice.model_dir)
+        if workspace_root is not None:  # an image and an audio clip for test inference later
+            from studio.core.sample_inputs import write_sample_inputs
+
+            write_sample_inputs(workspace_root)
     job.check_cancelled()
     job.set_status("reading the model's signature")
     job.set_progress(60, force=True)
@@ -217,8 +222,9 @@ class ExportPage(Page):
         self.source.mark_touched()
         self.source.busy.setText("writing the sample model and reading its signature…" if choice.sample
                                  else "reading the model's signature…")
+        root = self.workspace.root if self.workspace is not None else None
         self.prepare_handle = self.jobs.start(
-            "export:prepare", f"Read signature of {choice.label}", lambda job: _prepare(choice, job),
+            "export:prepare", f"Read signature of {choice.label}", lambda job: _prepare(choice, job, root),
             on_done=lambda res, c=choice: self._prepared(c, res), on_failed=self._prepare_failed)
         self._sync_nav()
         return self.prepare_handle
