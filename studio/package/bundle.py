@@ -170,7 +170,7 @@ def collect_source(src: Path) -> _Source:
             if (src.parent / name).is_file():
                 files[f"model/{name}"] = src.parent / name
         onnx_files = [f"model/{src.name}"]
-        stem = src.stem
+        stem = src.parent.name if src.stem == "model" else src.stem  # an export's model.onnx: its folder's name
     else:
         files = _walk(src)
         onnx_files = sorted(k for k in files if k.endswith(".onnx"))

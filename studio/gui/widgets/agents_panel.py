@@ -187,6 +187,26 @@ class AgentsPanel(QWidget):
             self._sync_from_state()
         elif topic == "device_state":  # a poll (here or on Devices) found something: repaint the states
             self._paint_states()
+        elif topic == "selection":  # e.g. a deploy chose this agent: show it here too
+            self._follow_selection()
+
+    def _follow_selection(self) -> None:
+        """Select the state's selected device when it is one of these agents (and fetch its versions)."""
+        d = self.state.selected_device if self.state is not None else None
+        if d is None or d.url not in self.agents:
+            return
+        current = self.selected()
+        if current is None or current.url != d.url:
+            self.select(d.url)
+        if self.agents[d.url].token_file:  # what it serves may have changed (a deploy is why it was chosen)
+            self.refresh(d.url)
+
+    def showEvent(self, event: Any) -> None:  # noqa: N802 (Qt override)
+        """Shown again (another page may have deployed or rolled back meanwhile): fetch the selected agent."""
+        super().showEvent(event)
+        a = self.selected()
+        if a is not None and a.token_file:
+            self.refresh(a.url)
 
     def _sync_from_state(self) -> None:
         """Rebuild the list from the state's agents, keeping what was polled for the ones still there."""
@@ -278,6 +298,8 @@ class AgentsPanel(QWidget):
         self._paint_states()
         if keep:
             self.select(keep)
+        elif self.state is not None and self.state.selected_device is not None:
+            self.select(self.state.selected_device.url)
         self._show_selected()
 
     def device_state(self, a: AgentEntry) -> DeviceState:
