@@ -7,8 +7,8 @@ off-screen on a laptop. Everything here reads the screen's *available* geometry 
 from __future__ import annotations
 
 from PySide6.QtCore import QRect, QSize, Qt
-from PySide6.QtGui import QGuiApplication, QScreen
-from PySide6.QtWidgets import QFrame, QScrollArea, QWidget
+from PySide6.QtGui import QGuiApplication, QResizeEvent, QScreen
+from PySide6.QtWidgets import QFrame, QScrollArea, QSplitter, QWidget
 
 PREFERRED = QSize(1400, 860)  # what the window would like on a large screen
 SCREEN_SHARE = (0.94, 0.90)  # of the available width and height (room for a title bar) on smaller screens
@@ -81,3 +81,38 @@ class PageScroller(QScrollArea):
     def sizeHint(self) -> QSize:  # noqa: N802
         page = self.widget()
         return page.sizeHint() if page is not None else super().sizeHint()
+
+
+class AdaptiveSplitter(QSplitter):
+    """Two panes side by side when the width holds both minimums, one above the other when it does not.
+
+    Why: beside the Jobs and Log docks a 1366 px screen leaves ~900 px for a page; a form plus a panel that
+    need 1000 px side by side would be cut at the right (a PageScroller scrolls only vertically). The width
+    asked for is the widest pane's, so the page can always fit; the height follows the orientation.
+    """
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(Qt.Orientation.Horizontal, parent)
+        self.setChildrenCollapsible(False)
+
+    def _min_width(self, i: int) -> int:
+        w = self.widget(i)
+        return w.minimumSizeHint().expandedTo(w.minimumSize()).width()
+
+    def side_by_side_width(self) -> int:
+        """The width both panes need next to each other (handles included)."""
+        n = self.count()
+        return sum(self._min_width(i) for i in range(n)) + self.handleWidth() * max(0, n - 1)
+
+    def minimumSizeHint(self) -> QSize:  # noqa: N802 (Qt override)
+        hint = super().minimumSizeHint()
+        widest = max((self._min_width(i) for i in range(self.count())), default=0)
+        return QSize(widest, hint.height())
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802
+        want = (Qt.Orientation.Horizontal if event.size().width() >= self.side_by_side_width()
+                else Qt.Orientation.Vertical)
+        if want != self.orientation():
+            self.setOrientation(want)
+            self.updateGeometry()
+        super().resizeEvent(event)

@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
 from studio.export.api import ExportReport
 from studio.gui.export_wizard.common import Step, muted
 from studio.gui.theme import colors, set_role
+from studio.gui.widgets.flow import FlowLayout
 from studio.gui.widgets.graph_snippet import GraphSnippetView
 from studio.gui.widgets.tables import readonly_table
 
@@ -84,16 +85,13 @@ class ResultStep(Step):
         self.heading.setVisible(False)
         self.report: ExportReport | None = None
         self.job_log: list[str] = []
-        scroll = QScrollArea()
-        scroll.setWidgetResizable(True)
-        scroll.setFrameShape(QFrame.Shape.NoFrame)
+        # no scroll area of its own: the wizard's steps already scroll (two nested vertical scroll bars, and
+        # content cut at the right between them, is what a 1366x768 screen showed)
         inner = QWidget()
         lay = QVBoxLayout(inner)
         lay.setContentsMargins(0, 0, 8, 0)
         lay.setSpacing(12)
-        scroll.setWidget(inner)
-        self.body.addWidget(scroll, 1)
-        self.scroll = scroll
+        self.body.addWidget(inner, 1)
 
         self.banner = QFrame()
         b = QVBoxLayout(self.banner)
@@ -104,7 +102,7 @@ class ResultStep(Step):
         b.addWidget(self.banner_detail)
         lay.addWidget(self.banner)
 
-        actions = QHBoxLayout()
+        actions = FlowLayout()  # the six actions wrap on a narrow window instead of running off it
         self.btn_report = QPushButton("Open report")
         self.btn_report.clicked.connect(self._open_report)
         self.btn_inspect = QPushButton("Open in inspector")
@@ -127,7 +125,6 @@ class ResultStep(Step):
         actions.addWidget(self.btn_compile)
         actions.addWidget(self.btn_report)
         actions.addWidget(self.btn_folder)
-        actions.addStretch(1)
         lay.addLayout(actions)
 
         # failure diagnosis
@@ -258,7 +255,11 @@ class ResultStep(Step):
         self._fill_summary(report)
         self._fill_validation(report)
         self._fill_outputs(report)
-        self.scroll.verticalScrollBar().setValue(0)
+        area = self.parentWidget()
+        while area is not None and not isinstance(area, QScrollArea):
+            area = area.parentWidget()
+        if area is not None:  # a new result starts at its top
+            area.verticalScrollBar().setValue(0)
 
     def _fill_diagnosis(self, report: ExportReport) -> None:
         dg = report.diagnosis

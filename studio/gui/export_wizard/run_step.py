@@ -9,6 +9,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QPlainTextEdit, QProgressBar,
 
 from studio.gui.export_wizard.common import Step
 from studio.gui.theme import set_role
+from studio.gui.widgets.flow import ElidedLabel
 
 
 class RunStep(Step):
@@ -19,7 +20,7 @@ class RunStep(Step):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__("The export runs in the background: you can switch pages and come back. Cancel stops it "
                          "at the next safe point and leaves nothing half-written at the output path.", parent)
-        self.what = QLabel("")
+        self.what = ElidedLabel("")  # "model -> /long/output/path": elided, full text in the tooltip
         set_role(self.what, "subheading")
         self.body.addWidget(self.what)
         self.bar = QProgressBar()
@@ -28,7 +29,7 @@ class RunStep(Step):
         self.bar.setMinimumHeight(22)
         self.body.addWidget(self.bar)
         row = QHBoxLayout()
-        self.status = QLabel("waiting to start…")
+        self.status = ElidedLabel("waiting to start…")  # job status lines name long paths
         self.elapsed = QLabel("")
         set_role(self.elapsed, "muted")
         self.cancel_btn = QPushButton("Cancel export")

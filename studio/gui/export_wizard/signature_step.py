@@ -22,6 +22,7 @@ from studio.export.api import MODALITIES, InputSpec
 from studio.gui.export_wizard.common import Step, muted
 from studio.gui.theme import colors, set_role
 from studio.gui.widgets.field_error import FieldError
+from studio.gui.widgets.flow import ElidedLabel
 
 COLS = ("Use", "Modality", "Input name", "dtype", "Example shape", "Dynamic axes")
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.]*$")
@@ -54,7 +55,7 @@ class SignatureStep(Step):
                          "(used to split the graph per encoder), rename it, or change which axes stay dynamic.",
                          parent)
         self.inferred: list[InputSpec] = []
-        self.model_label = QLabel("")
+        self.model_label = ElidedLabel("")  # names the model folder: elided, full in the tooltip
         set_role(self.model_label, "muted")
         self.body.addWidget(self.model_label)
         self.table = QTableWidget(0, len(COLS))

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QFrame, QHBoxLayout, QScrollArea, QToolButton, QWidget
+from PySide6.QtCore import QSize, Qt, Signal
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QScrollArea, QSizePolicy, QStyle, QToolButton, QWidget
 
 from studio.gui.graph import palette
 from studio.gui.inspector import details
@@ -23,8 +23,14 @@ class TargetChip(QToolButton):
         self.setAutoRaise(False)
         self.setCursor(Qt.CursorShape.PointingHandCursor)
         self.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
-        self.setMinimumWidth(122)
+        # as wide as its text (at least 122 px): the strip scrolls sideways instead of eliding the counts; an
+        # explicit minimum width would let the layout squeeze the chip to it
+        self.setSizePolicy(QSizePolicy.Policy.Fixed, QSizePolicy.Policy.Fixed)
         self.set_summary(None)
+
+    def sizeHint(self) -> QSize:  # noqa: N802 (Qt override)
+        hint = super().sizeHint()
+        return QSize(max(122, hint.width()), hint.height())
 
     def set_summary(self, summary: Any, theme: str = "light") -> None:
         """Show a TargetSummary of the report (None: not inspected yet)."""
@@ -78,7 +84,8 @@ class TargetStrip(QScrollArea):
         self.setWidgetResizable(True)
         self.setFrameShape(QFrame.Shape.NoFrame)
         self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        self.setFixedHeight(50)
+        # room for the chips and, below them, the sideways scroll bar (it never covers the counts)
+        self.setFixedHeight(46 + self.style().pixelMetric(QStyle.PixelMetric.PM_ScrollBarExtent))
 
     def add_chip(self, target: str) -> TargetChip:
         """The chip of ``target``, added before the trailing stretch when it is new."""

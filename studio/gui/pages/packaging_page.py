@@ -21,7 +21,6 @@ from PySide6.QtWidgets import (
     QProgressBar,
     QPushButton,
     QSizePolicy,
-    QSplitter,
     QTableWidget,
     QVBoxLayout,
     QWidget,
@@ -30,6 +29,7 @@ from PySide6.QtWidgets import (
 from studio.core.errors import Problem, StudioError
 from studio.gui.file_dialogs import start_dir
 from studio.gui.page import Page
+from studio.gui.screen_fit import AdaptiveSplitter
 from studio.gui.theme import set_role
 from studio.gui.widgets.agents_panel import AgentsPanel
 from studio.gui.widgets.bundle_actions import (
@@ -61,7 +61,7 @@ class PackagingPage(Page):
     # -- layout ----------------------------------------------------------------------------------------
     def _build(self) -> None:
         outer = QHBoxLayout(self)
-        split = QSplitter(Qt.Orientation.Horizontal)
+        split = AdaptiveSplitter()  # build form beside the agents, or above them on a narrow window
         outer.addWidget(split)
         left = QWidget()
         ll = QVBoxLayout(left)
