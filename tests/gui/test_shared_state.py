@@ -208,3 +208,18 @@ def test_test_inference_takes_the_exports_tokenizer_and_processor(qtbot, window:
     devices = window.page("devices")
     assert devices.infer_tokenizer.edit.text() == str(out / "tokenizer.json")
     assert devices.infer_processor.edit.text() == str(out / "preprocessor_config.json")
+
+
+def test_a_server_served_again_on_new_ports_is_followed_and_keeps_its_record(qtbot, window: MainWindow) -> None:  # type: ignore[no-untyped-def]
+    devices = window.page("devices")
+    first = f"http://127.0.0.1:{_closed_port()}"
+    window.state.add_device(DeviceEntry("local-triton", first, "triton",
+                                        extra={"metrics_url": first + "/metrics", "local": True, "pid": 1}))
+    assert devices.servers["local-triton"].url == first
+    again = f"http://127.0.0.1:{_closed_port()}"
+    window.state.add_device(DeviceEntry("local-triton", again, "triton",
+                                        extra={"metrics_url": again + "/metrics", "local": True, "pid": 2}))
+    assert devices.servers["local-triton"].url == again  # polled at its new address, not the old one
+    devices.open_payload({"url": again, "name": "local-triton"})  # "Open in Devices" from the Triton page
+    saved = window.state.device("local-triton")
+    assert saved.url == again and saved.extra["pid"] == 2 and saved.extra["local"] is True

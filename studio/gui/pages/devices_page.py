@@ -177,8 +177,9 @@ class DevicesPage(Page):
             spec = ServerSpec.from_device(d)
             if d.name not in self.servers:
                 self._add(spec, save=False)
-            elif self.servers[d.name].token_file != spec.token_file:  # a new token file: poll with it
+            elif self.servers[d.name] != spec:  # e.g. the local server served again on new ports: poll that
                 self.servers[d.name] = spec
+                self.poll(d.name)
         for name in [n for n in self.servers if n not in known and self.state.workspace is not None]:
             self._drop(name)
 
@@ -227,7 +228,10 @@ class DevicesPage(Page):
     def _add(self, spec: ServerSpec, save: bool) -> None:
         self.servers[spec.name] = spec
         if save and self.state.workspace is not None:
-            self.state.add_device(spec.to_device(), select=True)
+            entry, known = spec.to_device(), self.state.device(spec.name)
+            if known is not None:  # keep what others recorded (a local server's pid, repo, gRPC URL; a token)
+                entry.kind, entry.extra = known.kind, {**known.extra, **entry.extra}
+            self.state.add_device(entry, select=True)
             self.sig_workspace_changed.emit()
         items = self.server_list.findItems(spec.name, Qt.MatchFlag.MatchStartsWith)
         item = next((i for i in items if i.data(Qt.ItemDataRole.UserRole) == spec.name), None)
