@@ -56,6 +56,18 @@ def _log_tail(path: str, lines: int = 6) -> str:
     return "\n".join(strip_ansi(text).strip().splitlines()[-lines:])
 
 
+def _reached(path: str) -> str:
+    """The last stage the worker marked in a log (its marks survive a crash that loses the JSON answer)."""
+    from studio_rknn.worker import MARK
+
+    try:
+        text = Path(path).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
+    marks = [ln[len(MARK):].strip() for ln in text.splitlines() if ln.startswith(MARK)]
+    return marks[-1] if marks else ""
+
+
 def check_many(jobs: list[dict[str, Any]], out: Path, *, env: Path | None = None, timeout_per_job: float = 120,
                progress: Callable[[int, int], None] | None = None) -> list[dict[str, Any]]:
     """``check`` for every job (each: id, model, inputs, log[, platform, run]); results in job order.
@@ -97,7 +109,7 @@ def check_many(jobs: list[dict[str, Any]], out: Path, *, env: Path | None = None
             continue
         # the worker died on the first job it did not answer: that job crashed the toolkit
         victim = next(j for j in jobs if j["id"] not in done)
-        rec = {"id": victim["id"], "log": victim["log"], "reached": "", "failed_stage": "crash",
+        rec = {"id": victim["id"], "log": victim["log"], "reached": _reached(victim["log"]), "failed_stage": "crash",
                "error": f"the toolkit's process died ({_signal_name(rc)}) on this model: "
                         f"{_log_tail(victim['log'])}", "outputs": [], "seconds": 0.0}
         with open(out, "a", encoding="utf-8") as fh:

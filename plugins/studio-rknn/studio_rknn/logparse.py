@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 _TS = re.compile(r"^(?P<lvl>[DIWE]) RKNN: \[\d\d:\d\d:\d\d\.\d+\] ?")
 _FUSE = re.compile(r"^D\s+(?P<rule>[\w.]+): remove node = (?P<rm>\[.*?\])(?:, add node = (?P<add>\[.*\]))?\s*$")
-_EXC = re.compile(r"^(?:[\w.]+\.)?(?:[A-Z]\w*)?(?:Error|Exception|Fail|Failure):? ")
+_EXC = re.compile(r"^[A-Za-z_][\w.]*: ")  # "ValueError: ...", "onnxruntime...NotImplemented: ..."
 _LOWER = re.compile(r"No lowering found for: (?P<node>.+?), node type = (?P<op>\S+?), use CustomOperatorLower")
 # lines the toolkit prints as errors on every successful build too: not a verdict
 NOISE = ("Unkown op target: 0", "rknn-toolkit2 version:", "dataconvert type -1 is unsupport")

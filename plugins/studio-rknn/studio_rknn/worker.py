@@ -115,6 +115,15 @@ def _feeds(req: dict[str, Any]) -> list[Any]:
     return feeds
 
 
+MARK = "studio-rknn: reached "  # written into the log after each stage: a crash later still says how far it got
+
+
+def _mark(reached: dict[str, Any], stage: str) -> None:
+    reached["reached"] = stage
+    _LIBC.fflush(None)
+    os.write(1, f"\n{MARK}{stage}\n".encode())
+
+
 def _prepare(r: Any, req: dict[str, Any], quantize: bool, reached: dict[str, Any] | None = None) -> None:
     """config -> load_onnx -> build, the shared first half of every action; ``reached`` records the stage."""
     reached = reached if reached is not None else {}
@@ -122,15 +131,15 @@ def _prepare(r: Any, req: dict[str, Any], quantize: bool, reached: dict[str, Any
     if quantize:
         cfg["quantized_dtype"] = req.get("quantized_dtype", "w8a8")
     _call("config", r.config, **cfg)
-    reached["reached"] = "config"
+    _mark(reached, "config")
     names = [i["name"] for i in req["inputs"]]
     sizes = [list(i["shape"]) for i in req["inputs"]]
     # input names only when cropping: with names the toolkit treats the call as a crop and says so
     _call("load", r.load_onnx, model=req["model"], inputs=(names or None) if req.get("crop") else None,
           input_size_list=sizes or None)
-    reached["reached"] = "load"
+    _mark(reached, "load")
     _call("build", r.build, do_quantization=quantize, dataset=req.get("dataset") if quantize else None)
-    reached["reached"] = "build"
+    _mark(reached, "build")
 
 
 def do_check(req: dict[str, Any]) -> dict[str, Any]:
@@ -146,7 +155,7 @@ def do_check(req: dict[str, Any]) -> dict[str, Any]:
                 r = _rknn()
                 _prepare(r, req, quantize=False, reached=res)
                 _call("init_runtime", r.init_runtime)
-                res["reached"] = "init_runtime"
+                _mark(res, "init_runtime")
                 if req.get("run", True):
                     outs = r.inference(inputs=_feeds(req), data_format="nchw")
                     if outs is None:
