@@ -312,11 +312,33 @@ def _profile_files(profile_dirs: list[Path] | None) -> list[Path]:
     return files
 
 
+def plugin_profiles() -> list[TargetProfile]:
+    """Profiles contributed by plugins (manifest ``provides.targets``); a broken one is skipped and its error
+    kept on the contribution for `studio plugins`, so one bad plugin never hides the other targets."""
+    from studio.core.plugins import target_sources
+
+    out: list[TargetProfile] = []
+    for contrib, value in target_sources():
+        try:
+            if isinstance(value, Path):
+                out.append(_load_cached(value))
+            elif isinstance(value, dict):
+                out.append(parse_profile(value, f"{contrib.plugin.name}:{contrib.name}"))
+            elif isinstance(value, TargetProfile):
+                out.append(value)
+            else:
+                contrib.fail(f"target resolved to {type(value).__name__}, not a YAML path or profile mapping")
+        except TargetError as exc:
+            contrib.fail(exc.render())
+    return out
+
+
 def list_targets(profile_dirs: list[Path] | None = None) -> list[TargetProfile]:
-    """Built-in profiles then user ones; a user profile with a built-in id replaces the built-in one."""
+    """Built-in profiles, then plugins', then user ones; a later profile with the same id replaces the earlier."""
+    builtin = _profile_files(None)
+    user = _profile_files(profile_dirs)[len(builtin):]
     by_id: dict[str, TargetProfile] = {}
-    for f in _profile_files(profile_dirs):
-        prof = _load_cached(f)
+    for prof in [*map(_load_cached, builtin), *plugin_profiles(), *map(_load_cached, user)]:
         by_id[prof.id] = prof
     order = {tid: i for i, tid in enumerate(BUILTIN_IDS)}
     return sorted(by_id.values(), key=lambda p: (order.get(p.id, len(order)), p.id))
