@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from inspect_page_models import vision_model_with_problems
-from PySide6.QtCore import QPointF
+from PySide6.QtCore import QPointF, Qt
 from PySide6.QtGui import QColor
 
 from studio.gui.graph import palette
@@ -132,6 +132,13 @@ def test_search_and_payloads(qtbot, page: InspectPage, model_path: Path, tmp_pat
     assert page.match_label.text() == "1 / 2"
     page.next_match()
     assert page.view.selected_name == "fancy_custom" and page.match_label.text() == "2 / 2"
+    page.show()  # keys as a user types them in the search box: Enter steps on, Shift+Enter back
+    qtbot.waitExposed(page)
+    page.search_edit.setFocus()
+    qtbot.keyClick(page.search_edit, Qt.Key.Key_Return, Qt.KeyboardModifier.ShiftModifier)
+    assert page.view.selected_name == "resize_cubic" and page.match_label.text() == "1 / 2"
+    qtbot.keyClick(page.search_edit, Qt.Key.Key_Return)
+    assert page.view.selected_name == "fancy_custom"
     assert page.search("active_idx")  # by tensor name: the NonZero branch
     assert set(page.search("relu1_out")) == {"relu1", "resize_cubic", "nonzero"}
     assert page.search("no-such-thing") == [] and page.match_label.text() == "no match"

@@ -7,6 +7,7 @@ Both act on the GraphView they are given and on nothing else; the page decides w
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QLineEdit, QToolButton, QWidget
 
 from studio.gui.graph import palette
@@ -33,6 +34,8 @@ class GraphToolbar(QWidget):
         self.search_edit.setPlaceholderText("Search node, op type or tensor  (Enter: next match)")
         self.search_edit.setClearButtonEnabled(True)
         self.search_edit.returnPressed.connect(self._search_enter)
+        back = QShortcut(QKeySequence("Shift+Return"), self.search_edit, context=Qt.ShortcutContext.WidgetShortcut)
+        back.activated.connect(lambda: self.step_match(-1))  # as the previous-match button's tooltip says
         self.search_edit.textChanged.connect(lambda _t: self._search_timer.start())
         self._search_timer = QTimer(self)  # typing searches once it pauses, not on every key
         self._search_timer.setSingleShot(True)
