@@ -12,10 +12,12 @@ CONSTRAINTS ?= packaging/constraints.txt
 
 .PHONY: run test test-core bench lint venv clean cross-toolchain desktop-deps
 
-$(STAMP): pyproject.toml $(CONSTRAINTS)
+$(STAMP): pyproject.toml $(CONSTRAINTS) plugins/studio-openvino/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --upgrade pip setuptools wheel
 	$(PY) -m pip install -c $(CONSTRAINTS) -e '.[dev]'
+	# the OpenVINO verifier plugin (pulls openvino, ~60 MB); the rknn one makes its own env on first use
+	$(PY) -m pip install -c $(CONSTRAINTS) -e plugins/studio-openvino
 	touch $(STAMP)
 
 venv: $(STAMP)
