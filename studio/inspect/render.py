@@ -6,6 +6,7 @@ import html
 import json
 from typing import Any
 
+from studio.core.units import human_bytes
 from studio.inspect.report import InspectionReport
 
 FORMATS = ("text", "json", "html", "sarif")
@@ -49,14 +50,6 @@ def render(report: InspectionReport, fmt: str = "text", *, target: str | None = 
     raise InputError(f"unknown format '{fmt}'", offending=fmt, hint=f"use one of {', '.join(FORMATS)}")
 
 
-def _human(n: float, unit: str = "B") -> str:
-    for prefix in ("", "K", "M", "G", "T"):
-        if abs(n) < 1024 or prefix == "T":
-            return f"{n:.1f} {prefix}{unit}" if prefix else f"{int(n)} {unit}"
-        n /= 1024
-    return f"{n} {unit}"
-
-
 def _count(n: float) -> str:
     for prefix, f in (("G", 1e9), ("M", 1e6), ("K", 1e3)):
         if n >= f:
@@ -70,10 +63,10 @@ def render_text(r: InspectionReport, *, target: str | None = None, max_per_targe
              f"  opsets: {', '.join(f'{d} {v}' for d, v in r.opset_imports.items())}   IR {r.ir_version}   "
              f"producer: {r.producer or '-'}",
              f"  nodes: {s.nodes} ({s.main_graph_nodes} main, {s.subgraphs} nested graphs)   "
-             f"params: {_count(s.parameters)}   initializers: {_human(s.initializer_bytes)}"
-             + (f" ({_human(s.external_data_bytes)} external in {', '.join(s.external_data_files)})"
+             f"params: {_count(s.parameters)}   initializers: {human_bytes(s.initializer_bytes)}"
+             + (f" ({human_bytes(s.external_data_bytes)} external in {', '.join(s.external_data_files)})"
                 if s.external_data_bytes else ""),
-             f"  est. FLOPs: {_count(s.flops)}   activations: peak {_human(s.activation_bytes_peak)}"
+             f"  est. FLOPs: {_count(s.flops)}   activations: peak {human_bytes(s.activation_bytes_peak)}"
              + (f"   for {s.input_shapes}" if s.input_shapes else "")
              + (f"   ({s.estimate_note})" if s.estimate_note else ""),
              f"  shape inference: {r.shape_inference}"]
@@ -181,9 +174,9 @@ def render_html(r: InspectionReport) -> str:
            *(f"<tr><th>{e(k)}</th><td>{e(str(v))}</td></tr>" for k, v in (
                ("opsets", ", ".join(f"{d} {v}" for d, v in r.opset_imports.items())),
                ("nodes", f"{s.nodes} ({s.main_graph_nodes} main graph, {s.subgraphs} nested graphs)"),
-               ("parameters", _count(s.parameters)), ("initializers", _human(s.initializer_bytes)),
-               ("external data", f"{_human(s.external_data_bytes)} in {', '.join(s.external_data_files) or '-'}"),
-               ("estimated FLOPs", _count(s.flops)), ("peak activations", _human(s.activation_bytes_peak)),
+               ("parameters", _count(s.parameters)), ("initializers", human_bytes(s.initializer_bytes)),
+               ("external data", f"{human_bytes(s.external_data_bytes)} in {', '.join(s.external_data_files) or '-'}"),
+               ("estimated FLOPs", _count(s.flops)), ("peak activations", human_bytes(s.activation_bytes_peak)),
                ("estimate note", s.estimate_note or "-"), ("shape inference", r.shape_inference))),
            "</table><h2>Targets</h2><table><tr><th>target</th><th>verdict</th><th>supported</th><th>risky</th>"
            "<th>unsupported</th><th>unknown</th><th>source</th></tr>"]

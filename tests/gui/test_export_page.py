@@ -196,7 +196,7 @@ def test_succeeded_report_table(window: MainWindow, tmp_path: Path, artifacts_di
     assert t.rowCount() == 3
     assert [t.item(r, 6).text() for r in range(3)] == ["pass", "pass", "FAIL"]
     assert t.item(2, 4).text() == "2.00e-01"
-    assert page.result.out_table.item(0, 3).text() == "2.0 KB"
+    assert page.result.out_table.item(0, 3).text() == "2.0 KiB"
 
 
 # -- real exports ----------------------------------------------------------------------------------------

@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from studio.core.units import human_bytes
 from studio.export.api import ExportReport
 from studio.gui.export_wizard.common import Step, muted
 from studio.gui.theme import colors, set_role
@@ -37,15 +38,6 @@ ERROR_CLASSES = {"unsupported_op_at_opset": "Operator not supported at this opse
                  "shape_not_dynamic": "Shape not declared dynamic", "dtype": "Data type mismatch",
                  "tokenizer_mismatch": "Tokenizer mismatch", "parity": "Outputs diverge from PyTorch",
                  "parity_mismatch": "Outputs diverge from PyTorch"}
-
-
-def human_size(n: int) -> str:
-    size = float(n)
-    for unit in ("B", "KB", "MB", "GB"):
-        if size < 1024 or unit == "GB":
-            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
-        size /= 1024
-    return f"{n} B"
 
 
 def _label(text: str, role: str | None = None, selectable: bool = False) -> QLabel:
@@ -353,7 +345,7 @@ class ResultStep(Step):
         for out in report.outputs:
             r = t.rowCount()
             t.insertRow(r)
-            for col, text in enumerate([out.path, out.kind, out.modality or "-", human_size(out.size_bytes)]):
+            for col, text in enumerate([out.path, out.kind, out.modality or "-", human_bytes(out.size_bytes)]):
                 item = QTableWidgetItem(text)
                 if col == 3:
                     item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)

@@ -8,16 +8,9 @@ from __future__ import annotations
 from html import escape
 from typing import Any
 
+from studio.core.units import human_bytes
 from studio.gui.graph import palette
 from studio.gui.graph.model import KIND_OP, GNode, GraphData
-
-
-def human_bytes(n: float) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if abs(n) < 1024 or unit == "TiB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
-    return f"{n:.1f} TiB"
 
 
 def human_count(n: float) -> str:

@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from studio.core.units import human_bytes
 from studio.gui.theme import set_role
 from studio.gui.widgets.config_view import ConfigView
 
@@ -28,16 +29,6 @@ TEXT_SUFFIXES = {".pbtxt", ".py", ".json", ".txt", ".model", ".yaml", ".yml", ".
 MAX_TEXT_BYTES = 512 * 1024
 MAX_TREE_ENTRIES = 2000
 PATH_ROLE = Qt.ItemDataRole.UserRole
-
-
-def human_size(n: int) -> str:
-    """Bytes as a person reads them in the Size column."""
-    size = float(n)
-    for unit in ("B", "KB", "MB", "GB"):
-        if size < 1024 or unit == "GB":
-            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
-        size /= 1024
-    return f"{n} B"
 
 
 class RepoTree(QSplitter):
@@ -91,7 +82,7 @@ class RepoTree(QSplitter):
                 if p.name.startswith(".") or count >= MAX_TREE_ENTRIES:
                     continue
                 count += 1
-                size = "" if p.is_dir() else human_size(p.stat().st_size) if p.exists() else "?"
+                size = "" if p.is_dir() else human_bytes(p.stat().st_size) if p.exists() else "?"
                 item = QTreeWidgetItem(parent, [p.name + ("/" if p.is_dir() else ""), size])
                 item.setData(0, PATH_ROLE, str(p))
                 item.setToolTip(0, str(p))
@@ -118,9 +109,9 @@ class RepoTree(QSplitter):
         if path.suffix in TEXT_SUFFIXES and size <= MAX_TEXT_BYTES:
             text = path.read_text(encoding="utf-8", errors="replace")
         elif path.suffix == ".onnx":
-            text = f"ONNX model, {human_size(size)} (inspect it on the Inspect page)"
+            text = f"ONNX model, {human_bytes(size)} (inspect it on the Inspect page)"
         else:
-            text = f"{human_size(size)} binary file"
+            text = f"{human_bytes(size)} binary file"
         try:
             shown = str(path.relative_to(Path(self._base_dir().strip()).expanduser()))
         except ValueError:

@@ -1,0 +1,12 @@
+"""How sizes and counts read in every view (GUI tables, text reports): one formatter each, binary prefixes."""
+
+from __future__ import annotations
+
+
+def human_bytes(n: float) -> str:
+    """1536 -> "1.5 KiB"; whole bytes below 1 KiB."""
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if abs(n) < 1024 or unit == "TiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n:.1f} TiB"
