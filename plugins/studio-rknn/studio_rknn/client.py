@@ -31,7 +31,15 @@ def call(action: str, *, env: Path | None = None, timeout: float = 600, **payloa
     except (OSError, ValueError) as exc:
         raise WorkerError(f"rknn worker '{action}' failed: {exc}") from None
     if not resp.get("ok"):
-        err = WorkerError(resp.get("error") or f"rknn worker '{action}' failed")
+        message = resp.get("error") or f"rknn worker '{action}' failed"
+        log = resp.get("result", {}).get("log")
+        if log and Path(log).exists():  # the toolkit's own first error beats its Python traceback
+            from studio_rknn.logparse import parse_log
+
+            first = parse_log(Path(log).read_text(encoding="utf-8", errors="replace")).first_error()
+            stage = resp.get("result", {}).get("failed_stage", action)
+            message = f"{stage}: {first}" if first else message
+        err = WorkerError(message)
         err.result = resp.get("result", {})  # type: ignore[attr-defined]
         raise err
     return resp["result"]

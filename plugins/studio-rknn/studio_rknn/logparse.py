@@ -17,6 +17,7 @@ _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 _TS = re.compile(r"^(?P<lvl>[DIWE]) RKNN: \[\d\d:\d\d:\d\d\.\d+\] ?")
 _FUSE = re.compile(r"^D\s+(?P<rule>[\w.]+): remove node = (?P<rm>\[.*?\])(?:, add node = (?P<add>\[.*\]))?\s*$")
 _EXC = re.compile(r"^[A-Za-z_][\w.]*: ")  # "ValueError: ...", "onnxruntime...NotImplemented: ..."
+_FOLD = re.compile(r"^D fold_constant remove nodes = (?P<rm>\[.*\])\s*$")
 _LOWER = re.compile(r"No lowering found for: (?P<node>.+?), node type = (?P<op>\S+?), use CustomOperatorLower")
 # lines the toolkit prints as errors on every successful build too: not a verdict
 NOISE = ("Unkown op target: 0", "rknn-toolkit2 version:", "dataconvert type -1 is unsupport")
@@ -54,6 +55,7 @@ class ToolkitLog:
     layers: list[Layer] = field(default_factory=list)
     rewrites: list[Rewrite] = field(default_factory=list)
     fallbacks: dict[str, tuple[str, str]] = field(default_factory=dict)  # node -> (op type, the toolkit's line)
+    folded: set[str] = field(default_factory=set)  # nodes fold_constant turned into constants
     errors: list[str] = field(default_factory=list)  # E lines in order, noise and tracebacks left out
     warnings: list[str] = field(default_factory=list)
 
@@ -87,6 +89,7 @@ def parse_layer_rows(lines: list[str]) -> list[Layer]:
             break
         full = parts[8] if len(parts) > 8 else ""
         name = full.split(":", 1)[1] if ":" in full else ""
+        name = name.removesuffix("_" + parts[1])  # the compiler's fusions append it: "mm#2_ConvAdd"
         layers.append(Layer(int(parts[0]), parts[1], parts[2], parts[3], name, full))
     return layers
 
@@ -98,6 +101,13 @@ def parse_log(text: str) -> ToolkitLog:
     for raw in strip_ansi(text).split("\n"):
         lvl, msg = _clean(raw)
         cleaned.append(msg if lvl else raw.strip())
+        fold = _FOLD.match(raw.strip()) if raw.startswith("D fold_constant remove") else None
+        if fold:
+            try:
+                out.folded |= {str(x) for x in ast.literal_eval(fold.group("rm"))}
+            except (ValueError, SyntaxError):
+                pass
+            continue
         fm = _FUSE.match(raw.strip()) if raw.startswith("D ") else None
         if fm:
             try:

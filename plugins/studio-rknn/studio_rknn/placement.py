@@ -44,6 +44,38 @@ def _layer_text(layers: list[Layer]) -> str:
         f" and {len(layers) - 4} more" if len(layers) > 4 else "")
 
 
+def _own_layers(ref: Any, desc: dict[str, set[str]], by_name: dict[str, list[Layer]]) -> list[Layer]:
+    tname = toolkit_name(ref.node)
+    layers = [ly for d in sorted(desc.get(tname, {tname})) for ly in by_name.get(d, [])]
+    return [ly for ly in layers if ly.op_type not in GLUE]
+
+
+def _nearest_layers(ref: Any, refs: list[Any], desc: dict[str, set[str]],
+                    by_name: dict[str, list[Layer]], depth: int = 3) -> list[Layer]:
+    """The compiled layer of the closest ONNX neighbour (producer first, then consumers) that has one: the
+    compiler fuses an Add into the ConvAdd before it or a Sigmoid*Mul into ConvExSwish without logging it."""
+    producers = {o: r for r in refs for o in r.node.output if o}
+    consumers: dict[str, list[Any]] = {}
+    for r in refs:
+        for i in r.node.input:
+            consumers.setdefault(i, []).append(r)
+    seen, frontier = {id(ref)}, [ref]
+    for _ in range(depth):
+        nxt = []
+        for r in frontier:
+            for cand in [producers[i] for i in r.node.input if i in producers] + \
+                    [c for o in r.node.output for c in consumers.get(o, [])]:
+                if id(cand) in seen or cand.node.op_type == "Constant":
+                    continue
+                seen.add(id(cand))
+                found = _own_layers(cand, desc, by_name)
+                if found:
+                    return found[:1]
+                nxt.append(cand)
+        frontier = nxt
+    return []
+
+
 def node_checks(refs: list[Any], log: ToolkitLog, run: dict[str, Any]) -> list[NodeCheck]:
     """One NodeCheck per main-graph node of ``refs`` (inspector NodeRefs) from a check's log and result."""
     names = [toolkit_name(r.node) for r in refs]
@@ -61,6 +93,9 @@ def node_checks(refs: list[Any], log: ToolkitLog, run: dict[str, Any]) -> list[N
         tname = toolkit_name(n)
         check = NodeCheck(node=ref.key, op_type=n.op_type, verdict="unknown", domain=n.domain or "")
         out.append(check)
+        if n.op_type == "Constant" and id(ref) not in blamed:
+            check.verdict, check.message = "supported", "a constant: nothing to place"
+            continue
         if id(ref) in blamed:
             check.verdict, check.placement, check.message = "unsupported", "failed", error
             continue
@@ -72,16 +107,25 @@ def node_checks(refs: list[Any], log: ToolkitLog, run: dict[str, Any]) -> list[N
             continue
         layers = [ly for d in sorted(desc.get(tname, {tname})) for ly in by_name.get(d, [])]
         own = [ly for ly in layers if ly.op_type not in GLUE] if n.op_type not in GLUE else layers
+        direct = [ly for ly in own if ly.name.startswith(tname)]  # "mm1#2" of "mm1": the node's own layer
+        own = direct or own  # else layers of a rewrite that merged it with its neighbours
         if not own and n.op_type not in GLUE:
             # only glue is left (or nothing): the node was fused into a neighbour or folded away
-            fused = [ly for ly in log.layers if n.op_type.lower() in ly.op_type.lower() and ly.op_type != n.op_type]
+            fused = [ly for ly in log.layers if ly.op_type not in GLUE and ly.op_type != n.op_type
+                     and ly.op_type.endswith(n.op_type)]  # Relu -> ConvRelu, Add -> ConvAdd
             if fused:
                 own = fused[:1]
                 check.message = f"fused by the toolkit into {_layer_text(fused[:1])}"
+        if not own and not layers and tname not in log.folded:
+            near = _nearest_layers(ref, refs, desc, by_name)
+            if near:
+                own = near
+                check.message = f"no layer of its own: fused by the compiler next to {_layer_text(near)}"
         if not own:
             check.verdict = "supported"
-            check.message = ("no layer of its own in the toolkit's layer table: folded or fused away"
-                             if not layers else f"only layout layers: {_layer_text(layers)}")
+            check.message = ("folded into a constant by the toolkit" if tname in log.folded else
+                             "no layer of its own in the toolkit's layer table: fused away" if not layers
+                             else f"only layout layers: {_layer_text(layers)}")
             check.placement = "cpu" if layers and all(ly.target == "CPU" for ly in layers) else ""
             continue
         cpu = [ly for ly in own if ly.target != "NPU"]

@@ -46,6 +46,7 @@ def build_rknn(model: Path, output: Path, *, shapes: dict[str, list[int]] | None
     mi = static_inputs(Path(model), shapes)
     with tempfile.TemporaryDirectory(prefix="studio-rknn-") as tmp:
         return client.call("build", env=env, model=str(Path(model).resolve()), inputs=mi.inputs, platform=platform,
+                           crop=mi.resized,
                            output=str(Path(output).resolve()), dataset=str(dataset) if dataset else None,
                            log=str(Path(tmp) / "build.log"))
 
@@ -65,6 +66,7 @@ def simulate(model: Path, feeds: dict[str, Any], *, platform: str = "rk3588", en
             np.save(p, np.asarray(feeds[spec["name"]]))
             arrays.append(str(p))
         res = client.call("infer", env=env, model=str(Path(model).resolve()), inputs=mi.inputs, platform=platform,
+                          crop=mi.resized,
                           arrays=arrays, out_dir=str(Path(tmp) / "out"), log=str(Path(tmp) / "infer.log"),
                           dataset=str(dataset) if dataset else None)
         return [np.load(p) for p in res["outputs"]]
@@ -88,6 +90,7 @@ def accuracy(model: Path, feeds: dict[str, Any], dataset: Path, out_dir: Path, *
         np.save(p, np.asarray(feeds[spec["name"]]))
         arrays.append(str(p))
     client.call("accuracy", env=env, model=str(Path(model).resolve()), inputs=mi.inputs, platform=platform,
+                crop=mi.resized,
                 arrays=arrays, dataset=str(dataset), out_dir=str(out_dir / "analysis"),
                 log=str(out_dir / "accuracy.log"))
     return parse_accuracy((out_dir / "analysis" / "error_analysis.txt").read_text(encoding="utf-8"))

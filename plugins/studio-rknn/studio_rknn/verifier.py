@@ -29,6 +29,7 @@ class ModelInputs:
 
     inputs: list[dict[str, Any]]
     refs: list[Any]  # main-graph NodeRefs (inspector keys)
+    resized: bool = False  # some input is built at another shape than the model's own (named to the toolkit)
 
 
 def static_inputs(model: Path, shapes: dict[str, list[int]] | None = None) -> ModelInputs:
@@ -42,10 +43,12 @@ def static_inputs(model: Path, shapes: dict[str, list[int]] | None = None) -> Mo
     if unknown:
         raise InputError(f"--shape names an input the model does not have: {', '.join(unknown)}",
                          offending=", ".join(unknown), hint=f"the model's inputs: {', '.join(lm.graph_inputs)}")
-    inputs, dynamic = [], []
+    inputs, dynamic, resized = [], [], False
     for name in lm.graph_inputs:
         info = lm.tensors.get(name)
         shape = shapes.get(name)
+        if shape is not None and (info is None or info.shape != list(shape)):
+            resized = True
         if shape is None:
             if info is None or info.dynamic:
                 dims = "?" if info is None or info.shape is None else ",".join(str(d) for d in info.shape)
@@ -61,7 +64,7 @@ def static_inputs(model: Path, shapes: dict[str, list[int]] | None = None) -> Mo
                          hint=f"give each a shape (--shape {first}=1,3,224,224) or make the model static first "
                               f"(studio fix --static)")
     refs = [r for r in lm.nodes if not r.graph]
-    return ModelInputs(inputs, refs)
+    return ModelInputs(inputs, refs, resized)
 
 
 def _numpy_dtype(onnx_name: str) -> str:
@@ -102,7 +105,8 @@ class RknnVerifier:
             logs = Path(log_dir) if log_dir else Path(tmp)
             logs.mkdir(parents=True, exist_ok=True)
             job = {"id": model.stem, "model": str(model.resolve()), "inputs": mi.inputs, "platform": self.platform,
-                   "log": str(logs / f"{model.stem}.{self.platform}.log"), "run": run}
+                   "log": str(logs / f"{model.stem}.{self.platform}.log"), "run": run,
+                   "crop": mi.resized}
             try:
                 rec = client.check_many([job], Path(tmp) / "out.jsonl", env=self.env)[0]
             except (OSError, client.WorkerError) as exc:

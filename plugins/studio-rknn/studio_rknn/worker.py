@@ -134,7 +134,8 @@ def _prepare(r: Any, req: dict[str, Any], quantize: bool, reached: dict[str, Any
     _mark(reached, "config")
     names = [i["name"] for i in req["inputs"]]
     sizes = [list(i["shape"]) for i in req["inputs"]]
-    # input names only when cropping: with names the toolkit treats the call as a crop and says so
+    # names only when the sizes differ from the model's own (the toolkit ignores sizes without names, and with
+    # names it warns that it crops the model): the studio sets "crop" then
     _call("load", r.load_onnx, model=req["model"], inputs=(names or None) if req.get("crop") else None,
           input_size_list=sizes or None)
     _mark(reached, "load")
