@@ -40,8 +40,25 @@ def _plugin() -> Any:
     return client, env, logparse, verifier
 
 
-def save_corpus(work: Path, limit: int | None) -> tuple[list[dict[str, Any]], dict[str, str]]:
-    """Jobs for the toolkit (one per case with tensor inputs) and the cases left out, with why."""
+def _at_opset(model: Any, opset: int) -> Any | None:
+    """The case converted down to ``opset`` by onnx's version converter (None when it cannot be)."""
+    import onnx
+    from onnx import version_converter
+
+    try:
+        conv = version_converter.convert_version(model, opset)
+        conv.ir_version = min(conv.ir_version, 9)
+        onnx.checker.check_model(conv)
+        return conv
+    except Exception:
+        return None
+
+
+def save_corpus(work: Path, limit: int | None, downgrade: int | None = None
+                ) -> tuple[list[dict[str, Any]], dict[str, str]]:
+    """Jobs for the toolkit (one per case with tensor inputs) and the cases left out, with why. With
+    ``downgrade``, only cases above that ai.onnx opset, converted down to it (the toolkit refuses them as
+    they are): the same ops checked at an opset the toolkit loads."""
     import numpy as np
     import onnx
     from onnx.backend.test.case.node import collect_testcases
@@ -56,18 +73,27 @@ def save_corpus(work: Path, limit: int | None) -> tuple[list[dict[str, Any]], di
         inits = {t.name for t in case.model.graph.initializer}
         names = [i.name for i in case.model.graph.input if i.name not in inits]
         feeds = list(case.data_sets[0][0]) if case.data_sets else []
+        model, name = case.model, case.name
+        opset = max((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), default=0)
+        if downgrade is not None and opset <= downgrade:
+            continue
         if len(feeds) < len(names) or not all(isinstance(a, np.ndarray) and a.dtype != object for a in feeds):
             skipped[case.name] = "inputs are not plain tensors (sequence, optional or string)"
             continue
-        path = models / f"{case.name}.onnx"
+        if downgrade is not None:
+            model, name = _at_opset(model, downgrade), f"{case.name}@{downgrade}"
+            if model is None:
+                skipped[name] = f"onnx's version converter cannot take it to opset {downgrade}"
+                continue
+        path = models / f"{name}.onnx"
         if not path.exists():
-            onnx.save(case.model, path)
+            onnx.save(model, path)
         arrays = []
         for i, a in enumerate(feeds[:len(names)]):  # the case's own inputs: valid indices, no zero divisors
-            arrays.append(str(models / f"{case.name}.in{i}.npy"))
+            arrays.append(str(models / f"{name}.in{i}.npy"))
             np.save(arrays[-1], a)
-        jobs.append({"id": case.name, "model": str(path), "platform": "rk3588", "arrays": arrays,
-                     "log": str(work / "logs" / f"{case.name}.log"),
+        jobs.append({"id": name, "model": str(path), "platform": "rk3588", "arrays": arrays,
+                     "log": str(work / "logs" / f"{name}.log"),
                      "inputs": [{"name": n, "shape": list(a.shape), "dtype": str(a.dtype)}
                                 for n, a in zip(names, feeds[:len(names)], strict=True)]})
     (work / "logs").mkdir(exist_ok=True)
@@ -89,15 +115,16 @@ def static_verdict(path: Path, profile: Path | None) -> tuple[bool, str]:
     return t.verdict == "fail", "; ".join(reasons)[:300]
 
 
-def run(work: Path, profile: Path | None, limit: int | None) -> dict[str, Any]:
+def run(work: Path, profile: Path | None, limit: int | None, downgrade: int | None = None) -> dict[str, Any]:
     client, envmod, logparse, verifier = _plugin()
     op_stats: dict[str, collections.Counter[str]] = collections.defaultdict(collections.Counter)
     status = envmod.check_env()
     if not status.ok:
         raise SystemExit(f"rknn toolchain not usable: {status.reason}")
     t0 = time.perf_counter()
-    jobs, skipped = save_corpus(work, limit)
-    records = client.check_many(jobs, work / "toolkit.jsonl", timeout_per_job=120,
+    jobs, skipped = save_corpus(work, limit, downgrade)
+    answers = work / (f"toolkit-opset{downgrade}.jsonl" if downgrade else "toolkit.jsonl")
+    records = client.check_many(jobs, answers, timeout_per_job=60,
                                 progress=lambda d, n: print(f"\rtoolkit {d}/{n}", end="", file=sys.stderr))
     print(file=sys.stderr)
     t_tool = time.perf_counter() - t0
@@ -188,6 +215,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--profile", type=Path, help="an rk3588 profile file to inspect with (default: the shipped one)")
     ap.add_argument("--work", type=Path, help="keep models and toolkit answers here (default: a cache folder)")
     ap.add_argument("--limit", type=int)
+    ap.add_argument("--downgrade", type=int, metavar="OPSET",
+                    help="instead: the cases above OPSET converted down to it (onnx version converter)")
     ap.add_argument("--json", type=Path)
     ap.add_argument("--markdown", action="store_true")
     ap.add_argument("--op-table", action="store_true", help="print the toolkit's per-op answers (verdict/placement)")
@@ -195,7 +224,7 @@ def main(argv: list[str] | None = None) -> int:
     from studio.core.paths import cache_dir
 
     work = args.work or cache_dir() / "bench-rknn-agreement"
-    res = run(work, args.profile, args.limit)
+    res = run(work, args.profile, args.limit, args.downgrade)
     if args.json:
         args.json.write_text(json.dumps(res, indent=1), encoding="utf-8")
     if args.op_table:

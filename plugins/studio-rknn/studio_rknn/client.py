@@ -64,6 +64,50 @@ def _log_tail(path: str, lines: int = 6) -> str:
     return "\n".join(strip_ansi(text).strip().splitlines()[-lines:])
 
 
+STALLED = -1000  # _run_batch's code for "no answer within the per-model limit"
+LOG_KEEP = 2 * 2**20  # a stalled toolkit can loop and log hundreds of MB: keep the head and the tail
+
+
+def _run_batch(cmd: list[str], req: str, out: Path, timeout_per_job: float) -> int:
+    """Run one worker over a batch; kill it when no new answer line arrives within ``timeout_per_job``."""
+    import time
+
+    def lines() -> int:
+        try:
+            return out.read_bytes().count(b"\n")
+        except OSError:
+            return 0
+
+    with open(req, encoding="utf-8") as stdin:
+        proc = subprocess.Popen(cmd, stdin=stdin, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                env=envmod.clean_env())
+        seen, since = lines(), time.monotonic()
+        while proc.poll() is None:
+            time.sleep(0.2)
+            now = lines()
+            if now != seen:
+                seen, since = now, time.monotonic()
+            elif time.monotonic() - since > timeout_per_job:
+                proc.kill()
+                proc.wait()
+                return STALLED
+    return proc.returncode
+
+
+def _trim(log: Path) -> None:
+    try:
+        size = log.stat().st_size
+        if size <= 2 * LOG_KEEP:
+            return
+        with open(log, "rb") as fh:
+            head = fh.read(LOG_KEEP)
+            fh.seek(size - LOG_KEEP)
+            tail = fh.read()
+        log.write_bytes(head + f"\n[studio-rknn: {size - 2 * LOG_KEEP} bytes cut]\n".encode() + tail)
+    except OSError:
+        pass
+
+
 def _reached(path: str) -> str:
     """The last stage the worker marked in a log (its marks survive a crash that loses the JSON answer)."""
     from studio_rknn.worker import MARK
@@ -99,13 +143,7 @@ def check_many(jobs: list[dict[str, Any]], out: Path, *, env: Path | None = None
             json.dump({"action": "check_many", "jobs": todo, "out": str(out)}, fh)
             req = fh.name
         try:
-            with open(req, encoding="utf-8") as stdin:
-                proc = subprocess.run([py, "-I", str(envmod.worker_path())], stdin=stdin, capture_output=True,
-                                      text=True, env=envmod.clean_env(),
-                                      timeout=timeout_per_job * len(todo) + 60)
-            rc = proc.returncode
-        except subprocess.TimeoutExpired:
-            rc = -int(signal.SIGKILL)
+            rc = _run_batch([py, "-I", str(envmod.worker_path())], req, out, timeout_per_job)
         finally:
             Path(req).unlink(missing_ok=True)
         before = len(done)
@@ -117,9 +155,17 @@ def check_many(jobs: list[dict[str, Any]], out: Path, *, env: Path | None = None
             continue
         # the worker died on the first job it did not answer: that job crashed the toolkit
         victim = next(j for j in jobs if j["id"] not in done)
-        rec = {"id": victim["id"], "log": victim["log"], "reached": _reached(victim["log"]), "failed_stage": "crash",
-               "error": f"the toolkit's process died ({_signal_name(rc)}) on this model: "
-                        f"{_log_tail(victim['log'])}", "outputs": [], "seconds": 0.0}
+        if rc == STALLED:
+            _trim(Path(victim["log"]))
+            rec = {"id": victim["id"], "log": victim["log"], "reached": _reached(victim["log"]),
+                   "failed_stage": "timeout", "outputs": [], "seconds": timeout_per_job,
+                   "error": f"the toolkit did not finish this model within {timeout_per_job:.0f} s (stopped): "
+                            f"{_log_tail(victim['log'], 2)[:300]}"}
+        else:
+            rec = {"id": victim["id"], "log": victim["log"], "reached": _reached(victim["log"]),
+                   "failed_stage": "crash", "outputs": [], "seconds": 0.0,
+                   "error": f"the toolkit's process died ({_signal_name(rc)}) on this model: "
+                            f"{_log_tail(victim['log'])}"}
         with open(out, "a", encoding="utf-8") as fh:
             fh.write(json.dumps(rec) + "\n")
         done[victim["id"]] = rec
