@@ -1,5 +1,5 @@
 """The tabs beside the inspector's graph: the selected node, model statistics, dynamic dims, what the last
-fix changed (rich text from ``details``), and the Profile tab.
+fix changed (rich text from ``details``), the Profile tab and the Verify tab (real tools against the profiles).
 """
 
 from __future__ import annotations
@@ -7,6 +7,7 @@ from __future__ import annotations
 from PySide6.QtWidgets import QFrame, QTabWidget, QTextBrowser, QWidget
 
 from studio.gui.inspector.profile_panel import ProfilePanel
+from studio.gui.inspector.verify_panel import VerifyPanel
 
 
 def text_panel(placeholder: str) -> QTextBrowser:
@@ -20,7 +21,7 @@ def text_panel(placeholder: str) -> QTextBrowser:
 
 
 class SideTabs(QTabWidget):
-    """Node, Statistics, Dynamic, Changes and Profile, in that order."""
+    """Node, Statistics, Dynamic, Changes, Profile and Verify, in that order."""
 
     def __init__(self, theme: str = "light", parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -30,9 +31,10 @@ class SideTabs(QTabWidget):
         self.dynamic_panel = text_panel("Dynamic dims appear after inspection.")
         self.changes_panel = text_panel("Run a fix to see what it changes.")
         self.profile_panel = ProfilePanel(theme=theme)
+        self.verify_panel = VerifyPanel()
         for panel, name in ((self.node_panel, "Node"), (self.stats_panel, "Statistics"),
                             (self.dynamic_panel, "Dynamic"), (self.changes_panel, "Changes"),
-                            (self.profile_panel, "Profile")):
+                            (self.profile_panel, "Profile"), (self.verify_panel, "Verify")):
             self.addTab(panel, name)
         self.setMinimumWidth(240)
 

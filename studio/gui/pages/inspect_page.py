@@ -21,7 +21,7 @@ from typing import Any
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QKeySequence, QShortcut
-from PySide6.QtWidgets import QFileDialog, QLabel, QSplitter, QTabWidget, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QLabel, QSplitter, QTabWidget, QVBoxLayout, QWidget
 
 from studio.core.errors import JobCancelled, Problem, StudioError
 from studio.gui.file_dialogs import start_dir
@@ -38,6 +38,7 @@ from studio.gui.inspector.profile_flow import PROFILE_JOB, ProfileFlow
 from studio.gui.inspector.selection_sync import SelectionSync
 from studio.gui.inspector.side_tabs import SideTabs
 from studio.gui.inspector.target_strip import TargetStrip
+from studio.gui.inspector.verify_panel import VerifyFlow
 from studio.gui.jobs_qt import JobRunner
 from studio.gui.page import Page
 from studio.gui.targets import DEFAULT_TARGETS
@@ -89,7 +90,6 @@ class InspectPage(Page):
         self.target_strip = TargetStrip(DEFAULT_TARGETS)
         self.target_strip.sig_target_chosen.connect(self.set_target)
         self.chips = self.target_strip.chips  # target -> TargetChip (the same dict)
-        outer.addWidget(self.target_strip)
 
         # graph views | side panels
         self.view = GraphView(theme=self.theme)
@@ -129,6 +129,11 @@ class InspectPage(Page):
         self.profile_panel.sig_node_chosen.connect(self.selection.on_profile_node)
         self.profile_panel.sig_nodes_highlighted.connect(self.selection.on_profile_module)
         self.side.currentChanged.connect(self._on_side_tab)
+        self.verifier = VerifyFlow(self, self.side.verify_panel)  # "Verify with the real toolchain" + Verify tab
+        strip_row = QHBoxLayout()
+        strip_row.addWidget(self.target_strip, 1)
+        strip_row.addWidget(self.verifier.button, 0, Qt.AlignmentFlag.AlignTop)
+        outer.addLayout(strip_row)
 
         top = QSplitter(Qt.Orientation.Horizontal)
         top.addWidget(self.views)
@@ -267,6 +272,7 @@ class InspectPage(Page):
         self.profiler.load_for(p)
         self.compile_button.setEnabled(True)
         self.serve_button.setEnabled(True)
+        self.verifier.reset()
         self.jobs.start("inspect.graph", f"load graph {p.name}", lambda job: load_graph_job(p, job),
                         on_done=self._on_graph_loaded, on_failed=self.job_failed)
         self.inspect_current()
@@ -434,8 +440,8 @@ class InspectPage(Page):
         self.profiler.compare_with_original()
 
     def _on_side_tab(self, _index: int) -> None:
-        """The Profile tab's tables need room: widen the side panel when it opens narrow."""
-        if self.side.currentWidget() is self.profile_panel:
+        """The Profile and Verify tabs' tables need room: widen the side panel when it opens narrow."""
+        if self.side.currentWidget() in (self.profile_panel, self.side.verify_panel):
             sizes = self.top_splitter.sizes()
             if len(sizes) == 2 and 0 < sizes[1] < 520 and sum(sizes) > 1100:
                 self.top_splitter.setSizes([sum(sizes) - 520, 520])

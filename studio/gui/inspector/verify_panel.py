@@ -1,0 +1,295 @@
+"""The inspector's "Verify with the real toolchain": every usable verifier (a real ORT session, TVM import,
+OpenVINO query, plugins' tools) run on the model shown as a job, and the Verify tab that lists, per target and
+verifier, the tool and its version beside the profile and its source, and the nodes where they disagree.
+
+The work is ``studio.verify`` (``verify_report`` and ``fold``), exactly what ``studio inspect MODEL --verify
+[--fold-into-profile WORKSPACE]`` runs; this module only starts the job and renders ``report.verification``.
+A verifier that cannot run is a line with its reason, never an error dialog: inspection does not need it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QComboBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QPushButton,
+    QTreeWidget,
+    QTreeWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+if TYPE_CHECKING:
+    from studio.core.errors import StudioError
+    from studio.gui.pages.inspect_page import InspectPage
+
+VERIFY_JOB = "inspect:verify"  # "inspect:" so Esc on the page cancels it
+CLI_VERIFY = "studio inspect MODEL --verify"
+CLI_FOLD = "studio inspect MODEL --verify --fold-into-profile WORKSPACE"
+NODE_ROLE = Qt.ItemDataRole.UserRole + 1
+COLUMNS = ("Target · node", "Agree", "Tool says", "Profile says")
+TOOL_COL, PROFILE_COL = 2, 3
+
+
+def _esc(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def sources_html(v: dict[str, Any], report: Any) -> str:
+    """Which verifiers ran (tool + version) and which could not, with why (missing tool, broken plugin)."""
+    lines = []
+    for e in v.get("verifiers", []):
+        where = f" for {e['target']}" if e["target"] else ""
+        if e["ok"]:
+            lines.append(f"<b>{_esc(e['name'])}</b>{where}: {_esc(e['reason'])}")
+        else:
+            lines.append(f"<b>{_esc(e['name'])}</b>{where}: <i>unavailable</i>: {_esc(e['reason'])}")
+    for p in v.get("broken_plugins", []):
+        lines.append(f"plugin <b>{_esc(p['plugin'])}</b>: failed to load: {_esc(p['error'])}")
+    return "<br>".join(lines)
+
+
+def list_source(report: Any, target: str) -> str:
+    """Where a target's verdicts come from when no tool checks them: its profile's name and source."""
+    s = report.targets.get(target) if report is not None else None
+    return f"{s.name}: {s.source}" if s is not None else target
+
+
+class VerifyPanel(QWidget):
+    """The Verify tab: sources, one tree row per target/verifier with its disagreeing nodes, and the fold row.
+
+    ``sig_node_chosen`` carries the node of a clicked node row; ``sig_fold_requested`` the target to fold.
+    """
+
+    sig_node_chosen = Signal(str)
+    sig_fold_requested = Signal(str)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(8, 8, 8, 8)
+        lay.setSpacing(6)
+        self.status_label = QLabel(f"Press “Verify with the real toolchain” (CLI: {CLI_VERIFY}) to ask the real "
+                                   "tools and compare them with the static profiles.")
+        self.status_label.setWordWrap(True)
+        self.status_label.setProperty("role", "muted")
+        lay.addWidget(self.status_label)
+        self.sources_label = QLabel("")
+        self.sources_label.setWordWrap(True)
+        self.sources_label.setTextFormat(Qt.TextFormat.RichText)
+        self.sources_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        lay.addWidget(self.sources_label)
+        self.tree = QTreeWidget()
+        self.tree.setColumnCount(len(COLUMNS))
+        self.tree.setHeaderLabels(list(COLUMNS))
+        self.tree.setRootIsDecorated(True)
+        self.tree.setUniformRowHeights(True)
+        self.tree.header().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        self.tree.header().setStretchLastSection(True)
+        self.tree.itemClicked.connect(self._on_item)
+        lay.addWidget(self.tree, 1)
+        row = QHBoxLayout()
+        self.fold_target = QComboBox()
+        self.fold_target.setMinimumWidth(90)
+        self.fold_target.currentIndexChanged.connect(lambda _i: self._update_fold())
+        self.fold_button = QPushButton("Fold into workspace profile")
+        self.fold_button.setToolTip("write the tool's answer for the disagreeing ops as WORKSPACE/targets/<target>"
+                                    f".yaml, then re-inspect with it\nCLI: {CLI_FOLD}")
+        self.fold_button.setEnabled(False)
+        self.fold_button.clicked.connect(lambda: self.sig_fold_requested.emit(self.fold_target.currentData() or ""))
+        row.addWidget(self.fold_target, 1)
+        row.addWidget(self.fold_button)
+        lay.addLayout(row)
+        self.fold_label = QLabel(f"CLI: {CLI_FOLD}")
+        self.fold_label.setWordWrap(True)
+        self.fold_label.setProperty("role", "muted")
+        self.fold_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        lay.addWidget(self.fold_label)
+        self.has_workspace = False
+        self._disagreeing: set[str] = set()
+
+    def clear(self, status: str = "") -> None:
+        self.tree.clear()
+        self.sources_label.clear()
+        self.fold_target.clear()
+        self._disagreeing = set()
+        if status:
+            self.status_label.setText(status)
+        self._update_fold()
+
+    def show_verification(self, v: dict[str, Any], report: Any) -> None:
+        """Render a ``report.verification`` dict: every verdict with where it came from."""
+        self.clear()
+        self.sources_label.setText(sources_html(v, report))
+        comps = v.get("comparisons", [])
+        n = sum(len(c["disagreements"]) for c in comps)
+        self.status_label.setText(f"{len(comps)} tool run(s); {n} node(s) where the tool and the profile disagree "
+                                  "(the tool wins: it ran the model)" if comps else
+                                  "no verifier could run for these targets (see why below)")
+        for c in comps:
+            self._add_comparison(c)
+        for t in v.get("unverified_targets", []):
+            src = list_source(report, t)
+            item = QTreeWidgetItem([f"{t} · no verifier", "list only", "no tool ran", src])
+            item.setToolTip(0, f"{t}: no verifier; verdicts are from the list ({src})")
+            item.setToolTip(PROFILE_COL, src)
+            self.tree.addTopLevelItem(item)
+        self.tree.expandAll()
+        for col in range(len(COLUMNS) - 1):
+            self.tree.resizeColumnToContents(col)
+            self.tree.setColumnWidth(col, min(self.tree.columnWidth(col), 240))
+        self._disagreeing = {c["target"] for c in comps if c["ran"] and c["disagreements"]}
+        for t in sorted(self._disagreeing):
+            self.fold_target.addItem(t, t)
+        self._update_fold()
+
+    def _add_comparison(self, c: dict[str, Any]) -> None:
+        if not c["ran"]:
+            said, agree = f"could not run: {c['error'][:300]}", "—"
+        else:
+            said = "refuses the model" if c["tool_fails"] else "accepts the model"
+            agree = "agrees" if c["agrees"] and not c["disagreements"] else "DISAGREES"
+        profile = "fail" if c["static_fails"] else "no failure"
+        top = QTreeWidgetItem([f"{c['target']} · {c['verifier']}", agree, f"{c['tool']}: {said}", profile])
+        top.setToolTip(0, f"tool: {c['tool']}\nprofile: {c['profile_source']}")
+        top.setToolTip(TOOL_COL, f"{c['tool']}: {said}" + (f"\n{c['error']}" if c["error"] else ""))
+        top.setToolTip(PROFILE_COL, f"{profile}; profile {c['profile_source']}")
+        self.tree.addTopLevelItem(top)
+        src = QTreeWidgetItem(["sources", "", c["tool"], c["profile_source"]])
+        src.setToolTip(TOOL_COL, f"tool: {c['tool']}")
+        src.setToolTip(PROFILE_COL, f"profile: {c['profile_source']}")
+        top.addChild(src)
+        for d in c["disagreements"]:
+            tool = d["tool_verdict"] + (f": {d['tool_message']}" if d["tool_message"] else "")
+            stat = d["static_verdict"] + (f" ({d['static_reason']})" if d["static_reason"] else "")
+            item = QTreeWidgetItem([f"{d['node']} ({d['op_type']})", "disagree", tool[:200], stat[:200]])
+            item.setData(0, NODE_ROLE, d["node"])
+            item.setToolTip(TOOL_COL, f"{c['tool']}: {tool}")
+            item.setToolTip(PROFILE_COL, f"{c['profile_source']}: {stat}")
+            top.addChild(item)
+        for note in c.get("notes", []):
+            note_item = QTreeWidgetItem([f"note: {note}", "", "", ""])
+            note_item.setToolTip(0, note)
+            top.addChild(note_item)
+
+    def node_rows(self) -> list[QTreeWidgetItem]:
+        """The rows that name a disagreeing node, in order."""
+        out = []
+        for i in range(self.tree.topLevelItemCount()):
+            top = self.tree.topLevelItem(i)
+            out += [top.child(j) for j in range(top.childCount()) if top.child(j).data(0, NODE_ROLE)]
+        return out
+
+    def _on_item(self, item: QTreeWidgetItem, _col: int) -> None:
+        node = item.data(0, NODE_ROLE)
+        if node:
+            self.sig_node_chosen.emit(str(node))
+
+    def _update_fold(self) -> None:
+        ok = bool(self.fold_target.currentData()) and self.has_workspace
+        self.fold_button.setEnabled(ok)
+        if not self._disagreeing:
+            self.fold_button.setToolTip(f"nothing to fold: no tool disagrees with its profile\nCLI: {CLI_FOLD}")
+        elif not self.has_workspace:
+            self.fold_button.setToolTip(f"open a workspace to fold into (its targets/ folder)\nCLI: {CLI_FOLD}")
+        else:
+            self.fold_button.setToolTip("write the tool's answer for the disagreeing ops as WORKSPACE/targets/"
+                                        f"<target>.yaml, then re-inspect with it\nCLI: {CLI_FOLD}")
+
+
+class VerifyFlow:
+    """Runs the verifiers as a job for the page's model, shows the answer, folds it into the workspace on request."""
+
+    def __init__(self, page: InspectPage, panel: VerifyPanel) -> None:
+        self.page = page
+        self.panel = panel
+        self.report: Any = None  # the InspectionReport whose ``verification`` is shown
+        self.model: Path | None = None
+        self.last_fold: Any = None  # studio.verify.fold.FoldResult
+        self.button = QPushButton("Verify with the real toolchain")
+        self.button.setToolTip("run every available verifier (ONNX Runtime session, TVM import, OpenVINO query, "
+                               "plugins' tools) and show where they disagree with the static profiles\n"
+                               f"CLI: {CLI_VERIFY}")
+        self.button.setEnabled(False)
+        self.button.clicked.connect(lambda: self.start())
+        panel.sig_node_chosen.connect(self.on_node)
+        panel.sig_fold_requested.connect(self.fold)
+
+    def reset(self) -> None:
+        """A new model is shown: the old answer no longer applies."""
+        self.report, self.model = None, None
+        self.button.setEnabled(self.page.model_path is not None)
+        self.panel.clear("Not verified yet: press “Verify with the real toolchain”.")
+
+    def start(self) -> None:
+        page = self.page
+        if page.model_path is None:
+            return
+        path, report, dirs = page.model_path, page.report, page.target_profile_dirs()
+
+        def work(job: Any) -> Any:
+            from studio.verify.registry import all_verifiers
+            from studio.verify.run import verify_report
+
+            rep = report
+            if rep is None or Path(rep.model).resolve() != path.resolve():
+                from studio.inspect.api import inspect_model
+
+                rep = inspect_model(path, None, profile_dirs=dirs, job=job)
+            verify_report(rep, path, entries=all_verifiers(), job=job)
+            return rep
+
+        self.button.setEnabled(False)
+        self.panel.clear("verifying with the real toolchains…")
+        page.side.setCurrentWidget(self.panel)
+        page.jobs.start(VERIFY_JOB, f"verify {path.name}", work, on_done=lambda rep: self._done(path, rep),
+                        on_failed=self._failed)
+
+    def _done(self, path: Path, rep: Any) -> None:
+        self.button.setEnabled(True)
+        if self.page.model_path is None or path.resolve() != self.page.model_path.resolve():
+            return  # another model was opened meanwhile
+        self.report, self.model = rep, path
+        self.panel.has_workspace = self.page.workspace is not None
+        self.panel.show_verification(rep.verification or {}, rep)
+
+    def _failed(self, err: StudioError) -> None:
+        self.button.setEnabled(True)
+        self.panel.clear("verification stopped")
+        self.page.job_failed(err)
+
+    def on_node(self, name: str) -> None:
+        """A node row: select it in the graph and everywhere else, keeping the Verify tab in front."""
+        self.page.focus_node(name)
+        self.page.side.setCurrentWidget(self.panel)
+
+    def fold(self, target: str) -> None:
+        """Write the tool's answer for ``target`` into the workspace profile, then re-inspect so the chips follow."""
+        ws = self.page.workspace
+        if not target or ws is None or self.report is None:
+            return
+        from studio.core.errors import StudioError
+        from studio.verify.fold import fold
+
+        try:
+            res = fold(self.report, target, ws.root)
+        except StudioError as err:
+            self.page.job_failed(err)
+            return
+        self.last_fold = res
+        if res.path is None:
+            self.panel.fold_label.setText(f"{target}: nothing folded: {res.skipped}")
+            return
+        self.panel.fold_label.setText(f"folded {len(res.changed)} op(s) of {target} into {res.path}: "
+                                      + ", ".join(f"{k} ({v.split(':')[0]})" for k, v in res.changed.items())
+                                      + f" — re-inspecting with it (CLI: {CLI_FOLD})")
+        self.page.inspect_current()
+
+
+__all__ = ["VerifyFlow", "VerifyPanel", "VERIFY_JOB", "list_source", "sources_html"]
