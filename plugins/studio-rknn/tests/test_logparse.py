@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
-from conftest import DATA
+from pathlib import Path
+
 from studio_rknn.logparse import lineage, parse_accuracy, parse_log
+
+DATA = Path(__file__).parent / "data"
 
 
 def test_layer_table_and_lineage_of_the_mlp() -> None:
