@@ -21,6 +21,7 @@ from __future__ import annotations
 import ctypes
 import json
 import os
+import shutil
 import sys
 import tempfile
 import time
@@ -275,6 +276,21 @@ def handle(req: dict[str, Any]) -> dict[str, Any]:
                 "error": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc()}
 
 
+def _absolute_paths(value: Any, base: Path) -> Any:
+    """Strings naming an existing file or folder relative to ``base`` become absolute (recursively)."""
+    if isinstance(value, dict):
+        return {k: _absolute_paths(v, base) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_absolute_paths(v, base) for v in value]
+    if isinstance(value, str) and value and not os.path.isabs(value) and "\n" not in value and len(value) < 4096:
+        try:
+            if (base / value).exists():
+                return str(base / value)
+        except OSError:
+            pass
+    return value
+
+
 def main() -> int:
     out = os.fdopen(os.dup(1), "w", encoding="utf-8")  # the response channel, kept apart from the toolkit's noise
     try:
@@ -282,7 +298,19 @@ def main() -> int:
     except json.JSONDecodeError as exc:
         out.write(json.dumps({"ok": False, "action": "", "result": {}, "error": f"bad request: {exc}"}) + "\n")
         return 2
-    resp = handle(req)
+    # the toolkit drops check*.onnx files into the working folder: run in a scratch one (paths given relative
+    # to the caller's folder are made absolute first)
+    req = _absolute_paths(req, Path.cwd())
+    for key in ("log", "out", "output", "out_dir"):  # outputs may not exist yet: relative to the caller too
+        if isinstance(req.get(key), str) and req[key] and not os.path.isabs(req[key]):
+            req[key] = str(Path.cwd() / req[key])
+    scratch = tempfile.mkdtemp(prefix="rknn-worker-")
+    os.chdir(scratch)
+    try:
+        resp = handle(req)
+    finally:
+        os.chdir("/")
+        shutil.rmtree(scratch, ignore_errors=True)
     out.write(json.dumps(resp) + "\n")
     out.flush()
     return 0 if resp["ok"] else 1
