@@ -10,14 +10,16 @@ PYTEST_ARGS ?=
 # Pinned versions that install together (pip would otherwise backtrack through GB-sized wheels).
 CONSTRAINTS ?= packaging/constraints.txt
 
-.PHONY: run test test-core bench lint venv clean cross-toolchain desktop-deps
+.PHONY: run test test-core bench lint venv clean cross-toolchain desktop-deps rknn-env
 
-$(STAMP): pyproject.toml $(CONSTRAINTS) plugins/studio-openvino/pyproject.toml
+$(STAMP): pyproject.toml $(CONSTRAINTS) plugins/studio-openvino/pyproject.toml plugins/studio-rknn/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --upgrade pip setuptools wheel
 	$(PY) -m pip install -c $(CONSTRAINTS) -e '.[dev]'
 	# the OpenVINO verifier plugin (pulls openvino, ~60 MB); the rknn one makes its own env on first use
 	$(PY) -m pip install -c $(CONSTRAINTS) -e plugins/studio-openvino
+	# the rknn verifier plugin itself is small: its toolkit env (1.3 GiB) is `make rknn-env`, outside the clone
+	$(PY) -m pip install -c $(CONSTRAINTS) -e plugins/studio-rknn
 	touch $(STAMP)
 
 venv: $(STAMP)
@@ -29,7 +31,7 @@ run: $(STAMP)
 	$(PY) -m studio.gui --demo $(DEMO)
 
 test: $(STAMP)
-	-@$(MAKE) --no-print-directory cross-toolchain desktop-deps
+	-@$(MAKE) --no-print-directory cross-toolchain desktop-deps rknn-env
 	QT_QPA_PLATFORM=offscreen $(PY) -m pytest $(PYTEST_ARGS)
 
 # The headless core's tests in a process where PySide6 and torch cannot be imported.
@@ -63,3 +65,9 @@ desktop-deps:
 
 clean:
 	rm -rf $(VENV) .pytest_cache build *.egg-info
+
+# rknn-toolkit2 2.5.0 in its own venv (~/.cache/deployment-studio/rknn-2.5.0, STUDIO_RKNN_ENV overrides):
+# about 80 s and 1.3 GiB the first time, then cached; best-effort (the rknn tests skip with the reason without it)
+rknn-env: $(STAMP)
+	@$(VENV)/bin/studio-rknn-env check >/dev/null 2>&1 || $(VENV)/bin/studio-rknn-env create \
+	  || echo "rknn-env: could not create the rknn-toolkit2 environment; rknn tests will skip"
