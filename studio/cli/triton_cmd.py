@@ -349,7 +349,7 @@ def _infer(args: argparse.Namespace) -> int:
     import numpy as np
 
     from studio.core.errors import InputError
-    from studio.triton.client import prepare_inputs
+    from studio.triton.inputs import prepare_inputs
 
     c = _client(args)
     arrays = {}

@@ -13,7 +13,8 @@ import pytest
 
 from studio.core.errors import InputError
 from studio.triton import config as tc
-from studio.triton.client import parse_url, prepare_inputs
+from studio.triton.client import parse_url
+from studio.triton.inputs import prepare_inputs
 from studio.triton.metrics import snapshot
 from studio.triton.repo_builder import BuildOptions, build_repo
 from studio.triton.repo_check import check_repo

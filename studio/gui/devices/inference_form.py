@@ -139,7 +139,7 @@ def sample_files(state: StudioState) -> dict[str, Path]:
 def infer_once(spec: ServerSpec, model: str, text: str | None, image: str | None, audio: str | None,
                tokenizer: str | None, processor: str | None) -> dict[str, Any]:
     """One request built from the form's inputs (worker thread): input shapes, outputs, round trip ms."""
-    from studio.triton.client import prepare_inputs
+    from studio.triton.inputs import prepare_inputs
 
     with spec.client(30) as c:
         feed = prepare_inputs(c.model_config(model), text=text, image=image, audio=audio, tokenizer=tokenizer,
