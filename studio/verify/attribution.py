@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from studio.verify.api import NodeCheck
+from studio.verify.api import NodeCheck, VerifyResult
 
 # (pattern, group of the op type, group of the node name, group of the domain); groups 0 = absent
 _PATTERNS: list[tuple[re.Pattern[str], int, int, int]] = [
@@ -117,3 +117,24 @@ def check_each_node(model: Any, check: Check, *, max_nodes: int = 5000) -> list[
             culprit = next(k for k in failed if k.startswith(c.node + "/"))
             c.verdict, c.message = "supported", f"fails only through its body node '{culprit}'"
     return out
+
+
+def whole_then_each(res: VerifyResult, proto: Any, refs: list[Any], err: str, check: Check, *,
+                    failed_note: str, placement: str = "") -> bool:
+    """The verifiers' shared shape: the whole model passed (every node supported, True), or the tool's
+    message is the result's error and every node is asked alone, the whole-model message folded in (False)."""
+    if not err:
+        res.nodes = [NodeCheck(node=r.key, op_type=r.op_type, domain=r.domain, verdict="supported",
+                               placement=placement) for r in refs]
+        return True
+    res.error = short(err)
+    res.nodes = check_each_node(proto, check)
+    res.notes.append(failed_note)
+    merge_blame(res.nodes, err, refs)
+    return False
+
+
+def note_model_level(res: VerifyResult, note: str) -> None:
+    """When no node failed alone, the failure is the model's: say so."""
+    if not any(c.verdict == "unsupported" for c in res.nodes):
+        res.notes.append(note)

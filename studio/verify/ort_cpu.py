@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from studio.verify.api import NodeCheck, VerifyResult
-from studio.verify.attribution import check_each_node, merge_blame, short
+from studio.verify.api import VerifyResult
+from studio.verify.attribution import note_model_level, whole_then_each
 
 DEFAULT_PROVIDERS = ("CPUExecutionProvider",)
 
@@ -69,18 +69,10 @@ class OrtVerifier:
             return res
         refs = node_refs(proto)
         err = self._session(str(model))
-        if not err:
-            res.nodes = [NodeCheck(node=r.key, op_type=r.op_type, domain=r.domain, verdict="supported",
-                                   placement="cpu" if self.providers[0] == "CPUExecutionProvider" else "")
-                         for r in refs]
-            res.seconds = round(time.perf_counter() - t0, 4)
-            return res
-        res.error = short(err)
-        res.nodes = check_each_node(proto, self.check_proto)
-        res.notes.append("session failed; each node was then built alone in a one-node session")
-        merge_blame(res.nodes, err, refs)
-        if not any(c.verdict == "unsupported" for c in res.nodes):
-            res.notes.append("every node builds alone: the failure is the model's (see error), not a node's")
+        cpu = "cpu" if self.providers[0] == "CPUExecutionProvider" else ""
+        if not whole_then_each(res, proto, refs, err, self.check_proto, placement=cpu,
+                               failed_note="session failed; each node was then built alone in a one-node session"):
+            note_model_level(res, "every node builds alone: the failure is the model's (see error), not a node's")
         res.seconds = round(time.perf_counter() - t0, 4)
         return res
 

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from studio.verify.api import NodeCheck, VerifyResult
-from studio.verify.attribution import check_each_node, merge_blame, short
+from studio.verify.api import VerifyResult
+from studio.verify.attribution import note_model_level, short, whole_then_each
 
 INSTALL_HINT = "install apache-tvm: python3 -m pip install 'deployment-studio[compile]'"
 _PRINTED_OP = re.compile(r"Error converting operator (\w+)")
@@ -93,15 +93,10 @@ class TvmRelaxVerifier:
             return res
         refs = node_refs(proto)
         err = self.import_error(proto, shapes)
-        if not err:
-            res.nodes = [NodeCheck(node=r.key, op_type=r.op_type, domain=r.domain, verdict="supported")
-                         for r in refs]
+        if whole_then_each(res, proto, refs, err, self.import_error,
+                           failed_note="import failed; each node was then imported alone as a one-node model"):
             res.seconds = round(time.perf_counter() - t0, 4)
             return res
-        res.error = short(err)
-        res.nodes = check_each_node(proto, self.import_error)
-        res.notes.append("import failed; each node was then imported alone as a one-node model")
-        merge_blame(res.nodes, err, refs)
         if "cannot handle ShapeExpr inputs" in err:
             by_key = res.by_node()
             res.notes.append("the import failed on a Shape output read by an op that takes tensors only; one-node "
@@ -110,8 +105,7 @@ class TvmRelaxVerifier:
                 by_key[r.key].verdict = "unsupported"
                 by_key[r.key].message = short(f"{err} (this node reads a Shape output; its converter takes "
                                               "tensors only)")
-        if not any(c.verdict == "unsupported" for c in res.nodes):
-            res.notes.append("every node imports alone: the failure is the model's (see error), not a node's")
+        note_model_level(res, "every node imports alone: the failure is the model's (see error), not a node's")
         res.seconds = round(time.perf_counter() - t0, 4)
         return res
 
