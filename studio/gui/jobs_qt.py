@@ -15,6 +15,7 @@ from typing import Any
 from PySide6.QtCore import QObject, QThread, Signal
 
 from studio.core.errors import JobCancelled, StudioError
+from studio.core.gevent_hub import release_thread_hub
 from studio.core.jobs import JobState
 
 
@@ -51,6 +52,8 @@ class _Worker(QThread):
             self.sig_failed.emit(self.job_id, err)
         else:
             self.sig_done.emit(self.job_id, result)
+        finally:
+            release_thread_hub()  # tritonclient.http's gevent loop would outlive this thread
 
 
 @dataclass

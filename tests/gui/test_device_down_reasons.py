@@ -38,6 +38,16 @@ def _list_row(page: DevicesPage, name: str) -> tuple[str, str]:
     return "", ""
 
 
+def _shows(page: DevicesPage, name: str, words: str):  # type: ignore[no-untyped-def]
+    """A waitUntil check that, when it times out, says what the row showed instead (and the poll's error)."""
+    def check() -> None:
+        text, tip = _list_row(page, name)
+        snap = page.snapshots.get(name)
+        assert words in text, f"{name!r} row: {text!r}, tooltip {tip!r}, in flight: {name in page._inflight}, " \
+                              f"last poll error: {snap.error if snap else None!r}"
+    return check
+
+
 def _agent_row(page: DevicesPage, url: str) -> tuple[str, str]:
     """The Edge agents table's State cell for ``url``: (text, tooltip)."""
     t = page.agents_panel.table
@@ -116,8 +126,7 @@ def test_wrong_token_and_tls_mismatch_against_a_real_agent(qtbot, window: MainWi
     qtbot.waitUntil(lambda: _agent_row(devices, agent.url)[0] == "\u2716 disconnected: token rejected (HTTP 401)",
                     timeout=30_000)
     assert "wrong agent token" in _agent_row(devices, agent.url)[1]
-    qtbot.waitUntil(lambda: "disconnected: token rejected (HTTP 401)" in _list_row(devices, "board")[0],
-                    timeout=30_000)
+    qtbot.waitUntil(_shows(devices, "board", "disconnected: token rejected (HTTP 401)"), timeout=30_000)
     qtbot.wait(1200)  # two more polls of the Devices list: they agree with the table, no flapping to "ok"
     assert window.state.device_state("board").state == "token"
     assert _agent_row(devices, agent.url)[0] == "\u2716 disconnected: token rejected (HTTP 401)"
@@ -128,10 +137,10 @@ def test_wrong_token_and_tls_mismatch_against_a_real_agent(qtbot, window: MainWi
     qtbot.waitUntil(lambda: _agent_row(devices, tls_url)[0]
                     == "\u2716 disconnected: TLS mismatch: the server speaks plain HTTP", timeout=30_000)
     assert "SSL" in _agent_row(devices, tls_url)[1]
-    qtbot.waitUntil(lambda: "disconnected: TLS mismatch" in _list_row(devices, "board-tls")[0], timeout=30_000)
+    qtbot.waitUntil(_shows(devices, "board-tls", "disconnected: TLS mismatch"), timeout=30_000)
     assert window.state.device_state("board-tls").state == "tls"
 
     # the right token: connected everywhere
     panel.add_agent(agent.url, agent.token_file, name="board")
     qtbot.waitUntil(lambda: _agent_row(devices, agent.url)[0] == "\u25cf connected", timeout=30_000)
-    qtbot.waitUntil(lambda: "-  connected\n" in _list_row(devices, "board")[0], timeout=30_000)
+    qtbot.waitUntil(_shows(devices, "board", "-  connected\n"), timeout=30_000)

@@ -120,3 +120,41 @@ def test_a_job_stopped_by_cancel_is_cancelled_everywhere(qtbot) -> None:  # noqa
     assert h.status == "cancelled" and got and got[0]["requests"] < 500  # the partial result still arrives
     assert panel.rows[h.id].state.text() == "cancelled"
     runner.wait_all()
+
+
+def test_a_job_that_used_tritonclient_leaves_no_gevent_loop_behind(qtbot) -> None:  # noqa: ANN001
+    """tritonclient.http gives each thread a gevent hub (two descriptors) that outlives it; the worker frees it."""
+    import socket
+    from pathlib import Path
+
+    from studio.core.errors import ConnectionFailed
+    from studio.triton.client import TritonClient
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{s.getsockname()[1]}"  # closed: connecting is refused, but gevent was used
+
+    def work(job: JobState) -> str:
+        with TritonClient(url, timeout=2) as c:
+            try:
+                c.server_metadata()
+            except ConnectionFailed as exc:
+                return exc.message
+        return "answered"
+
+    runner = JobRunner()
+
+    def one() -> None:
+        with qtbot.waitSignal(runner.sig_finished, timeout=20000):
+            runner.start("poll", "poll", work)
+
+    from tests.serving.test_devices_page import live_gevent_hubs
+
+    one()
+    runner.wait_all()
+    hubs, fds = live_gevent_hubs(), len(list(Path("/proc/self/fd").iterdir()))
+    for _ in range(30):
+        one()
+    runner.wait_all()
+    assert live_gevent_hubs() - hubs <= 1, f"{live_gevent_hubs() - hubs} gevent hubs more after 30 jobs"
+    assert len(list(Path("/proc/self/fd").iterdir())) - fds < 6

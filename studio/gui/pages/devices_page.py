@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +37,7 @@ from PySide6.QtWidgets import (
 )
 
 from studio.core.errors import StudioError
+from studio.core.gevent_hub import release_thread_hub
 from studio.core.state import failure_state
 from studio.gui.devices.inference_form import InferenceForm, infer_once
 from studio.gui.devices.reasons import down_reason
@@ -285,8 +287,17 @@ class DevicesPage(Page):
         self._inflight.add(name)
         spec = self.servers[name]
         relay = self._relay
-        threading.Thread(target=lambda: relay.sig_snapshot.emit(poll_server(spec)), name=f"poll-{name}",
-                         daemon=True).start()
+
+        def work() -> None:
+            try:
+                snap = poll_server(spec)
+            except BaseException as exc:  # a bug, or a gevent Timeout: still a snapshot, so it is polled again
+                snap = ServerSnapshot(spec.name, error=f"{type(exc).__name__}: {exc}", at=time.time())
+            finally:
+                release_thread_hub()
+            relay.sig_snapshot.emit(snap)
+
+        threading.Thread(target=work, name=f"poll-{name}", daemon=True).start()
 
     def _on_snapshot(self, snap: ServerSnapshot) -> None:
         self._inflight.discard(snap.name)
