@@ -25,6 +25,16 @@ from studio.package.keys import TrustedKeys
 from studio.package.verify import extract_verified
 
 log = logging.getLogger("studio.agent")
+RETIRE_AFTER_S = 30.0  # a replaced version's runtime (e.g. the rknn simulator process) stops this long after
+
+
+def _warm_or_close(dep: Deployment) -> float:
+    """Warm ``dep`` up; one that cannot answer is closed before the error goes on (nothing left running)."""
+    try:
+        return warmup_deployment(dep)
+    except BaseException:
+        dep.close()
+        raise
 
 
 @dataclass
@@ -73,8 +83,8 @@ class AgentCore:
             for v in [c for c in candidates if c]:
                 try:
                     dep = load_deployment(self.store.version_dir(name, v), self.config.trusted,
-                                          threads=self.config.threads)
-                    warmup_deployment(dep)
+                                          threads=self.config.threads, board=self.config.board)
+                    _warm_or_close(dep)
                 except StudioError as exc:
                     log.error("cannot resume %s %s: %s", name, v, exc.message)
                     self.store.record(name, "resume-failed", v, error=exc.message)
@@ -132,8 +142,8 @@ class AgentCore:
         st = self.store.model_state(name)
         previous = st.get("active")
         try:
-            dep = load_deployment(vdir, self.config.trusted, threads=self.config.threads)
-            warm = warmup_deployment(dep)
+            dep = load_deployment(vdir, self.config.trusted, threads=self.config.threads, board=self.config.board)
+            warm = _warm_or_close(dep)
         except StudioError as exc:
             self.events["warmup_failed"] += 1
             self.store.record(name, "warmup-failed" if fresh else "rollback-failed", version, error=exc.message)
@@ -145,7 +155,11 @@ class AgentCore:
             raise
         if fresh:  # a version number reused after pruning is a new bundle: its statistics start at zero
             self.statistics.forget(dep.models, version)
-        self._activate(dep)
+        replaced = self._activate(dep)
+        if replaced is not None:  # requests already running on it finish first; then its runtime stops
+            retire = threading.Timer(RETIRE_AFTER_S, replaced.close)
+            retire.daemon = True
+            retire.start()
         if previous and previous != version:
             st["stack"] = [v for v in st["stack"] if v != previous] + [previous]
         st["stack"] = [v for v in st["stack"] if v != version]

@@ -127,14 +127,52 @@ class Deployment:
     warmup_s: float = 0.0
     loaded_at: float = field(default_factory=time.time)
 
+    def close(self) -> None:
+        """Stop what its runtimes started (the rknn simulator's worker process); ORT sessions need nothing."""
+        for m in self.models.values():
+            close = getattr(m.session, "close", None)
+            if callable(close):
+                try:
+                    close()
+                except Exception:  # closing is best effort: the version is no longer served
+                    pass
+
+
+class RuntimeMissing(ModelError):
+    """The bundle needs a runtime this agent does not have (HTTP 422: the bundle cannot run here)."""
+
+    kind = "dependency"
+
+
+def runtime_loader(name: str, manifest: Manifest, runtime: dict[str, Any]) -> Any:
+    """The loader of a bundle runtime ("tvm", "rknn", a plugin's) from the plugin registry, or RuntimeMissing
+    naming what to install. Loaders take (directory, spec, manifest, runtime, board=...) -> ServedModel."""
+    from studio.core.errors import PluginError
+    from studio.core.plugins import resolve
+
+    try:
+        return resolve("runtimes", name)
+    except PluginError as exc:
+        if name == "tvm":  # the exact apache-tvm version and the pip line for the board
+            from studio.agent.tvm_backend import require_runtime
+
+            require_runtime(manifest.name, manifest.version, dict(runtime.get("tvm") or {}))
+        install = str((runtime.get(name) or {}).get("install") or "")
+        raise RuntimeMissing(
+            f"bundle {manifest.name} {manifest.version} needs the '{name}' runtime, which this agent cannot load: "
+            f"{exc.message}", offending=f"runtime: {name}",
+            hint=(f"{install}; " if install else "") + "install the plugin that provides it into the agent's "
+                 "environment (then restart studio-agent); or deploy an ONNX Runtime bundle of the model") from exc
+
 
 def _specs(args: list[Any]) -> list[TensorSpec]:
     return [TensorSpec(a.name, ORT_TO_KSERVE.get(a.type, "UNKNOWN"),
                        [d if isinstance(d, int) and d >= 0 else -1 for d in a.shape]) for a in args]
 
 
-def load_deployment(directory: Path, trusted: TrustedKeys, *, threads: int = 0) -> Deployment:
-    """Verify ``directory`` and create its sessions (not yet activated; warm it up first)."""
+def load_deployment(directory: Path, trusted: TrustedKeys, *, threads: int = 0, board: str = "any") -> Deployment:
+    """Verify ``directory`` and create its sessions (not yet activated; warm it up first). Models of another
+    runtime than ONNX Runtime go to that runtime's loader (``runtime_loader``); ``board`` is this agent's."""
     import onnxruntime as ort
 
     manifest = verify_directory(directory, trusted)
@@ -153,11 +191,24 @@ def load_deployment(directory: Path, trusted: TrustedKeys, *, threads: int = 0) 
     if threads:
         opts.intra_op_num_threads = threads
     models: dict[str, ServedModel] = {}
-    for spec in models_spec:
-        if spec.get("runtime") == "tvm":  # a compiled module (studio/agent/tvm_backend.py), re-verified at load
-            from studio.agent.tvm_backend import load_tvm_model
+    dep = Deployment(name=manifest.name, version=manifest.version, directory=directory, manifest=manifest,
+                     models=models)
+    try:
+        _load_models(dep, models_spec, runtime, ort, opts, providers, board)
+    except BaseException:
+        dep.close()  # a runtime started for an earlier model of the bundle
+        raise
+    return dep
 
-            models[spec["name"]] = load_tvm_model(directory, spec, manifest, runtime)
+
+def _load_models(dep: Deployment, models_spec: list[dict[str, Any]], runtime: dict[str, Any], ort: Any, opts: Any,
+                 providers: list[str], board: str) -> None:
+    directory, manifest, models = dep.directory, dep.manifest, dep.models
+    for spec in models_spec:
+        rt = str(spec.get("runtime") or "onnxruntime")
+        if rt != "onnxruntime":  # a compiled module (tvm, rknn, ...): its loader re-verifies what it loads
+            loader = runtime_loader(rt, manifest, runtime)
+            models[spec["name"]] = loader(directory, spec, manifest, runtime, board=board)
             continue
         path = directory / spec["path"]
         try:
@@ -173,8 +224,6 @@ def load_deployment(directory: Path, trusted: TrustedKeys, *, threads: int = 0) 
             from studio.agent.preprocess import build_preprocessors
 
             models[spec["name"]].raw_inputs = build_preprocessors(spec["raw_inputs"], directory)
-    return Deployment(name=manifest.name, version=manifest.version, directory=directory, manifest=manifest,
-                      models=models)
 
 
 def warmup_deployment(dep: Deployment) -> float:

@@ -14,10 +14,8 @@ the version to install, and the active version keeps serving.
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
 import json
-import os
 import shutil
 import sys
 import tempfile
@@ -29,19 +27,17 @@ from typing import Any
 import numpy as np
 
 from studio.agent.kserve import dtype_to_kserve
-from studio.agent.runtime import ServedModel, TensorSpec
+from studio.agent.runtime import RuntimeMissing, ServedModel, TensorSpec
+from studio.agent.verified_files import copy_verified as _copy_verified
+from studio.agent.verified_files import read_verified as _read_verified
 from studio.compile.runner import flatten_vm_output
 from studio.core.errors import BundleError, ModelError
-from studio.package.manifest import HASH_CHUNK, Manifest
+from studio.package.manifest import Manifest
 
 RUNTIME = "tvm"
 PLATFORM = "tvm_relax"
 
 
-class RuntimeMissing(ModelError):
-    """The bundle needs a runtime this agent does not have (HTTP 422: the bundle cannot run here)."""
-
-    kind = "dependency"
 
 
 def tvm_available() -> tuple[bool, str]:
@@ -108,47 +104,8 @@ class TVMSession:
         return [values[n] for n in (names or self._outputs)]
 
 
-def _entry(manifest: Manifest, rel: str) -> Any:
-    entry = manifest.file_map().get(rel)
-    if entry is None:
-        raise BundleError(f"{rel} is not listed in the signed manifest; refusing to load it", offending=rel,
-                          hint="rebuild the bundle with `studio package`")
-    return entry
-
-
-def _read_verified(directory: Path, manifest: Manifest, rel: str) -> bytes:
-    """The bytes of a small bundle file, checked against the signed manifest."""
-    entry = _entry(manifest, rel)
-    data = _open_regular(directory / rel).read()
-    if len(data) != entry.size or hashlib.sha256(data).hexdigest() != entry.sha256:
-        raise BundleError(f"SHA-256 of {rel} does not match the signed manifest (file was modified)", offending=rel,
-                          hint="do not use this version; redeploy the bundle")
-    return data
-
-
-def _open_regular(path: Path) -> Any:
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
-    return os.fdopen(fd, "rb")
-
-
-def _copy_verified(directory: Path, manifest: Manifest, rel: str, dest: Path) -> Path:
-    """Copy a bundle file into ``dest`` while hashing it; the copy is what gets loaded."""
-    entry = _entry(manifest, rel)
-    target = dest / Path(rel).name
-    h, size = hashlib.sha256(), 0
-    with _open_regular(directory / rel) as src, open(target, "wb") as out:
-        while chunk := src.read(HASH_CHUNK):
-            h.update(chunk)
-            out.write(chunk)
-            size += len(chunk)
-    if size != entry.size or h.hexdigest() != entry.sha256:
-        raise BundleError(f"SHA-256 of {rel} does not match the signed manifest (file was modified)", offending=rel,
-                          hint="a compiled library is executable code and is never loaded unverified; "
-                               "redeploy the bundle")
-    return target
-
-
-def load_tvm_model(directory: Path, spec: dict[str, Any], manifest: Manifest, runtime: dict[str, Any]) -> ServedModel:
+def load_tvm_model(directory: Path, spec: dict[str, Any], manifest: Manifest, runtime: dict[str, Any],
+                   **_host: Any) -> ServedModel:
     """Load ``spec`` (a runtime.json model entry with runtime "tvm") from the verified version folder."""
     tvm_cfg = dict(runtime.get("tvm") or {})
     tvm = require_runtime(manifest.name, manifest.version, tvm_cfg)

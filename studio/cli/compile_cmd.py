@@ -2,6 +2,7 @@
 
     studio compile MODEL.onnx --target llvm|aarch64|aarch64-neon|opencl|vulkan|BOARD [--out DIR]
                    [--shape name=dims ...] [--json] [--no-verify] [--force]
+    studio compile MODEL.onnx --target rk3588 --backend rknn [--quantize int8 [--calibration DIR]] [--shape ...]
     studio compile --list-targets | --status
     studio compile [MODEL.onnx] --mlc-llm HF_DIR --target opencl --out DIR   (language model via mlc_llm)
 
@@ -44,8 +45,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--save-failing", type=Path, metavar="PATH",
                    help="on a localised failure, write the smallest failing sub-graph to PATH (.onnx)")
     p.add_argument("--report", type=Path, metavar="PATH", help="also write the report here (also on failure)")
-    p.add_argument("--atol", type=float, default=1e-4)
-    p.add_argument("--rtol", type=float, default=1e-3)
+    p.add_argument("--backend", default="tvm",
+                   help="tvm (TVM Relax, built in) or a plugin's compiler: rknn (plugins/studio-rknn: a .rknn for "
+                        "--target rk3588 | rk3576 | rk3566, checked in rknn-toolkit2's simulator)")
+    p.add_argument("--quantize", default="", choices=["", "fp16", "int8"],
+                   help="rknn: fp16 (default) or int8 (w8a8, calibrated on --calibration)")
+    p.add_argument("--calibration", type=Path, metavar="DIR_OR_TXT",
+                   help="int8 calibration samples: a folder of .npz (arrays named like the inputs) or the "
+                        "toolkit's dataset .txt (default: 8 seeded samples)")
+    p.add_argument("--atol", type=float, default=None, help="parity tolerance (default: tvm 1e-4, rknn fp16 5e-2)")
+    p.add_argument("--rtol", type=float, default=None, help="parity tolerance (default: tvm 1e-3, rknn fp16 5e-2)")
     p.add_argument("--runs", type=int, default=20, help="latency runs per runtime (0: no latency)")
     p.add_argument("--list-targets", action="store_true", help="list compile targets and exit")
     p.add_argument("--status", action="store_true", help="show TVM, cross compiler and mlc_llm availability")
@@ -96,7 +105,9 @@ def _compile_onnx(args: argparse.Namespace) -> int:
     opts = CompileOptions(model=args.model, target=args.target, out=args.out, shapes=parse_shape_args(args.shape),
                           verify=not args.no_verify, force=args.force, precheck=not args.skip_precheck,
                           localise=not args.no_localise, simplify=args.simplify, atol=args.atol, rtol=args.rtol,
-                          latency_runs=max(0, args.runs), save_failing_subgraph=args.save_failing)
+                          latency_runs=max(0, args.runs), save_failing_subgraph=args.save_failing,
+                          backend=args.backend, quantize=args.quantize,
+                          calibration=args.calibration)
     with job_progress("compile", enabled=not args.json) as job:
         rep = compile_model(opts, job)
     if args.report:

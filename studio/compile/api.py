@@ -34,11 +34,14 @@ class CompileOptions:
     precheck: bool = True
     localise: bool = True  # bisect the graph when import or build fails
     simplify: bool = False  # fold shape arithmetic with onnxslim at the static shapes before importing
-    atol: float = 1e-4
-    rtol: float = 1e-3
+    atol: float | None = None  # None: the backend's default (tvm 1e-4 / 1e-3; rknn by its dtype)
+    rtol: float | None = None
     latency_runs: int = 20
     seed: int = 0
     save_failing_subgraph: Path | None = None  # where to write the reduced failing graph (.onnx)
+    backend: str = "tvm"  # "tvm" (built in) or a compiler a plugin contributes ("rknn": plugins/studio-rknn)
+    quantize: str = ""  # "" (the backend's float build: fp16 for rknn) or "int8"
+    calibration: Path | None = None  # int8: a folder of .npy/.npz samples, or a dataset list (default: seeded)
 
 
 @dataclass
@@ -57,6 +60,7 @@ class OutputParity:
     max_abs: float
     max_rel: float
     passed: bool
+    cosine: float | None = None  # cosine similarity with ONNX Runtime's output (quantized builds are judged by it)
 
 
 @dataclass
@@ -123,6 +127,9 @@ class CompileReport(Report):
     notes: list[str] = field(default_factory=list)
     diagnosis: CompileDiagnosis | None = None
     mlc: dict[str, Any] = field(default_factory=dict)
+    backend: str = "tvm"
+    toolchain: dict[str, Any] = field(default_factory=dict)  # the compiler that built it: name, version, platform
+    layer_errors: list[dict[str, Any]] = field(default_factory=list)  # per-layer error (rknn accuracy_analysis)
 
     @property
     def ok(self) -> bool:
@@ -131,6 +138,10 @@ class CompileReport(Report):
     def summary(self) -> str:
         """A few lines for the CLI."""
         lines = [f"compile {Path(self.model).name} for {self.target}: {self.status}"]
+        if self.toolchain:
+            t = self.toolchain
+            lines.append(f"  toolchain {t.get('name')} {t.get('version')}, platform {t.get('platform')}, "
+                         f"{t.get('dtype')}")
         if self.ok:
             for a in self.artifacts:
                 mach = f"  [{', '.join(sorted(set(a.machines.values())))}]" if a.machines else ""
@@ -178,7 +189,21 @@ def default_out(model: Path, target: str, cwd: Path | None = None) -> Path:
 
 
 def compile_model(options: CompileOptions, job: Any = None) -> CompileReport:
-    """Pre-check, import, lower, build, export, verify. ``job`` is a studio.core.jobs.JobState (or None)."""
+    """Pre-check, import, lower, build, export, verify. ``job`` is a studio.core.jobs.JobState (or None).
+    A backend other than "tvm" is the ``compilers`` contribution of that name (a plugin's), same contract."""
+    if options.backend != "tvm":
+        from studio.core.errors import InputError, PluginError
+        from studio.core.plugins import contributions, resolve
+
+        try:
+            compiler = resolve("compilers", options.backend)
+        except PluginError as exc:
+            known = ", ".join(["tvm", *sorted(c.name for c in contributions("compilers") if c.name != "tvm-relax")])
+            raise InputError(f"no compile backend '{options.backend}' here: {exc.message}",
+                             offending=options.backend,
+                             hint=f"backends: {known}; rknn comes with plugins/studio-rknn "
+                                  "(make venv installs it; its toolkit: studio-rknn-env create)") from exc
+        return compiler(options, job)
     from studio.compile.pipeline import run_compile
 
     return run_compile(options, job)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import statistics
 import time
@@ -32,6 +33,7 @@ from studio.core.atomic import atomic_path, write_json_atomic
 from studio.core.errors import InputError, StudioError, ValidationError
 from studio.core.jobs import JobState, Stages
 
+TVM_ATOL, TVM_RTOL = 1e-4, 1e-3  # parity tolerances when none are given
 WEIGHTS = {"simplify": 5, "precheck": 5, "import": 10, "lower": 10, "build": 35, "export": 10, "verify": 30}
 
 # Known TVM importer failures -> what to do (matched on the short error text).
@@ -61,6 +63,9 @@ def _known(msg: str) -> tuple[str, str] | None:
 
 def run_compile(options: CompileOptions, job: JobState | None = None) -> CompileReport:
     job = job or JobState(name="compile")
+    if options.atol is None or options.rtol is None:
+        options = dataclasses.replace(options, atol=TVM_ATOL if options.atol is None else options.atol,
+                                      rtol=TVM_RTOL if options.rtol is None else options.rtol)
     stages = Stages(job, WEIGHTS)
     t_all = time.perf_counter()
     model_path = Path(options.model).resolve()
@@ -259,29 +264,34 @@ def _verify(rep: CompileReport, model_path: Path, runner: Any, shapes: dict[str,
     with OnnxRuntimeRunner(model_path) as ort_r, runner as tvm_r:
         ref = ort_r.infer(feed)
         got = tvm_r.infer(feed)
-        ok = True
-        for name, want in ref.items():
-            have = got.get(name)
-            if have is None:
-                p.outputs.append(OutputParity(name, list(np.shape(want)), float("inf"), float("inf"), False))
-                ok = False
-                continue
-            want64, have64 = np.asarray(want, dtype=np.float64), np.asarray(have, dtype=np.float64)
-            if want64.shape != have64.shape:
-                p.outputs.append(OutputParity(name, list(have64.shape), float("inf"), float("inf"), False))
-                ok = False
-                continue
-            diff = np.abs(want64 - have64)
-            max_abs = float(diff.max()) if diff.size else 0.0
-            max_rel = float((diff / np.maximum(np.abs(want64), 1e-12)).max()) if diff.size else 0.0
-            passed = bool(np.allclose(have64, want64, atol=options.atol, rtol=options.rtol))
-            ok &= passed
-            p.outputs.append(OutputParity(name, list(want64.shape), max_abs, max_rel, passed))
+        ok, p.outputs = compare_outputs(ref, got, options.atol, options.rtol)
         p.status = "passed" if ok else "failed"
         if options.latency_runs > 0:
             _latency(rep.latency, ort_r, tvm_r, feed, options.latency_runs, job)
             if p.mode == "host-proxy":
                 rep.latency.note = "host-proxy build on this host, not the board's latency"
+
+
+def compare_outputs(ref: dict[str, Any], got: dict[str, Any], atol: float, rtol: float) -> tuple[bool, list[OutputParity]]:
+    """Each reference output against the compiled one (missing or reshaped: failed), with the cosine too."""
+    ok, rows = True, []
+    for name, want in ref.items():
+        have = got.get(name)
+        if have is None or np.shape(have) != np.shape(want):
+            rows.append(OutputParity(name, list(np.shape(want if have is None else have)), float("inf"),
+                                     float("inf"), False))
+            ok = False
+            continue
+        want64, have64 = np.asarray(want, dtype=np.float64), np.asarray(have, dtype=np.float64)
+        diff = np.abs(want64 - have64)
+        max_abs = float(diff.max()) if diff.size else 0.0
+        max_rel = float((diff / np.maximum(np.abs(want64), 1e-12)).max()) if diff.size else 0.0
+        passed = bool(np.allclose(have64, want64, atol=atol, rtol=rtol))
+        norm = float(np.linalg.norm(want64) * np.linalg.norm(have64))
+        cosine = float(np.dot(want64.ravel(), have64.ravel()) / norm) if norm > 0 else None
+        ok &= passed
+        rows.append(OutputParity(name, list(want64.shape), max_abs, max_rel, passed, cosine))
+    return ok, rows
 
 
 def _latency(lat: Latency, ort_r: Any, tvm_r: Any, feed: dict[str, np.ndarray], runs: int, job: JobState) -> None:

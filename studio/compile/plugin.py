@@ -15,7 +15,10 @@ def manifest() -> dict:
             "description": "Compile ONNX with TVM Relax for edge CPUs and GPUs (apache-tvm); LLM parts with "
                            "mlc_llm when installed. Without apache-tvm: python3 -m pip install "
                            "'deployment-studio[compile]'",
-            "provides": {"compilers": ["tvm-relax", "mlc-llm"],
+            "provides": {"compilers": {"tvm-relax": {"object": "studio.compile.pipeline:run_compile",
+                                                     "help": "studio compile --backend tvm (the default)"},
+                                       "mlc-llm": {"object": "studio.compile.mlc:run_llm",
+                                                   "help": "studio compile --mlc-llm HF_DIR"}},
                          "compile_targets": list(GENERIC) + list(BOARDS),  # TVM target ids, not inspector profiles
                          "runtimes": {"tvm": {"object": "studio.agent.tvm_backend:load_tvm_model",
                                               "help": "the edge agent serves compiled TVM modules"}},

@@ -10,9 +10,10 @@ returning one); every contribution is imported only when it is first used (``Con
          "targets": {"example-npu": {"path": "studio_example:targets/example-npu.yaml"}},  # or module.target(name)
          "verifiers": ["example-npu"],                                  # module.verifier(name) -> Verifier
          "runtimes": ["example"],                                       # module.runtime(name), for the agent
+         "compilers": {"example": {"object": "m:f"}},                   # f(CompileOptions, job) -> CompileReport
          "cli": {"example-hello": {"help": "one line for --help", "module": "studio_example.cli"}},
          "pages": {"example": {"title": "Example"}},                    # module.page(name) -> (title, Page cls)
-         "compilers": ["..."]}}                                         # other kinds: declared, listed only
+         "anything-else": ["..."]}}                                     # other kinds: declared, listed only
 
 A kind maps names to a dict of item keys (or is a plain list of names; a string value is the item's help /
 title / path). Item keys: ``module`` (instead of the plugin's), ``object`` ("pkg.mod:attr", the thing itself),
@@ -38,10 +39,10 @@ GROUP = "studio.plugins"
 BUILTIN_DIST = "deployment-studio"
 # kind -> the hook a plugin's module defines to resolve one named contribution of that kind
 KINDS: dict[str, str] = {"targets": "target", "verifiers": "verifier", "runtimes": "runtime",
-                         "cli": "cli_command", "pages": "page"}
+                         "compilers": "compiler", "cli": "cli_command", "pages": "page"}
 _SHORT_KEY = {"cli": "help", "pages": "title", "targets": "path"}  # what a bare string value means
 _KIND_REQUIRES = {"pages": ["PySide6"]}  # pages need Qt: without it they are unavailable, not broken
-_UNIQUE_KINDS = ("verifiers", "runtimes", "cli", "pages")  # a second plugin using a taken name gets an error
+_UNIQUE_KINDS = ("verifiers", "runtimes", "compilers", "cli", "pages")  # a second plugin using a taken name gets an error
 
 
 def _one_line(exc: BaseException) -> str:
@@ -328,7 +329,7 @@ def _resolve_declared(c: Contribution) -> Any:
 
 _RESOLVERS: dict[str, Callable[[Contribution], Any]] = {
     "targets": _resolve_target, "verifiers": _resolve_named, "runtimes": _resolve_named,
-    "cli": _resolve_cli, "pages": _resolve_page}
+    "compilers": _resolve_named, "cli": _resolve_cli, "pages": _resolve_page}
 
 
 # -- discovery --------------------------------------------------------------------------------------------

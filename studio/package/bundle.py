@@ -8,7 +8,8 @@ Layout inside the tar (uncompressed: model weights do not compress, and plain ta
                             the board's runtime uses (studio/package/contents.py); compiled modules, native
                             code and other runtimes' models found in the folder are left out, with a note
     compiled/...            a `studio compile` module (library, params.bin, compiled.json, compile_report.json),
-                            served with runtime "tvm" (see studio/package/compiled.py)
+                            served with runtime "tvm"; or a `--backend rknn` one (model.rknn, its source
+                            model.onnx, compiled.json), runtime "rknn" (see studio/package/compiled.py)
     manifest.json           canonical JSON: identity + every file's path, size, SHA-256 (signed)
     manifest.sig            Ed25519 signature over the manifest bytes
 
@@ -87,8 +88,11 @@ class PackageReport(Report):
         if self.compiled:
             c = self.compiled
             par = c.get("parity") or {}
-            text += (f"\n  runtime: tvm {c.get('version')} ({c.get('library')}, {c.get('library_kind')}, "
-                     f"{c.get('arch')}); parity vs ONNX Runtime: {par.get('status')}"
+            what = (f"rknn ({c.get('toolkit')} {c.get('toolkit_version')}, {c.get('model')}, {c.get('platform')}, "
+                    f"{c.get('dtype')})" if c.get("runtime") == "rknn" else
+                    f"tvm {c.get('version')} ({c.get('library')}, {c.get('library_kind')}, {c.get('arch')})")
+            text += (f"\n  runtime: {what}; parity vs ONNX Runtime ({par.get('mode') or 'compile'}): "
+                     f"{par.get('status')}"
                      + (f", max abs {par['max_abs']:.3g}" if par.get("max_abs") is not None else ""))
         return text + "".join(f"\n  warning: {w}" for w in self.warnings)
 
@@ -322,7 +326,7 @@ def build_bundle(source: Path | str, board: str | BoardProfile, signing_key: Any
     left_out = _select(src, Path(source), profile, Path(compiled) if compiled is not None else None)
     warnings.extend(lo.note() for lo in left_out)
     if csrc is not None:
-        w = cp.check_arch(csrc, profile.id, profile.cpu_arch, force)
+        w = cp.check_arch(csrc, profile.id, profile.cpu_arch, force, board_npu=profile.target)
         if w:
             warnings.append(w)
     name = check_name(name or src.stem.replace(" ", "-"), "name")
@@ -337,7 +341,8 @@ def build_bundle(source: Path | str, board: str | BoardProfile, signing_key: Any
         verdict = cp.compat_verdict(csrc)
         reports = {f"{cp.COMPILED_PREFIX}/": {"verdict": verdict, "note": "compiled module: its parity against "
                                                                           "ONNX Runtime at compile time"}}
-    arch_mismatch = bool(csrc is not None and csrc.arch and csrc.arch != cp.norm_arch(profile.cpu_arch))
+    arch_mismatch = bool(csrc is not None and csrc.arch and csrc.arch != (
+        profile.target if csrc.library_kind == "rknn" else cp.norm_arch(profile.cpu_arch)))
     forced = bool(force and (verdict == "fail" or arch_mismatch))
     if verdict == "fail" and not force:
         failing = [p for p, r in reports.items() if isinstance(r, dict) and r.get("verdict") == "fail"]
@@ -357,9 +362,9 @@ def build_bundle(source: Path | str, board: str | BoardProfile, signing_key: Any
     compiled_info: dict[str, Any] = {}
     if csrc is not None:
         inputs, outputs = cp.io_specs(csrc)
-        models.append({"name": name, "runtime": "tvm", "path": cp.COMPILED_PREFIX, "primary": True,
+        models.append({"name": name, "runtime": cp.runtime_name(csrc), "path": cp.COMPILED_PREFIX, "primary": True,
                        "inputs": inputs, "outputs": outputs})
-        compiled_info = {**cp.tvm_runtime_config(csrc), "parity": csrc.parity_summary()}
+        compiled_info = {**cp.runtime_config(csrc), "runtime": cp.runtime_name(csrc), "parity": csrc.parity_summary()}
     for p in src.onnx:
         inputs, outputs = _io_of(src.files[p])
         models.append({"name": names[p], "runtime": profile.runtime, "path": p,
@@ -367,10 +372,11 @@ def build_bundle(source: Path | str, board: str | BoardProfile, signing_key: Any
         raw_inputs = declare_raw_inputs(inputs, src.files[p].parent, p.rsplit("/", 1)[0])  # agent pipeline
         if raw_inputs:
             models[-1]["raw_inputs"] = raw_inputs
-    runtime = {"schema_version": 1, "runtime": "tvm" if csrc is not None else profile.runtime, "board": profile.id,
+    runtime = {"schema_version": 1, "runtime": cp.runtime_name(csrc) if csrc is not None else profile.runtime,
+               "board": profile.id,
                "execution_providers": profile.execution_providers, "models": models}
     if csrc is not None:
-        runtime["tvm"] = cp.tvm_runtime_config(csrc)
+        runtime[cp.runtime_name(csrc)] = cp.runtime_config(csrc)
         runtime["parity"] = csrc.parity_summary()
     compat = {"schema_version": 1, "board": profile.id, "target": profile.target, "verdict": verdict,
               "forced": forced, "models": reports, "left_out": [lo.to_dict() for lo in left_out]}
@@ -414,6 +420,7 @@ def build_bundle(source: Path | str, board: str | BoardProfile, signing_key: Any
             manifest = Manifest(name=name, version=version, board=profile.id, target=profile.target,
                                 created=created, signer_public_key=encode_public(pub), signer_key_id=key_id(pub),
                                 files=entries, forced=forced,
+                                requires=cp.requirements(csrc) if csrc is not None else {},
                                 tool=f"deployment-studio {__version__}")
             raw = manifest.canonical()
             sig = signing_key.sign(SIGNING_DOMAIN + raw).signature

@@ -97,6 +97,8 @@ def read_compiled(folder: Path | str) -> CompiledSource:
     if report and report.get("status") not in (None, "succeeded"):
         raise InputError(f"the compile in {folder} did not succeed ({report.get('status')})", offending=str(folder),
                          hint="fix the compile first (`studio compile` shows the failing nodes)")
+    if meta.get("backend") == "rknn":
+        return _read_rknn(folder, meta, report)
     libs = [str(n) for n in meta.get("libraries") or []]
     present = [n for n in libs if (folder / n).is_file()]
     library = next((n for n in present if n.endswith(".so")), None) or next(
@@ -130,8 +132,64 @@ def read_compiled(folder: Path | str) -> CompiledSource:
                           arch=arch, arch_source=how, files=files)
 
 
-def check_arch(src: CompiledSource, board_id: str, board_arch: str, force: bool) -> str | None:
-    """Refuse a library built for another CPU than the board's (unless ``force``); returns a warning or None."""
+def _read_rknn(folder: Path, meta: dict[str, Any], report: dict[str, Any]) -> CompiledSource:
+    """A `studio compile --backend rknn` folder: the .rknn (the board's NPU runs it), its source ONNX (the x86
+    simulator rebuilds from it) and the metadata; ``arch`` is the NPU platform it was built for."""
+    rknn = str((meta.get("libraries") or ["model.rknn"])[0])
+    source = str(meta.get("source_onnx") or "model.onnx")
+    for name in (rknn, source):
+        if not (folder / name).is_file():
+            raise InputError(f"{folder} has no {name}", offending=str(folder / name),
+                             hint="re-run `studio compile --backend rknn`; the folder is incomplete")
+    files = {f"{COMPILED_PREFIX}/{n}": folder / n for n in (rknn, source, META_FILE)}
+    if (folder / REPORT_FILE).is_file():
+        files[f"{COMPILED_PREFIX}/{REPORT_FILE}"] = folder / REPORT_FILE
+    return CompiledSource(folder=folder, meta=meta, report=report, library=rknn, library_kind="rknn",
+                          arch=str(meta.get("platform") or ""), arch_source="compiled.json (rknn-toolkit2 "
+                          f"{meta.get('toolkit_version', '?')} target_platform)", files=files)
+
+
+def runtime_name(src: CompiledSource) -> str:
+    """The agent runtime that serves the module: "tvm", or the compile backend's ("rknn")."""
+    return "rknn" if src.library_kind == "rknn" else "tvm"
+
+
+def runtime_config(src: CompiledSource) -> dict[str, Any]:
+    """The runtime's block of runtime.json (``tvm`` or ``rknn``)."""
+    if src.library_kind != "rknn":
+        return tvm_runtime_config(src)
+    m = src.meta
+    return {"toolkit": "rknn-toolkit2", "toolkit_version": m.get("toolkit_version", ""), "platform": src.arch,
+            "dtype": m.get("dtype", "fp16"), "model": f"{COMPILED_PREFIX}/{src.library}",
+            "source_onnx": f"{COMPILED_PREFIX}/{m.get('source_onnx') or 'model.onnx'}",
+            "meta": f"{COMPILED_PREFIX}/{META_FILE}",
+            "report": f"{COMPILED_PREFIX}/{REPORT_FILE}" if f"{COMPILED_PREFIX}/{REPORT_FILE}" in src.files else None,
+            "install": "python3 -m pip install rknn-toolkit-lite2 (on the board)",
+            "note": "the board's rknn-toolkit-lite2 runs model.rknn; an x86 agent rebuilds model.onnx in the "
+                    "toolkit's simulator (it cannot run a .rknn)"}
+
+
+def requirements(src: CompiledSource) -> dict[str, Any]:
+    """What the signed manifest records the module needs: the toolkit version and platform (rknn), TVM's."""
+    if src.library_kind == "rknn":
+        return {"rknn": {"toolkit": "rknn-toolkit2", "toolkit_version": src.meta.get("toolkit_version", ""),
+                         "platform": src.arch, "dtype": src.meta.get("dtype", "fp16")}}
+    return {"tvm": {"version": src.tvm_version, "arch": src.arch}}
+
+
+def check_arch(src: CompiledSource, board_id: str, board_arch: str, force: bool, board_npu: str = "") -> str | None:
+    """Refuse a library built for another CPU than the board's, or a .rknn built for another NPU (unless
+    ``force``); returns a warning or None."""
+    if src.library_kind == "rknn":
+        if src.arch == board_npu:
+            return None
+        msg = (f"the .rknn in {src.folder} is built for {src.arch or 'an unknown NPU'} ({src.arch_source}), but "
+               f"board {board_id}'s NPU target is {board_npu or 'not an RKNN platform'}")
+        if force:
+            return msg + " (packaged anyway with --force; the agent refuses it at load)"
+        raise TargetError(msg, offending=str(src.folder / src.library),
+                          hint=f"compile for the board: `studio compile MODEL.onnx --target {board_id} --backend "
+                               "rknn`, then package that folder; or --force")
     if not src.arch or src.arch == norm_arch(board_arch):
         return None if src.arch else "the compiled library's CPU architecture is unknown; not checked"
     msg = (f"the compiled module in {src.folder} is built for {src.arch} ({src.arch_source}, target "

@@ -46,6 +46,7 @@ class Manifest:
     runtime: str = "runtime.json"
     forced: bool = False
     tool: str = ""
+    requires: dict[str, Any] = field(default_factory=dict)  # what a compiled module needs: rknn toolkit/platform
     schema_version: int = SCHEMA_VERSION
     kind: str = BUNDLE_KIND
 

@@ -38,7 +38,7 @@ def call(action: str, *, env: Path | None = None, timeout: float = 600, **payloa
 
             first = parse_log(Path(log).read_text(encoding="utf-8", errors="replace")).first_error()
             stage = resp.get("result", {}).get("failed_stage", action)
-            message = f"{stage}: {first}" if first else message
+            message = (first if first.startswith(f"{stage}:") else f"{stage}: {first}") if first else message
         err = WorkerError(message)
         err.result = resp.get("result", {})  # type: ignore[attr-defined]
         raise err

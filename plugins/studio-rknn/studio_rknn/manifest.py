@@ -9,7 +9,13 @@ def manifest() -> dict:
     return {"name": "studio-rknn",
             "description": "Rockchip NPU verdicts from the real rknn-toolkit2 2.5.0 build (and its x86 simulator), "
                            "run in the plugin's own environment; create it with: studio-rknn-env create",
-            "provides": {"verifiers": [f"rknn-{p}" for p in PLATFORMS]},
+            "provides": {"verifiers": [f"rknn-{p}" for p in PLATFORMS],
+                         "compilers": {"rknn": {"object": "studio_rknn.compile:compile",
+                                                "help": "studio compile --target rk3588 --backend rknn: a .rknn "
+                                                        "(fp16, or int8), simulator parity against ORT"}},
+                         "runtimes": {"rknn": {"object": "studio_rknn.runtime:load_rknn_model",
+                                               "help": "the edge agent serves .rknn bundles (rknn-toolkit-lite2 "
+                                                       "on a board, the toolkit's simulator on x86)"}}},
             "module": "studio_rknn.plugin",
             "requires": ["onnx"],
             "hint": "the toolkit's environment is checked by the verifier itself: studio-rknn-env check"}

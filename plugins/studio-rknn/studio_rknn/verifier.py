@@ -59,10 +59,13 @@ def static_inputs(model: Path, shapes: dict[str, list[int]] | None = None) -> Mo
         inputs.append({"name": name, "shape": [int(d) for d in shape], "dtype": _numpy_dtype(dt)})
     if dynamic:
         first = dynamic[0].split(" ")[0]
+        info = lm.tensors.get(first)
+        dims = ",".join(str(d) if isinstance(d, int) and d > 0 else "1" for d in (info.shape or [])) \
+            if info is not None and info.shape else "1,3,224,224"
         raise InputError("rknn-toolkit2 builds at static input shapes; these inputs are dynamic: "
                          + "; ".join(dynamic), offending=", ".join(d.split(" ")[0] for d in dynamic),
-                         hint=f"give each a shape (--shape {first}=1,3,224,224) or make the model static first "
-                              f"(studio fix --static)")
+                         hint=f"give each a shape (--shape {first}={dims}; the GUI: Static shapes) or make the "
+                              "model static first (studio fix --static)")
     refs = [r for r in lm.nodes if not r.graph]
     return ModelInputs(inputs, refs, resized)
 

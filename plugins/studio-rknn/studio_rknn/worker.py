@@ -14,6 +14,10 @@ Actions (each answers ``{"ok": bool, "action": ..., "result": {...}, "error": st
   build       model, inputs, output [, dataset]   export a .rknn (fp16, or int8 with a calibration list)
   infer       model|rknn, inputs, arrays, out_dir  simulator outputs as .npy files
   accuracy    model, inputs, dataset, out_dir      accuracy_analysis (per-layer error of the int8 model)
+
+``worker.py --serve`` stays up for the agent's simulator runtime: the first line is a ``build``-like request
+(model, inputs, platform, crop, dataset), answered once the simulator is ready; then each line
+``{"arrays": [npy...], "out_dir": DIR}`` is one inference, answered with the output files; EOF ends it.
 """
 
 from __future__ import annotations
@@ -291,8 +295,55 @@ def _absolute_paths(value: Any, base: Path) -> Any:
     return value
 
 
+def serve(out: Any) -> int:
+    """Build once, then one inference per request line (see the module docstring)."""
+    import numpy as np
+
+    def answer(obj: dict[str, Any]) -> None:
+        out.write(json.dumps(obj) + "\n")
+        out.flush()
+
+    first = sys.stdin.readline()
+    try:
+        req = json.loads(first or "{}")
+    except json.JSONDecodeError as exc:
+        answer({"ok": False, "error": f"bad request: {exc}"})
+        return 2
+    log = Path(req.get("log") or tempfile.mkstemp(prefix="rknn-serve-", suffix=".log")[1])
+    os.chdir(tempfile.mkdtemp(prefix="rknn-serve-"))  # the toolkit's check*.onnx files land here
+    r = None
+    try:
+        with Redirect(log):
+            r = _rknn()
+            _prepare(r, req, quantize=bool(req.get("dataset")))
+            _call("init_runtime", r.init_runtime)
+    except StageFailed as exc:
+        answer({"ok": False, "failed_stage": exc.stage, "error": str(exc), "log": str(log)})
+        return 1
+    answer({"ok": True, "ready": True, "log": str(log), "versions": _versions()})
+    for line in sys.stdin:
+        try:
+            job = json.loads(line)
+            with Redirect(log):
+                outs = r.inference(inputs=[np.load(p) for p in job["arrays"]], data_format="nchw")
+            if outs is None:
+                raise StageFailed("inference", "inference returned no outputs (see the log)")
+            files = []
+            for i, o in enumerate(outs):
+                p = Path(job["out_dir"]) / f"output_{i}.npy"
+                np.save(p, np.asarray(o))
+                files.append(str(p))
+            answer({"ok": True, "outputs": files})
+        except Exception as exc:  # one bad request does not end the runtime
+            answer({"ok": False, "error": f"{type(exc).__name__}: {exc}"})
+    r.release()
+    return 0
+
+
 def main() -> int:
-    out = os.fdopen(os.dup(1), "w", encoding="utf-8")  # the response channel, kept apart from the toolkit's noise
+    out = os.fdopen(os.dup(1), "w", encoding="utf-8")
+    if "--serve" in sys.argv[1:]:
+        return serve(out)  # the response channel, kept apart from the toolkit's noise
     try:
         req = json.loads(sys.stdin.read() or "{}")
     except json.JSONDecodeError as exc:
