@@ -19,7 +19,7 @@ PROFILE_SCHEMA = 1
 DEFAULT_DOMAIN = "ai.onnx"
 OP_STATUSES = ("supported", "risky", "unsupported", "unknown", "cpu")
 RULE_LEVELS = ("allowed", "risky", "unsupported")
-CONSTRAINT_KINDS = ("const_input", "attr", "batch1", "dtype", "max_rank", "static_shape")
+CONSTRAINT_KINDS = ("const_input", "attr", "batch1", "dtype", "max_rank", "static_shape", "same_dtype")
 BUILTIN_IDS = ("tensorrt", "openvino", "qnn-htp", "ascend-310p", "rk3588", "tvm-relax", "ort-cpu",
                "hailo-8", "mlu370")
 
@@ -32,11 +32,11 @@ def norm_domain(domain: str | None) -> str:
 class Constraint:
     """One per-op rule; ``verdict`` is what a node gets when it breaks the rule."""
 
-    kind: str  # const_input | attr | batch1 | dtype | max_rank | static_shape
+    kind: str  # const_input | attr | batch1 | dtype | max_rank | static_shape | same_dtype
     reason: str
     verdict: str = "unsupported"  # "unsupported" | "risky"
     inputs: list[int] = field(default_factory=list)  # const_input / dtype: input indices (dtype default [0])
-    name: str | None = None  # attr: attribute name
+    name: str | None = None  # attr: attribute name; same_dtype: an attribute holding a dtype, compared too
     allowed: list[Any] | None = None  # attr values or dtype names allowed
     forbidden: list[Any] | None = None  # attr values refused
     default: Any = None  # attr: value when the attribute is absent
@@ -75,6 +75,15 @@ class GlobalRules:
 
 
 @dataclass
+class ShapeValueRule:
+    """``shape_values:`` in a profile: the importer keeps Shape outputs as shape values (studio.inspect.shape_values),
+    which only the ``accepts`` ops take; ``source`` says where that was read."""
+
+    accepts: list[str]
+    source: str
+
+
+@dataclass
 class TargetProfile:
     """One target's op support and rules. ``unlisted`` is the verdict for ops no list mentions."""
 
@@ -89,6 +98,7 @@ class TargetProfile:
     rules: GlobalRules = field(default_factory=GlobalRules)
     ops: dict[str, dict[str, OpRule]] = field(default_factory=dict)  # domain -> op_type -> rule
     path: str | None = None  # file it came from (None for computed profiles)
+    shape_values: ShapeValueRule | None = None  # dataflow rule for importers with Relax-style shape values
 
     def lookup(self, domain: str | None, op_type: str) -> OpRule | None:
         return self.ops.get(norm_domain(domain), {}).get(op_type)
@@ -139,6 +149,9 @@ def _parse_constraint(raw: Any, path: Path | str, where: str) -> Constraint:
             "inputs must be a list of input indices")
     if kind == "const_input":
         _expect(bool(inputs), path, f"{where}.inputs", "const_input needs the input indices")
+    if kind == "same_dtype":
+        _expect(len(inputs) + ("name" in raw) >= 2, path, f"{where}.inputs",
+                "same_dtype compares two or more inputs (or inputs and the dtype attribute 'name')")
     if kind == "attr":
         _expect(isinstance(raw.get("name"), str), path, f"{where}.name", "attr constraint needs the attribute name")
         _expect(any(k in raw for k in ("allowed", "forbidden", "max_value")), path, where,
@@ -168,7 +181,8 @@ def parse_profile(data: Any, path: Path | str) -> TargetProfile:
     for key in ("id", "name", "source", "date_read"):
         _expect(isinstance(data.get(key), str) and data.get(key), path, key, f"'{key}' is required (a string)")
     allowed_top = {"schema", "id", "name", "version", "source", "date_read", "kind", "notes", "unlisted", "rules",
-                   "supported", "unsupported", "unknown", "cpu_fallback", "risky", "opsets", "constraints"}
+                   "supported", "unsupported", "unknown", "cpu_fallback", "risky", "opsets", "constraints",
+                   "shape_values"}
     unknown = set(data) - allowed_top
     _expect(not unknown, path, "(top)", f"unknown keys {sorted(unknown)}")
     _expect(data.get("schema", PROFILE_SCHEMA) == PROFILE_SCHEMA, path, "schema", f"schema must be {PROFILE_SCHEMA}")
@@ -241,6 +255,13 @@ def parse_profile(data: Any, path: Path | str) -> TargetProfile:
         _expect(rule is not None, path, f"constraints.{op_key}", "constraints given for an op no list mentions")
         _expect(isinstance(items, list), path, f"constraints.{op_key}", "expected a list of constraints")
         rule.constraints = [_parse_constraint(c, path, f"constraints.{op_key}[{i}]") for i, c in enumerate(items)]
+    if "shape_values" in data:
+        sv = data["shape_values"]
+        _expect(isinstance(sv, dict) and set(sv) <= {"accepts", "source"}, path, "shape_values",
+                "shape_values is a mapping with 'accepts' (op names) and 'source'")
+        _expect(isinstance(sv.get("source"), str) and sv["source"] != "", path, "shape_values.source",
+                "shape_values needs its source (where the importer's behaviour was read)")
+        prof.shape_values = ShapeValueRule(_str_list(sv.get("accepts"), path, "shape_values.accepts"), sv["source"])
     rules.domains = sorted(prof.ops) or [DEFAULT_DOMAIN]
     return prof
 

@@ -100,6 +100,19 @@ def check_constraint(c: Constraint, ref: NodeRef, lm: LoadedModel, dyn: DynamicR
                         return NodeVerdict(c.verdict, "constraint-dtype",
                                            f"input {idx} is {dt}, allowed {c.allowed}: {c.reason}",
                                            f"cast to one of {c.allowed} before this node", tensor=n.input[idx])
+    elif c.kind == "same_dtype":
+        names = [n.input[i] for i in c.inputs if i < len(n.input) and n.input[i]]
+        if names and all(x in lm.constants for x in names):
+            return None  # computed at import time
+        types = {f"input {i}": lm.tensors[n.input[i]].elem_type for i in c.inputs
+                 if i < len(n.input) and n.input[i] in lm.tensors and lm.tensors[n.input[i]].elem_type}
+        if c.name and _attr(n, c.name) is not None:
+            types[f"{c.name}="] = int(_attr(n, c.name))
+        if len(set(types.values())) > 1:
+            said = ", ".join(f"{k} {dtype_name(t)}" if k.startswith("input") else f"{k}{dtype_name(t)}"
+                             for k, t in types.items())
+            return NodeVerdict(c.verdict, "constraint-dtype", f"element types differ ({said}): {c.reason}",
+                               "cast so the types match before this node")
     elif c.kind == "max_rank":
         info = lm.tensors.get(n.input[0]) if n.input else None
         if info is not None and info.shape is not None and c.value is not None and len(info.shape) > c.value:
@@ -210,8 +223,16 @@ def evaluate_target(lm: LoadedModel, dyn: DynamicReport, prof: TargetProfile,
     findings: list[Finding] = []
     dd = set(dyn.data_dependent_nodes)
     dyn_level = prof.rules.data_dependent
+    shape_flags: dict[str, Any] = {}
+    if prof.shape_values is not None:
+        from studio.inspect.shape_values import shape_value_findings
+
+        shape_flags, _ = shape_value_findings(lm, set(prof.shape_values.accepts))
     for ref in lm.nodes:
         nv = node_verdict(ref, lm, dyn, prof, versions[ref.key])
+        sf = shape_flags.get(ref.key)
+        if sf is not None and nv.verdict != "unsupported":
+            nv = NodeVerdict("unsupported", "shape-value", sf.reason, sf.hint, tensor=sf.tensor)
         if ref.key in dd and dyn_level != "allowed" and nv.verdict != "unknown":
             worse = worst(nv.verdict, dyn_level)
             if worse != nv.verdict:
