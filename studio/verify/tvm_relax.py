@@ -21,17 +21,20 @@ from studio.verify.attribution import note_model_level, short, whole_then_each
 
 INSTALL_HINT = "install apache-tvm: python3 -m pip install 'deployment-studio[compile]'"
 _PRINTED_OP = re.compile(r"Error converting operator (\w+)")
-# Ops whose converters take a Relax shape value (the output of Shape) as it is; any other consumer of a Shape
-# output fails the import with "cannot handle ShapeExpr inputs" (tvm/relax/frontend/onnx, apache-tvm 0.27).
-SHAPE_COMPATIBLE = {"Reshape", "Resize", "ConstantOfShape", "Gather", "Slice", "Shape", "Expand", "Concat", "Equal",
-                    "Where", "Cast", "CastLike", "Squeeze"}
+SHAPE_ERRORS = ("cannot handle ShapeExpr inputs", "requires the input new shape to be Shape")
 
 
-def shape_expr_culprits(refs: list[Any]) -> list[Any]:
-    """Main-graph nodes that read a Shape output directly but cannot take a shape value."""
-    shapes = {o for r in refs if not r.graph and r.op_type == "Shape" for o in r.node.output}
-    return [r for r in refs if not r.graph and r.op_type not in SHAPE_COMPATIBLE
-            and any(i in shapes for i in r.node.input)]
+def shape_value_culprits(model: Path) -> dict[str, Any]:
+    """Node key -> ShapeFinding of the tvm-relax profile's shape-value rule (studio/inspect/shape_values.py,
+    one list of the ops TVM lets take a shape value: the profile's ``shape_values.accepts``)."""
+    from studio.inspect.api import load_structure
+    from studio.inspect.profiles import builtin_dir, load_profile_file
+    from studio.inspect.shape_values import shape_value_findings
+
+    rule = load_profile_file(builtin_dir() / "tvm-relax.yaml").shape_values
+    if rule is None:
+        return {}
+    return shape_value_findings(load_structure(model), set(rule.accepts))[0]
 
 
 @dataclass
@@ -97,17 +100,30 @@ class TvmRelaxVerifier:
                            failed_note="import failed; each node was then imported alone as a one-node model"):
             res.seconds = round(time.perf_counter() - t0, 4)
             return res
-        if "cannot handle ShapeExpr inputs" in err:
-            by_key = res.by_node()
-            res.notes.append("the import failed on a Shape output read by an op that takes tensors only; one-node "
-                             "checks turn that input into a plain tensor, so those nodes are named from the graph")
-            for r in shape_expr_culprits(refs):
-                by_key[r.key].verdict = "unsupported"
-                by_key[r.key].message = short(f"{err} (this node reads a Shape output; its converter takes "
-                                              "tensors only)")
+        if any(e in err for e in SHAPE_ERRORS) or any(e in n.message for n in res.nodes for e in SHAPE_ERRORS):
+            self._name_shape_culprits(res, Path(model), err)
         note_model_level(res, "every node imports alone: the failure is the model's (see error), not a node's")
         res.seconds = round(time.perf_counter() - t0, 4)
         return res
+
+
+    @staticmethod
+    def _name_shape_culprits(res: VerifyResult, model: Path, err: str) -> None:
+        """A shape-value failure (of the whole import, or of one-node checks): a one-node model feeds a Shape
+        output or a new shape as a plain tensor, so it misses the culprit and blames every Reshape; the
+        dataflow rule, which follows where each input comes from, names them instead."""
+        by_key = res.by_node()
+        culprits = shape_value_culprits(model)
+        res.notes.append("shape values (a Shape output read by an op that takes tensors only, or a Reshape whose "
+                         "new shape is a runtime tensor): one-node checks cannot see where an input comes from, so "
+                         "those nodes are judged by the tvm-relax profile's shape-value rule")
+        for key, n in by_key.items():
+            f = culprits.get(key)
+            if f is not None:
+                n.verdict, n.message = "unsupported", short(f.reason)
+            elif n.verdict != "supported" and any(e in n.message for e in SHAPE_ERRORS):
+                n.verdict, n.message = "supported", ("fails alone only because the one-node model feeds its shape "
+                                                      "input as a plain tensor; in the model it is a shape value")
 
 
 def verifier() -> TvmRelaxVerifier:
