@@ -56,7 +56,7 @@ def test_compile_page_compiles_and_localises(qtbot, tmp_path: Path, artifacts_di
     rep = page.report
     assert rep is not None and rep.ok, page.error_label.text()
     assert page.parity_table.rowCount() == 1
-    assert page.parity_table.item(0, 0).text() == "logits" and page.parity_table.item(0, 4).text() == "pass"
+    assert page.parity_table.item(0, 0).text() == "logits" and page.parity_table.item(0, 5).text() == "pass"
     assert page.parity_table.item(0, 1).text() == "2x10"
     files = {page.artifacts_table.item(r, 0).text() for r in range(page.artifacts_table.rowCount())}
     assert {"model.so", "params.bin", "compiled.json"} <= files

@@ -1,8 +1,9 @@
-"""Compile page: an ONNX model + a board or TVM target -> a verified TVM Relax library, or the failing nodes.
+"""Compile page: an ONNX model + a board or TVM target -> a verified TVM Relax library, or with the RKNN
+backend (plugins/studio-rknn) a .rknn for a Rockchip NPU; or the failing nodes.
 
 Everything is one core call (studio.compile.api.compile_model) run as a job; this page only collects the
-options and renders the CompileReport: artifacts, the parity table against ONNX Runtime, latency, and when
-TVM fails, the smallest failing node set, each node one click from the inspector's graph.
+options, and studio.gui.compile.report_view renders the CompileReport: artifacts, parity against ONNX Runtime,
+latency, the failing nodes (one click from the inspector's graph), an int8 build's per-layer error.
 """
 
 from __future__ import annotations
@@ -18,60 +19,23 @@ from PySide6.QtWidgets import (
     QFormLayout,
     QGroupBox,
     QHBoxLayout,
-    QHeaderView,
     QLabel,
     QLineEdit,
     QProgressBar,
     QPushButton,
-    QSizePolicy,
     QSplitter,
-    QTableWidget,
     QVBoxLayout,
     QWidget,
 )
 
 from studio.core.errors import Problem, StudioError
+from studio.gui.compile.backends import Backend, backends, board_for_report, compile_target_for
+from studio.gui.compile.report_view import CompileReportView
 from studio.gui.file_dialogs import start_dir
 from studio.gui.page import Page
 from studio.gui.theme import set_role
 from studio.gui.widgets.flow import keep_wrapped_height
 from studio.gui.widgets.layout import add_heading, browse_row
-from studio.gui.widgets.tables import fill_table, readonly_table
-
-
-def _table(headers: list[str]) -> QTableWidget:
-    t = readonly_table(headers)
-    t.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
-    for i in range(1, len(headers)):
-        t.horizontalHeader().setSectionResizeMode(i, QHeaderView.ResizeMode.ResizeToContents)
-    return t
-
-
-INSPECTOR_TO_COMPILE = {"ort-cpu": "llvm", "tvm-relax": "llvm"}
-
-
-def board_for_report(rep: Any) -> str:
-    """The board a compiled module is meant for: its board target, else generic-<its library's CPU arch>."""
-    if rep.board:
-        return str(rep.board)
-    machines = {m for a in rep.artifacts for m in a.machines.values()}
-    if len(machines) == 1:
-        return f"generic-{next(iter(machines))}"
-    if str(rep.target).startswith("aarch64"):
-        return "generic-aarch64"
-    return f"generic-{str(rep.host).rsplit('-', 1)[-1].lower()}"
-
-
-def compile_target_for(target: str) -> str:
-    """The compile target for an inspector target: this host for ort-cpu / tvm-relax, else a board using it."""
-    if target in INSPECTOR_TO_COMPILE:
-        return INSPECTOR_TO_COMPILE[target]
-    try:
-        from studio.package.boards import list_boards
-
-        return next((b.id for b in list_boards() if b.target == target), target)
-    except Exception:  # board profiles unreadable: leave the choice to the user
-        return target
 
 
 class CompilePage(Page):
@@ -82,8 +46,9 @@ class CompilePage(Page):
         super().__init__(jobs, parent)
         self.report: Any = None
         self._handle: Any = None
+        self.backends: dict[str, Backend] = {}
         self._build()
-        self.reload_targets()
+        self.reload_backends()
         self.refresh_availability()
 
     # -- layout ----------------------------------------------------------------------------------------
@@ -94,15 +59,28 @@ class CompilePage(Page):
 
         left = QWidget()
         ll = QVBoxLayout(left)
-        add_heading(ll, "Compile with TVM Relax",
-                    "ONNX -> TVM Relax -> a library for the board's CPU or GPU, checked against ONNX Runtime "
-                    "on random inputs. When TVM fails, the graph is bisected to the failing nodes.")
+        add_heading(ll, "Compile for a board",
+                    "ONNX -> TVM Relax (a library for the board's CPU or GPU) or, with the RKNN backend, a .rknn "
+                    "for a Rockchip NPU; checked against ONNX Runtime on random inputs. When TVM fails, the graph "
+                    "is bisected to the failing nodes.")
 
         box = QGroupBox("Build")
         form = QFormLayout(box)
         self.model_edit = QLineEdit()
         self.model_edit.setPlaceholderText("model.onnx (or a part, e.g. the vision encoder)")
         form.addRow("Model", browse_row(self.model_edit, self._browse_model))
+        self.backend_combo = QComboBox()
+        self.backend_combo.currentIndexChanged.connect(self._backend_changed)
+        form.addRow("Backend", self.backend_combo)
+        self.precision_combo = QComboBox()
+        self.precision_combo.addItem("fp16 (float)", "")
+        self.precision_combo.addItem("int8 (calibrated, per-layer error)", "int8")
+        self.precision_combo.currentIndexChanged.connect(self._precision_changed)
+        form.addRow("Precision", self.precision_combo)
+        self.calibration_edit = QLineEdit()
+        self.calibration_edit.setPlaceholderText("folder of .npz samples (default: 8 seeded samples)")
+        self.calibration_row = browse_row(self.calibration_edit, self._browse_calibration, "…")
+        form.addRow("Calibration", self.calibration_row)
         self.target_combo = QComboBox()
         self.target_combo.currentIndexChanged.connect(self._target_changed)
         form.addRow("Target", self.target_combo)
@@ -173,51 +151,16 @@ class CompilePage(Page):
         ll.addStretch(1)
         split.addWidget(keep_wrapped_height(left))
 
-        right = QWidget()
-        rl = QVBoxLayout(right)
-        self.banner = QLabel("No compile yet: choose a model and a target, then Compile.")
-        self.banner.setWordWrap(True)
-        self.banner.setContentsMargins(10, 6, 10, 6)
-        self.banner.setMinimumHeight(34)
-        self.banner.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Fixed)
-        set_role(self.banner, "muted")
-        rl.addWidget(self.banner)
-        art_box = QGroupBox("Artifacts")
-        al = QVBoxLayout(art_box)
-        self.artifacts_table = _table(["file", "kind", "size", "machine"])
-        self.artifacts_table.setMinimumHeight(150)
-        al.addWidget(self.artifacts_table)
-        rl.addWidget(art_box, 3)
-        par_box = QGroupBox("Parity against ONNX Runtime")
-        pl = QVBoxLayout(par_box)
-        self.parity_label = QLabel("")
-        self.parity_label.setWordWrap(True)
-        pl.addWidget(self.parity_label)
-        self.parity_table = _table(["output", "shape", "max abs", "max rel", "result"])
-        self.parity_table.setMaximumHeight(130)
-        pl.addWidget(self.parity_table)
-        self.latency_label = QLabel("")
-        self.latency_label.setWordWrap(True)
-        pl.addWidget(self.latency_label)
-        rl.addWidget(par_box, 2)
-        fail_box = QGroupBox("Failure localisation")
-        fl = QVBoxLayout(fail_box)
-        self.failure_label = QLabel("")
-        self.failure_label.setWordWrap(True)
-        self.failure_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        fl.addWidget(self.failure_label)
-        self.nodes_table = _table(["node", "op"])
-        self.nodes_table.cellDoubleClicked.connect(lambda r, _c: self.show_node_in_inspector(r))
-        fl.addWidget(self.nodes_table)
-        frow = QHBoxLayout()
-        self.show_node_btn = QPushButton("Show in inspector")
-        self.show_node_btn.setEnabled(False)
-        self.show_node_btn.clicked.connect(lambda: self.show_node_in_inspector(None))
-        frow.addStretch(1)
-        frow.addWidget(self.show_node_btn)
-        fl.addLayout(frow)
-        rl.addWidget(fail_box, 2)
-        split.addWidget(right)
+        right = CompileReportView()
+        right.sig_show_node.connect(self.show_node_in_inspector)
+        right.sig_layer_heat.connect(self.show_layer_error)
+        self.view = right
+        # the tables tests and hints refer to, owned by the view
+        self.banner, self.artifacts_table, self.parity_table = right.banner, right.artifacts_table, right.parity_table
+        self.parity_label, self.latency_label, self.failure_label = (right.parity_label, right.latency_label,
+                                                                     right.failure_label)
+        self.nodes_table, self.show_node_btn = right.nodes_table, right.show_node_btn
+        split.addWidget(keep_wrapped_height(right))
         split.setSizes([460, 740])
 
     # -- context ---------------------------------------------------------------------------------------
@@ -235,24 +178,69 @@ class CompilePage(Page):
         self.model_edit.setText(str(path))
 
     def open_payload(self, payload: object) -> None:
-        """A model path, or {"model": path, "target": id} from the inspector or packaging page."""
+        """A model path, or {"model": path, "target": id, "backend"?: id} from the inspector or packaging page."""
         if isinstance(payload, dict):
             if payload.get("model"):
                 self.model_edit.setText(str(payload["model"]))
+            if payload.get("backend"):
+                self.select_backend(str(payload["backend"]))
             if payload.get("target"):
                 self.select_target(str(payload["target"]))
         elif payload:
             self.model_edit.setText(str(payload))
 
+    def reload_backends(self) -> None:
+        """TVM and every plugin compiler; an unavailable one is listed with its reason (Toolchain says it)."""
+        self.backends = {b.id: b for b in backends()}
+        self.backend_combo.blockSignals(True)
+        self.backend_combo.clear()
+        for b in self.backends.values():
+            self.backend_combo.addItem(b.label if b.available else f"{b.label} — unavailable", b.id)
+            self.backend_combo.setItemData(self.backend_combo.count() - 1, b.reason, Qt.ItemDataRole.ToolTipRole)
+        self.backend_combo.blockSignals(False)
+        self._backend_changed()
+
+    @property
+    def backend(self) -> Backend:
+        return self.backends.get(self.backend_combo.currentData()) or Backend("tvm", "TVM Relax (built in)")
+
+    def select_backend(self, backend_id: str) -> None:
+        idx = self.backend_combo.findData(backend_id)
+        if idx >= 0:
+            self.backend_combo.setCurrentIndex(idx)
+
+    def _backend_changed(self) -> None:
+        b = self.backend
+        rknn_like = bool(b.precisions)
+        for w in (self.precision_combo, self.calibration_row):
+            w.setEnabled(rknn_like)
+        self.simplify_check.setEnabled(b.id == "tvm")
+        self._precision_changed()
+        self.reload_targets()
+        if hasattr(self, "tvm_label"):
+            self.refresh_availability()
+
+    def _precision_changed(self) -> None:
+        self.calibration_row.setEnabled(bool(self.backend.precisions) and self.precision_combo.currentData() == "int8")
+
     def reload_targets(self) -> None:
         from studio.compile.api import list_targets
 
+        keep = self.target_combo.currentData()
         self.target_combo.blockSignals(True)
         self.target_combo.clear()
-        for t in list_targets():
-            label = f"{t['id']}  ({t['device']})" if t["device"] else t["id"]
-            self.target_combo.addItem(label, t["id"])
-            self.target_combo.setItemData(self.target_combo.count() - 1, t["description"], Qt.ItemDataRole.ToolTipRole)
+        if self.backend.targets:
+            for tid in self.backend.targets:
+                self.target_combo.addItem(f"{tid}  (npu)", tid)
+        else:
+            for t in list_targets():
+                label = f"{t['id']}  ({t['device']})" if t["device"] else t["id"]
+                self.target_combo.addItem(label, t["id"])
+                self.target_combo.setItemData(self.target_combo.count() - 1, t["description"],
+                                              Qt.ItemDataRole.ToolTipRole)
+        idx = self.target_combo.findData(keep)
+        if idx >= 0:
+            self.target_combo.setCurrentIndex(idx)
         self.target_combo.blockSignals(False)
         self._target_changed()
 
@@ -267,6 +255,11 @@ class CompilePage(Page):
     def _target_changed(self) -> None:
         tid = self.target_combo.currentData()
         if not tid:
+            return
+        if self.backend.id != "tvm":
+            self.target_info.setText(f"{tid} NPU via {self.backend.label}: static shapes only (give dynamic dims "
+                                     "under Shapes); parity in the toolkit's simulator")
+            self._update_out_placeholder()
             return
         try:
             import json
@@ -290,12 +283,13 @@ class CompilePage(Page):
             return None
         from studio.compile.outputs import COMPILED_DIR, compiled_name
 
+        leaf = str(tid) if self.backend.id == "tvm" else f"{tid}-{self.backend.id}"
         if self.workspace is not None:
-            return Path(self.workspace.root) / COMPILED_DIR / f"{compiled_name(Path(model))}-{tid}"
+            return Path(self.workspace.root) / COMPILED_DIR / f"{compiled_name(Path(model))}-{leaf}"
         from studio.compile.api import default_out
 
         try:
-            return default_out(Path(model), str(tid))
+            return default_out(Path(model), leaf)
         except StudioError:
             return None
 
@@ -320,15 +314,30 @@ class CompilePage(Page):
         self.mlc_label.setText(f"mlc_llm (language models): {mlc['version'] or 'installed'}" if mlc["available"]
                                else f"mlc_llm (language models): {mlc['message']}")
         set_role(self.mlc_label, "" if mlc["available"] else "muted")
-        self.compile_btn.setEnabled(self.tvm_available)
-        if not self.tvm_available:
-            self.compile_btn.setToolTip("install apache-tvm first (see Toolchain)")
+        b = self.backend
+        if b.id != "tvm":
+            self.tvm_label.setText(f"{b.label}: {b.reason}")
+            set_role(self.tvm_label, "" if b.available else "error")
+        self.compile_btn.setEnabled(self.can_compile)
+        self.compile_btn.setToolTip("" if self.can_compile else
+                                    "install the backend's toolchain first (see Toolchain)")
+
+    @property
+    def can_compile(self) -> bool:
+        b = self.backend
+        return bool(getattr(self, "tvm_available", False)) if b.id == "tvm" else b.available
 
     # -- actions ---------------------------------------------------------------------------------------
     def _browse_model(self) -> None:
         path, _ = QFileDialog.getOpenFileName(self, "ONNX model", start_dir(self.model_edit.text(), self.workspace, "models"), "ONNX (*.onnx)")
         if path:
             self.model_edit.setText(path)
+
+    def _browse_calibration(self) -> None:
+        path = QFileDialog.getExistingDirectory(self, "Calibration samples (.npz)",
+                                                start_dir(self.calibration_edit.text(), self.workspace))
+        if path:
+            self.calibration_edit.setText(path)
 
     def _browse_out(self) -> None:
         path = QFileDialog.getExistingDirectory(self, "Output folder", start_dir(self.out_edit.text(), self.workspace, "compiled"))
@@ -352,8 +361,12 @@ class CompilePage(Page):
             reports = self.workspace.reports_dir / f"{Path(model).stem}-{self.target_combo.currentData()}-failing.onnx"
         return CompileOptions(model=Path(model), target=str(self.target_combo.currentData()),
                               out=Path(out) if out else default, shapes=shapes, verify=self.verify_check.isChecked(),
-                              simplify=self.simplify_check.isChecked(), force=self.force_check.isChecked(),
-                              save_failing_subgraph=reports)
+                              simplify=self.simplify_check.isChecked() and self.backend.id == "tvm",
+                              force=self.force_check.isChecked(), save_failing_subgraph=reports,
+                              backend=self.backend.id,
+                              quantize=str(self.precision_combo.currentData() or "") if self.backend.precisions else "",
+                              calibration=Path(cal) if (cal := self.calibration_edit.text().strip())
+                              and self.calibration_row.isEnabled() else None)
 
     def start_compile(self) -> None:
         self.error_label.hide()
@@ -386,7 +399,7 @@ class CompilePage(Page):
             self.jobs.cancel(self._handle.id)
 
     def _job_over(self) -> None:
-        self.compile_btn.setEnabled(self.tvm_available)
+        self.compile_btn.setEnabled(self.can_compile)
         self.cancel_btn.setEnabled(False)
         try:
             self.jobs.sig_progress.disconnect(self._on_progress)
@@ -420,49 +433,28 @@ class CompilePage(Page):
     def show_report(self, rep: Any) -> None:
         """Render a CompileReport (also used to reopen a past compile)."""
         self.report = rep
-        ok = rep.status == "succeeded"
-        self.banner.setText(f"{Path(rep.model).name} for {rep.target}: compiled and verified" if ok and
-                            rep.parity.status == "passed" else f"{Path(rep.model).name} for {rep.target}: "
-                            + ("compiled" if ok else f"failed at {rep.diagnosis.stage if rep.diagnosis else '?'}"))
-        set_role(self.banner, "banner-ok" if ok else "banner-fail")
-        fill_table(self.artifacts_table, [[a.path, a.kind, f"{a.size_bytes:,} B" if a.size_bytes else "",
-                                      ", ".join(sorted(set(a.machines.values())))] for a in rep.artifacts])
-        p = rep.parity
-        mode = {"artifact": "the written library on this host",
-                "host-proxy": "a host build of the same Relax module (the target's code is not run here)"}.get(
-                    p.mode, p.mode)
-        self.parity_label.setText(f"{p.status}" + (f" — {mode}; atol {p.atol:g}, rtol {p.rtol:g}, inputs "
-                                                   f"{p.input_shapes}" if p.outputs else ""))
-        fill_table(self.parity_table, [[o.output, "x".join(map(str, o.shape)), f"{o.max_abs:.3g}", f"{o.max_rel:.3g}",
-                                   "pass" if o.passed else "FAIL"] for o in p.outputs])
-        lat = rep.latency
-        if lat.tvm_ms_median is not None and lat.ort_ms_median is not None:
-            self.latency_label.setText(
-                f"Latency, median of {lat.runs} alternating runs: TVM {lat.tvm_ms_median:.3f} ms, ONNX Runtime "
-                f"{lat.ort_ms_median:.3f} ms (TVM is {lat.speedup_vs_ort:.2f}x ORT's speed)"
-                + (f". {lat.note}" if lat.note else ""))
-        else:
-            self.latency_label.setText("")
+        self.view.render(rep)
         d = rep.diagnosis
-        if d is None:
-            warn = "; ".join(rep.warnings)
-            self.failure_label.setText("No failure." + (f" Warnings: {warn}" if warn else ""))
-            fill_table(self.nodes_table, [])
-            self.show_node_btn.setEnabled(False)
-        else:
-            loc = d.localisation or {}
-            extra = (f" Bisection: {loc['trials']} TVM trials, {loc['node_count']} of {loc['graph_nodes']} nodes."
-                     if "trials" in loc else "")
-            self.failure_label.setText(f"{d.message}\nHint: {d.hint}" + (f"\n{extra.strip()}" if extra else ""))
-            fill_table(self.nodes_table, [[n, o] for n, o in zip(d.nodes, d.op_types, strict=False)])
-            if d.nodes:
-                self.nodes_table.selectRow(len(d.nodes) - 1)  # the culprit
-            self.show_node_btn.setEnabled(bool(d.nodes))
+        if d is not None:
             self.sig_problem.emit(Problem(severity="error", message=d.message, source="compile", page="inspect",
                                           location=d.culprit or (d.nodes[-1] if d.nodes else None), hint=d.hint,
                                           extra={"model": rep.model}))
         self.status_label.setText(f"{rep.status} in {rep.timings.get('total', 0):.1f} s")
-        self.package_btn.setEnabled(ok)
+        self.package_btn.setEnabled(rep.status == "succeeded")
+
+    def show_layer_error(self) -> None:
+        """The inspector on the compiled model, coloured by the toolkit's per-layer error (1 - cosine)."""
+        rep = self.report
+        if rep is None or not getattr(rep, "layer_errors", None):
+            return
+        from studio.compile.layer_errors import node_error_heat
+
+        heat = node_error_heat(rep.model, rep.layer_errors)
+        worst = max(heat, key=heat.get) if heat else None  # centred on the worst layer
+        self.sig_open_page.emit("inspect", {"model": rep.model, "heat": heat, "node": worst,
+                                            "target": rep.toolchain.get("platform") or None,
+                                            "heat_label": f"{rep.toolchain.get('dtype', 'int8')} error "
+                                                          "(1 - cosine, rknn accuracy_analysis)"})
 
     def package_for_board(self) -> None:
         """Open Packaging on the compiled folder, with the board it was compiled for (or the generic board of
@@ -478,6 +470,8 @@ class CompilePage(Page):
             return
         nodes = self.report.diagnosis.nodes
         if row is None:
-            sel = self.nodes_table.selectionModel().selectedRows()
-            row = sel[0].row() if sel else len(nodes) - 1
-        self.sig_open_page.emit("inspect", {"model": self.report.model, "node": nodes[row], "target": "tvm-relax"})
+            row = self.view.selected_node_row()
+            row = len(nodes) - 1 if row is None else row
+        rknn = getattr(self.report, "toolchain", {}).get("platform")
+        self.sig_open_page.emit("inspect", {"model": self.report.model, "node": nodes[row],
+                                            "target": rknn or "tvm-relax"})

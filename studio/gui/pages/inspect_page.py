@@ -55,6 +55,7 @@ class InspectPage(Page):
         self.model_path: Path | None = None
         self.graph: GraphData | None = None
         self.report: Any = None  # studio.inspect.report.InspectionReport
+        self._pending_heat: tuple[dict[str, float], str] | None = None  # painted when the graph is laid out
         self.last_fix: Any = None  # studio.gui.inspector.fixes.FixOutcome of the last fix
         self.current_target: str = DEFAULT_TARGETS[0]
         self.selected_node: str | None = None
@@ -204,12 +205,15 @@ class InspectPage(Page):
                     self.open_model(path)
 
     def open_payload(self, payload: object) -> None:
-        """A model path (export wizard's "Open in inspector") or {"model": path, "node": name}."""
+        """A model path (export wizard's "Open in inspector") or {"model": path, "node": name} (optionally
+        "heat": {node: value} with "heat_label": painted once the graph is laid out)."""
         node: str | None = None
         model: Any = payload
         if isinstance(payload, dict):
             model = payload.get("model") or payload.get("path")
             node = payload.get("node")
+            if payload.get("heat"):
+                self._pending_heat = (dict(payload["heat"]), str(payload.get("heat_label") or "heat"))
             if payload.get("target"):
                 self.set_target(str(payload["target"]))
         if model is None and node:
@@ -225,6 +229,10 @@ class InspectPage(Page):
         if self.model_path is not None and path.resolve() == self.model_path.resolve() and self.graph is not None:
             if node:
                 self.focus_node(node)
+            if self._pending_heat is not None and self.view.ready:
+                values, label = self._pending_heat
+                self._pending_heat = None
+                self.set_heat(values, label)
             return
         self.selection.pending_node = node
         self.open_model(path)
@@ -306,6 +314,10 @@ class InspectPage(Page):
     def _on_layout_ready(self, geometry: Any) -> None:
         self.legend.set_layout_time(geometry.layout.seconds, geometry.layout.engine)
         self.selection.layout_ready()
+        if self._pending_heat is not None:  # a payload's heat map (the compile page's per-layer error)
+            values, label = self._pending_heat
+            self._pending_heat = None
+            self.set_heat(values, label)
 
     def _on_report(self, report: Any) -> None:
         self.report = report

@@ -1,0 +1,77 @@
+"""The compile backends the Compile page offers: TVM Relax (built in) and each plugin's ``compilers``
+contribution with the same contract (``rknn`` from plugins/studio-rknn), with their targets and state; and
+which compile target / board an inspector target or a finished compile means.
+
+Qt-free: the page fills its combos from :func:`backends`; the state line comes from the backend itself.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+LISTED_ONLY = ("tvm-relax", "mlc-llm")  # the built-in plugin's own declarations (the page's "tvm" and --mlc-llm)
+
+
+@dataclass
+class Backend:
+    id: str  # CompileOptions.backend
+    label: str
+    targets: list[str] = field(default_factory=list)  # empty: the TVM compile targets (list_targets)
+    precisions: list[str] = field(default_factory=list)  # CompileOptions.quantize values ("" first)
+    available: bool = True
+    reason: str = ""  # why it is not available, or what answers (tool and version)
+
+
+def backends() -> list[Backend]:
+    """TVM first, then every plugin compiler (each with its targets and whether its toolchain is there)."""
+    from studio.core.plugins import contributions
+
+    out = [Backend("tvm", "TVM Relax (built in)")]
+    for c in contributions("compilers"):
+        if c.name in LISTED_ONLY:
+            continue
+        if c.name == "rknn":
+            out.append(_rknn())
+        else:
+            out.append(Backend(c.name, f"{c.name} (plugin {c.plugin.name})", reason=c.help or ""))
+    return out
+
+
+def _rknn() -> Backend:
+    try:
+        from studio_rknn import env as envmod
+        from studio_rknn.manifest import PLATFORMS
+    except ImportError as exc:  # declared but its module is gone: listed, not usable
+        return Backend("rknn", "RKNN (plugin studio-rknn)", available=False, reason=str(exc))
+    st = envmod.check_env()
+    ver = st.versions.get("rknn-toolkit2", envmod.TOOLKIT_VERSION) if st.ok else ""
+    return Backend("rknn", "RKNN (rknn-toolkit2, plugin studio-rknn)", list(PLATFORMS), ["", "int8"], st.ok,
+                   f"rknn-toolkit2 {ver} in {st.path}" if st.ok else st.reason)
+
+
+INSPECTOR_TO_COMPILE = {"ort-cpu": "llvm", "tvm-relax": "llvm"}
+
+
+def board_for_report(rep: Any) -> str:
+    """The board a compiled module is meant for: its board target, else generic-<its library's CPU arch>."""
+    if rep.board:
+        return str(rep.board)
+    machines = {m for a in rep.artifacts for m in a.machines.values()}
+    if len(machines) == 1:
+        return f"generic-{next(iter(machines))}"
+    if str(rep.target).startswith("aarch64"):
+        return "generic-aarch64"
+    return f"generic-{str(rep.host).rsplit('-', 1)[-1].lower()}"
+
+
+def compile_target_for(target: str) -> str:
+    """The compile target for an inspector target: this host for ort-cpu / tvm-relax, else a board using it."""
+    if target in INSPECTOR_TO_COMPILE:
+        return INSPECTOR_TO_COMPILE[target]
+    try:
+        from studio.package.boards import list_boards
+
+        return next((b.id for b in list_boards() if b.target == target), target)
+    except Exception:  # board profiles unreadable: leave the choice to the user
+        return target
