@@ -1,7 +1,8 @@
 """Every verifier the environment offers (built-in and plugins alike, through ``studio.plugins`` manifests).
 
-Entries are made without importing any tool: the plugin's module is imported (plugins keep SDK imports inside
-``verify``) and each verifier's ``available()`` says the tool and version, or why not. A plugin whose module
+Entries are made without importing any tool: each verifier is resolved through the plugin registry
+(``Contribution.resolve``, which imports the plugin's module; plugins keep SDK imports inside ``verify``) and
+its ``available()`` says the tool and version, or why not. A plugin whose module
 fails to import, or whose ``verifier(name)`` raises, is kept as an entry with its error, so the CLI and the
 GUI show it and everything else goes on.
 """
@@ -31,20 +32,24 @@ class VerifierEntry:
 
 
 def _entry(plugin: Any, name: str) -> VerifierEntry:
+    """The registry's contribution, resolved (imported) through it, so `studio plugins` records what happened."""
+    c = plugin.contribution("verifiers", name)
     try:
-        module = plugin.load()
-        v = module.verifier(name)
+        if c is None:
+            raise LookupError(f"plugin '{plugin.name}' lists no verifier '{name}'")
+        v = c.resolve()
     except Exception as exc:  # a plugin may break in any way: shown with its error, never fatal
+        reason = (c.error if c is not None and c.error else None) or f"{type(exc).__name__}: {exc}"
         return VerifierEntry(name=name, plugin=plugin.name, target="", ok=False,
-                             reason=f"plugin '{plugin.name}' failed: {type(exc).__name__}: {exc}")
+                             reason=f"plugin '{plugin.name}' failed: {reason}")
     try:
         ok, why = v.available()
     except Exception as exc:
         ok, why = False, f"available() failed: {type(exc).__name__}: {exc}"
     if ok:
-        req_ok, req_why = plugin.available()
-        if not req_ok:
-            ok, why = False, req_why
+        missing = c.missing()
+        if missing:
+            ok, why = False, "missing " + ", ".join(missing) + (f"; {plugin.hint}" if plugin.hint else "")
     return VerifierEntry(name=name, plugin=plugin.name, target=str(getattr(v, "target", "")), ok=bool(ok),
                          reason=str(why), verifier=v)
 

@@ -74,3 +74,30 @@ def test_rknn_int8_compile_and_per_layer_error_on_the_graph(qtbot, rknn_env: Pat
     assert insp.view.gscene.heat is not None and insp.view.gscene.heat[i] == pytest.approx(1.0)
     insp.grab().save(str(artifacts_dir / "inspect_rknn_layer_error.png"))
     jobs.wait_all()
+
+
+def test_verify_asks_for_static_shapes_and_rknn_answers(qtbot, rknn_env: Path, clip_parts: dict[str, Path],  # noqa: ANN001
+                                                        artifacts_dir: Path) -> None:
+    """The vision part has a dynamic batch: the Verify tab offers its shapes (batch 1), which is what the rknn
+    toolkit builds at; a bad entry is refused in place, naming it; the toolkit's answer then lists every node."""
+    insp = InspectPage(JobRunner())
+    qtbot.addWidget(insp)
+    insp.resize(1366, 740)
+    insp.show()
+    insp.open_model(clip_parts["vision"])
+    qtbot.waitUntil(lambda: insp.report is not None and insp.view.ready, timeout=60_000)
+    panel = insp.side.verify_panel
+    assert panel.shapes_edit.text() == "pixel_values=1,3,32,32"
+    panel.shapes_edit.setText("pixel_values=1,three")
+    insp.verifier.button.click()
+    assert panel.shapes_error.isVisible() and "pixel_values" in panel.shapes_error.text()
+    assert insp.verifier.report is None  # nothing ran
+    panel.shapes_edit.setText("pixel_values=1,3,32,32")
+    insp.verifier.button.click()
+    qtbot.waitUntil(lambda: insp.verifier.report is not None and insp.verifier.button.isEnabled(), timeout=400_000)
+    assert not panel.shapes_error.isVisible()
+    [res] = [r for r in insp.verifier.report.verification["results"] if r["verifier"] == "rknn-rk3588"]
+    assert res["ran"] and res["tool"] == "rknn-toolkit2 2.5.0" and res["shapes"] == {"pixel_values": [1, 3, 32, 32]}
+    assert len(res["nodes"]) == len([n for n in insp.graph.nodes if n.kind == "op"])
+    insp.grab().save(str(artifacts_dir / "inspect_verify_rknn.png"))
+    insp.jobs.shutdown()

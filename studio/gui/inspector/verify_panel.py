@@ -15,18 +15,21 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QComboBox,
-    QHBoxLayout,
+    QFrame,
     QHeaderView,
     QLabel,
+    QLineEdit,
     QPushButton,
+    QScrollArea,
     QTreeWidget,
     QTreeWidgetItem,
     QVBoxLayout,
     QWidget,
 )
 
+from studio.core.errors import StudioError
+
 if TYPE_CHECKING:
-    from studio.core.errors import StudioError
     from studio.gui.pages.inspect_page import InspectPage
 
 VERIFY_JOB = "inspect:verify"  # "inspect:" so Esc on the page cancels it
@@ -72,7 +75,16 @@ class VerifyPanel(QWidget):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        lay = QVBoxLayout(self)
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
+        scroll = QScrollArea()  # the side panel is short beside the graph at 1366x768: scroll, never overlap
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QFrame.Shape.NoFrame)
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        content = QWidget()
+        scroll.setWidget(content)
+        outer.addWidget(scroll)
+        lay = QVBoxLayout(content)
         lay.setContentsMargins(8, 8, 8, 8)
         lay.setSpacing(6)
         self.status_label = QLabel(f"Press “Verify with the real toolchain” (CLI: {CLI_VERIFY}) to ask the real "
@@ -84,7 +96,29 @@ class VerifyPanel(QWidget):
         self.sources_label.setWordWrap(True)
         self.sources_label.setTextFormat(Qt.TextFormat.RichText)
         self.sources_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        lay.addWidget(self.sources_label)
+        sources = QScrollArea()  # one line per tool: scrolls rather than squeezing the node tree away
+        sources.setWidget(self.sources_label)
+        sources.setWidgetResizable(True)
+        sources.setFrameShape(QFrame.Shape.NoFrame)
+        sources.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        sources.setMaximumHeight(96)
+        lay.addWidget(sources)
+        srow = QVBoxLayout()  # stacked: the side panel is narrow beside the graph on a 1366 px screen
+        srow.setSpacing(2)
+        shapes_label = QLabel("Static shapes (tools that build at fixed sizes: rknn)")
+        shapes_label.setWordWrap(True)
+        srow.addWidget(shapes_label)
+        self.shapes_edit = QLineEdit()
+        self.shapes_edit.setPlaceholderText("all input dims are static")
+        self.shapes_edit.setToolTip("the input shapes the tools build at (rknn-toolkit2 builds static graphs "
+                                    "only): NAME=D,D,...; separated by spaces or ';'\nCLI: --shape NAME=D,D,...")
+        srow.addWidget(self.shapes_edit)
+        lay.addLayout(srow)
+        self.shapes_error = QLabel("")
+        self.shapes_error.setWordWrap(True)
+        self.shapes_error.setProperty("role", "error")
+        self.shapes_error.hide()
+        lay.addWidget(self.shapes_error)
         self.tree = QTreeWidget()
         self.tree.setColumnCount(len(COLUMNS))
         self.tree.setHeaderLabels(list(COLUMNS))
@@ -93,8 +127,9 @@ class VerifyPanel(QWidget):
         self.tree.header().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         self.tree.header().setStretchLastSection(True)
         self.tree.itemClicked.connect(self._on_item)
+        self.tree.setMinimumHeight(140)
         lay.addWidget(self.tree, 1)
-        row = QHBoxLayout()
+        row = QVBoxLayout()
         self.fold_target = QComboBox()
         self.fold_target.setMinimumWidth(90)
         self.fold_target.currentIndexChanged.connect(lambda _i: self._update_fold())
@@ -103,7 +138,7 @@ class VerifyPanel(QWidget):
                                     f".yaml, then re-inspect with it\nCLI: {CLI_FOLD}")
         self.fold_button.setEnabled(False)
         self.fold_button.clicked.connect(lambda: self.sig_fold_requested.emit(self.fold_target.currentData() or ""))
-        row.addWidget(self.fold_target, 1)
+        row.addWidget(self.fold_target)
         row.addWidget(self.fold_button)
         lay.addLayout(row)
         self.fold_label = QLabel(f"CLI: {CLI_FOLD}")
@@ -226,12 +261,41 @@ class VerifyFlow:
         self.report, self.model = None, None
         self.button.setEnabled(self.page.model_path is not None)
         self.panel.clear("Not verified yet: press “Verify with the real toolchain”.")
+        self.panel.shapes_edit.clear()
+
+    def prefill_shapes(self, report: Any) -> None:
+        """The model's dynamic dims at the page's defaults (1 for a batch), for the tools that need them static."""
+        from studio.gui.inspector.profile_data import input_dims, shapes_for
+
+        stats_inputs = dict(report.stats.inputs or {}) if report is not None else {}
+        dims = input_dims(stats_inputs)
+        if not dims or self.panel.shapes_edit.text().strip():
+            return
+        shapes = shapes_for(stats_inputs, {label: default for label, _n, _a, default in dims})
+        dynamic = {name for _l, name, _a, _d in dims}
+        self.panel.shapes_edit.setText("; ".join(f"{n}={','.join(map(str, v))}" for n, v in shapes.items()
+                                                 if n in dynamic))
+
+    def shapes(self) -> dict[str, list[int]] | None:
+        """The panel's shapes (None when empty); StudioError naming the bad entry."""
+        from studio.inspect.model import parse_shape_args
+
+        text = self.panel.shapes_edit.text().replace(";", " ").split()
+        return parse_shape_args(text) or None if text else None
 
     def start(self) -> None:
         page = self.page
         if page.model_path is None:
             return
         path, report, dirs = page.model_path, page.report, page.target_profile_dirs()
+        self.panel.shapes_error.hide()
+        try:
+            shapes = self.shapes()
+        except StudioError as err:
+            self.panel.shapes_error.setText(err.render())
+            self.panel.shapes_error.show()
+            page.side.setCurrentWidget(self.panel)
+            return
 
         def work(job: Any) -> Any:
             from studio.verify.registry import all_verifiers
@@ -242,7 +306,7 @@ class VerifyFlow:
                 from studio.inspect.api import inspect_model
 
                 rep = inspect_model(path, None, profile_dirs=dirs, job=job)
-            verify_report(rep, path, entries=all_verifiers(), job=job)
+            verify_report(rep, path, shapes=shapes, entries=all_verifiers(), job=job)
             return rep
 
         self.button.setEnabled(False)

@@ -321,6 +321,7 @@ class InspectPage(Page):
 
     def _on_report(self, report: Any) -> None:
         self.report = report
+        self.verifier.prefill_shapes(report)  # dynamic dims at 1: what a static-shape toolchain builds at
         self.status_label.setText(f"inspected in {report.timings.get('total', 0):.2f} s")
         for t in report.targets:
             self.target_strip.add_chip(t)
