@@ -29,9 +29,10 @@ import numpy as np
 from studio.agent.kserve import dtype_to_kserve
 from studio.agent.runtime import RuntimeMissing, ServedModel, TensorSpec
 from studio.agent.verified_files import copy_verified as _copy_verified
+from studio.agent.verified_files import read_compiled_meta
 from studio.agent.verified_files import read_verified as _read_verified
 from studio.compile.runner import flatten_vm_output
-from studio.core.errors import BundleError, ModelError
+from studio.core.errors import ModelError
 from studio.package.manifest import Manifest
 
 RUNTIME = "tvm"
@@ -111,13 +112,7 @@ def load_tvm_model(directory: Path, spec: dict[str, Any], manifest: Manifest, ru
     tvm = require_runtime(manifest.name, manifest.version, tvm_cfg)
     from tvm import relax
 
-    folder = str(spec.get("path") or "compiled").rstrip("/")
-    meta_rel = f"{folder}/compiled.json"
-    try:
-        meta = json.loads(_read_verified(directory, manifest, meta_rel))
-    except ValueError as exc:
-        raise BundleError(f"{meta_rel} is unreadable: {exc}", offending=meta_rel,
-                          hint="rebuild the bundle from the `studio compile` folder") from exc
+    folder, meta = read_compiled_meta(directory, manifest, spec, "rebuild the bundle from the `studio compile` folder")
     lib_rel = str(tvm_cfg.get("library") or "")
     if not lib_rel.startswith(folder + "/"):
         libs = [f"{folder}/{n}" for n in meta.get("libraries", [])]

@@ -8,6 +8,7 @@ the check and the load is never used. Shared by every agent runtime (tvm_backend
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 from pathlib import Path
 from typing import Any
@@ -55,3 +56,13 @@ def copy_verified(directory: Path, manifest: Manifest, rel: str, dest: Path) -> 
                           hint="a compiled library is executable code and is never loaded unverified; "
                                "redeploy the bundle")
     return target
+
+
+def read_compiled_meta(directory: Path, manifest: Manifest, spec: dict[str, Any], hint: str) -> tuple[str, dict]:
+    """(folder, compiled.json) of a runtime.json model entry, the JSON checked against the manifest first."""
+    folder = str(spec.get("path") or "compiled").rstrip("/")
+    meta_rel = f"{folder}/compiled.json"
+    try:
+        return folder, json.loads(read_verified(directory, manifest, meta_rel))
+    except ValueError as exc:
+        raise BundleError(f"{meta_rel} is unreadable: {exc}", offending=meta_rel, hint=hint) from exc

@@ -29,7 +29,7 @@ import numpy as np
 
 from studio.agent.kserve import dtype_to_kserve
 from studio.agent.runtime import RuntimeMissing, ServedModel, TensorSpec
-from studio.agent.verified_files import copy_verified, read_verified
+from studio.agent.verified_files import copy_verified, read_compiled_meta
 from studio.core.errors import BundleError, ModelError
 from studio.package.manifest import Manifest
 from studio_rknn import env as envmod
@@ -180,13 +180,8 @@ def load_rknn_model(directory: Path, spec: dict[str, Any], manifest: Manifest, r
                     board: str = "any") -> ServedModel:
     """Load ``spec`` (a runtime.json model with runtime "rknn") from the verified version folder."""
     cfg = dict(runtime.get("rknn") or {})
-    folder = str(spec.get("path") or "compiled").rstrip("/")
-    meta_rel = f"{folder}/compiled.json"
-    try:
-        meta = json.loads(read_verified(directory, manifest, meta_rel))
-    except ValueError as exc:
-        raise BundleError(f"{meta_rel} is unreadable: {exc}", offending=meta_rel,
-                          hint="rebuild the bundle from the `studio compile --backend rknn` folder") from exc
+    folder, meta = read_compiled_meta(directory, manifest, spec,
+                                      "rebuild the bundle from the `studio compile --backend rknn` folder")
     rknn_rel = f"{folder}/{(meta.get('libraries') or ['model.rknn'])[0]}"
     mine = agent_platform(board)
     private = Path(tempfile.mkdtemp(prefix="studio-rknn-"))
