@@ -8,6 +8,7 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -27,6 +28,18 @@ def build_parser() -> argparse.ArgumentParser:
                         "DATA/trusted); off by default: keys come only from --trust files")
     p.add_argument("--board", default="auto", help="board id of this machine ('auto' detects it, 'any' accepts all)")
     p.add_argument("--max-upload-mb", type=float, default=2048.0, help="largest accepted bundle (MiB)")
+    p.add_argument("--max-request-mb", type=float, default=64.0,
+                   help="largest inference request body, HTTP and gRPC (MiB; larger: 413 / RESOURCE_EXHAUSTED)")
+    p.add_argument("--max-inflate-mb", type=float, default=256.0,
+                   help="largest gzip/deflate request body once decompressed (MiB; larger: 413)")
+    p.add_argument("--max-inflate-ratio", type=float, default=200.0,
+                   help="largest decompressed / compressed size of a request body (larger: 413)")
+    p.add_argument("--max-inflight", type=int, default=64,
+                   help="requests in flight per model, HTTP and gRPC together (more: 503 with Retry-After)")
+    p.add_argument("--read-timeout", type=float, default=30.0,
+                   help="seconds a client may take between two chunks of a request body (then 408)")
+    p.add_argument("--header-timeout", type=float, default=10.0,
+                   help="seconds a client may take to send a request's headers (then 408, connection closed)")
     p.add_argument("--keep-versions", type=int, default=5, help="versions kept per model")
     p.add_argument("--threads", type=int, default=0, help="ONNX Runtime intra-op threads (0 = ORT default)")
     p.add_argument("--workers", type=int, default=4, help="concurrent inference threads")
@@ -111,8 +124,9 @@ def _serve(args: argparse.Namespace) -> int:
         raise InputError("--pre-workers and --pipeline-depth must be at least 1",
                          offending=f"{args.pre_workers}/{args.pipeline_depth}", hint="e.g. --pre-workers 2")
     otel = setup_otel("studio-agent", args.otlp_endpoint, attributes={"host.name": cfg.name, "board": board})
+    limits = _limits(args)
     app = create_app(core, metrics, workers=args.workers, otel=otel, pre_workers=args.pre_workers,
-                     pipeline_depth=args.pipeline_depth)
+                     pipeline_depth=args.pipeline_depth, limits=limits)
     if otel is not None:
         log.info("exporting traces and metrics over OTLP to %s", otel.endpoint)
     log.info("studio-agent %s on %s:%d, board %s, trusted keys %s, models: %s", __version__, args.host, args.port,
@@ -126,7 +140,8 @@ def _serve(args: argparse.Namespace) -> int:
 
         grpc_server = start_grpc_server(core, metrics, app.executor, args.host, args.grpc_port,
                                         tls_cert=args.tls_cert, tls_key=args.tls_key,
-                                        handler_threads=max(8, 2 * args.workers))
+                                        handler_threads=max(8, 2 * args.workers),
+                                        max_message_bytes=limits.max_body_bytes, gate=app.gate)
     adv = None
     if not args.no_mdns:
         adv = Advertiser(cfg.name, args.host, args.port,
@@ -136,7 +151,7 @@ def _serve(args: argparse.Namespace) -> int:
     config = uvicorn.Config(app, host=args.host, port=args.port, log_level=args.log_level, access_log=False,
                             ssl_certfile=str(args.tls_cert) if args.tls_cert else None,
                             ssl_keyfile=str(args.tls_key) if args.tls_key else None, timeout_keep_alive=30,
-                            http=http_protocol_class(), proxy_headers=False, server_header=False)
+                            http=http_protocol_class(args.header_timeout), proxy_headers=False, server_header=False)
     try:
         uvicorn.Server(config).run()
     finally:
@@ -147,6 +162,20 @@ def _serve(args: argparse.Namespace) -> int:
         if otel is not None:
             otel.shutdown()
     return 0
+
+
+def _limits(args: argparse.Namespace) -> Any:
+    """The request limits from the flags (studio.agent.limits); a non-positive one is refused by name."""
+    from studio.agent.limits import MIB, Limits
+    from studio.core.errors import InputError
+
+    for flag in ("max_request_mb", "max_inflate_mb", "max_inflate_ratio", "max_inflight", "read_timeout",
+                 "header_timeout"):
+        if getattr(args, flag) <= 0:
+            raise InputError(f"--{flag.replace('_', '-')} must be positive", offending=str(getattr(args, flag)),
+                             hint="the defaults are safe for edge models; raise one for large batches")
+    return Limits(max_body_bytes=int(args.max_request_mb * MIB), max_decompressed_bytes=int(args.max_inflate_mb * MIB),
+                  max_ratio=args.max_inflate_ratio, read_timeout_s=args.read_timeout, max_inflight=args.max_inflight)
 
 
 if __name__ == "__main__":

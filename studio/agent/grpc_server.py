@@ -85,8 +85,10 @@ def decode_infer_request(req: Any) -> dict[str, np.ndarray]:
 class InferenceServicer(pb_grpc.GRPCInferenceServiceServicer):
     """KServe v2 gRPC over the agent's served models; management RPCs are left UNIMPLEMENTED on purpose."""
 
-    def __init__(self, core: AgentCore, metrics: AgentMetrics, executor: ThreadPoolExecutor) -> None:
+    def __init__(self, core: AgentCore, metrics: AgentMetrics, executor: ThreadPoolExecutor,
+                 gate: Any = None) -> None:
         self.core, self.metrics, self.executor = core, metrics, executor
+        self.gate = gate  # studio.agent.limits.InflightGate shared with the HTTP side (None: no cap)
 
     def _model(self, name: str, version: str) -> Any:
         m = self.core.served.get(name)
@@ -141,8 +143,24 @@ class InferenceServicer(pb_grpc.GRPCInferenceServiceServicer):
         metrics, name = self.metrics, request.model_name
         m = self._model(name, request.model_version)
         if m is None:
-            metrics.errors.labels(name, "unknown_model").inc()
+            metrics.errors.labels("unknown", "unknown_model").inc()  # one label, whatever names clients send
             context.abort(grpc.StatusCode.NOT_FOUND, f"Request for unknown model: '{name}' is not found")
+        if self.gate is not None:
+            from studio.agent.limits import LimitExceeded
+
+            try:
+                self.gate.enter(name)
+            except LimitExceeded as exc:
+                metrics.errors.labels(name, exc.reason).inc()
+                context.abort(grpc.StatusCode.UNAVAILABLE, exc.message)
+        try:
+            return self._model_infer(m, request, context)
+        finally:
+            if self.gate is not None:
+                self.gate.leave(name)
+
+    def _model_infer(self, m: Any, request: Any, context: grpc.ServicerContext) -> Any:
+        metrics, name = self.metrics, request.model_name
         stats = self.core.statistics.of(name, m.version)
         t0 = time.perf_counter()
         metrics.inflight.inc()
@@ -195,15 +213,17 @@ class InferenceServicer(pb_grpc.GRPCInferenceServiceServicer):
 
 def start_grpc_server(core: AgentCore, metrics: AgentMetrics, executor: ThreadPoolExecutor, host: str, port: int,
                       *, tls_cert: Path | None = None, tls_key: Path | None = None,
-                      handler_threads: int = 8, max_message_bytes: int = (1 << 31) - 1) -> grpc.Server:
+                      handler_threads: int = 8, max_message_bytes: int = 64 << 20, gate: Any = None) -> grpc.Server:
     """Start the gRPC server on ``host:port`` (TLS when cert and key are given) and return it; ``stop()`` it.
 
-    ``handler_threads`` only decode/encode and wait; model runs go to ``executor`` (the HTTP side's)."""
+    ``handler_threads`` only decode/encode and wait; model runs go to ``executor`` (the HTTP side's).
+    ``max_message_bytes`` caps a request (RESOURCE_EXHAUSTED past it, from grpc itself); ``gate`` is the HTTP
+    side's per-model in-flight cap (UNAVAILABLE past it)."""
     opts = [("grpc.max_receive_message_length", max_message_bytes),
             ("grpc.max_send_message_length", max_message_bytes),
             ("grpc.so_reuseport", 0)]
     server = grpc.server(ThreadPoolExecutor(max_workers=handler_threads, thread_name_prefix="grpc"), options=opts)
-    pb_grpc.add_GRPCInferenceServiceServicer_to_server(InferenceServicer(core, metrics, executor), server)
+    pb_grpc.add_GRPCInferenceServiceServicer_to_server(InferenceServicer(core, metrics, executor, gate), server)
     address = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
     try:
         if tls_cert and tls_key:

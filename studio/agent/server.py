@@ -26,12 +26,14 @@ from starlette.requests import ClientDisconnect
 from studio import __version__
 from studio.agent.core import AgentCore, Conflict
 from studio.agent.kserve import ProtocolError, decode_request, dumps, encode_response
+from studio.agent.limits import InflightGate, LimitExceeded, Limits, decompress, read_body
 from studio.agent.metrics import AgentMetrics
 from studio.agent.pipeline import STAGES, StagedPipeline
 from studio.agent.statistics import StatisticsError, timed_infer
 from studio.agent.trust import TrustPushRefused
 from studio.core.errors import BundleError, InputError, ModelError, StudioError
 
+UNKNOWN_MODEL = "unknown"  # the one metrics label for requests to models the agent does not serve
 _STATUS = {TrustPushRefused: 403, InputError: 400, Conflict: 409, BundleError: 422, ModelError: 422}
 
 
@@ -50,7 +52,7 @@ def _triton_type(dt: str) -> str:
 
 
 def create_app(core: AgentCore, metrics: AgentMetrics | None = None, workers: int = 4, *, otel: Any = None,
-               pre_workers: int = 2, pipeline_depth: int = 8) -> InferFastPath:
+               pre_workers: int = 2, pipeline_depth: int = 8, limits: Limits | None = None) -> InferFastPath:
     """The agent's ASGI app: the inference fast path in front of the FastAPI app that serves the rest.
 
     ``otel``: a :class:`studio.telemetry.otel.Otel` (traces + metrics over OTLP) or None (nothing exported).
@@ -235,7 +237,7 @@ def create_app(core: AgentCore, metrics: AgentMetrics | None = None, workers: in
             return _studio_error(exc)
 
     fast = InferFastPath(app, core, metrics, executor, otel=otel, pre_workers=pre_workers,
-                         pipeline_depth=pipeline_depth)
+                         pipeline_depth=pipeline_depth, limits=limits)
     return fast
 
 
@@ -254,8 +256,10 @@ class InferFastPath:
     """
 
     def __init__(self, app: FastAPI, core: AgentCore, metrics: AgentMetrics, executor: ThreadPoolExecutor, *,
-                 otel: Any = None, pre_workers: int = 2, pipeline_depth: int = 8) -> None:
+                 otel: Any = None, pre_workers: int = 2, pipeline_depth: int = 8, limits: Limits | None = None) -> None:
         self.app, self.core, self.metrics, self.executor = app, core, metrics, executor
+        self.limits = limits or Limits()
+        self.gate = InflightGate(self.limits)
         self.state = app.state
         self._children: dict[str, tuple[Any, Any, Any, Any]] = {}
         self.otel = otel
@@ -335,47 +339,72 @@ class InferFastPath:
     async def _error(self, send: Any, status: int, message: str) -> None:
         await self._send(send, status, dumps({"error": message}), [_JSON_CT])
 
+    async def _limit(self, send: Any, receive: Any, exc: LimitExceeded, label: str) -> None:
+        """Answer a request over a limit (its status and JSON error); a body left unread closes the connection."""
+        self.metrics.errors.labels(label, exc.reason).inc()
+        headers = [_JSON_CT, *exc.headers]
+        if exc.drain:
+            try:
+                await read_body(receive, self.limits, None)
+            except LimitExceeded:
+                exc.drain = False
+        if not exc.drain:
+            headers.append((b"connection", b"close"))
+        await self._send(send, exc.status, dumps({"error": exc.message, "kind": "limit", "limit": exc.reason}),
+                         headers)
+
     async def _infer(self, scope: dict, receive: Any, send: Any, name: str, version: str | None) -> None:
         metrics = self.metrics
         m = self.core.served.get(name)
         if m is None or (version is not None and version != m.version):
-            metrics.errors.labels(name, "unknown_model").inc()
-            # drain the body so the connection stays usable for keep-alive
-            while (await receive()).get("more_body", False):
-                pass
+            # one "unknown" label for every name a client makes up: names never grow the metrics
+            metrics.errors.labels(UNKNOWN_MODEL, "unknown_model").inc()
+            try:  # drain the body (bounded) so the connection stays usable for keep-alive
+                if await read_body(receive, self.limits, None) is None:
+                    return
+            except LimitExceeded as exc:
+                return await self._limit(send, receive, exc, UNKNOWN_MODEL)
             return await self._error(send, 404, f"Request for unknown model: '{name}' is not found")
+        try:
+            self.gate.enter(name)
+        except LimitExceeded as exc:
+            return await self._limit(send, receive, exc, name)
+        try:
+            await self._infer_model(scope, receive, send, name, m)
+        finally:
+            self.gate.leave(name)
+
+    async def _infer_model(self, scope: dict, receive: Any, send: Any, name: str, m: Any) -> None:
+        metrics = self.metrics
         lat, ok, failed, bad = self._model_metrics(name)
         stats = self.core.statistics.of(name, m.version)
         t0 = time.perf_counter()
         metrics.inflight.inc()
         otel = self.otel
         stages: dict[str, tuple[float, float]] | None = None
-        enc = hl = accept = traceparent = None
+        enc = hl = accept = traceparent = length = None
         for k, v in scope["headers"]:
             if k == b"inference-header-content-length":
                 hl = v
             elif k == b"content-encoding":
-                enc = v
+                enc = v.strip().lower()
             elif k == b"accept-encoding":
                 accept = v
             elif k == b"traceparent":
                 traceparent = v
+            elif k == b"content-length":
+                length = v
         try:
-            msg = await receive()
-            body = msg.get("body", b"")
-            if msg.get("more_body", False):
-                chunks = [body]
-                while msg.get("more_body", False):
-                    msg = await receive()
-                    if msg["type"] == "http.disconnect":
-                        return
-                    chunks.append(msg.get("body", b""))
-                body = b"".join(chunks)
-            if enc == b"gzip":
-                body = gzip.decompress(body)
-            elif enc == b"deflate":
-                body = zlib.decompress(body)
-            req = decode_request(body, int(hl) if hl else None)
+            try:
+                body = await read_body(receive, self.limits, length)
+                if body is None:  # the client went away
+                    return
+                body = decompress(body, enc, self.limits)
+            except LimitExceeded as exc:
+                failed.inc()
+                stats.record_failure(time.perf_counter() - t0)
+                return await self._limit(send, receive, exc, name)
+            req = decode_request(body, int(hl) if hl and hl.isdigit() else None)
             wanted = [n for n, _ in req.outputs] if req.outputs is not None else None
             if wanted is not None:
                 for n in wanted:
