@@ -339,11 +339,12 @@ class InferFastPath:
     async def _error(self, send: Any, status: int, message: str) -> None:
         await self._send(send, status, dumps({"error": message}), [_JSON_CT])
 
-    async def _limit(self, send: Any, receive: Any, exc: LimitExceeded, label: str) -> None:
-        """Answer a request over a limit (its status and JSON error); a body left unread closes the connection."""
+    async def _limit(self, send: Any, receive: Any, exc: LimitExceeded, label: str, body_read: bool = False) -> None:
+        """Answer a request over a limit (its status and JSON error); a body left unread closes the connection
+        (``body_read``: it was read whole, nothing to drain)."""
         self.metrics.errors.labels(label, exc.reason).inc()
         headers = [_JSON_CT, *exc.headers]
-        if exc.drain:
+        if exc.drain and not body_read:
             try:
                 await read_body(receive, self.limits, None)
             except LimitExceeded:
@@ -395,15 +396,17 @@ class InferFastPath:
             elif k == b"content-length":
                 length = v
         try:
+            read = False
             try:
                 body = await read_body(receive, self.limits, length)
                 if body is None:  # the client went away
                     return
+                read = True
                 body = decompress(body, enc, self.limits)
             except LimitExceeded as exc:
                 failed.inc()
                 stats.record_failure(time.perf_counter() - t0)
-                return await self._limit(send, receive, exc, name)
+                return await self._limit(send, receive, exc, name, body_read=read)
             req = decode_request(body, int(hl) if hl and hl.isdigit() else None)
             wanted = [n for n, _ in req.outputs] if req.outputs is not None else None
             if wanted is not None:

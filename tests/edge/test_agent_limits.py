@@ -78,6 +78,7 @@ def test_body_encoding_and_bomb_limits(limited: AgentProcess) -> None:
 
     r = httpx.post(a.url + "/v2/models/tiny/infer", content=_body(), headers={"content-encoding": "br"}, timeout=10)
     assert r.status_code == 415 and "br" in r.json()["error"] and r.headers["accept-encoding"] == "gzip, deflate"
+    assert r.headers.get("connection") != "close"  # the body was read whole: nothing to drain, keep-alive stays
     # a small compressed request is fine
     r = httpx.post(a.url + "/v2/models/tiny/infer", content=zlib.compress(_body()),
                    headers={"content-encoding": "deflate"}, timeout=10)
