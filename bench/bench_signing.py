@@ -1,4 +1,8 @@
-"""Signing and verification of a ~1 GB bundle against `sha256sum` of the same files, in one run.
+"""Signing and verification of a ~1 GB bundle against the fastest SHA-256 of the same bytes, in one run.
+
+The floor is the faster of `hashlib.sha256` (OpenSSL's, with SHA-NI where the CPU has it) and `openssl dgst
+-sha256` on the same files; coreutils `sha256sum` (no SHA-NI, about 5x slower here) is kept as a second line
+for comparison only.
 
     .venv/bin/python -m bench.bench_signing [--size-mb 1024] [--repeat 3] [--append]
 
@@ -30,6 +34,29 @@ def _best(fn, repeat: int) -> float:  # type: ignore[no-untyped-def]
         fn()
         best = min(best, time.perf_counter() - t0)
     return best
+
+
+def _hashlib(paths: list[str]) -> None:
+    import hashlib
+
+    for p in paths:
+        h = hashlib.sha256()
+        with open(p, "rb") as f:
+            while chunk := f.read(1 << 20):
+                h.update(chunk)
+
+
+def _floor(paths: list[str], repeat: int) -> tuple[float, str]:
+    """(seconds, which) of the fastest plain SHA-256 here: hashlib in this process, or openssl's CLI."""
+    import shutil as sh
+
+    cands = {"`hashlib.sha256`": lambda: _hashlib(paths)}
+    if sh.which("openssl"):
+        cands["`openssl dgst -sha256`"] = lambda: subprocess.run(["openssl", "dgst", "-sha256", *paths], check=True,
+                                                                 capture_output=True)
+    times = {name: _best(fn, repeat) for name, fn in cands.items()}
+    best = min(times, key=times.get)  # type: ignore[arg-type]
+    return times[best], best
 
 
 def main() -> int:
@@ -66,15 +93,19 @@ def main() -> int:
         ks.generate("bench", "pw")
         sk = ks.load_signing_key("bench", "pw")
         trusted = load_trusted_keys(ks.public_path("bench"))
-        sha = lambda paths: subprocess.run(["sha256sum", *paths], check=True, capture_output=True)  # noqa: E731
-        sha(files)  # warm the page cache
-        t_sha_src = _best(lambda: sha(files), args.repeat)
+        coreutils = lambda paths: subprocess.run(["sha256sum", *paths], check=True, capture_output=True)  # noqa: E731
+        coreutils(files)  # warm the page cache
+        t_sha_src, floor_src = _floor(files, args.repeat)
+        t_coreutils_src = _best(lambda: coreutils(files), args.repeat)
         t_sign = _best(lambda: sign_directory(src, sk, name="big", version="1"), args.repeat)
         for f in ("manifest.json", "manifest.sig"):
             (src / f).unlink()
         out = tmp / "big.tar"
         t_build = _best(lambda: build_bundle(src, "generic-x86_64", sk, out, version="1"), args.repeat)
-        t_sha_tar = _best(lambda: sha([str(out)]), args.repeat)
+        t_sha_tar, floor_tar = _floor([str(out)], args.repeat)
+        plain = tmp / "plain.tar"  # the package floor: GNU tar writing the same files, then hashing them
+        t_tar = _best(lambda: subprocess.run(["tar", "-cf", str(plain), "-C", str(src), "."], check=True), args.repeat)
+        plain.unlink()
         t_verify = _best(lambda: verify_bundle(out, trusted), args.repeat)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -84,15 +115,18 @@ def main() -> int:
         return f"| {what} | {t:.2f} | {mb / t:.0f} | {ref / t:.2f}x |"
 
     text = "\n".join([
-        f"## Bundle signing and verification vs sha256sum ({time.strftime('%Y-%m-%d')})", "",
+        f"## Bundle signing and verification vs the fastest SHA-256 ({time.strftime('%Y-%m-%d')})", "",
         f"Command: `.venv/bin/python -m bench.bench_signing --size-mb {args.size_mb} --repeat {args.repeat}`", "",
         f"{mb:.0f} MB of model files (ONNX + external data), page cache warm, best of {args.repeat}. "
-        "Ratio = studio throughput / `sha256sum` throughput on the same bytes (target >= 0.8x).", "",
-        "| operation | seconds | MB/s | vs sha256sum |", "|---|---|---|---|",
-        row("`sha256sum` of the model files", t_sha_src, t_sha_src),
+        f"Floor = the faster of `hashlib.sha256` and `openssl dgst -sha256` on the same bytes ({floor_src} on the "
+        f"files, {floor_tar} on the tar). Ratio = studio throughput / the floor's (target >= 0.8x).", "",
+        "| operation | seconds | MB/s | vs floor |", "|---|---|---|---|",
+        row(f"floor: {floor_src} of the model files", t_sha_src, t_sha_src),
+        row("coreutils `sha256sum` of the model files (no SHA-NI; for comparison)", t_coreutils_src, t_sha_src),
         row("sign (`sign_directory`: SHA-256 of every file + Ed25519)", t_sign, t_sha_src),
-        row("package (`build_bundle`: hash + write tar + sign, incl. inspector)", t_build, t_sha_src),
-        row("`sha256sum` of the bundle tar", t_sha_tar, t_sha_tar),
+        row("floor for package: GNU `tar -cf` of the files + the hash floor", t_tar + t_sha_src, t_tar + t_sha_src),
+        row("package (`build_bundle`: hash + write tar + sign, incl. inspector)", t_build, t_tar + t_sha_src),
+        row(f"floor: {floor_tar} of the bundle tar", t_sha_tar, t_sha_tar),
         row("verify (`verify_bundle`: read tar, hash members, check signature)", t_verify, t_sha_tar)])
     print(text)
     if args.append:
