@@ -172,3 +172,54 @@ def test_hostile_requests_get_clean_4xx_and_the_agent_stays_up(fuzz_agent: Agent
     assert rss1 - rss0 < 10 << 20, f"agent RSS grew {(rss1 - rss0) / 2**20:.1f} MiB over {EXAMPLES} requests"
     metrics = httpx.get(a.url + "/metrics").text
     assert len(metrics) < 20_000, "metrics grew with the fuzzed names"
+
+
+@st.composite
+def management(draw: Any) -> tuple[str, str, dict[str, str], bytes, str]:
+    """(method, path, headers, body, token kind) of one request to the management API."""
+    route = draw(st.sampled_from(["/agent/status", "/agent/bundles", "/agent/trust", "/agent/models/{}/rollback"]))
+    path = route.format(quote(draw(NAMES), safe="%")) if "{}" in route else route
+    method = draw(st.sampled_from(["GET", "POST", "POST", "PUT", "DELETE"]))
+    body = draw(st.one_of(st.binary(max_size=2048), JSON_VALUES.map(lambda v: json.dumps(v).encode()),
+                          st.just(b'{"version": "1"}'), st.just(b'{"key": "ed25519 AAAA x"}'),
+                          st.just(b"\x1f\x8b" + bytes(64))))  # a gzip/tar-looking start
+    who = draw(st.sampled_from(["none", "wrong", "right", "right"]))
+    headers = {}
+    if draw(st.integers(0, 5)) == 0:
+        headers["content-type"] = draw(st.sampled_from(["application/json", "application/x-tar", "text/plain"]))
+    return method, path, headers, body, who
+
+
+def test_management_api_refuses_or_rejects_cleanly_with_and_without_the_token(fuzz_agent: AgentProcess) -> None:
+    a = fuzz_agent
+    token = (a.token_file.read_text()).strip()
+    proc = psutil.Process(a.proc.pid)  # type: ignore[union-attr]
+    seen: dict[tuple[str, int], int] = {}
+    bad: list[tuple[str, str, str, int, str]] = []
+    with httpx.Client(base_url=a.url, timeout=30) as client:
+
+        @settings(max_examples=max(100, EXAMPLES // 5), deadline=None, database=None, derandomize=True,
+                  suppress_health_check=list(HealthCheck))
+        @given(management())
+        def one(req: tuple[str, str, dict[str, str], bytes, str]) -> None:
+            method, path, headers, body, who = req
+            if who != "none":
+                headers = {**headers, "authorization": "Bearer " + (token if who == "right" else token[::-1] + "x")}
+            try:
+                r = client.request(method, path, content=body, headers=headers)
+            except httpx.HTTPError as exc:  # e.g. a lying content-length: the client or the agent gives up
+                assert proc.is_running(), f"agent died on {method} {path!r}: {exc}"
+                return
+            seen[(who, r.status_code)] = seen.get((who, r.status_code), 0) + 1
+            if r.status_code >= 500:
+                bad.append((who, method, path, r.status_code, r.text[:300]))
+            if who != "right" and r.status_code < 400:  # nothing of the management API answers without it
+                bad.append((who, method, path, r.status_code, "accepted without the token"))
+
+        one()
+        _valid(client)
+    print(f"\nmanagement fuzz: {sum(seen.values())} requests, (token, status): {dict(sorted(seen.items()))}")
+    assert proc.is_running() and not bad, bad[:5]
+    assert all(status in (401, 404, 405, 422) for (who, status) in seen if who != "right"), seen
+    st_ = httpx.get(a.url + "/agent/status", headers={"authorization": "Bearer " + token}).json()
+    assert st_["models"]["tiny"]["active"] == "1"  # nothing deployed, rolled back or lost
