@@ -53,6 +53,11 @@ def build_parser() -> argparse.ArgumentParser:
                         "(default: $OTEL_EXPORTER_OTLP_ENDPOINT; nothing is exported when neither is set)")
     p.add_argument("--tls-cert", type=Path, help="serve HTTPS with this certificate (PEM)")
     p.add_argument("--tls-key", type=Path, help="private key of --tls-cert (PEM)")
+    p.add_argument("--tls-client-ca", type=Path,
+                   help="require client certificates signed by this CA (PEM) on HTTPS and gRPC (mTLS; with --tls-cert)")
+    p.add_argument("--infer-token-file", type=Path,
+                   help="require 'Authorization: Bearer TOKEN' (this file's token) for inference and model metadata "
+                        "on HTTP and gRPC; off by default (health and /metrics stay open)")
     p.add_argument("--name", default=None, help="name advertised over mDNS (default: host name)")
     p.add_argument("--no-mdns", action="store_true", help="do not advertise over mDNS")
     p.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
@@ -125,8 +130,12 @@ def _serve(args: argparse.Namespace) -> int:
                          offending=f"{args.pre_workers}/{args.pipeline_depth}", hint="e.g. --pre-workers 2")
     otel = setup_otel("studio-agent", args.otlp_endpoint, attributes={"host.name": cfg.name, "board": board})
     limits = _limits(args)
+    if args.tls_client_ca and not args.tls_cert:
+        raise InputError("--tls-client-ca needs --tls-cert and --tls-key (client certificates are a TLS feature)",
+                         offending=str(args.tls_client_ca), hint="pass the server's certificate and key too")
+    infer_token = _read_token(args.infer_token_file) if args.infer_token_file else None
     app = create_app(core, metrics, workers=args.workers, otel=otel, pre_workers=args.pre_workers,
-                     pipeline_depth=args.pipeline_depth, limits=limits)
+                     pipeline_depth=args.pipeline_depth, limits=limits, infer_token=infer_token)
     if otel is not None:
         log.info("exporting traces and metrics over OTLP to %s", otel.endpoint)
     log.info("studio-agent %s on %s:%d, board %s, trusted keys %s, models: %s", __version__, args.host, args.port,
@@ -141,7 +150,8 @@ def _serve(args: argparse.Namespace) -> int:
         grpc_server = start_grpc_server(core, metrics, app.executor, args.host, args.grpc_port,
                                         tls_cert=args.tls_cert, tls_key=args.tls_key,
                                         handler_threads=max(8, 2 * args.workers),
-                                        max_message_bytes=limits.max_body_bytes, gate=app.gate)
+                                        max_message_bytes=limits.max_body_bytes, gate=app.gate,
+                                        infer_token=infer_token, client_ca=args.tls_client_ca)
     adv = None
     if not args.no_mdns:
         adv = Advertiser(cfg.name, args.host, args.port,
@@ -151,6 +161,8 @@ def _serve(args: argparse.Namespace) -> int:
     config = uvicorn.Config(app, host=args.host, port=args.port, log_level=args.log_level, access_log=False,
                             ssl_certfile=str(args.tls_cert) if args.tls_cert else None,
                             ssl_keyfile=str(args.tls_key) if args.tls_key else None, timeout_keep_alive=30,
+                            ssl_ca_certs=str(args.tls_client_ca) if args.tls_client_ca else None,
+                            ssl_cert_reqs=2 if args.tls_client_ca else 0,  # ssl.CERT_REQUIRED / CERT_NONE
                             http=http_protocol_class(args.header_timeout), proxy_headers=False, server_header=False)
     try:
         uvicorn.Server(config).run()

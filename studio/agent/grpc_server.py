@@ -211,9 +211,35 @@ class InferenceServicer(pb_grpc.GRPCInferenceServiceServicer):
         return resp, t_in, t_r0, t_r1
 
 
+class _TokenInterceptor(grpc.ServerInterceptor):
+    """Every RPC but the health probes needs ``authorization: Bearer TOKEN`` metadata (``--infer-token-file``)."""
+
+    OPEN = ("/ServerLive", "/ServerReady")
+
+    def __init__(self, token: str) -> None:
+        self._want = token.encode()
+
+        def deny(request: Any, context: grpc.ServicerContext) -> Any:
+            context.abort(grpc.StatusCode.UNAUTHENTICATED, "missing or wrong inference token (this agent requires "
+                                                           "authorization: Bearer TOKEN metadata)")
+
+        self._deny = grpc.unary_unary_rpc_method_handler(deny)
+
+    def intercept_service(self, continuation: Any, details: Any) -> Any:
+        if details.method.endswith(self.OPEN):
+            return continuation(details)
+        import hmac
+
+        given = dict(details.invocation_metadata or ()).get("authorization", "")
+        if given[:7].lower() == "bearer " and hmac.compare_digest(given[7:].strip().encode(), self._want):
+            return continuation(details)
+        return self._deny
+
+
 def start_grpc_server(core: AgentCore, metrics: AgentMetrics, executor: ThreadPoolExecutor, host: str, port: int,
                       *, tls_cert: Path | None = None, tls_key: Path | None = None,
-                      handler_threads: int = 8, max_message_bytes: int = 64 << 20, gate: Any = None) -> grpc.Server:
+                      handler_threads: int = 8, max_message_bytes: int = 64 << 20, gate: Any = None,
+                      infer_token: str | None = None, client_ca: Path | None = None) -> grpc.Server:
     """Start the gRPC server on ``host:port`` (TLS when cert and key are given) and return it; ``stop()`` it.
 
     ``handler_threads`` only decode/encode and wait; model runs go to ``executor`` (the HTTP side's).
@@ -222,12 +248,15 @@ def start_grpc_server(core: AgentCore, metrics: AgentMetrics, executor: ThreadPo
     opts = [("grpc.max_receive_message_length", max_message_bytes),
             ("grpc.max_send_message_length", max_message_bytes),
             ("grpc.so_reuseport", 0)]
-    server = grpc.server(ThreadPoolExecutor(max_workers=handler_threads, thread_name_prefix="grpc"), options=opts)
+    server = grpc.server(ThreadPoolExecutor(max_workers=handler_threads, thread_name_prefix="grpc"), options=opts,
+                         interceptors=[_TokenInterceptor(infer_token)] if infer_token else None)
     pb_grpc.add_GRPCInferenceServiceServicer_to_server(InferenceServicer(core, metrics, executor, gate), server)
     address = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
     try:
         if tls_cert and tls_key:
-            creds = grpc.ssl_server_credentials([(tls_key.read_bytes(), tls_cert.read_bytes())])
+            creds = grpc.ssl_server_credentials([(tls_key.read_bytes(), tls_cert.read_bytes())],
+                                                root_certificates=client_ca.read_bytes() if client_ca else None,
+                                                require_client_auth=client_ca is not None)
             bound = server.add_secure_port(address, creds)
         else:
             bound = server.add_insecure_port(address)

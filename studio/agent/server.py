@@ -1,7 +1,8 @@
 """The agent's HTTP face: KServe v2 inference (JSON + binary tensors), bundle upload, rollback, metrics.
 
-Management routes (``/agent/...``) need ``Authorization: Bearer TOKEN``; inference, health and metrics do
-not (bind to loopback or put TLS and a firewall in front). Uploads are streamed to ``DATA/incoming`` with a
+Management routes (``/agent/...``) need ``Authorization: Bearer TOKEN``; inference and model metadata do too
+when the agent has an inference token (``--infer-token-file``), else not; health and metrics never do (bind to
+loopback, or use TLS with client certificates, ``--tls-client-ca``, on a board's network). Uploads are streamed to ``DATA/incoming`` with a
 size cap and verified before anything is installed; see :mod:`studio.agent.core`.
 """
 
@@ -52,7 +53,8 @@ def _triton_type(dt: str) -> str:
 
 
 def create_app(core: AgentCore, metrics: AgentMetrics | None = None, workers: int = 4, *, otel: Any = None,
-               pre_workers: int = 2, pipeline_depth: int = 8, limits: Limits | None = None) -> InferFastPath:
+               pre_workers: int = 2, pipeline_depth: int = 8, limits: Limits | None = None,
+               infer_token: str | None = None) -> InferFastPath:
     """The agent's ASGI app: the inference fast path in front of the FastAPI app that serves the rest.
 
     ``otel``: a :class:`studio.telemetry.otel.Otel` (traces + metrics over OTLP) or None (nothing exported).
@@ -237,7 +239,8 @@ def create_app(core: AgentCore, metrics: AgentMetrics | None = None, workers: in
             return _studio_error(exc)
 
     fast = InferFastPath(app, core, metrics, executor, otel=otel, pre_workers=pre_workers,
-                         pipeline_depth=pipeline_depth, limits=limits)
+                         pipeline_depth=pipeline_depth, limits=limits,
+                         infer_token=infer_token.encode() if infer_token else None)
     return fast
 
 
@@ -256,16 +259,24 @@ class InferFastPath:
     """
 
     def __init__(self, app: FastAPI, core: AgentCore, metrics: AgentMetrics, executor: ThreadPoolExecutor, *,
-                 otel: Any = None, pre_workers: int = 2, pipeline_depth: int = 8, limits: Limits | None = None) -> None:
+                 otel: Any = None, pre_workers: int = 2, pipeline_depth: int = 8, limits: Limits | None = None,
+                 infer_token: bytes | None = None) -> None:
         self.app, self.core, self.metrics, self.executor = app, core, metrics, executor
         self.limits = limits or Limits()
         self.gate = InflightGate(self.limits)
+        self.infer_token = infer_token  # bytes: inference and model metadata need "Authorization: Bearer" it
         self.state = app.state
         self._children: dict[str, tuple[Any, Any, Any, Any]] = {}
         self.otel = otel
         self.pre_workers, self.pipeline_depth = pre_workers, pipeline_depth
         self._pipelines: dict[int, tuple[Any, StagedPipeline]] = {}  # id(ServedModel) -> (model, pipeline)
         self._pipelines_lock = threading.Lock()
+
+    def _infer_authorized(self, scope: dict) -> bool:
+        for k, v in scope["headers"]:
+            if k == b"authorization":
+                return v[:7].lower() == b"bearer " and hmac.compare_digest(v[7:].strip(), self.infer_token or b"")
+        return False
 
     def pipeline(self, m: Any) -> StagedPipeline:
         """The staged pipeline of served model ``m`` (made on its first raw request); pipelines of versions
@@ -320,6 +331,12 @@ class InferFastPath:
     async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
         if scope["type"] == "http":
             path: str = scope["path"]
+            if self.infer_token and path.startswith("/v2") and not path.startswith("/v2/health") \
+                    and not self._infer_authorized(scope):
+                self.metrics.errors.labels(UNKNOWN_MODEL, "unauthorized").inc()
+                return await self._send(send, 401, dumps({
+                    "error": "missing or wrong inference token (this agent requires Authorization: Bearer TOKEN)",
+                    "kind": "auth"}), [_JSON_CT, (b"www-authenticate", b"Bearer")])
             if path.startswith("/v2/models/") and path.endswith("/infer"):
                 parts = path[11:-6].split("/")
                 if (len(parts) == 1 and parts[0]) or (

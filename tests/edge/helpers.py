@@ -11,6 +11,7 @@ import sys
 import tarfile
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import onnx
@@ -125,6 +126,7 @@ class AgentProcess:
         self.log = log or data.parent / f"agent-{self.port}.log"
         self.proc: subprocess.Popen | None = None
         self.scheme = "http"
+        self.verify: Any = False  # the readiness probe's TLS: an ssl.SSLContext with a client cert for mTLS
 
     @property
     def url(self) -> str:
@@ -148,7 +150,7 @@ class AgentProcess:
             if self.proc.poll() is not None:
                 raise RuntimeError(f"agent exited with {self.proc.returncode}:\n{self.log.read_text()[-3000:]}")
             try:
-                if httpx.get(self.url + "/v2/health/ready", timeout=1.0, verify=False).status_code == 200:
+                if httpx.get(self.url + "/v2/health/ready", timeout=1.0, verify=self.verify).status_code == 200:
                     return self
             except httpx.TransportError:
                 pass
