@@ -278,6 +278,21 @@ class StudioState:
     def selected_device(self) -> DeviceEntry | None:
         return self.device(self._selected_device) if self._selected_device else None
 
+    def server_pid(self, url: str) -> int | None:
+        """The process id of a local server the studio started at ``url`` (the Triton page records it), if it
+        still runs: Dashboards watch that process's memory and CPU, never the GUI's own."""
+        d = next((x for x in self.devices() if x.url.rstrip("/") == url.rstrip("/")), None)
+        pid = d.extra.get("pid") if d is not None and d.extra.get("local") else None
+        if not isinstance(pid, int) or pid <= 0:
+            return None
+        try:
+            import os
+
+            os.kill(pid, 0)
+        except OSError:
+            return None
+        return pid
+
     def metrics_url(self, key: str) -> str | None:
         """Where the device's Prometheus metrics are: the saved one, else the agent's /metrics (Triton's port
         differs from its HTTP port, so a Triton server without one saved has none to guess)."""

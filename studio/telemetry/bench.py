@@ -27,6 +27,7 @@ from studio.telemetry.collectors import (
     ProcessCollector,
     TritonMetricsCollector,
     TritonStatsCollector,
+    listening_pid,
 )
 from studio.telemetry.kserve import Endpoint, fetch_stats, http_get_text
 from studio.telemetry.loadgen import LevelResult, LoadConfig, LoadGenerator, WindowResult
@@ -155,8 +156,10 @@ def default_collectors(cfg: LoadConfig, metrics_url: str | None = None, server_p
     local = ep.host in ("127.0.0.1", "localhost", "::1")
     if server_pid:
         out.append(ProcessCollector(server_pid, tgt))
-    elif local and auto:
-        out.append(ProcessCollector(None, tgt))  # this machine's memory (the server shares it)
+    elif local and auto:  # the process listening on the URL's port, never this one
+        pid = listening_pid(ep.port)
+        out.append(ProcessCollector(pid, tgt, why_no_pid="" if pid else
+                                    f"no process found listening on port {ep.port} (pass --server-pid)"))
     if local and auto:
         out.append(NvmlCollector(tgt))
     return out

@@ -241,33 +241,55 @@ class AgentMetricsCollector(Collector):
         return self.parse(parse_prometheus_text(text), t)
 
 
+def listening_pid(port: int) -> int | None:
+    """The process listening on TCP ``port`` on this machine (psutil), or None (none, or not ours to see)."""
+    try:
+        import psutil
+
+        for c in psutil.net_connections(kind="inet"):
+            if c.status == psutil.CONN_LISTEN and c.laddr and c.laddr.port == port and c.pid:
+                return int(c.pid)
+    except Exception:  # noqa: BLE001 - psutil missing or AccessDenied: the caller says "not available"
+        return None
+    return None
+
+
 class ProcessCollector(Collector):
-    """A local process (a local tritonserver or agent, or this studio) and the host's memory, via psutil."""
+    """The server's process (a local tritonserver or agent, by pid) and the host's memory, via psutil.
 
-    def __init__(self, pid: int | None = None, target: str = "") -> None:
+    Never this process: the studio's own memory is not the server's. Without a pid only the host's memory is
+    reported, and the process series say why they are not available."""
+
+    def __init__(self, pid: int | None = None, target: str = "", why_no_pid: str = "") -> None:
         super().__init__(target)
-        import os
-
-        self.pid = pid or os.getpid()
-        self.source = f"psutil pid {self.pid}"
+        self.pid = pid
+        self.source = f"psutil pid {pid}" if pid else "psutil (host)"
         self._proc: Any = None
-        self._err = ""
+        self._psutil: Any = None
+        self._err = why_no_pid or "no server process to watch (not a local server the studio knows)"
         try:
             import psutil
 
             self._psutil = psutil
-            self._proc = psutil.Process(self.pid)
-            self._proc.cpu_percent(None)
+            if pid:
+                self._proc = psutil.Process(pid)
+                self._proc.cpu_percent(None)
         except ImportError:
             self._err = "psutil not installed"
         except Exception as exc:  # noqa: BLE001 - NoSuchProcess, AccessDenied
-            self._err = f"process {self.pid}: {exc}"
+            self._err = f"process {pid}: {exc}"
 
     def collect(self) -> list[Sample]:
         t = time.time()
         series = (S.PROC_RSS, S.PROC_CPU, S.MEM_USED, S.MEM_TOTAL, S.MEM_PCT)
-        if self._proc is None:
+        if self._psutil is None:
             return [self._na(t, s, self._err) for s in series]
+        if self._proc is None:  # the host only
+            vm = self._psutil.virtual_memory()
+            used = vm.total - vm.available
+            return [self._na(t, S.PROC_RSS, self._err), self._na(t, S.PROC_CPU, self._err),
+                    self._s(t, S.MEM_USED, used), self._s(t, S.MEM_TOTAL, vm.total),
+                    self._s(t, S.MEM_PCT, 100.0 * used / vm.total)]
         try:
             with self._proc.oneshot():
                 rss = self._proc.memory_info().rss

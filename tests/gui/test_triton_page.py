@@ -6,6 +6,7 @@ Package."""
 
 from __future__ import annotations
 
+import os
 import urllib.request
 from pathlib import Path
 
@@ -182,6 +183,18 @@ def test_build_check_serve_open_in_devices_stop(qtbot, tmp_path: Path, artifacts
     assert devices.servers["local-triton"].url == srv.http_url
     assert devices.servers["local-triton"].metrics_url == srv.metrics_url
     assert dashboards.url_edit.text() == srv.http_url and dashboards.metrics_edit.text() == srv.metrics_url
+    # a short load on it: the memory and CPU shown are the tritonserver's (its pid), never the GUI's
+    from studio.telemetry import samples as S
+
+    assert state.server_pid(srv.http_url) == srv.proc.pid
+    dashboards.model_edit.setText("tiny-mlp")
+    dashboards.level_edit.setText("1")
+    dashboards.duration.setValue(1.0)
+    dashboards.start_runs()
+    qtbot.waitUntil(lambda: bool(dashboards.reports), timeout=60_000)
+    target = next(iter(dashboards.reports.values())).target
+    assert dashboards.store.sources[(target, S.PROC_RSS)] == f"psutil pid {srv.proc.pid}"
+    assert srv.proc.pid != os.getpid()
 
     # open in Devices: the server lands in the workspace's devices and the Devices page shows it
     state.select_device(None)

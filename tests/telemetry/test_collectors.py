@@ -96,11 +96,41 @@ def test_nvml_absent_or_present_never_zero_when_absent() -> None:
 
 
 def test_process_collector_and_poller() -> None:
-    out: list[S.Sample] = []
-    poller = CollectorPoller([ProcessCollector()], out.extend, interval_s=0.05)
-    poller.poll_once()
-    s = by_series(out)
-    assert s[S.PROC_RSS].value > 0 and s[S.PROC_RSS].source.startswith("psutil pid")
-    assert 0 < s[S.MEM_PCT].value <= 100
+    import os
+    import socket
+    import subprocess
+    import sys
+    import time
+
+    from studio.telemetry.bench import LoadConfig, default_collectors
+    from studio.telemetry.collectors import listening_pid
+
+    # without a pid: the host's memory only, and never this process's RSS passed off as the server's
+    host = by_series(ProcessCollector().collect())
+    assert host[S.PROC_RSS].value is None and "no server process" in host[S.PROC_RSS].note
+    assert 0 < host[S.MEM_PCT].value <= 100
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    server = subprocess.Popen([sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1"],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.time() + 20
+        while listening_pid(port) is None and time.time() < deadline:
+            time.sleep(0.1)
+        assert listening_pid(port) == server.pid != os.getpid()
+        # a local URL: the collector watches the process listening on its port
+        procs = [c for c in default_collectors(LoadConfig(url=f"http://127.0.0.1:{port}", model="m"))
+                 if isinstance(c, ProcessCollector)]
+        assert [c.pid for c in procs] == [server.pid]
+        out: list[S.Sample] = []
+        poller = CollectorPoller(procs, out.extend, interval_s=0.05)
+        poller.poll_once()
+        s = by_series(out)
+        assert s[S.PROC_RSS].value > 0 and s[S.PROC_RSS].source == f"psutil pid {server.pid}"
+        assert 0 < s[S.MEM_PCT].value <= 100
+    finally:
+        server.kill()
+        server.wait()
     gone = by_series(ProcessCollector(pid=2**22 + 12345).collect())
     assert gone[S.PROC_RSS].value is None

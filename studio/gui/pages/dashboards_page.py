@@ -301,7 +301,8 @@ class DashboardsPage(Page):
         assert self.jobs is not None
         for cfg, path in zip(configs, record_paths(record, len(configs)), strict=True):
             self.runs.start(self.jobs, cfg, sla, path, metrics if len(configs) == 1 else None,
-                            on_done=self.sig_window.emit, on_failed=self._run_failed)
+                            on_done=self.sig_window.emit, on_failed=self._run_failed,
+                            server_pid=self.state.server_pid(cfg.url))
             self.sig_log.emit(f"load run started on {cfg.target}")
         self.stop_btn.setEnabled(True)
         self.verdict_label.setText("running…")
