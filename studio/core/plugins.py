@@ -10,7 +10,8 @@ returning one); every contribution is imported only when it is first used (``Con
          "targets": {"example-npu": {"path": "studio_example:targets/example-npu.yaml"}},  # or module.target(name)
          "verifiers": ["example-npu"],                                  # module.verifier(name) -> Verifier
          "runtimes": ["example"],                                       # module.runtime(name), for the agent
-         "compilers": {"example": {"object": "m:f"}},                   # f(CompileOptions, job) -> CompileReport
+         "compilers": {"example": {"object": "m:f", "title": "...",     # f(CompileOptions, job) -> CompileReport
+                                   "targets": [...], "precisions": ["", "int8"], "status": "m:g"}},  # g() -> (ok, why)
          "cli": {"example-hello": {"help": "one line for --help", "module": "studio_example.cli"}},
          "pages": {"example": {"title": "Example"}},                    # module.page(name) -> (title, Page cls)
          "anything-else": ["..."]}}                                     # other kinds: declared, listed only
@@ -63,7 +64,7 @@ def _absent(mod: str) -> bool:
         return True
 
 
-def _import_object(ref: str) -> Any:
+def import_object(ref: str) -> Any:
     """``"pkg.mod:attr.sub"`` -> that attribute; ``"pkg.mod"`` -> the module."""
     mod_name, _, attr = ref.partition(":")
     obj: Any = importlib.import_module(mod_name)
@@ -231,7 +232,7 @@ def _module_of(c: Contribution) -> Any:
 
 def _hook(c: Contribution, *args: Any) -> Any:
     if "object" in c.meta:
-        return _import_object(c.meta["object"])
+        return import_object(c.meta["object"])
     mod = _module_of(c)
     fn = getattr(mod, KINDS[c.kind], None)
     if not callable(fn):
@@ -268,7 +269,7 @@ def _resolve_target(c: Contribution) -> Any:
     if "path" in c.meta:
         return _expand_path(str(c.meta["path"]))
     if "object" in c.meta:
-        obj = _import_object(c.meta["object"])
+        obj = import_object(c.meta["object"])
         return obj() if callable(obj) else obj
     return _hook(c, c.name)
 
@@ -290,7 +291,7 @@ def _is_command(obj: Any) -> bool:
 def _resolve_cli(c: Contribution) -> Any:
     """An object (often a module) with ``add_arguments(parser)`` and ``run(args) -> int``."""
     if "object" in c.meta:
-        obj = _import_object(c.meta["object"])
+        obj = import_object(c.meta["object"])
     else:
         mod = _module_of(c)
         if callable(getattr(mod, "cli_command", None)):
@@ -311,7 +312,7 @@ def _resolve_page(c: Contribution) -> tuple[str, type]:
     """(title, Page subclass); the Page check itself is the GUI's (the core has no Qt)."""
     title = str(c.meta.get("title") or c.name.replace("-", " ").title())
     if "object" in c.meta:
-        value: Any = _import_object(c.meta["object"])
+        value: Any = import_object(c.meta["object"])
     elif "class" in c.meta:
         value = getattr(_module_of(c), str(c.meta["class"]))
     else:

@@ -45,6 +45,14 @@ MIN_COSINE = {"fp16": 0.999, "int8": 0.98}  # what the simulator's output must r
 WEIGHTS = {"build": 50, "verify": 30, "accuracy": 20}
 
 
+def toolkit_status() -> tuple[bool, str]:
+    """(usable, the toolkit and its environment, or why not): the Compile page's state line for this backend."""
+    st = envmod.check_env()
+    if not st.ok:
+        return False, st.reason
+    return True, f"rknn-toolkit2 {st.versions.get('rknn-toolkit2', envmod.TOOLKIT_VERSION)} in {st.path}"
+
+
 def platform_of(target: str) -> str:
     """The toolkit's target_platform for a ``--target`` (a platform id, or a board whose NPU is one)."""
     if target in PLATFORMS:
@@ -149,7 +157,7 @@ def compile_rknn(options: CompileOptions, job: JobState | None = None) -> Compil
         stages.begin("build", f"rknn-toolkit2 {version}: building {model.name} for {platform} ({dtype})")
         t0 = time.perf_counter()
         try:
-            built = build_rknn(model, tmp_out / RKNN_FILE, shapes=shapes, platform=platform, dataset=dataset)
+            built = build_rknn(model, tmp_out / RKNN_FILE, shapes=shapes, platform=platform, dataset=dataset, mi=mi)
         except client.WorkerError as exc:
             nodes = _named_nodes(str(exc))
             rep.diagnosis = CompileDiagnosis(
@@ -166,7 +174,7 @@ def compile_rknn(options: CompileOptions, job: JobState | None = None) -> Compil
         if options.verify:
             stages.begin("verify", "parity: the toolkit's x86 simulator against ONNX Runtime")
             t0 = time.perf_counter()
-            _parity(rep, model, feed, platform, dataset, dtype, atol, rtol)
+            _parity(rep, model, feed, platform, dataset, dtype, atol, rtol, mi)
             rep.timings["verify"] = round(time.perf_counter() - t0, 3)
         else:
             rep.parity.status = "skipped: --no-verify"
@@ -174,7 +182,7 @@ def compile_rknn(options: CompileOptions, job: JobState | None = None) -> Compil
             stages.begin("accuracy", "accuracy_analysis: per-layer error of the int8 build")
             t0 = time.perf_counter()
             try:
-                rows = accuracy(model, feed, dataset, tmp / "accuracy", platform=platform)
+                rows = accuracy(model, feed, dataset, tmp / "accuracy", platform=platform, mi=mi)
                 rep.layer_errors = rows
             except client.WorkerError as exc:
                 rep.warnings.append(f"accuracy_analysis did not run: {exc}")
@@ -287,14 +295,14 @@ def _feed(inputs: list[dict[str, Any]], seed: int) -> dict[str, np.ndarray]:
 
 
 def _parity(rep: CompileReport, model: Path, feed: dict[str, np.ndarray], platform: str, dataset: Path | None,
-            dtype: str, atol: float, rtol: float) -> None:
+            dtype: str, atol: float, rtol: float, mi: Any = None) -> None:
     from studio.compile.pipeline import compare_outputs
     from studio.core.runner import OnnxRuntimeRunner
     from studio_rknn.plugin import simulate
 
     with OnnxRuntimeRunner(model) as ort_r:
         ref = ort_r.infer(feed)
-    got_list = simulate(model, feed, platform=platform, dataset=dataset)
+    got_list = simulate(model, feed, platform=platform, dataset=dataset, mi=mi)
     got = {name: np.asarray(a).reshape(np.shape(ref[name])) if np.size(a) == np.size(ref[name]) else a
            for name, a in zip(ref, got_list, strict=False)}
     ok, rows = compare_outputs(ref, got, atol, rtol)

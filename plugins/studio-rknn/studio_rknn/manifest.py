@@ -11,8 +11,11 @@ def manifest() -> dict:
                            "run in the plugin's own environment; create it with: studio-rknn-env create",
             "provides": {"verifiers": [f"rknn-{p}" for p in PLATFORMS],
                          "compilers": {"rknn": {"object": "studio_rknn.compile:compile",
+                                                "title": "RKNN (rknn-toolkit2)",
                                                 "help": "studio compile --target rk3588 --backend rknn: a .rknn "
-                                                        "(fp16, or int8), simulator parity against ORT"}},
+                                                        "(fp16, or int8), simulator parity against ORT",
+                                                "targets": list(PLATFORMS), "precisions": ["", "int8"],
+                                                "status": "studio_rknn.compile:toolkit_status"}},
                          "runtimes": {"rknn": {"object": "studio_rknn.runtime:load_rknn_model",
                                                "help": "the edge agent serves .rknn bundles (rknn-toolkit-lite2 "
                                                        "on a board, the toolkit's simulator on x86)"}}},

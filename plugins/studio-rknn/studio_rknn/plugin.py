@@ -39,11 +39,11 @@ def _ready(env: Path | None) -> None:
 
 
 def build_rknn(model: Path, output: Path, *, shapes: dict[str, list[int]] | None = None, platform: str = "rk3588",
-               dataset: Path | None = None, env: Path | None = None) -> dict[str, Any]:
+               dataset: Path | None = None, env: Path | None = None, mi: Any = None) -> dict[str, Any]:
     """Export ``output`` (.rknn): fp16, or int8 (w8a8) calibrated on ``dataset`` (a text file, one line per
     sample, the .npy path of each input separated by spaces, as the toolkit reads it)."""
     _ready(env)
-    mi = static_inputs(Path(model), shapes)
+    mi = mi or static_inputs(Path(model), shapes)  # ``mi``: the caller's, when it read the model already
     with tempfile.TemporaryDirectory(prefix="studio-rknn-") as tmp:
         return client.call("build", env=env, model=str(Path(model).resolve()), inputs=mi.inputs, platform=platform,
                            crop=mi.resized,
@@ -52,13 +52,12 @@ def build_rknn(model: Path, output: Path, *, shapes: dict[str, list[int]] | None
 
 
 def simulate(model: Path, feeds: dict[str, Any], *, platform: str = "rk3588", env: Path | None = None,
-             dataset: Path | None = None) -> list[Any]:
+             dataset: Path | None = None, mi: Any = None) -> list[Any]:
     """Outputs of the toolkit's x86 simulator for ``feeds`` (name -> array), in the model's output order."""
     import numpy as np
 
     _ready(env)
-    shapes = {k: list(np.shape(v)) for k, v in feeds.items()}
-    mi = static_inputs(Path(model), shapes)
+    mi = mi or static_inputs(Path(model), {k: list(np.shape(v)) for k, v in feeds.items()})
     with tempfile.TemporaryDirectory(prefix="studio-rknn-") as tmp:
         arrays = []
         for spec in mi.inputs:
@@ -73,7 +72,7 @@ def simulate(model: Path, feeds: dict[str, Any], *, platform: str = "rk3588", en
 
 
 def accuracy(model: Path, feeds: dict[str, Any], dataset: Path, out_dir: Path, *, platform: str = "rk3588",
-             env: Path | None = None) -> list[dict[str, Any]]:
+             env: Path | None = None, mi: Any = None) -> list[dict[str, Any]]:
     """The toolkit's accuracy_analysis of the int8 build on one sample: per-layer cosine / euclidean error
     (rows keyed by tensor name), its files left in ``out_dir``."""
     import numpy as np
@@ -81,8 +80,7 @@ def accuracy(model: Path, feeds: dict[str, Any], dataset: Path, out_dir: Path, *
     from studio_rknn.logparse import parse_accuracy
 
     _ready(env)
-    shapes = {k: list(np.shape(v)) for k, v in feeds.items()}
-    mi = static_inputs(Path(model), shapes)
+    mi = mi or static_inputs(Path(model), {k: list(np.shape(v)) for k, v in feeds.items()})
     out_dir.mkdir(parents=True, exist_ok=True)
     arrays = []
     for spec in mi.inputs:

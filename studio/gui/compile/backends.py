@@ -24,30 +24,25 @@ class Backend:
 
 
 def backends() -> list[Backend]:
-    """TVM first, then every plugin compiler (each with its targets and whether its toolchain is there)."""
-    from studio.core.plugins import contributions
+    """TVM first, then every plugin compiler, described by its manifest item: ``title``, ``targets``,
+    ``precisions`` and ``status`` ("module:function" -> (usable, tool and version or why not))."""
+    from studio.core.plugins import contributions, import_object
 
     out = [Backend("tvm", "TVM Relax (built in)")]
     for c in contributions("compilers"):
         if c.name in LISTED_ONLY:
             continue
-        if c.name == "rknn":
-            out.append(_rknn())
-        else:
-            out.append(Backend(c.name, f"{c.name} (plugin {c.plugin.name})", reason=c.help or ""))
+        meta = c.meta
+        ok, reason = True, c.help
+        if meta.get("status"):
+            try:
+                ok, reason = import_object(str(meta["status"]))()
+            except Exception as exc:  # a plugin may break in any way: listed, not usable, with its error
+                ok, reason = False, f"{type(exc).__name__}: {exc}"
+        out.append(Backend(c.name, f"{meta.get('title') or c.name} (plugin {c.plugin.name})",
+                           [str(t) for t in meta.get("targets") or []], [str(p) for p in meta.get("precisions") or []],
+                           bool(ok), str(reason)))
     return out
-
-
-def _rknn() -> Backend:
-    try:
-        from studio_rknn import env as envmod
-        from studio_rknn.manifest import PLATFORMS
-    except ImportError as exc:  # declared but its module is gone: listed, not usable
-        return Backend("rknn", "RKNN (plugin studio-rknn)", available=False, reason=str(exc))
-    st = envmod.check_env()
-    ver = st.versions.get("rknn-toolkit2", envmod.TOOLKIT_VERSION) if st.ok else ""
-    return Backend("rknn", "RKNN (rknn-toolkit2, plugin studio-rknn)", list(PLATFORMS), ["", "int8"], st.ok,
-                   f"rknn-toolkit2 {ver} in {st.path}" if st.ok else st.reason)
 
 
 INSPECTOR_TO_COMPILE = {"ort-cpu": "llvm", "tvm-relax": "llvm"}
