@@ -78,9 +78,9 @@ def run(args: argparse.Namespace) -> int:
     if len(reports) == 1:
         text = render(reports[0], args.format)
     elif args.format == "json":
-        import json
+        from studio.core.reports import dumps
 
-        text = json.dumps([r.to_dict() for r in reports], indent=2)
+        text = dumps(reports)
     elif args.format == "sarif":
         import json
 
@@ -113,7 +113,6 @@ def run(args: argparse.Namespace) -> int:
 
 def _verify(args: argparse.Namespace, reports: list, text: str, shapes: dict[str, list[int]] | None) -> str:
     """Run the verifiers on each model, attach their answers, re-render, fold if asked."""
-    import json
 
     from studio.inspect.render import render
     from studio.verify.registry import all_verifiers
@@ -126,8 +125,9 @@ def _verify(args: argparse.Namespace, reports: list, text: str, shapes: dict[str
             print(f"verifying {r.model} with the real toolchains ...", file=sys.stderr)
         verify_report(r, r.model, shapes=shapes, entries=entries)
     if args.format == "json":
-        text = render(reports[0], "json") if len(reports) == 1 else json.dumps([r.to_dict() for r in reports],
-                                                                                indent=2)
+        from studio.core.reports import dumps
+
+        text = render(reports[0], "json") if len(reports) == 1 else dumps(reports)
     elif args.format == "text":
         text = text + "".join(verify_text(r) for r in reports)
     if args.fold_into_profile is not None:

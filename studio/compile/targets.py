@@ -100,8 +100,10 @@ def _board_yaml(board: str) -> dict[str, Any]:
         return {}
     import yaml
 
+    from studio.core import yamlio
+
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        data = yamlio.safe_load(path.read_text(encoding="utf-8")) or {}
     except yaml.YAMLError as exc:
         raise TargetError(f"board profile {path.name} is not valid YAML: {exc}", offending=str(path),
                           hint="fix the YAML syntax of the board profile") from exc

@@ -98,7 +98,7 @@ def trace_dynamic(lm: LoadedModel) -> DynamicReport:
         shape_org[name] = frozenset(ids)
 
     # Formal inputs of Loop / Scan bodies get their shapes from the iteration, not from the graph.
-    for sub_path, g, owner in iter_graphs(lm.model.graph):
+    for sub_path, g, owner in lm.graphs or iter_graphs(lm.model.graph):
         if owner is None or owner.op_type not in ("Loop", "Scan"):
             continue
         for vi in g.input:
@@ -123,49 +123,54 @@ def trace_dynamic(lm: LoadedModel) -> DynamicReport:
 
     for ref in lm.nodes:
         n = ref.node
-        inputs = [i for i in n.input if i]
+        op, n_in = ref.op_type, ref.inputs
+        inputs = [i for i in n_in if i]
         carried = empty
         for i in inputs:
-            carried = carried | shape_org.get(i, empty) | value_org.get(i, empty)
+            so, vo = shape_org.get(i), value_org.get(i)
+            if so:
+                carried = carried | so
+            if vo:
+                carried = carried | vo
         own = None
-        if n.op_type in ALWAYS_DATA_DEPENDENT:
-            own = (ALWAYS_DATA_DEPENDENT[n.op_type], "data-dependent")
-        elif n.op_type in SHAPE_INPUTS:
-            for idx in SHAPE_INPUTS[n.op_type]:
-                if idx < len(n.input) and n.input[idx] and n.input[idx] not in lm.constants \
-                        and not value_org.get(n.input[idx]):
-                    what = {"TopK": "K", "Range": "start/limit/delta"}.get(n.op_type, f"input {idx}")
-                    own = (f"{what} ('{n.input[idx]}') is computed from tensor values, not from shapes",
+        if op in ALWAYS_DATA_DEPENDENT:
+            own = (ALWAYS_DATA_DEPENDENT[op], "data-dependent")
+        elif op in SHAPE_INPUTS:
+            for idx in SHAPE_INPUTS[op]:
+                if idx < len(n_in) and n_in[idx] and n_in[idx] not in lm.constants \
+                        and not value_org.get(n_in[idx]):
+                    what = {"TopK": "K", "Range": "start/limit/delta"}.get(op, f"input {idx}")
+                    own = (f"{what} ('{n_in[idx]}') is computed from tensor values, not from shapes",
                            "data-dependent")
                     break
         if own is not None:
-            oid = add(DynamicOrigin(id=f"node:{ref.key}", kind=own[1], description=f"{n.op_type}: {own[0]}",
-                                    node=ref.key, op_type=n.op_type))
+            oid = add(DynamicOrigin(id=f"node:{ref.key}", kind=own[1], description=f"{op}: {own[0]}",
+                                    node=ref.key, op_type=op))
             rep.data_dependent_nodes.append(ref.key)
             carried = carried | {oid}
-        for out in n.output:
+        for out in ref.outputs:
             if not out:
                 continue
             info = lm.tensors.get(out)
-            if n.op_type in ("Shape", "Size"):
-                src = shape_org.get(n.input[0], empty) if n.input else empty
+            if op in ("Shape", "Size"):
+                src = shape_org.get(n_in[0], empty) if n_in else empty
                 if src:
                     value_org[out] = src
-                    per_axis = dim_origins(n.input[0]) if n.op_type == "Shape" else None
+                    per_axis = dim_origins(n_in[0]) if op == "Shape" else None
                     if per_axis is not None:
                         start, end = _attr_int(n, "start", 0), _attr_int(n, "end", None)
                         axis_org[out] = per_axis[start:end]
-            elif n.op_type == "Gather" and len(n.input) > 1 and n.input[0] in axis_org:
-                idx = _const_ints(lm, n.input[1])
-                per_axis = axis_org[n.input[0]]
+            elif op == "Gather" and len(n_in) > 1 and n_in[0] in axis_org:
+                idx = _const_ints(lm, n_in[1])
+                per_axis = axis_org[n_in[0]]
                 if idx is not None and all(-len(per_axis) <= i < len(per_axis) for i in idx):
                     picked = empty.union(*(per_axis[i] for i in idx))
                     if picked:
                         value_org[out] = picked
-                    if len(idx) > 1 or _is_vector(lm, n.input[1]):
+                    if len(idx) > 1 or _is_vector(lm, n_in[1]):
                         axis_org[out] = [per_axis[i] for i in idx]
                 else:
-                    value_org[out] = value_org.get(n.input[0], empty)
+                    value_org[out] = value_org.get(n_in[0], empty)
             elif carried and info is not None and info.elem_type in INT_TYPES and \
                     info.shape is not None and len(info.shape) <= 1:
                 v = empty

@@ -7,8 +7,10 @@ types/shapes, producers, constants, and the nodes of every nested graph with the
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from itertools import repeat
 from pathlib import Path
 from typing import Any
 
@@ -27,23 +29,22 @@ class TensorInfo:
         return self.shape is None or any(not isinstance(d, int) for d in self.shape)
 
 
-@dataclass
+@dataclass(slots=True)
 class NodeRef:
-    """A node anywhere in the model: ``key`` is unique (subgraph path + name), ``graph`` its subgraph path."""
+    """A node anywhere in the model: ``key`` is unique (subgraph path + name), ``graph`` its subgraph path.
+
+    ``op_type``, ``domain`` (normalised: "" is "ai.onnx"), ``inputs`` and ``outputs`` are read from the
+    protobuf once: every pass reads them, and each protobuf field access costs more than the pass's own work."""
 
     key: str
     name: str
     graph: str  # "" for the main graph, else e.g. "loop_1/body"
-    node: Any  # onnx.NodeProto
+    node: Any  # onnx.NodeProto (attributes are read from it)
     index: int
-
-    @property
-    def op_type(self) -> str:
-        return self.node.op_type
-
-    @property
-    def domain(self) -> str:
-        return self.node.domain or "ai.onnx"
+    op_type: str = ""
+    domain: str = "ai.onnx"
+    inputs: tuple[str, ...] = ()
+    outputs: tuple[str, ...] = ()
 
 
 @dataclass
@@ -60,23 +61,30 @@ class LoadedModel:
     graph_inputs: list[str] = field(default_factory=list)
     graph_outputs: list[str] = field(default_factory=list)
     shape_inference_error: str | None = None
+    graphs: list[tuple[str, Any, Any]] = field(default_factory=list)  # iter_graphs of the inferred model
+    cache: dict[str, Any] = field(default_factory=dict, repr=False)  # derived tables shared by the passes
 
 
 def _dims(type_proto: Any) -> TensorInfo | None:
-    if not type_proto.HasField("tensor_type"):
+    if type_proto.WhichOneof("value") != "tensor_type":
         return None
     tt = type_proto.tensor_type
     if not tt.HasField("shape"):
         return TensorInfo(tt.elem_type, None)
     dims: list[Dim] = []
     for d in tt.shape.dim:
-        if d.HasField("dim_value"):
-            dims.append(int(d.dim_value))
-        elif d.HasField("dim_param") and isinstance(d.dim_param, str):
+        which = d.WhichOneof("value")
+        if which == "dim_value":
+            dims.append(d.dim_value)
+        elif which == "dim_param" and isinstance(d.dim_param, str):
             dims.append(d.dim_param)
         else:
             dims.append(None)
     return TensorInfo(tt.elem_type, dims)
+
+
+def _all_text(values: tuple[Any, ...]) -> bool:
+    return all(map(isinstance, values, repeat(str)))
 
 
 def read_model_proto(path: Path | str) -> Any:
@@ -147,7 +155,8 @@ def analyse_structure(path: Path, model: Any, *, shapes: dict[str, list[int]] | 
         except Exception as exc:  # inference errors must not stop the analysis
             lm.shape_inference_error = f"{type(exc).__name__}: {str(exc)[:300]}"
             inferred = model
-    for sub_path, g, _owner in iter_graphs(inferred.graph):
+    lm.graphs = list(iter_graphs(inferred.graph))
+    for sub_path, g, _owner in lm.graphs:
         for vi in list(g.input) + list(g.output) + list(g.value_info):
             if not isinstance(vi.name, str):
                 raise ModelError("model holds tensor names that are not valid UTF-8 text", offending=str(path),
@@ -162,35 +171,38 @@ def analyse_structure(path: Path, model: Any, *, shapes: dict[str, list[int]] | 
             lm.initializers[t.name] = t
             lm.tensors[t.name] = TensorInfo(t.data_type, [int(d) for d in t.dims])
             lm.constants.add(t.name)
+        producers, consumers = lm.producers, lm.consumers
         for i, node in enumerate(g.node):
-            if not (isinstance(node.op_type, str) and isinstance(node.name, str) and isinstance(node.domain, str)
-                    and all(isinstance(x, str) for x in node.input) and all(isinstance(x, str) for x in node.output)):
+            op_type, raw_name, domain = node.op_type, node.name, node.domain
+            inputs, outputs = tuple(node.input), tuple(node.output)
+            if not _all_text((op_type, raw_name, domain, *inputs, *outputs)):
                 raise ModelError("model holds node names that are not valid UTF-8 text", offending=str(path),
                                  hint="the file is corrupt; re-export it")
-            name = node.name or f"{node.op_type}_{i}"
+            name = raw_name or f"{op_type}_{i}"
             key = f"{sub_path}/{name}" if sub_path else name
             if key in seen:  # duplicate node names would merge verdicts; keep every node addressable
                 key = f"{key}#{i}"
             seen.add(key)
-            ref = NodeRef(key=key, name=name, graph=sub_path, node=node, index=i)
+            ref = NodeRef(key, name, sub_path, node, i, op_type, domain if domain and domain != "ai.onnx"
+                          else "ai.onnx", inputs, outputs)
             lm.nodes.append(ref)
-            for o in node.output:
+            for o in outputs:
                 if o:
-                    lm.producers[o] = ref
-            for inp in node.input:
+                    producers[o] = ref
+            for inp in inputs:
                 if inp:
-                    lm.consumers.setdefault(inp, []).append(ref)
+                    consumers.setdefault(inp, []).append(ref)
     # Constants: Constant / ConstantOfShape-of-constant outputs and anything computed only from constants
     # (converters fold those). Nodes are topologically ordered within each graph; subgraph-outer refs are fine.
+    constants = lm.constants
     for ref in lm.nodes:
-        n = ref.node
-        if n.op_type == "Constant" or (n.op_type not in _NON_FOLDABLE and n.input and
-                                       all((not i) or i in lm.constants for i in n.input)):
-            lm.constants.update(o for o in n.output if o)
-        elif n.op_type in ("Shape", "Size") and n.input:
-            info = lm.tensors.get(n.input[0])
+        op, ins = ref.op_type, ref.inputs
+        if op == "Constant" or (op not in _NON_FOLDABLE and ins and all((not i) or i in constants for i in ins)):
+            constants.update(o for o in ref.outputs if o)
+        elif op in ("Shape", "Size") and ins:
+            info = lm.tensors.get(ins[0])
             if info is not None and not info.dynamic:
-                lm.constants.update(o for o in n.output if o)
+                constants.update(o for o in ref.outputs if o)
     return lm
 
 
@@ -245,6 +257,7 @@ def dtype_name(elem_type: int) -> str:
     return DTYPE_NAMES.get(elem_type, f"type{elem_type}")
 
 
+@functools.lru_cache(maxsize=64)
 def dtype_bytes(elem_type: int) -> float:
     import onnx
 

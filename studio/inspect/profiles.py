@@ -277,6 +277,8 @@ def _split_key(key: str) -> tuple[str, str]:
 def load_profile_file(path: Path | str) -> TargetProfile:
     import yaml
 
+    from studio.core import yamlio
+
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
@@ -284,7 +286,7 @@ def load_profile_file(path: Path | str) -> TargetProfile:
         raise TargetError(f"cannot read target profile: {exc}", offending=str(path),
                           hint="check the file exists and is UTF-8 YAML") from None
     try:
-        data = yaml.safe_load(text)
+        data = yamlio.safe_load(text)
     except yaml.YAMLError as exc:
         raise TargetError(f"target profile is not valid YAML: {exc}", offending=str(path),
                           hint="fix the YAML syntax (indentation, colons, list dashes)") from None

@@ -105,9 +105,8 @@ class _Walk:
         for ref in self.lm.nodes:
             if ref.graph:
                 continue
-            n = ref.node
-            ins = [self.kind(i) for i in n.input]
-            shape_in = [(i, name) for i, (name, v) in enumerate(zip(n.input, ins, strict=True))
+            ins = [self.kind(i) for i in ref.inputs]
+            shape_in = [(i, name) for i, (name, v) in enumerate(zip(ref.inputs, ins, strict=True))
                         if v is not None and v.kind == SHAPE]
             if shape_in and ref.op_type not in self.accepts:
                 i, name = shape_in[0]
@@ -120,9 +119,9 @@ class _Walk:
                 out = Value(TENSOR)
             else:
                 out = self.transfer(ref, ins)
-            for o in n.output:
+            for o in ref.outputs:
                 if o:
-                    self.values[o] = out if o == n.output[0] else Value(TENSOR)
+                    self.values[o] = out if o == ref.outputs[0] else Value(TENSOR)
 
     def _origin(self, name: str) -> str:
         ref = self.lm.producers.get(name)
@@ -139,7 +138,7 @@ class _Walk:
             x = ins[0] if ins else None
             if x is not None and x.kind == SHAPE:
                 return Value(SHAPE, True, (True,))
-            info = lm.tensors.get(n.input[0]) if n.input else None
+            info = lm.tensors.get(ref.inputs[0]) if ref.inputs else None
             if info is None or info.shape is None:  # rank unknown here: TVM's shape_of, still shape-typed
                 return Value(SHAPE, False, None)
             dims = tuple(isinstance(d, int) for d in info.shape)[_attr_int(n, "start", 0):_attr_int(n, "end", None)]
@@ -151,17 +150,17 @@ class _Walk:
                 return Value(CONST)
             return Value(TENSOR)
         if op == "Gather" and ins and ins[0] is not None and ins[0].kind == SHAPE:
-            if len(ins) > 1 and ins[1] is not None and ins[1].kind == CONST and _rank(lm, n.input[1]) == 0:
-                idx, dims = _const_ints(lm, n.input[1]), ins[0].dims
+            if len(ins) > 1 and ins[1] is not None and ins[1].kind == CONST and _rank(lm, ref.inputs[1]) == 0:
+                idx, dims = _const_ints(lm, ref.inputs[1]), ins[0].dims
                 if idx and dims is not None and -len(dims) <= idx[0] < len(dims):
                     return Value(PRIM, dims[idx[0]])
                 return Value(PRIM, ins[0].static)
             return Value(TENSOR)
         if op == "Concat":
             if present and all(v.kind == SHAPE or (v.kind == CONST and _is_1d_int64_const(lm, name))
-                               for name, v in zip(n.input, ins, strict=True) if v is not None):
+                               for name, v in zip(ref.inputs, ins, strict=True) if v is not None):
                 parts = [v.dims if v.kind == SHAPE else _const_dims(lm, name)
-                         for name, v in zip(n.input, ins, strict=True) if v is not None]
+                         for name, v in zip(ref.inputs, ins, strict=True) if v is not None]
                 if all(p is not None for p in parts):
                     return _shape(tuple(d for p in parts for d in p))
                 return Value(SHAPE, all(v.static for v in present), None)
@@ -177,7 +176,7 @@ class _Walk:
         if op == "Where" and present and all(v.kind in (CONST, SHAPE) for v in present):
             if all(v.kind == CONST for v in present):
                 return Value(CONST)
-            if all(v.kind == SHAPE or _rank(lm, name) == 1 for name, v in zip(n.input, ins, strict=True) if v is not None):
+            if all(v.kind == SHAPE or _rank(lm, name) == 1 for name, v in zip(ref.inputs, ins, strict=True) if v is not None):
                 return Value(SHAPE, all(v.static for v in present), None)
             return Value(TENSOR)
         if op == "Reshape":
@@ -189,7 +188,7 @@ class _Walk:
                 return Value(PRIM, x.static)
             if axes is None:
                 return x
-            self.flag(ref, n.input[0], "Squeeze of a Relax shape value only removes the sole axis of a one-element "
+            self.flag(ref, ref.inputs[0], "Squeeze of a Relax shape value only removes the sole axis of a one-element "
                       f"shape: 'Squeeze on symbolic shape tensors only supports removing the sole axis' ({_WHERE})",
                       "Cast the shape to int64 before the Squeeze")
             return Value(TENSOR)
@@ -197,15 +196,15 @@ class _Walk:
             x = ins[0]
             params = ins[1:5]
             if all(v is None or v.kind in (CONST, SHAPE, PRIM) for v in params):
-                b = [_const_ints(lm, name) if i < len(n.input) and n.input[i] else None
-                     for i, name in ((i, n.input[i] if i < len(n.input) else "") for i in (1, 2, 4))]
+                b = [_const_ints(lm, name) if i < len(ref.inputs) and ref.inputs[i] else None
+                     for i, name in ((i, ref.inputs[i] if i < len(ref.inputs) else "") for i in (1, 2, 4))]
                 if x.dims is not None and b[0] and b[1] and len(b[0]) == 1:
                     step = b[2][0] if b[2] else 1
                     sliced = _shape(x.dims[b[0][0]:b[1][0]:step])
                 else:
                     sliced = Value(SHAPE, x.static, None)
                 return Value(CONST) if sliced.static else sliced
-            self.flag(ref, n.input[0], "Slice of a Relax shape value needs constant starts/ends/axes/steps: 'Slice "
+            self.flag(ref, ref.inputs[0], "Slice of a Relax shape value needs constant starts/ends/axes/steps: 'Slice "
                       f"with dynamic parameters does not support ShapeExpr input' ({_WHERE})",
                       "Cast the shape to int64 before the Slice, or make the bounds constants")
             return Value(TENSOR)
@@ -213,12 +212,12 @@ class _Walk:
             axes = _axes(lm, n, 1)
             if axes == [0]:
                 return Value(SHAPE, ins[0].static, (ins[0].static,))
-            self.flag(ref, n.input[0], "Unsqueeze of a scalar dimension supports axis 0 only: 'Unsqueeze with "
+            self.flag(ref, ref.inputs[0], "Unsqueeze of a scalar dimension supports axis 0 only: 'Unsqueeze with "
                       f"symbolic scalar inputs only supports axis 0' ({_WHERE})", "unsqueeze on axis 0")
             return Value(TENSOR)
         if op == "ConstantOfShape" and ins and ins[0] is not None:
             x = ins[0]
-            one_d = (x.kind == SHAPE and x.length == 1) or (x.kind == CONST and _const_len(lm, n.input[0]) == 1)
+            one_d = (x.kind == SHAPE and x.length == 1) or (x.kind == CONST and _const_len(lm, ref.inputs[0]) == 1)
             return Value(CONST) if one_d and x.static else Value(TENSOR)
         if op == "Identity" and ins and ins[0] is not None:
             return ins[0]
@@ -229,18 +228,18 @@ class _Walk:
         return Value(TENSOR)
 
     def _reshape(self, ref: Any, ins: list[Value | None]) -> Value:
-        n, lm = ref.node, self.lm
+        lm = self.lm
         data = ins[0] if ins else None
         new = ins[1] if len(ins) > 1 else None
         if data is not None and data.kind == SHAPE and new is not None and new.kind == CONST:
-            arr = _const_array(lm, n.input[1])
+            arr = _const_array(lm, ref.inputs[1])
             if arr is not None and arr.tolist() == [-1]:
                 return data
         if new is not None and new.kind in (TENSOR, PRIM):
-            why = "a graph input" if n.input[1] in lm.graph_inputs else \
-                f"computed at run time by {lm.producers[n.input[1]].op_type}" if n.input[1] in lm.producers else \
+            why = "a graph input" if ref.inputs[1] in lm.graph_inputs else \
+                f"computed at run time by {lm.producers[ref.inputs[1]].op_type}" if ref.inputs[1] in lm.producers else \
                 "a runtime tensor"
-            self.flag(ref, n.input[1], f"the new shape (input 1, '{n.input[1]}') is {why}, neither a constant nor a "
+            self.flag(ref, ref.inputs[1], f"the new shape (input 1, '{ref.inputs[1]}') is {why}, neither a constant nor a "
                       "Relax shape value: 'Reshape requires the input new shape to be Shape' (Reshape converter, "
                       f"{_WHERE}: only constants and values derived from Shape through shape ops are taken)",
                       "compute the new shape from Shape/Gather/Concat of shapes, or fold it to a constant "

@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from studio.inspect.model import LoadedModel, dtype_bytes, dtype_name, iter_graphs
+from studio.inspect.model import LoadedModel, NodeRef, dtype_bytes, dtype_name, iter_graphs
 from studio.inspect.report import ModelStats
 
 ELEMENTWISE = {"Add", "Sub", "Mul", "Div", "Pow", "Relu", "Sigmoid", "Tanh", "Erf", "Exp", "Log", "Sqrt",
@@ -40,32 +40,36 @@ def _int(d: object) -> int:
     return d if isinstance(d, int) else 1
 
 
-def node_flops(lm: LoadedModel, node, assumed: list[bool]) -> int:  # type: ignore[no-untyped-def]
-    op = node.op_type
-    outs = [o for o in node.output if o]
+def node_flops(lm: LoadedModel, ref: NodeRef, assumed: list[bool]) -> int:
+    op = ref.op_type
+    if op not in _COUNTED and not op.startswith("Reduce"):
+        return 0
+    node = ref.node
+    ins = ref.inputs
+    outs = [o for o in ref.outputs if o]
     if not outs:
         return 0
     out_shape = _shape(lm, outs[0])
     if op in ("MatMul", "MatMulInteger", "FusedMatMul"):
-        a = _shape(lm, node.input[0])
+        a = _shape(lm, ins[0])
         if a and out_shape is not None:
             return 2 * _numel(out_shape, assumed) * _int(a[-1])
     elif op == "Gemm":
-        a, b = _shape(lm, node.input[0]), _shape(lm, node.input[1])
+        a, b = _shape(lm, ins[0]), _shape(lm, ins[1])
         if a and b and out_shape is not None:
             trans_a = any(at.name == "transA" and at.i for at in node.attribute)
             k = _int(a[0] if trans_a else a[-1])
             return 2 * _numel(out_shape, assumed) * k
     elif op in ("Conv", "ConvInteger", "QLinearConv"):
-        w = _shape(lm, node.input[3 if op == "QLinearConv" else 1])
+        w = _shape(lm, ins[3 if op == "QLinearConv" else 1])
         if w and out_shape is not None:
             return 2 * _numel(out_shape, assumed) * math.prod(_int(d) for d in w[1:])
     elif op == "ConvTranspose":
-        x, w = _shape(lm, node.input[0]), _shape(lm, node.input[1])
+        x, w = _shape(lm, ins[0]), _shape(lm, ins[1])
         if x and w:
             return 2 * _numel(x, assumed) * math.prod(_int(d) for d in w[1:])
     elif op.startswith("Reduce") or op in ("GlobalAveragePool", "GlobalMaxPool"):
-        return _numel(_shape(lm, node.input[0]), assumed) if node.input else 0
+        return _numel(_shape(lm, ins[0]), assumed) if ins else 0
     elif op in ("AveragePool", "MaxPool"):
         k = next((list(a.ints) for a in node.attribute if a.name == "kernel_shape"), [1])
         return _numel(out_shape, assumed) * math.prod(k)
@@ -76,10 +80,15 @@ def node_flops(lm: LoadedModel, node, assumed: list[bool]) -> int:  # type: igno
     return 0
 
 
-def _safe_flops(lm: LoadedModel, node, assumed: list[bool]) -> int:  # type: ignore[no-untyped-def]
+_COUNTED = {"MatMul", "MatMulInteger", "FusedMatMul", "Gemm", "Conv", "ConvInteger", "QLinearConv",
+            "ConvTranspose", "GlobalAveragePool", "GlobalMaxPool", "AveragePool", "MaxPool",
+            *ELEMENTWISE, *COST_PER_ELEMENT}
+
+
+def _safe_flops(lm: LoadedModel, ref: NodeRef, assumed: list[bool]) -> int:
     """Malformed nodes (missing inputs, odd shapes) count zero rather than break the report."""
     try:
-        return int(node_flops(lm, node, assumed))
+        return int(node_flops(lm, ref, assumed))
     except (IndexError, TypeError, ValueError, OverflowError):
         return 0
 
@@ -88,7 +97,7 @@ def compute_stats(lm: LoadedModel, input_shapes: dict[str, list[int]] | None = N
     st = ModelStats()
     st.nodes = len(lm.nodes)
     st.main_graph_nodes = len(lm.model.graph.node)
-    st.subgraphs = sum(1 for _ in iter_graphs(lm.model.graph)) - 1
+    st.subgraphs = len(lm.graphs or list(iter_graphs(lm.model.graph))) - 1
     hist: dict[str, int] = {}
     for ref in lm.nodes:
         k = ref.op_type if ref.domain == "ai.onnx" else f"{ref.domain}:{ref.op_type}"
@@ -127,12 +136,12 @@ def compute_stats(lm: LoadedModel, input_shapes: dict[str, list[int]] | None = N
     st.input_shapes = {k: list(v) for k, v in (input_shapes or {}).items()}
 
     assumed: list[bool] = []
-    st.flops = sum(_safe_flops(lm, ref.node, assumed) for ref in lm.nodes)
+    st.flops = sum(_safe_flops(lm, ref, assumed) for ref in lm.nodes)
     # activation memory: liveness over the main graph in its (topological) order
-    g = lm.model.graph
+    main = lm.nodes[:st.main_graph_nodes]  # the main graph's nodes come first, in graph order
     last_use: dict[str, int] = {}
-    for i, node in enumerate(g.node):
-        for inp in node.input:
+    for i, ref in enumerate(main):
+        for inp in ref.inputs:
             last_use[inp] = i
     keep = set(lm.graph_outputs)
 
@@ -146,15 +155,15 @@ def compute_stats(lm: LoadedModel, input_shapes: dict[str, list[int]] | None = N
     cur = sum(live.values())
     peak = cur
     total = cur
-    for i, node in enumerate(g.node):
-        for o in node.output:
+    for i, ref in enumerate(main):
+        for o in ref.outputs:
             if o and o not in live:
                 s = size(o)
                 live[o] = s
                 cur += s
                 total += s
         peak = max(peak, cur)
-        for inp in set(node.input):
+        for inp in set(ref.inputs):
             if inp in live and last_use.get(inp) == i and inp not in keep:
                 cur -= live.pop(inp)
     st.activation_bytes_peak = peak

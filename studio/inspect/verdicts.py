@@ -9,7 +9,7 @@ from typing import Any
 
 from studio.inspect.dynamic import DynamicReport
 from studio.inspect.model import LoadedModel, NodeRef, dtype_name
-from studio.inspect.profiles import Constraint, OpRule, TargetProfile, norm_domain
+from studio.inspect.profiles import Constraint, OpRule, TargetProfile
 from studio.inspect.report import SEVERITY_OF, Finding, TargetSummary, worst
 
 
@@ -25,7 +25,7 @@ def op_schema(op_type: str, domain: str, opset: int) -> Any:
 
 
 def op_version(lm: LoadedModel, ref: NodeRef) -> int | None:
-    dom = norm_domain(ref.node.domain)
+    dom = ref.domain
     opset = lm.opsets.get(dom)
     if opset is None:
         return None
@@ -58,13 +58,14 @@ def _norm(v: Any) -> Any:
 
 def check_constraint(c: Constraint, ref: NodeRef, lm: LoadedModel, dyn: DynamicReport) -> NodeVerdict | None:
     n = ref.node
+    n_in = ref.inputs
     if c.kind == "const_input":
         for idx in c.inputs:
-            if idx < len(n.input) and n.input[idx] and n.input[idx] not in lm.constants:
+            if idx < len(n_in) and n_in[idx] and n_in[idx] not in lm.constants:
                 return NodeVerdict(c.verdict, "constraint-const-input",
-                                   f"input {idx} ('{n.input[idx]}') must be a constant: {c.reason}",
+                                   f"input {idx} ('{n_in[idx]}') must be a constant: {c.reason}",
                                    "fold it to a constant (studio fix --static ... --simplify) or compute it "
-                                   "outside the model", tensor=n.input[idx])
+                                   "outside the model", tensor=n_in[idx])
     elif c.kind == "attr" and c.name:
         v = _attr(n, c.name)
         if v is None:
@@ -80,7 +81,7 @@ def check_constraint(c: Constraint, ref: NodeRef, lm: LoadedModel, dyn: DynamicR
         if c.max_value is not None and isinstance(v, (int, float)) and v > c.max_value:
             return NodeVerdict(c.verdict, "constraint-attr", f"{c.name}={v} above {c.max_value}: {c.reason}")
     elif c.kind == "batch1":
-        x = n.input[0] if n.input else ""
+        x = n_in[0] if n_in else ""
         info = lm.tensors.get(x)
         if info is not None and info.shape:
             b = info.shape[0]
@@ -92,20 +93,20 @@ def check_constraint(c: Constraint, ref: NodeRef, lm: LoadedModel, dyn: DynamicR
                                    "fix the batch to 1 (studio fix --static batch=1)", tensor=x)
     elif c.kind == "dtype":
         for idx in c.inputs or [0]:
-            if idx < len(n.input) and n.input[idx]:
-                info = lm.tensors.get(n.input[idx])
+            if idx < len(n_in) and n_in[idx]:
+                info = lm.tensors.get(n_in[idx])
                 if info is not None and info.elem_type:
                     dt = dtype_name(info.elem_type)
                     if c.allowed is not None and dt not in c.allowed:
                         return NodeVerdict(c.verdict, "constraint-dtype",
                                            f"input {idx} is {dt}, allowed {c.allowed}: {c.reason}",
-                                           f"cast to one of {c.allowed} before this node", tensor=n.input[idx])
+                                           f"cast to one of {c.allowed} before this node", tensor=n_in[idx])
     elif c.kind == "same_dtype":
-        names = [n.input[i] for i in c.inputs if i < len(n.input) and n.input[i]]
+        names = [n_in[i] for i in c.inputs if i < len(n_in) and n_in[i]]
         if names and all(x in lm.constants for x in names):
             return None  # computed at import time
-        types = {f"input {i}": lm.tensors[n.input[i]].elem_type for i in c.inputs
-                 if i < len(n.input) and n.input[i] in lm.tensors and lm.tensors[n.input[i]].elem_type}
+        types = {f"input {i}": lm.tensors[n_in[i]].elem_type for i in c.inputs
+                 if i < len(n_in) and n_in[i] in lm.tensors and lm.tensors[n_in[i]].elem_type}
         if c.name and _attr(n, c.name) is not None:
             types[f"{c.name}="] = int(_attr(n, c.name))
         if len(set(types.values())) > 1:
@@ -114,53 +115,69 @@ def check_constraint(c: Constraint, ref: NodeRef, lm: LoadedModel, dyn: DynamicR
             return NodeVerdict(c.verdict, "constraint-dtype", f"element types differ ({said}): {c.reason}",
                                "cast so the types match before this node")
     elif c.kind == "max_rank":
-        info = lm.tensors.get(n.input[0]) if n.input else None
+        info = lm.tensors.get(n_in[0]) if n_in else None
         if info is not None and info.shape is not None and c.value is not None and len(info.shape) > c.value:
             return NodeVerdict(c.verdict, "constraint-rank", f"rank {len(info.shape)} > {c.value}: {c.reason}",
                                "reshape to a lower rank around this node")
     elif c.kind == "static_shape":
-        for i in list(n.input) + list(n.output):
+        for i in list(n_in) + list(ref.outputs):
             if i and i in dyn.tensors:
                 return NodeVerdict(c.verdict, "constraint-static", f"tensor '{i}' is dynamic: {c.reason}",
                                    "make its dims static (studio fix --static ...)", tensor=i)
     return None
 
 
-def _ort_dtype_check(rule: OpRule, ref: NodeRef, lm: LoadedModel, version: int) -> NodeVerdict | None:
+def _ort_dtype_check(rule: OpRule, ref: NodeRef, lm: LoadedModel, version: int,
+                     memo: dict[tuple, tuple[int, str, str] | None]) -> NodeVerdict | None:
+    """A CPU kernel exists for the node's input dtypes; the answer depends only on op, version and those
+    dtypes, so it is worked out once per combination (``memo``) and only the tensor name is the node's."""
     if not rule.dtypes or not rule.ranges:
         return None
+    inputs = ref.inputs
+    elems = tuple(((t := lm.tensors.get(x)) is not None and t.elem_type) or 0 if x else -1 for x in inputs)
+    key = (ref.op_type, ref.domain, version, elems)
+    if key not in memo:
+        memo[key] = _ort_dtype_answer(rule, ref, lm, version, elems)
+    ans = memo[key]
+    if ans is None:
+        return None
+    i, reason, hint = ans
+    return NodeVerdict("unsupported", "op-dtype", reason, hint, tensor=inputs[i])
+
+
+def _ort_dtype_answer(rule: OpRule, ref: NodeRef, lm: LoadedModel, version: int,
+                      elems: tuple[int, ...]) -> tuple[int, str, str] | None:
+    assert rule.ranges is not None and rule.dtypes is not None
     rng = next(((lo, hi) for lo, hi in rule.ranges if lo <= version <= hi), None)
     if rng is None:
         return None
-    schema = op_schema(ref.op_type, norm_domain(ref.node.domain), lm.opsets.get(norm_domain(ref.node.domain), 0))
+    schema = op_schema(ref.op_type, ref.domain, lm.opsets.get(ref.domain, 0))
     if schema is None:
         return None
     formals = schema.inputs
-    for i, name in enumerate(ref.node.input):
-        if not name or not formals:
+    for i, elem in enumerate(elems):
+        if elem < 0 or not formals:
             continue
         formal = formals[min(i, len(formals) - 1)]
-        key = f"{rng[0]}-{rng[1]}:{formal.type_str}"
-        allowed = rule.dtypes.get(key)
-        info = lm.tensors.get(name)
-        if allowed and info is not None and info.elem_type:
-            t = f"tensor({dtype_name(info.elem_type)})"
+        allowed = rule.dtypes.get(f"{rng[0]}-{rng[1]}:{formal.type_str}")
+        if allowed and elem:
+            t = f"tensor({dtype_name(elem)})"
             if t == "tensor(float16)" and "tensor(float)" in allowed:
                 continue  # ORT's InsertCastTransformer runs float16 nodes in float32 on the CPU
             if t not in allowed and "tensor(" in allowed[0]:
-                return NodeVerdict("unsupported", "op-dtype",
-                                   f"no CPU kernel of {ref.op_type}-{version} for {t} on input {i}",
-                                   f"cast input {i} to one of {', '.join(a[7:-1] for a in allowed)}", tensor=name)
+                return (i, f"no CPU kernel of {ref.op_type}-{version} for {t} on input {i}",
+                        f"cast input {i} to one of {', '.join(a[7:-1] for a in allowed)}")
     return None
 
 
-def node_verdict(ref: NodeRef, lm: LoadedModel, dyn: DynamicReport, prof: TargetProfile,
-                 version: int | None) -> NodeVerdict:
-    dom = norm_domain(ref.node.domain)
-    rule = prof.lookup(dom, ref.op_type)
+def static_verdict(dom: str, op_type: str, version: int | None, lm: LoadedModel,
+                   prof: TargetProfile) -> tuple[NodeVerdict, OpRule | None, bool]:
+    """The part of a node's verdict that depends only on (domain, op, version) for this model and target:
+    (verdict, rule, whether node-level checks, dtypes and constraints, still apply)."""
+    rule = prof.lookup(dom, op_type)
     if prof.kind == "none":
         return NodeVerdict("unknown", "op-unknown", f"{prof.name} publishes no ONNX op list; support unknown",
-                           "try the vendor's converter on this model; cut the graph where its parser stops")
+                           "try the vendor's converter on this model; cut the graph where its parser stops"), None, False
     if rule is None:
         if dom not in prof.ops:
             from studio.inspect.custom_domains import STUDIO_DOMAINS, UNSUPPORTED_HINT
@@ -168,15 +185,16 @@ def node_verdict(ref: NodeRef, lm: LoadedModel, dyn: DynamicReport, prof: Target
             return NodeVerdict(prof.unlisted if prof.unlisted != "risky" else "risky", "domain-unsupported",
                                f"domain '{dom}' is not handled by {prof.name}",
                                UNSUPPORTED_HINT.format(domain=dom) if dom in STUDIO_DOMAINS else
-                               "replace the custom op with standard ai.onnx ops or register a plugin/custom op")
+                               "replace the custom op with standard ai.onnx ops or register a plugin/custom op"
+                               ), None, False
         return NodeVerdict(prof.unlisted, "op-unlisted" if prof.unlisted != "unsupported" else "op-unsupported",
-                           f"{ref.op_type} is not in {prof.name}'s supported list",
-                           "replace it with supported ops, or run this part on the host (graph cut)")
+                           f"{op_type} is not in {prof.name}'s supported list",
+                           "replace it with supported ops, or run this part on the host (graph cut)"), None, False
     if rule.status == "unsupported":
-        return NodeVerdict("unsupported", "op-unsupported", rule.reason or f"{prof.name} does not support {ref.op_type}",
-                           "replace it with supported ops, or run this part on the host (graph cut)")
+        return NodeVerdict("unsupported", "op-unsupported", rule.reason or f"{prof.name} does not support {op_type}",
+                           "replace it with supported ops, or run this part on the host (graph cut)"), rule, False
     if rule.status == "unknown":
-        return NodeVerdict("unknown", "op-unknown", rule.reason or f"support of {ref.op_type} is not documented")
+        return NodeVerdict("unknown", "op-unknown", rule.reason or f"support of {op_type} is not documented"), rule, False
     v = NodeVerdict("supported", "", rule.reason)
     if rule.status == "risky":
         v = NodeVerdict("risky", "op-risky", rule.reason, "check it with the vendor toolchain")
@@ -189,22 +207,39 @@ def node_verdict(ref: NodeRef, lm: LoadedModel, dyn: DynamicReport, prof: Target
     if opset is not None and prof.kind != "runtime":
         if rule.since is not None and opset < rule.since:
             return NodeVerdict("unsupported", "op-version",
-                               f"{prof.name} implements {ref.op_type} from opset {rule.since}; the model uses "
-                               f"opset {opset}", f"re-export with opset >= {rule.since}")
+                               f"{prof.name} implements {op_type} from opset {rule.since}; the model uses "
+                               f"opset {opset}", f"re-export with opset >= {rule.since}"), rule, False
         if rule.until is not None and opset > rule.until:
             return NodeVerdict("unsupported", "op-version",
-                               f"{prof.name} implements {ref.op_type} up to opset {rule.until}; the model uses "
-                               f"opset {opset}", f"re-export with opset <= {rule.until}")
-    if version is not None:
-        if rule.ranges is not None and rule.ranges and not any(lo <= version <= hi for lo, hi in rule.ranges):
-            have = ", ".join(f"{lo}-{hi}" if hi < 2**31 - 1 else f"{lo}+" for lo, hi in rule.ranges)
-            return NodeVerdict("unsupported", "op-version",
-                               f"{ref.op_type} version {version} has no implementation (versions {have})",
-                               "re-export at an opset whose version of this op is implemented")
-        if prof.kind == "runtime":
-            bad = _ort_dtype_check(rule, ref, lm, version)
-            if bad is not None:
-                return bad
+                               f"{prof.name} implements {op_type} up to opset {rule.until}; the model uses "
+                               f"opset {opset}", f"re-export with opset <= {rule.until}"), rule, False
+    if version is not None and rule.ranges and not any(lo <= version <= hi for lo, hi in rule.ranges):
+        have = ", ".join(f"{lo}-{hi}" if hi < 2**31 - 1 else f"{lo}+" for lo, hi in rule.ranges)
+        return NodeVerdict("unsupported", "op-version",
+                           f"{op_type} version {version} has no implementation (versions {have})",
+                           "re-export at an opset whose version of this op is implemented"), rule, False
+    node_level = bool(rule.constraints) or (prof.kind == "runtime" and version is not None and bool(rule.dtypes))
+    return v, rule, node_level
+
+
+def node_verdict(ref: NodeRef, lm: LoadedModel, dyn: DynamicReport, prof: TargetProfile, version: int | None,
+                 memo: dict[Any, Any] | None = None) -> NodeVerdict:
+    """One node's verdict for one target; ``memo`` (one dict per model and target) shares the static part
+    between the nodes of the same op and version."""
+    memo = {} if memo is None else memo
+    dom = ref.domain
+    skey = (dom, ref.op_type, version)
+    st = memo.get(skey)
+    if st is None:
+        st = memo[skey] = static_verdict(dom, ref.op_type, version, lm, prof)
+    v, rule, node_level = st
+    if not node_level:
+        return v
+    assert rule is not None
+    if prof.kind == "runtime" and version is not None:
+        bad = _ort_dtype_check(rule, ref, lm, version, memo.setdefault("dtype", {}))
+        if bad is not None:
+            return bad
     for c in rule.constraints:
         bad = check_constraint(c, ref, lm, dyn)
         if bad is not None and (v.verdict == "supported" or bad.verdict == "unsupported"):
@@ -214,13 +249,40 @@ def node_verdict(ref: NodeRef, lm: LoadedModel, dyn: DynamicReport, prof: Target
     return v
 
 
+@dataclass
+class _Groups:
+    """The model's nodes grouped by what a static verdict depends on, computed once for all targets."""
+
+    keys: list[str]
+    ops: list[str]
+    groups: dict[tuple[str, str, int | None, str], list[int]]  # (domain, op, version, graph) -> positions
+
+
+def _groups(lm: LoadedModel, versions: dict[str, int | None]) -> _Groups:
+    cached = lm.cache.get("verdict-groups")
+    if cached is not None and cached[0] is versions:
+        return cached[1]
+    groups: dict[tuple[str, str, int | None, str], list[int]] = {}
+    for pos, ref in enumerate(lm.nodes):
+        groups.setdefault((ref.domain, ref.op_type, versions[ref.key], ref.graph), []).append(pos)
+    g = _Groups([r.key for r in lm.nodes], [r.op_type for r in lm.nodes], groups)
+    lm.cache["verdict-groups"] = (versions, g)
+    return g
+
+
 def evaluate_target(lm: LoadedModel, dyn: DynamicReport, prof: TargetProfile,
                     versions: dict[str, int | None]) -> tuple[TargetSummary, dict[str, str], dict[str, str],
                                                               list[Finding]]:
-    verdicts: dict[str, str] = {}
-    reasons: dict[str, str] = {}
-    grouped: dict[tuple, Finding] = {}
-    findings: list[Finding] = []
+    """Every node's verdict for one target. Nodes of one (domain, op, version, subgraph) share the static
+    part of their verdict, so a group without node-level checks is judged once; findings keep the order of
+    their first node and list their nodes in graph order, as a node-by-node walk would."""
+    gr = _groups(lm, versions)
+    nodes = lm.nodes
+    n = len(nodes)
+    vals: list[str] = [""] * n
+    why: list[str | None] = [None] * n
+    grouped: dict[tuple, list[tuple[list[int], NodeVerdict]]] = {}  # finding key -> (positions, verdict)
+    single: list[tuple[int, NodeVerdict]] = []  # findings about one tensor of one node
     dd = set(dyn.data_dependent_nodes)
     dyn_level = prof.rules.data_dependent
     shape_flags: dict[str, Any] = {}
@@ -228,40 +290,72 @@ def evaluate_target(lm: LoadedModel, dyn: DynamicReport, prof: TargetProfile,
         from studio.inspect.shape_values import shape_value_findings
 
         shape_flags, _ = shape_value_findings(lm, set(prof.shape_values.accepts))
-    for ref in lm.nodes:
-        nv = node_verdict(ref, lm, dyn, prof, versions[ref.key])
-        sf = shape_flags.get(ref.key)
-        if sf is not None and nv.verdict != "unsupported":
-            nv = NodeVerdict("unsupported", "shape-value", sf.reason, sf.hint, tensor=sf.tensor)
-        if ref.key in dd and dyn_level != "allowed" and nv.verdict != "unknown":
-            worse = worst(nv.verdict, dyn_level)
-            if worse != nv.verdict:
-                nv = NodeVerdict(worse, "dynamic-shape",
-                                 f"output shape is data-dependent; {prof.rules.data_dependent_reason or 'not supported'}",
-                                 "replace the data-dependent op, or bound it and pad to a fixed size")
-        verdicts[ref.key] = nv.verdict
+    special = dd | set(shape_flags) if (dd and dyn_level != "allowed") or shape_flags else set()
+    memo: dict[Any, Any] = {}
+
+    def record(positions: list[int], nv: NodeVerdict, op: str, dom: str, graph: str) -> None:
+        for p in positions:
+            vals[p] = nv.verdict
         if nv.verdict == "supported":
             if nv.reason:
-                reasons[ref.key] = nv.reason
+                for p in positions:
+                    why[p] = nv.reason
+            return
+        for p in positions:
+            why[p] = nv.reason
+        if nv.tensor is not None:
+            single.extend((p, nv) for p in positions)
+            return
+        key = (nv.verdict, nv.rule, op, dom, graph, nv.reason)
+        grouped.setdefault(key, []).append((positions, nv))
+
+    for (dom, op, version, graph), positions in gr.groups.items():
+        st = memo.get((dom, op, version))
+        if st is None:
+            st = memo[(dom, op, version)] = static_verdict(dom, op, version, lm, prof)
+        if not st[2] and not (special and any(gr.keys[p] in special for p in positions)):
+            record(positions, st[0], op, dom, graph)
             continue
-        reasons[ref.key] = nv.reason
-        dom = norm_domain(ref.node.domain)
-        key = (nv.verdict, nv.rule, ref.op_type, dom, ref.graph, nv.reason) if nv.tensor is None else None
-        if key is not None and key in grouped:
-            f = grouped[key]
-            f.nodes.append(ref.key)
-            f.count += 1
-            continue
-        f = Finding(target=prof.id, severity=SEVERITY_OF[nv.verdict], verdict=nv.verdict, rule=nv.rule,
-                    message=f"{ref.op_type}: {nv.reason}", hint=nv.hint, node=ref.key, op_type=ref.op_type,
-                    domain=dom, subgraph=ref.graph, tensor=nv.tensor, nodes=[ref.key])
-        findings.append(f)
-        if key is not None:
-            grouped[key] = f
+        for p in positions:
+            ref = nodes[p]
+            nv = node_verdict(ref, lm, dyn, prof, version, memo)
+            sf = shape_flags.get(ref.key)
+            if sf is not None and nv.verdict != "unsupported":
+                nv = NodeVerdict("unsupported", "shape-value", sf.reason, sf.hint, tensor=sf.tensor)
+            if ref.key in dd and dyn_level != "allowed" and nv.verdict != "unknown":
+                worse = worst(nv.verdict, dyn_level)
+                if worse != nv.verdict:
+                    nv = NodeVerdict(worse, "dynamic-shape",
+                                     f"output shape is data-dependent; {prof.rules.data_dependent_reason or 'not supported'}",
+                                     "replace the data-dependent op, or bound it and pad to a fixed size")
+            record([p], nv, op, dom, graph)
+
+    keys = gr.keys
+    verdicts = dict(zip(keys, vals, strict=True))
+    reasons = {k: r for k, r in zip(keys, why, strict=True) if r is not None}
+    placed: list[tuple[int, Finding]] = []
+    for lists in grouped.values():
+        pos = lists[0][0] if len(lists) == 1 else sorted(p for lst, _ in lists for p in lst)
+        nv = min(lists, key=lambda x: x[0][0])[1]  # the earliest node's words, as a walk in order gives
+        ref = nodes[pos[0]]
+        placed.append((pos[0], Finding(target=prof.id, severity=SEVERITY_OF[nv.verdict], verdict=nv.verdict,
+                                       rule=nv.rule, message=f"{ref.op_type}: {nv.reason}", hint=nv.hint,
+                                       node=ref.key, op_type=ref.op_type, domain=ref.domain, subgraph=ref.graph,
+                                       tensor=None, nodes=[keys[p] for p in pos], count=len(pos))))
+    for p, nv in single:
+        ref = nodes[p]
+        placed.append((p, Finding(target=prof.id, severity=SEVERITY_OF[nv.verdict], verdict=nv.verdict,
+                                  rule=nv.rule, message=f"{ref.op_type}: {nv.reason}", hint=nv.hint, node=ref.key,
+                                  op_type=ref.op_type, domain=ref.domain, subgraph=ref.graph, tensor=nv.tensor,
+                                  nodes=[ref.key])))
+    placed.sort(key=lambda x: x[0])
+    findings = [f for _, f in placed]
     findings.extend(global_findings(lm, dyn, prof))
     counts = {v: 0 for v in ("supported", "risky", "unsupported", "unknown")}
-    for v in verdicts.values():
+    ops_by: dict[str, set[str]] = {v: set() for v in counts}
+    for op, v in zip(gr.ops, vals, strict=True):
         counts[v] += 1
+        ops_by[v].add(op)
     fverdicts = {f.verdict for f in findings}
     if "unsupported" in fverdicts:
         summary_verdict = "fail"
@@ -276,7 +370,7 @@ def evaluate_target(lm: LoadedModel, dyn: DynamicReport, prof: TargetProfile,
         sev[f.severity] = sev.get(f.severity, 0) + 1
 
     def ops_with(verdict: str) -> list[str]:
-        return sorted({r.op_type for r in lm.nodes if verdicts[r.key] == verdict})
+        return sorted(ops_by[verdict])
 
     summary = TargetSummary(id=prof.id, name=prof.name, kind=prof.kind, source=prof.source,
                             verdict=summary_verdict, counts=counts, findings=sev,

@@ -57,22 +57,24 @@ def boards_dir() -> Path:
 
 
 def list_boards() -> list[BoardProfile]:
-    import yaml
+
+    from studio.core import yamlio
 
     out = []
     for f in sorted(boards_dir().glob("*.yaml")):
-        out.append(BoardProfile.from_dict(yaml.safe_load(f.read_text(encoding="utf-8")) or {}, str(f)))
+        out.append(BoardProfile.from_dict(yamlio.safe_load(f.read_text(encoding="utf-8")) or {}, str(f)))
     return out
 
 
 def load_board(board_id: str) -> BoardProfile:
-    import yaml
+
+    from studio.core import yamlio
 
     f = boards_dir() / f"{board_id}.yaml"
     if not f.is_file():
         known = ", ".join(b.id for b in list_boards()) or ", ".join(BOARD_IDS)
         raise TargetError(f"unknown board '{board_id}'", offending=board_id, hint=f"known boards: {known}")
-    return BoardProfile.from_dict(yaml.safe_load(f.read_text(encoding="utf-8")) or {}, str(f))
+    return BoardProfile.from_dict(yamlio.safe_load(f.read_text(encoding="utf-8")) or {}, str(f))
 
 
 def board_arch(board_id: str) -> str | None:

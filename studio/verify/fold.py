@@ -90,6 +90,7 @@ def fold(report: Any, target: str, dest: Path) -> FoldResult:
     """Write ``dest``/<target>.yaml (starting from an earlier fold there, else the built-in profile)."""
     import yaml
 
+    from studio.core import yamlio
     from studio.core.atomic import write_text_atomic
     from studio.inspect.profiles import load_target
 
@@ -109,7 +110,7 @@ def fold(report: Any, target: str, dest: Path) -> FoldResult:
     out = folder / f"{target}.yaml"
     src = out if out.is_file() else Path(prof.path or "")
     try:
-        data = yaml.safe_load(src.read_text(encoding="utf-8")) or {}
+        data = yamlio.safe_load(src.read_text(encoding="utf-8")) or {}
     except OSError as exc:
         raise InputError(f"cannot read the profile to fold into: {exc}", offending=str(src),
                          hint="pass a workspace or a writable targets folder to --fold-into-profile") from None
