@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from studio.agent.disk_space import from_os_error, is_no_space, room, storage_errors
 from studio.agent.runtime import Deployment, ServedModel, load_deployment, warmup_deployment
 from studio.agent.statistics import StatisticsRegistry
 from studio.agent.store import BundleStore
@@ -22,6 +23,7 @@ from studio.agent.trust import PushedKey, TrustStore
 from studio.core.errors import InputError, StudioError
 from studio.package.boards import board_accepts
 from studio.package.keys import TrustedKeys
+from studio.package.manifest import Manifest
 from studio.package.verify import extract_verified
 
 log = logging.getLogger("studio.agent")
@@ -65,7 +67,8 @@ class AgentCore:
         self.served: dict[str, ServedModel] = {}  # replaced as a whole on every change (atomic swap)
         self._install_lock = threading.Lock()
         self.started = time.time()
-        self.events: dict[str, int] = {"installed": 0, "rejected": 0, "rollback": 0, "warmup_failed": 0}
+        self.events: dict[str, int] = {"installed": 0, "rejected": 0, "rollback": 0, "warmup_failed": 0,
+                                       "no_space": 0}
         self.statistics = StatisticsRegistry()  # Triton statistics per served model version (HTTP and gRPC)
         self.trust = TrustStore(config.data, config.trusted, allow_push=config.allow_trust_push)
 
@@ -114,13 +117,7 @@ class AgentCore:
         with self._install_lock:
             staging = self.store.new_staging_dir()
             try:
-                try:
-                    manifest = extract_verified(upload, staging, self.config.trusted)
-                except StudioError:
-                    self.events["rejected"] += 1
-                    raise
-                finally:
-                    upload.unlink(missing_ok=True)
+                manifest = self._extract(upload, staging)
                 if not board_accepts(self.config.board, manifest.board):
                     self.events["rejected"] += 1
                     raise InputError(f"bundle is built for board {manifest.board}, this agent runs on "
@@ -132,18 +129,38 @@ class AgentCore:
                                    offending=f"{name}:{version}",
                                    hint="package with a new --version, or use `studio agent rollback "
                                         f"--model {name} --version {version}` to reactivate it")
-                vdir = self.store.install(staging, name, version)
+                with storage_errors(self.store.root, "installing the bundle"):
+                    vdir = self.store.install(staging, name, version)
             finally:
                 shutil.rmtree(staging, ignore_errors=True)
             return self._load_and_activate(name, version, vdir, event="activated", fresh=True)
+
+    def _extract(self, upload: Path, staging: Path) -> Manifest:
+        """Verify and extract ``upload`` into ``staging`` and delete it; a full disk is a StorageError raised
+        once the partial copy and the upload are gone (its free space is then the truth)."""
+        try:
+            return extract_verified(upload, staging, self.config.trusted)
+        except StudioError:
+            self.events["rejected"] += 1
+            raise
+        except OSError as exc:
+            if not is_no_space(exc):
+                raise
+            failed = exc
+        finally:
+            upload.unlink(missing_ok=True)
+        self.events["no_space"] += 1
+        raise from_os_error(failed, self.store.root, "extracting the bundle")
 
     def _load_and_activate(self, name: str, version: str, vdir: Path, *, event: str,
                            fresh: bool) -> dict[str, Any]:
         st = self.store.model_state(name)
         previous = st.get("active")
         try:
-            dep = load_deployment(vdir, self.config.trusted, threads=self.config.threads, board=self.config.board)
-            warm = _warm_or_close(dep)
+            with storage_errors(self.store.root, f"loading {name} {version}"):  # runtimes may copy files
+                dep = load_deployment(vdir, self.config.trusted, threads=self.config.threads,
+                                      board=self.config.board)
+                warm = _warm_or_close(dep)
         except StudioError as exc:
             self.events["warmup_failed"] += 1
             self.store.record(name, "warmup-failed" if fresh else "rollback-failed", version, error=exc.message)
@@ -232,7 +249,7 @@ class AgentCore:
                 "models": models, "events": dict(self.events),
                 "trusted_keys": self.config.trusted.ids(),
                 "pushed_keys": self.trust.pushed_ids(), "trust_push": self.trust.allow_push,
-                "max_upload_bytes": self.config.max_upload_bytes}
+                "max_upload_bytes": self.config.max_upload_bytes, "storage": room(self.store.root).to_dict()}
 
     def push_trust(self, text: str) -> PushedKey:
         """Trust a signing key sent by a studio (refused unless started with --allow-trust-push)."""

@@ -12,7 +12,6 @@ import asyncio
 import gzip
 import hmac
 import json
-import os
 import threading
 import time
 import zlib
@@ -22,30 +21,20 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response
 from starlette.concurrency import run_in_threadpool
-from starlette.requests import ClientDisconnect
 
 from studio import __version__
-from studio.agent.core import AgentCore, Conflict
+from studio.agent.core import AgentCore
 from studio.agent.kserve import ProtocolError, decode_request, dumps, encode_response
 from studio.agent.limits import InflightGate, LimitExceeded, Limits, decompress, read_body
 from studio.agent.metrics import AgentMetrics
 from studio.agent.pipeline import STAGES, StagedPipeline
+from studio.agent.responses import error_response, studio_error_response
 from studio.agent.statistics import StatisticsError, timed_infer
-from studio.agent.trust import TrustPushRefused
-from studio.core.errors import BundleError, InputError, ModelError, StudioError
+from studio.agent.upload import receive_upload
+from studio.core.errors import StudioError
 
 UNKNOWN_MODEL = "unknown"  # the one metrics label for requests to models the agent does not serve
-_STATUS = {TrustPushRefused: 403, InputError: 400, Conflict: 409, BundleError: 422, ModelError: 422}
-
-
-def _error(status: int, message: str, **extra: Any) -> JSONResponse:
-    return JSONResponse({"error": message, **{k: v for k, v in extra.items() if v is not None}}, status_code=status)
-
-
-def _studio_error(exc: StudioError) -> JSONResponse:
-    status = next((s for cls, s in _STATUS.items() if isinstance(exc, cls)), 500)
-    return _error(status, exc.message, kind=exc.kind, offending=exc.offending, hint=exc.hint,
-                  details=exc.details or None)
+_error, _studio_error = error_response, studio_error_response
 
 
 def _triton_type(dt: str) -> str:
@@ -160,40 +149,7 @@ def create_app(core: AgentCore, metrics: AgentMetrics | None = None, workers: in
     async def upload(request: Request) -> JSONResponse:
         if not authorized(request):
             return unauthorized()
-        cap = core.config.max_upload_bytes
-        declared = request.headers.get("content-length")
-        if declared and declared.isdigit() and int(declared) > cap:
-            metrics.deploys.labels("too_large").inc()
-            return _error(413, f"bundle of {int(declared)} bytes exceeds this agent's upload limit of {cap} bytes",
-                          kind="bundle", hint="start the agent with a larger --max-upload-mb")
-        part = core.store.new_upload_path()
-        size, complete = 0, False
-        try:
-            fd = os.open(part, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-            with os.fdopen(fd, "wb") as f:
-                async for chunk in request.stream():
-                    size += len(chunk)
-                    if size > cap:
-                        metrics.deploys.labels("too_large").inc()
-                        return _error(413, f"bundle exceeds this agent's upload limit of {cap} bytes",
-                                      kind="bundle", hint="start the agent with a larger --max-upload-mb")
-                    f.write(chunk)
-            complete = True
-        except ClientDisconnect:
-            metrics.deploys.labels("interrupted").inc()
-            return _error(400, "upload interrupted")
-        finally:
-            if not complete:  # oversize, client gone, or cancelled: leave nothing behind
-                part.unlink(missing_ok=True)
-        try:
-            result = await run_in_threadpool(core.install_upload, part)
-        except StudioError as exc:
-            metrics.deploys.labels("rejected").inc()
-            return _studio_error(exc)
-        finally:
-            part.unlink(missing_ok=True)
-        metrics.deploys.labels("activated").inc()
-        return JSONResponse(result)
+        return await receive_upload(request, core, metrics)
 
     @app.get("/agent/trust")
     async def trust_list(request: Request) -> JSONResponse:

@@ -91,6 +91,12 @@ class BundleError(StudioError):
     kind = "bundle"
 
 
+class StorageError(StudioError):
+    """No room to write: a full disk, a quota, or a per-process file-size limit (ENOSPC, EDQUOT, EFBIG)."""
+
+    kind = "storage"
+
+
 class PluginError(StudioError):
     """A plugin failed to import or declared something invalid."""
 

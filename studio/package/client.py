@@ -8,7 +8,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from studio.core.errors import BundleError, ConnectionFailed, InputError, ModelError, StudioError
+from studio.core.errors import (
+    BundleError,
+    ConnectionFailed,
+    InputError,
+    ModelError,
+    StorageError,
+    StudioError,
+)
 from studio.core.jobs import JobState
 from studio.core.reports import Report
 
@@ -89,6 +96,10 @@ class AgentClient:
         except ValueError:
             body = {"error": r.text[:300]}
         msg = body.get("error", f"HTTP {r.status_code}")
+        if r.status_code == 507:  # Insufficient Storage: the message names the data folder and its room
+            raise StorageError(f"agent {self.url} cannot store the bundle: {msg}",
+                               offending=body.get("offending") or self.url, hint=body.get("hint"),
+                               details={"status": 507, **(body.get("details") or {})})
         cls: type[StudioError] = {400: InputError, 401: InputError, 403: InputError, 404: InputError, 409: InputError, 413: BundleError,
                                   422: ModelError if body.get("kind") == "model" else BundleError
                                   }.get(r.status_code, StudioError)

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import tarfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -26,13 +27,15 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def make_mlp(path: Path, scale: float = 1.0, pad_bytes: int = 0) -> Path:
-    """x[batch,16] -> relu(x @ W) [batch,8]; ``pad_bytes`` adds an unused initializer to make the file bigger."""
+def make_mlp(path: Path, scale: float = 1.0, pad_bytes: int = 0, zero_pad: bool = False) -> Path:
+    """x[batch,16] -> relu(x @ W) [batch,8]; ``pad_bytes`` adds an unused initializer to make the file bigger
+    (random, or zeros with ``zero_pad``: a bundle that compresses to almost nothing)."""
     w = numpy_helper.from_array((np.arange(16 * 8, dtype=np.float32).reshape(16, 8) / 100.0) * scale, "W")
     inits = [w]
     if pad_bytes:
-        inits.append(numpy_helper.from_array(np.random.default_rng(0).random(pad_bytes // 4, dtype=np.float32),
-                                             "pad"))
+        pad = np.zeros(pad_bytes // 4, np.float32) if zero_pad else \
+            np.random.default_rng(0).random(pad_bytes // 4, dtype=np.float32)
+        inits.append(numpy_helper.from_array(pad, "pad"))
     g = helper.make_graph([helper.make_node("MatMul", ["x", "W"], ["y"]), helper.make_node("Relu", ["y"], ["out"])],
                           "mlp", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 16])],
                           [helper.make_tensor_value_info("out", TensorProto.FLOAT, ["batch", 8])], inits)
@@ -115,12 +118,13 @@ class AgentProcess:
     def __init__(self, data: Path, trust: Path, token_file: Path, *, max_upload_mb: float | None = None,
                  mdns: bool = False, extra: list[str] | None = None, log: Path | None = None,
                  command: list[str] | None = None, env: dict[str, str] | None = None,
-                 cwd: Path | None = None) -> None:
+                 cwd: Path | None = None, preexec: Callable[[], None] | None = None) -> None:
         """``command`` replaces ``python -m studio.agent.cli`` (e.g. an installed venv's ``studio-agent``),
-        ``env`` the inherited environment, ``cwd`` the working folder."""
+        ``env`` the inherited environment, ``cwd`` the working folder, ``preexec`` runs in the child before
+        the agent starts (e.g. to set a resource limit)."""
         self.data, self.trust, self.token_file = data, trust, token_file
         self.command = command or [sys.executable, "-m", "studio.agent.cli"]
-        self.env, self.cwd = env, cwd
+        self.env, self.cwd, self.preexec = env, cwd, preexec
         self.port = free_port()
         self.max_upload_mb, self.mdns, self.extra = max_upload_mb, mdns, extra or []
         self.log = log or data.parent / f"agent-{self.port}.log"
@@ -142,7 +146,8 @@ class AgentProcess:
         cmd += self.extra
         env = {**(os.environ if self.env is None else self.env), "PYTHONUNBUFFERED": "1"}
         self._logf = open(self.log, "ab")
-        self.proc = subprocess.Popen(cmd, stdout=self._logf, stderr=subprocess.STDOUT, env=env, cwd=self.cwd)
+        self.proc = subprocess.Popen(cmd, stdout=self._logf, stderr=subprocess.STDOUT, env=env, cwd=self.cwd,
+                                     preexec_fn=self.preexec)
         import httpx
 
         deadline = time.monotonic() + timeout
