@@ -30,10 +30,10 @@ import re
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
 from typing import Any
 
+from studio.core.entry_points import EntryPoint, entry_points
 from studio.core.errors import PluginError
 
 GROUP = "studio.plugins"
@@ -359,9 +359,9 @@ def _items(kind: str, raw: Any) -> dict[str, dict[str, Any]]:
     return out
 
 
-def _from_entry_point(ep: EntryPoint) -> Plugin:
+def _from_entry_point(ep: EntryPoint | Any) -> Plugin:
     dist = getattr(ep, "dist", None)
-    dname = str(dist.metadata["Name"]) if dist is not None else ""
+    dname = str(dist.name) if dist is not None else ""
     base = {"entry_point": f"{ep.name} = {ep.value}", "distribution": dname,
             "version": str(dist.version) if dist is not None else "",
             "builtin": dname.lower().replace("_", "-") == BUILTIN_DIST}

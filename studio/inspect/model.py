@@ -156,14 +156,18 @@ def analyse_structure(path: Path, model: Any, *, shapes: dict[str, list[int]] | 
             lm.shape_inference_error = f"{type(exc).__name__}: {str(exc)[:300]}"
             inferred = model
     lm.graphs = list(iter_graphs(inferred.graph))
+    tensors = lm.tensors
     for sub_path, g, _owner in lm.graphs:
-        for vi in list(g.input) + list(g.output) + list(g.value_info):
-            if not isinstance(vi.name, str):
+        for vi in (*g.input, *g.output, *g.value_info):
+            name = vi.name
+            if type(name) is not str:
                 raise ModelError("model holds tensor names that are not valid UTF-8 text", offending=str(path),
                                  hint="the file is corrupt; re-export it")
             info = _dims(vi.type)
-            if info is not None and (vi.name not in lm.tensors or lm.tensors[vi.name].shape is None):
-                lm.tensors[vi.name] = info
+            if info is not None:
+                old = tensors.get(name)
+                if old is None or old.shape is None:
+                    tensors[name] = info
         for t in g.initializer:
             if not isinstance(t.name, str):
                 raise ModelError("model holds initializer names that are not valid UTF-8 text",
