@@ -312,7 +312,9 @@ def builtin_dir() -> Path:
 
 @functools.lru_cache(maxsize=64)
 def _cached(path: str, mtime: float) -> TargetProfile:
-    return load_profile_file(path)
+    from studio.inspect.profile_cache import cached_profile_file
+
+    return cached_profile_file(path, load_profile_file)
 
 
 def _load_cached(path: Path) -> TargetProfile:

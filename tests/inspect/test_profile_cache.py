@@ -56,3 +56,33 @@ def test_key_follows_the_builds(tmp_path: Path) -> None:
     k1 = build_key(("onnx",), str(mod))
     os.utime(mod, ns=(1, 1))
     assert build_key(("onnx",), str(mod)) != k1  # a changed module is a new key
+
+
+LIST = """
+import json, sys
+from pathlib import Path
+from studio.inspect.profiles import list_targets
+p = next(p for p in list_targets([Path(sys.argv[1])]) if p.id == "my-npu")
+print(json.dumps({"name": p.name, "yaml": "yaml" in sys.modules}))
+"""
+
+
+def test_an_edited_profile_file_is_read_again(tmp_path: Path) -> None:
+    src = Path(__file__).resolve().parents[2] / "studio" / "resources" / "targets" / "hailo-8.yaml"
+    folder = tmp_path / "targets"
+    folder.mkdir()
+    prof = folder / "my-npu.yaml"
+    prof.write_text(src.read_text().replace("id: hailo-8", "id: my-npu").replace("name: ", "name: First ", 1))
+    env = {**os.environ, "STUDIO_CACHE_DIR": str(tmp_path / "cache")}
+
+    def listed() -> dict:
+        out = subprocess.run([sys.executable, "-c", LIST, str(folder)], capture_output=True, text=True, check=True,
+                             env=env)
+        return json.loads(out.stdout.strip().splitlines()[-1])
+
+    first = listed()
+    assert first["name"].startswith("First ") and first["yaml"]
+    again = listed()
+    assert again["name"] == first["name"] and not again["yaml"]  # from the cache, no YAML parsing
+    prof.write_text(prof.read_text().replace("name: First ", "name: Second "))
+    assert listed()["name"].startswith("Second ")  # the edit is seen at once
