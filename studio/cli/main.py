@@ -132,10 +132,12 @@ def run_plugin_command(c: Contribution, argv: Sequence[str], debug: bool = False
 
 def guarded(fn, debug: bool = False) -> int:  # type: ignore[no-untyped-def]
     """Run ``fn``; print StudioErrors without a traceback (unless --debug) and return an exit code."""
+    from studio.cli.notices import studio_warnings_to_stderr
     from studio.core.errors import StudioError
 
     try:
-        rc = fn()
+        with studio_warnings_to_stderr():  # old spellings: `warning: ...` once each
+            rc = fn()
         return int(rc or 0)
     except StudioError as exc:
         if debug:

@@ -125,6 +125,12 @@ class JobCancelled(StudioError):
         super().__init__(message, **kw)
 
 
+class StudioDeprecationWarning(DeprecationWarning):
+    """An old spelling the studio still accepts (``--shape NAME:1,64``); the message says what to write instead.
+
+    The CLI prints each one once to stderr as ``warning: ...`` (studio.cli.notices); the GUI shows it in place."""
+
+
 @dataclass
 class Problem:
     """One finding shown in the Problems list; clicking it opens ``page`` at ``location``."""
