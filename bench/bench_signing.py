@@ -71,9 +71,10 @@ def main() -> int:
     import onnx
     from onnx import TensorProto, helper, numpy_helper
 
+    from studio.edge.trust import load_trusted_keys
+    from studio.edge.verify import verify_bundle
     from studio.package.bundle import build_bundle, sign_directory
-    from studio.package.keys import KeyStore, load_trusted_keys
-    from studio.package.verify import verify_bundle
+    from studio.package.keys import KeyStore
 
     tmp = Path(tempfile.mkdtemp(prefix="bench-sign-", dir=args.dir))
     try:

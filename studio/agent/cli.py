@@ -102,8 +102,8 @@ def _serve(args: argparse.Namespace) -> int:
     from studio.agent.metrics import AgentMetrics
     from studio.agent.server import create_app
     from studio.core.errors import InputError
-    from studio.package.boards import detect_board
-    from studio.package.keys import load_trusted_keys
+    from studio.edge.trust import load_trusted_keys
+    from studio.package.boards import detect_board  # the board registry (see test_import_contracts)
 
     logging.basicConfig(level=getattr(logging, args.log_level.upper()),
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")

@@ -21,10 +21,10 @@ from studio.agent.statistics import StatisticsRegistry
 from studio.agent.store import BundleStore
 from studio.agent.trust import PushedKey, TrustStore
 from studio.core.errors import InputError, StudioError
-from studio.package.boards import board_accepts
-from studio.package.keys import TrustedKeys
-from studio.package.manifest import Manifest
-from studio.package.verify import extract_verified
+from studio.edge.manifest import Manifest
+from studio.edge.trust import TrustedKeys
+from studio.edge.verify import extract_verified
+from studio.package.boards import board_accepts  # the board registry, the agent's one studio.package use
 
 log = logging.getLogger("studio.agent")
 RETIRE_AFTER_S = 30.0  # a replaced version's runtime (e.g. the rknn simulator process) stops this long after

@@ -10,7 +10,7 @@ import socket
 import threading
 from typing import Any
 
-SERVICE_TYPE = "_studio-agent._tcp.local."
+from studio.edge.discovery import SERVICE_TYPE
 
 
 def _addresses(host: str) -> list[str]:

@@ -23,9 +23,10 @@ from tritonclient.grpc import service_pb2_grpc as pb_grpc
 
 from studio import __version__
 from studio.agent.core import AgentCore
-from studio.agent.kserve import KSERVE_TO_NP, ProtocolError, _deserialize_bytes, _serialize_bytes, datatype_of
+from studio.agent.kserve import ProtocolError, _deserialize_bytes, _serialize_bytes, datatype_of
 from studio.agent.metrics import AgentMetrics
 from studio.agent.statistics import StatisticsError, timed_infer
+from studio.edge.tensors import KSERVE_TO_NP
 
 log = logging.getLogger("studio.agent.grpc")
 

@@ -1,9 +1,9 @@
 """Raw-input preprocessors built from a bundle's processor files: text, image and audio to model tensors.
 
 A bundle declares its raw inputs in ``runtime.json`` (``models[i].raw_inputs``, written by ``studio package``
-from the tokenizer / processor files it carries, see :func:`declare_raw_inputs`). Each raw input is a KServe
-v2 BYTES tensor of shape ``[batch]``: UTF-8 text, encoded image files (PNG, JPEG, ...), or WAV files; in the
-JSON form images and audio are base64 strings. Preprocessing reproduces the HF processor (CLIP-style
+from the tokenizer / processor files it carries, see :func:`studio.edge.raw_inputs.declare_raw_inputs`). Each
+raw input is a KServe v2 BYTES tensor of shape ``[batch]``: UTF-8 text, encoded image files (PNG, JPEG, ...),
+or WAV files; in the JSON form images and audio are base64 strings. Preprocessing reproduces the HF processor (CLIP-style
 resize of the shortest edge, centre crop, rescale, normalise; tokenizer padding to the longest; Whisper's
 log-mel spectrogram) with PIL, numpy and ``tokenizers`` only: no torch or transformers on the board.
 """
@@ -22,69 +22,15 @@ from typing import Any
 import numpy as np
 
 from studio.core.errors import BundleError
-from studio.core.processor_files import PROCESSOR_FILES, processor_section
+from studio.core.processor_files import PROCESSOR_FILES
+from studio.edge.raw_inputs import TOKENIZER_FILE, is_whisper_features
+from studio.edge.raw_inputs import processor_config as _processor_config
 
-TOKENIZER_FILE = "tokenizer.json"
-TEXT_TENSORS = ("input_ids", "attention_mask", "token_type_ids")
-IMAGE_TENSORS = ("pixel_values",)
-AUDIO_TENSORS = ("input_values", "input_features", "audio", "waveform")
 _IMAGE_MAGIC = (b"\x89PNG", b"\xff\xd8\xff", b"GIF8", b"BM", b"RIFF", b"II*\x00", b"MM\x00*")
 
 
 class RawInputError(ValueError):
     """A raw input that cannot be decoded (HTTP 400)."""
-
-
-def _processor_config(files: dict[str, Path], section: str) -> dict[str, Any]:
-    """The image / audio processor's settings from the bundle's processor file (either transformers layout)."""
-    for name in PROCESSOR_FILES:
-        p = files.get(name)
-        if p is None:
-            continue
-        try:
-            d = json.loads(p.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            raise BundleError(f"{name} is unreadable: {exc}", offending=str(p),
-                              hint="re-export the model so its processor files are complete") from exc
-        found = processor_section(d, section, name)
-        if found or name == "preprocessor_config.json":
-            return found
-    return {}
-
-
-def declare_raw_inputs(model_inputs: list[dict[str, Any]], folder: Path, prefix: str = "") -> list[dict[str, Any]]:
-    """Raw inputs a model can accept given the processor files in ``folder`` (used by ``studio package``).
-
-    ``model_inputs``: the model's tensor inputs (``name``/``datatype``/``shape``); ``prefix``: the folder's
-    path inside the bundle (``model``). Returns entries like ``{"name": "text", "kind": "text",
-    "produces": ["input_ids", "attention_mask"], "files": ["model/tokenizer.json", ...]}``.
-    """
-    pre = prefix.rstrip("/") + "/" if prefix else ""
-    names = {i["name"] for i in model_inputs}
-    out: list[dict[str, Any]] = []
-    text = [n for n in TEXT_TENSORS if n in names]
-    if "input_ids" in names and (folder / TOKENIZER_FILE).is_file():
-        cfg = [TOKENIZER_FILE] + [f for f in ("tokenizer_config.json",) if (folder / f).is_file()]
-        out.append({"name": "text", "kind": "text", "datatype": "BYTES", "produces": text,
-                    "files": [pre + f for f in cfg]})
-    procs = [f for f in PROCESSOR_FILES if (folder / f).is_file()]
-    files = {f: folder / f for f in procs}
-    if "pixel_values" in names and procs:
-        if _processor_config(files, "image_processor"):
-            out.append({"name": "image", "kind": "image", "datatype": "BYTES", "produces": ["pixel_values"],
-                        "files": [pre + f for f in procs]})
-    audio = [n for n in AUDIO_TENSORS if n in names]
-    fe = _processor_config(files, "feature_extractor") if audio and procs else {}
-    if audio and fe.get("sampling_rate"):
-        spec = next(i for i in model_inputs if i["name"] == audio[0])
-        rank = len(spec.get("shape", []))
-        entry = {"name": "audio", "kind": "audio", "datatype": "BYTES", "produces": [audio[0]],
-                 "files": [pre + f for f in procs]}
-        if rank == 2:  # raw waveform [batch, samples]
-            out.append(entry)
-        elif rank == 3 and audio[0] == "input_features" and is_whisper_features(fe):
-            out.append({**entry, "features": "whisper-log-mel"})  # [batch, n_mels, frames], see LogMelFeatures
-    return out
 
 
 def _maybe_base64(raw: bytes, magics: tuple[bytes, ...]) -> bytes:
@@ -210,11 +156,6 @@ def resample_linear(x: np.ndarray, src_rate: int, dst_rate: int) -> np.ndarray:
     n = max(1, int(round(x.shape[-1] * dst_rate / src_rate)))
     t = np.arange(n, dtype=np.float64) * (src_rate / dst_rate)
     return np.interp(t, np.arange(x.shape[-1], dtype=np.float64), x.astype(np.float64)).astype(np.float32)
-
-
-def is_whisper_features(cfg: dict[str, Any]) -> bool:
-    """Whether a feature-extractor config describes Whisper's log-mel front-end."""
-    return cfg.get("feature_extractor_type") == "WhisperFeatureExtractor"
 
 
 def _hz_to_mel_slaney(f: np.ndarray) -> np.ndarray:

@@ -1,7 +1,7 @@
 """Loading a verified bundle version into ONNX Runtime sessions, and the warm-up that gates activation.
 
 This is the ONNX Runtime link of "verification at load": :func:`load_deployment` re-verifies the version
-folder (signature + every digest) with :func:`studio.package.verify.verify_directory` before any session is
+folder (signature + every digest) with :func:`studio.edge.verify.verify_directory` before any session is
 created, so a file changed on disk after installation is never loaded.
 """
 
@@ -15,11 +15,11 @@ from typing import Any
 
 import numpy as np
 
-from studio.agent.kserve import KSERVE_TO_NP, ORT_TO_KSERVE
 from studio.core.errors import BundleError, ModelError
-from studio.package.keys import TrustedKeys
-from studio.package.manifest import Manifest
-from studio.package.verify import verify_directory
+from studio.edge.manifest import Manifest
+from studio.edge.tensors import KSERVE_TO_NP, ORT_TO_KSERVE
+from studio.edge.trust import TrustedKeys
+from studio.edge.verify import verify_directory
 
 
 @dataclass

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from studio.core.atomic import write_text_atomic
 from studio.core.errors import InputError
-from studio.package.keys import TrustedKeys, encode_public, key_id, parse_public_keys
+from studio.edge.trust import TrustedKeys, key_id, parse_public_keys, public_key_line
 
 _LABEL_RE = re.compile(r"[^A-Za-z0-9._-]+")
 
@@ -71,6 +71,6 @@ class TrustStore:
         kid = key_id(raw)
         new = raw not in self.trusted
         self.folder.mkdir(parents=True, exist_ok=True)
-        write_text_atomic(self.folder / f"{kid}.pub", f"ed25519 {encode_public(raw)} {label}\n")
+        write_text_atomic(self.folder / f"{kid}.pub", public_key_line(raw, label) + "\n")
         self.trusted.add(raw)
         return PushedKey(kid, label, new)

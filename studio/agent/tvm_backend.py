@@ -26,14 +26,14 @@ from typing import Any
 
 import numpy as np
 
-from studio.agent.kserve import dtype_to_kserve
 from studio.agent.runtime import RuntimeMissing, ServedModel, TensorSpec
 from studio.agent.verified_files import copy_verified as _copy_verified
 from studio.agent.verified_files import read_compiled_meta
 from studio.agent.verified_files import read_verified as _read_verified
 from studio.compile.runner import flatten_vm_output
 from studio.core.errors import ModelError
-from studio.package.manifest import Manifest
+from studio.edge.manifest import Manifest
+from studio.edge.tensors import dtype_to_kserve
 
 RUNTIME = "tvm"
 PLATFORM = "tvm_relax"

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from studio.core.errors import BundleError
-from studio.package.manifest import HASH_CHUNK, Manifest
+from studio.edge.manifest import HASH_CHUNK, Manifest
 
 
 def manifest_entry(manifest: Manifest, rel: str) -> Any:

@@ -98,7 +98,8 @@ def run(args: argparse.Namespace) -> int:
 def key_line_for(spec: str, keys_dir: Path | None = None) -> str:
     """A key name in the key store, a .pub file, or a key line itself -> one ``ed25519 <base64> NAME`` line."""
     from studio.core.errors import InputError
-    from studio.package.keys import KeyStore, encode_public, parse_public_keys
+    from studio.edge.trust import encode_public, parse_public_keys
+    from studio.package.keys import KeyStore
 
     store = KeyStore(keys_dir)
     if store.public_path(spec).is_file():

@@ -14,8 +14,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from studio.package.keys import load_trusted_keys
-    from studio.package.verify import verify_bundle
+    from studio.edge.trust import load_trusted_keys
+    from studio.edge.verify import verify_bundle
 
     rep = verify_bundle(args.bundle, load_trusted_keys(*args.trust))
     print(rep.to_json() if args.json else rep.render())

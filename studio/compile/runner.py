@@ -73,7 +73,7 @@ def find_manifest(folder: Path) -> Path | None:
 def verify_before_load(folder: Path, trusted_keys: Any) -> str:
     """Verify the bundle signature covering ``folder`` when there is one. Returns what was done.
 
-    Calls ``studio.package.verify.verify_directory(bundle_dir, trusted)`` (the packaging code); ``trusted_keys``
+    Calls ``studio.edge.verify.verify_directory(bundle_dir, trusted)`` (the bundle format's check); ``trusted_keys``
     is a TrustedKeys, one key spec (key file, folder of .pub files) or a list of specs (raw 32-byte keys...).
     Fails closed with BundleError when the manifest exists but cannot be verified.
     """
@@ -86,7 +86,7 @@ def verify_before_load(folder: Path, trusted_keys: Any) -> str:
                           hint="pass trusted_keys (a key file, a folder of .pub files or raw keys); only folders "
                                "you built yourself may be loaded with verify_signature=False")
     try:
-        from studio.package.verify import verify_directory
+        from studio.edge.verify import verify_directory
     except ImportError as exc:
         raise BundleError(f"{manifest} is a signed bundle manifest, but the verifier is not available",
                           offending=str(manifest),
@@ -94,7 +94,7 @@ def verify_before_load(folder: Path, trusted_keys: Any) -> str:
                                "for a folder you built yourself") from exc
     try:
         if isinstance(trusted_keys, (list, tuple)):  # several specs: raw keys, key files, folders of .pub
-            from studio.package.keys import load_trusted_keys
+            from studio.edge.trust import load_trusted_keys
 
             trusted_keys = load_trusted_keys(*trusted_keys)
         verify_directory(manifest.parent, trusted_keys)

@@ -30,14 +30,11 @@ from pathlib import Path
 from typing import Any
 
 from studio import __version__
-from studio.agent.preprocess import declare_raw_inputs
 from studio.core.atomic import atomic_path
 from studio.core.errors import BundleError, InputError, TargetError
 from studio.core.jobs import JobState
 from studio.core.reports import Report
-from studio.package.boards import BoardProfile, load_board
-from studio.package.keys import KeyStore, encode_public, key_id
-from studio.package.manifest import (
+from studio.edge.manifest import (
     HASH_CHUNK,
     MANIFEST_NAME,
     NAME_RE,
@@ -48,6 +45,11 @@ from studio.package.manifest import (
     sha256_file,
     signature_doc,
 )
+from studio.edge.raw_inputs import declare_raw_inputs
+from studio.edge.tensors import onnx_elem_to_kserve
+from studio.edge.trust import encode_public, key_id
+from studio.package.boards import BoardProfile, load_board
+from studio.package.keys import KeyStore
 
 RUNTIME_NAME = "runtime.json"
 COMPAT_NAME = "compat-report.json"
@@ -196,8 +198,6 @@ def collect_source(src: Path) -> _Source:
 
 def _io_of(path: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     import onnx
-
-    from studio.agent.kserve import onnx_elem_to_kserve
 
     try:
         g = onnx.load(str(path), load_external_data=False).graph
@@ -440,7 +440,7 @@ def sign_directory(directory: Path | str, signing_key: Any, *, name: str, versio
                    target: str = "", exclude: tuple[str, ...] = ()) -> Manifest:
     """Write ``manifest.json`` + ``manifest.sig`` into a folder (Triton model version, compiled artifact).
 
-    :func:`studio.package.verify.verify_directory` checks such a folder before anything in it is loaded;
+    :func:`studio.edge.verify.verify_directory` checks such a folder before anything in it is loaded;
     ``exclude`` lists globs (relative paths) left out of the manifest, to be passed as its ``allow_extra``.
     """
     import fnmatch

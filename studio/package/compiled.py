@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from studio.core.errors import InputError, TargetError
+from studio.edge.tensors import dtype_to_kserve
 
 COMPILED_PREFIX = "compiled"
 META_FILE = "compiled.json"
@@ -201,15 +202,9 @@ def check_arch(src: CompiledSource, board_id: str, board_arch: str, force: bool,
                            f"(an llvm build targets this host), then package that folder; or --force")
 
 
-def _kserve_type(dtype: str) -> str:
-    from studio.agent.kserve import dtype_to_kserve
-
-    return dtype_to_kserve(dtype)
-
-
 def io_specs(src: CompiledSource) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """KServe-style input/output specs from compiled.json (outputs: shapes from the parity run when known)."""
-    inputs = [{"name": i["name"], "datatype": _kserve_type(i.get("dtype", "float32")), "shape": list(i["shape"])}
+    inputs = [{"name": i["name"], "datatype": dtype_to_kserve(i.get("dtype", "float32")), "shape": list(i["shape"])}
               for i in src.meta.get("inputs", [])]
     specs = {o.get("name"): o for o in src.meta.get("output_specs") or []}
     parity = {o.get("output"): o for o in (src.report.get("parity") or {}).get("outputs") or []}
@@ -217,7 +212,7 @@ def io_specs(src: CompiledSource) -> tuple[list[dict[str, Any]], list[dict[str, 
     for name in src.meta.get("outputs", []):
         s = specs.get(name) or {}
         shape = s.get("shape") or (parity.get(name) or {}).get("shape") or []
-        outputs.append({"name": name, "datatype": _kserve_type(s["dtype"]) if s.get("dtype") else "UNKNOWN",
+        outputs.append({"name": name, "datatype": dtype_to_kserve(s["dtype"]) if s.get("dtype") else "UNKNOWN",
                         "shape": list(shape)})
     return inputs, outputs
 

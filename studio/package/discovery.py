@@ -7,7 +7,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-SERVICE_TYPE = "_studio-agent._tcp.local."
+from studio.edge.discovery import SERVICE_TYPE
 
 
 @dataclass

@@ -260,7 +260,7 @@ def _install_trust(model_dir: Path, cfg: Any, opts: BuildOptions) -> None:
     The default ``trusted_keys/`` sits in the repository; a server operator can point the
     ``studio_trusted_keys`` parameter at a folder outside the repository instead.
     """
-    from studio.package.keys import load_trusted_keys, public_key_line
+    from studio.edge.trust import load_trusted_keys, public_key_line
 
     trusted = load_trusted_keys(*opts.trust)
     folder = model_dir / TRUST_DIR

@@ -13,9 +13,9 @@ from conftest import needs_tvm
 
 from studio.cli.main import main
 from studio.core.errors import TargetError
+from studio.edge.manifest import Manifest
 from studio.package.bundle import build_bundle
 from studio.package.keys import KeyStore
-from studio.package.manifest import Manifest
 from tests.edge.helpers import PASSPHRASE, read_members
 
 pytestmark = needs_tvm

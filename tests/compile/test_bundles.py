@@ -16,9 +16,10 @@ from conftest import needs_tvm
 
 from studio.cli.main import main
 from studio.core.errors import BundleError, StudioError, TargetError
+from studio.edge.trust import load_trusted_keys
+from studio.edge.verify import extract_verified, verify_bundle
 from studio.package.bundle import build_bundle
-from studio.package.keys import KeyStore, load_trusted_keys
-from studio.package.verify import extract_verified, verify_bundle
+from studio.package.keys import KeyStore
 from tests.edge.helpers import PASSPHRASE, AgentProcess, read_members, reg, tree_snapshot, write_members
 
 pytestmark = needs_tvm
@@ -140,7 +141,7 @@ def test_agent_backend_checks_the_bytes_it_loads(env, tvm_bundles, tmp_path: Pat
     """Swapped after verify_directory, before load: load_tvm_model hashes the copy it loads and refuses."""
     from studio.agent.runtime import load_deployment
     from studio.agent.tvm_backend import load_tvm_model
-    from studio.package.verify import verify_directory
+    from studio.edge.verify import verify_directory
 
     dest = tmp_path / "x"
     trusted = load_trusted_keys(env["trust"])

@@ -15,14 +15,9 @@ import httpx
 import numpy as np
 import pytest
 
-from studio.agent.preprocess import (
-    AudioPreprocessor,
-    LogMelFeatures,
-    build_preprocessors,
-    declare_raw_inputs,
-    slaney_mel_filters,
-)
+from studio.agent.preprocess import AudioPreprocessor, LogMelFeatures, build_preprocessors, slaney_mel_filters
 from studio.core.errors import BundleError
+from studio.edge.raw_inputs import declare_raw_inputs
 
 pytestmark = pytest.mark.export
 

@@ -12,11 +12,12 @@ from pathlib import Path
 import pytest
 
 from studio.core.errors import BundleError, InputError, TargetError
+from studio.edge.manifest import Manifest
+from studio.edge.trust import load_trusted_keys
+from studio.edge.verify import extract_verified, verify_bundle, verify_directory
 from studio.package.boards import BOARD_IDS, board_accepts, list_boards, load_board
 from studio.package.bundle import build_bundle, sign_directory
-from studio.package.keys import KeyStore, load_trusted_keys
-from studio.package.manifest import Manifest
-from studio.package.verify import extract_verified, verify_bundle, verify_directory
+from studio.package.keys import KeyStore
 from tests.edge.helpers import PASSPHRASE, make_einsum, make_mlp, read_members, reg, write_members
 
 INSPECTOR_TARGETS = {"tensorrt", "openvino", "qnn-htp", "ascend-310p", "rk3588", "tvm-relax", "ort-cpu", "hailo-8",

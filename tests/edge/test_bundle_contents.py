@@ -15,8 +15,8 @@ import pytest
 
 from studio.cli.main import main
 from studio.core.errors import InputError, TargetError
+from studio.edge.manifest import Manifest
 from studio.package.bundle import build_bundle
-from studio.package.manifest import Manifest
 from tests.edge.helpers import make_mlp, read_members
 
 EM = {"x86_64": 62, "aarch64": 183}

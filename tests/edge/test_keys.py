@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from studio.core.errors import InputError
-from studio.package.keys import KeyStore, load_trusted_keys
+from studio.edge.trust import load_trusted_keys
+from studio.package.keys import KeyStore
 from tests.edge.helpers import PASSPHRASE, make_mlp
 
 

@@ -9,9 +9,10 @@ import pytest
 from PySide6.QtCore import Qt
 
 from studio.core.workspace import Workspace
+from studio.edge.trust import load_trusted_keys
 from studio.gui.pages.packaging_page import PackagingPage
 from studio.package.bundle import build_bundle
-from studio.package.keys import KeyStore, load_trusted_keys
+from studio.package.keys import KeyStore
 from tests.edge.helpers import make_mlp, read_members, write_members
 
 pytestmark = pytest.mark.gui

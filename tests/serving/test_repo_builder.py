@@ -219,7 +219,7 @@ def test_cli_signs_versions_and_installs_trust(mlp_file: Path, tmp_path: Path,
     cfg = tc.load_config(repo / "m" / "config.pbtxt")
     assert cfg.parameters["studio_verify"].string_value == "manifest"
     assert check_repo(repo).ok
-    from studio.package.verify import verify_directory
+    from studio.edge.verify import verify_directory
 
     verify_directory(version, repo / "m" / "trusted_keys", allow_extra=["__pycache__/*"])
     capsys.readouterr()

@@ -27,11 +27,11 @@ from typing import Any
 
 import numpy as np
 
-from studio.agent.kserve import dtype_to_kserve
 from studio.agent.runtime import RuntimeMissing, ServedModel, TensorSpec
 from studio.agent.verified_files import copy_verified, read_compiled_meta
 from studio.core.errors import BundleError, ModelError
-from studio.package.manifest import Manifest
+from studio.edge.manifest import Manifest
+from studio.edge.tensors import dtype_to_kserve
 from studio_rknn import env as envmod
 from studio_rknn.manifest import PLATFORMS
 

@@ -348,9 +348,10 @@ class PackagingPage(Page):
     def build(self) -> None:
         import time
 
+        from studio.edge.trust import load_trusted_keys
+        from studio.edge.verify import verify_bundle
         from studio.package.bundle import build_bundle, collect_source
-        from studio.package.keys import KeyStore, load_trusted_keys
-        from studio.package.verify import verify_bundle
+        from studio.package.keys import KeyStore
 
         self.error.clear_error()
         src = self.source_edit.text().strip()

@@ -30,7 +30,8 @@ from studio.gui.file_dialogs import start_dir
 
 def studio_trust() -> Any:
     """The public keys this studio holds (its own signing keys): what an existing bundle is checked against."""
-    from studio.package.keys import KeyStore, TrustedKeys, load_trusted_keys
+    from studio.edge.trust import TrustedKeys, load_trusted_keys
+    from studio.package.keys import KeyStore
 
     store = KeyStore()
     pubs = [store.public_path(n) for n in store.names() if store.public_path(n).is_file()]
@@ -39,7 +40,7 @@ def studio_trust() -> Any:
 
 def verify_existing(bundle: Path, job: Any = None) -> Any:
     """Verify a bundle picked from disk against the studio's keys; a BundleError names what is wrong."""
-    from studio.package.verify import verify_bundle
+    from studio.edge.verify import verify_bundle
 
     trust = studio_trust()
     if not trust.ids():
@@ -56,7 +57,7 @@ def fill_files_table(table: Any, bundle: Path | None) -> None:
     from PySide6.QtCore import Qt
     from PySide6.QtWidgets import QTableWidgetItem
 
-    from studio.package.manifest import Manifest
+    from studio.edge.manifest import Manifest
 
     table.setRowCount(0)
     if bundle is None:

@@ -23,10 +23,10 @@ def _extend_sys_path():
 
 
 def _verify_signature(cfg, model_dir, version_dir):
-    """Refuse to load a version whose files do not match its signed manifest (studio.package format)."""
+    """Refuse to load a version whose files do not match its signed manifest (studio.edge bundle format)."""
     if _param(cfg, "studio_verify", "") != "manifest":
         return
-    from studio.package.verify import verify_directory
+    from studio.edge.verify import verify_directory
 
     trust = _param(cfg, "studio_trusted_keys", "trusted_keys")
     trust = trust if os.path.isabs(trust) else os.path.join(model_dir, trust)

@@ -1,0 +1,7 @@
+"""What the studio and its edge agents agree on, below both of them.
+
+``studio.package`` (build, sign, deploy: the studio side) and ``studio.agent`` (the daemon on the board) both
+import this package and neither imports the other: the signed bundle format and its verification
+(``manifest``, ``trust``, ``verify``), the tensor datatypes and raw inputs ``runtime.json`` declares
+(``tensors``, ``raw_inputs``) and the mDNS service name (``discovery``). No Qt, no torch: it runs on boards.
+"""
