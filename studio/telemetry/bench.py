@@ -128,39 +128,58 @@ class SampleStore:
             return [s for s in self._items if s.series == series and start <= s.t <= end and s.available]
 
 
+def _is_triton_text(text: str) -> bool:
+    """Triton's metrics are the nv_* families (a model named conv_net must not make an agent look like one)."""
+    return any(line.startswith(("nv_", "# HELP nv_", "# TYPE nv_")) for line in text.splitlines())
+
+
+def _metrics_collector(cfg: LoadConfig, metrics_url: str | None, auto: bool,
+                       kind: str | None) -> Collector | None:
+    """The server's Prometheus collector: Triton's or the agent's, by ``kind`` or by what the endpoint says."""
+    if not metrics_url and not auto:
+        return None
+    url = metrics_url or f"{Endpoint.parse(cfg.url).url}/metrics"
+    url = url if url.rstrip("/").endswith("/metrics") else url.rstrip("/") + "/metrics"
+    text: str | None = None
+    if kind not in ("triton", "agent"):
+        try:
+            text = http_get_text(url, timeout=2.0)
+        except Exception:  # noqa: BLE001 - a given URL is then shown "unreachable" by the collector itself
+            text = None
+    if not metrics_url and kind != "agent" and text is None:
+        return None  # nothing at URL/metrics: Triton keeps its metrics on another port (8002)
+    if kind == "agent" or (kind is None and text is not None and not _is_triton_text(text)):
+        return AgentMetricsCollector(url, target=cfg.target)
+    return TritonMetricsCollector(url, cfg.model, cfg.target)
+
+
 def default_collectors(cfg: LoadConfig, metrics_url: str | None = None, server_pid: int | None = None,
-                       auto: bool = True) -> list[Collector]:
-    """Collectors for a target: Triton metrics (given or found at URL/metrics), agent metrics, statistics,
-    and for a server on this machine psutil and NVML."""
+                       auto: bool = True, kind: str | None = None) -> list[Collector]:
+    """Collectors for a target, one source per series, the server's own view first.
+
+    Metrics: Triton's Prometheus endpoint (given, or found at URL/metrics) or the agent's /metrics (``kind``:
+    "triton" or "agent", as Devices knows it; else told apart by the text). Statistics (Triton's, the agent's)
+    when there is no Triton metrics endpoint. Memory and CPU: Triton's nv_cpu_* (the host it runs on) or the
+    agent's own process_* series; psutil watches a local server's process (``server_pid``, else the process
+    listening on the URL's port), never the studio's, and the host's memory only when no server metrics report
+    it; the agent reports its own process, so it gets no psutil collector. NVML for a local server whose
+    metrics carry no GPU series (Triton exports nv_gpu_* itself)."""
     ep = Endpoint.parse(cfg.url)
     tgt = cfg.target
-    out: list[Collector] = []
-    if metrics_url:
-        text = ""
-        try:
-            text = http_get_text(metrics_url if metrics_url.endswith("/metrics") else metrics_url.rstrip("/") + "/metrics",
-                                 timeout=2.0)
-        except Exception:  # noqa: BLE001 - shown as "not available" by the collector itself
-            pass
-        out.append(TritonMetricsCollector(metrics_url, cfg.model, tgt) if "nv_" in text or not text
-                   else AgentMetricsCollector(metrics_url, target=tgt))
-    elif auto:
-        try:
-            text = http_get_text(f"{ep.url}/metrics", timeout=2.0)
-            out.append(TritonMetricsCollector(f"{ep.url}/metrics", cfg.model, tgt) if "nv_inference" in text
-                       else AgentMetricsCollector(ep.url, target=tgt))
-        except Exception:  # noqa: BLE001 - no /metrics on the inference port (Triton keeps it on 8002)
-            pass
-    if auto and fetch_stats(ep, cfg.model, timeout=2.0) is not None:
+    metrics = _metrics_collector(cfg, metrics_url, auto, kind)
+    out: list[Collector] = [metrics] if metrics is not None else []
+    triton_metrics = isinstance(metrics, TritonMetricsCollector)
+    if auto and not triton_metrics and fetch_stats(ep, cfg.model, timeout=2.0) is not None:
         out.append(TritonStatsCollector(cfg.url, cfg.model, tgt))
     local = ep.host in ("127.0.0.1", "localhost", "::1")
-    if server_pid:
-        out.append(ProcessCollector(server_pid, tgt))
-    elif local and auto:  # the process listening on the URL's port, never this one
-        pid = listening_pid(ep.port)
-        out.append(ProcessCollector(pid, tgt, why_no_pid="" if pid else
-                                    f"no process found listening on port {ep.port} (pass --server-pid)"))
-    if local and auto:
+    if not isinstance(metrics, AgentMetricsCollector):
+        if server_pid:
+            out.append(ProcessCollector(server_pid, tgt, host=not triton_metrics))
+        elif local and auto:  # the process listening on the URL's port, never this one
+            pid = listening_pid(ep.port)
+            out.append(ProcessCollector(pid, tgt, host=not triton_metrics, why_no_pid="" if pid else
+                                        f"no process found listening on port {ep.port} (pass --server-pid)"))
+    if local and auto and not triton_metrics:
         out.append(NvmlCollector(tgt))
     return out
 

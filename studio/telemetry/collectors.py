@@ -1,7 +1,11 @@
 """Collectors: poll a source and turn it into Samples that name that source.
 
 A series the source cannot provide comes back as a Sample with ``value=None`` and a note saying why (no GPU
-in Triton's metrics, pynvml not installed, the agent exports no power), so nothing shows a false zero.
+in Triton's metrics, nvidia-ml-py not installed, the agent exports no power), so nothing shows a false zero.
+
+Where a server's memory and CPU come from: its own metrics first (Triton's ``nv_cpu_*``: the host it runs on;
+the agent's ``studio_agent_process_*`` / ``process_*``: its own process), psutil only for a local server's pid,
+never the studio's own process. ``studio.telemetry.bench.default_collectors`` picks one source per series.
 """
 
 from __future__ import annotations
@@ -174,8 +178,10 @@ class AgentMetricsCollector(Collector):
         S.MEM_USED: ("studio_agent_system_memory_bytes{kind=used}", "studio_agent_memory_used_bytes"),
         S.MEM_TOTAL: ("studio_agent_system_memory_bytes{kind=total}", "studio_agent_memory_total_bytes"),
         S.PROC_RSS: ("studio_agent_process_resident_memory_bytes", "process_resident_memory_bytes"),
+        S.PROC_CPU: ("studio_agent_process_cpu_percent",),  # else the rate of process_cpu_seconds_total
         S.CPU_PCT: ("studio_agent_system_cpu_percent", "studio_agent_cpu_percent"),
     }
+    CPU_SECONDS = "process_cpu_seconds_total"  # prometheus_client's process collector (100 = one core)
 
     def __init__(self, url: str, names: dict[str, tuple[str, ...]] | None = None, target: str = "") -> None:
         super().__init__(target)
@@ -221,6 +227,14 @@ class AgentMetricsCollector(Collector):
         found: dict[str, float] = {}
         for series, candidates in self.names.items():
             val = next((v for v in (self._lookup(metrics, n) for n in candidates) if v is not None), None)
+            if val is None and series == S.PROC_CPU:
+                secs = metric_sum(metrics, self.CPU_SECONDS)
+                if secs is not None:
+                    rate = self._rates.rate("process_cpu", t, secs)
+                    if rate is not None:
+                        found[series] = 100.0 * rate
+                        out.append(self._s(t, series, 100.0 * rate))
+                    continue  # the first poll is the counter's baseline
             if val is None:
                 out.append(self._na(t, series, f"agent exports none of {', '.join(candidates)}"))
             else:
@@ -257,12 +271,18 @@ def listening_pid(port: int) -> int | None:
 class ProcessCollector(Collector):
     """The server's process (a local tritonserver or agent, by pid) and the host's memory, via psutil.
 
-    Never this process: the studio's own memory is not the server's. Without a pid only the host's memory is
-    reported, and the process series say why they are not available."""
+    Never this process: the studio's own memory is not the server's (a pid equal to ours is refused). Without a
+    pid only the host's memory is reported, and the process series say why they are not available.
+    ``host=False`` leaves the host's memory to the server's own metrics (Triton's nv_cpu_memory_*)."""
 
-    def __init__(self, pid: int | None = None, target: str = "", why_no_pid: str = "") -> None:
+    def __init__(self, pid: int | None = None, target: str = "", why_no_pid: str = "", host: bool = True) -> None:
         super().__init__(target)
+        import os
+
+        if pid and pid == os.getpid():
+            pid, why_no_pid = None, "that pid is the studio itself, not the server"
         self.pid = pid
+        self.host = host
         self.source = f"psutil pid {pid}" if pid else "psutil (host)"
         self._proc: Any = None
         self._psutil: Any = None
@@ -281,32 +301,35 @@ class ProcessCollector(Collector):
 
     def collect(self) -> list[Sample]:
         t = time.time()
-        series = (S.PROC_RSS, S.PROC_CPU, S.MEM_USED, S.MEM_TOTAL, S.MEM_PCT)
+        series = (S.PROC_RSS, S.PROC_CPU) + ((S.MEM_USED, S.MEM_TOTAL, S.MEM_PCT) if self.host else ())
         if self._psutil is None:
             return [self._na(t, s, self._err) for s in series]
         if self._proc is None:  # the host only
-            vm = self._psutil.virtual_memory()
-            used = vm.total - vm.available
-            return [self._na(t, S.PROC_RSS, self._err), self._na(t, S.PROC_CPU, self._err),
-                    self._s(t, S.MEM_USED, used), self._s(t, S.MEM_TOTAL, vm.total),
-                    self._s(t, S.MEM_PCT, 100.0 * used / vm.total)]
+            return [self._na(t, S.PROC_RSS, self._err), self._na(t, S.PROC_CPU, self._err), *self._host(t)]
         try:
             with self._proc.oneshot():
                 rss = self._proc.memory_info().rss
                 cpu = self._proc.cpu_percent(None)
-            vm = self._psutil.virtual_memory()
         except Exception as exc:  # noqa: BLE001 - the process ended
             return [self._na(t, s, f"process {self.pid} gone: {type(exc).__name__}") for s in series]
+        return [self._s(t, S.PROC_RSS, rss), self._s(t, S.PROC_CPU, cpu), *self._host(t)]
+
+    def _host(self, t: float) -> list[Sample]:
+        if not self.host:
+            return []
+        vm = self._psutil.virtual_memory()
         used = vm.total - vm.available
-        return [self._s(t, S.PROC_RSS, rss), self._s(t, S.PROC_CPU, cpu), self._s(t, S.MEM_USED, used),
-                self._s(t, S.MEM_TOTAL, vm.total), self._s(t, S.MEM_PCT, 100.0 * used / vm.total)]
+        return [self._s(t, S.MEM_USED, used), self._s(t, S.MEM_TOTAL, vm.total),
+                self._s(t, S.MEM_PCT, 100.0 * used / vm.total)]
 
 
 class NvmlCollector(Collector):
-    """Local GPUs through NVML (pynvml). Absent library or no GPU gives "not available", never zero."""
+    """Local GPUs through NVML (the ``pynvml`` module of nvidia-ml-py, the ``gpu`` extra). A missing library,
+    driver or GPU gives "not available" with the reason, never zero."""
 
     source = "nvml"
     SERIES = (S.GPU_MEM_USED, S.GPU_MEM_TOTAL, S.GPU_MEM_PCT, S.GPU_POWER, S.GPU_UTIL)
+    NOT_INSTALLED = "nvidia-ml-py not installed (pip install 'deployment-studio[gpu]')"
 
     def __init__(self, target: str = "") -> None:
         super().__init__(target)
@@ -314,15 +337,16 @@ class NvmlCollector(Collector):
         self._handles: list[Any] = []
         try:
             import pynvml
-
+        except ImportError:
+            self.reason = self.NOT_INSTALLED
+            return
+        try:
             pynvml.nvmlInit()
             self._handles = [pynvml.nvmlDeviceGetHandleByIndex(i) for i in range(pynvml.nvmlDeviceGetCount())]
             self._nvml = pynvml
-            self.reason = "" if self._handles else "NVML sees no GPU"
-        except ImportError:
-            self.reason = "pynvml not installed"
-        except Exception as exc:  # noqa: BLE001 - NVMLError: no driver
-            self.reason = f"NVML unavailable: {exc}"
+            self.reason = "" if self._handles else "no NVIDIA GPU (NVML sees none)"
+        except Exception as exc:  # noqa: BLE001 - NVMLError: no libnvidia-ml, no driver loaded
+            self.reason = f"no NVIDIA GPU/driver (NVML: {exc})"
 
     @property
     def available(self) -> bool:
@@ -333,17 +357,30 @@ class NvmlCollector(Collector):
         if not self.available:
             return [self._na(t, s, self.reason) for s in self.SERIES]
         n = self._nvml
-        used = total = power = 0.0
+        used = total = 0.0
+        powers: list[float] = []
         utils: list[float] = []
+        why = {S.GPU_POWER: "", S.GPU_UTIL: ""}
         for h in self._handles:
             mem = n.nvmlDeviceGetMemoryInfo(h)
             used += mem.used
             total += mem.total
-            power += n.nvmlDeviceGetPowerUsage(h) / 1000.0
-            utils.append(float(n.nvmlDeviceGetUtilizationRates(h).gpu))
-        return [self._s(t, S.GPU_MEM_USED, used), self._s(t, S.GPU_MEM_TOTAL, total),
-                self._s(t, S.GPU_MEM_PCT, 100.0 * used / total if total else None),
-                self._s(t, S.GPU_POWER, power), self._s(t, S.GPU_UTIL, sum(utils) / len(utils))]
+            try:  # some boards and MIG slices do not report power or utilisation (NVMLError_NotSupported)
+                powers.append(n.nvmlDeviceGetPowerUsage(h) / 1000.0)
+            except n.NVMLError as exc:
+                why[S.GPU_POWER] = f"NVML: {exc}"
+            try:
+                utils.append(float(n.nvmlDeviceGetUtilizationRates(h).gpu))
+            except n.NVMLError as exc:
+                why[S.GPU_UTIL] = f"NVML: {exc}"
+        out = [self._s(t, S.GPU_MEM_USED, used), self._s(t, S.GPU_MEM_TOTAL, total),
+               self._s(t, S.GPU_MEM_PCT, 100.0 * used / total) if total
+               else self._na(t, S.GPU_MEM_PCT, "NVML reports no GPU memory")]
+        out.append(self._na(t, S.GPU_POWER, why[S.GPU_POWER]) if why[S.GPU_POWER] or not powers
+                   else self._s(t, S.GPU_POWER, sum(powers)))
+        out.append(self._na(t, S.GPU_UTIL, why[S.GPU_UTIL]) if why[S.GPU_UTIL] or not utils
+                   else self._s(t, S.GPU_UTIL, sum(utils) / len(utils)))
+        return out
 
 
 class CollectorPoller:

@@ -21,7 +21,8 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(3600)]
 
 # extra -> (pulls torch, pulls Qt), as the README's Extras table says
 TABLE = {"core": (False, False), "export": (True, False), "optimize": (False, False), "gui": (False, True),
-         "triton": (False, False), "agent": (False, False), "telemetry": (False, False), "compile": (False, False)}
+         "triton": (False, False), "agent": (False, False), "telemetry": (False, False), "compile": (False, False),
+         "gpu": (False, False)}
 
 
 def _pulls(venv: WheelVenv) -> tuple[bool, bool]:
@@ -129,6 +130,16 @@ def test_compile_a_tiny_model(venv_for, outside: Path) -> None:  # type: ignore[
     rep = json.loads(out.stdout)
     assert rep["status"] == "succeeded" and rep["parity"]["status"] == "passed", rep.get("diagnosis")
     assert (outside / "tvm" / "compiled.json").is_file()
+
+
+def test_gpu_nvml_says_why_it_is_not_available(venv_for, outside: Path) -> None:  # type: ignore[no-untyped-def]
+    gpu, core = venv_for("gpu"), venv_for("core")
+    code = "from studio.telemetry.collectors import NvmlCollector as N; c = N(); print(c.available, c.reason)"
+    assert core.run_python(code, cwd=outside).stdout.strip() == \
+        "False nvidia-ml-py not installed (pip install 'deployment-studio[gpu]')"
+    got = gpu.run_python(code, cwd=outside).stdout.strip()
+    # nvidia-ml-py loads; without a GPU and driver NVML's own error is the reason (with one: available)
+    assert got.startswith("True") or got.startswith("False no NVIDIA GPU"), got
 
 
 def test_all_and_dev_are_the_project_venv() -> None:

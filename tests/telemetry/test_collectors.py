@@ -87,12 +87,52 @@ def test_unreachable_source_is_not_available() -> None:
 
 
 def test_nvml_absent_or_present_never_zero_when_absent() -> None:
+    import importlib.util
+
     c = NvmlCollector()
     got = c.collect()
     if not c.available:
         assert all(s.value is None and s.note.startswith("not available") for s in got)
-    else:  # a machine with a GPU and pynvml
+        if importlib.util.find_spec("pynvml") is None:
+            assert c.reason == "nvidia-ml-py not installed (pip install 'deployment-studio[gpu]')"
+        else:  # nvidia-ml-py (make test installs it) on a machine without a GPU: NVML's own error, named
+            assert c.reason.startswith("no NVIDIA GPU"), c.reason
+            assert all(s.note == f"not available: {c.reason}" for s in got)
+    else:  # a machine with a GPU and nvidia-ml-py
         assert by_series(got)[S.GPU_MEM_TOTAL].value > 0
+
+
+def test_nvml_without_the_library_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    monkeypatch.setitem(sys.modules, "pynvml", None)  # the import fails as it does without nvidia-ml-py
+    c = NvmlCollector()
+    assert not c.available and c.reason == "nvidia-ml-py not installed (pip install 'deployment-studio[gpu]')"
+    assert by_series(c.collect())[S.GPU_POWER].note.endswith("pip install 'deployment-studio[gpu]')")
+
+
+def test_agent_process_cpu_from_its_own_metrics() -> None:
+    c = AgentMetricsCollector("http://board:8080")
+    s = by_series(c.parse(parse_prometheus_text("studio_agent_process_cpu_percent 42.5\n"
+                                                "studio_agent_process_resident_memory_bytes 2e6\n"), 1.0))
+    assert s[S.PROC_CPU].value == 42.5 and s[S.PROC_RSS].value == 2e6
+    assert s[S.PROC_CPU].source == "agent-metrics http://board:8080/metrics"
+    # prometheus_client's own process collector: CPU from the counter's rate (100 = one core)
+    c = AgentMetricsCollector("http://board:8080")
+    first = by_series(c.parse(parse_prometheus_text("process_cpu_seconds_total 10\n"
+                                                    "process_resident_memory_bytes 3e6\n"), 1.0))
+    assert S.PROC_CPU not in first and first[S.PROC_RSS].value == 3e6  # the counter's baseline
+    second = by_series(c.parse(parse_prometheus_text("process_cpu_seconds_total 11\n"), 3.0))
+    assert second[S.PROC_CPU].value == pytest.approx(50.0)
+
+
+def test_studio_pid_is_never_watched() -> None:
+    import os
+
+    c = ProcessCollector(pid=os.getpid())
+    assert c.pid is None
+    s = by_series(c.collect())
+    assert s[S.PROC_RSS].value is None and "studio itself" in s[S.PROC_RSS].note
 
 
 def test_process_collector_and_poller() -> None:

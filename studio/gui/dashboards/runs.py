@@ -98,15 +98,16 @@ class LoadRuns:
 
     def start(self, jobs: JobRunner, cfg: Any, sla: Any, record: Path | None, metrics: str | None,
               on_done: Callable[[Any], None], on_failed: Callable[[StudioError], None],
-              server_pid: int | None = None) -> JobHandle:
+              server_pid: int | None = None, kind: str | None = None) -> JobHandle:
         """One bench job against ``cfg.target``; its samples go to the store, its report to ``on_done``.
-        ``server_pid``: the server's process when the studio started it (its memory and CPU, not the GUI's)."""
+        ``metrics``, ``server_pid`` and ``kind`` are this target's own (targets.resolve): its metrics URL, its
+        process when the studio started it (its memory and CPU, never the GUI's), "triton" or "agent"."""
         from studio.telemetry.bench import default_collectors, run_bench
 
         store = self.store
 
         def work(job: Any) -> Any:
-            collectors = default_collectors(cfg, metrics, server_pid)
+            collectors = default_collectors(cfg, metrics, server_pid, kind=kind)
             return run_bench(cfg, job, sla=sla, collectors=collectors, sink=store.push, record=record)
 
         handle = jobs.start(f"dashboards:{cfg.target}", f"Load {cfg.target}", work,

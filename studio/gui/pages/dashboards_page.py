@@ -3,8 +3,9 @@ targets, driven by load runs started here, recorded to SQLite and replayable.
 
 Workers (load runs, replay) only push Samples into a locked SeriesStore of bounded ring buffers; a GUI-thread
 QTimer redraws what changed, decimated to a fixed point count, so redraw cost does not grow with run length.
-The plots live in studio.gui.dashboards.plots (PlotGrid), the runs and replay in studio.gui.dashboards.runs;
-this module holds the form, the targets, the sources table and the exports.
+The plots live in studio.gui.dashboards.plots (PlotGrid), the runs and replay in studio.gui.dashboards.runs,
+the targets (from Devices or typed) in studio.gui.dashboards.targets; this module holds the form, the sources
+table and the exports.
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-import pyqtgraph as pg
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -25,7 +25,6 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QLineEdit,
-    QListWidget,
     QPushButton,
     QSplitter,
     QTableWidget,
@@ -55,6 +54,17 @@ from studio.gui.dashboards.runs import (
     sla_spec,
     verdict_html,
 )
+from studio.gui.dashboards.targets import (
+    DeviceTargetPicker,
+    LoadTarget,
+    TargetList,
+    TargetSources,
+    connected_targets,
+    device_target,
+    resolve,
+    served_model,
+    typed_target,
+)
 from studio.gui.file_dialogs import start_dir
 from studio.gui.jobs_qt import JobRunner
 from studio.gui.page import Page
@@ -83,7 +93,8 @@ class DashboardsPage(Page):
         self.runs = LoadRuns(self.store)
         self.handles = self.runs.handles  # target -> its load job
         self.reports = self.runs.reports  # target -> its finished BenchReport
-        self.targets: list[tuple[str, str]] = []  # (url, model)
+        self.target_list = TargetList()
+        self.targets = self.target_list.items  # LoadTarget: a Devices entry by name, or a typed URL
         self.paused = False
         self.frames = 0
         self._build()
@@ -143,10 +154,17 @@ class DashboardsPage(Page):
         right.addRow("p99 budget", self.p99)
         form.addLayout(right, 2)
         root.addLayout(form)
+        picker_row = QHBoxLayout()
+        picker_row.addWidget(QLabel("Targets from Devices"))
+        self.device_picker = DeviceTargetPicker()
+        self.device_picker.sig_add.connect(self._add_device_target)
+        self.device_picker.sig_add_connected.connect(self._add_connected)
+        picker_row.addWidget(self.device_picker, 1)
+        root.addLayout(picker_row)
 
         bar = FlowLayout(spacing=6)
         self.add_btn = QPushButton("Add target")
-        self.add_btn.setToolTip("watch several targets side by side: each gets its own colour")
+        self.add_btn.setToolTip("add the URL and model above; several targets run side by side, one colour each")
         self.add_btn.clicked.connect(self._add_target_from_fields)
         self.start_btn = QPushButton("Start load")
         self.start_btn.clicked.connect(self.start_runs)
@@ -156,6 +174,7 @@ class DashboardsPage(Page):
         self.record_box = QCheckBox("Record to")
         self.record_edit = QLineEdit()
         self.record_edit.setPlaceholderText("run.sqlite")
+        self.record_edit.setMaximumWidth(120)  # the run bar stays one line at 1366 px with the docks open
         self.pause_btn = QPushButton("Pause")
         self.pause_btn.setCheckable(True)
         self.pause_btn.toggled.connect(self.set_paused)
@@ -168,14 +187,18 @@ class DashboardsPage(Page):
         self.png_btn.clicked.connect(self._choose_png)
         self.csv_btn = QPushButton("Export CSV…")
         self.csv_btn.clicked.connect(self._choose_csv)
-        for w in (self.add_btn, self.start_btn, self.stop_btn, self.record_box, self.record_edit, self.pause_btn,
+        for w in (self.start_btn, self.stop_btn, self.record_box, self.record_edit, self.pause_btn,
                   self.follow_btn, self.replay_btn, self.png_btn, self.csv_btn):
             bar.addWidget(w)
+        self.targets_list = self.target_list.widget
+        self.clear_btn = QPushButton("Clear targets")
+        self.clear_btn.clicked.connect(self.clear_targets)
+        row = QHBoxLayout()  # the targets: add the form's, see them, clear them
+        row.addWidget(self.add_btn, 0, Qt.AlignmentFlag.AlignTop)
+        row.addWidget(self.targets_list, 1)
+        row.addWidget(self.clear_btn, 0, Qt.AlignmentFlag.AlignTop)
+        root.addLayout(row)
         root.addLayout(bar)
-        self.targets_list = QListWidget()
-        self.targets_list.setMaximumHeight(48)
-        self.targets_list.setFlow(QListWidget.Flow.LeftToRight)
-        root.addWidget(self.targets_list)
 
         split = QSplitter(Qt.Orientation.Horizontal)
         self.grid = PlotGrid(self.store)
@@ -194,11 +217,11 @@ class DashboardsPage(Page):
         self.sources_table.setHorizontalHeaderLabels(["series", "latest", "source"])
         self.sources_table.verticalHeader().setVisible(False)
         self.sources_table.horizontalHeader().setStretchLastSection(True)
-        self.sources_table.setColumnWidth(0, 170)
-        self.sources_table.setColumnWidth(1, 90)
+        self.sources_table.setColumnWidth(0, 150)
+        self.sources_table.setColumnWidth(1, 80)
         sl.addWidget(self.sources_table, 1)
         split.addWidget(side)
-        split.setSizes([900, 380])
+        split.setSizes([600, 400])  # the sources column stays in view at 1366 px
         root.addWidget(split, 1)
 
     # -- what is on screen -------------------------------------------------------------------------
@@ -223,12 +246,23 @@ class DashboardsPage(Page):
     # -- targets -----------------------------------------------------------------------------------
     def context_changed(self) -> None:
         self._follow_device()
+        self._show_devices()
         if self.model_name and not self.model_edit.text():
             self.model_edit.setText(self.model_name)
+
+    def state_bound(self) -> None:
+        self._show_devices()
 
     def state_changed(self, topic: str, payload: object) -> None:
         if topic in ("selection", "workspace") or (topic == "device_state" and self._device_name() == payload):
             self._follow_device()
+        if topic in ("devices", "device_state", "workspace"):
+            self._show_devices()
+
+    def _show_devices(self) -> None:
+        """The devices choice and the targets' tooltips, from the shared state as it is now."""
+        self.device_picker.refresh(self.state)
+        self.target_list.refresh(self.state)
 
     def _device_name(self) -> str | None:
         d = self.state.selected_device
@@ -244,9 +278,8 @@ class DashboardsPage(Page):
         d = self.state.device(name) if name else None
         if d is None:
             return
-        served = self.state.device_state(d.name).models
         wanted = {self.url_edit: d.url, self.metrics_edit: self.state.metrics_url(d.name) or "",
-                  self.model_edit: (self.model_name if self.model_name in served else served[0]) if served else None}
+                  self.model_edit: served_model(self.state, d.name, self.model_name)}
         for edit, value in wanted.items():
             if value is None:
                 continue
@@ -257,25 +290,53 @@ class DashboardsPage(Page):
 
     def _add_target_from_fields(self) -> None:
         try:
-            self.add_target(self.url_edit.text().strip(), self.model_edit.text().strip())
+            self.add_target(self.url_edit.text().strip(), self.model_edit.text().strip(),
+                            self.metrics_edit.text().strip() or None)
         except StudioError as exc:
             self._problem(exc)
 
-    def add_target(self, url: str, model: str) -> None:
-        from studio.telemetry.kserve import Endpoint
+    def add_target(self, url: str, model: str, metrics_url: str | None = None) -> bool:
+        """A typed target; one at a device's URL with that device's metrics (or none typed) is that device's,
+        so its metrics URL and pid come from the state. True when added (not there yet)."""
+        return self._add(typed_target(self.state, url, model, metrics_url))
 
-        if not model:
-            raise InputError("no model name", offending="Model", hint="type the model's name on the server")
-        Endpoint.parse(url)
-        if (url, model) not in self.targets:
-            self.targets.append((url, model))
-            self.targets_list.addItem(f"{model} @ {url}")
-            item = self.targets_list.item(self.targets_list.count() - 1)
-            item.setForeground(pg.mkColor(TARGET_COLORS[(len(self.targets) - 1) % len(TARGET_COLORS)]))
+    def add_device_target(self, name: str) -> bool:
+        """The Devices entry ``name`` as a target: its URL, the model it serves (the current one if it serves
+        it), its metrics URL and local pid. InputError when it lists no model yet."""
+        return self._add(device_target(self.state, name, self.model_name))
+
+    def add_connected_targets(self) -> int:
+        """Every device Devices reports connected; returns how many were added."""
+        return sum(self._add(t) for t in connected_targets(self.state, self.model_name))
+
+    def clear_targets(self) -> None:
+        self.target_list.clear()
+
+    def target_sources(self) -> list[TargetSources]:
+        """What each target's run is given now: URL, model, kind, metrics URL, local server pid (from the state)."""
+        return [resolve(t, self.state) for t in self.targets]
+
+    def _add(self, target: LoadTarget) -> bool:
+        added = self.target_list.add(target, self.state)
+        if added:
+            self.sig_log.emit(f"dashboards: target {target.model} @ {target.device or target.url}")
+        return added
+
+    def _add_device_target(self, name: str) -> None:
+        try:
+            self.add_device_target(name)
+        except StudioError as exc:
+            self._problem(exc)
+
+    def _add_connected(self) -> None:
+        if not self.add_connected_targets() and not self.targets:
+            self._problem(InputError("no connected device serves a model", offending="Targets from Devices",
+                                     hint="connect a Triton server or agent on the Devices page"))
 
     # -- runs (studio.gui.dashboards.runs) ---------------------------------------------------------
-    def _config(self, url: str, model: str) -> Any:
-        return load_config(url, model, self.mode.currentText(), self.level_edit.text(), self.duration.value())
+    def _config(self, src: TargetSources) -> Any:
+        return load_config(src.url, src.model, self.mode.currentText(), self.level_edit.text(),
+                           self.duration.value())
 
     def _sla(self) -> Any:
         p95, p99 = self.p95.value() or None, self.p99.value() or None
@@ -286,9 +347,11 @@ class DashboardsPage(Page):
         """Start one load job per target (the fields' target when none was added)."""
         try:
             if not self.targets:
-                self.add_target(self.url_edit.text().strip(), self.model_edit.text().strip())
+                self.add_target(self.url_edit.text().strip(), self.model_edit.text().strip(),
+                                self.metrics_edit.text().strip() or None)
             sla = self._sla()
-            configs = [self._config(u, m) for u, m in self.targets]
+            sources = self.target_sources()
+            configs = [self._config(src) for src in sources]
         except StudioError as exc:
             self._problem(exc)
             return
@@ -297,12 +360,10 @@ class DashboardsPage(Page):
         self.grid.clear_curves()
         self.grid.t0 = time.time()
         record = self.record_edit.text().strip() if self.record_box.isChecked() else ""
-        metrics = self.metrics_edit.text().strip() or None
         assert self.jobs is not None
-        for cfg, path in zip(configs, record_paths(record, len(configs)), strict=True):
-            self.runs.start(self.jobs, cfg, sla, path, metrics if len(configs) == 1 else None,
-                            on_done=self.sig_window.emit, on_failed=self._run_failed,
-                            server_pid=self.state.server_pid(cfg.url))
+        for src, cfg, path in zip(sources, configs, record_paths(record, len(configs)), strict=True):
+            self.runs.start(self.jobs, cfg, sla, path, src.metrics_url, on_done=self.sig_window.emit,
+                            on_failed=self._run_failed, server_pid=src.server_pid, kind=src.kind)
             self.sig_log.emit(f"load run started on {cfg.target}")
         self.stop_btn.setEnabled(True)
         self.verdict_label.setText("running…")
