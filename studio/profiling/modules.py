@@ -49,6 +49,19 @@ def _scope_from_name(name: str) -> str | None:
     return ".".join(name.strip("/").split("/")[:-1])
 
 
+def node_scope(node: Any) -> str | None:
+    """One node's scope for grouping (dotted, wrapper prefix on): its name-scope metadata, else its name path
+    (``/a/b/Op`` from TorchScript, also ``a/b/op`` as other converters and hand-built graphs write them)."""
+    if len(node.metadata_props):
+        s = _scope_from_metadata(node)
+        if s:
+            return s
+    name = node.name
+    if "/" in name.strip("/"):
+        return ".".join(p for p in name.strip("/").split("/")[:-1] if p) or None
+    return None
+
+
 def raw_scopes(model: Any) -> tuple[dict[str, str], str]:
     """node key -> exporter scope (dotted, wrapper prefix still on), and where it came from."""
     from studio.profiling.ort import node_keys

@@ -60,7 +60,7 @@ def test_view_centres_selects_and_paints_every_level(qtbot) -> None:  # type: ig
     qtbot.addWidget(view)
     view.resize(900, 600)
     view.show()
-    view.set_graph(graph)
+    view.set_graph(graph, grouped=False)  # the flat layered view (groups: tests/gui/test_graph_groups.py)
     qtbot.waitUntil(lambda: view.ready, timeout=30_000)
     view.set_verdicts({"b3/relu": "unsupported", "b4/mul": "risky", "branch/then_branch/then_id": "unknown"})
     view.set_dynamic({"r3", "m3"})

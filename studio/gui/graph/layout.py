@@ -46,6 +46,7 @@ class LayoutResult:
     engine: str = "igraph"
     seconds: float = 0.0
     timings: dict[str, float] = field(default_factory=dict)
+    frames: list = field(default_factory=list)  # compound.Frame per open group (the flat layout has none)
 
     @property
     def bounds(self) -> tuple[float, float, float, float]:

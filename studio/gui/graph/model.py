@@ -11,7 +11,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-KIND_OP, KIND_INPUT, KIND_OUTPUT = "op", "input", "output"
+from studio.profiling.modules import node_scope
+
+KIND_OP, KIND_INPUT, KIND_OUTPUT, KIND_GROUP = "op", "input", "output", "group"
 _GRAPH, _GRAPHS = 5, 10  # onnx.AttributeProto.GRAPH / GRAPHS (enum lookups on the proto class are slow)
 
 
@@ -83,6 +85,7 @@ class GNode:
     outputs: list[str] = field(default_factory=list)
     attribute_protos: list[Any] = field(default_factory=list, repr=False)
     subgraph_nodes: list[str] = field(default_factory=list)  # names of nodes inside its If/Loop/Scan bodies
+    scope: str = ""  # exporter module scope (dotted) of an op; a group unit's path
 
     @property
     def attributes(self) -> dict[str, str]:
@@ -105,6 +108,8 @@ class GraphData:
     name: str = ""
     opset: dict[str, int] = field(default_factory=dict)
     nested_owner: dict[str, int] = field(default_factory=dict)  # nested node name -> top-level node index
+    base: GraphData | None = None  # the full graph this one shows with groups collapsed (hierarchy.visible_graph)
+    members: dict[int, list[int]] = field(default_factory=dict)  # group unit -> its base node indices
     _by_name: dict[str, int] = field(default_factory=dict, repr=False)
     _producer: dict[str, int] = field(default_factory=dict, repr=False)
     _consumers: dict[str, list[int]] = field(default_factory=dict, repr=False)
@@ -261,7 +266,7 @@ def graph_from_onnx(model: Any) -> GraphData:
         for nn in nested:
             nested_owner.setdefault(nn, idx)
         nodes.append(GNode(idx, name, n.op_type, n.domain or "ai.onnx", KIND_OP, list(n.input), list(n.output),
-                           attrs, nested))
+                           attrs, nested, node_scope(n) or ""))
         for o in n.output:
             if o:
                 producer[o] = idx

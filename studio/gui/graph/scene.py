@@ -13,19 +13,20 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from PySide6.QtCore import QPointF, QRectF, Qt
-from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPainterPath, QPen, QPolygonF
+from PySide6.QtGui import QBrush, QColor, QFontMetricsF, QPainter, QPainterPath, QPen, QPolygonF
 from PySide6.QtWidgets import QGraphicsItem, QGraphicsScene, QStyleOptionGraphicsItem, QWidget
 
 from studio.gui.graph import palette
+from studio.gui.graph.items import COLOURED, FrameItem, OverlayItem, OverviewItem, paint_group_node
 from studio.gui.graph.layout import LayoutResult
-from studio.gui.graph.model import KIND_OP, GraphData
+from studio.gui.graph.lod import LOD_BOXES, LOD_LABEL, LOD_NAME, LOD_OVERVIEW, LOD_SHAPES
+from studio.gui.graph.model import KIND_GROUP, KIND_OP, GraphData
+from studio.gui.graph.paint_kit import Theme
+
+__all__ = ["GraphScene", "GraphGeometry", "TileItem", "build_geometry", "LOD_BOXES", "LOD_LABEL", "LOD_NAME",
+           "LOD_OVERVIEW", "LOD_SHAPES"]
 
 TILE = 800.0
-LOD_BOXES = 0.38  # below: flat boxes, no text, no antialiasing
-LOD_LABEL = 0.38  # op type
-LOD_NAME = 0.85  # node name under the op type
-LOD_SHAPES = 1.25  # output shapes next to the edges
-LOD_OVERVIEW = 0.06  # below: groups of tiles paint as one item (fewer Python paint calls per frame)
 OVERVIEW_GROUP = 16
 
 
@@ -145,42 +146,21 @@ def build_geometry(graph: GraphData, layout: LayoutResult) -> GraphGeometry:
     return GraphGeometry(graph, layout, x0, y0, x1, y1, node_edges, tiles, seconds=time.perf_counter() - t0)
 
 
-class _Theme:
-    """QColor/QPen/QFont objects for one theme, made once (constructing them per paint is measurable)."""
-
-    def __init__(self, theme: str) -> None:
-        self.name = theme
-        vc = palette.verdict_colors(theme)
-        self.solid = [QColor(vc[v][0]) for v in palette.VERDICTS]
-        self.fill = [QColor(vc[v][1]) for v in palette.VERDICTS]
-        self.border = [QColor(vc[v][2]) for v in palette.VERDICTS]
-        self.heat = [QColor(c) for c in palette.heat_ramp(10)]
-        self.canvas = QColor(palette.CANVAS[theme][0])
-        self.edge = QColor(palette.EDGE[theme])
-        self.dynamic = QColor(palette.DYNAMIC[theme])
-        self.selection = QColor(palette.SELECTION[theme])
-        self.match = QColor(palette.MATCH[theme])
-        self.text, self.muted = (QColor(c) for c in palette.TEXT[theme])
-        self.on_dark, self.on_dark_muted = QColor("#ffffff"), QColor(255, 255, 255, 210)
-        self.io_fill, self.io_text = (QColor(c) for c in palette.IO_NODE[theme])
-        self.font_op = QFont()
-        self.font_op.setPointSizeF(9.5)
-        self.font_op.setBold(True)
-        self.font_small = QFont()
-        self.font_small.setPointSizeF(7.5)
-        self.fm_op = QFontMetricsF(self.font_op)
-        self.fm_small = QFontMetricsF(self.font_small)
-
-
 class GraphScene(QGraphicsScene):
     """Holds the geometry and the per-node colour state; tiles and the overlay read from it."""
 
-    def __init__(self, geometry: GraphGeometry, theme: str = "light", parent: object = None) -> None:
+    def __init__(self, geometry: GraphGeometry, theme: str = "light", parent: object = None,
+                 expansion: object = None) -> None:
         super().__init__(parent)
         self.geometry = geometry
         self.graph = geometry.graph
+        self.expansion = expansion  # studio.gui.graph.expansion.Expansion when the graph shows groups
+        self.rollups: dict[int, str] = {}  # collapsed group unit -> "12 unsupported · 4 risky · 58 nodes"
+        self.frame_rollups: dict[str, str] = {}  # open group path -> the same for its title bar
+        self.frame_worst: dict[str, int] = {}  # open group path -> palette.VERDICTS index of its worst node
+        self._base_verdicts: dict[int, str] = {}
         n = len(self.graph.nodes)
-        self.theme = _Theme(theme)
+        self.theme = Theme(theme)
         self.verdict_index = np.zeros(n, dtype=np.int8)  # palette.VERDICTS index per node
         self.heat: np.ndarray | None = None  # 0..1 per node, NaN where unmeasured; set -> heat colouring
         self.dynamic_tensors: set[str] = set()
@@ -202,37 +182,61 @@ class GraphScene(QGraphicsScene):
         self.overview_mode = False
         self.overlay = OverlayItem(self)
         self.addItem(self.overlay)
+        self.frames = [FrameItem(self, f) for f in geometry.layout.frames]
+        for item in self.frames:
+            self.addItem(item)
+        self._update_rollups()
 
     # ---- state -----------------------------------------------------------------------------------------
     def set_theme(self, theme: str) -> None:
-        self.theme = _Theme(theme)
+        self.theme = Theme(theme)
         self.setBackgroundBrush(QBrush(self.theme.canvas))
         self._text_cache.clear()
         self._refresh_tiles()
 
     def set_verdicts(self, verdicts: dict[str, str] | None) -> None:
-        """``verdicts``: node name -> supported|risky|unsupported|unknown; absent nodes are 'none'."""
+        """``verdicts``: node name -> supported|risky|unsupported|unknown; absent nodes are 'none'. A collapsed
+        group takes its worst node's colour and counts them; an open group's title bar counts them too."""
         idx = np.zeros(len(self.graph.nodes), dtype=np.int8)
+        base = self.graph.base
+        self._base_verdicts = {}
         for name, v in (verdicts or {}).items():
             i = self.graph.index_of(name)
             if i is not None:
-                # a nested node's verdict colours its owner; the worst one wins
+                # a nested node's (or a collapsed group's member's) verdict colours its owner; the worst wins
                 idx[i] = max(idx[i], palette.VERDICT_INDEX.get(str(v), 4), key=_severity)
+            b = base.index_of(name) if base is not None else None
+            if b is not None:
+                self._base_verdicts[b] = str(v)
         self.verdict_index = idx
+        self._update_rollups()
         self._refresh_tiles()
+
+    def _update_rollups(self) -> None:
+        """Counts per collapsed group unit and per open group frame, from the base nodes' verdicts."""
+        if self.expansion is None:
+            return
+        from studio.gui.graph.expansion import rollups_for
+
+        self.rollups, self.frame_rollups, worst = rollups_for(
+            self.expansion, self.graph, [f.frame.path for f in self.frames], self._base_verdicts,
+            self.dynamic_tensors)
+        self.frame_worst = {p: palette.VERDICT_INDEX.get(v, 0) if v else 0 for p, v in worst.items()}
+        self._text_cache.clear()
 
     def set_heat(self, values: dict[str, float] | None) -> None:
         """Colour by a per-node number (for example share of run time) instead of verdicts; None turns it off."""
         if not values:
             self.heat = None
         else:
+            # a collapsed group (or a node owning nested bodies) shows the sum of what it holds
             heat = np.full(len(self.graph.nodes), np.nan)
-            top = max((float(v) for v in values.values()), default=0.0) or 1.0
             for name, v in values.items():
                 i = self.graph.index_of(name)
                 if i is not None:
-                    heat[i] = max(0.0, float(v)) / top
-            self.heat = heat
+                    heat[i] = max(0.0, float(v)) + (0.0 if np.isnan(heat[i]) else heat[i])
+            top = float(np.nanmax(heat)) if not np.all(np.isnan(heat)) else 0.0
+            self.heat = heat / (top or 1.0)
         self._refresh_tiles()
 
     def set_dynamic(self, tensors: set[str] | None) -> None:
@@ -242,6 +246,7 @@ class GraphScene(QGraphicsScene):
                                      dtype=bool)
         self.dynamic_node = np.array([any(o in self.dynamic_tensors for o in n.outputs) for n in self.graph.nodes],
                                      dtype=bool)
+        self._update_rollups()
         self._refresh_tiles()
 
     def color_index(self, i: int) -> tuple[QColor, QColor, QColor]:
@@ -285,6 +290,8 @@ class GraphScene(QGraphicsScene):
             t.invalidate()
         for o in self.overviews:
             o.invalidate()
+        for f in self.frames:
+            f.update()
         self.overlay.update()
 
 
@@ -335,7 +342,7 @@ class TileItem(QGraphicsItem):
             keys: dict[int, int] = {}
             nodes = self.gs.graph.nodes
             for i in self.data.nodes:
-                key = self.gs.color_index(int(i))[0].rgba() if nodes[i].kind == KIND_OP else -1
+                key = self.gs.color_index(int(i))[0].rgba() if nodes[i].kind in COLOURED else -1
                 keys[key] = int(i)
                 by.setdefault(key, []).append(QRectF(g.x0[i], g.y0[i], g.x1[i] - g.x0[i], g.y1[i] - g.y0[i]))
             self._groups = [(keys[k], rects) for k, rects in by.items()]
@@ -358,7 +365,7 @@ class TileItem(QGraphicsItem):
             painter.setPen(Qt.PenStyle.NoPen)
             for rep, rects in self._color_groups():
                 kind = self.gs.graph.nodes[rep].kind
-                painter.setBrush(th.io_fill if kind != KIND_OP else self.gs.color_index(rep)[0])
+                painter.setBrush(th.io_fill if kind not in COLOURED else self.gs.color_index(rep)[0])
                 painter.drawRects(rects)
             return
 
@@ -386,6 +393,9 @@ class TileItem(QGraphicsItem):
             i = int(i)
             node = nodes[i]
             r = QRectF(g.x0[i], g.y0[i], g.x1[i] - g.x0[i], g.y1[i] - g.y0[i])
+            if node.kind == KIND_GROUP:
+                paint_group_node(painter, self.gs, i, r, lod)
+                continue
             if node.kind != KIND_OP:
                 self._paint_io(painter, i, r, lod)
                 continue
@@ -465,129 +475,3 @@ class TileItem(QGraphicsItem):
             text = th.fm_small.elidedText(text, Qt.TextElideMode.ElideMiddle, 150)
             painter.drawText(QRectF(x + 4, y - (0 if at_source else 12), 160, 12),
                              Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, text)
-
-
-class OverviewItem(QGraphicsItem):
-    """Several tiles drawn flat in one paint call (boxes per colour, edges as one path)."""
-
-    def __init__(self, tiles: list[TileItem]) -> None:
-        super().__init__()
-        self.members = tiles
-        self.gs = tiles[0].gs
-        r = QRectF()
-        for t in tiles:
-            r = r.united(t.boundingRect())
-        self._rect = r
-        self._cache: tuple[QPainterPath, QPainterPath, list[tuple[QBrush, list[QRectF]]]] | None = None
-
-    def boundingRect(self) -> QRectF:
-        return self._rect
-
-    def invalidate(self) -> None:
-        self._cache = None
-        self.update()
-
-    def _content(self) -> tuple[QPainterPath, QPainterPath, list[tuple[QBrush, list[QRectF]]]]:
-        if self._cache is None:
-            plain, dyn = QPainterPath(), QPainterPath()
-            groups: dict[int, tuple[QBrush, list[QRectF]]] = {}
-            th = self.gs.theme
-            for t in self.members:
-                p, d, _arrows, stubs = t._edge_paths()
-                plain.addPath(p)
-                plain.addPath(stubs)
-                dyn.addPath(d)
-                for rep, rects in t._color_groups():
-                    is_op = self.gs.graph.nodes[rep].kind == KIND_OP
-                    color = self.gs.color_index(rep)[0] if is_op else th.io_fill
-                    key = color.rgba() if is_op else -1
-                    groups.setdefault(key, (QBrush(color), []))[1].extend(rects)
-            self._cache = (plain, dyn, list(groups.values()))
-        return self._cache
-
-    def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None) -> None:
-        th = self.gs.theme
-        plain, dyn, groups = self._content()
-        painter.setRenderHint(QPainter.RenderHint.Antialiasing, False)
-        painter.setBrush(Qt.BrushStyle.NoBrush)
-        painter.setPen(QPen(th.edge, 0))
-        painter.drawPath(plain)
-        if not dyn.isEmpty():
-            painter.setPen(QPen(th.dynamic, 0))
-            painter.drawPath(dyn)
-        painter.setPen(Qt.PenStyle.NoPen)
-        for brush, rects in groups:
-            painter.setBrush(brush)
-            painter.drawRects(rects)
-
-
-class OverlayItem(QGraphicsItem):
-    """Selection ring, the selected node's edges, and search matches, above the tiles."""
-
-    def __init__(self, scene: GraphScene) -> None:
-        super().__init__()
-        self.gs = scene
-        self.selected: int | None = None
-        self.matches = np.zeros(0, dtype=np.int64)
-        self._rect = QRectF()
-        self.setZValue(10)
-        self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemUsesExtendedStyleOption, True)
-
-    def boundingRect(self) -> QRectF:
-        return self._rect
-
-    def set_state(self, selected: int | None, matches: list[int] | None = None) -> None:
-        self.prepareGeometryChange()
-        self.selected = selected
-        if matches is not None:
-            self.matches = np.asarray(matches, dtype=np.int64)
-        g = self.gs.geometry
-        r = QRectF()
-        idx = list(self.matches)
-        if selected is not None:
-            idx.append(selected)
-            for k in g.node_edges[selected]:
-                r = r.united(g.edge_path(k).controlPointRect())
-        if idx:
-            a = np.asarray(idx)
-            r = r.united(QRectF(float(g.x0[a].min()), float(g.y0[a].min()),
-                                float(g.x1[a].max() - g.x0[a].min()), float(g.y1[a].max() - g.y0[a].min())))
-        self._rect = r.adjusted(-12, -12, 12, 12) if not r.isNull() else QRectF()
-        self.update()
-
-    def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None) -> None:
-        g = self.gs.geometry
-        th = self.gs.theme
-        lod = option.levelOfDetailFromTransform(painter.worldTransform())
-        painter.setRenderHint(QPainter.RenderHint.Antialiasing, lod >= LOD_BOXES)
-        ex = option.exposedRect
-        if len(self.matches):
-            m = self.matches
-            m = m[(g.x1[m] >= ex.left()) & (g.x0[m] <= ex.right()) & (g.y1[m] >= ex.top())
-                  & (g.y0[m] <= ex.bottom())]
-            pad = 4 if lod >= LOD_BOXES else 3 / max(lod, 1e-6)
-            pen = QPen(th.match, 3.5 if lod >= LOD_BOXES else 0)
-            if lod < LOD_BOXES:
-                pen.setWidthF(3)
-                pen.setCosmetic(True)
-            painter.setPen(pen)
-            painter.setBrush(Qt.BrushStyle.NoBrush)
-            for i in m:
-                painter.drawRoundedRect(g.rect_of(int(i)).adjusted(-pad, -pad, pad, pad), 7, 7)
-        if self.selected is not None:
-            i = self.selected
-            pen = QPen(th.selection, 2.6)
-            if lod < LOD_BOXES:
-                pen = QPen(th.selection, 2)
-                pen.setCosmetic(True)
-            painter.setPen(pen)
-            painter.setBrush(Qt.BrushStyle.NoBrush)
-            for k in g.node_edges[i]:
-                painter.drawPath(g.edge_path(k))
-            ring = QPen(th.selection, 3.2)
-            if lod < LOD_BOXES:
-                ring = QPen(th.selection, 4)
-                ring.setCosmetic(True)
-            painter.setPen(ring)
-            pad = 3 if lod >= LOD_BOXES else 4 / max(lod, 1e-6)
-            painter.drawRoundedRect(g.rect_of(i).adjusted(-pad, -pad, pad, pad), 7, 7)

@@ -18,9 +18,12 @@ from PySide6.QtGui import QColor, QFont, QHelpEvent, QKeyEvent, QMouseEvent, QPa
 from PySide6.QtWidgets import QFrame, QGraphicsScene, QGraphicsView, QToolTip, QWidget
 
 from studio.gui.graph import palette
+from studio.gui.graph.expansion import Expansion, wants_hierarchy
 from studio.gui.graph.layout import compute_layout
-from studio.gui.graph.model import KIND_OP, GraphData
-from studio.gui.graph.scene import LOD_NAME, LOD_OVERVIEW, GraphGeometry, GraphScene, build_geometry
+from studio.gui.graph.lod import LOD_NAME, LOD_OVERVIEW
+from studio.gui.graph.model import KIND_GROUP, KIND_OP, GraphData
+from studio.gui.graph.scene import GraphGeometry, GraphScene, build_geometry
+from studio.gui.graph.view_groups import GroupsMixin
 
 MIN_SCALE, MAX_SCALE = 0.0004, 4.0
 
@@ -31,33 +34,45 @@ class LayoutWorker(QThread):
     sig_ready = Signal(int, object)  # generation, GraphGeometry
     sig_failed = Signal(int, str)
 
-    def __init__(self, generation: int, graph: GraphData, parent: QWidget | None = None) -> None:
+    def __init__(self, generation: int, graph: GraphData, parent: QWidget | None = None,
+                 expansion: Expansion | None = None) -> None:
         super().__init__(parent)
         self.generation = generation
         self.graph = graph
+        self.expansion = expansion
+        self.expanded = expansion.snapshot() if expansion is not None else None
 
     def run(self) -> None:
         try:
-            layout = compute_layout(self.graph)
-            geometry = build_geometry(self.graph, layout)
+            if self.expansion is not None:  # groups: the visible units, each open group laid out in its box
+                vis = self.expansion.visible(self.expanded)
+                geometry = build_geometry(vis.graph, self.expansion.layout(vis))
+            else:
+                geometry = build_geometry(self.graph, compute_layout(self.graph))
         except Exception as exc:  # a layout bug must not take the window down; the view shows the message
             self.sig_failed.emit(self.generation, f"{type(exc).__name__}: {exc}")
         else:
             self.sig_ready.emit(self.generation, geometry)
 
 
-class GraphView(QGraphicsView):
+class GraphView(GroupsMixin, QGraphicsView):
     sig_node_selected = Signal(str)  # node name chosen by the user ("" when cleared)
     sig_node_activated = Signal(str)  # double click
     sig_layout_ready = Signal(object)  # GraphGeometry
     sig_layout_failed = Signal(str)
+    sig_group_selected = Signal(str)  # a collapsed group's path
+    sig_expansion_changed = Signal()  # groups opened or closed (a new layout is on its way)
 
     def __init__(self, parent: QWidget | None = None, theme: str | None = None) -> None:
         super().__init__(parent)
         self._theme = theme or _current_theme()
         self.setScene(QGraphicsScene(self))
         self.gscene: GraphScene | None = None
-        self.graph: GraphData | None = None
+        self.graph: GraphData | None = None  # what is drawn: the base graph, or its visible units with groups
+        self.base_graph: GraphData | None = None
+        self.expansion: Expansion | None = None
+        self._focus: tuple[str, str] | None = None  # ("node", name) | ("group", path) to show after a relayout
+        self._match_names: list[str] = []
         self._generation = 0
         self._workers: list[LayoutWorker] = []
         self._message = "Open an ONNX model to see its graph"
@@ -82,11 +97,15 @@ class GraphView(QGraphicsView):
         self.setBackgroundBrush(QColor(palette.CANVAS[self._theme][0]))
 
     # ---- loading ---------------------------------------------------------------------------------------
-    def set_graph(self, graph: GraphData | None) -> None:
-        """Lay ``graph`` out in a worker; the view shows a message until ``sig_layout_ready``."""
+    def set_graph(self, graph: GraphData | None, grouped: bool | None = None) -> None:
+        """Lay ``graph`` out in a worker; the view shows a message until ``sig_layout_ready``. ``grouped``:
+        show module groups (None: for models above hierarchy.FLAT_LIMIT nodes), else one flat layered graph."""
         self._generation += 1
-        self.graph = graph
-        self._selected, self._matches, self._match_pos = None, [], -1
+        self.graph = self.base_graph = graph
+        on = wants_hierarchy(graph) if grouped is None and graph is not None else bool(grouped)
+        self.expansion = Expansion.of(graph) if graph is not None and on else None
+        self._focus = None
+        self._selected, self._matches, self._match_pos, self._match_names = None, [], -1, []
         old = self.scene()
         self.gscene = None
         self.setScene(QGraphicsScene(self))
@@ -98,7 +117,18 @@ class GraphView(QGraphicsView):
             return
         self._message = f"Laying out {len(graph.nodes):,} nodes…"
         self.viewport().update()
-        worker = LayoutWorker(self._generation, graph, self)
+        self._start_worker(graph)
+
+    def _relayout(self, focus: tuple[str, str] | None) -> None:
+        """Lay the visible graph out again after groups opened or closed; ``focus`` is shown when it is done."""
+        if self.base_graph is None:
+            return
+        self._generation += 1
+        self._focus = focus
+        self._start_worker(self.base_graph)
+
+    def _start_worker(self, graph: GraphData) -> None:
+        worker = LayoutWorker(self._generation, graph, self, self.expansion)
         # bound methods only: a lambda per worker, destroyed with the worker, crashed PySide 6.11 at exit
         worker.sig_ready.connect(self._on_layout_ready)
         worker.sig_failed.connect(self._on_layout_failed)
@@ -110,6 +140,8 @@ class GraphView(QGraphicsView):
         """Show precomputed geometry at once (used by the benchmark and when re-showing a graph)."""
         self._generation += 1
         self.graph = geometry.graph
+        self.base_graph = geometry.graph.base or geometry.graph
+        self.expansion = None
         self._build_scene(geometry)
 
     @property
@@ -146,7 +178,10 @@ class GraphView(QGraphicsView):
 
     def _build_scene(self, geometry: GraphGeometry) -> None:
         old = self.scene()
-        scene = GraphScene(geometry, self._theme, self)
+        first = self.gscene is None or self.graph is None or self.graph.base is None and geometry.graph.base is None
+        keep_scale = self.transform().m11()
+        self.graph = geometry.graph
+        scene = GraphScene(geometry, self._theme, self, expansion=self.expansion)
         self.gscene = scene
         self.setScene(scene)
         if old is not None and old is not scene:
@@ -154,7 +189,14 @@ class GraphView(QGraphicsView):
         self._message = ""
         for key, value in self._pending.items():
             getattr(scene, key)(value)
-        self._initial_view()
+        self._matches = [i for i in (self.graph.index_of(n) for n in self._match_names) if i is not None] \
+            if self._match_names else self._matches
+        focus, self._focus = self._focus, None
+        if focus is None and first:
+            self._initial_view()
+        else:
+            self._set_scale(keep_scale)
+            self._show_focus(focus)
         self.sig_layout_ready.emit(geometry)
 
     def _initial_view(self) -> None:
@@ -200,7 +242,7 @@ class GraphView(QGraphicsView):
     # ---- selection and navigation ----------------------------------------------------------------------
     @property
     def selected_name(self) -> str | None:
-        if self._selected is None or self.graph is None:
+        if self._selected is None or self.graph is None or self.graph.nodes[self._selected].kind == KIND_GROUP:
             return None
         return self.graph.nodes[self._selected].name
 
@@ -211,6 +253,8 @@ class GraphView(QGraphicsView):
         idx = self.graph.index_of(name) if name else None
         if name and idx is None:
             return False
+        if name and self._reveal(name):
+            return True  # hidden in a collapsed group: opened, the selection follows the new layout
         self._set_selected(idx)
         if idx is not None and center:
             self.center_on(idx, animate=animate)
@@ -251,22 +295,29 @@ class GraphView(QGraphicsView):
         """Highlight nodes matching ``text`` (name, op type or tensor) and select the first one."""
         if self.graph is None:
             return []
-        self._matches = self.graph.search(text) if text.strip() else []
+        base = self.base_graph or self.graph
+        self._match_names = [base.nodes[i].name for i in base.search(text)] if text.strip() else []
+        self._matches = [i for i in (self.graph.index_of(n) for n in self._match_names) if i is not None]
         self._match_pos = -1
         if self.gscene is not None:
             self.gscene.overlay.set_state(self._selected, self._matches)
-        if self._matches:
+        if self._match_names:
             self.next_match()
-        return [self.graph.nodes[i].name for i in self._matches]
+        return list(self._match_names)
 
     def next_match(self, step: int = 1) -> str | None:
-        if not self._matches or self.graph is None:
+        """Go to the next match (in a collapsed group: open it first, the selection follows the layout)."""
+        if not self._match_names or self.graph is None:
             return None
-        self._match_pos = (self._match_pos + step) % len(self._matches)
-        idx = self._matches[self._match_pos]
+        self._match_pos = (self._match_pos + step) % len(self._match_names)
+        name = self._match_names[self._match_pos]
+        if self._reveal(name):
+            return name
+        idx = self.graph.index_of(name)
+        if idx is None:
+            return None
         self._set_selected(idx)
         self.center_on(idx)
-        name = self.graph.nodes[idx].name
         self.sig_node_selected.emit(name)
         return name
 
@@ -276,13 +327,13 @@ class GraphView(QGraphicsView):
             return
         idx = [self.graph.index_of(n) for n in names]
         self._matches = [i for i in idx if i is not None]
-        self._match_pos = -1
+        self._match_names, self._match_pos = [], -1
         if self.gscene is not None:
             self.gscene.overlay.set_state(self._selected, self._matches)
 
     @property
     def match_position(self) -> tuple[int, int]:
-        return (self._match_pos + 1, len(self._matches))
+        return (self._match_pos + 1, len(self._match_names))
 
     # ---- zoom ------------------------------------------------------------------------------------------
     def set_scale(self, s: float) -> None:
@@ -339,6 +390,10 @@ class GraphView(QGraphicsView):
         elif key == Qt.Key.Key_Escape:
             self._set_selected(None)
             self.sig_node_selected.emit("")
+        elif key in (Qt.Key.Key_Right, Qt.Key.Key_Return, Qt.Key.Key_Enter) and self._selected_group():
+            self.expand(self._selected_group() or "")
+        elif key in (Qt.Key.Key_Left, Qt.Key.Key_Backspace) and self._enclosing_frame():
+            self.collapse(self._enclosing_frame() or "")
         else:
             super().keyPressEvent(event)
 
@@ -358,10 +413,17 @@ class GraphView(QGraphicsView):
             self.click_at(event.position().toPoint())
 
     def mouseDoubleClickEvent(self, event: QMouseEvent) -> None:
-        idx = self.node_at(event.position().toPoint())
+        pos = event.position().toPoint()
+        group = self.group_at(pos)
+        if group is not None:
+            self.expand(group)
+            return
+        idx = self.node_at(pos)
         if idx is not None and self.graph is not None:
             self.center_on(idx)
             self.sig_node_activated.emit(self.graph.nodes[idx].name)
+        elif self.frame_at(pos) is not None:  # on an open group's box, off its nodes: close it
+            self.collapse(self.frame_at(pos) or "")
 
     def node_at(self, pos: QPoint) -> int | None:
         if self.gscene is None:
@@ -373,7 +435,9 @@ class GraphView(QGraphicsView):
         idx = self.node_at(pos)
         self._set_selected(idx)
         if self.graph is not None:
-            self.sig_node_selected.emit(self.graph.nodes[idx].name if idx is not None else "")
+            group = self.graph.nodes[idx].kind == KIND_GROUP if idx is not None else False
+            self.sig_node_selected.emit(self.graph.nodes[idx].name if idx is not None and not group else "")
+            self.sig_group_selected.emit(self.graph.nodes[idx].scope if group and idx is not None else "")
 
     def viewportEvent(self, event: QEvent) -> bool:
         if event.type() == QEvent.Type.ToolTip and self.graph is not None:
@@ -389,6 +453,8 @@ class GraphView(QGraphicsView):
     def tooltip_for(self, idx: int) -> str:
         assert self.graph is not None
         node = self.graph.nodes[idx]
+        if node.kind == KIND_GROUP:
+            return self.group_tooltip(idx)
         verdict = "none"
         if self.gscene is not None:
             verdict = palette.VERDICTS[int(self.gscene.verdict_index[idx])]

@@ -7,8 +7,8 @@ Both act on the GraphView they are given and on nothing else; the page decides w
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtGui import QKeySequence, QShortcut
-from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QLineEdit, QToolButton, QWidget
+from PySide6.QtGui import QAction, QKeySequence, QShortcut
+from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QLineEdit, QMenu, QToolButton, QWidget
 
 from studio.gui.graph import palette
 from studio.gui.graph.view import GraphView
@@ -77,6 +77,47 @@ class GraphToolbar(QWidget):
         self.zoom_out_button.clicked.connect(lambda: view.zoom_by(0.8))
         for b in (self.zoom_out_button, self.zoom_in_button, self.fit_button):
             h.addWidget(b)
+        self.groups_button = self._groups_menu(view)
+        h.addWidget(self.groups_button)
+
+    def _groups_menu(self, view: GraphView) -> QToolButton:
+        """Module groups: open / close all, open to a depth, or the flat graph (Netron's single level)."""
+        button = QToolButton()
+        button.setText("Groups ▾")
+        button.setStyleSheet("QToolButton::menu-indicator { image: none; width: 0px; }")
+        button.setToolTip("Nodes grouped by the module that made them (double-click a group to open it, "
+                          "double-click its box to close it; → and ← on the selection)")
+        button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+        menu = QMenu(button)
+        self.group_toggle = QAction("Group by module", menu, checkable=True)
+        self.group_toggle.setChecked(True)
+        self.group_toggle.toggled.connect(self._set_grouped)
+        menu.addAction(self.group_toggle)
+        menu.addSeparator()
+        self.open_all_action = menu.addAction("Open all groups", view.expand_all)
+        self.close_all_action = menu.addAction("Close all groups", view.collapse_all)
+        self.depth_actions = [menu.addAction(f"Open to depth {d}", lambda d=d: view.expand_to_depth(d))
+                              for d in (1, 2, 3)]
+        button.setMenu(menu)
+        menu.aboutToShow.connect(self._sync_groups_menu)
+        return button
+
+    def _sync_groups_menu(self) -> None:
+        grouped = self.view.grouped
+        for a in (self.open_all_action, self.close_all_action, *self.depth_actions):
+            a.setEnabled(grouped)
+        depth = self.view.expansion.max_depth() if self.view.expansion is not None else 0
+        for d, a in enumerate(self.depth_actions, start=1):
+            a.setVisible(d < depth)
+        self.group_toggle.blockSignals(True)
+        self.group_toggle.setChecked(grouped)
+        self.group_toggle.blockSignals(False)
+
+    def _set_grouped(self, on: bool) -> None:
+        """The same model, grouped or as one flat layered graph (the page's overlays are kept)."""
+        base = self.view.base_graph
+        if base is not None and on != self.view.grouped:
+            self.view.set_graph(base, grouped=on)
 
     # ---- search ----------------------------------------------------------------------------------------
     def search(self, text: str) -> list[str]:
