@@ -21,14 +21,6 @@ def _levels(text: str) -> list[int]:
     return vals
 
 
-def _shape(text: str) -> tuple[str, list[int]]:
-    name, _, dims = text.partition(":")
-    try:
-        return name, [int(d) for d in dims.split(",") if d]
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(f"expected NAME:D1,D2,..., got {text!r}") from exc
-
-
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--url", required=True, help="KServe v2 HTTP endpoint (Triton :8000 or the edge agent)")
     p.add_argument("--model", required=True, help="model name on the server")
@@ -53,8 +45,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--input-data", type=Path, default=None,
                    help="JSON file: a KServe v2 request body, a list of them, or perf_analyzer's {\"data\": [...]}"
                         " (default: random data from the model's metadata)")
-    p.add_argument("--shape", type=_shape, action="append", default=[],
-                   help="concrete shape for a dynamic input, NAME:D1,D2 (repeatable)")
+    p.add_argument("--shape", action="append", default=[], metavar="NAME=DIMS",
+                   help="concrete shape for a dynamic input, NAME=D,D,... with sizes >= 1, e.g. input_ids=1,16 "
+                        "(repeatable)")
     p.add_argument("--sla", default=None, help="judge every window against this tier (L1, L2, L3)")
     p.add_argument("--tiers", type=Path, default=None, help="tier definitions (default: the shipped studio/resources/sla/tiers.yaml)")
     p.add_argument("--p95-ms", type=float, default=None, help="latency budget: p95 in ms for this model")
@@ -81,6 +74,7 @@ def run(args: argparse.Namespace) -> int:
     from studio.cli.progress import job_progress
     from studio.core.atomic import write_text_atomic
     from studio.core.errors import InputError
+    from studio.core.shapes import parse_shapes
     from studio.telemetry.bench import SlaSpec, default_collectors, format_report, run_bench
     from studio.telemetry.loadgen import LoadConfig
     from studio.telemetry.sla import LatencyBudget, get_tier
@@ -103,7 +97,7 @@ def run(args: argparse.Namespace) -> int:
                      stability=not args.no_stability, stability_pct=args.stability_pct,
                      max_windows=args.max_windows, distribution=args.distribution,
                      max_connections=args.max_connections, timeout_s=args.timeout, input_data=args.input_data,
-                     shapes=dict(args.shape), model_version=args.model_version)
+                     shapes=parse_shapes(args.shape, min_size=1), model_version=args.model_version)
     cfg.validate()
     from studio.telemetry.otel import setup_otel
 

@@ -34,7 +34,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "for a model in a workspace, else ./compiled/NAME-TARGET, moved beside the model's folder "
                         "when the current folder is inside it)")
     p.add_argument("--shape", action="append", default=[], metavar="NAME=DIMS",
-                   help="static shape for an input with dynamic dims, e.g. pixel_values=1,3,224,224 (repeatable)")
+                   help="static shape for an input with dynamic dims, NAME=D,D,... with sizes >= 1, "
+                        "e.g. pixel_values=1,3,224,224 (repeatable)")
     p.add_argument("--json", action="store_true", help="print the compile report as JSON on stdout")
     p.add_argument("--no-verify", action="store_true", help="skip parity and latency against ONNX Runtime")
     p.add_argument("--force", action="store_true", help="replace a non-empty output folder")
@@ -100,9 +101,10 @@ def run(args: argparse.Namespace) -> int:
 def _compile_onnx(args: argparse.Namespace) -> int:
     from studio.cli.progress import job_progress
     from studio.compile.api import CompileOptions, compile_model
-    from studio.compile.graph import parse_shape_args
+    from studio.core.shapes import parse_shapes
 
-    opts = CompileOptions(model=args.model, target=args.target, out=args.out, shapes=parse_shape_args(args.shape),
+    opts = CompileOptions(model=args.model, target=args.target, out=args.out,
+                          shapes=parse_shapes(args.shape, min_size=1),
                           verify=not args.no_verify, force=args.force, precheck=not args.skip_precheck,
                           localise=not args.no_localise, simplify=args.simplify, atol=args.atol, rtol=args.rtol,
                           latency_runs=max(0, args.runs), save_failing_subgraph=args.save_failing,

@@ -32,7 +32,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="exit 1 when a finding reaches this level: unsupported, risky (or worse), unknown "
                         "(or worse) or dynamic (any dynamic dim)")
     p.add_argument("--shape", action="append", default=None, metavar="NAME=DIMS",
-                   help="input shape for FLOPs/memory estimates, e.g. input_ids=1,64 (repeatable)")
+                   help="input shape for FLOPs/memory estimates, NAME=D,D,..., e.g. input_ids=1,64 (repeatable)")
     p.add_argument("--profile-dir", action="append", type=Path, default=None, metavar="DIR",
                    help="extra folder (or file) of target profiles (repeatable)")
     p.add_argument("--workspace", type=Path, default=None, help="also use the workspace's targets/ profiles")
@@ -62,11 +62,11 @@ def run(args: argparse.Namespace) -> int:
     from studio.cli.progress import ProgressBar
     from studio.core.atomic import write_text_atomic
     from studio.core.jobs import JobState
+    from studio.core.shapes import parse_shapes
     from studio.inspect.api import inspect_model, inspect_parts
-    from studio.inspect.model import parse_shape_args
     from studio.inspect.render import render
 
-    shapes = parse_shape_args(args.shape)
+    shapes = parse_shapes(args.shape)
     dirs = profile_dirs_from(args)
     job = JobState(name="inspect")
     ProgressBar(job, enabled=not args.quiet and args.output is not None)

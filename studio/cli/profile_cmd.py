@@ -19,7 +19,8 @@ from pathlib import Path
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("model", type=Path, metavar="MODEL.onnx", help="model to profile (or a saved profile .json)")
     p.add_argument("--shape", action="append", default=None, metavar="NAME=DIMS",
-                   help="input shape, e.g. input_ids=1,16 (repeatable); symbolic dims default to 1 (batch) / 8")
+                   help="input shape, NAME=D,D,..., e.g. input_ids=1,16 (repeatable); symbolic dims default to "
+                        "1 (batch) / 8")
     p.add_argument("--runs", type=int, default=20, help="measured runs (default 20)")
     p.add_argument("--warmup", type=int, default=3, help="warm-up runs, not measured (default 3)")
     p.add_argument("--top", type=int, default=15, help="rows in the top-N table (default 15)")
@@ -48,7 +49,7 @@ def run(args: argparse.Namespace) -> int:
     from studio.cli.progress import ProgressBar
     from studio.core.errors import InputError
     from studio.core.jobs import JobState
-    from studio.inspect.model import parse_shape_args
+    from studio.core.shapes import parse_shapes
     from studio.profiling.api import (
         ProfileReport,
         compare_profiles,
@@ -68,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         job = JobState(name="profile")
         ProgressBar(job, enabled=not args.quiet)
-        rep = profile(args.model, shapes=parse_shape_args(args.shape) or None, runs=args.runs, warmup=args.warmup,
+        rep = profile(args.model, shapes=parse_shapes(args.shape) or None, runs=args.runs, warmup=args.warmup,
                       optimization=args.optimization, custom_op_lib=args.custom_op_lib, hf_model=args.hf_model,
                       threads=args.threads,
                       torch_modules=False if args.no_torch else (True if args.hf_model else None), job=job)

@@ -7,8 +7,7 @@ constant values ONNX Runtime computed for them. No TVM here.
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,7 @@ import onnx
 from onnx import helper
 
 from studio.core.errors import InputError, ModelError
+from studio.core.shapes import check_against
 
 BATCH_NAMES = {"batch", "batch_size", "n", "b", "bs", "batch_dim", "unk__batch"}
 
@@ -74,19 +74,6 @@ def graph_output_names(model: onnx.ModelProto) -> list[str]:
     return [o.name for o in model.graph.output]
 
 
-def parse_shape_args(items: Sequence[str] | None) -> dict[str, list[int]]:
-    """``name=1,3,224,224`` (or ``1x3x224x224``) to {name: [1, 3, 224, 224]}; InputError naming a bad one."""
-    shapes: dict[str, list[int]] = {}
-    for item in items or []:
-        name, sep, dims = item.partition("=")
-        parts = [p for p in re.split(r"[,x\s]+", dims.strip().strip("[]()")) if p]
-        if not sep or not name.strip() or not parts or not all(p.isdigit() and int(p) > 0 for p in parts):
-            raise InputError(f"bad --shape value '{item}'", offending=item,
-                             hint="write it as NAME=DIMS with positive integers, e.g. pixel_values=1,3,224,224")
-        shapes[name.strip()] = [int(p) for p in parts]
-    return shapes
-
-
 @dataclass
 class ShapePlan:
     shapes: dict[str, list[int]]
@@ -100,24 +87,14 @@ def resolve_shapes(inputs: list[InputInfo], overrides: dict[str, list[int]]) -> 
 
     Any other dynamic dim without an override is an InputError naming the input and the dim.
     """
-    names = {i.name for i in inputs}
-    for name in overrides:
-        if name not in names:
-            raise InputError(f"--shape names '{name}', which is not an input of the model", offending=name,
-                             hint="inputs are: " + ", ".join(sorted(names)))
+    check_against(overrides, {i.name: i.dims or None for i in inputs})
     shapes, dtypes, dynamic, warnings = {}, {}, [], []
     missing: list[str] = []
     for inp in inputs:
         dtypes[inp.name] = inp.dtype
         if inp.name in overrides:
             shape = overrides[inp.name]
-            if inp.dims and len(shape) != len(inp.dims):
-                raise InputError(f"--shape {inp.name} has {len(shape)} dims, the model's input has {len(inp.dims)}",
-                                 offending=inp.name, hint=f"the model declares {inp.name} as {_fmt(inp.dims)}")
             for axis, (want, have) in enumerate(zip(shape, inp.dims, strict=False)):
-                if isinstance(have, int) and have != want:
-                    raise InputError(f"--shape {inp.name} sets axis {axis} to {want}, the model fixes it at {have}",
-                                     offending=inp.name, hint=f"the model declares {inp.name} as {_fmt(inp.dims)}")
                 if not isinstance(have, int):
                     dynamic.append({"input": inp.name, "axis": axis, "dim": have, "value": want, "source": "--shape"})
             shapes[inp.name] = list(shape)
@@ -141,10 +118,6 @@ def resolve_shapes(inputs: list[InputInfo], overrides: dict[str, list[int]]) -> 
                          offending=missing[0].split("[")[0],
                          hint=f"give each dynamic input a shape, e.g. --shape {example.name}={ex_dims}")
     return ShapePlan(shapes, dtypes, dynamic, warnings)
-
-
-def _fmt(dims: Iterable[Any]) -> str:
-    return "[" + ", ".join("?" if d is None else str(d) for d in dims) + "]"
 
 
 def random_feed(shapes: dict[str, list[int]], dtypes: dict[str, str], seed: int = 0) -> dict[str, np.ndarray]:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from studio.core.errors import InputError, ModelError
+from studio.core.shapes import check_against
 
 Dim = int | str | None  # static size, symbolic name, or unknown
 
@@ -217,35 +218,14 @@ _NON_FOLDABLE = {"RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUni
 def apply_input_shapes(model: Any, shapes: dict[str, list[int]]) -> None:
     """Set the dims of named graph inputs in place; unknown names are an InputError."""
     by_name = {i.name: i for i in model.graph.input}
+    ranks = {n: [None] * len(i.type.tensor_type.shape.dim) or None for n, i in by_name.items()}  # sizes may change
+    check_against(shapes, ranks)
     for name, dims in shapes.items():
-        if name not in by_name:
-            raise InputError(f"--shape names an input the model does not have: '{name}'", offending=name,
-                             hint=f"model inputs: {', '.join(by_name)}")
         tt = by_name[name].type.tensor_type
-        if tt.HasField("shape") and len(tt.shape.dim) not in (0, len(dims)):
-            raise InputError(f"--shape {name}: rank {len(dims)} but the input has rank {len(tt.shape.dim)}",
-                             offending=name, hint="give one size per axis, e.g. input_ids=1,64")
         tt.shape.ClearField("dim")
         for d in dims:
             tt.shape.dim.add().dim_value = int(d)
     del model.graph.value_info[:]  # stale inferred shapes would contradict the new input shapes
-
-
-def parse_shape_args(items: list[str] | None) -> dict[str, list[int]]:
-    """``["input_ids=1,64", "pixel_values=1x3x224x224"]`` -> {name: dims}."""
-    out: dict[str, list[int]] = {}
-    for item in items or []:
-        name, sep, dims = item.partition("=")
-        if not sep or not name:
-            raise InputError(f"bad --shape value '{item}'", offending=item, hint="use NAME=1,3,224,224")
-        try:
-            out[name] = [int(x) for x in dims.replace("x", ",").split(",") if x.strip()]
-        except ValueError:
-            raise InputError(f"bad --shape value '{item}': sizes must be integers", offending=item,
-                             hint="use NAME=1,3,224,224") from None
-        if not out[name] or any(d < 0 for d in out[name]):
-            raise InputError(f"bad --shape value '{item}'", offending=item, hint="use NAME=1,3,224,224")
-    return out
 
 
 DTYPE_NAMES: dict[int, str] = {}

@@ -24,6 +24,7 @@ import numpy as np
 
 from studio.core.errors import InputError, ModelError
 from studio.core.jobs import JobState
+from studio.core.shapes import check_against
 from studio.profiling.report import FOLDED, FUSED, MEASURED, NOT_RUN, REMOVED, NodeTime, ProfileReport
 
 OPT_LEVELS = ("disable", "basic", "extended", "all")
@@ -48,11 +49,7 @@ def make_feed(sess: Any, shapes: dict[str, list[int]] | None, seed: int = 0) -> 
     """Inputs for a profile: given shapes, else symbolic dims = 1 for batch-like names, 8 otherwise.
     Ids are small and valid for any vocabulary, masks are ones."""
     shapes = dict(shapes or {})
-    names = [i.name for i in sess.get_inputs()]
-    for k in shapes:
-        if k not in names:
-            raise InputError(f"--shape names an input the model does not have: '{k}'", offending=k,
-                             hint=f"model inputs: {', '.join(names)}")
+    check_against(shapes, {i.name: list(i.shape) for i in sess.get_inputs()})
     rng = np.random.default_rng(seed)
     symbols: dict[str, int] = {}  # symbolic dims fixed by the given shapes apply to every input sharing them
     for i in sess.get_inputs():
@@ -64,13 +61,6 @@ def make_feed(sess: Any, shapes: dict[str, list[int]] | None, seed: int = 0) -> 
     for i in sess.get_inputs():
         if i.name in shapes:
             shape = list(shapes[i.name])
-            if len(shape) != len(i.shape):
-                raise InputError(f"--shape {i.name}: rank {len(shape)} but the input has rank {len(i.shape)}",
-                                 offending=i.name, hint=f"the input's shape is {i.shape}")
-            for ax, (want, have) in enumerate(zip(shape, i.shape, strict=True)):
-                if isinstance(have, int) and have != want:
-                    raise InputError(f"--shape {i.name}: axis {ax} is fixed to {have}, not {want}",
-                                     offending=i.name, hint=f"the input's shape is {i.shape}")
         else:
             shape = [d if isinstance(d, int) else symbols.get(str(d), DEFAULT_DIM.get(str(d).lower(), DEFAULT_SYMBOLIC))
                      for d in i.shape]

@@ -1,4 +1,4 @@
-"""Fast checks without TVM builds: shape parsing, targets, ELF reading, mlc_llm planning."""
+"""Fast checks without TVM builds: targets, ELF reading, mlc_llm planning (shape specs: tests/core/test_shapes.py)."""
 
 from __future__ import annotations
 
@@ -8,19 +8,9 @@ from pathlib import Path
 import pytest
 
 from studio.compile.elf import elf_machine
-from studio.compile.graph import parse_shape_args
 from studio.compile.mlc import mlc_status, plan_llm
 from studio.compile.targets import resolve_target, target_ids
 from studio.core.errors import InputError
-
-
-def test_parse_shape_args() -> None:
-    assert parse_shape_args(["pixel_values=1,3,224,224", "ids=2x7"]) == {"pixel_values": [1, 3, 224, 224],
-                                                                        "ids": [2, 7]}
-    for bad in ["pixel_values", "=1,2", "x=1,a", "x=0,3"]:
-        with pytest.raises(InputError) as ei:
-            parse_shape_args([bad])
-        assert ei.value.offending == bad
 
 
 def test_targets_are_json_dicts_and_boards_resolve() -> None:

@@ -127,6 +127,8 @@ class SignatureStep(Step):
         for col, text in ((3, spec.dtype or "-"), (4, "x".join(str(d) for d in spec.example_shape) or "-")):
             item = QTableWidgetItem(text)
             item.setFlags(Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable)
+            if col == 4:  # read-only text; the dims themselves travel as data, never parsed back from it
+                item.setData(Qt.ItemDataRole.UserRole, list(spec.example_shape))
             t.setItem(r, col, item)
         t.setItem(r, 5, QTableWidgetItem(format_axes(spec.dynamic_axes)))
         t.blockSignals(False)
@@ -143,8 +145,7 @@ class SignatureStep(Step):
         modality = combo.currentText() if isinstance(combo, QComboBox) else "text"
         name = (t.item(r, 2).text() if t.item(r, 2) else "").strip()
         dtype = t.item(r, 3).text() if t.item(r, 3) else ""
-        shape_text = t.item(r, 4).text() if t.item(r, 4) else ""
-        shape = [int(x) for x in shape_text.split("x") if x.strip().isdigit()]
+        shape = [int(d) for d in (t.item(r, 4).data(Qt.ItemDataRole.UserRole) or [])] if t.item(r, 4) else []
         problem = None
         try:
             axes = parse_axes(t.item(r, 5).text() if t.item(r, 5) else "")

@@ -111,7 +111,7 @@ class VerifyPanel(QWidget):
         self.shapes_edit = QLineEdit()
         self.shapes_edit.setPlaceholderText("all input dims are static")
         self.shapes_edit.setToolTip("the input shapes the tools build at (rknn-toolkit2 builds static graphs "
-                                    "only): NAME=D,D,...; separated by spaces or ';'\nCLI: --shape NAME=D,D,...")
+                                    "only): NAME=D,D,..., several separated by ';'\nCLI: --shape NAME=D,D,...")
         srow.addWidget(self.shapes_edit)
         lay.addLayout(srow)
         self.shapes_error = QLabel("")
@@ -265,6 +265,7 @@ class VerifyFlow:
 
     def prefill_shapes(self, report: Any) -> None:
         """The model's dynamic dims at the page's defaults (1 for a batch), for the tools that need them static."""
+        from studio.core.shapes import format_shapes
         from studio.gui.inspector.profile_data import input_dims, shapes_for
 
         stats_inputs = dict(report.stats.inputs or {}) if report is not None else {}
@@ -273,15 +274,24 @@ class VerifyFlow:
             return
         shapes = shapes_for(stats_inputs, {label: default for label, _n, _a, default in dims})
         dynamic = {name for _l, name, _a, _d in dims}
-        self.panel.shapes_edit.setText("; ".join(f"{n}={','.join(map(str, v))}" for n, v in shapes.items()
-                                                 if n in dynamic))
+        self.panel.shapes_edit.setText(format_shapes({n: v for n, v in shapes.items() if n in dynamic}))
 
     def shapes(self) -> dict[str, list[int]] | None:
-        """The panel's shapes (None when empty); StudioError naming the bad entry."""
-        from studio.inspect.model import parse_shape_args
+        """The panel's shapes (None when empty); StudioError naming the bad entry. An old spelling is accepted
+        and told in place, under the field."""
+        from studio.core.shapes import read_shapes
 
-        text = self.panel.shapes_edit.text().replace(";", " ").split()
-        return parse_shape_args(text) or None if text else None
+        parsed = read_shapes(self.panel.shapes_edit.text(), field="Static shapes")
+        if parsed.notes:
+            self._shapes_message("\n".join(f"warning: {n}" for n in parsed.notes), "warn")
+        return parsed.shapes or None
+
+    def _shapes_message(self, text: str, role: str) -> None:
+        from studio.gui.theme import set_role
+
+        set_role(self.panel.shapes_error, role)
+        self.panel.shapes_error.setText(text)
+        self.panel.shapes_error.show()
 
     def start(self) -> None:
         page = self.page
@@ -292,8 +302,7 @@ class VerifyFlow:
         try:
             shapes = self.shapes()
         except StudioError as err:
-            self.panel.shapes_error.setText(err.render())
-            self.panel.shapes_error.show()
+            self._shapes_message(err.render(), "error")
             page.side.setCurrentWidget(self.panel)
             return
 

@@ -90,7 +90,19 @@ class CompilePage(Page):
         form.addRow("", self.target_info)
         self.shapes_edit = QLineEdit()
         self.shapes_edit.setPlaceholderText("for dynamic dims: pixel_values=1,3,224,224; input_ids=1,64")
-        form.addRow("Shapes", self.shapes_edit)
+        self.shapes_edit.setToolTip("NAME=D,D,... with sizes >= 1, several separated by ';'\n"
+                                    "CLI: --shape NAME=D,D,...")
+        self.shapes_note = QLabel("")  # an old spelling, told in place (the compile goes ahead)
+        self.shapes_note.setWordWrap(True)
+        set_role(self.shapes_note, "warn")
+        self.shapes_note.hide()
+        shapes_box = QWidget()
+        sl = QVBoxLayout(shapes_box)
+        sl.setContentsMargins(0, 0, 0, 0)
+        sl.setSpacing(2)
+        sl.addWidget(self.shapes_edit)
+        sl.addWidget(self.shapes_note)
+        form.addRow("Shapes", shapes_box)
         self.out_edit = QLineEdit()
         self.out_edit.setPlaceholderText("default: WORKSPACE/compiled/MODEL-TARGET (never the export folder)")
         self.out_edit.setToolTip("where the compiled module goes; never inside an export folder (a bundle made "
@@ -347,13 +359,17 @@ class CompilePage(Page):
     def options(self) -> Any:
         """The CompileOptions the form describes; StudioError naming the bad field."""
         from studio.compile.api import CompileOptions
-        from studio.compile.graph import parse_shape_args
         from studio.core.errors import InputError
+        from studio.core.shapes import read_shapes
 
         model = self.model_edit.text().strip()
         if not model:
             raise InputError("no model chosen", offending="Model", hint="choose an .onnx file")
-        shapes = parse_shape_args([s for s in self.shapes_edit.text().replace(";", " ").split() if s])
+        self.shapes_note.hide()
+        parsed = read_shapes(self.shapes_edit.text(), field="Shapes", min_size=1)
+        self.shapes_note.setText("\n".join(f"warning: {n}" for n in parsed.notes))
+        self.shapes_note.setVisible(bool(parsed.notes))
+        shapes = parsed.shapes
         out = self.out_edit.text().strip()
         default = None if out else self.default_output()
         reports = None
