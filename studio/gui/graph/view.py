@@ -72,6 +72,7 @@ class GraphView(GroupsMixin, QGraphicsView):
         self.base_graph: GraphData | None = None
         self.expansion: Expansion | None = None
         self._focus: tuple[str, str] | None = None  # ("node", name) | ("group", path) to show after a relayout
+        self.layout_reason = "model"  # what the last layout was for: "model" (a new graph) or "expansion"
         self._match_names: list[str] = []
         self._generation = 0
         self._workers: list[LayoutWorker] = []
@@ -104,7 +105,7 @@ class GraphView(GroupsMixin, QGraphicsView):
         self.graph = self.base_graph = graph
         on = wants_hierarchy(graph) if grouped is None and graph is not None else bool(grouped)
         self.expansion = Expansion.of(graph) if graph is not None and on else None
-        self._focus = None
+        self._focus, self.layout_reason = None, "model"
         self._selected, self._matches, self._match_pos, self._match_names = None, [], -1, []
         old = self.scene()
         self.gscene = None
@@ -125,6 +126,7 @@ class GraphView(GroupsMixin, QGraphicsView):
             return
         self._generation += 1
         self._focus = focus
+        self.layout_reason = "expansion"
         self._start_worker(self.base_graph)
 
     def _start_worker(self, graph: GraphData) -> None:
@@ -246,14 +248,16 @@ class GraphView(GroupsMixin, QGraphicsView):
             return None
         return self.graph.nodes[self._selected].name
 
-    def select(self, name: str | None, *, center: bool = True, animate: bool = True, emit: bool = False) -> bool:
-        """Select a node by name (nested-graph names select their owner); False when it is not in the graph."""
+    def select(self, name: str | None, *, center: bool = True, animate: bool = True, emit: bool = False,
+               reveal: bool = True) -> bool:
+        """Select a node by name (nested-graph names select their owner); False when it is not in the graph.
+        A node hidden in a collapsed group opens the way to it (``reveal``), else its group is selected."""
         if self.gscene is None or self.graph is None:
             return False
         idx = self.graph.index_of(name) if name else None
         if name and idx is None:
             return False
-        if name and self._reveal(name):
+        if name and reveal and self._reveal(name):
             return True  # hidden in a collapsed group: opened, the selection follows the new layout
         self._set_selected(idx)
         if idx is not None and center:

@@ -96,8 +96,9 @@ class SelectionSync:
         if self.pending_node:
             node, self.pending_node = self.pending_node, None
             self.focus_node(node)
-        elif self.page.selected_node:
-            self.page.view.select(self.page.selected_node, center=True, animate=False)
+        elif self.page.selected_node:  # after groups opened or closed: ring it, keep the view and the groups
+            grouped = self.page.view.layout_reason == "expansion"
+            self.page.view.select(self.page.selected_node, center=not grouped, animate=False, reveal=not grouped)
 
     # ---- clicks in the views ---------------------------------------------------------------------------
     def on_graph_selected(self, name: str) -> None:
