@@ -429,6 +429,7 @@ class TileItem(QGraphicsItem):
                 self._paint_shape_label(painter, i, r)
         if lod >= LOD_NAME:
             self._paint_stub_labels(painter)
+            self._paint_edge_counts(painter)
 
     def _paint_io(self, painter: QPainter, i: int, r: QRectF, lod: float) -> None:
         th = self.gs.theme
@@ -459,6 +460,19 @@ class TileItem(QGraphicsItem):
         text = info.shape_text()
         painter.drawText(QRectF(r.center().x() + 6, r.bottom() + 1, 200, 12),
                          Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, text)
+
+    def _paint_edge_counts(self, painter: QPainter) -> None:
+        """An edge carrying several tensors (between groups, drawn once) says how many, above its arrow."""
+        lay = self.gs.geometry.layout
+        th = self.gs.theme
+        painter.setFont(th.font_small)
+        painter.setPen(th.muted)
+        for k in self.data.edges:
+            n = len(lay.edge_tensors[k])
+            if n > 1:
+                x, y = lay.edge_points[k][-1]
+                painter.drawText(QRectF(x + 5, y - 20, 60, 12),
+                                 Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, f"×{n}")
 
     def _paint_stub_labels(self, painter: QPainter) -> None:
         """Cut edges name their tensor at both stubs, so the reader can search for the other end."""
