@@ -177,3 +177,33 @@ def test_unnamed_graph_of_100k_nodes_groups_by_op_type_runs() -> None:
     exp = Expansion(base, hier)
     assert exp.reveal(n // 2) and visible_graph(base, hier, exp.expanded).graph.index_of(base.nodes[n // 2].name) \
         is not None
+
+
+def test_a_finding_in_a_closed_group_opens_it_on_the_inspector_page(qtbot, transformer, artifacts_dir) -> None:
+    from studio.gui.pages.inspect_page import InspectPage
+
+    page = InspectPage()
+    qtbot.addWidget(page)
+    page.resize(1500, 960)
+    page.show()
+    try:
+        page.open_model(transformer)
+        qtbot.waitUntil(lambda: page.report is not None and page.view.ready, timeout=60_000)
+        page.set_target("rk3588")
+        assert page.view.grouped and not page.view.gscene.frames
+        # the closed groups carry the target's risky count on their boxes
+        assert any("risky" in t for t in page.view.gscene.rollups.values())
+        key = next(k for k, v in page.report.node_verdicts["rk3588"].items()
+                   if k.startswith("layers.6/") and v == "risky")
+        rows = page.findings_model.rows_for_node(key)
+        assert rows
+        first = page.findings_model.finding(rows[0]).node  # a grouped finding goes to its first node
+        group = first.split("/")[0]
+        with qtbot.waitSignal(page.view.sig_layout_ready, timeout=30_000):
+            page.table.select_rows(rows[:1])
+        qtbot.waitUntil(lambda: page.view.selected_name == first, timeout=10_000)
+        assert group in page.view.expansion.expanded
+        assert page.selected_node == first
+        page.grab().save(str(artifacts_dir / "inspector_groups_finding.png"))
+    finally:
+        page.jobs.shutdown()

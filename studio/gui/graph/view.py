@@ -73,7 +73,8 @@ class GraphView(GroupsMixin, QGraphicsView):
         self.expansion: Expansion | None = None
         self._focus: tuple[str, str] | None = None  # ("node", name) | ("group", path) to show after a relayout
         self.layout_reason = "model"  # what the last layout was for: "model" (a new graph) or "expansion"
-        self._match_names: list[str] = []
+        self._match_names: list[str] = []  # search matches, by name (unit indices change with the groups)
+        self._ring_names: list[str] = []  # highlight()'s nodes, by name
         self._generation = 0
         self._workers: list[LayoutWorker] = []
         self._message = "Open an ONNX model to see its graph"
@@ -107,6 +108,7 @@ class GraphView(GroupsMixin, QGraphicsView):
         self.expansion = Expansion.of(graph) if graph is not None and on else None
         self._focus, self.layout_reason = None, "model"
         self._selected, self._matches, self._match_pos, self._match_names = None, [], -1, []
+        self._ring_names = []
         old = self.scene()
         self.gscene = None
         self.setScene(QGraphicsScene(self))
@@ -191,8 +193,8 @@ class GraphView(GroupsMixin, QGraphicsView):
         self._message = ""
         for key, value in self._pending.items():
             getattr(scene, key)(value)
-        self._matches = [i for i in (self.graph.index_of(n) for n in self._match_names) if i is not None] \
-            if self._match_names else self._matches
+        names = self._match_names or self._ring_names
+        self._matches = sorted({i for i in (self.graph.index_of(n) for n in names) if i is not None})
         focus, self._focus = self._focus, None
         if focus is None and first:
             self._initial_view()
@@ -301,6 +303,7 @@ class GraphView(GroupsMixin, QGraphicsView):
             return []
         base = self.base_graph or self.graph
         self._match_names = [base.nodes[i].name for i in base.search(text)] if text.strip() else []
+        self._ring_names = []
         self._matches = [i for i in (self.graph.index_of(n) for n in self._match_names) if i is not None]
         self._match_pos = -1
         if self.gscene is not None:
@@ -331,7 +334,7 @@ class GraphView(GroupsMixin, QGraphicsView):
             return
         idx = [self.graph.index_of(n) for n in names]
         self._matches = [i for i in idx if i is not None]
-        self._match_names, self._match_pos = [], -1
+        self._match_names, self._match_pos, self._ring_names = [], -1, list(names)
         if self.gscene is not None:
             self.gscene.overlay.set_state(self._selected, self._matches)
 
