@@ -117,10 +117,17 @@ class Expansion:
         return out
 
 
+ROLLUP_WORDS: dict[str, str] = {"unsupported": "unsupported", "risky": "risky", "unknown": "unknown"}
+
+
 def rollups_for(exp: Expansion, graph: GraphData, frame_paths: list[str], base_verdicts: dict[int, str],
-                dynamic_tensors: set[str]) -> tuple[dict[int, str], dict[str, str], dict[str, str | None]]:
+                dynamic_tensors: set[str], words: dict[str, str] | None = None,
+                ) -> tuple[dict[int, str], dict[str, str], dict[str, str | None]]:
     """What the scene writes on collapsed groups (unit -> text) and open frames (path -> text), and each
-    frame's worst verdict, from the verdicts of the base nodes below them and the dynamic tensors."""
+    frame's worst verdict, from the verdicts of the base nodes below them and the dynamic tensors.
+    ``words``: which verdicts are counted, worst first, and what they are called (the diff view counts
+    its colours as removed / changed / added)."""
+    words = words or ROLLUP_WORDS
     groups = exp.hier.groups
     dyn_base = ({n.index for n in exp.base.nodes if any(o in dynamic_tensors for o in n.outputs)}
                 if dynamic_tensors else set())
@@ -130,17 +137,18 @@ def rollups_for(exp: Expansion, graph: GraphData, frame_paths: list[str], base_v
     def dynamic_in(path: str) -> int:
         return sum(1 for i in exp.hier.descendants(path) if i in dyn_base) if dyn_base else 0
 
-    units = {n.index: rollup_text(counts.get(n.scope), groups[n.scope].size, dynamic_in(n.scope))
+    units = {n.index: rollup_text(counts.get(n.scope), groups[n.scope].size, dynamic_in(n.scope), words)
              for n in graph.nodes if n.kind == KIND_GROUP}
-    frames = {p: rollup_text(counts.get(p), groups[p].size, dynamic_in(p)) for p in frame_paths}
-    worst = {p: next((v for v in ("unsupported", "risky", "unknown") if (counts.get(p) or {}).get(v)), None)
-             for p in frame_paths}
+    frames = {p: rollup_text(counts.get(p), groups[p].size, dynamic_in(p), words) for p in frame_paths}
+    worst = {p: next((v for v in words if (counts.get(p) or {}).get(v)), None) for p in frame_paths}
     return units, frames, worst
 
 
-def rollup_text(counts: Counter[str] | None, size: int, dynamic: int = 0) -> str:
+def rollup_text(counts: Counter[str] | None, size: int, dynamic: int = 0,
+                words: dict[str, str] | None = None) -> str:
     """``12 unsupported · 4 risky · 58 nodes``: the worst first, supported left out (it is the default)."""
-    parts = [f"{counts[v]:,} {v}" for v in ("unsupported", "risky", "unknown") if counts and counts.get(v)]
+    words = words or ROLLUP_WORDS
+    parts = [f"{counts[v]:,} {w}" for v, w in words.items() if counts and counts.get(v)]
     if dynamic:
         parts.append(f"{dynamic:,} dynamic")
     parts.append(f"{size:,} nodes")

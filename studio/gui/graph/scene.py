@@ -159,6 +159,7 @@ class GraphScene(QGraphicsScene):
         self.frame_rollups: dict[str, str] = {}  # open group path -> the same for its title bar
         self.frame_worst: dict[str, int] = {}  # open group path -> palette.VERDICTS index of its worst node
         self._base_verdicts: dict[int, str] = {}
+        self.rollup_words: dict[str, str] | None = None  # expansion.ROLLUP_WORDS unless a view says otherwise
         n = len(self.graph.nodes)
         self.theme = Theme(theme)
         self.verdict_index = np.zeros(n, dtype=np.int8)  # palette.VERDICTS index per node
@@ -220,9 +221,14 @@ class GraphScene(QGraphicsScene):
 
         self.rollups, self.frame_rollups, worst = rollups_for(
             self.expansion, self.graph, [f.frame.path for f in self.frames], self._base_verdicts,
-            self.dynamic_tensors)
+            self.dynamic_tensors, self.rollup_words)
         self.frame_worst = {p: palette.VERDICT_INDEX.get(v, 0) if v else 0 for p, v in worst.items()}
         self._text_cache.clear()
+
+    def set_rollup_words(self, words: dict[str, str] | None) -> None:
+        self.rollup_words = words
+        self._update_rollups()
+        self._refresh_tiles()
 
     def set_heat(self, values: dict[str, float] | None) -> None:
         """Colour by a per-node number (for example share of run time) instead of verdicts; None turns it off."""

@@ -21,7 +21,7 @@ from studio.gui.graph import palette
 from studio.gui.graph.expansion import Expansion, wants_hierarchy
 from studio.gui.graph.layout import compute_layout
 from studio.gui.graph.lod import LOD_NAME, LOD_OVERVIEW
-from studio.gui.graph.model import KIND_GROUP, KIND_OP, GraphData
+from studio.gui.graph.model import KIND_GROUP, GraphData
 from studio.gui.graph.scene import GraphGeometry, GraphScene, build_geometry
 from studio.gui.graph.view_groups import GroupsMixin
 
@@ -232,6 +232,10 @@ class GraphView(GroupsMixin, QGraphicsView):
 
     def set_heat(self, values: dict[str, float] | None) -> None:
         self._apply("set_heat", dict(values) if values else None)
+
+    def set_rollup_words(self, words: dict[str, str] | None) -> None:
+        """Which colours the groups count and their words (verdicts by default)."""
+        self._apply("set_rollup_words", dict(words) if words else None)
 
     def set_theme(self, theme: str) -> None:
         self._theme = theme
@@ -456,24 +460,6 @@ class GraphView(GroupsMixin, QGraphicsView):
                 QToolTip.showText(help_event.globalPos(), self.tooltip_for(idx), self)
             return True
         return super().viewportEvent(event)
-
-    def tooltip_for(self, idx: int) -> str:
-        assert self.graph is not None
-        node = self.graph.nodes[idx]
-        if node.kind == KIND_GROUP:
-            return self.group_tooltip(idx)
-        verdict = "none"
-        if self.gscene is not None:
-            verdict = palette.VERDICTS[int(self.gscene.verdict_index[idx])]
-        lines = [f"<b>{node.op_type}</b> &nbsp;<span style='color:gray'>{node.name}</span>"]
-        if node.kind == KIND_OP:
-            lines.append(f"verdict: {palette.VERDICT_LABELS[verdict]}")
-        for label, names in (("in", node.inputs), ("out", node.outputs)):
-            for t in names[:4]:
-                info = self.graph.tensors.get(t)
-                shape = f" [{info.shape_text()}]" if info else ""
-                lines.append(f"{label}: {t}{shape}")
-        return "<br>".join(lines)
 
     # ---- painting --------------------------------------------------------------------------------------
     def drawForeground(self, painter: QPainter, rect: QRectF) -> None:

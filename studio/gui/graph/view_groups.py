@@ -12,8 +12,9 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QPoint, QPointF
 
+from studio.gui.graph import palette
 from studio.gui.graph.expansion import Expansion, rollup_text
-from studio.gui.graph.model import KIND_GROUP
+from studio.gui.graph.model import KIND_GROUP, KIND_OP
 
 if TYPE_CHECKING:
     from studio.gui.graph.items import FrameItem
@@ -22,7 +23,7 @@ if TYPE_CHECKING:
 
 
 class GroupsMixin:
-    """Expand / collapse API and the hierarchy-aware parts of selection, search and events."""
+    """Expand / collapse API, the hierarchy-aware parts of selection, search and events, and tooltips."""
 
     expansion: Expansion | None
     base_graph: GraphData | None
@@ -72,6 +73,24 @@ class GroupsMixin:
             return None
         hits = [f for f in self.gscene.frames if f.boundingRect().contains(p)]
         return max(hits, key=lambda f: f.frame.depth) if hits else None
+
+    def tooltip_for(self, idx: int) -> str:
+        assert self.graph is not None
+        node = self.graph.nodes[idx]
+        if node.kind == KIND_GROUP:
+            return self.group_tooltip(idx)
+        verdict = "none"
+        if self.gscene is not None:
+            verdict = palette.VERDICTS[int(self.gscene.verdict_index[idx])]
+        lines = [f"<b>{node.op_type}</b> &nbsp;<span style='color:gray'>{node.name}</span>"]
+        if node.kind == KIND_OP:
+            lines.append(f"verdict: {palette.VERDICT_LABELS[verdict]}")
+        for label, names in (("in", node.inputs), ("out", node.outputs)):
+            for t in names[:4]:
+                info = self.graph.tensors.get(t)
+                shape = f" [{info.shape_text()}]" if info else ""
+                lines.append(f"{label}: {t}{shape}")
+        return "<br>".join(lines)
 
     def group_tooltip(self, idx: int) -> str:
         assert self.graph is not None and self.expansion is not None
