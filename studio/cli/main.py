@@ -33,6 +33,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "report": ("studio.cli.report_cmd", "render a telemetry recording"),
     "compile": ("studio.cli.compile_cmd", "compile ONNX with TVM Relax for an edge target"),
     "profile": ("studio.cli.profile_cmd", "per-operator profile of an ONNX model"),
+    "diff": ("studio.cli.diff_cmd", "diff two ONNX models: added, removed and changed nodes"),
     "plugins": ("studio.cli.plugins_cmd", "list plugins and their state"),
     "workspace": ("studio.cli.workspace_cmd", "create or show a workspace"),
     "gui": ("studio.cli.gui_cmd", "open the studio window"),

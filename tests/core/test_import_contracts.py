@@ -13,7 +13,7 @@ import pytest
 
 CORE_PACKAGES = ["studio.core", "studio.export.api", "studio.inspect", "studio.optimize", "studio.triton",
                  "studio.edge", "studio.package", "studio.agent", "studio.telemetry", "studio.compile",
-                 "studio.profiling"]
+                 "studio.profiling", "studio.diff"]
 
 BLOCKER = textwrap.dedent("""
     import importlib.abc, sys
@@ -56,7 +56,7 @@ def test_core_imports_without_pyside6_and_torch(package: str) -> None:
 
 
 @pytest.mark.parametrize("argv", [["--version"], ["inspect", "--help"], ["triton", "--help"],
-                                  ["package", "--help"], ["--help"]])
+                                  ["package", "--help"], ["--help"], ["diff", "--help"]])
 def test_cli_paths_do_not_import_torch(argv: list[str]) -> None:
     code = f"""
         import sys
@@ -133,3 +133,20 @@ def test_the_walk_sees_imports() -> None:
     """The contract checks above pass vacuously if the walk finds nothing: it must see the known edges."""
     assert "studio/agent/core.py" in {f for f, _, m in _imports_of("studio.agent") if m == "studio.edge.verify"}
     assert _into(_imports_of("studio.package"), "studio.edge")
+
+
+def test_diff_command_runs_without_torch_and_qt(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """`studio diff` itself (not only its --help) reads and compares models with torch and Qt blocked."""
+    code = f"""
+        import sys
+        import onnx
+        from studio.inspect.synthetic import transformer_model
+        from studio.cli.main import main
+        path = {str(tmp_path / "m.onnx")!r}
+        onnx.save(transformer_model(layers=1), path)
+        rc = main(["diff", path, path, "--format", "json", "--fail-on-change"])
+        assert rc == 0, rc
+        assert 'torch' not in sys.modules and 'PySide6' not in sys.modules
+    """
+    proc = _run(code, {"torch", "transformers", "PySide6"})
+    assert proc.returncode == 0, proc.stderr[-2000:]
