@@ -25,6 +25,7 @@ PAGE_SPECS: list[tuple[str, str]] = [
     ("studio.gui.pages.export_page", "ExportPage"),
     ("studio.gui.pages.inspect_page", "InspectPage"),
     ("studio.gui.pages.inspector_page", "InspectorPage"),
+    ("studio.gui.pages.diff_page", "DiffPage"),
     ("studio.gui.pages.compile_page", "CompilePage"),
     ("studio.gui.pages.triton_page", "TritonPage"),
     ("studio.gui.pages.package_page", "PackagePage"),

@@ -1,0 +1,83 @@
+"""The diff view's table: one row per added, removed or changed node (and graph input/output/initializer).
+
+A row names the node in each model, so a click can select it in both graph views; the table is a view of the
+DiffReport (studio.diff), nothing here compares models.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtGui import QColor
+
+from studio.gui.graph import palette
+
+HEADERS = ("Change", "In A", "In B", "Op", "What changed")
+# the diff's colours are the verdict palette's: green added, amber changed, red removed
+STATUS_COLOUR = {"added": "supported", "changed": "risky", "removed": "unsupported"}
+
+
+def _short(v: Any) -> str:
+    text = "?" if v is None else ("×".join("?" if d is None else str(d) for d in v) if isinstance(v, list)
+                                  else str(v))
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def change_text(node: Any) -> str:
+    """``shape of output 0: 1×?×32 → 1×8×32; attribute axis: 1 → 2`` (what a reader scans for)."""
+    parts = [f"{c.kind} {c.what}: {_short(c.a)} → {_short(c.b)}" if c.what else f"{c.kind}: {_short(c.a)} → "
+             f"{_short(c.b)}" for c in node.changes[:4]]
+    more = len(node.changes) - 4
+    return "; ".join(parts) + (f"; +{more} more" if more > 0 else "")
+
+
+class ChangesModel(QAbstractTableModel):
+    def __init__(self, theme: str = "light") -> None:
+        super().__init__()
+        self.theme = theme
+        self.rows: list[tuple[str, str | None, str | None, str, str]] = []
+
+    def set_report(self, report: Any | None) -> None:
+        self.beginResetModel()
+        self.rows = []
+        if report is not None:
+            for n in report.nodes:
+                op = n.op_a if n.op_a == n.op_b or not n.op_b else (n.op_b if not n.op_a else f"{n.op_a} → {n.op_b}")
+                self.rows.append((n.status, n.a, n.b, op, change_text(n) if n.status == "changed" else ""))
+            for t in report.tensors:
+                what = ""
+                if t.status == "changed":
+                    what = "; ".join(x for x in (
+                        f"dtype: {t.dtype_a} → {t.dtype_b}" if t.dtype_a != t.dtype_b else "",
+                        f"shape: {_short(t.shape_a)} → {_short(t.shape_b)}" if t.shape_a != t.shape_b else "") if x)
+                self.rows.append((t.status, t.name if t.status != "added" else None,
+                                  t.name if t.status != "removed" else None, f"graph {t.section}", what))
+        self.endResetModel()
+
+    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008, N802
+        return 0 if parent.isValid() else len(self.rows)
+
+    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008, N802
+        return 0 if parent.isValid() else len(HEADERS)
+
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:  # noqa: N802
+        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
+            return HEADERS[section]
+        return None
+
+    def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid():
+            return None
+        row = self.rows[index.row()]
+        if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole):
+            value = row[index.column()]
+            return "—" if value is None else value
+        if role == Qt.ItemDataRole.ForegroundRole and index.column() == 0:
+            return QColor(palette.verdict_colors(self.theme)[STATUS_COLOUR[row[0]]][0])
+        return None
+
+    def nodes_of(self, row: int) -> tuple[str | None, str | None]:
+        """(name in A, name in B) of a row (None on the side where it does not exist)."""
+        _status, a, b, _op, _what = self.rows[row]
+        return a, b
