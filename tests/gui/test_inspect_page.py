@@ -202,6 +202,14 @@ def test_static_dims_fix_shows_before_after(qtbot, page: InspectPage, tmp_path: 
     assert "qnn-htp" in text and "Resolved" in text
     assert page.side.currentWidget() is page.changes_panel
     page.changes_panel.grab().save(str(artifacts_dir / "inspect_fix_changes.png"))
+    # its link hands both files to the Diff page
+    from PySide6.QtCore import QUrl
+
+    opened: list[tuple[str, object]] = []
+    page.sig_open_page.connect(lambda pid, payload: opened.append((pid, payload)))
+    assert "Compare the two graphs side by side" in text
+    page.changes_panel.anchorClicked.emit(QUrl("studio:diff"))
+    assert opened == [("diff", {"a": str(src), "b": str(fixed)})]
 
 
 def test_netron_tab(qtbot, page: InspectPage, model_path: Path, artifacts_dir: Path) -> None:

@@ -193,6 +193,12 @@ class FixFlow:
         for b in self.page.fix_buttons.values():
             b.setEnabled(on)
 
+    def link(self, url: Any) -> None:
+        """The Changes tab's link: the last fix's source and output on the Diff page."""
+        fix = getattr(self.page, "last_fix", None)
+        if url.toString() == "studio:diff" and fix is not None:
+            self.page.sig_open_page.emit("diff", {"a": str(fix.source), "b": str(fix.path)})
+
     def _failed(self, err: StudioError) -> None:
         self._enable(self.page.report is not None)
         self.page.job_failed(err)
@@ -205,7 +211,8 @@ class FixFlow:
         main = outcome.main
         if main is not None and main.diff is not None:
             page.changes_panel.setHtml(details.changes_html(
-                f"{outcome.source.name} → {outcome.path.name}", main.diff, page.theme, main.steps, main.parity))
+                f"{outcome.source.name} → {outcome.path.name}", main.diff, page.theme, main.steps, main.parity)
+                + "<p><a href='studio:diff'>Compare the two graphs side by side (Diff page)</a></p>")
         if page.workspace is not None:
             try:
                 page.workspace.add_model(outcome.path, kind="onnx", source=f"{outcome.kind} fix of {before.model}")

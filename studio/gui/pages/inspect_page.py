@@ -124,6 +124,7 @@ class InspectPage(Page):
         self.side = SideTabs(self.theme)
         self.node_panel, self.stats_panel = self.side.node_panel, self.side.stats_panel
         self.dynamic_panel, self.changes_panel = self.side.dynamic_panel, self.side.changes_panel
+        self.changes_panel.anchorClicked.connect(self.fixer.link)  # its link opens the Diff page
         self.profile_panel = self.side.profile_panel
         self.profile_panel.sig_profile_requested.connect(lambda: self.profile_current())
         self.profile_panel.sig_compare_requested.connect(self.compare_with_original)
