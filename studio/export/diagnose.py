@@ -58,7 +58,8 @@ def user_frames(text: str) -> list[tuple[str, int]]:
     """``File "x.py", line N`` frames in a traceback-like text that are not inside torch itself."""
     frames = [(f, int(n)) for f, n in re.findall(r'File "([^"]+)", line (\d+)', text)]
     frames += [(f, int(n)) for f, n in re.findall(r"\s(/[^\s:]+\.py):(\d+)", text)]
-    internal = ("/torch/", "/studio/export/exporters.py", "/studio/export/pipeline.py", "<string>")
+    internal = ("/torch/", "/studio/export/exporters.py", "/studio/export/pipeline.py", "/studio/export/stages/",
+                "<string>")
     return [(f, n) for f, n in frames if not any(x in f for x in internal)]
 
 

@@ -217,7 +217,7 @@ def test_dynamo_exporter_clip_below_opset_18_is_reported(samples: Path, tmp_path
 
 def test_opset_mismatch_warning_text() -> None:
     """The case the version converter gives up: the file says 18 although 17 was asked for."""
-    from studio.export.pipeline import _opset_warning
+    from studio.export.stages.trace import opset_warning as _opset_warning
 
     r = ExportReport()
     _opset_warning(r, "dynamo", 17, 18, "m.onnx")

@@ -1,0 +1,84 @@
+"""Between "load" and "export": the module the exporter traces, the reference it is checked against, and the
+validation cases with the first one's tensors (the traced example)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from studio.export.api import InputSpec
+from studio.export.stages.run import ExportRun, to_torch
+
+
+@dataclass
+class ExampleInputs:
+    """What the export, check and parity stages share about the model's inputs and outputs.
+
+    ``wrapper`` is the unmodified model (the parity reference); ``export_wrapper`` is what the exporter sees
+    (the same module, or a patched one such as Qwen2-VL's tensor-only vision path).
+    """
+
+    input_names: list[str]
+    output_names: list[str]
+    wrapper: Any
+    export_wrapper: Any
+    cases: list[Any]
+    feeds0: dict[str, np.ndarray]
+    args0: tuple[Any, ...]
+    dynamic_axes: dict[str, dict[int, str]]
+    limits: dict[str, int]
+
+
+def build_example_inputs(run: ExportRun, model: Any) -> ExampleInputs:
+    """Name the model's inputs and outputs, pick the module to trace, and make the traced example (case 0)."""
+    from studio.export.exporters import NamedWrapper
+    from studio.export.validate import case_specs, make_inputs
+
+    options, recipe, specs, config = run.options, run.recipe, run.specs, run.config
+    input_names = run.input_names
+    output_names = list(recipe.outputs) or discover_outputs(model, specs, config)
+    wrapper = NamedWrapper(model, input_names, output_names, recipe.forward_kwargs, recipe.fill_masks).eval()
+    export_wrapper = wrapper
+    if recipe.model_type == "qwen2_vl" and "pixel_values" in input_names:
+        from studio.export.qwen2_vl import Qwen2VLFull, Qwen2VLReference
+
+        wrapper = NamedWrapper(Qwen2VLReference(model), input_names, output_names).eval()
+        export_wrapper = NamedWrapper(Qwen2VLFull(model), input_names, output_names).eval()
+        run.report.warnings.append("export patch: Qwen2-VL vision grid, per-frame attention and M-RoPE positions "
+                                   "computed with tensor ops (the HF code uses .tolist()/loops a trace would "
+                                   "freeze); parity is checked against the unmodified HF forward")
+    cases = case_specs(specs, max(2, int(options.validation_cases)))
+    feeds0 = make_inputs(specs, config, cases[0])
+    args0 = tuple(to_torch(feeds0[n]) for n in input_names)
+    dynamic_axes = {s.name: dict(s.dynamic_axes) for s in specs}
+    return ExampleInputs(input_names, output_names, wrapper, export_wrapper, cases, feeds0, args0, dynamic_axes,
+                         axis_limits(config))
+
+
+def discover_outputs(model: Any, specs: list[InputSpec], config: dict[str, Any]) -> list[str]:
+    """Generic models: the tensor fields the model returns on the traced inputs."""
+    import torch
+
+    from studio.export.validate import CaseSpec, make_inputs
+
+    feeds = make_inputs(specs, config, CaseSpec("probe", {}, 0))
+    with torch.no_grad():
+        out = model(**{k: to_torch(v) for k, v in feeds.items()})
+    if isinstance(out, torch.Tensor):
+        return ["output"]
+    skip = {"past_key_values", "hidden_states", "attentions", "encoder_hidden_states", "encoder_attentions"}
+    names = [k for k, v in out.items() if isinstance(v, torch.Tensor) and k not in skip]
+    return names[:4] or ["output"]
+
+
+def axis_limits(config: dict[str, Any]) -> dict[str, int]:
+    """Upper bounds of dynamic axes the model's config fixes (position embeddings), for the exporter's dims."""
+    text = config.get("text_config") if isinstance(config.get("text_config"), dict) else config
+    limits: dict[str, int] = {}
+    if text.get("max_position_embeddings"):
+        limits["sequence"] = int(text["max_position_embeddings"])
+    if config.get("max_target_positions"):
+        limits["decoder_sequence"] = int(config["max_target_positions"])
+    return limits

@@ -1,0 +1,70 @@
+"""What every export stage shares: the run it works on, how a stage fails, how its time is counted."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, NoReturn
+
+import numpy as np
+
+from studio.core.jobs import JobState
+from studio.export.api import ExportOptions, ExportReport, InputSpec
+
+
+class StageFailed(Exception):
+    """A stage produced a diagnosis (already in the report); the pipeline stops and reports."""
+
+
+@dataclass
+class ExportRun:
+    """One export in progress: the checked inputs, the report the stages fill, and the temp folder they write in.
+
+    Why one object: every stage reads the same options, config and signature and adds to the same report, and
+    nothing is written outside ``tmp`` until the write stage moves it into place.
+    """
+
+    options: ExportOptions
+    config: dict[str, Any]
+    specs: list[InputSpec]
+    recipe: Any
+    report: ExportReport
+    job: JobState
+    tmp: Path
+
+    @property
+    def model_path(self) -> Path:
+        """Where the monolithic model is exported (in the temp folder, under its final name)."""
+        return self.tmp / self.options.output.name
+
+    @property
+    def input_names(self) -> list[str]:
+        return [s.name for s in self.specs]
+
+
+def fail(run: ExportRun, diag: Any) -> NoReturn:
+    """Record the diagnosis, log it with its fix, and stop the export."""
+    run.report.diagnosis = diag
+    run.job.log(f"{diag.stage} failed [{diag.error_class}]: {diag.message}")
+    if diag.fix:
+        run.job.log(f"fix: {diag.fix}")
+    raise StageFailed()
+
+
+@contextmanager
+def timed(report: ExportReport, stage: str) -> Iterator[None]:
+    """Add the block's wall time to ``report.timings[stage]`` (also when it raises)."""
+    t0 = time.perf_counter()
+    try:
+        yield
+    finally:
+        report.timings[stage] = round(report.timings.get(stage, 0.0) + time.perf_counter() - t0, 4)
+
+
+def to_torch(arr: np.ndarray) -> Any:
+    import torch
+
+    return torch.from_numpy(np.ascontiguousarray(arr))

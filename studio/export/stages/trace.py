@@ -1,0 +1,108 @@
+"""Stage "export": torch.onnx on the example inputs, with the fallbacks that keep a known failure from ending it.
+
+Fallback: SDPA with grouped-query attention has no TorchScript conversion, so when the user chose no attention
+implementation the model switches to eager attention (same math) and the export is tried once more. Any other
+failure is diagnosed: class, module, the torch op's source line where one is found, and a fix.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from studio.core.jobs import JobState
+from studio.export.api import ExportOptions, ExportReport
+from studio.export.stages.inputs import ExampleInputs
+from studio.export.stages.run import ExportRun, fail
+
+
+def export_graph(run: ExportRun, model: Any, ex: ExampleInputs) -> Any:
+    """Export ``ex.export_wrapper`` to ``run.model_path``; returns the exporter's result (log, tracer warnings)."""
+    from studio.export import diagnose as dg
+    from studio.export.exporters import export_onnx
+    from studio.export.patches import export_patches
+
+    options, report = run.options, run.report
+
+    def _export() -> Any:
+        with export_patches(model, run.recipe.model_type) as notes:
+            res = export_onnx(ex.export_wrapper, ex.args0, run.model_path, input_names=ex.input_names,
+                              output_names=ex.output_names, dynamic_axes=ex.dynamic_axes, opset=options.opset,
+                              exporter=options.exporter, limits=ex.limits)
+        report.warnings.extend(f"export patch: {n}" for n in notes)
+        return res
+
+    try:
+        try:
+            return _export()
+        except Exception as first:  # noqa: BLE001
+            if not gqa_eager_fallback(first, model, options, ex.export_wrapper, report, run.job):
+                raise
+            return _export()
+    except Exception as exc:  # noqa: BLE001
+        diag = dg.diagnose_exception("export", exc, model=ex.export_wrapper, exporter=options.exporter,
+                                     opset=options.opset)
+        if diag.op_type and diag.op_type.startswith("aten::") and (diag.module is None or diag.snippet is None):
+            module, snippet = dg.locate_torch_op(ex.export_wrapper, ex.args0, diag.op_type)
+            diag.module = diag.module or module
+            diag.snippet = diag.snippet or snippet
+            if snippet:
+                diag.node = snippet["focus"]
+            if module and diag.error_class == "unsupported_op" and "avoid" not in diag.fix:
+                diag.fix += f", or avoid {diag.op_type} in {module}"
+        fail(run, diag)
+
+
+def note_export(run: ExportRun, result: Any) -> None:
+    """After a successful export: the exporter's log, frozen-value warnings, the opset written, output dim names."""
+    from studio.export.dims import name_output_dims, written_opset
+
+    report, job = run.report, run.job
+    for line in result.log[-50:]:
+        job.log(line)
+    if result.tracer_warnings:
+        where = sorted({f"{Path(w['filename']).name}:{w['lineno']}" for w in result.tracer_warnings})
+        report.warnings.append(f"{len(result.tracer_warnings)} tracer warning(s) at {', '.join(where[:6])}: the "
+                               "trace froze a Python value there; parity on new shapes and padded inputs checks it")
+    report.opset = written_opset(run.model_path)
+    opset_warning(report, run.options.exporter, run.options.opset, report.opset, run.options.output.name)
+    renamed = name_output_dims(run.model_path, {})
+    if renamed:
+        job.log("output dims named after the inputs: " + ", ".join(f"{k} -> {v}" for k, v in renamed.items()))
+
+
+def gqa_eager_fallback(exc: BaseException, model: Any, options: ExportOptions, wrapper: Any,
+                       report: ExportReport, job: JobState) -> bool:
+    """SDPA with grouped-query attention (``enable_gqa``) has no TorchScript ONNX conversion: when the user did
+    not choose an attention implementation, switch the model to eager attention (same math) and say so."""
+    from studio.export import diagnose as dg
+
+    if options.exporter != "torchscript" or getattr(options, "attn_implementation", None):
+        return False
+    diag = dg.diagnose_exception("export", exc, model=wrapper, exporter=options.exporter, opset=options.opset)
+    if diag.error_class != "gqa_sdpa" or not hasattr(model, "set_attn_implementation"):
+        return False
+    try:
+        model.set_attn_implementation("eager")
+    except Exception:  # noqa: BLE001 - the model cannot switch: the diagnosis stands
+        return False
+    report.warnings.append(f"gqa_sdpa: {diag.message} (in {diag.module or 'the attention layers'}); exported with "
+                           "attn_implementation='eager' instead (same math, parity checked). Pass "
+                           "--attn-implementation sdpa --exporter dynamo to keep SDPA")
+    report.options["attn_implementation"] = "eager (automatic: enable_gqa SDPA has no TorchScript conversion)"
+    job.log("TorchScript cannot convert SDPA with enable_gqa: retrying with eager attention")
+    return True
+
+
+def opset_warning(report: ExportReport, exporter: str, requested: int, written: int | None, name: str) -> None:
+    """The dynamo exporter builds opset >= 18 and converts down (or silently keeps 18): say which one happened."""
+    if written is None:
+        return
+    if written != requested:
+        report.warnings.append(f"opset: {name} was written at opset {written}, not the requested {requested}: the "
+                               f"{exporter} exporter has no implementation below {written} and the version "
+                               f"converter did not convert it; use --opset {written} or --exporter torchscript")
+    elif exporter == "dynamo" and requested < 18:
+        report.warnings.append(f"opset: the dynamo exporter built {name} at opset 18 and the ONNX version converter "
+                               f"lowered it to {requested}; parity below checks the converted graph "
+                               "(--opset 18 avoids the conversion)")
