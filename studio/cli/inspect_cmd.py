@@ -1,5 +1,8 @@
 """`studio inspect MODEL.onnx [PART.onnx ...] --target NAME|all --format text|json|html|sarif --fail-on LEVEL
-[--verify [--fold-into-profile WORKSPACE|DIR]]`.
+[--verify [--fold-into-profile WORKSPACE|DIR]] [--node-data OUT.json [--node-data-heat PROFILE.json]]`.
+
+``--node-data`` writes the verdicts (and a saved profile's heat, a compile report's per-layer error) as
+Google Model Explorer node data files (studio.inspect.node_data), keyed the way its ONNX adapter names nodes.
 
 ``--verify`` runs every usable verifier of the chosen targets (a real ORT session, TVM import, OpenVINO query,
 plugins' tools) and shows per node where the tool and the static profile disagree; the answers go into the
@@ -45,6 +48,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--fold-into-profile", type=Path, default=None, metavar="WORKSPACE|DIR",
                    help="with --verify: write the tool's answer for the disagreeing ops as <target>.yaml in the "
                         "workspace's targets/ (or this folder); later runs with --workspace use it")
+    p.add_argument("--node-data", type=Path, default=None, metavar="OUT.json",
+                   help="also write each target's verdicts as Model Explorer node data (one target: OUT.json; "
+                        "several: OUT.<target>.json beside it)")
+    p.add_argument("--node-data-heat", type=Path, default=None, metavar="PROFILE.json",
+                   help="with --node-data: also the per-node heat of a `studio profile --save` report")
+    p.add_argument("--node-data-divergence", type=Path, default=None, metavar="REPORT.json",
+                   help="with --node-data: also the per-node error of a compile_report.json (layer_errors)")
 
 
 def profile_dirs_from(args: argparse.Namespace) -> list[Path]:
@@ -97,6 +107,8 @@ def run(args: argparse.Namespace) -> int:
 
         raise InputError("--fold-into-profile needs --verify", offending="--fold-into-profile",
                          hint="add --verify so there is a tool's answer to fold")
+    if args.node_data is not None or args.node_data_heat or args.node_data_divergence:
+        _node_data(args, reports)
     if args.output:
         write_text_atomic(args.output, text)
         print(f"wrote {args.format} report to {args.output}", file=sys.stderr)
@@ -142,3 +154,19 @@ def _verify(args: argparse.Namespace, reports: list, text: str, shapes: dict[str
                 elif any(c["target"] == target for c in r.verification.get("comparisons", [])):
                     print(f"{target}: nothing folded: {res.skipped}", file=sys.stderr)
     return text
+
+
+def _node_data(args: argparse.Namespace, reports: list) -> None:
+    """`--node-data`: the overlays as Model Explorer node data (studio.inspect.node_data)."""
+    from studio.core.errors import InputError
+    from studio.inspect.node_data import export_overlays
+
+    if args.node_data is None:
+        raise InputError("--node-data-heat / --node-data-divergence need --node-data OUT.json",
+                         offending="--node-data", hint="add --node-data OUT.json")
+    if len(reports) != 1:
+        raise InputError("--node-data takes one model at a time", offending="--node-data",
+                         hint="inspect each part on its own")
+    for path in export_overlays(reports[0], args.models[0], args.node_data, heat=args.node_data_heat,
+                                divergence=args.node_data_divergence):
+        print(f"wrote Model Explorer node data {path}", file=sys.stderr)

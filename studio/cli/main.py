@@ -22,6 +22,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "sample-model": ("studio.cli.sample_cmd", "write a tiny random-weight sample model (no network)"),
     "inspect": ("studio.cli.inspect_cmd", "check an ONNX model against accelerator targets"),
     "targets": ("studio.cli.targets_cmd", "list target profiles"),
+    "schema": ("studio.cli.schema_cmd", "print the JSON Schema of target, board or SLA tier files"),
     "fix": ("studio.cli.fix_cmd", "make dims static, simplify, convert precision"),
     "triton": ("studio.cli.triton_cmd", "build, check and serve Triton model repositories"),
     "keys": ("studio.cli.keys_cmd", "manage Ed25519 signing keys"),

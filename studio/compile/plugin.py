@@ -9,7 +9,14 @@ from __future__ import annotations
 
 
 def manifest() -> dict:
-    from studio.compile.targets import BOARDS, GENERIC
+    from studio.compile.targets import GENERIC
+    from studio.core.errors import InstallError
+    from studio.package.boards import board_ids
+
+    try:
+        boards = list(board_ids())  # file names only: no YAML is read here
+    except InstallError:  # a broken install: `studio plugins` and the commands say so themselves
+        boards = []
 
     return {"name": "tvm-compile",
             "description": "Compile ONNX with TVM Relax for edge CPUs and GPUs (apache-tvm); LLM parts with "
@@ -19,7 +26,7 @@ def manifest() -> dict:
                                                      "help": "studio compile --backend tvm (the default)"},
                                        "mlc-llm": {"object": "studio.compile.mlc:run_llm",
                                                    "help": "studio compile --mlc-llm HF_DIR"}},
-                         "compile_targets": list(GENERIC) + list(BOARDS),  # TVM target ids, not inspector profiles
+                         "compile_targets": list(GENERIC) + boards,  # TVM target ids, not inspector profiles
                          "runtimes": {"tvm": {"object": "studio.agent.tvm_backend:load_tvm_model",
                                               "help": "the edge agent serves compiled TVM modules"}},
                          "cli": {"compile": {"module": "studio.cli.compile_cmd",

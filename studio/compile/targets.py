@@ -1,4 +1,5 @@
 """Compile targets: the ids users type (llvm, aarch64, opencl, a board id) mapped to TVM target JSON dicts.
+Boards come from the board registry (studio.package.boards: one YAML file each, its ``compile`` section).
 
 TVM 0.27 accepts targets only as JSON dicts (the old ``"llvm -mtriple=..."`` string form raises), so every
 target here is a plain dict that ``tvm.target.Target(...)`` takes. Nothing in this module imports TVM.
@@ -9,9 +10,12 @@ from __future__ import annotations
 import platform
 import shutil
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from studio.core.errors import InputError, TargetError
+from studio.core.errors import InputError
+
+if TYPE_CHECKING:
+    from studio.package.boards import BoardProfile
 
 AARCH64_TRIPLE = "aarch64-linux-gnu"
 AARCH64_CC = "aarch64-linux-gnu-gcc"
@@ -67,98 +71,59 @@ GENERIC: dict[str, tuple[dict[str, Any], str, str, str]] = {
                "Vulkan GPU on a 64-bit ARM Linux board"),
 }
 
-# Boards: the CPU target the studio compiles for by default; board yaml files may override with `tvm_target`.
-BOARDS: dict[str, tuple[dict[str, Any], str, str, str, list[str]]] = {
-    "rk3588": (_cpu("cortex-a76", neon=True), AARCH64_TRIPLE, "cpu", "Rockchip RK3588 (Cortex-A76/A55 CPU)",
-               ["the Mali-G610 GPU is reachable with --target opencl; the RKNN NPU is not a TVM target"]),
-    "jetson-orin-nano": (_cpu("cortex-a78", neon=True), AARCH64_TRIPLE, "cpu",
-                         "NVIDIA Jetson Orin Nano (Cortex-A78AE CPU)",
-                         ["the PyPI apache-tvm wheel has no CUDA codegen; use TensorRT for the GPU"]),
-    "rpi5": (_cpu("cortex-a76", neon=True), AARCH64_TRIPLE, "cpu", "Raspberry Pi 5 (Cortex-A76 CPU)", []),
-    "atlas-310p": (_cpu(neon=True), AARCH64_TRIPLE, "cpu", "Huawei Atlas 310P host CPU (aarch64)",
-                   ["the Ascend NPU is reached through CANN/ATC, not TVM: this builds for the host CPU"]),
-    "generic-x86_64": ({"kind": "llvm", "mtriple": "x86_64-linux-gnu"}, "x86_64-linux-gnu", "cpu",
-                       "generic x86-64 Linux CPU", []),
-    "generic-aarch64": (_cpu(neon=True), AARCH64_TRIPLE, "cpu", "generic 64-bit ARM Linux CPU", []),
-}
-
-
 def target_ids() -> list[str]:
-    """Every id `studio compile --target` accepts (generic ids, then boards, including board yaml files)."""
-    return list(GENERIC) + sorted(set(BOARDS) | set(_board_files()))
+    """Every id `studio compile --target` accepts: the generic ids, then the board registry's ids."""
+    from studio.package.boards import board_ids
+
+    return list(GENERIC) + list(board_ids())
 
 
-def _board_files() -> dict[str, Any]:
-    from studio.package.boards import boards_dir
-
-    return {p.stem: p for p in sorted(boards_dir().glob("*.yaml"))}
+_AARCH64_ARCHES = ("aarch64", "arm64", "armv8", "armv8-a", "armv8.2-a")
+_X86_64_ARCHES = ("x86_64", "amd64", "x86-64")
 
 
-def _board_yaml(board: str) -> dict[str, Any]:
-    path = _board_files().get(board)
-    if path is None:
-        return {}
-    import yaml
-
-    from studio.core import yamlio
-
-    try:
-        data = yamlio.safe_load(path.read_text(encoding="utf-8")) or {}
-    except yaml.YAMLError as exc:
-        raise TargetError(f"board profile {path.name} is not valid YAML: {exc}", offending=str(path),
-                          hint="fix the YAML syntax of the board profile") from exc
-    return data if isinstance(data, dict) else {}
-
-
-def _from_board_yaml(board: str, data: dict[str, Any], *, spec_only: bool = False) -> CompileTarget | None:
-    """A board yaml may name its TVM target (``tvm_target`` / ``compile.tvm_target``) or just its CPU
-    (``cpu_arch: aarch64``, ``cpu: "4x Cortex-A76 ..."``), from which an LLVM target is derived."""
+def board_target(board: BoardProfile) -> CompileTarget | None:
+    """A board's compile target: its file's ``compile.tvm_target``, else an LLVM CPU target from ``cpu_arch``
+    and ``compile.mcpu`` (or the Cortex core its ``cpu`` names); None for a CPU TVM is not set up for here."""
     import re
 
-    spec = data.get("tvm_target") or (data.get("compile") or {}).get("tvm_target")
-    desc = str(data.get("name") or data.get("description") or board)
-    if isinstance(spec, dict) and spec.get("kind"):
+    c = board.compile
+    desc = c.description or board.name
+    spec = c.tvm_target
+    if spec:
         host = spec.get("host") or {}
         triple = str(spec.get("mtriple") or host.get("mtriple") or "")
         device = "cpu" if spec["kind"] == "llvm" else str(spec["kind"])
-        return CompileTarget(id=board, tvm=dict(spec), description=desc, triple=triple, device=device, board=board)
-    if spec_only:
-        return None
-    cpu = data.get("cpu")
-    cpu_d = cpu if isinstance(cpu, dict) else {}
-    arch = str(data.get("cpu_arch") or data.get("arch") or cpu_d.get("arch") or "").lower()
-    if arch in ("aarch64", "arm64", "armv8", "armv8-a", "armv8.2-a"):
-        core = data.get("mcpu") or cpu_d.get("mcpu")
-        if not core and isinstance(cpu, str):
-            m = re.search(r"cortex-a\d+", cpu.lower())
+        return CompileTarget(id=board.id, tvm=_copy(spec), description=desc, triple=triple, device=device,
+                             board=board.id, notes=list(c.notes))
+    arch = board.cpu_arch.lower()
+    if arch in _AARCH64_ARCHES:
+        core = c.mcpu
+        if not core:
+            m = re.search(r"cortex-a\d+", board.cpu.lower())
             core = m.group(0) if m else None
-        return CompileTarget(id=board, tvm=_cpu(str(core) if core else None, neon=True), description=desc,
-                             triple=AARCH64_TRIPLE, board=board)
-    if arch in ("x86_64", "amd64", "x86-64"):
-        return CompileTarget(id=board, tvm={"kind": "llvm", "mtriple": "x86_64-linux-gnu"}, description=desc,
-                             triple="x86_64-linux-gnu", board=board)
+        return CompileTarget(id=board.id, tvm=_cpu(core, neon=True), description=desc, triple=AARCH64_TRIPLE,
+                             board=board.id, notes=list(c.notes))
+    if arch in _X86_64_ARCHES:
+        return CompileTarget(id=board.id, tvm={"kind": "llvm", "mtriple": "x86_64-linux-gnu"}, description=desc,
+                             triple="x86_64-linux-gnu", board=board.id, notes=list(c.notes))
     return None
 
 
 def resolve_target(target_id: str) -> CompileTarget:
-    """The CompileTarget for a generic id or a board id; InputError naming the id otherwise."""
+    """The CompileTarget for a generic id or a board id (from the board registry); InputError otherwise."""
+    from studio.package.boards import board_ids, load_board
+
     tid = target_id.strip()
+    t: CompileTarget | None = None
     if tid in GENERIC:
         tvm, triple, device, desc = GENERIC[tid]
         t = CompileTarget(id=tid, tvm=_copy(tvm), description=desc, triple=triple, device=device)
-    else:
-        # a board yaml's explicit tvm_target wins, then the built-in board table, then the yaml's CPU
-        data = _board_yaml(tid)
-        t = _from_board_yaml(tid, data, spec_only=True) if data else None
-        if t is None and tid in BOARDS:
-            tvm, triple, device, desc, notes = BOARDS[tid]
-            t = CompileTarget(id=tid, tvm=_copy(tvm), description=desc, triple=triple, device=device, board=tid,
-                              notes=list(notes))
-        if t is None and data:
-            t = _from_board_yaml(tid, data)
-        if t is None:
-            raise InputError(f"unknown compile target '{target_id}'", offending=target_id,
-                             hint="choose one of: " + ", ".join(target_ids()))
+    elif tid in board_ids():
+        t = board_target(load_board(tid))
+    if t is None:
+        raise InputError(f"unknown compile target '{target_id}'", offending=target_id,
+                         hint="choose one of: " + ", ".join(target_ids()))
     if t.triple.startswith("aarch64") and not _same_arch(t.triple):
         t.cross_cc = AARCH64_CC
     return t

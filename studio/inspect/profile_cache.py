@@ -20,7 +20,8 @@ from pathlib import Path
 
 from studio.inspect.profiles import TargetProfile
 
-_OWN = ("profiles.py", "ort_profile.py", "custom_domains.py", "profile_cache.py")
+_OWN = ("profiles.py", "profile_schema.py", "ort_profile.py", "custom_domains.py", "profile_cache.py",
+        "../core/resource_schema.py")
 
 
 def _stamp(path: Path) -> str:

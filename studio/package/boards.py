@@ -1,4 +1,6 @@
-"""Board profiles (studio/resources/boards/*.yaml): what a bundle is built for and what the agent runs it with."""
+"""The board registry: one board per file in studio/resources/boards/ (``<id>.yaml``), read through its schema
+(``board_schema``). Board ids are the file names, so listing them reads no YAML; packaging, the agent and
+`studio compile --target BOARD` (``studio.compile.targets``) all take their boards from here."""
 
 from __future__ import annotations
 
@@ -10,7 +12,15 @@ from typing import Any
 from studio.core.errors import InstallError, TargetError
 from studio.core.paths import resource_folder
 
-BOARD_IDS = ("rk3588", "jetson-orin-nano", "rpi5", "atlas-310p", "generic-x86_64", "generic-aarch64")
+
+@dataclass
+class BoardCompile:
+    """The board file's ``compile`` section: what TVM builds for (``studio.compile.targets``)."""
+
+    tvm_target: dict[str, Any] | None = None  # an explicit TVM target JSON dict
+    mcpu: str | None = None  # the LLVM CPU (else the Cortex core named in ``cpu``)
+    description: str | None = None
+    notes: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -27,23 +37,14 @@ class BoardProfile:
     power_sensor: dict[str, Any] = field(default_factory=dict)
     temperature_sensor: dict[str, Any] = field(default_factory=dict)
     optional_targets: list[str] = field(default_factory=list)
+    compile: BoardCompile = field(default_factory=BoardCompile)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any], source: str = "") -> BoardProfile:
-        try:
-            acc = data.get("accelerator") or {}
-            rt = data.get("runtime") or {}
-            return cls(id=str(data["id"]), name=str(data.get("name", data["id"])),
-                       cpu_arch=str(data["cpu_arch"]), target=str(acc["target"]),
-                       accelerator=str(acc.get("name", "")), cpu=str(data.get("cpu", "")),
-                       memory_mb=int(data.get("memory_mb", 0)), runtime=str(rt.get("name", "onnxruntime")),
-                       execution_providers=list(rt.get("execution_providers") or ["CPUExecutionProvider"]),
-                       power_sensor=dict(data.get("power_sensor") or {}),
-                       temperature_sensor=dict(data.get("temperature_sensor") or {}),
-                       optional_targets=list(acc.get("optional_targets") or []))
-        except (KeyError, TypeError, ValueError) as exc:
-            raise TargetError(f"board profile is malformed: missing or bad field {exc}", offending=source,
-                              hint="compare with studio/resources/boards/generic-x86_64.yaml") from exc
+        """A board from a mapping (a file's content), validated: TargetError names the field."""
+        from studio.package.board_schema import parse
+
+        return parse(data, source)
 
     def to_dict(self) -> dict[str, Any]:
         from dataclasses import asdict
@@ -56,33 +57,40 @@ def boards_dir() -> Path:
     return resource_folder("boards", "*.yaml")
 
 
+def _board_files() -> dict[str, Path]:
+    return {p.stem: p for p in sorted(boards_dir().glob("*.yaml"))}
+
+
+def board_ids() -> tuple[str, ...]:
+    """Every board id (the files' names, sorted), without reading them."""
+    return tuple(_board_files())
+
+
+def __getattr__(name: str) -> Any:
+    if name == "BOARD_IDS":  # the old constant, now the registry's ids
+        return board_ids()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 def list_boards() -> list[BoardProfile]:
+    from studio.package.board_schema import read_board
 
-    from studio.core import yamlio
-
-    out = []
-    for f in sorted(boards_dir().glob("*.yaml")):
-        out.append(BoardProfile.from_dict(yamlio.safe_load(f.read_text(encoding="utf-8")) or {}, str(f)))
-    return out
+    return [read_board(f) for f in _board_files().values()]
 
 
 def load_board(board_id: str) -> BoardProfile:
+    from studio.package.board_schema import read_board
 
-    from studio.core import yamlio
-
-    f = boards_dir() / f"{board_id}.yaml"
-    if not f.is_file():
-        known = ", ".join(b.id for b in list_boards()) or ", ".join(BOARD_IDS)
-        raise TargetError(f"unknown board '{board_id}'", offending=board_id, hint=f"known boards: {known}")
-    return BoardProfile.from_dict(yamlio.safe_load(f.read_text(encoding="utf-8")) or {}, str(f))
+    files = _board_files()
+    if board_id not in files:
+        raise TargetError(f"unknown board '{board_id}'", offending=board_id, hint=f"known boards: {', '.join(files)}")
+    return read_board(files[board_id])
 
 
 def board_arch(board_id: str) -> str | None:
-    """CPU architecture of a board id, without needing the YAML files (the agent may run without them)."""
+    """CPU architecture of a board id: generic-<arch> says it, a named board's file gives it; None if unknown."""
     if board_id.startswith("generic-"):
         return board_id.removeprefix("generic-")
-    if board_id in BOARD_IDS:
-        return "aarch64"
     try:
         return load_board(board_id).cpu_arch
     except (TargetError, InstallError):

@@ -6,7 +6,6 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from studio.core.errors import InputError
 from studio.core.paths import resource_file
@@ -53,48 +52,32 @@ def default_tiers_path() -> Path:
     return resource_file("sla", "tiers.yaml")
 
 
-def _num(d: dict[str, Any], key: str, where: str, optional: bool = False) -> float | None:
-    v = d.get(key)
-    if v is None and optional:
-        return None
-    try:
-        return float(v)
-    except (TypeError, ValueError) as exc:
-        raise InputError(f"{where}: '{key}' must be a number, got {v!r}", offending=f"{where}.{key}") from exc
-
-
 def load_tiers(path: Path | str | None = None) -> tuple[dict[str, Tier], CostModel]:
-    """Tier definitions and the cost model from YAML (the shipped studio/resources/sla/tiers.yaml by default)."""
+    """Tier definitions and the cost model from YAML (the shipped studio/resources/sla/tiers.yaml by default),
+    validated by ``sla_schema``: an InputError names the file, line and field of a malformed one."""
     import yaml
+
+    from studio.core import yamlio
+    from studio.telemetry.sla_schema import CostSpec, ReferenceDeviceSpec, parse
 
     p = Path(path) if path else default_tiers_path()
     try:
-        doc = yaml.safe_load(p.read_text())
+        text = p.read_text(encoding="utf-8")
+        doc = yamlio.safe_load(text)
     except FileNotFoundError as exc:
         raise InputError(f"SLA tier file not found: {p}", offending=str(p)) from exc
     except yaml.YAMLError as exc:
         raise InputError(f"SLA tier file is not valid YAML: {exc}", offending=str(p)) from exc
-    if not isinstance(doc, dict) or not isinstance(doc.get("tiers"), dict):
-        raise InputError("SLA tier file has no 'tiers' mapping", offending=str(p))
-    tiers: dict[str, Tier] = {}
-    for name, t in doc["tiers"].items():
-        where = f"{p.name}: tiers.{name}"
-        if not isinstance(t, dict):
-            raise InputError(f"{where} must be a mapping", offending=where)
-        tiers[str(name)] = Tier(name=str(name), title=str(t.get("title", name)),
-                                memory_max_pct=_num(t, "memory_max_pct", where),  # type: ignore[arg-type]
-                                bandwidth_jitter_pct=_num(t, "bandwidth_jitter_pct", where),  # type: ignore[arg-type]
-                                power_fluctuation_pct=_num(t, "power_fluctuation_pct", where),  # type: ignore[arg-type]
-                                max_error_pct=_num(t, "max_error_pct", where, optional=True),
-                                max_cost=_num(t, "max_cost", where, optional=True))
-    c = doc.get("cost") or {}
-    w = c.get("weights") or {"memory": 0.4, "bandwidth": 0.35, "power": 0.25}
-    r = c.get("reference_device") or {}
-    ref = ReferenceDevice(name=str(r.get("name", "reference")),
-                          memory_bytes=float(r.get("memory_bytes", 8 * 2**30)),
-                          bandwidth_bytes_per_s=float(r.get("bandwidth_bytes_per_s", 1e9)),
-                          power_w=float(r.get("power_w", 15.0)))
-    return tiers, CostModel(weights={k: float(v) for k, v in w.items()}, reference=ref)
+    spec = parse(doc, p, text)
+    tiers = {name: Tier(name=name, title=t.title if t.title is not None else name, memory_max_pct=t.memory_max_pct,
+                        bandwidth_jitter_pct=t.bandwidth_jitter_pct, power_fluctuation_pct=t.power_fluctuation_pct,
+                        max_error_pct=t.max_error_pct, max_cost=t.max_cost) for name, t in spec.tiers.items()}
+    c = spec.cost or CostSpec()
+    r = c.reference_device or ReferenceDeviceSpec()
+    ref = ReferenceDevice(name=r.name, memory_bytes=r.memory_bytes, bandwidth_bytes_per_s=r.bandwidth_bytes_per_s,
+                          power_w=r.power_w)
+    weights = c.weights or {"memory": 0.4, "bandwidth": 0.35, "power": 0.25}
+    return tiers, CostModel(weights=dict(weights), reference=ref)
 
 
 def get_tier(name: str, path: Path | str | None = None) -> tuple[Tier, CostModel]:

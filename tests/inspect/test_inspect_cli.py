@@ -150,4 +150,4 @@ def test_targets_command(capsys: pytest.CaptureFixture, tmp_path: Path) -> None:
     assert {d["id"] for d in data} >= {"hailo-8", "ort-cpu"}
     (tmp_path / "x.yaml").write_text("id: x\nname: X\n")
     assert main(["targets", "--profile-dir", str(tmp_path)]) == 2
-    assert "x.yaml: source" in capsys.readouterr().err
+    assert "x.yaml:1: source" in capsys.readouterr().err  # FILE:LINE: FIELD

@@ -89,6 +89,45 @@ def test_malformed_profiles_raise_target_error(tmp_path: Path, text: str, field:
     assert ei.value.hint
 
 
+HEAD = "id: x\nname: X\nsource: s\ndate_read: d\n"  # lines 1-4
+
+
+@pytest.mark.parametrize("text,line,field,says", [
+    (HEAD + "rules:\n  opset: [11, 17]\n  dynamic_shapes: maybe\n", 7, "rules.dynamic_shapes", "'allowed'"),
+    (HEAD + "supported:\n  ai.onnx: [TopK]\nconstraints:\n  TopK:\n    - {kind: max_rank, reason: r}\n", 9,
+     "constraints.TopK[0].value", "'value' is required"),
+    (HEAD + "supported:\n  ai.onnx: [TopK]\nconstraints:\n  TopK:\n    - kind: attr\n      reason: r\n"
+     "      name: sorted\n", 9, "constraints.TopK[0]", "allowed, forbidden or max_value"),
+    (HEAD + "supported: {ai.onnx: [A]}\nconstraints:\n  A:\n  - {kind: nope, reason: r}\n", 8,
+     "constraints.A[0].kind", "'nope'"),
+    (HEAD + "opsets:\n  NonZero: [13, 15]\n", 6, "opsets.NonZero", "no list mentions"),
+    (HEAD + "risky:\n  Relu: ''\n", 6, "risky.Relu", "at least 1 character"),
+    (HEAD + "notes: n\nsuported: {}\n", 6, "(top)", "unknown keys ['suported']"),
+    ("id: x\nname: [unclosed\n", 3, None, "not valid YAML"),
+])
+def test_errors_name_the_line(tmp_path: Path, text: str, line: int, field: str | None, says: str) -> None:
+    f = tmp_path / "bad.yaml"
+    f.write_text(text)
+    with pytest.raises(TargetError) as ei:
+        list_targets([f])
+    assert ei.value.offending == (f"{f}:{line}: {field}" if field else f"{f}:{line}"), ei.value.offending
+    assert says in ei.value.message and ei.value.hint
+
+
+def test_schema_literals_match_the_analysis_constants() -> None:
+    import typing
+
+    from studio.inspect import profile_schema as ps
+    from studio.inspect.profiles import CONSTRAINT_KINDS, OP_STATUSES, RULE_LEVELS
+
+    kinds = [typing.get_args(m.model_fields["kind"].annotation)[0]
+             for m in typing.get_args(typing.get_args(ps.ConstraintSpec)[0])]
+    assert tuple(kinds) == CONSTRAINT_KINDS
+    assert typing.get_args(ps.Level) == RULE_LEVELS
+    assert set(typing.get_args(typing.get_args(ps.TargetFile.model_fields["unlisted"].annotation)[0])) <= set(
+        OP_STATUSES)
+
+
 def test_unknown_target_and_missing_dir() -> None:
     with pytest.raises(TargetError, match="unknown target"):
         load_target("nope")
