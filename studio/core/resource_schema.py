@@ -12,10 +12,8 @@ from __future__ import annotations
 
 import copy
 import importlib
-import os
 import warnings
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -55,29 +53,10 @@ class RenamedKeyWarning(StudioDeprecationWarning):
 _WARNED: dict[Any, Any] = {}  # warnings.warn_explicit's registry: each (message, line) once per process
 
 
-@contextmanager
-def _no_plugin_scan() -> Iterator[None]:
-    """pydantic looks for its plugins (entry-point group ``pydantic``) through importlib.metadata when it builds a
-    validator: 40-90 ms, most of what validating a profile costs on a cache miss. Where the studio's own reader
-    (``studio.core.entry_points``, a few ms) finds none, PYDANTIC_DISABLE_PLUGINS around the build gives the same
-    validator; where one is installed, pydantic loads it as usual."""
-    from studio.core.entry_points import entry_points
-
-    if os.environ.get("PYDANTIC_DISABLE_PLUGINS") is not None or entry_points("pydantic"):
-        yield
-        return
-    os.environ["PYDANTIC_DISABLE_PLUGINS"] = "1"
-    try:
-        yield
-    finally:
-        os.environ.pop("PYDANTIC_DISABLE_PLUGINS", None)
-
-
 def built(model: type[M]) -> type[M]:
     """``model`` with its validator built (once; ``defer_build`` leaves that to the first use)."""
     if not model.__pydantic_complete__:
-        with _no_plugin_scan():
-            model.model_rebuild()
+        model.model_rebuild()
     return model
 
 
