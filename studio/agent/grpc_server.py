@@ -26,16 +26,10 @@ from studio.agent.core import AgentCore
 from studio.agent.kserve import ProtocolError, _deserialize_bytes, _serialize_bytes, datatype_of
 from studio.agent.metrics import AgentMetrics
 from studio.agent.statistics import StatisticsError, timed_infer
-from studio.edge.tensors import KSERVE_TO_NP
+from studio.core.kserve_dtypes import GRPC_CONTENTS_FIELD as _CONTENTS_FIELD  # typed contents per datatype
+from studio.core.kserve_dtypes import KSERVE_TO_NP
 
 log = logging.getLogger("studio.agent.grpc")
-
-# typed ``InferTensorContents`` field per KServe datatype (FP16/BF16 have none: raw_input_contents only)
-_CONTENTS_FIELD = {
-    "BOOL": "bool_contents", "INT8": "int_contents", "INT16": "int_contents", "INT32": "int_contents",
-    "INT64": "int64_contents", "UINT8": "uint_contents", "UINT16": "uint_contents", "UINT32": "uint_contents",
-    "UINT64": "uint64_contents", "FP32": "fp32_contents", "FP64": "fp64_contents", "BYTES": "bytes_contents",
-}
 
 
 class _Abort(Exception):

@@ -21,7 +21,7 @@ try:  # the agent extra installs orjson (about 10x faster on request headers); p
 except ImportError:  # pragma: no cover - depends on the environment
     _orjson = None
 
-from studio.edge.tensors import KSERVE_TO_NP, NP_TO_KSERVE
+from studio.core.kserve_dtypes import KSERVE_TO_NP, NP_TO_KSERVE
 
 HEADER_LENGTH = "inference-header-content-length"
 
