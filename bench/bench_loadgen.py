@@ -81,17 +81,25 @@ def baseline_modules(rev: str) -> tuple[object, object]:
     import tempfile
 
     tmp = Path(tempfile.mkdtemp(prefix="loadgen-ab-"))
-    for name in ("kserve", "loadgen"):
-        src = subprocess.run(["git", "show", f"{rev}:studio/telemetry/{name}.py"], cwd=ROOT, check=True,
-                             capture_output=True, text=True).stdout
-        src = src.replace("from studio.telemetry.kserve import", "from baseline_kserve import")
+    names = ["kserve", "loadgen", "http_client"]  # http_client: the client since issue 17 (absent before)
+    for name in names:
+        got = subprocess.run(["git", "show", f"{rev}:studio/telemetry/{name}.py"], cwd=ROOT,
+                             capture_output=True, text=True)
+        if got.returncode != 0 and name == "http_client":
+            continue
+        got.check_returncode()
+        src = got.stdout
+        for other in names:
+            src = src.replace(f"from studio.telemetry.{other} import", f"from baseline_{other} import")
         (tmp / f"baseline_{name}.py").write_text(src)
     sys.path.insert(0, str(tmp))
     return importlib.import_module("baseline_kserve"), importlib.import_module("baseline_loadgen")
 
 
 def run_studio(port: int, seconds: float, conns: int, mods: tuple[object, object] | None = None
-               ) -> tuple[float, float, float]:
+               ) -> tuple[float, float, float, float]:
+    """(req/s, p50 ms, p99 ms, client CPU us per request): the CPU time of this process over the run, which the
+    shared machine's load disturbs less than the rate does."""
     from studio.telemetry.kserve import Endpoint, build_request
     from studio.telemetry.loadgen import LoadConfig, LoadGenerator
 
@@ -104,8 +112,10 @@ def run_studio(port: int, seconds: float, conns: int, mods: tuple[object, object
                      window_s=1.0, stability=False, path="/")
     gen = LoadGenerator(cfg)
     gen.use_raw_requests([build_request(Endpoint.parse(url), "GET", "/")])
+    cpu0 = time.process_time()
     lv = gen.run()[0]
-    return lv.throughput_rps, lv.latency.p50_ms or 0.0, lv.latency.p99_ms or 0.0
+    cpu_us = 1e6 * (time.process_time() - cpu0) / max(1, lv.successes + lv.warmup_successes)
+    return lv.throughput_rps, lv.latency.p50_ms or 0.0, lv.latency.p99_ms or 0.0, cpu_us
 
 
 def main() -> int:
@@ -116,7 +126,7 @@ def main() -> int:
     ap.add_argument("--ab", metavar="REV", help="also run the load generator as of this git revision in each round")
     args = ap.parse_args()
     base = baseline_modules(args.ab) if args.ab else None
-    b_runs: list[tuple[float, float, float]] = []
+    b_runs: list[tuple[float, float, float, float]] = []
     wrk = ensure_wrk()
     srv = subprocess.Popen([sys.executable, "-c", SERVER], stdout=subprocess.PIPE, text=True)
     try:
@@ -133,11 +143,13 @@ def main() -> int:
                 w_runs.append(run_wrk(wrk, url, args.seconds, args.connections))
             if base is not None:
                 b_runs.append(run_studio(port, args.seconds, args.connections, base))
-                print(f"round {r + 1}: {args.ab} loadgen {b_runs[-1][0]:.0f}/s p50 {b_runs[-1][1]:.3f} ms | rate "
+                print(f"round {r + 1}: {args.ab} loadgen {b_runs[-1][0]:.0f}/s p50 {b_runs[-1][1]:.3f} ms "
+                      f"{b_runs[-1][3]:.1f} us CPU/req | rate "
                       f"ratio {b_runs[-1][0] / w_runs[-1][0]:.2f} p50 ratio {b_runs[-1][1] / w_runs[-1][1]:.2f}",
                       file=sys.stderr, flush=True)
             print(f"round {r + 1}: wrk {w_runs[-1][0]:.0f}/s p50 {w_runs[-1][1]:.3f} ms | studio "
-                  f"{s_runs[-1][0]:.0f}/s p50 {s_runs[-1][1]:.3f} ms | rate ratio {s_runs[-1][0] / w_runs[-1][0]:.2f}"
+                  f"{s_runs[-1][0]:.0f}/s p50 {s_runs[-1][1]:.3f} ms {s_runs[-1][3]:.1f} us CPU/req | rate ratio "
+                  f"{s_runs[-1][0] / w_runs[-1][0]:.2f}"
                   f" p50 ratio {s_runs[-1][1] / w_runs[-1][1]:.2f}", file=sys.stderr, flush=True)
     finally:
         srv.kill()
@@ -163,6 +175,11 @@ def main() -> int:
               f"{med(x[1] for x in b_runs):.3f} | {med(x[2] for x in b_runs):.3f} |")
         print(f"{args.ab}: rate ratio per round {', '.join(f'{v:.2f}' for v in br)}; median {med(br):.2f}; "
               f"p50 ratio per round {', '.join(f'{v:.2f}' for v in bp)}; median {med(bp):.2f}")
+        sr = [a[0] / b[0] for a, b in zip(s_runs, b_runs, strict=True)]
+        print(f"rate studio / {args.ab}, same round: {', '.join(f'{v:.2f}' for v in sr)}; median {med(sr):.2f}")
+        cr = [a[3] / b[3] for a, b in zip(s_runs, b_runs, strict=True)]
+        print(f"client CPU per request, studio / {args.ab}, same round: {', '.join(f'{v:.2f}' for v in cr)}; "
+              f"median {med(cr):.2f} ({med(x[3] for x in s_runs):.1f} vs {med(x[3] for x in b_runs):.1f} us)")
     return 0 if rate_ratio >= 0.5 and 0.8 <= p50_ratio <= 1.2 else 1
 
 

@@ -28,14 +28,11 @@ from studio.core.jobs import JobState
 from studio.core.reports import Report
 from studio.telemetry import samples as S
 from studio.telemetry.histogram import LatencyHistogram, LatencySummary, summarize_seconds
+from studio.telemetry.http_client import FastConnection, ProtocolError, WriteBatch, build_request
 from studio.telemetry.kserve import (
     Endpoint,
-    FastConnection,
-    ProtocolError,
-    WriteBatch,
     bodies_from_file,
     bodies_from_metadata,
-    build_request,
     fetch_stats,
     model_metadata,
 )

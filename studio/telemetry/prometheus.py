@@ -1,11 +1,20 @@
-"""Parser for the Prometheus text exposition format (what Triton's and the agent's /metrics serve)."""
+"""The one reader of the Prometheus text exposition format (what Triton's and the agent's /metrics serve).
+
+Parsing is ``prometheus_client.parser``'s (escapes, UTF-8 label values, ``+Inf``/``NaN``, timestamps); this
+module flattens its families into the studio's :class:`Metric` samples, gives counters back the names the
+server exposed, and turns the parser's bare ``ValueError`` into an :class:`InputError` naming the line.
+``studio.telemetry.collectors`` and ``studio.triton.metrics`` both read metrics through it.
+"""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from studio.core.errors import InputError
+
+_HINT = "the metrics endpoint does not serve the Prometheus text format (is the URL the metrics port?)"
 
 
 @dataclass(frozen=True)
@@ -15,70 +24,43 @@ class Metric:
     value: float = 0.0
 
 
-def _parse_labels(text: str, line: str) -> tuple[dict[str, str], int]:
-    """Parse ``{a="x",b="y"}`` starting at text[0] == '{'; returns labels and the index after '}'."""
-    labels: dict[str, str] = {}
-    i = 1
-    n = len(text)
-    while i < n:
-        while i < n and text[i] in " ,":
-            i += 1
-        if i < n and text[i] == "}":
-            return labels, i + 1
-        eq = text.find("=", i)
-        if eq < 0 or eq + 1 >= n or text[eq + 1] != '"':
-            raise InputError("malformed Prometheus label set", offending=line[:200],
-                             hint="the metrics endpoint does not serve the Prometheus text format")
-        key = text[i:eq].strip()
-        j = eq + 2
-        buf: list[str] = []
-        while j < n and text[j] != '"':
-            if text[j] == "\\" and j + 1 < n:
-                nxt = text[j + 1]
-                buf.append({"n": "\n", "\\": "\\", '"': '"'}.get(nxt, nxt))
-                j += 2
-            else:
-                buf.append(text[j])
-                j += 1
-        labels[key] = "".join(buf)
-        i = j + 1
-    raise InputError("unterminated Prometheus label set", offending=line[:200])
+class _Lines:
+    """The text's lines, one at a time, remembering where the parser is (for the error) and which names a
+    ``# TYPE NAME counter`` line declared (prometheus_client renames those samples to ``NAME_total``)."""
 
+    def __init__(self, text: str) -> None:
+        self.lines = text.splitlines()
+        self.number = 0
+        self.counters: set[str] = set()
 
-def _parse_value(token: str) -> float:
-    t = token.strip()
-    if t in ("+Inf", "Inf"):
-        return math.inf
-    if t == "-Inf":
-        return -math.inf
-    if t == "NaN":
-        return math.nan
-    return float(t)
+    def __iter__(self) -> Iterator[str]:
+        for number, line in enumerate(self.lines, 1):
+            self.number = number
+            if line.lstrip().startswith("# TYPE"):
+                parts = line.split(None, 3)
+                if len(parts) == 4 and parts[3].strip() == "counter":
+                    self.counters.add(parts[2].strip('"'))
+            yield line
 
 
 def parse_prometheus_text(text: str) -> list[Metric]:
-    """All samples in a text exposition; comments (HELP/TYPE) are skipped, timestamps ignored."""
+    """All samples in a text exposition, in order; HELP/TYPE and other comments are skipped, timestamps
+    ignored. A line the format does not allow raises :class:`InputError` naming its number and text."""
+    from prometheus_client.parser import text_fd_to_metric_families  # ~50 ms: only when metrics are read
+
+    lines = _Lines(text)
     out: list[Metric] = []
-    for raw in text.splitlines():
-        line = raw.strip()
-        if not line or line.startswith("#"):
-            continue
-        brace = line.find("{")
-        space = line.find(" ")
-        if brace >= 0 and (space < 0 or brace < space):
-            name = line[:brace]
-            labels, end = _parse_labels(line[brace:], line)
-            rest = line[brace + end:].split()
-        else:
-            parts = line.split()
-            name, labels, rest = parts[0], {}, parts[1:]
-        if not rest:
-            raise InputError("Prometheus sample without a value", offending=line[:200])
-        try:
-            value = _parse_value(rest[0])
-        except ValueError as exc:
-            raise InputError(f"bad Prometheus sample value {rest[0]!r}", offending=line[:200]) from exc
-        out.append(Metric(name=name, labels=labels, value=value))
+    try:
+        for fam in text_fd_to_metric_families(iter(lines)):  # type: ignore[arg-type]
+            munged = fam.type == "counter" and fam.name in lines.counters
+            for s in fam.samples:
+                name = s.name[:-6] if munged and s.name.endswith("_total") else s.name
+                out.append(Metric(name=name, labels=dict(s.labels), value=float(s.value)))
+    except (ValueError, IndexError) as exc:
+        line = lines.lines[lines.number - 1] if lines.number else ""
+        why = str(exc).strip() or "not a sample, HELP or TYPE line"
+        raise InputError(f"line {lines.number} of the metrics is not in the Prometheus text format: {why}",
+                         offending=f"line {lines.number}: {line.strip()[:200]}", hint=_HINT) from exc
     return out
 
 
@@ -86,3 +68,11 @@ def metric_sum(metrics: list[Metric], name: str, **match: str) -> float | None:
     """Sum of every sample of ``name`` whose labels include ``match``; None when the metric is absent."""
     found = [m.value for m in metrics if m.name == name and all(m.labels.get(k) == v for k, v in match.items())]
     return math.fsum(found) if found else None
+
+
+def by_name(metrics: list[Metric]) -> dict[str, list[Metric]]:
+    """Metric name -> its samples, in order."""
+    out: dict[str, list[Metric]] = {}
+    for m in metrics:
+        out.setdefault(m.name, []).append(m)
+    return out

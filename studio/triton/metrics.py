@@ -1,43 +1,13 @@
-"""Triton's Prometheus metrics: a small text-format parser and a snapshot of what an operator watches."""
+"""Triton's Prometheus metrics: a snapshot of what an operator watches (parsed by studio.telemetry.prometheus)."""
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
 from studio.core.reports import Report
-
-_LINE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})?\s+(\S+)(\s+\d+)?$')
-_LABEL = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"')
+from studio.telemetry.prometheus import by_name, parse_prometheus_text
 
 NOT_AVAILABLE = "not available"
-
-
-@dataclass
-class Sample:
-    name: str
-    labels: dict[str, str]
-    value: float
-
-
-def parse_prometheus(text: str) -> dict[str, list[Sample]]:
-    """Metric name -> samples; comment, HELP and TYPE lines are skipped, unparsable lines ignored."""
-    out: dict[str, list[Sample]] = {}
-    for line in text.splitlines():
-        line = line.strip()
-        if not line or line.startswith("#"):
-            continue
-        m = _LINE.match(line)
-        if not m:
-            continue
-        name, _, labels, value = m.group(1), m.group(2), m.group(3) or "", m.group(4)
-        try:
-            v = float(value)
-        except ValueError:
-            continue
-        lab = {k: bytes(val, "utf-8").decode("unicode_escape") for k, val in _LABEL.findall(labels)}
-        out.setdefault(name, []).append(Sample(name, lab, v))
-    return out
 
 
 @dataclass
@@ -114,7 +84,8 @@ _MODEL_FIELDS = {
 
 
 def snapshot(text: str) -> MetricsSnapshot:
-    series = parse_prometheus(text)
+    """The headline figures of a /metrics text; InputError naming the line when it is not the text format."""
+    series = by_name(parse_prometheus_text(text))
 
     def one(name: str) -> float | None:
         s = series.get(name)
