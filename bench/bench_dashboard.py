@@ -115,19 +115,22 @@ def main() -> int:
 
 
 def _baseline_page(rev: str) -> type:
-    """DashboardsPage (with its SeriesStore) as of ``rev``, imported from ``git show`` output."""
+    """DashboardsPage (with its PlotGrid and SeriesStore) as of ``rev``, imported from ``git show`` output."""
     import importlib
     import subprocess
     import tempfile
 
     tmp = Path(tempfile.mkdtemp(prefix="dash-ab-"))
-    ring = subprocess.run(["git", "show", f"{rev}:studio/telemetry/ringbuffer.py"], cwd=ROOT, check=True,
-                          capture_output=True, text=True).stdout
-    page = subprocess.run(["git", "show", f"{rev}:studio/gui/pages/dashboards_page.py"], cwd=ROOT, check=True,
-                          capture_output=True, text=True).stdout
-    (tmp / "baseline_ringbuffer.py").write_text(ring)
-    (tmp / "baseline_dashboards_page.py").write_text(
-        page.replace("from studio.telemetry.ringbuffer import", "from baseline_ringbuffer import"))
+    # the page, its plot grid (where the curves are decimated) and its ring buffers, importing one another
+    modules = {"ringbuffer": "studio/telemetry/ringbuffer.py", "plots": "studio/gui/dashboards/plots.py",
+               "dashboards_page": "studio/gui/pages/dashboards_page.py"}
+    for name, path in modules.items():
+        src = subprocess.run(["git", "show", f"{rev}:{path}"], cwd=ROOT, check=True, capture_output=True,
+                             text=True).stdout
+        for other, opath in modules.items():
+            dotted = opath.removesuffix(".py").replace("/", ".")
+            src = src.replace(f"from {dotted} import", f"from baseline_{other} import")
+        (tmp / f"baseline_{name}.py").write_text(src)
     sys.path.insert(0, str(tmp))
     return importlib.import_module("baseline_dashboards_page").DashboardsPage
 

@@ -8,31 +8,14 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from studio.telemetry import samples as S
 from studio.telemetry.recording import Recording
+from studio.telemetry.ringbuffer import decimate
 
+MAX_POINTS = 800  # per polyline: min/max-decimated (the same decimator as the Dashboards' curves)
 COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf"]
-
-
-def downsample(xs: Sequence[float], ys: Sequence[float], max_points: int = 800) -> tuple[list[float], list[float]]:
-    """Min/max per bucket: keeps spikes visible while bounding the point count."""
-    n = len(xs)
-    if n <= max_points:
-        return list(xs), list(ys)
-    buckets = max_points // 2
-    ox: list[float] = []
-    oy: list[float] = []
-    for b in range(buckets):
-        i0, i1 = b * n // buckets, (b + 1) * n // buckets
-        if i1 <= i0:
-            continue
-        seg = range(i0, i1)
-        lo = min(seg, key=lambda i: ys[i])
-        hi = max(seg, key=lambda i: ys[i])
-        for i in sorted({lo, hi}):
-            ox.append(xs[i])
-            oy.append(ys[i])
-    return ox, oy
 
 
 def _nice_max(v: float) -> float:
@@ -97,15 +80,15 @@ def svg_line_chart(series: dict[str, tuple[list[float], list[float]]], title: st
                      f'{esc(label)}</text>')
     for k, (name, (xs, ys)) in enumerate(series.items()):
         color = COLORS[k % len(COLORS)]
-        dx, dy = downsample([x for x, y in zip(xs, ys, strict=True) if y is not None],
-                            [y for y in ys if y is not None])
-        if dx:
+        dx, dy = decimate(np.array([x for x, y in zip(xs, ys, strict=True) if y is not None], dtype=np.float64),
+                          np.array([y for y in ys if y is not None], dtype=np.float64), MAX_POINTS)
+        if len(dx):
             poly = " ".join(f"{X(x):.1f},{Y(y):.1f}" for x, y in zip(dx, dy, strict=True))
             parts.append(f'<polyline fill="none" stroke="{color}" stroke-width="1.5" points="{poly}"/>')
         ly = mt + 12 + 16 * k
         parts.append(f'<line x1="{ml + pw + 10}" x2="{ml + pw + 26}" y1="{ly - 4}" y2="{ly - 4}" '
                      f'stroke="{color}" stroke-width="2"/>')
-        parts.append(f'<text x="{ml + pw + 30}" y="{ly}">{esc(name)}{"" if dx else " (n/a)"}</text>')
+        parts.append(f'<text x="{ml + pw + 30}" y="{ly}">{esc(name)}{"" if len(dx) else " (n/a)"}</text>')
     parts.append("</svg>")
     return "".join(parts)
 

@@ -74,17 +74,26 @@ class RingBuffer:
 
 
 def decimate(t: np.ndarray, v: np.ndarray, max_points: int = 2000) -> tuple[np.ndarray, np.ndarray]:
-    """Min/max per bucket (spikes stay visible) down to about ``max_points`` points: each bucket gives its
+    """Min/max per bucket (spikes stay visible) down to at most ``max_points`` points: each bucket gives its
     minimum and maximum in time order, so a bucket narrower than a pixel column draws as the vertical
-    stroke that column would show. Always returns new arrays (never views of ``t`` / ``v``)."""
+    stroke that column would show. Every point is in a bucket (the first one also takes the remainder), so
+    the line starts at the first point. Always returns new arrays (never views of ``t`` / ``v``).
+
+    The studio's one decimator: the Dashboards' curves (measured faster than pyqtgraph's own peak
+    downsampling with clip-to-view, BENCHMARKS.md) and the HTML report's SVG plots."""
+    t, v = np.asarray(t, dtype=np.float64), np.asarray(v, dtype=np.float64)
     n = len(t)
+    if len(v) != n:
+        raise ValueError(f"decimate: {n} times but {len(v)} values")
+    if max_points < 2:
+        raise ValueError(f"decimate: max_points must be at least 2 (one min/max pair), not {max_points}")
     if n <= max_points:
         return t.copy(), v.copy()
     buckets = max_points // 2
     per = n // buckets
-    m = buckets * per
-    tv = t[n - m:].reshape(buckets, per)
-    vv = v[n - m:].reshape(buckets, per)
+    rest = n - buckets * per  # the oldest points, folded into the first bucket
+    tv = t[rest:].reshape(buckets, per)
+    vv = v[rest:].reshape(buckets, per)
     imin, imax = vv.argmin(axis=1), vv.argmax(axis=1)
     rows = np.arange(buckets)
     first = np.minimum(imin, imax)
@@ -93,6 +102,11 @@ def decimate(t: np.ndarray, v: np.ndarray, max_points: int = 2000) -> tuple[np.n
     ov = np.empty(2 * buckets)
     ot[0::2], ot[1::2] = tv[rows, first], tv[rows, second]
     ov[0::2], ov[1::2] = vv[rows, first], vv[rows, second]
+    if rest:
+        head = v[:rest + per]
+        lo, hi = int(head.argmin()), int(head.argmax())
+        a, b = min(lo, hi), max(lo, hi)
+        ot[0], ot[1], ov[0], ov[1] = t[a], t[b], v[a], v[b]
     return ot, ov
 
 
