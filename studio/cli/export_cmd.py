@@ -37,6 +37,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--cases", type=int, default=3, help="random validation inputs (default 3, minimum 2)")
     p.add_argument("--attn-implementation", default=None, choices=("eager", "sdpa"),
                    help="load the model with this attention implementation")
+    p.add_argument("--with-past", action=argparse.BooleanOptionalAction, default=None,
+                   help="export the decoder with its KV cache (past_key_values.* in, present.* out) and validate "
+                        "greedy generation against HF generate(); default: on for decoder-only models")
     p.add_argument("--report", default=None, help="write the export report (JSON) here")
     p.add_argument("--json", action="store_true", help="print the report as JSON on stdout")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress output")
@@ -69,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
         opset=args.opset, dynamic=None if args.dynamic is None else args.dynamic.split(","),
         exporter=args.exporter, split_modalities=args.split_modalities, atol=args.atol, rtol=args.rtol,
         report=Path(args.report) if args.report else None, validation_cases=args.cases,
-        attn_implementation=args.attn_implementation)
+        attn_implementation=args.attn_implementation, with_past=args.with_past)
     with job_progress("export", enabled=not args.quiet) as job:
         report = export_model(options, job)
     if args.json:
@@ -98,6 +101,13 @@ def render_summary(report) -> str:  # type: ignore[no-untyped-def]
         detail = f"max abs {worst.max_abs:.2e} ({worst.output})" if worst else ""
         lines.append(f"  {'ok  ' if c.passed else 'FAIL'} {c.graph:<14} {c.name:<38} {detail}"
                      + (f"  {c.error[:160]}" if c.error else ""))
+    g = getattr(report, "generation", None)
+    if g is not None and g.cache:
+        c = g.cache
+        lines.append(f"  with past: {c['layers']} layers x key/value ({c['layout']}) kv_heads {c['kv_heads']} "
+                     f"head_dim {c['head_dim']} {c['dtype']}, max context {c['max_context']}")
+        lines.append(f"  generation vs HF generate(): {g.status} on {len(g.prompts)} prompts"
+                     + (f", per-step logits max abs {g.logits_max_abs:.2e}" if g.logits_max_abs is not None else ""))
     if report.tokenizer_class:
         lines.append(f"  tokenizer: {report.tokenizer_class} (expected {report.expected_tokenizer_class or '?'})")
     for w in report.warnings:

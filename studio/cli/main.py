@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 COMMANDS: dict[str, tuple[str, str]] = {
     "export": ("studio.cli.export_cmd", "export a HuggingFace model to validated ONNX"),
     "sample-model": ("studio.cli.sample_cmd", "write a tiny random-weight sample model (no network)"),
+    "generate": ("studio.cli.generate_cmd", "generate text from an exported decoder (KV cache, ONNX Runtime)"),
     "inspect": ("studio.cli.inspect_cmd", "check an ONNX model against accelerator targets"),
     "targets": ("studio.cli.targets_cmd", "list target profiles"),
     "schema": ("studio.cli.schema_cmd", "print the JSON Schema of target, board or SLA tier files"),

@@ -42,6 +42,7 @@ class ExportOptions:
     report: Path | None = None
     validation_cases: int = 3  # random inputs for parity; at least one with new batch and sequence lengths
     attn_implementation: str | None = None  # e.g. "eager": load the model with it (GQA models + torchscript)
+    with_past: bool | None = None  # KV cache inputs/outputs; None: on for decoder-only (*ForCausalLM) models
 
 
 @dataclass
@@ -103,6 +104,19 @@ class Diagnosis:
 
 
 @dataclass
+class GenerationValidation:
+    """With a KV cache (``with_past``): greedy ids of the ONNX decoder vs HF ``generate()`` per prompt, per-step
+    logits max abs diff, and the cache layout written to generation.json / genai_config.json."""
+
+    status: str = "not run"  # "passed" | "failed" | "not run"
+    cache: dict[str, Any] = field(default_factory=dict)  # layers, kv_heads, head_dim, dtype, layout, ids, context
+    prompts: list[dict[str, Any]] = field(default_factory=list)  # per prompt: ids, match, first_divergence, ...
+    logits_max_abs: float | None = None
+    runtime: str = ""
+    files: list[str] = field(default_factory=list)
+
+
+@dataclass
 class ExportReport(Report):
     schema_version: int = SCHEMA_VERSION
     status: str = "failed"  # "succeeded" | "failed" | "cancelled"
@@ -121,6 +135,7 @@ class ExportReport(Report):
     validation: Validation = field(default_factory=Validation)
     diagnosis: Diagnosis | None = None
     timings: dict[str, float] = field(default_factory=dict)  # stage -> seconds
+    generation: GenerationValidation | None = None  # with_past exports only
 
 
 def export_model(options: ExportOptions, job: Any = None) -> ExportReport:

@@ -1,7 +1,7 @@
 """HF folder -> validated ONNX (+ parts, tokenizer / processor files), as one job with stages.
 
 Stages: inputs (no torch) -> load -> export -> check (checker, shape inference, ORT load) -> parity ->
-split (optional) -> write. Everything is produced in a temp folder beside the output and moved into
+split (optional) -> generation (with a KV cache: greedy ids vs HF generate) -> write. Everything is produced in a temp folder beside the output and moved into
 place only when every stage passed, model file last: on a failure or a cancel nothing is left at the
 output path. Bad input raises InputError before any work; a stage failure returns a report with
 ``status == "failed"`` and a Diagnosis. Each stage is a function in ``studio.export.stages``.
@@ -19,10 +19,12 @@ from studio.core.jobs import JobState, Stages
 from studio.export.api import ExportOptions, ExportReport
 from studio.export.signatures import recipe_for
 from studio.export.stages.check import check_exported, name_dims_after_parity, run_parity
+from studio.export.stages.generation import validate_generation
 from studio.export.stages.inputs import build_example_inputs
 from studio.export.stages.load import load_source, probe_processor, probe_tokenizer
 from studio.export.stages.options import check_options, open_report
 from studio.export.stages.parts import export_parts
+from studio.export.stages.past import build_past_inputs
 from studio.export.stages.run import ExportRun, StageFailed, timed
 from studio.export.stages.trace import export_graph, note_export
 from studio.export.stages.write import close_report, write_outputs
@@ -62,6 +64,8 @@ def _run(run: ExportRun) -> None:
     weights = {"load": 3.0, "export": 4.0, "check": 1.0, "parity": 2.0}
     if options.split_modalities:
         weights["split"] = 6.0
+    if options.with_past:
+        weights["generation"] = 2.0
     weights["write"] = 0.5
     stages = Stages(run.job, weights)
 
@@ -70,7 +74,7 @@ def _run(run: ExportRun) -> None:
         model = load_source(run)
         probe_tokenizer(options.model_dir, run.config, report)
         probe_processor(options.model_dir, report)
-    ex = build_example_inputs(run, model)
+    ex = build_past_inputs(run, model) if options.with_past else build_example_inputs(run, model)
 
     stages.begin("export", f"exporting with {options.exporter} at opset {options.opset}")
     with timed(report, "export"):
@@ -91,6 +95,11 @@ def _run(run: ExportRun) -> None:
         stages.begin("split", "exporting per-modality parts")
         with timed(report, "split"):
             written += export_parts(run, model, ex, runs, progress=lambda f: stages.within("split", f))
+
+    if options.with_past:
+        stages.begin("generation", "greedy generation vs HF generate()")
+        with timed(report, "generation"):
+            written += validate_generation(run, model, progress=lambda f: stages.within("generation", f))
 
     stages.begin("write", f"writing {options.output}")
     with timed(report, "write"):

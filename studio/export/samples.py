@@ -231,6 +231,23 @@ def _build_qwen2_vl(out: Path) -> None:
         pass
 
 
+def _build_qwen2(out: Path) -> None:
+    """A decoder-only text LM (Qwen2ForCausalLM, grouped-query attention) for generation with a KV cache."""
+    from transformers import Qwen2Config, Qwen2ForCausalLM, Qwen2Tokenizer
+
+    specials = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
+    vocab, merges = _byte_bpe(specials)
+    tok = Qwen2Tokenizer(vocab=vocab, merges=merges, model_max_length=128, errors="replace")
+    tok.add_special_tokens({"additional_special_tokens": specials[1:]})
+    cfg = Qwen2Config(vocab_size=len(vocab), hidden_size=32, intermediate_size=37, num_hidden_layers=2,
+                      num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=128,
+                      tie_word_embeddings=False, bos_token_id=vocab["<|endoftext|>"],
+                      eos_token_id=vocab["<|im_end|>"], pad_token_id=vocab["<|endoftext|>"])
+    _seed()
+    Qwen2ForCausalLM(cfg).eval().save_pretrained(out)
+    tok.save_pretrained(out)
+
+
 def _build_branchy(out: Path) -> None:
     from studio.export.custom_models import BranchyConfig, BranchyModel
 
@@ -253,6 +270,7 @@ SAMPLES: dict[str, Sample] = {s.name: s for s in (
            _build_qwen2_vl, notes=(
                "AutoProcessor needs torchvision for Qwen2-VL (its video processor); without it load "
                "AutoImageProcessor + AutoTokenizer from the folder (pixel_values, image_grid_thw, input_ids)",)),
+    Sample("tiny-qwen2", "Qwen2 decoder-only text LM (generation with a KV cache)", ("text",), _build_qwen2),
     Sample("tiny-branchy", "custom model whose forward depends on tensor values (diagnosis demo)", ("text",),
            _build_branchy),
 )}

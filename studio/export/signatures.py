@@ -72,6 +72,8 @@ RECIPES: dict[str, Recipe] = {r.model_type: r for r in (
            [("text", "input_ids"), ("text", "attention_mask"), ("vision", "pixel_values"),
             ("vision", "image_grid_thw")], ["logits"], "Qwen2Tokenizer", forward_kwargs={"use_cache": False},
            split="vlm_decoder"),
+    Recipe("qwen2", "Qwen2ForCausalLM", [("text", "input_ids"), ("text", "attention_mask")], ["logits"],
+           "Qwen2Tokenizer", forward_kwargs={"use_cache": False}),  # --no-with-past; --with-past: stages/past.py
     Recipe("studio-branchy", "AutoModel", [("text", "input_ids"), ("text", "attention_mask")],
            ["last_hidden_state", "pooler_output"], "BertTokenizer"),
 )}

@@ -73,7 +73,8 @@ def run_parity(run: ExportRun, ex: ExampleInputs, checked: Checked, result: Any,
     options, report, job = run.options, run.report, run.job
     runs = ParityRuns()
     for i, case in enumerate(ex.cases):
-        feeds = ex.feeds0 if i == 0 else make_inputs(run.specs, run.config, case)
+        feeds = ex.feeds0 if i == 0 else (ex.make_feeds(case) if ex.make_feeds is not None
+                                          else make_inputs(run.specs, run.config, case))
         with torch.no_grad():
             ref = ex.wrapper(*[to_torch(feeds[n]) for n in ex.input_names])
         refd = {n: t.detach().float().numpy() if t.is_floating_point() else t.detach().numpy()

@@ -3,6 +3,7 @@ validation cases with the first one's tensors (the traced example)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,6 +30,8 @@ class ExampleInputs:
     args0: tuple[Any, ...]
     dynamic_axes: dict[str, dict[int, str]]
     limits: dict[str, int]
+    output_axes: dict[str, dict[int, str]] | None = None  # declared output dims (a decoder's present.*)
+    make_feeds: Callable[[Any], dict[str, np.ndarray]] | None = None  # case -> feeds; None: validate.make_inputs
 
 
 def build_example_inputs(run: ExportRun, model: Any) -> ExampleInputs:

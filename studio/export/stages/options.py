@@ -56,6 +56,12 @@ def check_options(options: ExportOptions) -> tuple[dict[str, Any], list[InputSpe
         raise InputError("tolerances must be >= 0", offending=f"atol={options.atol} rtol={options.rtol}",
                          hint="for example --atol 1e-4 --rtol 1e-3")
     config = read_config(options.model_dir)
+    from studio.export.stages.past import decoder_specs, resolve_with_past
+
+    options.with_past, _ = resolve_with_past(options, config)
+    if options.with_past:  # the decoder's own signature: ids, mask, positions and the cache
+        options.attn_implementation = options.attn_implementation or "eager"
+        return config, decoder_specs(config)
     specs = _specs(options, config)
     for s in specs:
         if s.modality not in MODALITIES:
@@ -92,7 +98,11 @@ def open_report(options: ExportOptions) -> tuple[ExportReport, dict[str, Any], l
     report.options = {"output": str(options.output), "opset": options.opset, "exporter": options.exporter,
                       "dynamic": options.dynamic, "split_modalities": options.split_modalities,
                       "atol": options.atol, "rtol": options.rtol, "validation_cases": options.validation_cases,
-                      "attn_implementation": getattr(options, "attn_implementation", None)}
+                      "attn_implementation": getattr(options, "attn_implementation", None),
+                      "with_past": options.with_past}
+    from studio.export.stages.past import past_notes
+
+    report.warnings.extend(past_notes(options, config))
     report.validation = Validation(atol=options.atol, rtol=options.rtol)
     return report, config, specs
 

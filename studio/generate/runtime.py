@@ -1,0 +1,185 @@
+"""The generation loop on ONNX Runtime: one decoder graph with past inputs, prefill then one token per step.
+
+Why IO binding and a preallocated cache: per step the graph reads the past keys / values and writes them back one
+position longer. With plain ``session.run`` every step copies the whole cache out to new numpy arrays and back in;
+here each layer's key and value live in two buffers sized for the whole generation (prompt + new tokens), bound
+to the graph by pointer: step n reads buffer A and writes the longer cache into buffer B, then they swap. The ids,
+mask, positions and logits are bound the same way, so a step allocates nothing and copies only what the graph
+itself computes. ``io_binding=False`` runs the plain ``session.run`` loop (the benchmark compares the two).
+
+No torch, no Qt: numpy and onnxruntime only. Batch 1.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from studio.generate.config import GenerationConfig
+from studio.generate.sampling import Sampler, SamplingOptions
+
+NP_CACHE = {"float32": np.float32, "float16": np.float16}
+
+
+@dataclass
+class GenerationOutput:
+    """Token ids out of one generation, why it stopped, and its timings (seconds)."""
+
+    token_ids: list[int]
+    finish_reason: str  # "stop" (a stop token, kept as the last id) | "length" | "max_context"
+    prompt_tokens: int
+    ttft_s: float  # prompt ids in -> first new token chosen (the prefill step + sampling)
+    total_s: float
+    step_logits: list[np.ndarray] = field(default_factory=list)  # raw logits per new token, when recorded
+
+    @property
+    def tokens_per_s(self) -> float:
+        return len(self.token_ids) / self.total_s if self.total_s > 0 else 0.0
+
+    @property
+    def decode_tokens_per_s(self) -> float | None:
+        """Tokens per second after the first one (the decode steps alone)."""
+        n = len(self.token_ids) - 1
+        return n / (self.total_s - self.ttft_s) if n > 0 and self.total_s > self.ttft_s else None
+
+
+def session_options(threads: int | None) -> Any:
+    import onnxruntime as ort
+
+    opts = ort.SessionOptions()
+    opts.log_severity_level = 3
+    opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    opts.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    if threads:
+        opts.intra_op_num_threads = int(threads)
+        opts.inter_op_num_threads = 1
+    return opts
+
+
+class DecoderRuntime:
+    """An ORT session on the exported decoder plus the loop that drives it."""
+
+    def __init__(self, model_path: Path | str, gen: GenerationConfig, threads: int | None = 1,
+                 io_binding: bool = True) -> None:
+        import onnxruntime as ort
+
+        self.gen = gen
+        self.path = Path(model_path)
+        self.session = ort.InferenceSession(str(self.path), session_options(threads),
+                                            providers=["CPUExecutionProvider"])
+        self.io_binding = io_binding
+        names = {i.name for i in self.session.get_inputs()}
+        self.use_positions = "position_ids" in names
+        self.use_mask = "attention_mask" in names
+        self.cache_dtype = NP_CACHE.get(gen.cache.dtype, np.float32)
+        types = {o.name: o.type for o in self.session.get_outputs()}
+        self.logits_dtype = np.float16 if types.get("logits") == "tensor(float16)" else np.float32
+        self.past = gen.cache.past_names()
+        self.present = gen.cache.present_names()
+        self._buffers: dict[str, Any] = {}
+
+    # --------------------------------------------------------------------------------------------- loop
+    def generate(self, prompt_ids: list[int], max_new_tokens: int, sampling: SamplingOptions | None = None,
+                 stop_ids: set[int] | None = None, on_token: Callable[[int], None] | None = None,
+                 record_logits: bool = False) -> GenerationOutput:
+        """Prefill ``prompt_ids`` (one run with a zero-length past), then one step per new token until a stop
+        id, ``max_new_tokens`` or the exported context is reached. The caller checks its inputs first."""
+        sampler = Sampler(sampling or SamplingOptions())
+        stops = set(stop_ids or ())
+        capacity = min(self.gen.max_context, len(prompt_ids) + max_new_tokens)
+        step = self._bound_step(capacity) if self.io_binding else self._plain_step()
+        t0 = time.perf_counter()
+        tokens: list[int] = []
+        recorded: list[np.ndarray] = []
+        ttft = 0.0
+        reason = "length"
+        new = list(prompt_ids)
+        past = 0
+        while True:
+            logits = step(new, past)
+            if record_logits:
+                recorded.append(np.array(logits, dtype=np.float32, copy=True))
+            tok = sampler(logits)
+            tokens.append(tok)
+            if len(tokens) == 1:
+                ttft = time.perf_counter() - t0
+            if on_token is not None:
+                on_token(tok)
+            past += len(new)
+            if tok in stops:
+                reason = "stop"
+                break
+            if len(tokens) >= max_new_tokens:
+                break
+            if past + 1 >= self.gen.max_context:  # prompt + new tokens fill the context (genai's max_length)
+                reason = "max_context"
+                break
+            new = [tok]
+        return GenerationOutput(tokens, reason, len(prompt_ids), ttft, time.perf_counter() - t0, recorded)
+
+    # --------------------------------------------------------------------------------------------- plain run
+    def _plain_step(self) -> Callable[[list[int], int], np.ndarray]:
+        c = self.gen.cache
+        cache = [np.zeros((1, c.kv_heads, 0, c.head_dim), self.cache_dtype) for _ in self.past]
+        outputs = ["logits", *self.present]
+
+        def step(new: list[int], past: int) -> np.ndarray:
+            n = len(new)
+            feeds: dict[str, np.ndarray] = {"input_ids": np.asarray([new], dtype=np.int64)}
+            if self.use_mask:
+                feeds["attention_mask"] = np.ones((1, past + n), dtype=np.int64)
+            if self.use_positions:
+                feeds["position_ids"] = np.arange(past, past + n, dtype=np.int64)[None]
+            feeds.update(zip(self.past, cache, strict=True))
+            got = self.session.run(outputs, feeds)
+            cache[:] = got[1:]
+            return got[0][0, -1]
+
+        return step
+
+    # --------------------------------------------------------------------------------------------- IO binding
+    def _bound_step(self, capacity: int) -> Callable[[list[int], int], np.ndarray]:
+        c = self.gen.cache
+        b = self._buffers
+        if b.get("capacity", 0) < capacity:  # grow once; later generations of the same size reuse the buffers
+            per = c.kv_heads * capacity * c.head_dim
+            b.clear()
+            b["capacity"] = capacity
+            b["ids"] = np.zeros(capacity, dtype=np.int64)
+            b["mask"] = np.ones(capacity, dtype=np.int64)
+            b["positions"] = np.arange(capacity, dtype=np.int64)
+            b["logits"] = np.zeros(capacity * c.vocab_size, dtype=self.logits_dtype)
+            b["a"] = [np.zeros(per, dtype=self.cache_dtype) for _ in self.past]
+            b["b"] = [np.zeros(per, dtype=self.cache_dtype) for _ in self.past]
+        io = self.session.io_binding()
+        ids, mask, positions, logits = b["ids"], b["mask"], b["positions"], b["logits"]
+        reads, writes = list(b["a"]), list(b["b"])
+        item = np.dtype(np.int64).itemsize
+        vocab = c.vocab_size
+
+        def step(new: list[int], past: int) -> np.ndarray:
+            nonlocal reads, writes
+            n = len(new)
+            ids[:n] = new
+            io.bind_input("input_ids", "cpu", 0, np.int64, [1, n], ids.ctypes.data)
+            if self.use_mask:
+                io.bind_input("attention_mask", "cpu", 0, np.int64, [1, past + n], mask.ctypes.data)
+            if self.use_positions:
+                io.bind_input("position_ids", "cpu", 0, np.int64, [1, n], positions.ctypes.data + past * item)
+            past_shape = [1, c.kv_heads, past, c.head_dim]
+            present_shape = [1, c.kv_heads, past + n, c.head_dim]
+            for name, buf in zip(self.past, reads, strict=True):
+                io.bind_input(name, "cpu", 0, self.cache_dtype, past_shape, buf.ctypes.data)
+            for name, buf in zip(self.present, writes, strict=True):
+                io.bind_output(name, "cpu", 0, self.cache_dtype, present_shape, buf.ctypes.data)
+            io.bind_output("logits", "cpu", 0, self.logits_dtype, [1, n, vocab], logits.ctypes.data)
+            self.session.run_with_iobinding(io)
+            reads, writes = writes, reads
+            return logits[(n - 1) * vocab:n * vocab]
+
+        return step
