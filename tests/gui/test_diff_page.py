@@ -42,7 +42,12 @@ def _compare(qtbot, page: DiffPage, a: Path, b: Path) -> None:  # type: ignore[n
     page.b_edit.setText(str(b))
     page.report = None
     page.compare()
-    qtbot.waitUntil(lambda: page.report is not None and page.view_a.ready and page.view_b.ready, timeout=90_000)
+    def done() -> bool:
+        failed = [v._message for v in (page.view_a, page.view_b) if v._message.startswith("Layout failed")]
+        assert not failed, failed  # say why at once instead of waiting for the timeout
+        return page.report is not None and page.view_a.ready and page.view_b.ready
+
+    qtbot.waitUntil(done, timeout=90_000)
 
 
 def test_static_fix_changes_coloured_listed_and_linked(qtbot, page: DiffPage, models, artifacts_dir) -> None:

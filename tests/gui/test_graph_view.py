@@ -87,3 +87,20 @@ def test_view_centres_selects_and_paints_every_level(qtbot) -> None:  # type: ig
     view.set_scale(1.0)
     view.click_at(view.mapFromScene(gs.geometry.scene_rect.topLeft()) + view.rect().topLeft())
     assert seen[-1] == "" and view.selected_name is None
+
+
+def test_two_layouts_at_once_load_igraph_once() -> None:
+    """Two views laying out in the same instant (the Diff page's A and B) in a fresh process: igraph's C
+    module is initialised once (a second initialisation raised 'already initialized in a different Python
+    interpreter' and one view showed 'Layout failed')."""
+    import subprocess
+    import sys
+
+    code = ("import threading\nfrom studio.gui.graph.layout import igraph_core\nout, errs = [], []\n"
+            "def go():\n    try:\n        out.append(igraph_core())\n    except Exception as e:\n"
+            "        errs.append(repr(e))\n"
+            "ts = [threading.Thread(target=go) for _ in range(4)]\n[t.start() for t in ts]\n[t.join() for t in ts]\n"
+            "assert not errs, errs\nassert len({id(m) for m in out}) == 1 and out[0] is not None\nprint('ok')\n")
+    for _ in range(3):
+        proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr[-2000:]

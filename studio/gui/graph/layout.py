@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib.util
 import sys
+import threading
 import time
 from collections import deque
 from dataclasses import dataclass, field
@@ -62,6 +63,17 @@ def igraph_core() -> ModuleType | None:
     That __init__ imports matplotlib.pyplot for plotting, 2.5-4 s here; the layout needs only the C
     ``GraphBase._layout_sugiyama``, which loads in 30 ms. None when igraph is not installed.
     """
+    mod = sys.modules.get("igraph._igraph")
+    if mod is not None:
+        return mod
+    with _IGRAPH_LOCK:  # two views laying out at once must not both initialise the C module (igraph refuses)
+        return _load_igraph_core()
+
+
+_IGRAPH_LOCK = threading.Lock()
+
+
+def _load_igraph_core() -> ModuleType | None:
     mod = sys.modules.get("igraph._igraph")
     if mod is not None:
         return mod
