@@ -22,6 +22,8 @@ class GraphToolbar(QWidget):
     """Search box with match count and steps, the colour-mode combo, zoom and fit buttons."""
 
     sig_colour_mode_changed = Signal(str)  # "verdict", "heat" or "profile"
+    sig_load_node_data = Signal()  # "Colour by node data…" (Model Explorer's format)
+    sig_export_node_data = Signal()
 
     def __init__(self, view: GraphView, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -98,6 +100,9 @@ class GraphToolbar(QWidget):
         self.close_all_action = menu.addAction("Close all groups", view.collapse_all)
         self.depth_actions = [menu.addAction(f"Open to depth {d}", lambda d=d: view.expand_to_depth(d))
                               for d in (1, 2, 3)]
+        menu.addSeparator()  # the same picture in Google's Model Explorer, and back
+        menu.addAction("Colour by node data (Model Explorer)…", self.sig_load_node_data.emit)
+        menu.addAction("Export overlays as node data…", self.sig_export_node_data.emit)
         button.setMenu(menu)
         menu.aboutToShow.connect(self._sync_groups_menu)
         return button

@@ -34,6 +34,7 @@ from studio.gui.inspector.fixes import FixFlow, make_fix_buttons
 from studio.gui.inspector.graph_toolbar import GraphLegend, GraphToolbar
 from studio.gui.inspector.header import InspectHeader
 from studio.gui.inspector.model_loading import load_graph_job, resolve_model_file
+from studio.gui.inspector.node_data_flow import NodeDataFlow
 from studio.gui.inspector.profile_flow import PROFILE_JOB, ProfileFlow
 from studio.gui.inspector.selection_sync import SelectionSync
 from studio.gui.inspector.side_tabs import SideTabs
@@ -64,6 +65,7 @@ class InspectPage(Page):
         self.fixer = FixFlow(self)
         self.profiler = ProfileFlow(self)
         self.colours = ColourModes(self)
+        self.node_data = NodeDataFlow(self)
         self._build()
 
     # ---- layout ----------------------------------------------------------------------------------------
@@ -97,6 +99,8 @@ class InspectPage(Page):
         self.view.sig_node_selected.connect(self.selection.on_graph_selected)
         self.view.sig_layout_ready.connect(self._on_layout_ready)
         self.toolbar = GraphToolbar(self.view)
+        self.toolbar.sig_load_node_data.connect(self.node_data.choose_and_load)
+        self.toolbar.sig_export_node_data.connect(self.node_data.choose_and_export)
         self.toolbar.sig_colour_mode_changed.connect(lambda _m: self.apply_colour_mode())
         self.search_edit, self.match_label = self.toolbar.search_edit, self.toolbar.match_label
         self.color_mode = self.toolbar.color_mode
