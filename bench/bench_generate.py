@@ -4,7 +4,9 @@ exported tiny decoder.
 
 Per path: time to first token (prompt ids in -> first new token), tokens/s end to end (prefill included) and
 decode tokens/s (after the first token), medians over the repeats, plus RSS growth when the path was loaded
-(rough: one process, allocator reuse). Greedy everywhere; the token ids of every path are checked equal.
+(rough: one process, allocator reuse). The paths take turns within each repeat (noise falls on all alike).
+Greedy everywhere; the token ids of every path are checked equal. Also: the prompt pass of the one graph with an
+empty past vs a graph exported without a cache (what a separate prefill graph could at best save).
 
     .venv/bin/python -m bench.bench_generate [--model-dir DIR] [--new-tokens 64] [--repeats 7] [--threads 1]
         [--append BENCHMARKS.md]
@@ -17,6 +19,7 @@ import json
 import os
 import platform
 import statistics
+import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -33,32 +36,89 @@ def rss_mb() -> float:
         return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
 
 
-def export(model_dir: Path | None, work: Path) -> tuple[Path, Path]:
-    from studio.export.api import ExportOptions, export_model, write_sample
+def sample(work: Path, hidden: int, layers: int) -> Path:
+    """The tiny-qwen2 sample, re-built wider / deeper when asked (same tokenizer, seeded weights)."""
+    from studio.export.api import write_sample
 
-    src = model_dir or write_sample("tiny-qwen2", work / "tiny-qwen2")
-    out = work / "export" / "model.onnx"
-    report = export_model(ExportOptions(model_dir=Path(src), output=out, with_past=True))
+    src = write_sample("tiny-qwen2", work / "tiny-qwen2")
+    if (hidden, layers) != (32, 2):
+        import torch
+        from transformers import Qwen2Config, Qwen2ForCausalLM
+
+        cfg = Qwen2Config.from_pretrained(str(src))
+        cfg.hidden_size, cfg.num_hidden_layers = hidden, layers
+        cfg.num_attention_heads, cfg.num_key_value_heads = max(4, hidden // 64), max(2, hidden // 128)
+        cfg.intermediate_size, cfg.max_position_embeddings = int(hidden * 2.7), 512
+        cfg.layer_types = ["full_attention"] * layers
+        torch.manual_seed(0)
+        Qwen2ForCausalLM(cfg).eval().save_pretrained(str(src))
+    return src
+
+
+def export(src: Path, work: Path, with_past: bool = True) -> Path:
+    from studio.export.api import ExportOptions, export_model
+
+    out = work / ("export" if with_past else "export-no-past") / "model.onnx"
+    report = export_model(ExportOptions(model_dir=src, output=out, with_past=with_past, validation_cases=2))
     if report.status != "succeeded":
         raise SystemExit(f"export failed: {report.diagnosis}")
-    return Path(src), out.parent
+    return out.parent
 
 
-def measure(run: Callable[[list[int]], tuple[list[int], float, float]], prompts: list[list[int]],
-            repeats: int) -> dict[str, Any]:
-    """``run(ids) -> (new ids, ttft_s, total_s)``; one warm-up per prompt, then medians over every run."""
-    ttft, tps, dtps, outs = [], [], [], []
+def prefill_cost(with_past: Path, no_past: Path, prompts: list[list[int]], repeats: int,
+                 threads: int) -> dict[str, float]:
+    """Median prompt pass (ms) of the one graph with an empty past vs the graph exported without a cache (logits
+    only: a lower bound for any separate prefill graph), alternated in one loop."""
+    import numpy as np
+    import onnxruntime as ort
+
+    from studio.generate.config import read_generation
+    from studio.generate.runtime import DecoderRuntime, session_options
+
+    rt = DecoderRuntime(with_past / "model.onnx", read_generation(with_past), threads=threads, io_binding=False)
+    plain = ort.InferenceSession(str(no_past / "model.onnx"), session_options(threads),
+                                 providers=["CPUExecutionProvider"])
+    a: list[float] = []
+    b: list[float] = []
     for ids in prompts:
-        run(ids)
-        for _ in range(repeats):
-            toks, first, total = run(ids)
-            ttft.append(first * 1e3)
-            tps.append(len(toks) / total)
-            if len(toks) > 1:
-                dtps.append((len(toks) - 1) / (total - first))
-        outs.append(toks)
-    return {"ttft_ms": statistics.median(ttft), "tokens_per_s": statistics.median(tps),
-            "decode_tokens_per_s": statistics.median(dtps) if dtps else None, "ids": outs}
+        feeds = {"input_ids": np.asarray([ids], dtype=np.int64), "attention_mask": np.ones((1, len(ids)), np.int64)}
+        for i in range(repeats + 1):
+            step = rt._plain_step()  # a fresh, empty cache
+            t0 = time.perf_counter()
+            step(ids, 0)
+            t1 = time.perf_counter()
+            plain.run(["logits"], feeds)
+            t2 = time.perf_counter()
+            if i:  # the first pass of each prompt is a warm-up
+                a.append((t1 - t0) * 1e3)
+                b.append((t2 - t1) * 1e3)
+    return {"one_graph_empty_past_ms": statistics.median(a), "no_cache_graph_ms": statistics.median(b)}
+
+
+def measure(runs: dict[str, Callable[[list[int]], tuple[list[int], float, float]]], prompts: list[list[int]],
+            repeats: int) -> dict[str, dict[str, Any]]:
+    """``run(ids) -> (new ids, ttft_s, total_s)`` per path; one warm-up per prompt, then the paths take turns
+    (each repeat runs every path once, in rotating order) so the machine's noise falls on all of them alike."""
+    acc: dict[str, dict[str, list[Any]]] = {n: {"ttft": [], "tps": [], "dtps": [], "ids": []} for n in runs}
+    names = list(runs)
+    for ids in prompts:
+        for name in names:
+            runs[name](ids)
+        last: dict[str, list[int]] = {}
+        for rep in range(repeats):
+            for name in names[rep % len(names):] + names[:rep % len(names)]:
+                toks, first, total = runs[name](ids)
+                a = acc[name]
+                a["ttft"].append(first * 1e3)
+                a["tps"].append(len(toks) / total)
+                if len(toks) > 1:
+                    a["dtps"].append((len(toks) - 1) / (total - first))
+                last[name] = toks
+        for name in names:
+            acc[name]["ids"].append(last[name])
+    return {n: {"ttft_ms": statistics.median(a["ttft"]), "tokens_per_s": statistics.median(a["tps"]),
+                "decode_tokens_per_s": statistics.median(a["dtps"]) if a["dtps"] else None, "ids": a["ids"]}
+            for n, a in acc.items()}
 
 
 def hf_path(src: Path, new: int, stops: list[int], pad: int | None) -> Callable[[list[int]], Any]:
@@ -135,18 +195,22 @@ def genai_path(folder: Path, new: int, threads: int) -> Callable[[list[int]], An
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--model-dir", type=Path, default=None, help="HF decoder folder (default: the tiny-qwen2 sample)")
+    p.add_argument("--hidden", type=int, default=32, help="rebuild the sample with this hidden size (default 32)")
+    p.add_argument("--layers", type=int, default=2, help="rebuild the sample with this many layers (default 2)")
     p.add_argument("--new-tokens", type=int, default=64)
     p.add_argument("--repeats", type=int, default=7)
     p.add_argument("--threads", type=int, default=1, help="torch and ORT intra-op threads (same for every path)")
     p.add_argument("--append", type=Path, default=None, help="append the markdown section to this file")
     p.add_argument("--json", action="store_true")
+    argv = sys.argv[1:] if argv is None else argv
     args = p.parse_args(argv)
 
     import torch
 
     torch.set_num_threads(args.threads)
     with tempfile.TemporaryDirectory() as tmp:
-        src, folder = export(args.model_dir, Path(tmp))
+        src = args.model_dir or sample(Path(tmp), args.hidden, args.layers)
+        folder = export(src, Path(tmp))
         from studio.generate.config import read_generation
         from studio.generate.tokenizer import TextTokenizer
 
@@ -156,13 +220,15 @@ def main(argv: list[str] | None = None) -> int:
         paths: dict[str, Callable[[], Callable[[list[int]], Any] | None]] = {
             "HF generate() (torch, sdpa, KV cache)": lambda: hf_path(src, args.new_tokens, gen.eos_token_ids,
                                                                      gen.pad_token_id),
-            "studio runtime (ORT, IO binding, preallocated cache)": lambda: studio_path(folder, args.new_tokens,
+            "studio runtime (ORT, IO binding + preallocated cache)": lambda: studio_path(folder, args.new_tokens,
                                                                                         args.threads, True),
-            "studio runtime (ORT, plain session.run)": lambda: studio_path(folder, args.new_tokens, args.threads,
+            "studio runtime (ORT, session.run: the default)": lambda: studio_path(folder, args.new_tokens, args.threads,
                                                                            False),
             "onnxruntime-genai (studio graph + genai_config.json)": lambda: genai_path(folder, args.new_tokens,
                                                                                        args.threads),
         }
+        runners: dict[str, Callable[[list[int]], Any]] = {}
+        loaded: dict[str, float] = {}
         rows: dict[str, dict[str, Any]] = {}
         for name, make in paths.items():
             before = rss_mb()
@@ -170,8 +236,13 @@ def main(argv: list[str] | None = None) -> int:
             if run is None:
                 rows[name] = {"skipped": "not installed"}
                 continue
-            loaded = rss_mb() - before
-            rows[name] = {**measure(run, prompts, args.repeats), "rss_growth_mb": loaded}
+            runners[name] = run
+            loaded[name] = rss_mb() - before
+        for name, row in measure(runners, prompts, args.repeats).items():
+            rows[name] = {**row, "rss_growth_mb": loaded[name]}
+        rows = {n: rows[n] for n in paths}
+        prefill = prefill_cost(folder, export(src, Path(tmp), with_past=False), prompts, args.repeats,
+                               args.threads)
     base = next(iter(rows.values()))
     same = all(r.get("ids") == base["ids"] for r in rows.values() if "ids" in r)
     for r in rows.values():
@@ -180,7 +251,8 @@ def main(argv: list[str] | None = None) -> int:
             r["ttft_vs_hf"] = r["ttft_ms"] / base["ttft_ms"]
     result = {"rows": {k: {kk: vv for kk, vv in v.items() if kk != "ids"} for k, v in rows.items()},
               "same_token_ids": same, "prompt_tokens": [len(x) for x in prompts], "new_tokens": args.new_tokens,
-              "repeats": args.repeats, "threads": args.threads, "model": str(args.model_dir or "tiny-qwen2 sample")}
+              "repeats": args.repeats, "threads": args.threads, "prefill": prefill,
+              "model": str(args.model_dir or f"tiny-qwen2 sample (hidden {args.hidden}, {args.layers} layers)")}
     md = render(result, argv)
     print(json.dumps(result, indent=2) if args.json else md)
     if args.append:
@@ -207,6 +279,10 @@ def render(result: dict[str, Any], argv: list[str] | None) -> str:
         d = r["decode_tokens_per_s"]
         lines.append(f"| {name} | {r['ttft_ms']:.3f} | {r['tokens_per_s']:.0f} | {d:.0f} | "
                      f"{r['tps_vs_hf']:.1f}x | {r['ttft_vs_hf']:.2f}x | {r['rss_growth_mb']:.1f} |")
+    pf = result["prefill"]
+    lines += ["", f"Prompt pass, median: one graph with an empty past {pf['one_graph_empty_past_ms']:.3f} ms vs the "
+              f"graph exported without a cache {pf['no_cache_graph_ms']:.3f} ms "
+              f"({pf['one_graph_empty_past_ms'] / pf['no_cache_graph_ms']:.2f}x; plain session.run both)."]
     return "\n".join(lines)
 
 

@@ -37,6 +37,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--hf-parity", action="store_true",
                    help="also run HF generate() on the source HF folder (imports torch) and report the verdict")
     p.add_argument("--threads", type=int, default=1, help="ONNX Runtime intra-op threads (default 1)")
+    p.add_argument("--runtime", choices=("studio", "genai"), default="studio",
+                   help="the loop: the studio's ORT loop (default) or onnxruntime-genai, if installed, on the same "
+                        "graph through the genai_config.json written at export")
+    p.add_argument("--io-binding", action="store_true",
+                   help="drive ONNX Runtime with IO binding and a preallocated cache (default: plain session.run, "
+                        "as fast or faster on CPU; see BENCHMARKS.md)")
     p.add_argument("--stream", action="store_true", help="print the answer as it is generated")
     p.add_argument("--json", action="store_true", help="print token ids, text, ttft_ms, tokens_per_s as JSON")
 
@@ -58,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
     if args.threads is not None and args.threads < 1:
         raise InputError(f"--threads must be >= 1, got {args.threads}", offending="--threads", hint="for example 1")
     sampling = SamplingOptions(args.temperature, args.top_k, args.top_p, args.seed).check()
-    gen = TextGenerator(args.export_dir, threads=args.threads)
+    gen = TextGenerator(args.export_dir, threads=args.threads, io_binding=args.io_binding, runtime=args.runtime)
     stream = args.stream and not args.json
 
     def show(piece: str) -> None:

@@ -18,6 +18,8 @@ from studio.core.reports import Report
 from studio.generate.config import GenerationConfig, read_generation
 from studio.generate.sampling import SamplingOptions
 
+RUNTIMES = ("studio", "genai")  # the studio's ORT loop; onnxruntime-genai (optional package) on the same graph
+
 
 @dataclass
 class GenerationResult(Report):
@@ -33,20 +35,31 @@ class GenerationResult(Report):
     sampling: dict[str, Any] = field(default_factory=dict)
     hf_parity: dict[str, Any] = field(default_factory=dict)
     export_dir: str = ""
-    runtime: str = "studio ORT loop (IO binding)"
+    runtime: str = "studio ORT loop"
 
 
 class TextGenerator:
     """An export folder loaded once (session, tokenizer, layout) for many generations."""
 
-    def __init__(self, export_dir: Path | str, threads: int | None = 1, io_binding: bool = True) -> None:
+    def __init__(self, export_dir: Path | str, threads: int | None = 1, io_binding: bool = False,
+                 runtime: str = "studio") -> None:
         from studio.generate.runtime import DecoderRuntime
 
+        if runtime not in RUNTIMES:
+            raise InputError(f"unknown runtime '{runtime}'", offending="--runtime",
+                             hint=f"choose one of: {', '.join(RUNTIMES)}")
         self.gen: GenerationConfig = read_generation(export_dir)
         path = Path(export_dir)
         self.folder = path.parent if path.suffix == ".onnx" else path
-        self.runtime = DecoderRuntime(self.folder / self.gen.model_file, self.gen, threads=threads,
-                                      io_binding=io_binding)
+        if runtime == "genai":
+            from studio.generate.genai_backend import GenaiRuntime
+
+            self.runtime: Any = GenaiRuntime(self.folder, self.gen, threads=threads)
+        else:
+            self.runtime = DecoderRuntime(self.folder / self.gen.model_file, self.gen, threads=threads,
+                                          io_binding=io_binding)
+        self.runtime_name = ("onnxruntime-genai" if runtime == "genai" else
+                             f"studio ORT loop ({'IO binding, preallocated cache' if io_binding else 'session.run'})")
         self._tokenizer: Any = None
 
     @property
@@ -78,8 +91,7 @@ class TextGenerator:
             ttft_ms=round(out.ttft_s * 1e3, 4), tokens_per_s=round(out.tokens_per_s, 2),
             decode_tokens_per_s=None if out.decode_tokens_per_s is None else round(out.decode_tokens_per_s, 2),
             total_ms=round(out.total_s * 1e3, 4), encode_ms=round(encode_ms, 4), sampling=sampling.to_dict(),
-            export_dir=str(self.folder),
-            runtime=f"studio ORT loop ({'IO binding, preallocated cache' if self.runtime.io_binding else 'run'})")
+            export_dir=str(self.folder), runtime=self.runtime_name)
         result.hf_parity = self._parity(ids, out.token_ids, max_new_tokens, sorted(stops), sampling, hf_parity)
         return result
 
@@ -153,12 +165,13 @@ class TextGenerator:
 def generate(export_dir: Path | str, prompt: str | None = None, *, prompt_ids: list[int] | None = None,
              max_new_tokens: int = 32, temperature: float = 0.0, top_k: int = 0, top_p: float = 1.0,
              seed: int | None = None, stop_token_ids: list[int] | None = None, hf_parity: bool = False,
-             threads: int | None = 1, on_text: Callable[[str], None] | None = None) -> GenerationResult:
+             threads: int | None = 1, io_binding: bool = False, runtime: str = "studio",
+             on_text: Callable[[str], None] | None = None) -> GenerationResult:
     """Generate from an export folder written by ``studio export --with-past``."""
     sampling = SamplingOptions(float(temperature), int(top_k), float(top_p), seed).check()
     if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, int) or max_new_tokens < 1:
         raise InputError(f"--max-new-tokens must be >= 1, got {max_new_tokens}", offending="--max-new-tokens",
                          hint="for example --max-new-tokens 32")
-    return TextGenerator(export_dir, threads=threads).generate(
+    return TextGenerator(export_dir, threads=threads, io_binding=io_binding, runtime=runtime).generate(
         prompt, prompt_ids=prompt_ids, max_new_tokens=max_new_tokens, sampling=sampling,
         stop_token_ids=stop_token_ids, hf_parity=hf_parity, on_text=on_text)

@@ -1,11 +1,14 @@
 """The generation loop on ONNX Runtime: one decoder graph with past inputs, prefill then one token per step.
 
-Why IO binding and a preallocated cache: per step the graph reads the past keys / values and writes them back one
-position longer. With plain ``session.run`` every step copies the whole cache out to new numpy arrays and back in;
-here each layer's key and value live in two buffers sized for the whole generation (prompt + new tokens), bound
-to the graph by pointer: step n reads buffer A and writes the longer cache into buffer B, then they swap. The ids,
-mask, positions and logits are bound the same way, so a step allocates nothing and copies only what the graph
-itself computes. ``io_binding=False`` runs the plain ``session.run`` loop (the benchmark compares the two).
+Two step functions, chosen on measurement (BENCHMARKS.md, bench/bench_generate.py):
+- plain ``session.run`` (the default on CPU): one call per step with the ids, mask, positions and the cache as
+  numpy arrays; the graph's ``present.*`` come back as arrays and go in as the next ``past_key_values.*``;
+- IO binding with a preallocated cache (``io_binding=True``): each layer's key and value live in two buffers
+  sized for the whole generation (prompt + new tokens), bound by pointer: step n reads buffer A and writes the
+  cache one position longer into buffer B, then they swap; ids, mask, positions and logits are bound the same
+  way, so a step allocates nothing. On CPU it is no faster: every bind is a Python -> C++ call (about 4-10 us,
+  a dozen per step for 2 layers), which costs what the avoided copies save, and the graph's Concat copies the
+  cache once per step either way. It is the loop a device-resident cache (a GPU provider) needs.
 
 No torch, no Qt: numpy and onnxruntime only. Batch 1.
 """
@@ -65,7 +68,7 @@ class DecoderRuntime:
     """An ORT session on the exported decoder plus the loop that drives it."""
 
     def __init__(self, model_path: Path | str, gen: GenerationConfig, threads: int | None = 1,
-                 io_binding: bool = True) -> None:
+                 io_binding: bool = False) -> None:
         import onnxruntime as ort
 
         self.gen = gen

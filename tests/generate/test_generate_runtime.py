@@ -48,15 +48,16 @@ def test_tokenizer_matches_hf(gen: TextGenerator, qwen2_dir: Path) -> None:
 
 
 def test_io_binding_and_plain_loop_agree(exported: tuple[Path, ExportReport], gen: TextGenerator) -> None:
-    plain = TextGenerator(exported[0], io_binding=False)
+    bound = TextGenerator(exported[0], io_binding=True)
     ids = gen.tokenizer.encode("a photo of a cat")
-    a = gen.runtime.generate(ids, 30, record_logits=True)
-    b = plain.runtime.generate(ids, 30, record_logits=True)
+    a = bound.runtime.generate(ids, 30, record_logits=True)
+    b = gen.runtime.generate(ids, 30, record_logits=True)
     assert a.token_ids == b.token_ids
     assert max(float(np.abs(x - y).max()) for x, y in zip(a.step_logits, b.step_logits, strict=True)) < 1e-5
     # buffers sized for a longer generation serve a shorter one, and the reverse grows them
-    assert gen.runtime.generate(ids, 3).token_ids == a.token_ids[:3]
-    assert gen.runtime.generate(ids, 60).token_ids[:30] == a.token_ids
+    assert bound.runtime.generate(ids, 3).token_ids == a.token_ids[:3]
+    assert bound.runtime.generate(ids, 60).token_ids[:30] == a.token_ids
+    assert bound.generate(prompt_ids=ids, max_new_tokens=4).runtime.endswith("(IO binding, preallocated cache)")
 
 
 def test_api_result_fields(exported: tuple[Path, ExportReport]) -> None:
@@ -142,3 +143,20 @@ def test_api_bad_input_names_the_flag(exported: tuple[Path, ExportReport], kw: d
 def test_api_refuses_a_folder_without_generation_json(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="generation.json"):
         generate(tmp_path, "a cat")
+
+
+def test_genai_runtime_matches_the_studio_loop(exported: tuple[Path, ExportReport], gen: TextGenerator) -> None:
+    pytest.importorskip("onnxruntime_genai")
+    genai = TextGenerator(exported[0], runtime="genai")
+    for text, new in PROMPTS[:3]:
+        a = genai.generate(text, max_new_tokens=new)
+        b = gen.generate(text, max_new_tokens=new)
+        assert a.token_ids == b.token_ids and a.finish_reason == b.finish_reason and a.runtime == "onnxruntime-genai"
+    opts = SamplingOptions(temperature=1.2, top_k=40, seed=3)
+    assert genai.generate("two", max_new_tokens=12, sampling=opts).token_ids == \
+        genai.generate("two", max_new_tokens=12, sampling=opts).token_ids
+    stop = b.token_ids[2]
+    cut = genai.generate(PROMPTS[2][0], max_new_tokens=PROMPTS[2][1], stop_token_ids=[stop])
+    assert cut.token_ids == b.token_ids[: b.token_ids.index(stop) + 1] and cut.finish_reason == "stop"
+    with pytest.raises(InputError, match="unknown runtime"):
+        TextGenerator(exported[0], runtime="tensorrt")

@@ -1,6 +1,6 @@
 """Stage "generation" (``--with-past`` exports): the exported decoder generates, and its greedy ids must equal HF
 ``generate()`` (``do_sample=False``, ``use_cache=True``) token for token on several prompts and lengths, with the
-per-step logits diff reported. It runs the studio's own runtime (studio.generate.runtime, IO binding) on the
+per-step logits diff reported. It runs the studio's own runtime (studio.generate.runtime, its default loop) on the
 graph in the temp folder, so what is validated is what ``studio generate`` runs. Then generation.json and
 genai_config.json (onnxruntime-genai's form of the same layout) are written beside the model.
 
@@ -25,7 +25,7 @@ from studio.generate.config import GenerationConfig, layout_from_config, special
 # (prompt text, new tokens): short / medium / long prompts, short / long generations
 PROMPTS = [("a photo of a cat", 16), ("what is the color of the car near the house?", 24), ("two", 8),
            ("how many people are there in the picture of the red house with a green tree and a blue car", 12)]
-RUNTIME = "studio ORT loop (IO binding, preallocated cache), CPUExecutionProvider"
+RUNTIME = "studio ORT loop (session.run), CPUExecutionProvider"
 
 
 def generation_config(run: ExportRun) -> GenerationConfig:
