@@ -53,10 +53,8 @@ class AgentConfig:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-class Conflict(StudioError):
+class Conflict(StudioError, kind="conflict"):
     """The request clashes with what is installed (HTTP 409)."""
-
-    kind = "conflict"
 
 
 class AgentCore:

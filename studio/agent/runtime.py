@@ -138,10 +138,8 @@ class Deployment:
                     pass
 
 
-class RuntimeMissing(ModelError):
+class RuntimeMissing(ModelError, kind="dependency"):
     """The bundle needs a runtime this agent does not have (HTTP 422: the bundle cannot run here)."""
-
-    kind = "dependency"
 
 
 def runtime_loader(name: str, manifest: Manifest, runtime: dict[str, Any]) -> Any:

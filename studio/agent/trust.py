@@ -19,10 +19,8 @@ from studio.edge.trust import TrustedKeys, key_id, parse_public_keys, public_key
 _LABEL_RE = re.compile(r"[^A-Za-z0-9._-]+")
 
 
-class TrustPushRefused(InputError):
+class TrustPushRefused(InputError, kind="auth"):
     """The agent was not started with --allow-trust-push (HTTP 403)."""
-
-    kind = "auth"
 
 
 @dataclass

@@ -18,6 +18,12 @@ class StudioError(Exception):
     exit_code: int = 2
     kind: str = "error"
 
+    def __init_subclass__(cls, kind: str | None = None, **kw: Any) -> None:
+        """``class ModelError(StudioError, kind="model")``: the kind a subclass reports in ``to_dict``."""
+        super().__init_subclass__(**kw)
+        if kind is not None:
+            cls.kind = kind
+
     def __init__(self, message: str, *, offending: str | None = None, hint: str | None = None,
                  details: dict[str, Any] | None = None) -> None:
         super().__init__(message)
@@ -43,70 +49,48 @@ class StudioError(Exception):
         return self.render().removeprefix("error: ")
 
 
-class InputError(StudioError):
+class InputError(StudioError, kind="input"):
     """The user gave us something we cannot use (missing path, bad flag value, unknown name)."""
 
-    kind = "input"
 
-
-class ModelError(StudioError):
+class ModelError(StudioError, kind="model"):
     """A model file or directory is unreadable, corrupt or not what it claims to be."""
 
-    kind = "model"
 
-
-class ExportError(StudioError):
+class ExportError(StudioError, kind="export"):
     """An export stage failed; ``details`` carries the diagnosis."""
 
-    kind = "export"
 
-
-class ValidationError(StudioError):
+class ValidationError(StudioError, kind="validation"):
     """A produced artifact failed its checks (parity, checker, repository check)."""
 
-    kind = "validation"
 
-
-class TargetError(StudioError):
+class TargetError(StudioError, kind="target"):
     """A target or board profile is missing or malformed."""
 
-    kind = "target"
 
-
-class InstallError(StudioError):
+class InstallError(StudioError, kind="install"):
     """The installation itself is incomplete: package data (targets, boards, SLA tiers, themes) is missing."""
 
-    kind = "install"
 
-
-class ConnectionFailed(StudioError):
+class ConnectionFailed(StudioError, kind="connection"):
     """A server or agent could not be reached within the allotted time."""
 
-    kind = "connection"
 
-
-class BundleError(StudioError):
+class BundleError(StudioError, kind="bundle"):
     """A bundle is malformed, tampered with or not trusted."""
 
-    kind = "bundle"
 
-
-class StorageError(StudioError):
+class StorageError(StudioError, kind="storage"):
     """No room to write: a full disk, a quota, or a per-process file-size limit (ENOSPC, EDQUOT, EFBIG)."""
 
-    kind = "storage"
 
-
-class PluginError(StudioError):
+class PluginError(StudioError, kind="plugin"):
     """A plugin failed to import or declared something invalid."""
 
-    kind = "plugin"
 
-
-class DependencyMissing(StudioError):
+class DependencyMissing(StudioError, kind="dependency"):
     """An optional dependency (torch, PySide6, apache-tvm, ...) is not installed."""
-
-    kind = "dependency"
 
     @classmethod
     def for_module(cls, module: str, extra: str, purpose: str) -> DependencyMissing:
@@ -115,10 +99,9 @@ class DependencyMissing(StudioError):
                    hint=f"install it with: python3 -m pip install 'deployment-studio[{extra}]'")
 
 
-class JobCancelled(StudioError):
+class JobCancelled(StudioError, kind="cancelled"):
     """Raised inside a job when its cancel was requested; not a failure."""
 
-    kind = "cancelled"
     exit_code = 130
 
     def __init__(self, message: str = "cancelled by user", **kw: Any) -> None:

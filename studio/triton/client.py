@@ -24,10 +24,8 @@ from studio.triton.dtypes import numpy_to_v2
 from studio.triton.metrics import MetricsSnapshot, snapshot
 
 
-class ServerError(StudioError):
+class ServerError(StudioError, kind="server"):
     """The server answered, but refused the request (unknown model, bad input, load failure)."""
-
-    kind = "server"
 
 
 @dataclass
