@@ -249,13 +249,7 @@ def render_fix_text(rep: FixReport) -> str:
         lines.append(f"\n[{f.part}] {f.source} -> {f.output} ({f.precision})")
         lines += [f"  - {s}" for s in f.steps]
         if f.parity:
-            p = f.parity
-            worst = max((o.max_abs for c in p.cases for o in c.outputs), default=0.0)
-            cos = min((o.cosine for c in p.cases for o in c.outputs), default=1.0)
-            errs = [c.error for c in p.cases if c.error]
-            lines.append(f"  parity ({len(p.cases)} random cases, ORT): {'PASSED' if p.passed else 'FAILED'}  "
-                         f"max|diff| {worst:.3g} (tol {p.atol:g})  min cosine {cos:.6f} (>= {p.min_cosine})"
-                         + (f"  errors: {errs}" if errs else ""))
+            lines.append(f.parity.summary_line("parity", "ORT"))
         if f.diff:
             d = f.diff
             lines.append(f"  nodes {d.nodes_before} -> {d.nodes_after}   weights "

@@ -27,7 +27,7 @@ from studio.core.errors import InputError
 from studio.core.jobs import JobState
 from studio.core.reports import Report
 from studio.optimize.custom_ops import DOMAIN, DOMAIN_VERSION, FUSED_ATTENTION, make_session
-from studio.optimize.parity import TOLERANCE, ParityCase, ParityReport, compare_outputs, random_feed
+from studio.optimize.parity import TOLERANCE, ParityReport, random_feed, run_case
 
 SCHEMA_VERSION = 1
 
@@ -222,17 +222,7 @@ def fused_parity(original: Path | str | Any, fused: Path | str | Any, *, dims: d
     names = [o.name for o in ref.get_outputs()]
     for _ in range(cases):
         feed = random_feed(ref, dims or {}, rng)
-        case = ParityCase(input_shapes={k: list(v.shape) for k, v in feed.items()})
-        try:
-            a = ref.run(None, feed)
-            b = new.run(names, feed)
-        except Exception as exc:  # a failed run is a failed case, reported
-            case.error = f"{type(exc).__name__}: {str(exc)[:300]}"
-            rep.cases.append(case)
-            continue
-        case.outputs.extend(compare_outputs(names, a, b, atol, min_cos, strict=True))
-        case.passed = bool(case.outputs) and all(o.passed for o in case.outputs)
-        rep.cases.append(case)
+        rep.cases.append(run_case(ref, new, feed, atol, min_cos, new_outputs=names, strict=True))
     return rep
 
 
@@ -301,13 +291,7 @@ def render_fusion_text(rep: FusionReport) -> str:
         lines.append(f"  - {s.node}  ({len(s.replaced)} nodes, key {s.key_format}, scale {s.scale:.6g}, "
                      f"heads {s.num_heads or '?'}{extra})")
     if rep.parity:
-        p = rep.parity
-        worst = max((o.max_abs for c in p.cases for o in c.outputs), default=0.0)
-        cos = min((o.cosine for c in p.cases for o in c.outputs), default=1.0)
-        errs = [c.error for c in p.cases if c.error]
-        lines.append(f"  parity vs unfused ({len(p.cases)} random cases, ORT + {rep.runtime}): "
-                     f"{'PASSED' if p.passed else 'FAILED'}  max|diff| {worst:.3g} (tol {p.atol:g})  "
-                     f"min cosine {cos:.6f}" + (f"  errors: {errs}" if errs else ""))
+        lines.append(rep.parity.summary_line("parity vs unfused", f"ORT + {rep.runtime}", cosine_bound=False))
     if rep.diff is not None:
         for tid, t in rep.diff.targets.items():
             mark = "" if t.before == t.after else "   <- changed"

@@ -44,6 +44,21 @@ class ParityReport:
     def passed(self) -> bool:
         return bool(self.cases) and all(c.passed for c in self.cases)
 
+    def extremes(self, empty: tuple[float, float] = (0.0, 1.0)) -> tuple[float, float]:
+        """(the largest max|diff|, the smallest cosine) over every case's outputs; ``empty`` where none ran."""
+        outs = [o for c in self.cases for o in c.outputs]
+        if not outs:
+            return empty
+        return max(o.max_abs for o in outs), min(o.cosine for o in outs)
+
+    def summary_line(self, what: str, runtime: str, *, cosine_bound: bool = True) -> str:
+        """``  WHAT (N random cases, RUNTIME): PASSED  max|diff| ... (tol ...)  min cosine ...``, then the errors."""
+        worst, cos = self.extremes()
+        errs = [c.error for c in self.cases if c.error]
+        return (f"  {what} ({len(self.cases)} random cases, {runtime}): {'PASSED' if self.passed else 'FAILED'}  "
+                f"max|diff| {worst:.3g} (tol {self.atol:g})  min cosine {cos:.6f}"
+                + (f" (>= {self.min_cosine})" if cosine_bound else "") + (f"  errors: {errs}" if errs else ""))
+
 
 def _session(path: Path) -> Any:
     import onnxruntime as ort
@@ -104,20 +119,28 @@ def check_parity(original: Path, fixed: Path, precision: str = "fp32", *, dims: 
     rng = np.random.default_rng(seed)
     for _ in range(cases):
         feed = random_feed(new, dims or {}, rng)
-        case = ParityCase(input_shapes={k: list(v.shape) for k, v in feed.items()})
-        try:
-            ref_feed = {i.name: feed[i.name].astype(_np_type(i.type)) for i in ref.get_inputs() if i.name in feed}
-            a = ref.run(None, ref_feed)
-            b = new.run(None, feed)
-        except Exception as exc:  # a failed run is a failed case, reported
-            case.error = f"{type(exc).__name__}: {str(exc)[:300]}"
-            rep.cases.append(case)
-            continue
-        names = [o.name for o in ref.get_outputs()]
-        case.outputs.extend(compare_outputs(names, a, b, atol, min_cos))
-        case.passed = all(o.passed for o in case.outputs)
-        rep.cases.append(case)
+        rep.cases.append(run_case(ref, new, feed, atol, min_cos, cast_for_ref=True))
     return rep
+
+
+def run_case(ref: Any, new: Any, feed: dict[str, np.ndarray], atol: float, min_cos: float, *,
+             cast_for_ref: bool = False, new_outputs: list[str] | None = None, strict: bool = False) -> ParityCase:
+    """Both sessions on one feed (``cast_for_ref``: cast to the reference's input types), the reference's outputs
+    compared with ``new``'s (``new_outputs``: asked for by name; ``strict``: the output counts must agree and a
+    case that compared nothing fails); a run that raises is a failed case with its error."""
+    case = ParityCase(input_shapes={k: list(v.shape) for k, v in feed.items()})
+    try:
+        ref_feed = {i.name: feed[i.name].astype(_np_type(i.type)) for i in ref.get_inputs() if i.name in feed} \
+            if cast_for_ref else feed
+        a = ref.run(None, ref_feed)
+        b = new.run(new_outputs, feed)
+    except Exception as exc:  # a failed run is a failed case, reported
+        case.error = f"{type(exc).__name__}: {str(exc)[:300]}"
+        return case
+    names = [o.name for o in ref.get_outputs()]
+    case.outputs.extend(compare_outputs(names, a, b, atol, min_cos, strict=strict))
+    case.passed = (bool(case.outputs) or not strict) and all(o.passed for o in case.outputs)
+    return case
 
 
 def _np_type(ort_type: str) -> Any:

@@ -205,8 +205,7 @@ def changes_html(title: str, diff: Any, theme: str = "light", steps: list[str] |
     for step in steps or []:
         out.append(f"<p style='margin:1px 0'>✓ {escape(step)}</p>")
     if parity is not None:
-        worst = min((o.cosine for c in parity.cases for o in c.outputs), default=float("nan"))
-        max_abs = max((o.max_abs for c in parity.cases for o in c.outputs), default=float("nan"))
+        max_abs, worst = parity.extremes(empty=(float("nan"), float("nan")))
         color = ok if parity.passed else bad
         verdict = "passed" if parity.passed else "FAILED"
         out.append(f"<p>Parity against the original ({escape(parity.precision)}, {len(parity.cases)} input "
