@@ -24,6 +24,15 @@ def symbols_of(model: Any) -> dict[str, list[str]]:
     return out
 
 
+def _copy(model: Any) -> Any:
+    """A deep copy, so a pass never changes the caller's ModelProto."""
+    import onnx
+
+    m = onnx.ModelProto()
+    m.CopyFrom(model)
+    return m
+
+
 def make_static(model: Any, dims: dict[str, int], *, strict: bool = True) -> tuple[Any, list[str]]:
     """Replace symbolic dims by sizes (by symbol name, or ``input:axis``), then re-infer shapes.
 
@@ -31,8 +40,7 @@ def make_static(model: Any, dims: dict[str, int], *, strict: bool = True) -> tup
     """
     import onnx
 
-    m = onnx.ModelProto()
-    m.CopyFrom(model)
+    m = _copy(model)
     syms = symbols_of(m)
     changed: list[str] = []
     used: set[str] = set()
@@ -74,11 +82,7 @@ def simplify(model: Any) -> Any:
         import onnxslim
     except ImportError:
         raise DependencyMissing.for_module("onnxslim", "optimize", "simplification") from None
-    import onnx
-
-    before = onnx.ModelProto()
-    before.CopyFrom(model)
-    out = onnxslim.slim(before)
+    out = onnxslim.slim(_copy(model))
     if out is None:
         raise ValidationError("onnxslim could not simplify the model", hint="run without --simplify")
     return out
@@ -90,10 +94,7 @@ def to_fp16(model: Any) -> Any:
         from onnxconverter_common import float16
     except ImportError:
         raise DependencyMissing.for_module("onnxconverter-common", "optimize", "FP16 conversion") from None
-    import onnx
-
-    src = onnx.ModelProto()
-    src.CopyFrom(model)
+    src = _copy(model)
     _separate_consumed_outputs(src)
     del src.graph.value_info[:]
     return float16.convert_float_to_float16(src, keep_io_types=True, disable_shape_infer=False)
