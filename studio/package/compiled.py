@@ -184,22 +184,27 @@ def check_arch(src: CompiledSource, board_id: str, board_arch: str, force: bool,
     if src.library_kind == "rknn":
         if src.arch == board_npu:
             return None
-        msg = (f"the .rknn in {src.folder} is built for {src.arch or 'an unknown NPU'} ({src.arch_source}), but "
-               f"board {board_id}'s NPU target is {board_npu or 'not an RKNN platform'}")
-        if force:
-            return msg + " (packaged anyway with --force; the agent refuses it at load)"
-        raise TargetError(msg, offending=str(src.folder / src.library),
-                          hint=f"compile for the board: `studio compile MODEL.onnx --target {board_id} --backend "
-                               "rknn`, then package that folder; or --force")
+        return _mismatch(src, force,
+                         f"the .rknn in {src.folder} is built for {src.arch or 'an unknown NPU'} ({src.arch_source}), "
+                         f"but board {board_id}'s NPU target is {board_npu or 'not an RKNN platform'}",
+                         "; the agent refuses it at load",
+                         f"compile for the board: `studio compile MODEL.onnx --target {board_id} --backend rknn`, "
+                         "then package that folder; or --force")
     if not src.arch or src.arch == norm_arch(board_arch):
         return None if src.arch else "the compiled library's CPU architecture is unknown; not checked"
-    msg = (f"the compiled module in {src.folder} is built for {src.arch} ({src.arch_source}, target "
-           f"{src.meta.get('target_id') or src.meta.get('target')}), but board {board_id}'s CPU is {board_arch}")
+    return _mismatch(src, force,
+                     f"the compiled module in {src.folder} is built for {src.arch} ({src.arch_source}, target "
+                     f"{src.meta.get('target_id') or src.meta.get('target')}), but board {board_id}'s CPU is "
+                     f"{board_arch}", "",
+                     f"compile for the board: `studio compile MODEL.onnx --target {board_id} --out DIR` (an llvm "
+                     "build targets this host), then package that folder; or --force")
+
+
+def _mismatch(src: CompiledSource, force: bool, msg: str, forced_note: str, hint: str) -> str:
+    """With ``force`` the mismatch is a warning (``forced_note`` added to it); without, a TargetError."""
     if force:
-        return msg + " (packaged anyway with --force)"
-    raise TargetError(msg, offending=str(src.folder / src.library),
-                      hint=f"compile for the board: `studio compile MODEL.onnx --target {board_id} --out DIR` "
-                           f"(an llvm build targets this host), then package that folder; or --force")
+        return f"{msg} (packaged anyway with --force{forced_note})"
+    raise TargetError(msg, offending=str(src.folder / src.library), hint=hint)
 
 
 def io_specs(src: CompiledSource) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
