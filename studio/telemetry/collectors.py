@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from studio.core.errors import ConnectionFailed
@@ -68,7 +68,29 @@ class _CounterRates:
         return (num - prev[0]) / (den - prev[1])
 
 
-class TritonMetricsCollector(Collector):
+class _PrometheusCollector(Collector):
+    """A Prometheus /metrics endpoint read once a poll; ``parse`` turns its metrics into samples. Unreachable:
+    each of ``unreachable_series()`` is n/a, saying ``UNREACHABLE (why)``."""
+
+    url: str
+    UNREACHABLE = "metrics endpoint unreachable"
+
+    def parse(self, metrics: list[Metric], t: float) -> list[Sample]:
+        raise NotImplementedError
+
+    def unreachable_series(self) -> Iterable[str]:
+        raise NotImplementedError
+
+    def collect(self) -> list[Sample]:
+        t = time.time()
+        try:
+            text = http_get_text(self.url, timeout=2.0)
+        except ConnectionFailed as exc:
+            return [self._na(t, s, f"{self.UNREACHABLE} ({exc.message})") for s in self.unreachable_series()]
+        return self.parse(parse_prometheus_text(text), t)
+
+
+class TritonMetricsCollector(_PrometheusCollector):
     """Triton's Prometheus endpoint (metrics port, /metrics): CPU, host memory, GPU memory/power/utilisation,
     per-model success/failure rates and queue/compute time per request."""
 
@@ -131,14 +153,8 @@ class TritonMetricsCollector(Collector):
             out.append(self._s(t, S.SERVER_PENDING, pending))
         return out
 
-    def collect(self) -> list[Sample]:
-        t = time.time()
-        try:
-            text = http_get_text(self.url, timeout=2.0)
-        except ConnectionFailed as exc:
-            return [self._na(t, s, f"metrics endpoint unreachable ({exc.message})")
-                    for s in (S.CPU_PCT, S.MEM_PCT, *self.GPU_SERIES)]
-        return self.parse(parse_prometheus_text(text), t)
+    def unreachable_series(self) -> Iterable[str]:
+        return (S.CPU_PCT, S.MEM_PCT, *self.GPU_SERIES)
 
 
 class TritonStatsCollector(Collector):
@@ -168,7 +184,7 @@ class TritonStatsCollector(Collector):
         return out
 
 
-class AgentMetricsCollector(Collector):
+class AgentMetricsCollector(_PrometheusCollector):
     """The edge agent's Prometheus /metrics: process memory, host memory and board power when it exports them.
 
     Metric names are looked up in ``names`` (series -> candidate metric names, first present wins)."""
@@ -182,6 +198,7 @@ class AgentMetricsCollector(Collector):
         S.CPU_PCT: ("studio_agent_system_cpu_percent", "studio_agent_cpu_percent"),
     }
     CPU_SECONDS = "process_cpu_seconds_total"  # prometheus_client's process collector (100 = one core)
+    UNREACHABLE = "agent metrics unreachable"
 
     def __init__(self, url: str, names: dict[str, tuple[str, ...]] | None = None, target: str = "") -> None:
         super().__init__(target)
@@ -246,13 +263,8 @@ class AgentMetricsCollector(Collector):
             out.append(self._na(t, S.MEM_PCT, "agent exports no memory used/total"))
         return out
 
-    def collect(self) -> list[Sample]:
-        t = time.time()
-        try:
-            text = http_get_text(self.url, timeout=2.0)
-        except ConnectionFailed as exc:
-            return [self._na(t, s, f"agent metrics unreachable ({exc.message})") for s in self.names]
-        return self.parse(parse_prometheus_text(text), t)
+    def unreachable_series(self) -> Iterable[str]:
+        return self.names
 
 
 def listening_pid(port: int) -> int | None:
