@@ -153,18 +153,10 @@ class _Matcher:
                         pair(i, j, label)
                         new += 1
                 continue
-            ga: dict[tuple[str, str, int], list[int]] = {}
-            for i, slot in ca:
-                if a2b[i] < 0:
-                    r = arefs[i]
-                    ga.setdefault((r.op_type, r.domain, slot), []).append(i)
+            ga = _unpaired_readers(ca, a2b, arefs)
             if not ga:
                 continue
-            gb: dict[tuple[str, str, int], list[int]] = {}
-            for j, slot in cb:
-                if b2a[j] < 0:
-                    r = brefs[j]
-                    gb.setdefault((r.op_type, r.domain, slot), []).append(j)
+            gb = _unpaired_readers(cb, b2a, brefs)
             for key, la in ga.items():
                 lb = gb.get(key)
                 if lb is None:
@@ -243,6 +235,17 @@ class _Matcher:
             if self.resolve_ambiguous():
                 continue
             return rounds
+
+
+def _unpaired_readers(readers: list[tuple[int, int]], paired: list[int],
+                      refs: list[NodeRef]) -> dict[tuple[str, str, int], list[int]]:
+    """The readers (node, input slot) of one tensor not paired yet, by (op type, domain, slot)."""
+    out: dict[tuple[str, str, int], list[int]] = {}
+    for i, slot in readers:
+        if paired[i] < 0:
+            r = refs[i]
+            out.setdefault((r.op_type, r.domain, slot), []).append(i)
+    return out
 
 
 def _tensor_sig(name: str, tensors: dict[str, TensorInfo]) -> tuple[int, tuple[Any, ...] | None]:
