@@ -42,24 +42,6 @@ print(json.dumps({"seconds": t, "rc": rc, "timings": rep["timings"], "message": 
 """
 
 
-def chain(n: int, changed: int | None = None):  # type: ignore[no-untyped-def]
-    import numpy as np
-    import onnx.helper as h
-    from onnx import TensorProto as T
-    from onnx import numpy_helper
-
-    nodes, prev = [], "x"
-    for i in range(n):
-        op = "Sigmoid" if i == changed else "Add" if i % 2 == 0 else "Relu"
-        out = "y" if i == n - 1 else f"t{i}"
-        nodes.append(h.make_node(op, [prev, "bias"] if op == "Add" else [prev], [out]))
-        prev = out
-    g = h.make_graph(nodes, "chain", [h.make_tensor_value_info("x", T.FLOAT, ["batch", 8])],
-                     [h.make_tensor_value_info("y", T.FLOAT, ["batch", 8])],
-                     [numpy_helper.from_array(np.ones(8, np.float32), "bias")])
-    return h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
-
-
 def _run(code: str, *argv: str) -> dict:
     out = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True, check=True,
                          cwd=Path(__file__).resolve().parents[1], env={**os.environ, "STUDIO_NO_PROGRESS": "1"})
@@ -73,6 +55,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--append", type=Path, default=None, help="append the section to this markdown file")
     args = ap.parse_args(argv)
     import onnx
+
+    from tests.diff.diff_samples import chain  # the diff tests' chain: n unnamed Add / Relu nodes
 
     with tempfile.TemporaryDirectory() as tmp:
         a, b, rep = Path(tmp) / "a.onnx", Path(tmp) / "b.onnx", Path(tmp) / "diff.json"
