@@ -55,19 +55,15 @@ class OrtVerifier:
         return self._session(proto.SerializeToString())
 
     def verify(self, model: Path, shapes: dict[str, list[int]] | None = None) -> VerifyResult:
-        import onnx
-
-        from studio.verify.single_node import node_refs
+        from studio.verify.single_node import read_model
 
         t0 = time.perf_counter()
         res = VerifyResult(verifier=self.name, target=self.target, tool=self.tool(), ran=True,
                            shapes=dict(shapes or {}))
-        try:
-            proto = onnx.load(str(model), load_external_data=False)
-        except Exception as exc:
-            res.ran, res.error = False, f"cannot read the model: {exc}"
+        read = read_model(res, model)
+        if read is None:
             return res
-        refs = node_refs(proto)
+        proto, refs = read
         err = self._session(str(model))
         cpu = "cpu" if self.providers[0] == "CPUExecutionProvider" else ""
         if not whole_then_each(res, proto, refs, err, self.check_proto, placement=cpu,

@@ -11,7 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
+
+from studio.verify.api import VerifyResult
 
 SMALL_INIT_BYTES = 1 << 20  # initializers up to this size travel with the node (as constants)
 
@@ -170,11 +173,22 @@ def iter_node_models(model: Any) -> Iterator[NodeModel]:
 
 def node_refs(model: Any) -> list[Any]:
     """The inspector's NodeRefs (key, node) without shape inference (only the key spelling is needed)."""
-    from pathlib import Path
-
     from studio.inspect.model import analyse_structure
 
     return analyse_structure(Path("<model>"), model, infer=False).nodes
+
+
+def read_model(res: VerifyResult, model: Path, *, external_data: bool = False) -> tuple[Any, list[Any]] | None:
+    """A verifier's first step: the model's proto and its node refs; None when the file cannot be read (``res``
+    then says so: not run, ``cannot read the model: ...``)."""
+    import onnx
+
+    try:
+        proto = onnx.load(str(model), load_external_data=external_data)
+    except Exception as exc:
+        res.ran, res.error = False, f"cannot read the model: {exc}"
+        return None
+    return proto, node_refs(proto)
 
 
 def signature(node: Any, types: dict[str, Any], inits: dict[str, Any]) -> bytes:

@@ -78,9 +78,7 @@ class TvmRelaxVerifier:
         return ""
 
     def verify(self, model: Path, shapes: dict[str, list[int]] | None = None) -> VerifyResult:
-        import onnx
-
-        from studio.verify.single_node import node_refs
+        from studio.verify.single_node import read_model
 
         t0 = time.perf_counter()
         res = VerifyResult(verifier=self.name, target=self.target, tool=self.tool(), ran=True,
@@ -89,12 +87,10 @@ class TvmRelaxVerifier:
         if not ok:
             res.ran, res.error = False, why
             return res
-        try:
-            proto = onnx.load(str(model))
-        except Exception as exc:
-            res.ran, res.error = False, f"cannot read the model: {exc}"
+        read = read_model(res, model, external_data=True)
+        if read is None:
             return res
-        refs = node_refs(proto)
+        proto, refs = read
         err = self.import_error(proto, shapes)
         if whole_then_each(res, proto, refs, err, self.import_error,
                            failed_note="import failed; each node was then imported alone as a one-node model"):

@@ -82,9 +82,7 @@ class OpenVinoCpuVerifier:
         return True, f"openvino {_version()}"
 
     def verify(self, model: Path, shapes: dict[str, list[int]] | None = None) -> VerifyResult:
-        import onnx
-
-        from studio.verify.single_node import node_refs
+        from studio.verify.single_node import read_model
 
         t0 = time.perf_counter()
         res = VerifyResult(verifier=self.name, target=self.target, tool=f"openvino {_version()} ({self.device})",
@@ -93,12 +91,10 @@ class OpenVinoCpuVerifier:
         if not ok:
             res.ran, res.error = False, why
             return res
-        try:
-            proto = onnx.load(str(model), load_external_data=False)
-        except Exception as exc:
-            res.ran, res.error = False, f"cannot read the model: {exc}"
+        read = read_model(res, model)
+        if read is None:
             return res
-        refs = node_refs(proto)
+        proto, refs = read
         ov_model, failure, load_error = self._convert(model, shapes)
         if ov_model is None:
             res.error = load_error
