@@ -30,6 +30,11 @@ log = logging.getLogger("studio.agent")
 RETIRE_AFTER_S = 30.0  # a replaced version's runtime (e.g. the rknn simulator process) stops this long after
 
 
+def unknown_model(name: str) -> str:
+    """Triton's words for a model it does not serve (HTTP 404, gRPC NOT_FOUND)."""
+    return f"Request for unknown model: '{name}' is not found"
+
+
 def _warm_or_close(dep: Deployment) -> float:
     """Warm ``dep`` up; one that cannot answer is closed before the error goes on (nothing left running)."""
     try:
@@ -261,4 +266,12 @@ class AgentCore:
         m = self.served.get(name)
         if m is None:
             raise KeyError(name)
+        return m
+
+    def find(self, name: str, version: str | None = None) -> ServedModel | None:
+        """The served model ``name``, at ``version`` when one is named (None or "": whichever is served); None
+        when it is not served."""
+        m = self.served.get(name)
+        if m is None or (version not in (None, "") and version != m.version):
+            return None
         return m

@@ -22,7 +22,7 @@ from tritonclient.grpc import service_pb2 as pb
 from tritonclient.grpc import service_pb2_grpc as pb_grpc
 
 from studio import __version__
-from studio.agent.core import AgentCore
+from studio.agent.core import AgentCore, unknown_model
 from studio.agent.kserve import ProtocolError, _deserialize_bytes, _serialize_bytes, datatype_of
 from studio.agent.metrics import AgentMetrics
 from studio.agent.statistics import StatisticsError, timed_infer
@@ -85,16 +85,10 @@ class InferenceServicer(pb_grpc.GRPCInferenceServiceServicer):
         self.core, self.metrics, self.executor = core, metrics, executor
         self.gate = gate  # studio.agent.limits.InflightGate shared with the HTTP side (None: no cap)
 
-    def _model(self, name: str, version: str) -> Any:
-        m = self.core.served.get(name)
-        if m is None or (version not in ("", None) and version != m.version):
-            return None
-        return m
-
     def _model_or_abort(self, name: str, version: str, context: grpc.ServicerContext) -> Any:
-        m = self._model(name, version)
+        m = self.core.find(name, version)
         if m is None:
-            context.abort(grpc.StatusCode.NOT_FOUND, f"Request for unknown model: '{name}' is not found"
+            context.abort(grpc.StatusCode.NOT_FOUND, unknown_model(name)
                           + (f" (version '{version}')" if version else ""))
         return m
 
@@ -106,7 +100,7 @@ class InferenceServicer(pb_grpc.GRPCInferenceServiceServicer):
         return pb.ServerReadyResponse(ready=True)
 
     def ModelReady(self, request: Any, context: grpc.ServicerContext) -> Any:  # noqa: N802
-        return pb.ModelReadyResponse(ready=self._model(request.name, request.version) is not None)
+        return pb.ModelReadyResponse(ready=self.core.find(request.name, request.version) is not None)
 
     def ServerMetadata(self, request: Any, context: grpc.ServicerContext) -> Any:  # noqa: N802
         return pb.ServerMetadataResponse(name="studio-agent", version=__version__, extensions=["model_repository", "statistics"])
@@ -136,10 +130,10 @@ class InferenceServicer(pb_grpc.GRPCInferenceServiceServicer):
     # -- inference -------------------------------------------------------------------------------------
     def ModelInfer(self, request: Any, context: grpc.ServicerContext) -> Any:  # noqa: N802
         metrics, name = self.metrics, request.model_name
-        m = self._model(name, request.model_version)
+        m = self.core.find(name, request.model_version)
         if m is None:
             metrics.errors.labels("unknown", "unknown_model").inc()  # one label, whatever names clients send
-            context.abort(grpc.StatusCode.NOT_FOUND, f"Request for unknown model: '{name}' is not found")
+            context.abort(grpc.StatusCode.NOT_FOUND, unknown_model(name))
         if self.gate is not None:
             from studio.agent.limits import LimitExceeded
 

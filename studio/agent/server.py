@@ -23,7 +23,7 @@ from fastapi.responses import JSONResponse, Response
 from starlette.concurrency import run_in_threadpool
 
 from studio import __version__
-from studio.agent.core import AgentCore
+from studio.agent.core import AgentCore, unknown_model
 from studio.agent.kserve import ProtocolError, decode_request, dumps, encode_response
 from studio.agent.limits import InflightGate, LimitExceeded, Limits, decompress, read_body
 from studio.agent.metrics import AgentMetrics
@@ -89,31 +89,25 @@ def create_app(core: AgentCore, metrics: AgentMetrics | None = None, workers: in
         except StatisticsError as exc:  # Triton answers INVALID_ARG: 400 {"error": ...}
             return _error(400, str(exc))
 
-    def _model_or_404(name: str, version: str | None) -> Any:
-        m = core.served.get(name)
-        if m is None or (version not in (None, "") and version != m.version):
-            return None
-        return m
-
     @app.get("/v2/models/{name}")
     @app.get("/v2/models/{name}/versions/{version}")
     async def model_metadata(name: str, version: str | None = None) -> JSONResponse:
-        m = _model_or_404(name, version)
+        m = core.find(name, version)
         if m is None:
-            return _error(404, f"Request for unknown model: '{name}' is not found")
+            return _error(404, unknown_model(name))
         return JSONResponse(m.metadata())
 
     @app.get("/v2/models/{name}/ready")
     @app.get("/v2/models/{name}/versions/{version}/ready")
     async def model_ready(name: str, version: str | None = None) -> Response:
-        return Response(status_code=200 if _model_or_404(name, version) else 400)
+        return Response(status_code=200 if core.find(name, version) else 400)
 
     @app.get("/v2/models/{name}/config")
     @app.get("/v2/models/{name}/versions/{version}/config")
     async def model_config(name: str, version: str | None = None) -> JSONResponse:
-        m = _model_or_404(name, version)
+        m = core.find(name, version)
         if m is None:
-            return _error(404, f"Request for unknown model: '{name}' is not found")
+            return _error(404, unknown_model(name))
         platform = m.metadata().get("platform", "onnxruntime_onnx")  # tvm_relax for compiled bundles
         return JSONResponse({"name": m.name, "platform": platform,
                              "backend": "onnxruntime" if platform == "onnxruntime_onnx" else "tvm",
@@ -338,7 +332,7 @@ class InferFastPath:
                     return
             except LimitExceeded as exc:
                 return await self._limit(send, receive, exc, UNKNOWN_MODEL)
-            return await self._error(send, 404, f"Request for unknown model: '{name}' is not found")
+            return await self._error(send, 404, unknown_model(name))
         try:
             self.gate.enter(name)
         except LimitExceeded as exc:
