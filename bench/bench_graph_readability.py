@@ -373,11 +373,12 @@ def _row(model: str, layout: str, m: dict[str, float]) -> str:
 
 
 def report(rows: list[tuple[str, str, dict[str, float]]], times: dict[str, float],
-           pans: dict[str, dict[str, tuple[float, float]]], sizes: dict[str, int], load: float,
+           pans: dict[str, dict[str, tuple[float, float]]], sizes: dict[str, int], load: tuple[float, float],
            notes: list[str], argv: str) -> str:
     lines = [SECTION, "",
              f"`QT_QPA_PLATFORM=offscreen nice .venv/bin/python -m bench.bench_graph_readability{argv}` (one run: "
-             f"readability first, then performance; load average {load:.1f} at the start, 2 shared cores).", "",
+             f"readability first, then performance; load average {load[0]:.1f} at the start, {load[1]:.1f} at most "
+             "around the performance part; 2 cores shared with other jobs, so read seconds as +-50 %).", "",
              "Crossings: pairs of drawn edges whose curves (sampled, 8 pieces per cubic) properly cross, pairs "
              "sharing an end box left out; without Constant edges: the same over the edges Netron draws too (it "
              "folds Constant nodes into their consumers). Length in each layout's own pixels and in its median box height (the "
@@ -466,15 +467,18 @@ def main() -> int:
     times: dict[str, float] = {}
     pans: dict[str, dict[str, tuple[float, float]]] = {}
     sizes = {"10k": 0, "big": args.big}
+    perf_load = 0.0
     if not args.no_perf:
+        perf_load = os.getloadavg()[0]
         times, pans, sizes = performance(args.steps, args.runs, args.big)
+        perf_load = max(perf_load, os.getloadavg()[0])
         for k, v in times.items():
             print(f"{k}: {v:.3f} s")
         for where, d in pans.items():
             for lab, (med, p95) in d.items():
                 print(f"{where} {lab}: median {med:.1f} ms p95 {p95:.1f} ms")
     argv = "".join(f" {a}" for a in sys.argv[1:] if a != "--write")
-    text = report(rows, times, pans, sizes, load, notes, argv)
+    text = report(rows, times, pans, sizes, (load, perf_load), notes, argv)
     print(text)
     if args.write:
         write_section(text)
