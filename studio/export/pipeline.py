@@ -14,9 +14,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from studio.core.errors import JobCancelled
+from studio.core.errors import JobCancelled, StudioError
 from studio.core.jobs import JobState, Stages
-from studio.export.api import ExportOptions, ExportReport
+from studio.export.api import Diagnosis, ExportOptions, ExportReport
 from studio.export.signatures import recipe_for
 from studio.export.stages.check import check_exported, name_dims_after_parity, run_parity
 from studio.export.stages.generation import validate_generation
@@ -50,12 +50,30 @@ def run_export(options: ExportOptions, job: JobState | None = None) -> ExportRep
         report.outputs = []
         job.log("export cancelled: nothing written")
         raise
+    except StudioError:  # bad input found once the model is loaded (an input name its forward lacks)
+        raise
+    except Exception as exc:  # noqa: BLE001 - the catch-all: an unforeseen failure is a diagnosis, not a traceback
+        report.status = "failed"
+        report.diagnosis = unforeseen(run, exc)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
         close_report(report, options, time.perf_counter() - t_start)
     job.set_progress(100, force=True)
     job.set_status(f"export {report.status}")
     return report
+
+
+def unforeseen(run: ExportRun, exc: Exception) -> Diagnosis:
+    """A failure no stage diagnosed itself: classified by the diagnose module under the stage it happened in."""
+    from studio.export import diagnose as dg
+
+    diag = dg.diagnose_exception(run.stage, exc)
+    if diag.error_class in ("unknown", "exporter_error"):
+        diag.error_class = "unexpected_error"
+        diag.fix = (f"an unforeseen {type(exc).__name__} in stage '{run.stage}': the raw log has the traceback; "
+                    "check the model folder against its config, or report it with the log")
+    run.job.log(f"{diag.stage} failed [{diag.error_class}]: {diag.message}")
+    return diag
 
 
 def _run(run: ExportRun) -> None:
@@ -69,38 +87,43 @@ def _run(run: ExportRun) -> None:
     weights["write"] = 0.5
     stages = Stages(run.job, weights)
 
-    stages.begin("load", f"loading {options.model_dir.name}")
+    def begin(name: str, status: str) -> None:  # run.stage: what the catch-all's diagnosis names
+        run.stage = name
+        stages.begin(name, status)
+
+    begin("load", f"loading {options.model_dir.name}")
     with timed(report, "load"):
         model = load_source(run)
         probe_tokenizer(options.model_dir, run.config, report)
         probe_processor(options.model_dir, report)
+    run.stage = "inputs"
     ex = build_past_inputs(run, model) if options.with_past else build_example_inputs(run, model)
 
-    stages.begin("export", f"exporting with {options.exporter} at opset {options.opset}")
+    begin("export", f"exporting with {options.exporter} at opset {options.opset}")
     with timed(report, "export"):
         result = export_graph(run, model, ex)
     note_export(run, result)
 
-    stages.begin("check", "onnx.checker, shape inference, ONNX Runtime load")
+    begin("check", "onnx.checker, shape inference, ONNX Runtime load")
     with timed(report, "check"):
         checked = check_exported(run, ex.input_names)
 
-    stages.begin("parity", f"parity on {len(ex.cases)} inputs")
+    begin("parity", f"parity on {len(ex.cases)} inputs")
     with timed(report, "parity"):
         runs = run_parity(run, ex, checked, result, progress=lambda f: stages.within("parity", f))
     name_dims_after_parity(run, runs)
 
     written: list[tuple[Path, str, str | None]] = [(run.model_path, "model", None)]
     if options.split_modalities:
-        stages.begin("split", "exporting per-modality parts")
+        begin("split", "exporting per-modality parts")
         with timed(report, "split"):
             written += export_parts(run, model, ex, runs, progress=lambda f: stages.within("split", f))
 
     if options.with_past:
-        stages.begin("generation", "greedy generation vs HF generate()")
+        begin("generation", "greedy generation vs HF generate()")
         with timed(report, "generation"):
             written += validate_generation(run, model, progress=lambda f: stages.within("generation", f))
 
-    stages.begin("write", f"writing {options.output}")
+    begin("write", f"writing {options.output}")
     with timed(report, "write"):
         write_outputs(run, written)

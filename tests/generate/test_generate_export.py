@@ -175,3 +175,25 @@ def test_generation_loop_failure_is_a_diagnosis(qwen2_dir: Path, exported: tuple
         validate_generation(run, hf_model)
     d = run.report.diagnosis
     assert d is not None and d.stage == "generation" and d.fix and "Traceback" in d.raw_log
+
+
+def test_an_unforeseen_failure_is_a_diagnosis(tmp_path: Path) -> None:
+    """The issue's case: a tiny LLaVA built from its config; the generic example inputs carry no image tokens and
+    the HF forward raises a ValueError no stage foresaw. The pipeline's catch-all makes it a diagnosis naming the
+    stage, with the traceback in the raw log."""
+    import torch
+    from transformers import CLIPVisionConfig, LlamaConfig, LlavaConfig, LlavaForConditionalGeneration
+
+    cfg = LlavaConfig(vision_config=CLIPVisionConfig(hidden_size=32, intermediate_size=37, num_hidden_layers=2,
+                                                     num_attention_heads=4, image_size=32, patch_size=8),
+                      text_config=LlamaConfig(vocab_size=120, hidden_size=32, intermediate_size=37,
+                                              num_hidden_layers=2, num_attention_heads=4, max_position_embeddings=64),
+                      image_token_index=100)
+    torch.manual_seed(0)
+    LlavaForConditionalGeneration(cfg).eval().save_pretrained(tmp_path / "llava")
+    report = export_model(ExportOptions(model_dir=tmp_path / "llava", output=tmp_path / "out" / "model.onnx"))
+    assert report.status == "failed" and report.outputs == []
+    d = report.diagnosis
+    assert d is not None and d.stage == "inputs" and d.error_class == "unexpected_error"
+    assert "image tokens" in d.message and "ValueError" in d.fix and "Traceback" in d.raw_log
+    assert not (tmp_path / "out" / "model.onnx").exists()

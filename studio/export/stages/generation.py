@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from studio.core.errors import JobCancelled
 from studio.export.api import Diagnosis, GenerationValidation
 from studio.export.stages.run import ExportRun, fail
 from studio.generate.config import GenerationConfig, layout_from_config, special_ids, text_config, write_files
@@ -46,6 +47,32 @@ def generation_config(run: ExportRun) -> GenerationConfig:
                             **special_ids(cfg, gcfg))
 
 
+def _generate_both(run: ExportRun, model: Any, progress: Callable[[float], None] | None
+                   ) -> tuple[GenerationConfig, GenerationValidation, list[Any]]:
+    """The studio runtime and HF generate() on every validation prompt; the per-prompt comparisons."""
+    from studio.generate.parity import compare_steps, hf_greedy
+    from studio.generate.runtime import DecoderRuntime
+
+    gen = generation_config(run)
+    check = GenerationValidation(cache={**asdict(gen.cache), "max_context": gen.max_context,
+                                        "bos_token_id": gen.bos_token_id, "eos_token_ids": gen.eos_token_ids,
+                                        "pad_token_id": gen.pad_token_id, "graphs": gen.graphs,
+                                        "inputs": gen.inputs, "outputs": gen.outputs},
+                                 runtime=RUNTIME)
+    run.report.generation = check
+    prompts = [(ids[: gen.max_context - 1], min(new, gen.max_context - len(ids[: gen.max_context - 1])))
+               for ids, new in prompt_ids(run, gen.cache.vocab_size)]
+    rt = DecoderRuntime(run.model_path, gen)
+    results = []
+    for i, (ids, new) in enumerate(prompts):
+        got = rt.generate(ids, new, stop_ids=set(gen.eos_token_ids), record_logits=True)
+        ref = hf_greedy(model, ids, new, gen.eos_token_ids, gen.pad_token_id)
+        results.append(compare_steps(got.token_ids, got.step_logits, ref, len(ids), new))
+        if progress is not None:
+            progress((i + 1) / len(prompts))
+    return gen, check, results
+
+
 def prompt_ids(run: ExportRun, vocab: int) -> list[tuple[list[int], int]]:
     """The validation prompts as ids: the folder's tokenizer when it has tokenizer.json, else seeded ids."""
     from studio.generate.tokenizer import TextTokenizer
@@ -68,30 +95,15 @@ def validate_generation(run: ExportRun, model: Any, progress: Callable[[float], 
                         ) -> list[tuple[Path, str, str | None]]:
     """Greedy generation parity with HF generate; writes the generation files into the temp folder."""
     from studio.export import diagnose as dg
-    from studio.generate.parity import compare_steps, hf_greedy
-    from studio.generate.runtime import DecoderRuntime
 
     report, job = run.report, run.job
-    gen = generation_config(run)
-    check = GenerationValidation(cache={**asdict(gen.cache), "max_context": gen.max_context,
-                                        "bos_token_id": gen.bos_token_id, "eos_token_ids": gen.eos_token_ids,
-                                        "pad_token_id": gen.pad_token_id, "graphs": gen.graphs,
-                                        "inputs": gen.inputs, "outputs": gen.outputs},
-                                 runtime=RUNTIME)
-    report.generation = check
-    prompts = [(ids[: gen.max_context - 1], min(new, gen.max_context - len(ids[: gen.max_context - 1])))
-               for ids, new in prompt_ids(run, gen.cache.vocab_size)]
     try:
-        rt = DecoderRuntime(run.model_path, gen)
-        results = []
-        for i, (ids, new) in enumerate(prompts):
-            got = rt.generate(ids, new, stop_ids=set(gen.eos_token_ids), record_logits=True)
-            ref = hf_greedy(model, ids, new, gen.eos_token_ids, gen.pad_token_id)
-            results.append(compare_steps(got.token_ids, got.step_logits, ref, len(ids), new))
-            if progress is not None:
-                progress((i + 1) / len(prompts))
+        gen, check, results = _generate_both(run, model, progress)
+    except JobCancelled:
+        raise
     except Exception as exc:  # noqa: BLE001 - any failure of the loop is a diagnosis, not a traceback
-        check.status = "failed"
+        if report.generation is not None:
+            report.generation.status = "failed"
         diag = dg.diagnose_exception("generation", exc)
         diag.error_class = "generation_error" if diag.error_class in ("unknown", "exporter_error") else \
             diag.error_class

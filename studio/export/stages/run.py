@@ -34,6 +34,7 @@ class ExportRun:
     report: ExportReport
     job: JobState
     tmp: Path
+    stage: str = "load"  # the stage in progress (the pipeline's catch-all names it in its diagnosis)
 
     @property
     def model_path(self) -> Path:
