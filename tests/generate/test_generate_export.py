@@ -197,3 +197,28 @@ def test_an_unforeseen_failure_is_a_diagnosis(tmp_path: Path) -> None:
     assert d is not None and d.stage == "inputs" and d.error_class == "unexpected_error"
     assert "image tokens" in d.message and "ValueError" in d.fix and "Traceback" in d.raw_log
     assert not (tmp_path / "out" / "model.onnx").exists()
+
+
+def test_a_second_family_llama_without_tokenizer(tmp_path: Path) -> None:
+    """LlamaForCausalLM from a config (multi-head attention, tied embeddings, no tokenizer files): the same stages
+    export and validate it (seeded ids as prompts), and `studio generate` takes --prompt-ids."""
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    from studio.generate.api import generate
+
+    cfg = LlamaConfig(vocab_size=200, hidden_size=48, intermediate_size=64, num_hidden_layers=2,
+                      num_attention_heads=4, num_key_value_heads=4, max_position_embeddings=96,
+                      tie_word_embeddings=True, bos_token_id=1, eos_token_id=2, pad_token_id=0)
+    torch.manual_seed(0)
+    LlamaForCausalLM(cfg).eval().save_pretrained(tmp_path / "llama")
+    out = tmp_path / "out" / "model.onnx"
+    report = export_model(ExportOptions(model_dir=tmp_path / "llama", output=out, validation_cases=2))
+    assert report.status == "succeeded", report.diagnosis
+    g = report.generation
+    assert g is not None and g.status == "passed" and all(p["match"] for p in g.prompts)
+    assert (g.cache["kv_heads"], g.cache["head_dim"], g.cache["max_context"]) == (4, 12, 96)
+    r = generate(out.parent, prompt_ids=[1, 5, 9, 33], max_new_tokens=6, hf_parity=True)
+    assert r.hf_parity["this_prompt"]["match"] is True and len(r.token_ids) == 6
+    with pytest.raises(InputError, match="tokenizer.json"):
+        generate(out.parent, "hello")
