@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtGui import QColor
 
 from studio.gui.graph import palette
+from studio.gui.widgets.tables import RowsModel
 
 HEADERS = ("Change", "In A", "In B", "Op", "What changed")
 # the diff's colours are the verdict palette's: green added, amber changed, red removed
@@ -32,7 +33,9 @@ def change_text(node: Any) -> str:
     return "; ".join(parts) + (f"; +{more} more" if more > 0 else "")
 
 
-class ChangesModel(QAbstractTableModel):
+class ChangesModel(RowsModel):
+    COLUMNS = HEADERS
+
     def __init__(self, theme: str = "light") -> None:
         super().__init__()
         self.theme = theme
@@ -54,17 +57,6 @@ class ChangesModel(QAbstractTableModel):
                 self.rows.append((t.status, t.name if t.status != "added" else None,
                                   t.name if t.status != "removed" else None, f"graph {t.section}", what))
         self.endResetModel()
-
-    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008, N802
-        return 0 if parent.isValid() else len(self.rows)
-
-    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008, N802
-        return 0 if parent.isValid() else len(HEADERS)
-
-    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:  # noqa: N802
-        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
-            return HEADERS[section]
-        return None
 
     def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if not index.isValid():

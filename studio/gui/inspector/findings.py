@@ -6,7 +6,6 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import (
-    QAbstractTableModel,
     QItemSelection,
     QItemSelectionModel,
     QModelIndex,
@@ -27,6 +26,7 @@ from PySide6.QtWidgets import (
 
 from studio.gui.graph import palette
 from studio.gui.widgets.flow import FlowLayout
+from studio.gui.widgets.tables import RowsModel
 
 COLUMNS = ("Severity", "Target", "Rule", "Node", "Op", "Message", "Hint")
 SEVERITY_ORDER = {"error": 0, "warning": 1, "note": 2}
@@ -34,8 +34,10 @@ SUMMARY_LABEL = {"pass": "PASS", "risky": "RISKY", "fail": "FAIL", "unknown": "U
 _Index = QModelIndex | QPersistentModelIndex
 
 
-class FindingsModel(QAbstractTableModel):
+class FindingsModel(RowsModel):
     """Rows are the findings for one target (plus the "*" ones that hold for all), worst first."""
+
+    COLUMNS = COLUMNS
 
     def __init__(self, parent: Any = None) -> None:
         super().__init__(parent)
@@ -62,17 +64,6 @@ class FindingsModel(QAbstractTableModel):
 
     def finding(self, row: int) -> Any:
         return self.rows[row]
-
-    def rowCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(self.rows)
-
-    def columnCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(COLUMNS)
-
-    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
-            return COLUMNS[section]
-        return None
 
     def data(self, index: _Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if not index.isValid():

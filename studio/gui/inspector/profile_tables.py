@@ -6,12 +6,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, QRectF, Qt
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRectF, Qt
 from PySide6.QtGui import QBrush, QColor, QPainter
 from PySide6.QtWidgets import QStyledItemDelegate, QStyleOptionViewItem
 
 from studio.gui.graph import palette
 from studio.gui.inspector.profile_format import fmt_ms, heat_colour, status_text
+from studio.gui.widgets.tables import RowsModel
 
 _Index = QModelIndex | QPersistentModelIndex
 KEY_ROLE = Qt.ItemDataRole.UserRole + 1
@@ -20,8 +21,11 @@ SHARE_ROLE = Qt.ItemDataRole.UserRole + 2
 NODE_COLUMNS = ("Node", "Op", "Mean ms", "p95 ms", "Share", "Status", "Module")
 
 
-class NodeTimesModel(QAbstractTableModel):
+class NodeTimesModel(RowsModel):
     """The slowest nodes (or every node, slowest first) of one profile."""
+
+    COLUMNS = NODE_COLUMNS
+    RIGHT_ALIGNED = frozenset({2, 3, 4})
 
     def __init__(self, parent: Any = None) -> None:
         super().__init__(parent)
@@ -40,20 +44,6 @@ class NodeTimesModel(QAbstractTableModel):
 
     def row_of(self, key: str) -> int | None:
         return self._row_of.get(key)
-
-    def rowCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(self.rows)
-
-    def columnCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(NODE_COLUMNS)
-
-    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if orientation == Qt.Orientation.Horizontal:
-            if role == Qt.ItemDataRole.DisplayRole:
-                return NODE_COLUMNS[section]
-            if role == Qt.ItemDataRole.TextAlignmentRole and 2 <= section <= 4:
-                return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-        return None
 
     def data(self, index: _Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if not index.isValid():
@@ -92,8 +82,10 @@ class NodeTimesModel(QAbstractTableModel):
 MODULE_COLUMNS = ("Module", "Type", "PyTorch ms", "ONNX ms", "Nodes")
 
 
-class ModuleTimesModel(QAbstractTableModel):
+class ModuleTimesModel(RowsModel):
     """Per torch module: PyTorch's inclusive time next to the summed ORT time of the nodes it exported to."""
+
+    COLUMNS = MODULE_COLUMNS
 
     def __init__(self, parent: Any = None) -> None:
         super().__init__(parent)
@@ -103,17 +95,6 @@ class ModuleTimesModel(QAbstractTableModel):
         self.beginResetModel()
         self.rows = list(rows)
         self.endResetModel()
-
-    def rowCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(self.rows)
-
-    def columnCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(MODULE_COLUMNS)
-
-    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
-            return MODULE_COLUMNS[section]
-        return None
 
     def data(self, index: _Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if not index.isValid():

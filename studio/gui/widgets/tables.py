@@ -1,10 +1,15 @@
-"""Read-only result tables: one header row, no row numbers, whole rows selected, cells not editable."""
+"""Read-only result tables: one header row, no row numbers, whole rows selected, cells not editable; and
+``RowsModel``, the base of the flat table models (no item objects: thousands of rows stay cheap)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtWidgets import QTableWidget, QTableWidgetItem
+
+_Index = QModelIndex | QPersistentModelIndex
+RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)  # numbers, and their headers
 
 
 def readonly_table(headers: list[str], *, alternating: bool = False) -> QTableWidget:
@@ -29,3 +34,26 @@ def fill_table(table: QTableWidget, rows: list[list[Any]]) -> None:
                 table.setItem(r, c, QTableWidgetItem(str(v)))
             elif item.text() != str(v):
                 item.setText(str(v))
+
+
+class RowsModel(QAbstractTableModel):
+    """A flat model over ``self.rows`` under the header ``COLUMNS`` (``RIGHT_ALIGNED``: header sections aligned
+    like the numbers below them): the counts and the header; a subclass sets ``rows`` and answers ``data``."""
+
+    COLUMNS: ClassVar[tuple[str, ...]] = ()
+    RIGHT_ALIGNED: ClassVar[frozenset[int]] = frozenset()
+    rows: list[Any]
+
+    def rowCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(self.rows)
+
+    def columnCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(self.COLUMNS)
+
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if orientation == Qt.Orientation.Horizontal:
+            if role == Qt.ItemDataRole.DisplayRole:
+                return self.COLUMNS[section]
+            if role == Qt.ItemDataRole.TextAlignmentRole and section in self.RIGHT_ALIGNED:
+                return RIGHT
+        return None
