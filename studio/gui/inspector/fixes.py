@@ -14,18 +14,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtWidgets import (
-    QDialog,
-    QDialogButtonBox,
-    QFormLayout,
     QLabel,
-    QLineEdit,
     QPushButton,
-    QVBoxLayout,
     QWidget,
 )
 
 from studio.core.errors import InputError, StudioError
 from studio.gui.inspector import details
+from studio.gui.inspector.dims_dialog import DimsDialog
 
 if TYPE_CHECKING:
     from studio.gui.pages.inspect_page import InspectPage
@@ -67,58 +63,20 @@ _DEFAULTS = {"batch": 1, "batch_size": 1, "n": 1, "sequence": 64, "sequence_leng
              "seq_len": 64, "height": 224, "width": 224}
 
 
-class StaticDimsDialog(QDialog):
+class StaticDimsDialog(DimsDialog):
     """dim = value for every symbolic input dim; an empty value leaves that dim dynamic."""
 
     def __init__(self, report: Any, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.setWindowTitle("Make dims static")
-        self.setMinimumWidth(360)
-        lay = QVBoxLayout(self)
-        info = QLabel("Fix symbolic dims of the model inputs to concrete values. Shapes are re-inferred and the "
-                      "model is re-inspected afterwards. Leave a field empty to keep that dim dynamic.")
-        info.setWordWrap(True)
-        info.setProperty("role", "muted")
-        lay.addWidget(info)
-        form = QFormLayout()
-        self.fields: dict[str, QLineEdit] = {}
         dims = symbolic_dims(report)
-        for d in dims:
-            edit = QLineEdit(str(_DEFAULTS.get(d.lower(), 1)))
-            edit.setPlaceholderText("dynamic")
-            self.fields[d] = edit
-            form.addRow(d, edit)
+        super().__init__("Make dims static", 360,
+                         "Fix symbolic dims of the model inputs to concrete values. Shapes are re-inferred and the "
+                         "model is re-inspected afterwards. Leave a field empty to keep that dim dynamic.",
+                         [(d, str(_DEFAULTS.get(d.lower(), 1))) for d in dims], optional=True, parent=parent)
         if not dims:
-            form.addRow(QLabel("The inputs have no named dynamic dims."))
-        lay.addLayout(form)
-        self.error = QLabel("")
-        self.error.setProperty("role", "error")
-        lay.addWidget(self.error)
-        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
-        self.ok_button = buttons.button(QDialogButtonBox.StandardButton.Ok)  # checks the fields, then accepts
-        buttons.accepted.connect(self._accept)
-        buttons.rejected.connect(self.reject)
-        lay.addWidget(buttons)
+            self.form.addRow(QLabel("The inputs have no named dynamic dims."))
 
     def dims(self) -> dict[str, int]:
-        out: dict[str, int] = {}
-        for name, edit in self.fields.items():
-            text = edit.text().strip()
-            if text:
-                out[name] = int(text)
-        return out
-
-    def _accept(self) -> None:
-        for name, edit in self.fields.items():
-            text = edit.text().strip()
-            if text and (not text.isdigit() or int(text) < 1):
-                self.error.setText(f"{name}: enter a positive integer (or leave it empty)")
-                edit.setFocus()
-                return
-        if not self.dims():
-            self.error.setText("set at least one dim")
-            return
-        self.accept()
+        return self.values()
 
 
 def output_path(source: Path, kind: str) -> Path:

@@ -17,14 +17,10 @@ from PySide6.QtCore import QAbstractTableModel, QItemSelectionModel, Qt, Signal
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
-    QDialog,
-    QDialogButtonBox,
-    QFormLayout,
     QFrame,
     QHBoxLayout,
     QHeaderView,
     QLabel,
-    QLineEdit,
     QPushButton,
     QSpinBox,
     QTableView,
@@ -35,6 +31,7 @@ from PySide6.QtWidgets import (
 )
 
 from studio.gui.graph import palette
+from studio.gui.inspector.dims_dialog import DimsDialog
 from studio.gui.inspector.profile_data import graph_names, input_dims, load_saved, shapes_for
 from studio.gui.inspector.profile_format import (
     STATUS_LABEL,
@@ -52,55 +49,25 @@ SHOW_CHOICES = (("Top 10", 10), ("Top 25", 25), ("Top 100", 100), ("All nodes", 
 
 # ---- dialog ------------------------------------------------------------------------------------------------
 
-class ProfileShapesDialog(QDialog):
+class ProfileShapesDialog(DimsDialog):
     """Values for the model's dynamic input dims, and how many runs to measure."""
 
     def __init__(self, stats_inputs: dict[str, Any], runs: int = 20, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.setWindowTitle("Profile with ONNX Runtime")
-        self.setMinimumWidth(380)
-        self.stats_inputs = dict(stats_inputs or {})
-        lay = QVBoxLayout(self)
-        info = QLabel("Some input dims are dynamic: choose the sizes to profile at. Per-node times are the mean "
-                      "and p95 over the measured runs, after warm-up runs.")
-        info.setWordWrap(True)
-        info.setProperty("role", "muted")
-        lay.addWidget(info)
-        form = QFormLayout()
-        self.fields: dict[str, QLineEdit] = {}
-        for label, _name, _ax, default in input_dims(self.stats_inputs):
-            edit = QLineEdit(str(default))
-            self.fields[label] = edit
-            form.addRow(label, edit)
+        inputs = dict(stats_inputs or {})
+        super().__init__("Profile with ONNX Runtime", 380,
+                         "Some input dims are dynamic: choose the sizes to profile at. Per-node times are the mean "
+                         "and p95 over the measured runs, after warm-up runs.",
+                         [(label, str(default)) for label, _name, _ax, default in input_dims(inputs)],
+                         optional=False, parent=parent)
+        self.stats_inputs = inputs
         self.runs = QSpinBox()
         self.runs.setRange(1, 10_000)
         self.runs.setValue(runs)
-        form.addRow("measured runs", self.runs)
-        lay.addLayout(form)
-        self.error = QLabel("")
-        self.error.setProperty("role", "error")
-        lay.addWidget(self.error)
-        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel)
-        self.ok_button = buttons.button(QDialogButtonBox.StandardButton.Ok)  # checks the fields, then accepts
+        self.form.addRow("measured runs", self.runs)
         self.ok_button.setText("Profile")
-        buttons.accepted.connect(self._accept)
-        buttons.rejected.connect(self.reject)
-        lay.addWidget(buttons)
-
-    def values(self) -> dict[str, int]:
-        return {k: int(e.text().strip()) for k, e in self.fields.items() if e.text().strip().isdigit()}
 
     def shapes(self) -> dict[str, list[int]]:
         return shapes_for(self.stats_inputs, self.values())
-
-    def _accept(self) -> None:
-        for label, edit in self.fields.items():
-            text = edit.text().strip()
-            if not text.isdigit() or int(text) < 1:
-                self.error.setText(f"{label}: enter a positive integer")
-                edit.setFocus()
-                return
-        self.accept()
 
 
 # ---- the panel ---------------------------------------------------------------------------------------------
