@@ -112,12 +112,16 @@ class SelectionSync:
                 page.table.clearSelection()
                 page.profile_panel.select_node(None)
                 return
-            self.show_node(name)
-            self.select_rows_for(name)
-            if page.netron is not None:
-                page.netron.select(name)
+            self._follow(name)
         finally:
             self.syncing = False
+
+    def _follow(self, name: str) -> None:
+        """The details, the findings rows and Netron follow node ``name`` (the graph has it selected)."""
+        self.show_node(name)
+        self.select_rows_for(name)
+        if self.page.netron is not None:
+            self.page.netron.select(name)
 
     def on_finding_selected(self, *_args: Any) -> None:
         if self.syncing:
@@ -158,10 +162,7 @@ class SelectionSync:
         try:
             page.view.highlight([])
             page.view.select(name, center=True)
-            self.show_node(name)
-            self.select_rows_for(name)
-            if page.netron is not None:
-                page.netron.select(name)
+            self._follow(name)
         finally:
             self.syncing = False
 
