@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 from studio.gui.theme import set_role
@@ -38,4 +39,16 @@ def muted(text: str) -> QLabel:
     label = QLabel(text)
     label.setWordWrap(True)
     set_role(label, "muted")
+    return label
+
+
+def command_label(caption: str, body: QVBoxLayout) -> QLabel:
+    """``caption`` (muted) and under it an empty, selectable code label for the equivalent command, both added
+    to ``body``; the step fills the label as its fields change."""
+    body.addWidget(muted(caption))
+    label = QLabel("")
+    label.setWordWrap(True)
+    label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+    set_role(label, "code")
+    body.addWidget(label)
     return label

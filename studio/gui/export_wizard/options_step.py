@@ -13,7 +13,6 @@ from PySide6.QtWidgets import (
     QFormLayout,
     QGroupBox,
     QHBoxLayout,
-    QLabel,
     QLineEdit,
     QPushButton,
     QSpinBox,
@@ -22,9 +21,8 @@ from PySide6.QtWidgets import (
 )
 
 from studio.export.api import ExportOptions, InputSpec
-from studio.gui.export_wizard.common import Step, muted
+from studio.gui.export_wizard.common import Step, command_label, muted
 from studio.gui.file_dialogs import start_dir
-from studio.gui.theme import set_role
 from studio.gui.widgets.field_error import FieldError
 
 EXPORTERS = {"torchscript": ("TorchScript", "torch.onnx.export tracing: fast; fails on some newer attention ops "
@@ -52,6 +50,16 @@ def _field_with_error(widget: QWidget, *extra: QWidget) -> tuple[QWidget, FieldE
     return box, err
 
 
+def _form_box(title: str) -> tuple[QGroupBox, QFormLayout]:
+    """A titled group with a form: labels right-aligned beside their fields, the step's spacing."""
+    box = QGroupBox(title)
+    form = QFormLayout(box)
+    form.setLabelAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+    form.setHorizontalSpacing(14)
+    form.setVerticalSpacing(8)
+    return box, form
+
+
 class OptionsStep(Step):
     title = "Export options"
     nav_title = "Options"
@@ -65,11 +73,7 @@ class OptionsStep(Step):
         self.signature: list[InputSpec] = []
         self.output_touched = False
 
-        out_box = QGroupBox("Output")
-        form = QFormLayout(out_box)
-        form.setLabelAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-        form.setHorizontalSpacing(14)
-        form.setVerticalSpacing(8)
+        out_box, form = _form_box("Output")
         self.output = QLineEdit()
         self.output.textEdited.connect(self._output_edited)
         browse = QPushButton("Browse…")
@@ -80,11 +84,7 @@ class OptionsStep(Step):
                                  "written next to it.")
         form.addRow("", self.output_note)
 
-        exp_box = QGroupBox("Exporter")
-        eform = QFormLayout(exp_box)
-        eform.setLabelAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-        eform.setHorizontalSpacing(14)
-        eform.setVerticalSpacing(8)
+        exp_box, eform = _form_box("Exporter")
         self.exporter = QComboBox()
         self.exporter.setMaximumWidth(260)
         for key, (text, tip) in EXPORTERS.items():
@@ -114,11 +114,7 @@ class OptionsStep(Step):
         eform.addRow("", self.split)
         eform.addRow("", self.split_note)
 
-        val_box = QGroupBox("Validation")
-        vform = QFormLayout(val_box)
-        vform.setLabelAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-        vform.setHorizontalSpacing(14)
-        vform.setVerticalSpacing(8)
+        val_box, vform = _form_box("Validation")
         self.atol = QLineEdit("1e-4")
         self.rtol = QLineEdit("1e-3")
         for w in (self.atol, self.rtol):
@@ -142,12 +138,7 @@ class OptionsStep(Step):
         right.addStretch(1)
         row.addLayout(right, 2)
         self.body.addLayout(row)
-        self.body.addWidget(muted("Equivalent command:"))
-        self.command = QLabel("")
-        self.command.setWordWrap(True)
-        self.command.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        set_role(self.command, "code")
-        self.body.addWidget(self.command)
+        self.command = command_label("Equivalent command:", self.body)
         self.body.addStretch(1)
         for sig in (self.output.textChanged, self.atol.textChanged, self.rtol.textChanged):
             sig.connect(lambda _t: self._update_command())

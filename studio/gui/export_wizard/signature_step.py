@@ -11,7 +11,6 @@ from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
     QHeaderView,
-    QLabel,
     QPushButton,
     QTableWidget,
     QTableWidgetItem,
@@ -19,7 +18,7 @@ from PySide6.QtWidgets import (
 )
 
 from studio.export.api import MODALITIES, InputSpec
-from studio.gui.export_wizard.common import Step, muted
+from studio.gui.export_wizard.common import Step, command_label
 from studio.gui.theme import colors, set_role
 from studio.gui.widgets.field_error import FieldError
 from studio.gui.widgets.flow import ElidedLabel
@@ -86,12 +85,7 @@ class SignatureStep(Step):
         self.body.addLayout(row)
         self.error = FieldError()
         self.body.addWidget(self.error)
-        self.body.addWidget(muted("As a command-line flag:"))
-        self.cli = QLabel("")
-        self.cli.setWordWrap(True)
-        self.cli.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        set_role(self.cli, "code")
-        self.body.addWidget(self.cli)
+        self.cli = command_label("As a command-line flag:", self.body)
 
     def set_model_info(self, text: str) -> None:
         self.model_label.setText(text)
