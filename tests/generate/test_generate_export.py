@@ -222,3 +222,16 @@ def test_a_second_family_llama_without_tokenizer(tmp_path: Path) -> None:
     assert r.hf_parity["this_prompt"]["match"] is True and len(r.token_ids) == 6
     with pytest.raises(InputError, match="tokenizer.json"):
         generate(out.parent, "hello")
+
+
+def test_decoders_not_covered_yet_say_so(tmp_path: Path) -> None:
+    """Whisper keeps its single-pass export (a with_past warning says why) and refuses an explicit --with-past."""
+    from studio.export.stages.options import open_report
+
+    whisper = write_sample("tiny-whisper", tmp_path / "whisper")
+    with pytest.raises(InputError, match="Whisper") as e:
+        check_options(ExportOptions(model_dir=whisper, output=tmp_path / "m.onnx", with_past=True))
+    assert e.value.offending == "--with-past"
+    report, _, specs = open_report(ExportOptions(model_dir=whisper, output=tmp_path / "m.onnx"))
+    assert report.options["with_past"] is False and not any(s.name.startswith("past_") for s in specs)
+    assert any(w.startswith("with_past: Whisper") for w in report.warnings)
