@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import secrets
 import subprocess
 import sys
 import textwrap
@@ -19,8 +18,15 @@ from studio.core.errors import BundleError, StudioError, TargetError
 from studio.edge.trust import load_trusted_keys
 from studio.edge.verify import extract_verified, verify_bundle
 from studio.package.bundle import build_bundle
-from studio.package.keys import KeyStore
-from tests.edge.helpers import PASSPHRASE, AgentProcess, read_members, reg, tree_snapshot, write_members
+from tests.edge.helpers import (
+    PASSPHRASE,
+    AgentProcess,
+    dev_keys,
+    read_members,
+    reg,
+    tree_snapshot,
+    write_members,
+)
 
 pytestmark = needs_tvm
 
@@ -34,14 +40,9 @@ def env(cnn_onnx: Path, tmp_path_factory: pytest.TempPathFactory):  # type: igno
     rep = compile_model(CompileOptions(model=cnn_onnx, target="llvm", out=root / "cnn-llvm",
                                        shapes={"x": [2, 3, 16, 16]}, latency_runs=2))
     assert rep.ok, rep.summary()
-    keys = KeyStore(root / "keys")
-    keys.generate("dev", PASSPHRASE)
-    trust = root / "trusted.pub"
-    trust.write_text(keys.export_public("dev") + "\n")
-    token = root / "agent.token"
-    token.write_text(secrets.token_urlsafe(32) + "\n")
-    return {"root": root, "compiled": root / "cnn-llvm", "onnx": cnn_onnx, "key": keys.load_signing_key("dev", PASSPHRASE),
-            "keys_dir": root / "keys", "trust": trust, "token": token}
+    dev = dev_keys(root)
+    return {"root": root, "compiled": root / "cnn-llvm", "onnx": cnn_onnx, "key": dev.signing_key,
+            "keys_dir": root / "keys", "trust": dev.trust, "token": dev.token}
 
 
 @pytest.fixture(scope="module")

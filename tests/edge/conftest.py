@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import secrets
 from pathlib import Path
 
 import pytest
 
 from studio.package.bundle import build_bundle
 from studio.package.keys import KeyStore
-from tests.edge.helpers import PASSPHRASE, AgentProcess, free_port, make_mlp
+from tests.edge.helpers import PASSPHRASE, AgentProcess, free_port, make_mlp, write_token
 
 
 @pytest.fixture()
@@ -34,9 +33,7 @@ def signing_key(keys: KeyStore):  # type: ignore[no-untyped-def]
 
 @pytest.fixture()
 def token_file(tmp_path: Path) -> Path:
-    p = tmp_path / "agent.token"
-    p.write_text(secrets.token_urlsafe(32) + "\n")
-    return p
+    return write_token(tmp_path / "agent.token")
 
 
 @pytest.fixture()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import os
+import secrets
 import signal
 import socket
 import subprocess
@@ -11,6 +12,7 @@ import sys
 import tarfile
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +29,70 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def _save(graph: Any, path: Path) -> Path:
+    """``graph`` as an opset-17, IR-9 model file at ``path`` (folders made)."""
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 9
+    path.parent.mkdir(parents=True, exist_ok=True)
+    onnx.save(m, str(path))
+    return path
+
+
+def write_token(path: Path) -> Path:
+    """A fresh agent token in ``path`` (the file ``--token-file`` reads)."""
+    path.write_text(secrets.token_urlsafe(32) + "\n")
+    return path
+
+
+@dataclass
+class DevKeys:
+    """Key "dev" (passphrase PASSPHRASE) in ``ROOT/keys``, its public key in ``ROOT/trusted.pub`` and an agent token:
+    what a test needs to sign bundles and start an agent that trusts them."""
+
+    keys: Any  # studio.package.keys.KeyStore
+    trust: Path
+    token: Path
+
+    @property
+    def signing_key(self) -> Any:
+        return self.keys.load_signing_key("dev", PASSPHRASE)
+
+
+def dev_keys(root: Path, token_name: str = "agent.token") -> DevKeys:
+    from studio.package.keys import KeyStore
+
+    keys = KeyStore(root / "keys")
+    keys.generate("dev", PASSPHRASE)
+    trust = root / "trusted.pub"
+    trust.write_text(keys.export_public("dev") + "\n")
+    return DevKeys(keys, trust, write_token(root / token_name))
+
+
+def deploy_tiny(agent: AgentProcess, dev: DevKeys, root: Path) -> None:
+    """Model "tiny" (make_mlp) signed with ``dev``'s key as version 1 and deployed to ``agent``."""
+    from studio.package.bundle import build_bundle
+    from studio.package.client import deploy_bundle
+
+    bundle = build_bundle(make_mlp(root / "src" / "tiny.onnx"), "generic-x86_64", dev.signing_key,
+                          root / "tiny.tar", version="1").bundle
+    deploy_bundle(Path(bundle), agent.url, dev.token.read_text().strip())
+
+
+def self_signed_cert(folder: Path) -> tuple[Path, Path]:
+    """(cert.pem, key.pem) for 127.0.0.1 made with the openssl CLI; the test skips without it."""
+    import shutil
+
+    import pytest
+
+    if not shutil.which("openssl"):
+        pytest.skip("openssl CLI not installed")
+    cert, key = folder / "cert.pem", folder / "key.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out",
+                    str(cert), "-days", "1", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"],
+                   check=True, capture_output=True)
+    return cert, key
+
+
 def make_mlp(path: Path, scale: float = 1.0, pad_bytes: int = 0, zero_pad: bool = False) -> Path:
     """x[batch,16] -> relu(x @ W) [batch,8]; ``pad_bytes`` adds an unused initializer to make the file bigger
     (random, or zeros with ``zero_pad``: a bundle that compresses to almost nothing)."""
@@ -39,11 +105,7 @@ def make_mlp(path: Path, scale: float = 1.0, pad_bytes: int = 0, zero_pad: bool 
     g = helper.make_graph([helper.make_node("MatMul", ["x", "W"], ["y"]), helper.make_node("Relu", ["y"], ["out"])],
                           "mlp", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 16])],
                           [helper.make_tensor_value_info("out", TensorProto.FLOAT, ["batch", 8])], inits)
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
-    m.ir_version = 9
-    path.parent.mkdir(parents=True, exist_ok=True)
-    onnx.save(m, str(path))
-    return path
+    return _save(g, path)
 
 
 def make_warmup_failing(path: Path) -> Path:
@@ -52,11 +114,7 @@ def make_warmup_failing(path: Path) -> Path:
     g = helper.make_graph([helper.make_node("Reshape", ["x", "shape"], ["out"])], "bad",
                           [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n"])],
                           [helper.make_tensor_value_info("out", TensorProto.FLOAT, [2, 3])], [shape])
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
-    m.ir_version = 9
-    path.parent.mkdir(parents=True, exist_ok=True)
-    onnx.save(m, str(path))
-    return path
+    return _save(g, path)
 
 
 def make_einsum(path: Path) -> Path:
@@ -64,11 +122,7 @@ def make_einsum(path: Path) -> Path:
     g = helper.make_graph([helper.make_node("Einsum", ["x", "x"], ["y"], equation="ij,ij->i")], "g",
                           [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 16])],
                           [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])])
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
-    m.ir_version = 9
-    path.parent.mkdir(parents=True, exist_ok=True)
-    onnx.save(m, str(path))
-    return path
+    return _save(g, path)
 
 
 def mlp_ref(x: np.ndarray, scale: float = 1.0) -> np.ndarray:

@@ -20,7 +20,14 @@ import tritonclient.http as th
 from studio.core.errors import BundleError, InputError, ModelError
 from studio.package.bundle import build_bundle
 from studio.package.client import AgentClient, deploy_bundle
-from tests.edge.helpers import AgentProcess, make_mlp, make_warmup_failing, mlp_ref, tree_snapshot
+from tests.edge.helpers import (
+    AgentProcess,
+    make_mlp,
+    make_warmup_failing,
+    mlp_ref,
+    self_signed_cert,
+    tree_snapshot,
+)
 from tests.edge.test_bundle import CASES, _tampered
 
 pytestmark = pytest.mark.slow
@@ -323,14 +330,7 @@ def test_mdns_discovery(tmp_path: Path, trust_file: Path, token_file: Path) -> N
 
 
 def test_tls(tmp_path: Path, trust_file: Path, token_file: Path, bundles) -> None:  # type: ignore[no-untyped-def]
-    import shutil
-
-    if not shutil.which("openssl"):
-        pytest.skip("openssl CLI not installed")
-    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
-    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out",
-                    str(cert), "-days", "1", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"],
-                   check=True, capture_output=True)
+    cert, key = self_signed_cert(tmp_path)
     agent = AgentProcess(tmp_path / "data", trust_file, token_file,
                          extra=["--tls-cert", str(cert), "--tls-key", str(key)])
     agent.scheme = "https"

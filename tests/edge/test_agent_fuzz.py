@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import os
-from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
@@ -24,7 +23,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from studio.package.client import deploy_bundle
 from tests.edge.helpers import AgentProcess, mlp_ref
 
 EXAMPLES = int(os.environ.get("STUDIO_FUZZ_EXAMPLES", "1000"))
@@ -111,22 +109,12 @@ def _valid(client: httpx.Client) -> None:
 
 @pytest.fixture(scope="module")
 def fuzz_agent(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
-    import secrets
-
-    from studio.package.bundle import build_bundle
-    from studio.package.keys import KeyStore
-    from tests.edge.helpers import PASSPHRASE, make_mlp
+    from tests.edge.helpers import deploy_tiny, dev_keys
 
     root = tmp_path_factory.mktemp("fuzz")
-    store = KeyStore(root / "keys")
-    store.generate("dev", PASSPHRASE)
-    (root / "trusted.pub").write_text(store.export_public("dev") + "\n")
-    (root / "token").write_text(secrets.token_urlsafe(32) + "\n")
-    bundle = build_bundle(make_mlp(root / "src" / "tiny.onnx"), "generic-x86_64",
-                          store.load_signing_key("dev", PASSPHRASE), root / "tiny.tar", version="1").bundle
-    a = AgentProcess(root / "data", root / "trusted.pub", root / "token",
-                     extra=["--max-request-mb", "4", "--read-timeout", "5"]).start()
-    deploy_bundle(Path(bundle), a.url, (root / "token").read_text().strip())
+    dev = dev_keys(root, "token")
+    a = AgentProcess(root / "data", dev.trust, dev.token, extra=["--max-request-mb", "4", "--read-timeout", "5"]).start()
+    deploy_tiny(a, dev, root)
     yield a
     a.stop()
 

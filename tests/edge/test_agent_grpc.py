@@ -14,7 +14,7 @@ import tritonclient.http as th
 from tritonclient.utils import InferenceServerException
 
 from studio.package.client import deploy_bundle
-from tests.edge.helpers import AgentProcess, free_port, mlp_ref
+from tests.edge.helpers import AgentProcess, free_port, mlp_ref, self_signed_cert
 
 pytestmark = pytest.mark.slow
 
@@ -117,15 +117,7 @@ def test_grpc_infer_metadata_readiness_errors(grpc_agent: AgentProcess, bundles,
 
 def test_grpc_tls_uses_the_agent_cert(tmp_path: Path, trust_file: Path, token_file: Path,
                                      bundles) -> None:  # type: ignore[no-untyped-def]
-    import shutil
-    import subprocess
-
-    if not shutil.which("openssl"):
-        pytest.skip("openssl CLI not installed")
-    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
-    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out",
-                    str(cert), "-days", "1", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"],
-                   check=True, capture_output=True)
+    cert, key = self_signed_cert(tmp_path)
     gport = free_port()
     a = AgentProcess(tmp_path / "agent-data", trust_file, token_file,
                      extra=["--tls-cert", str(cert), "--tls-key", str(key), "--grpc-port", str(gport)])

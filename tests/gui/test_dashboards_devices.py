@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import gc
 import os
-import secrets
 import socket
 from collections.abc import Iterator
 from pathlib import Path
@@ -27,7 +26,7 @@ from studio.gui.main_window import MainWindow  # noqa: E402
 from studio.gui.theme import apply_theme  # noqa: E402
 from studio.gui.triton.local_server import device_entry  # noqa: E402
 from studio.telemetry import samples as S  # noqa: E402
-from tests.edge.helpers import PASSPHRASE, AgentProcess, make_mlp  # noqa: E402
+from tests.edge.helpers import PASSPHRASE, AgentProcess, deploy_tiny, dev_keys  # noqa: E402
 
 pytestmark = [pytest.mark.gui, pytest.mark.triton, pytest.mark.timeout(300),
               pytest.mark.qt_log_level_fail("WARNING"), pytest.mark.qt_log_ignore("propagateSizeHints")]
@@ -48,21 +47,10 @@ def _collect_the_page_here():  # type: ignore[no-untyped-def]
 @pytest.fixture
 def agent(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[AgentProcess]:
     """A real studio-agent on loopback serving model "tiny" from a bundle signed and deployed here."""
-    from studio.package.bundle import build_bundle
-    from studio.package.client import deploy_bundle
-    from studio.package.keys import KeyStore
-
     monkeypatch.setenv("STUDIO_KEY_PASSPHRASE", PASSPHRASE)
-    keys = KeyStore(tmp_path / "keys")
-    keys.generate("dev", PASSPHRASE)
-    trust = tmp_path / "trusted.pub"
-    trust.write_text(keys.export_public("dev") + "\n")
-    token = tmp_path / "agent.token"
-    token.write_text(secrets.token_urlsafe(32) + "\n")
-    bundle = build_bundle(make_mlp(tmp_path / "src" / "tiny.onnx"), "generic-x86_64",
-                          keys.load_signing_key("dev", PASSPHRASE), tmp_path / "tiny.tar", version="1").bundle
-    a = AgentProcess(tmp_path / "agent-data", trust, token).start()
-    deploy_bundle(bundle, a.url, token.read_text().strip())
+    dev = dev_keys(tmp_path)
+    a = AgentProcess(tmp_path / "agent-data", dev.trust, dev.token).start()
+    deploy_tiny(a, dev, tmp_path)
     yield a
     a.stop()
 

@@ -5,7 +5,6 @@ memory and CPU from nv_cpu_*, the process from psutil by its pid); never the stu
 from __future__ import annotations
 
 import os
-import secrets
 import subprocess
 import sys
 import time
@@ -26,7 +25,7 @@ from studio.telemetry.collectors import (
     listening_pid,
 )
 from studio.telemetry.loadgen import LoadConfig
-from tests.edge.helpers import PASSPHRASE, AgentProcess, free_port
+from tests.edge.helpers import PASSPHRASE, AgentProcess, dev_keys, free_port
 from tests.telemetry.test_collectors import CPU_ONLY
 
 pytestmark = pytest.mark.timeout(120)
@@ -42,16 +41,9 @@ def _poll(collectors: list) -> dict[str, S.Sample]:  # type: ignore[type-arg]
 
 @pytest.fixture
 def agent(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[AgentProcess]:
-    from studio.package.keys import KeyStore
-
     monkeypatch.setenv("STUDIO_KEY_PASSPHRASE", PASSPHRASE)
-    keys = KeyStore(tmp_path / "keys")
-    keys.generate("dev", PASSPHRASE)
-    trust = tmp_path / "trusted.pub"
-    trust.write_text(keys.export_public("dev") + "\n")
-    token = tmp_path / "agent.token"
-    token.write_text(secrets.token_urlsafe(32) + "\n")
-    a = AgentProcess(tmp_path / "agent-data", trust, token).start()
+    dev = dev_keys(tmp_path)
+    a = AgentProcess(tmp_path / "agent-data", dev.trust, dev.token).start()
     yield a
     a.stop()
 
