@@ -93,6 +93,17 @@ def self_signed_cert(folder: Path) -> tuple[Path, Path]:
     return cert, key
 
 
+def export_sample(root: Path, name: str) -> tuple[Path, Path]:
+    """The built-in sample ``name`` written to ROOT/NAME and exported to ROOT/NAME-onnx/model.onnx:
+    (the sample's folder, the export folder)."""
+    from studio.export.api import ExportOptions, export_model, write_sample
+
+    sample = write_sample(name, root / name)
+    rep = export_model(ExportOptions(model_dir=sample, output=root / f"{name}-onnx" / "model.onnx"))
+    assert rep.status == "succeeded", rep.diagnosis
+    return sample, root / f"{name}-onnx"
+
+
 def make_mlp(path: Path, scale: float = 1.0, pad_bytes: int = 0, zero_pad: bool = False) -> Path:
     """x[batch,16] -> relu(x @ W) [batch,8]; ``pad_bytes`` adds an unused initializer to make the file bigger
     (random, or zeros with ``zero_pad``: a bundle that compresses to almost nothing)."""

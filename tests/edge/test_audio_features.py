@@ -18,6 +18,7 @@ import pytest
 from studio.agent.preprocess import AudioPreprocessor, LogMelFeatures, build_preprocessors, slaney_mel_filters
 from studio.core.errors import BundleError
 from studio.edge.raw_inputs import declare_raw_inputs
+from tests.edge.helpers import export_sample
 
 pytestmark = pytest.mark.export
 
@@ -102,13 +103,7 @@ def test_wav_stereo_32bit_resampled_to_features(tmp_path: Path) -> None:
 
 @pytest.fixture(scope="module")
 def whisper_export(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    from studio.export.api import ExportOptions, export_model, write_sample
-
-    root = tmp_path_factory.mktemp("whisper")
-    sample = write_sample("tiny-whisper", root / "tiny-whisper")
-    rep = export_model(ExportOptions(model_dir=sample, output=root / "tiny-whisper-onnx" / "model.onnx"))
-    assert rep.status == "succeeded", rep.diagnosis
-    return sample, root / "tiny-whisper-onnx"
+    return export_sample(tmp_path_factory.mktemp("whisper"), "tiny-whisper")
 
 
 def test_declare_raw_inputs_for_whisper(whisper_export) -> None:  # type: ignore[no-untyped-def]

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from studio.package.bundle import build_bundle
-from tests.edge.helpers import AgentProcess
+from tests.edge.helpers import AgentProcess, export_sample
 from tests.telemetry.otlp_receiver import OtlpReceiver
 
 pytestmark = pytest.mark.export
@@ -26,13 +26,7 @@ TEXTS = ["a photo of a cat", "two small dogs on the green grass near a house"]
 
 @pytest.fixture(scope="module")
 def clip_export(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    from studio.export.api import ExportOptions, export_model, write_sample
-
-    root = tmp_path_factory.mktemp("clip")
-    sample = write_sample("tiny-clip", root / "tiny-clip")
-    rep = export_model(ExportOptions(model_dir=sample, output=root / "tiny-clip-onnx" / "model.onnx"))
-    assert rep.status == "succeeded", rep.diagnosis
-    return sample, root / "tiny-clip-onnx"
+    return export_sample(tmp_path_factory.mktemp("clip"), "tiny-clip")
 
 
 def _images() -> list[bytes]:
