@@ -9,9 +9,9 @@ import pytest
 from onnx import TensorProto, helper
 
 from bench.graph_metrics import count_crossings, native_edge_polyline
-from studio.gui.graph.compound import _sugiyama, compound_layout
+from studio.gui.graph.compound import compound_layout
 from studio.gui.graph.expansion import Expansion
-from studio.gui.graph.layout import LayoutResult, igraph_core
+from studio.gui.graph.layout import LayoutResult, igraph_core, sugiyama_by_component
 from studio.gui.graph.model import graph_from_onnx
 
 
@@ -73,7 +73,7 @@ def test_routing_is_read_per_component() -> None:
     # two separate chains with one skip edge each, and an isolated vertex: igraph 1.0 garbles this routing
     edges = [(0, 2), (0, 1), (1, 2), (3, 5), (3, 4), (4, 5)]
     layers = [0, 1, 2, 0, 1, 2, 1]
-    xs, routing = _sugiyama(igraph_core(), 7, edges, layers, 50)
+    xs, routing = sugiyama_by_component(igraph_core(), 7, edges, layers, 50)
     assert np.isfinite(xs).all() and len(set(zip(layers, xs, strict=True))) == 7
     for (a, b), bends in zip(edges, routing, strict=True):
         assert [y for _x, y in bends] == list(range(layers[a] + 1, layers[b]))

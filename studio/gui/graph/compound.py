@@ -15,12 +15,20 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 
 from studio.gui.graph.hierarchy import Hierarchy, Visible
-from studio.gui.graph.layout import IO_H, NODE_H, NODE_W, STUB, LayoutResult, assign_layers, igraph_core
+from studio.gui.graph.layout import (
+    IO_H,
+    NODE_H,
+    NODE_W,
+    STUB,
+    LayoutResult,
+    assign_layers,
+    igraph_core,
+    sugiyama_by_component,
+)
 from studio.gui.graph.model import KIND_GROUP, KIND_OP
 
 GROUP_W, GROUP_H = 210.0, 56.0
@@ -242,7 +250,7 @@ def _layout_container(members: list[tuple[str, object]], pairs: set, sizes: dict
     routing: list = []
     core = igraph_core() if nv > 2 else None
     if core is not None and routed:
-        xs, routing = _sugiyama(core, nv, routed, layers, 30 if nv > 500 else 100)
+        xs, routing = sugiyama_by_component(core, nv, routed, layers, 30 if nv > 500 else 100)
     # per layer its items: (igraph x, width, real box?, vertex or (edge, bend))
     by_layer: dict[int, list[tuple[float, float, bool, object]]] = {}
     for v in range(nv):
@@ -326,50 +334,6 @@ def _acyclic(m: int, pairs: set[tuple[int, int]]) -> list[tuple[int, int]]:
                 state[w] = 1
                 stack.append((w, 0))
     return sorted(p for p in pairs if p not in back)
-
-
-def _sugiyama(core: Any, nv: int, edges: list[tuple[int, int]], layers: list[int],
-              iters: int) -> tuple[list[float], list[list[list[float]]]]:
-    """igraph's Sugiyama x and per-edge bends [x, layer], run on each weakly connected component and the
-    components set side by side in graph order. igraph 1.0 garbles the routing of a graph with several
-    components or an isolated vertex, and numbers the bends by the layers its component's vertices use."""
-    parent = list(range(nv))
-
-    def find(x: int) -> int:
-        while parent[x] != x:
-            parent[x] = parent[parent[x]]
-            x = parent[x]
-        return x
-
-    for a, b in edges:
-        parent[find(a)] = find(b)
-    verts: dict[int, list[int]] = {}
-    for v in range(nv):
-        verts.setdefault(find(v), []).append(v)
-    comp_edges: dict[int, list[int]] = {}
-    for k, (a, _b) in enumerate(edges):
-        comp_edges.setdefault(find(a), []).append(k)
-    xs = [0.0] * nv
-    routing: list[list[list[float]]] = [[] for _ in edges]
-    offset = 0.0
-    for root in sorted(verts, key=lambda r: verts[r][0]):
-        vs, ce = verts[root], comp_edges.get(root, [])
-        if not ce:
-            xs[vs[0]] = offset
-            offset += 1.0
-            continue
-        local = {v: i for i, v in enumerate(vs)}
-        used = sorted({layers[v] for v in vs})
-        rank = {lay: i for i, lay in enumerate(used)}
-        graph = core.GraphBase(len(vs), [(local[edges[k][0]], local[edges[k][1]]) for k in ce], True)
-        raw, r = core.GraphBase._layout_sugiyama(graph, [rank[layers[v]] for v in vs], None, 1, 1, iters)
-        lo, hi = min(p[0] for p in raw), max(p[0] for p in raw)
-        for v in vs:
-            xs[v] = raw[local[v]][0] - lo + offset
-        for j, k in enumerate(ce):
-            routing[k] = [[x - lo + offset, float(used[int(round(y))])] for x, y in r[j]]
-        offset += hi - lo + 1.0
-    return xs, routing
 
 
 def _transpose(by_layer: dict[int, list[tuple[float, float, bool, object]]], routed: list[tuple[int, int]],

@@ -228,4 +228,19 @@ def paint_group_node(painter: QPainter, gs: GraphScene, i: int, r: QRectF, lod: 
         painter.drawText(inner, Qt.AlignmentFlag.AlignCenter, label)
 
 
-__all__ = ["COLOURED", "OverviewItem", "OverlayItem", "FrameItem", "paint_group_node"]
+def paint_edge_counts(painter: QPainter, tile: TileItem) -> None:
+    """An edge carrying several tensors (between groups, drawn once) says how many, above its arrow."""
+    lay = tile.gs.geometry.layout
+    th = tile.gs.theme
+    painter.setFont(th.font_small)
+    painter.setPen(th.muted)
+    for k in tile.data.edges:
+        n = len(lay.edge_tensors[k])
+        if n > 1:
+            x, y = lay.edge_points[k][-1]
+            painter.drawText(QRectF(x + 5, y - 20, 60, 12),
+                             Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, f"×{n}")
+
+
+
+__all__ = ["COLOURED", "OverviewItem", "OverlayItem", "FrameItem", "paint_edge_counts", "paint_group_node"]

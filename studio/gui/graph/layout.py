@@ -17,6 +17,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import numpy as np
 
@@ -135,6 +136,50 @@ def assign_layers(n: int, pairs: list[tuple[int, int]]) -> list[int] | None:
     return [v - base for v in layer]
 
 
+def sugiyama_by_component(core: Any, nv: int, edges: list[tuple[int, int]], layers: list[int],
+              iters: int) -> tuple[list[float], list[list[list[float]]]]:
+    """igraph's Sugiyama x and per-edge bends [x, layer], run on each weakly connected component and the
+    components set side by side in graph order. igraph 1.0 garbles the routing of a graph with several
+    components or an isolated vertex, and numbers the bends by the layers its component's vertices use."""
+    parent = list(range(nv))
+
+    def find(x: int) -> int:
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    for a, b in edges:
+        parent[find(a)] = find(b)
+    verts: dict[int, list[int]] = {}
+    for v in range(nv):
+        verts.setdefault(find(v), []).append(v)
+    comp_edges: dict[int, list[int]] = {}
+    for k, (a, _b) in enumerate(edges):
+        comp_edges.setdefault(find(a), []).append(k)
+    xs = [0.0] * nv
+    routing: list[list[list[float]]] = [[] for _ in edges]
+    offset = 0.0
+    for root in sorted(verts, key=lambda r: verts[r][0]):
+        vs, ce = verts[root], comp_edges.get(root, [])
+        if not ce:
+            xs[vs[0]] = offset
+            offset += 1.0
+            continue
+        local = {v: i for i, v in enumerate(vs)}
+        used = sorted({layers[v] for v in vs})
+        rank = {lay: i for i, lay in enumerate(used)}
+        graph = core.GraphBase(len(vs), [(local[edges[k][0]], local[edges[k][1]]) for k in ce], True)
+        raw, r = core.GraphBase._layout_sugiyama(graph, [rank[layers[v]] for v in vs], None, 1, 1, iters)
+        lo, hi = min(p[0] for p in raw), max(p[0] for p in raw)
+        for v in vs:
+            xs[v] = raw[local[v]][0] - lo + offset
+        for j, k in enumerate(ce):
+            routing[k] = [[x - lo + offset, float(used[int(round(y))])] for x, y in r[j]]
+        offset += hi - lo + 1.0
+    return xs, routing
+
+
 def _crossing_iterations(n: int) -> int:
     """Barycenter sweeps: more for small graphs (cheap, nicer), fewer past a few thousand nodes."""
     return 100 if n <= 3000 else 30
@@ -164,7 +209,11 @@ def compute_layout(graph: GraphData, *, maxiter: int | None = None) -> LayoutRes
     # dummies would add ~700k of them to a 10k-node transformer (and seconds of layout), so it is cut.
     cut = [layers is not None and layers[d] - layers[s] > MAX_SPAN for s, d in pairs]
     routed = [p for p, c in zip(pairs, cut, strict=True) if not c]
-    if core is not None:
+    if core is not None and layers is not None:  # per component: igraph garbles the routing of several
+        xs_c, routing = sugiyama_by_component(core, n, routed, layers, maxiter or _crossing_iterations(n))
+        coords = np.column_stack([np.asarray(xs_c, dtype=float), np.asarray(layers, dtype=float)])
+        engine = "igraph"
+    elif core is not None:
         g = core.GraphBase(n, routed, True)
         raw, routing = core.GraphBase._layout_sugiyama(g, layers, None, 1, 1, maxiter or _crossing_iterations(n))
         coords = np.asarray(raw[:n], dtype=float)
