@@ -18,6 +18,7 @@ from studio.core.workspace import Workspace  # noqa: E402
 from studio.gui.jobs_qt import JobRunner  # noqa: E402
 from studio.gui.pages.compile_page import CompilePage  # noqa: E402
 from studio.gui.theme import apply_theme  # noqa: E402
+from tests.gui.gui_helpers import shown  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "compile"))
 from models import import_failure, small_cnn  # noqa: E402
@@ -38,11 +39,7 @@ def test_compile_page_compiles_and_localises(qtbot, tmp_path: Path, artifacts_di
     ws.add_model(ws.models_dir / "cnn.onnx", name="cnn", kind="onnx")
     bad = import_failure(ws.models_dir / "fails_import.onnx")
     jobs = JobRunner()
-    page = CompilePage(jobs)
-    qtbot.addWidget(page)
-    page.resize(1300, 820)
-    page.show()
-    qtbot.waitExposed(page)
+    page = shown(qtbot, CompilePage(jobs), 1300, 820)
 
     page.set_context(ws, "cnn", "tvm-relax")
     assert page.model_edit.text().endswith("cnn.onnx")

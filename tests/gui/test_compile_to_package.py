@@ -20,6 +20,7 @@ from studio.gui.pages.compile_page import CompilePage  # noqa: E402
 from studio.gui.pages.packaging_page import PackagingPage  # noqa: E402
 from studio.gui.theme import apply_theme  # noqa: E402
 from studio.package.keys import KeyStore  # noqa: E402
+from tests.gui.gui_helpers import shown  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "compile"))
 from models import small_cnn  # noqa: E402
@@ -52,11 +53,7 @@ def test_compile_page_packages_for_a_board(qtbot, tmp_path: Path, artifacts_dir:
     page_id, payload = sig.args
     assert page_id == "package" and payload == {"model": str(out), "board": "generic-x86_64"}
 
-    page = PackagingPage(jobs)
-    qtbot.addWidget(page)
-    page.resize(1400, 860)
-    page.show()
-    qtbot.waitExposed(page)
+    page = shown(qtbot, PackagingPage(jobs), 1400, 860)
     page.set_context(ws, None, None)
     page.open_payload(payload)
     assert page.board_combo.currentData() == "generic-x86_64"

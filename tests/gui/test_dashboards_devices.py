@@ -18,15 +18,12 @@ pytest.importorskip("PySide6")
 pytest.importorskip("pyqtgraph")
 pytest.importorskip("tritonclient")
 
-from PySide6.QtWidgets import QApplication  # noqa: E402
 
-from studio.core.settings import Settings  # noqa: E402
 from studio.core.workspace import DeviceEntry, Workspace  # noqa: E402
-from studio.gui.main_window import MainWindow  # noqa: E402
-from studio.gui.theme import apply_theme  # noqa: E402
 from studio.gui.triton.local_server import device_entry  # noqa: E402
 from studio.telemetry import samples as S  # noqa: E402
 from tests.edge.helpers import PASSPHRASE, AgentProcess, deploy_tiny, dev_keys  # noqa: E402
+from tests.gui.gui_helpers import main_window  # noqa: E402
 
 pytestmark = [pytest.mark.gui, pytest.mark.triton, pytest.mark.timeout(300),
               pytest.mark.qt_log_level_fail("WARNING"), pytest.mark.qt_log_ignore("propagateSizeHints")]
@@ -79,13 +76,8 @@ def _closed_port() -> int:
 
 def test_targets_from_devices_watch_each_servers_own_process(qtbot, tmp_path: Path, agent: AgentProcess, triton,
                                                              artifacts_dir: Path) -> None:  # type: ignore[no-untyped-def]
-    apply_theme(QApplication.instance(), "light")
     ws = Workspace.create(tmp_path / "ws", name="dash-devices")
-    w = MainWindow(ws, settings=Settings.load(), page_specs=SPECS, restore_state=False)
-    qtbot.addWidget(w)
-    w.resize(1366, 768)
-    w.show()
-    qtbot.waitExposed(w)
+    w = main_window(qtbot, ws, SPECS, 1366, 768)
     state, dash = w.state, w.page("dashboards")
     picker = dash.device_picker
     assert picker.names() == [] and not picker.add_btn.isEnabled() and not picker.all_btn.isEnabled()

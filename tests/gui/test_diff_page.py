@@ -10,6 +10,7 @@ from onnx import TensorProto, helper, save
 
 from studio.gui.graph import palette
 from studio.gui.pages.diff_page import DiffPage
+from tests.gui.gui_helpers import shown
 
 pytestmark = pytest.mark.gui
 
@@ -29,10 +30,7 @@ def models(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 
 @pytest.fixture
 def page(qtbot):  # type: ignore[no-untyped-def]
-    p = DiffPage()
-    qtbot.addWidget(p)
-    p.resize(1500, 950)
-    p.show()
+    p = shown(qtbot, DiffPage(), 1500, 950, exposed=False)
     yield p
     p.jobs.shutdown()
 

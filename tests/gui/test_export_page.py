@@ -12,7 +12,6 @@ pytest.importorskip("pytestqt")
 from PySide6.QtCore import Qt  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
-from studio.core.settings import Settings  # noqa: E402
 from studio.core.workspace import Workspace  # noqa: E402
 from studio.export.api import (  # noqa: E402
     Diagnosis,
@@ -25,7 +24,7 @@ from studio.export.api import (  # noqa: E402
 )
 from studio.gui.main_window import MainWindow  # noqa: E402
 from studio.gui.pages.export_page import OPTIONS, RESULT, RUN, SIGNATURE, SOURCE, ExportPage  # noqa: E402
-from studio.gui.theme import apply_theme  # noqa: E402
+from tests.gui.gui_helpers import main_window  # noqa: E402
 
 pytestmark = [pytest.mark.gui, pytest.mark.qt_log_level_fail("WARNING"),
               pytest.mark.qt_log_ignore("propagateSizeHints")]
@@ -43,12 +42,7 @@ def workspace(tmp_path: Path) -> Workspace:
 
 @pytest.fixture
 def window(qtbot, workspace: Workspace):  # noqa: ANN001, ANN201
-    apply_theme(QApplication.instance(), "light")
-    w = MainWindow(workspace, settings=Settings.load(), page_specs=EXPORT_ONLY, restore_state=False)
-    qtbot.addWidget(w)
-    w.resize(1440, 900)
-    w.show()
-    qtbot.waitExposed(w)
+    w = main_window(qtbot, workspace, EXPORT_ONLY, 1440, 900)
     yield w
     w.jobs.shutdown()
 

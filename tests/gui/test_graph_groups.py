@@ -14,6 +14,7 @@ from studio.gui.graph.expansion import Expansion
 from studio.gui.graph.hierarchy import FLAT_LIMIT, RUN_SOURCE, SCOPE_SOURCE, build_hierarchy, visible_graph
 from studio.gui.graph.model import KIND_GROUP, KIND_OP, graph_from_onnx
 from studio.gui.graph.view import GraphView
+from tests.gui.gui_helpers import shown
 
 pytestmark = pytest.mark.gui
 
@@ -182,10 +183,7 @@ def test_unnamed_graph_of_100k_nodes_groups_by_op_type_runs() -> None:
 def test_a_finding_in_a_closed_group_opens_it_on_the_inspector_page(qtbot, transformer, artifacts_dir) -> None:
     from studio.gui.pages.inspect_page import InspectPage
 
-    page = InspectPage()
-    qtbot.addWidget(page)
-    page.resize(1500, 960)
-    page.show()
+    page = shown(qtbot, InspectPage(), 1500, 960, exposed=False)
     try:
         page.open_model(transformer)
         qtbot.waitUntil(lambda: page.report is not None and page.view.ready, timeout=60_000)

@@ -11,16 +11,14 @@ from inspect_page_models import vision_model_with_problems
 
 from studio.gui.graph import palette
 from studio.gui.pages.inspect_page import InspectPage
+from tests.gui.gui_helpers import shown
 
 pytestmark = pytest.mark.gui
 
 
 def test_export_then_colour_by_node_data(qtbot, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     model = vision_model_with_problems(tmp_path / "head.onnx")
-    page = InspectPage()
-    qtbot.addWidget(page)
-    page.resize(1400, 900)
-    page.show()
+    page = shown(qtbot, InspectPage(), 1400, 900, exposed=False)
     try:
         page.open_model(model)
         qtbot.waitUntil(lambda: page.report is not None and page.view.ready, timeout=60_000)

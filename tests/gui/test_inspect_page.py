@@ -12,6 +12,7 @@ from PySide6.QtGui import QColor
 
 from studio.gui.graph import palette
 from studio.gui.pages.inspect_page import InspectPage
+from tests.gui.gui_helpers import css_hex, shown
 
 pytestmark = pytest.mark.gui
 
@@ -23,11 +24,7 @@ def model_path(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def page(qtbot):  # type: ignore[no-untyped-def]
-    p = InspectPage()
-    qtbot.addWidget(p)
-    p.resize(1500, 960)
-    p.show()
-    qtbot.waitExposed(p)
+    p = shown(qtbot, InspectPage(), 1500, 960)
     yield p
     if p.netron is not None:
         p.netron.shutdown()
@@ -232,8 +229,8 @@ def test_netron_tab(qtbot, page: InspectPage, model_path: Path, artifacts_dir: P
     for node in ("nonzero", "conv1"):
         netron.run_js(js % node, lambda v, n=node: fills.__setitem__(n, v))
     qtbot.waitUntil(lambda: len(fills) == 2, timeout=10_000)
-    assert QColor(_rgb(fills["nonzero"])).name() == palette.verdict_colors("light")["unsupported"][0]
-    assert QColor(_rgb(fills["conv1"])).name() == palette.verdict_colors("light")["supported"][0]
+    assert QColor(css_hex(fills["nonzero"])).name() == palette.verdict_colors("light")["unsupported"][0]
+    assert QColor(css_hex(fills["conv1"])).name() == palette.verdict_colors("light")["supported"][0]
     # selection follows the findings table into Netron
     rows = [r for r in range(page.findings_model.rowCount()) if page.findings_model.finding(r).node == "nonzero"]
     page.table.selectRow(rows[0])
@@ -249,10 +246,3 @@ def test_netron_tab(qtbot, page: InspectPage, model_path: Path, artifacts_dir: P
     qtbot.wait(300)
     page.grab().save(str(artifacts_dir / "inspect_netron_tab.png"))
 
-
-def _rgb(css: str) -> str:
-    """'rgb(224, 82, 77)' -> '#e0524d'."""
-    if css.startswith("rgb"):
-        r, g, b = (int(x) for x in css[css.index("(") + 1:-1].split(",")[:3])
-        return f"#{r:02x}{g:02x}{b:02x}"
-    return css

@@ -20,6 +20,7 @@ from studio.gui.pages.inspect_page import InspectPage
 from studio.gui.theme import apply_theme
 from studio.profiling.api import workspace_profile_path
 from studio.profiling.report import STATUSES
+from tests.gui.gui_helpers import css_hex
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "profiling"))
 from small_models import rewritten_by_ort  # noqa: E402
@@ -237,7 +238,7 @@ def test_netron_heat(qtbot, page: InspectPage, tmp_path: Path, artifacts_dir: Pa
         got: list[str] = []
         netron.run_js(js, got.append)
         qtbot.waitUntil(lambda: bool(got), timeout=5000)
-        return _rgb(got[0])
+        return css_hex(got[0])
 
     want = netron.heat_fills()["/head/Relu"][0]
     qtbot.waitUntil(lambda: fill() == want, timeout=10_000)
@@ -248,12 +249,6 @@ def test_netron_heat(qtbot, page: InspectPage, tmp_path: Path, artifacts_dir: Pa
     qtbot.wait(200)
     page.grab().save(str(artifacts_dir / "inspect_profile_netron.png"))
 
-
-def _rgb(css: str) -> str:
-    if css.startswith("rgb"):
-        r, g, b = (int(x) for x in css[css.index("(") + 1:-1].split(",")[:3])
-        return f"#{r:02x}{g:02x}{b:02x}"
-    return css
 
 
 def test_module_table_shows_pytorch_next_to_onnx(qtbot, artifacts_dir: Path) -> None:  # type: ignore[no-untyped-def]

@@ -15,6 +15,7 @@ from studio.core.workspace import Workspace
 from studio.gui.pages.inspect_page import InspectPage
 from studio.verify import registry
 from studio.verify.registry import VerifierEntry
+from tests.gui.gui_helpers import shown
 
 pytestmark = pytest.mark.gui
 
@@ -27,11 +28,7 @@ _spec.loader.exec_module(vm)
 
 @pytest.fixture
 def page(qtbot):  # type: ignore[no-untyped-def]
-    p = InspectPage()
-    qtbot.addWidget(p)
-    p.resize(1500, 960)
-    p.show()
-    qtbot.waitExposed(p)
+    p = shown(qtbot, InspectPage(), 1500, 960)
     yield p
     p.jobs.shutdown()
 

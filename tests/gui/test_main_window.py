@@ -21,7 +21,8 @@ from studio.core.errors import Problem  # noqa: E402
 from studio.core.settings import Settings  # noqa: E402
 from studio.core.workspace import Workspace  # noqa: E402
 from studio.gui.main_window import BrokenPage, MainWindow, qsettings  # noqa: E402
-from studio.gui.theme import apply_theme, current_theme  # noqa: E402
+from studio.gui.theme import current_theme  # noqa: E402
+from tests.gui.gui_helpers import main_window, shown  # noqa: E402
 
 pytestmark = [pytest.mark.gui, pytest.mark.qt_log_level_fail("WARNING"),
               pytest.mark.qt_log_ignore("propagateSizeHints")]
@@ -71,12 +72,7 @@ def workspace(tmp_path: Path) -> Workspace:
 
 @pytest.fixture
 def window(qtbot, workspace: Workspace, page_modules):  # noqa: ANN001, ANN201
-    apply_theme(QApplication.instance(), "light")
-    w = MainWindow(workspace, settings=Settings.load(), page_specs=page_modules, restore_state=False)
-    qtbot.addWidget(w)
-    w.resize(1400, 860)
-    w.show()
-    qtbot.waitExposed(w)
+    w = main_window(qtbot, workspace, page_modules, 1400, 860)
     yield w
     w.jobs.shutdown()
 
@@ -366,10 +362,8 @@ def test_demo_flag_opens_at_once_and_fills_workspace_as_a_job(qtbot, tmp_path: P
     from studio.gui.app import build_window
 
     demo = tmp_path / "demo"
-    w = build_window(argparse.Namespace(demo=str(demo), workspace=None, theme="light"))
-    qtbot.addWidget(w)
-    w.resize(1400, 860)
-    w.show()
+    w = shown(qtbot, build_window(argparse.Namespace(demo=str(demo), workspace=None, theme="light")), 1400, 860,
+              exposed=False)
     assert w.workspace is not None and w.workspace.root == demo.resolve()  # the window is usable at once
     handle = next(h for h in w.jobs.handles.values() if h.kind == "demo")
     assert handle.id in w.jobs_panel.rows

@@ -22,6 +22,7 @@ from studio.gui.widgets.confirm import pending, press  # noqa: E402
 from studio.package.client import AgentClient  # noqa: E402
 from studio.package.keys import KeyStore  # noqa: E402
 from tests.edge.helpers import AgentProcess, make_einsum, make_mlp, mlp_ref  # noqa: E402
+from tests.gui.gui_helpers import shown  # noqa: E402
 
 pytestmark = [pytest.mark.gui, pytest.mark.slow, pytest.mark.qt_log_level_fail("WARNING"),
               pytest.mark.qt_log_ignore("propagateSizeHints")]
@@ -46,11 +47,7 @@ def test_packaging_page_build_verify_deploy_rollback(qtbot, tmp_path: Path, arti
     token.write_text(secrets.token_urlsafe(32))
     agent = AgentProcess(tmp_path / "agent", trust, token).start()
     jobs = JobRunner()
-    page = PackagingPage(jobs)
-    qtbot.addWidget(page)
-    page.resize(1400, 860)
-    page.show()
-    qtbot.waitExposed(page)
+    page = shown(qtbot, PackagingPage(jobs), 1400, 860)
     try:
         page.set_context(ws, "tiny-mlp", "ort-cpu")
         assert page.source_edit.text().endswith("tiny-mlp")

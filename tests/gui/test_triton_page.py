@@ -18,7 +18,6 @@ pytest.importorskip("tritonclient")
 
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
-from studio.core.settings import Settings  # noqa: E402
 from studio.core.workspace import Workspace  # noqa: E402
 from studio.export.api import ExportReport  # noqa: E402
 from studio.gui.main_window import MainWindow  # noqa: E402
@@ -26,6 +25,7 @@ from studio.gui.pages import PAGE_SPECS  # noqa: E402
 from studio.gui.pages.triton_page import TritonPage, model_name_for  # noqa: E402
 from studio.gui.theme import apply_theme  # noqa: E402
 from studio.gui.widgets.config_view import find_field_line  # noqa: E402
+from tests.gui.gui_helpers import main_window, shown  # noqa: E402
 from tests.serving import tiny_models as tm  # noqa: E402
 
 pytestmark = [pytest.mark.gui, pytest.mark.triton, pytest.mark.timeout(300),
@@ -36,13 +36,7 @@ SPECS = [("studio.gui.pages.triton_page", "TritonPage"), ("studio.gui.pages.devi
 
 
 def _window(qtbot, ws: Workspace, specs: list[tuple[str, str]]) -> MainWindow:  # noqa: ANN001
-    apply_theme(QApplication.instance(), "light")
-    w = MainWindow(ws, settings=Settings.load(), page_specs=specs, restore_state=False)
-    qtbot.addWidget(w)
-    w.resize(1500, 900)
-    w.show()
-    qtbot.waitExposed(w)
-    return w
+    return main_window(qtbot, ws, specs, 1500, 900)
 
 
 def _wait_job(qtbot, w: MainWindow, kind: str, timeout: int = 60000) -> None:  # noqa: ANN001
@@ -309,11 +303,7 @@ def test_split_export_with_tokenizer_and_version_errors(qtbot, tmp_path: Path) -
     apply_theme(QApplication.instance(), "light")
     split = tm.split_export(tmp_path / "tiny-clip-onnx")
     jobs = JobRunner()
-    page = TritonPage(jobs)
-    qtbot.addWidget(page)
-    page.resize(1300, 820)
-    page.show()
-    qtbot.waitExposed(page)
+    page = shown(qtbot, TritonPage(jobs), 1300, 820)
     page.open_payload({"model": str(split), "repo": str(tmp_path / "repo")})
     assert page.name_edit.text() == "tiny-clip" and "split export (text, vision)" in page.source_info.text()
     page.tokenizer_edit.setText(str(split / "tokenizer.json"))

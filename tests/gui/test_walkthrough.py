@@ -64,6 +64,15 @@ class Walk:
         assert self.w.current_page() is self.w.page(page_id)
         return self.w.page(page_id)
 
+    def infer(self, devices: QWidget) -> None:
+        """Test inference on the Devices page: its outputs, the image embeddings among them, and no error."""
+        out = devices.infer_out  # type: ignore[attr-defined]
+        self.click(devices.infer_btn)  # type: ignore[attr-defined]
+        self.qtbot.waitUntil(lambda: "outputs:" in out.toPlainText() or "error" in out.toPlainText(),
+                             timeout=60_000)
+        text = out.toPlainText()
+        assert "outputs:" in text and "error" not in text and "image_embeds" in text, text
+
     def jobs_done(self, kind: str, timeout: int = 120_000) -> None:
         def done() -> bool:
             hs = [h for h in self.w.jobs.handles.values() if h.kind == kind or h.kind.startswith(kind + ":")]
@@ -177,11 +186,7 @@ def _walk(walk: Walk, ws: Workspace, agent: AgentProcess, token: Path) -> None: 
     devices.detail_tabs.setCurrentIndex(devices.detail_tabs.indexOf(devices.infer_out.parentWidget())
                                         if devices.detail_tabs.indexOf(devices.infer_out.parentWidget()) >= 0
                                         else devices.detail_tabs.count() - 1)
-    walk.click(devices.infer_btn)
-    qtbot.waitUntil(lambda: "outputs:" in devices.infer_out.toPlainText()
-                    or "error" in devices.infer_out.toPlainText(), timeout=60_000)
-    out = devices.infer_out.toPlainText()
-    assert "outputs:" in out and "error" not in out and "image_embeds" in out, out
+    walk.infer(devices)
     walk.step("triton-test-inference")
 
     # 5. package: the export folder is the source; a new key; the board's agent added (its URL and token file
@@ -236,11 +241,7 @@ def _walk(walk: Walk, ws: Workspace, agent: AgentProcess, token: Path) -> None: 
     assert Path(devices.infer_tokenizer.edit.text()).name == "tokenizer.json"
     assert devices.infer_text.text() == "a photo of a cat"  # what the user typed before stays
     devices.infer_out.clear()
-    walk.click(devices.infer_btn)
-    qtbot.waitUntil(lambda: "outputs:" in devices.infer_out.toPlainText()
-                    or "error" in devices.infer_out.toPlainText(), timeout=60_000)
-    out = devices.infer_out.toPlainText()
-    assert "outputs:" in out and "error" not in out and "image_embeds" in out, out
+    walk.infer(devices)
     walk.step("agent-test-inference")
 
     # 8. Dashboards aim at the agent: its URL, served model and /metrics, then a short live load

@@ -18,6 +18,7 @@ from studio.gui.jobs_qt import JobRunner  # noqa: E402
 from studio.gui.pages.compile_page import CompilePage  # noqa: E402
 from studio.gui.pages.inspect_page import InspectPage  # noqa: E402
 from studio.gui.theme import apply_theme  # noqa: E402
+from tests.gui.gui_helpers import shown  # noqa: E402
 
 pytestmark = [pytest.mark.gui, pytest.mark.export, pytest.mark.timeout(600),
               pytest.mark.qt_log_ignore("propagateSizeHints")]
@@ -27,11 +28,7 @@ def test_rknn_int8_compile_and_per_layer_error_on_the_graph(qtbot, rknn_env: Pat
                                                              tmp_path: Path, artifacts_dir: Path) -> None:
     apply_theme(QApplication.instance(), "light")
     jobs = JobRunner()
-    page = CompilePage(jobs)
-    qtbot.addWidget(page)
-    page.resize(1366, 740)
-    page.show()
-    qtbot.waitExposed(page)
+    page = shown(qtbot, CompilePage(jobs), 1366, 740)
 
     assert page.backend_combo.findData("rknn") >= 0, "the studio-rknn plugin contributes the rknn compiler"
     page.select_backend("rknn")
@@ -62,10 +59,7 @@ def test_rknn_int8_compile_and_per_layer_error_on_the_graph(qtbot, rknn_env: Pat
     payload = opened[0][1]
     assert isinstance(payload, dict) and len(payload["heat"]) >= 20 and "1 - cosine" in payload["heat_label"]
 
-    insp = InspectPage(JobRunner())
-    qtbot.addWidget(insp)
-    insp.resize(1366, 740)
-    insp.show()
+    insp = shown(qtbot, InspectPage(JobRunner()), 1366, 740, exposed=False)
     insp.open_payload(payload)
     qtbot.waitUntil(lambda: insp.view.ready and insp.toolbar.mode() == "heat", timeout=120_000)
     assert insp.colours.heat == payload["heat"]
@@ -80,10 +74,7 @@ def test_verify_asks_for_static_shapes_and_rknn_answers(qtbot, rknn_env: Path, c
                                                         artifacts_dir: Path) -> None:
     """The vision part has a dynamic batch: the Verify tab offers its shapes (batch 1), which is what the rknn
     toolkit builds at; a bad entry is refused in place, naming it; the toolkit's answer then lists every node."""
-    insp = InspectPage(JobRunner())
-    qtbot.addWidget(insp)
-    insp.resize(1366, 740)
-    insp.show()
+    insp = shown(qtbot, InspectPage(JobRunner()), 1366, 740, exposed=False)
     insp.open_model(clip_parts["vision"])
     qtbot.waitUntil(lambda: insp.report is not None and insp.view.ready, timeout=60_000)
     panel = insp.side.verify_panel

@@ -15,6 +15,7 @@ pytest.importorskip("pyqtgraph")
 from studio.gui.jobs_qt import JobRunner  # noqa: E402
 from studio.gui.pages.dashboards_page import MAX_SHADES, DashboardsPage  # noqa: E402
 from studio.telemetry import samples as S  # noqa: E402
+from tests.gui.gui_helpers import shown  # noqa: E402
 
 pytestmark = [pytest.mark.gui, pytest.mark.timeout(180)]
 
@@ -34,10 +35,7 @@ def _collect_the_page_here():  # type: ignore[no-untyped-def]
 def test_live_load_screenshot_export_and_replay(qtbot, kserve_proc, artifacts_dir: Path,
                                                 tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     jobs = JobRunner()
-    page = DashboardsPage(jobs)
-    qtbot.addWidget(page)
-    page.resize(1400, 900)
-    page.show()
+    page = shown(qtbot, DashboardsPage(jobs), 1400, 900, exposed=False)
     assert page.page_id == "dashboards"
     page.url_edit.setText(kserve_proc.url)
     page.model_edit.setText("mlp")
