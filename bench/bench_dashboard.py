@@ -22,10 +22,33 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+
+def _paint_counter() -> Any:
+    """An event filter that counts the Paint events reaching the widget it is installed on (``.painted``)."""
+    from PySide6.QtCore import QEvent, QObject
+
+    class PaintCounter(QObject):
+        painted = 0
+
+        def eventFilter(self, obj: QObject, ev: QEvent) -> bool:  # noqa: N802 - Qt's name
+            if ev.type() == QEvent.Type.Paint:
+                self.painted += 1
+            return False
+
+    return PaintCounter()
+
+
+def _series() -> list[str]:
+    """The 8 series the bench feeds."""
+    from studio.telemetry import samples as S
+
+    return [S.LAT_P50, S.LAT_P95, S.LAT_P99, S.THROUGHPUT, S.SERVER_RPS, S.MEM_PCT, S.GPU_POWER, S.SLA_COMPLIANCE]
 
 
 def main() -> int:
@@ -42,11 +65,9 @@ def main() -> int:
 
     import numpy as np
     import psutil
-    from PySide6.QtCore import QEvent, QObject
     from PySide6.QtWidgets import QApplication
 
     from studio.gui.pages.dashboards_page import DashboardsPage
-    from studio.telemetry import samples as S
 
     app = QApplication.instance() or QApplication([])
     page = DashboardsPage()
@@ -54,17 +75,9 @@ def main() -> int:
     page.resize(1400, 900)
     page.show()
 
-    class PaintCounter(QObject):
-        painted = 0
-
-        def eventFilter(self, obj: QObject, ev: QEvent) -> bool:  # noqa: N802 - Qt's name
-            if ev.type() == QEvent.Type.Paint:
-                self.painted += 1
-            return False
-
-    counter = PaintCounter()
+    counter = _paint_counter()
     page.glw.viewport().installEventFilter(counter)
-    series = [S.LAT_P50, S.LAT_P95, S.LAT_P99, S.THROUGHPUT, S.SERVER_RPS, S.MEM_PCT, S.GPU_POWER, S.SLA_COMPLIANCE]
+    series = _series()
     stop = threading.Event()
     fed = [0]
 
@@ -140,19 +153,9 @@ def ab(rev: str, rounds: int, rate: float) -> int:
     import threading
 
     import numpy as np
-    from PySide6.QtCore import QEvent, QObject
     from PySide6.QtWidgets import QApplication
 
     from studio.gui.pages.dashboards_page import DashboardsPage
-    from studio.telemetry import samples as S
-
-    class PaintCounter(QObject):
-        painted = 0
-
-        def eventFilter(self, obj: QObject, ev: QEvent) -> bool:  # noqa: N802 - Qt's name
-            if ev.type() == QEvent.Type.Paint:
-                self.painted += 1
-            return False
 
     app = QApplication.instance() or QApplication([])
     pages = {rev: _baseline_page(rev)(), "tree": DashboardsPage()}
@@ -161,9 +164,9 @@ def ab(rev: str, rounds: int, rate: float) -> int:
         p.timer.stop()
         p.resize(1400, 900)
         p.show()
-        counters[k] = PaintCounter()
+        counters[k] = _paint_counter()
         p.glw.viewport().installEventFilter(counters[k])
-    series = [S.LAT_P50, S.LAT_P95, S.LAT_P99, S.THROUGHPUT, S.SERVER_RPS, S.MEM_PCT, S.GPU_POWER, S.SLA_COMPLIANCE]
+    series = _series()
     stop = threading.Event()
 
     def feeder() -> None:  # the same samples into both pages' stores
