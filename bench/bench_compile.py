@@ -46,22 +46,14 @@ def _latency(model: Path, out_dir: Path, shapes: dict[str, list[int]], runs: int
     import onnx
 
     from studio.compile.graph import graph_inputs, random_feed
+    from studio.compile.pipeline import alternate_runs
     from studio.compile.runner import TVMRunner
     from studio.core.runner import OnnxRuntimeRunner
 
     dtypes = {i.name: i.dtype for i in graph_inputs(onnx.load(str(model)))}
     feed = random_feed(shapes, dtypes)
     with OnnxRuntimeRunner(model) as o, TVMRunner(out_dir, verify_signature=False) as t:
-        for _ in range(20):
-            o.infer(feed)
-            t.infer(feed)
-        o.inference_times.clear()
-        t.inference_times.clear()
-        for _ in range(runs):
-            o.infer(feed)
-            t.infer(feed)
-        om = [x * 1e3 for x in o.inference_times]
-        tm = [x * 1e3 for x in t.inference_times]
+        om, tm = alternate_runs(o, t, feed, runs, warmup=20)
     q = statistics.quantiles
     return {"ort_p50": statistics.median(om), "tvm_p50": statistics.median(tm),
             "ort_p90": q(om, n=10)[-1], "tvm_p90": q(tm, n=10)[-1]}

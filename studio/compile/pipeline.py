@@ -294,9 +294,11 @@ def compare_outputs(ref: dict[str, Any], got: dict[str, Any], atol: float, rtol:
     return ok, rows
 
 
-def _latency(lat: Latency, ort_r: Any, tvm_r: Any, feed: dict[str, np.ndarray], runs: int, job: JobState) -> None:
-    """Alternate the two runners on one feed, so both see the same machine load (2 shared cores)."""
-    for _ in range(3):
+def alternate_runs(ort_r: Any, tvm_r: Any, feed: dict[str, np.ndarray], runs: int, *, warmup: int = 3,
+                   job: JobState | None = None) -> tuple[list[float], list[float]]:
+    """Alternate the two runners on one feed, so both see the same machine load (2 shared cores): ``warmup``
+    calls each, then ``runs`` measured ones; (ORT ms, TVM ms) per measured call."""
+    for _ in range(warmup):
         ort_r.infer(feed)
         tvm_r.infer(feed)
     ort_r.inference_times.clear()
@@ -304,10 +306,13 @@ def _latency(lat: Latency, ort_r: Any, tvm_r: Any, feed: dict[str, np.ndarray], 
     for i in range(runs):
         ort_r.infer(feed)
         tvm_r.infer(feed)
-        if i % 5 == 0:
+        if job is not None and i % 5 == 0:
             job.check_cancelled()
-    t_ms = [t * 1e3 for t in tvm_r.inference_times]
-    o_ms = [t * 1e3 for t in ort_r.inference_times]
+    return [t * 1e3 for t in ort_r.inference_times], [t * 1e3 for t in tvm_r.inference_times]
+
+
+def _latency(lat: Latency, ort_r: Any, tvm_r: Any, feed: dict[str, np.ndarray], runs: int, job: JobState) -> None:
+    o_ms, t_ms = alternate_runs(ort_r, tvm_r, feed, runs, job=job)
     lat.runs = runs
     lat.tvm_ms_median, lat.ort_ms_median = statistics.median(t_ms), statistics.median(o_ms)
     lat.tvm_ms_p90 = float(np.percentile(t_ms, 90))
