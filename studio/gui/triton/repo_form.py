@@ -9,6 +9,7 @@ error names (a CLI flag, a path) back to the control that sets it.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +35,24 @@ from studio.gui.file_dialogs import start_dir
 from studio.gui.theme import set_role
 from studio.gui.widgets.field_error import FieldError
 from studio.gui.widgets.layout import add_heading
+
+
+def _tool_button(text: str, on_click: Callable[[], object], tip: str = "") -> QToolButton:
+    b = QToolButton()
+    b.setText(text)
+    if tip:
+        b.setToolTip(tip)
+    b.clicked.connect(on_click)
+    return b
+
+
+def _edit_row(edit: QLineEdit, *buttons: QToolButton) -> QHBoxLayout:
+    """``edit`` stretched beside its browse buttons."""
+    row = QHBoxLayout()
+    row.addWidget(edit, 1)
+    for b in buttons:
+        row.addWidget(b)
+    return row
 
 
 def model_name_for(path: Path) -> str:
@@ -103,37 +122,22 @@ class RepoForm(QWidget):
     def _source_box(self) -> QGroupBox:
         box = QGroupBox("Model and repository")
         form = QFormLayout(box)
-        row = QHBoxLayout()
         self.source_edit = QLineEdit()
         self.source_edit.setPlaceholderText(".onnx file or export folder (split exports too)")
         self.source_edit.textEdited.connect(self._source_edited)
         self.source_edit.editingFinished.connect(self.source_changed)
-        fb = QToolButton()
-        fb.setText("File…")
-        fb.setToolTip("choose an .onnx file")
-        fb.clicked.connect(self._browse_file)
-        db = QToolButton()
-        db.setText("Folder…")
-        db.setToolTip("choose an export folder (model.onnx, or modality parts for a split export)")
-        db.clicked.connect(self._browse_folder)
-        row.addWidget(self.source_edit, 1)
-        row.addWidget(fb)
-        row.addWidget(db)
-        form.addRow("Model", row)
+        form.addRow("Model", _edit_row(
+            self.source_edit, _tool_button("File…", self._browse_file, "choose an .onnx file"),
+            _tool_button("Folder…", self._browse_folder,
+                         "choose an export folder (model.onnx, or modality parts for a split export)")))
         self.source_info = QLabel("")
         self.source_info.setWordWrap(True)
         set_role(self.source_info, "muted")
         form.addRow("", self.source_info)
-        rrow = QHBoxLayout()
         self.repo_edit = QLineEdit()
         self.repo_edit.setPlaceholderText("WORKSPACE/triton-repo")
         self.repo_edit.textEdited.connect(self._repo_edited)
-        rb = QToolButton()
-        rb.setText("…")
-        rb.clicked.connect(self._browse_repo)
-        rrow.addWidget(self.repo_edit, 1)
-        rrow.addWidget(rb)
-        form.addRow("Repository", rrow)
+        form.addRow("Repository", _edit_row(self.repo_edit, _tool_button("…", self._browse_repo)))
         self.name_edit = QLineEdit()
         self.name_edit.setPlaceholderText("model name in the repository")
         self.name_edit.textEdited.connect(self._name_edited)
@@ -213,16 +217,10 @@ class RepoForm(QWidget):
     def _preprocessing_box(self) -> QGroupBox:
         pre = QGroupBox("Preprocessing")
         pf = QFormLayout(pre)
-        trow = QHBoxLayout()
         self.tokenizer_edit = QLineEdit()
         self.tokenizer_edit.setPlaceholderText("tokenizer.json or its folder (optional)")
         self.tokenizer_edit.setToolTip("adds NAME_tokenizer (text -> token ids) and the NAME_pipeline ensemble")
-        tb = QToolButton()
-        tb.setText("…")
-        tb.clicked.connect(self._browse_tokenizer)
-        trow.addWidget(self.tokenizer_edit, 1)
-        trow.addWidget(tb)
-        pf.addRow("Tokenizer", trow)
+        pf.addRow("Tokenizer", _edit_row(self.tokenizer_edit, _tool_button("…", self._browse_tokenizer)))
         return pre
 
     def _sync_enabled(self) -> None:
