@@ -21,7 +21,6 @@ from PySide6.QtWidgets import (
     QComboBox,
     QDoubleSpinBox,
     QFileDialog,
-    QFormLayout,
     QHBoxLayout,
     QLabel,
     QLineEdit,
@@ -69,7 +68,7 @@ from studio.gui.file_dialogs import start_dir
 from studio.gui.jobs_qt import JobRunner
 from studio.gui.page import Page
 from studio.gui.widgets.flow import FlowLayout
-from studio.gui.widgets.layout import add_heading
+from studio.gui.widgets.layout import add_heading, form_column
 from studio.telemetry import samples as S
 from studio.telemetry.ringbuffer import SeriesStore
 
@@ -111,19 +110,15 @@ class DashboardsPage(Page):
         add_heading(root, "Dashboards — live load, latency, resources and SLA verdicts")
 
         form = QHBoxLayout()
-        left = QFormLayout()
         self._filled: dict[QLineEdit, str] = {}  # what the page itself put into a field (follows the device)
         self.url_edit = QLineEdit(DEFAULT_URL)
         self.model_edit = QLineEdit()
         self.model_edit.setPlaceholderText("model name on the server")
         self.metrics_edit = QLineEdit()
         self.metrics_edit.setPlaceholderText("optional: http://HOST:8002/metrics (default URL/metrics)")
-        left.addRow("Server URL", self.url_edit)
-        left.addRow("Model", self.model_edit)
-        left.addRow("Metrics", self.metrics_edit)
-        form.addLayout(left, 3)
+        form.addLayout(form_column(("Server URL", self.url_edit), ("Model", self.model_edit),
+                                   ("Metrics", self.metrics_edit)), 3)
 
-        mid = QFormLayout()
         self.mode = QComboBox()
         self.mode.addItems(["concurrency", "rate"])
         self.level_edit = QLineEdit("1,2,4")
@@ -134,12 +129,9 @@ class DashboardsPage(Page):
         self.duration.setRange(0.5, 86400)
         self.duration.setValue(10)
         self.duration.setSuffix(" s")
-        mid.addRow("Mode", self.mode)
-        mid.addRow("Levels / rate", self.level_edit)
-        mid.addRow("Duration per level", self.duration)
-        form.addLayout(mid, 2)
+        form.addLayout(form_column(("Mode", self.mode), ("Levels / rate", self.level_edit),
+                                   ("Duration per level", self.duration)), 2)
 
-        right = QFormLayout()
         self.tier = QComboBox()
         self.tier.addItems(["(none)", "L1", "L2", "L3"])
         self.p95 = QDoubleSpinBox()
@@ -149,10 +141,7 @@ class DashboardsPage(Page):
             sp.setDecimals(2)
             sp.setSuffix(" ms")
             sp.setSpecialValueText("no budget")
-        right.addRow("SLA tier", self.tier)
-        right.addRow("p95 budget", self.p95)
-        right.addRow("p99 budget", self.p99)
-        form.addLayout(right, 2)
+        form.addLayout(form_column(("SLA tier", self.tier), ("p95 budget", self.p95), ("p99 budget", self.p99)), 2)
         root.addLayout(form)
         picker_row = QHBoxLayout()
         picker_row.addWidget(QLabel("Targets from Devices"))

@@ -1,10 +1,11 @@
-"""Layout pieces every page repeats: the heading with its one-line explanation, a path field with a button."""
+"""Layout pieces every page repeats: the heading with its one-line explanation, a path field with a button, a
+column of labelled fields."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from PySide6.QtWidgets import QBoxLayout, QHBoxLayout, QLabel, QLineEdit, QPushButton
+from PySide6.QtWidgets import QBoxLayout, QFormLayout, QHBoxLayout, QLabel, QLineEdit, QPushButton, QWidget
 
 from studio.gui.theme import set_role
 
@@ -31,3 +32,11 @@ def browse_row(edit: QLineEdit, on_browse: Callable[[], object], button_text: st
     row.addWidget(edit, 1)
     row.addWidget(button)
     return row
+
+
+def form_column(*rows: tuple[str, QWidget]) -> QFormLayout:
+    """A form of (label, field) rows, for one column of a row of forms."""
+    form = QFormLayout()
+    for label, field in rows:
+        form.addRow(label, field)
+    return form
