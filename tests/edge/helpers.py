@@ -58,13 +58,19 @@ class DevKeys:
         return self.keys.load_signing_key("dev", PASSPHRASE)
 
 
+def trust_key(store: Any, key_id: str, passphrase: str, path: Path) -> Path:
+    """Key ``key_id`` made in ``store`` (a KeyStore) and its public key written to ``path``: the trust file an
+    agent is started with."""
+    store.generate(key_id, passphrase)
+    path.write_text(store.export_public(key_id) + "\n")
+    return path
+
+
 def dev_keys(root: Path, token_name: str = "agent.token") -> DevKeys:
     from studio.package.keys import KeyStore
 
     keys = KeyStore(root / "keys")
-    keys.generate("dev", PASSPHRASE)
-    trust = root / "trusted.pub"
-    trust.write_text(keys.export_public("dev") + "\n")
+    trust = trust_key(keys, "dev", PASSPHRASE, root / "trusted.pub")
     return DevKeys(keys, trust, write_token(root / token_name))
 
 

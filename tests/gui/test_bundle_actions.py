@@ -95,17 +95,12 @@ def test_public_key_dialog_copies_and_saves(qtbot, page: PackagingPage, tmp_path
 
 
 def test_public_key_pushed_to_a_real_agent_or_refused_in_place(qtbot, page: PackagingPage, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    import secrets
-
     from studio.gui.widgets.bundle_actions import PublicKeyDialog
     from studio.package.client import AgentClient
-    from tests.edge.helpers import AgentProcess
+    from tests.edge.helpers import AgentProcess, trust_key, write_token
 
-    KeyStore().generate("board-owner", "x")
-    owner = tmp_path / "owner.pub"
-    owner.write_text(KeyStore().export_public("board-owner") + "\n")
-    token = tmp_path / "token"
-    token.write_text(secrets.token_urlsafe(24))
+    owner = trust_key(KeyStore(), "board-owner", "x", tmp_path / "owner.pub")
+    token = write_token(tmp_path / "token")
     open_agent = AgentProcess(tmp_path / "a1", owner, token, extra=["--allow-trust-push"]).start()
     closed_agent = AgentProcess(tmp_path / "a2", owner, token).start()
     try:
@@ -120,12 +115,12 @@ def test_public_key_pushed_to_a_real_agent_or_refused_in_place(qtbot, page: Pack
         _wait(qtbot, page)
         kid = load_trusted_keys(KeyStore().public_path("release")).ids()[0]
         assert f"now trusts key {kid}" in dlg.status.text()
-        assert kid in AgentClient(open_agent.url, token.read_text()).trust()["trusted_keys"]
+        assert kid in AgentClient(open_agent.url, token.read_text().strip()).trust()["trusted_keys"]
         dlg.agent_combo.setCurrentIndex(dlg.agent_combo.findText("closed", Qt.MatchFlag.MatchStartsWith))
         dlg.push_btn.click()
         _wait(qtbot, page)
         assert "does not accept keys" in dlg.status.text() and "--allow-trust-push" in dlg.status.text()
-        assert kid not in AgentClient(closed_agent.url, token.read_text()).trust()["trusted_keys"]
+        assert kid not in AgentClient(closed_agent.url, token.read_text().strip()).trust()["trusted_keys"]
         dlg.close()
     finally:
         open_agent.stop()

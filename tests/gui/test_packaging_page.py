@@ -3,7 +3,6 @@ see the agent's versions, deploy v2 and roll back from the agents panel; screens
 
 from __future__ import annotations
 
-import secrets
 from pathlib import Path
 
 import numpy as np
@@ -21,7 +20,7 @@ from studio.gui.theme import apply_theme  # noqa: E402
 from studio.gui.widgets.confirm import pending, press  # noqa: E402
 from studio.package.client import AgentClient  # noqa: E402
 from studio.package.keys import KeyStore  # noqa: E402
-from tests.edge.helpers import AgentProcess, make_einsum, make_mlp, mlp_ref  # noqa: E402
+from tests.edge.helpers import AgentProcess, make_einsum, make_mlp, mlp_ref, trust_key, write_token  # noqa: E402
 from tests.gui.gui_helpers import shown  # noqa: E402
 
 pytestmark = [pytest.mark.gui, pytest.mark.slow, pytest.mark.qt_log_level_fail("WARNING"),
@@ -40,11 +39,8 @@ def test_packaging_page_build_verify_deploy_rollback(qtbot, tmp_path: Path, arti
     ws = Workspace.create(tmp_path / "ws", name="edge-ws")
     make_mlp(ws.models_dir / "tiny-mlp" / "model.onnx", scale=1.0)
     ws.add_model(ws.models_dir / "tiny-mlp", name="tiny-mlp", kind="onnx")
-    KeyStore().generate("release", PASS)
-    trust = tmp_path / "release.pub"
-    trust.write_text(KeyStore().export_public("release") + "\n")
-    token = tmp_path / "agent.token"
-    token.write_text(secrets.token_urlsafe(32))
+    trust = trust_key(KeyStore(), "release", PASS, tmp_path / "release.pub")
+    token = write_token(tmp_path / "agent.token")
     agent = AgentProcess(tmp_path / "agent", trust, token).start()
     jobs = JobRunner()
     page = shown(qtbot, PackagingPage(jobs), 1400, 860)
@@ -110,7 +106,7 @@ def test_packaging_page_build_verify_deploy_rollback(qtbot, tmp_path: Path, arti
         page.agents.rollback_btn.click()
         press(pending(page.agents), "Roll back")
         _wait_job(qtbot, jobs, "agents-rollback")
-        qtbot.waitUntil(lambda: AgentClient(agent.url, token.read_text()).status()["models"]["tiny-mlp"]["active"]
+        qtbot.waitUntil(lambda: AgentClient(agent.url, token.read_text().strip()).status()["models"]["tiny-mlp"]["active"]
                         == "1", timeout=20000)
         np.testing.assert_allclose(served(), mlp_ref(np.ones((1, 16), np.float32), 1.0), rtol=1e-5)
         qtbot.waitUntil(lambda: page.agents.versions.item(1, 2) is not None

@@ -166,24 +166,19 @@ def test_a_workspace_file_broken_by_hand_keeps_a_backup_and_the_studio_opens(qtb
 @pytest.mark.slow
 def test_an_agent_is_watched_like_a_triton_server(qtbot, window: MainWindow, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """Health, models and statistics of a real agent process in the same Devices list as Triton servers."""
-    import secrets
-
     from studio.package.bundle import build_bundle
     from studio.package.client import deploy_bundle
     from studio.package.keys import KeyStore
-    from tests.edge.helpers import AgentProcess, make_mlp
+    from tests.edge.helpers import AgentProcess, make_mlp, trust_key, write_token
 
-    KeyStore().generate("k", "pw")
-    trust = tmp_path / "k.pub"
-    trust.write_text(KeyStore().export_public("k") + "\n")
-    token = tmp_path / "token"
-    token.write_text(secrets.token_urlsafe(24))
+    trust = trust_key(KeyStore(), "k", "pw", tmp_path / "k.pub")
+    token = write_token(tmp_path / "token")
     make_mlp(tmp_path / "m" / "model.onnx")
     bundle = build_bundle(tmp_path / "m", "generic-x86_64", KeyStore().load_signing_key("k", "pw"),
                           tmp_path / "b.tar", name="tiny-mlp", version="1")
     agent = AgentProcess(tmp_path / "agent", trust, token).start()
     try:
-        deploy_bundle(Path(bundle.bundle), agent.url, token.read_text())
+        deploy_bundle(Path(bundle.bundle), agent.url, token.read_text().strip())
         window.state.add_device(DeviceEntry("board", agent.url, "agent", extra={"token_file": str(token)}))
         devices = window.page("devices")
         assert devices.server_list.count() == 1 and "(edge agent)" in devices.server_list.item(0).text()

@@ -13,7 +13,6 @@ which also checks the window's frame never exceeds the screen.
 from __future__ import annotations
 
 import os
-import secrets
 import subprocess
 import sys
 from pathlib import Path
@@ -30,7 +29,7 @@ from studio.gui.theme import apply_theme
 from studio.gui.widgets.confirm import pending, press
 from studio.package.client import AgentClient
 from studio.package.keys import KeyStore
-from tests.edge.helpers import AgentProcess
+from tests.edge.helpers import AgentProcess, trust_key, write_token
 
 pytestmark = [pytest.mark.gui, pytest.mark.slow, pytest.mark.export, pytest.mark.triton,
               pytest.mark.timeout(900)]
@@ -94,12 +93,8 @@ class Walk:
 @pytest.fixture
 def board(tmp_path: Path):  # type: ignore[no-untyped-def]
     """A board's agent, set up by its owner: their key trusted, pushing keys allowed, a token to copy."""
-    owner = KeyStore(tmp_path / "owner-keys")
-    owner.generate("owner", "x")
-    trust = tmp_path / "owner.pub"
-    trust.write_text(owner.export_public("owner") + "\n")
-    token = tmp_path / "board.token"
-    token.write_text(secrets.token_urlsafe(32))
+    trust = trust_key(KeyStore(tmp_path / "owner-keys"), "owner", "x", tmp_path / "owner.pub")
+    token = write_token(tmp_path / "board.token")
     agent = AgentProcess(tmp_path / "agent-data", trust, token, extra=["--allow-trust-push"]).start()
     yield agent, token
     agent.stop()
@@ -267,7 +262,7 @@ def _walk(walk: Walk, ws: Workspace, agent: AgentProcess, token: Path) -> None: 
     walk.step("rollback-confirm")
     press(box, "Roll back")
     walk.jobs_done("agents-rollback", 60_000)
-    client = AgentClient(agent.url, token.read_text())
+    client = AgentClient(agent.url, token.read_text().strip())
     qtbot.waitUntil(lambda: all(m["active"] == "1" for m in client.status()["models"].values()), timeout=30_000)
     walk.step("rolled-back")
     errors = [p.message for p in w.log_panel.problems if p.severity == "error"]
