@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor
 
 from studio.gui.graph import palette
@@ -58,14 +58,11 @@ class ChangesModel(RowsModel):
                                   t.name if t.status != "removed" else None, f"graph {t.section}", what))
         self.endResetModel()
 
-    def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if not index.isValid():
-            return None
-        row = self.rows[index.row()]
+    def cell(self, row: Any, col: int, role: int) -> Any:
         if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole):
-            value = row[index.column()]
+            value = row[col]
             return "—" if value is None else value
-        if role == Qt.ItemDataRole.ForegroundRole and index.column() == 0:
+        if role == Qt.ItemDataRole.ForegroundRole and col == 0:
             return QColor(palette.verdict_colors(self.theme)[STATUS_COLOUR[row[0]]][0])
         return None
 

@@ -65,11 +65,7 @@ class FindingsModel(RowsModel):
     def finding(self, row: int) -> Any:
         return self.rows[row]
 
-    def data(self, index: _Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if not index.isValid():
-            return None
-        f = self.rows[index.row()]
-        col = index.column()
+    def cell(self, f: Any, col: int, role: int) -> Any:
         if role == Qt.ItemDataRole.DisplayRole:
             return self._text(f, col)
         if role == Qt.ItemDataRole.ToolTipRole:

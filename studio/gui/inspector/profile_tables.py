@@ -45,11 +45,7 @@ class NodeTimesModel(RowsModel):
     def row_of(self, key: str) -> int | None:
         return self._row_of.get(key)
 
-    def data(self, index: _Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if not index.isValid():
-            return None
-        n = self.rows[index.row()]
-        col = index.column()
+    def cell(self, n: Any, col: int, role: int) -> Any:
         if role == Qt.ItemDataRole.DisplayRole:
             if col == 0:
                 return self.names.get(n.key, n.key)
@@ -96,11 +92,7 @@ class ModuleTimesModel(RowsModel):
         self.rows = list(rows)
         self.endResetModel()
 
-    def data(self, index: _Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if not index.isValid():
-            return None
-        m = self.rows[index.row()]
-        col = index.column()
+    def cell(self, m: Any, col: int, role: int) -> Any:
         if role == Qt.ItemDataRole.DisplayRole:
             return (m.module, m.type, fmt_ms(m.torch_mean_ms), fmt_ms(m.onnx_mean_ms), f"{len(m.onnx_nodes):,}")[col]
         if role == Qt.ItemDataRole.TextAlignmentRole and col >= 2:

@@ -38,7 +38,8 @@ def fill_table(table: QTableWidget, rows: list[list[Any]]) -> None:
 
 class RowsModel(QAbstractTableModel):
     """A flat model over ``self.rows`` under the header ``COLUMNS`` (``RIGHT_ALIGNED``: header sections aligned
-    like the numbers below them): the counts and the header; a subclass sets ``rows`` and answers ``data``."""
+    like the numbers below them): the counts, the header and ``data``; a subclass sets ``rows`` and answers
+    ``cell(row, column, role)`` for one row object."""
 
     COLUMNS: ClassVar[tuple[str, ...]] = ()
     RIGHT_ALIGNED: ClassVar[frozenset[int]] = frozenset()
@@ -57,3 +58,11 @@ class RowsModel(QAbstractTableModel):
             if role == Qt.ItemDataRole.TextAlignmentRole and section in self.RIGHT_ALIGNED:
                 return RIGHT
         return None
+
+    def data(self, index: _Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid():
+            return None
+        return self.cell(self.rows[index.row()], index.column(), role)
+
+    def cell(self, row: Any, col: int, role: int) -> Any:
+        raise NotImplementedError
