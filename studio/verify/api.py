@@ -72,3 +72,13 @@ class Verifier(Protocol):
     def verify(self, model: Path, shapes: dict[str, list[int]] | None = None) -> VerifyResult:
         """Run the tool on ``model`` (at ``shapes`` where the tool needs static ones)."""
         ...
+
+
+def importable(module: str) -> bool:
+    """``module`` is installed here: found on the path, not imported (what a cheap ``available()`` asks)."""
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        return False

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from studio.verify.api import VerifyResult
+from studio.verify.api import VerifyResult, importable
 from studio.verify.attribution import note_model_level, whole_then_each
 
 DEFAULT_PROVIDERS = ("CPUExecutionProvider",)
@@ -28,9 +28,8 @@ class OrtVerifier:
 
     def available(self) -> tuple[bool, str]:
         import importlib.metadata as md
-        import importlib.util
 
-        if importlib.util.find_spec("onnxruntime") is None:
+        if not importable("onnxruntime"):
             return False, "onnxruntime is not installed (python3 -m pip install onnxruntime)"
         return True, f"onnxruntime {md.version('onnxruntime')}"
 

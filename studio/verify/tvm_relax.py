@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from studio.verify.api import VerifyResult
+from studio.verify.api import VerifyResult, importable
 from studio.verify.attribution import note_model_level, short, whole_then_each
 
 INSTALL_HINT = "install apache-tvm: python3 -m pip install 'deployment-studio[compile]'"
@@ -46,13 +46,8 @@ class TvmRelaxVerifier:
 
     def available(self) -> tuple[bool, str]:
         import importlib.metadata as md
-        import importlib.util
 
-        try:
-            found = importlib.util.find_spec("tvm") is not None
-        except (ImportError, ValueError):
-            found = False
-        if not found:
+        if not importable("tvm"):
             return False, f"apache-tvm is not installed; {INSTALL_HINT}"
         try:
             return True, f"apache-tvm {md.version('apache-tvm')}"

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from studio.verify.api import NodeCheck, VerifyResult
+from studio.verify.api import NodeCheck, VerifyResult, importable
 
 SKIP_TYPES = {"Parameter", "Result", "Constant"}
 FRAMEWORK_TYPES = {"ONNXFrameworkNode", "NotSupportedONNXNode", "FrameworkNode"}
@@ -71,13 +71,7 @@ class OpenVinoCpuVerifier:
     _keep: Any = None
 
     def available(self) -> tuple[bool, str]:
-        import importlib.util
-
-        try:
-            found = importlib.util.find_spec("openvino") is not None
-        except (ImportError, ValueError):
-            found = False
-        if not found:
+        if not importable("openvino"):
             return False, "openvino is not installed; python3 -m pip install openvino==2026.4.1"
         return True, f"openvino {_version()}"
 
