@@ -21,7 +21,6 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QLineEdit,
-    QProgressBar,
     QPushButton,
     QSplitter,
     QVBoxLayout,
@@ -35,7 +34,7 @@ from studio.gui.file_dialogs import start_dir
 from studio.gui.page import Page
 from studio.gui.theme import set_role
 from studio.gui.widgets.flow import keep_wrapped_height
-from studio.gui.widgets.layout import add_heading, browse_row
+from studio.gui.widgets.layout import add_heading, browse_row, progress_and_status
 
 
 class CompilePage(Page):
@@ -133,14 +132,7 @@ class CompilePage(Page):
         brow.addStretch(1)
         brow.addWidget(self.package_btn)
         ll.addLayout(brow)
-        self.progress = QProgressBar()
-        self.progress.setRange(0, 100)
-        self.progress.setValue(0)
-        ll.addWidget(self.progress)
-        self.status_label = QLabel("")
-        self.status_label.setWordWrap(True)
-        set_role(self.status_label, "muted")
-        ll.addWidget(self.status_label)
+        self.progress, self.status_label = progress_and_status(ll)
         self.error_label = QLabel("")
         self.error_label.setWordWrap(True)
         self.error_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)

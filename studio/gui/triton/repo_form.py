@@ -23,7 +23,6 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QLineEdit,
-    QProgressBar,
     QPushButton,
     QSpinBox,
     QToolButton,
@@ -34,7 +33,7 @@ from PySide6.QtWidgets import (
 from studio.gui.file_dialogs import start_dir
 from studio.gui.theme import set_role
 from studio.gui.widgets.field_error import FieldError
-from studio.gui.widgets.layout import add_heading
+from studio.gui.widgets.layout import add_heading, progress_and_status
 
 
 def _tool_button(text: str, on_click: Callable[[], object], tip: str = "") -> QToolButton:
@@ -107,14 +106,7 @@ class RepoForm(QWidget):
         brow.addWidget(self.check_btn)
         brow.addStretch(1)
         ll.addLayout(brow)
-        self.progress = QProgressBar()
-        self.progress.setRange(0, 100)
-        self.progress.setValue(0)
-        ll.addWidget(self.progress)
-        self.status_label = QLabel("Choose a model, then Build.")
-        self.status_label.setWordWrap(True)
-        set_role(self.status_label, "muted")
-        ll.addWidget(self.status_label)
+        self.progress, self.status_label = progress_and_status(ll, "Choose a model, then Build.")
         ll.addStretch(1)
         self._sync_enabled()
 

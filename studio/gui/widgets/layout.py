@@ -1,11 +1,20 @@
 """Layout pieces every page repeats: the heading with its one-line explanation, a path field with a button, a
-column of labelled fields."""
+column of labelled fields, a job's progress bar with its status line."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from PySide6.QtWidgets import QBoxLayout, QFormLayout, QHBoxLayout, QLabel, QLineEdit, QPushButton, QWidget
+from PySide6.QtWidgets import (
+    QBoxLayout,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QProgressBar,
+    QPushButton,
+    QWidget,
+)
 
 from studio.gui.theme import set_role
 
@@ -40,3 +49,16 @@ def form_column(*rows: tuple[str, QWidget]) -> QFormLayout:
     for label, field in rows:
         form.addRow(label, field)
     return form
+
+
+def progress_and_status(layout: QBoxLayout, status: str = "") -> tuple[QProgressBar, QLabel]:
+    """A job's progress bar (0-100 %, empty) and under it its muted, word-wrapped status line, added to ``layout``."""
+    bar = QProgressBar()
+    bar.setRange(0, 100)
+    bar.setValue(0)
+    layout.addWidget(bar)
+    label = QLabel(status)
+    label.setWordWrap(True)
+    set_role(label, "muted")
+    layout.addWidget(label)
+    return bar, label
