@@ -20,6 +20,7 @@ from PySide6.QtWidgets import (
 
 from studio.gui.jobs_qt import JobHandle, JobRunner
 from studio.gui.theme import set_role
+from studio.gui.widgets.layout import muted_label
 
 
 def report_path_of(result: Any) -> Path | None:
@@ -58,9 +59,7 @@ class JobRow(QFrame):
         self.title = QLabel(handle.title)
         self.title.setStyleSheet("font-weight: 600;")
         self.title.setWordWrap(True)
-        self.status = QLabel("starting…")
-        set_role(self.status, "muted")
-        self.status.setWordWrap(True)
+        self.status = muted_label("starting…")
         self.bar = QProgressBar()
         self.bar.setRange(0, 100)
         self.bar.setTextVisible(False)
@@ -135,9 +134,7 @@ class JobsPanel(QWidget):
         head.addStretch(1)
         head.addWidget(self.clear_btn)
         lay.addLayout(head)
-        self.empty = QLabel("No jobs yet. Exports, inspections and builds show their progress here.")
-        self.empty.setWordWrap(True)
-        set_role(self.empty, "muted")
+        self.empty = muted_label("No jobs yet. Exports, inspections and builds show their progress here.")
         lay.addWidget(self.empty)
         scroll = QScrollArea()
         scroll.setWidgetResizable(True)

@@ -6,6 +6,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 from studio.gui.theme import set_role
+from studio.gui.widgets.layout import muted_label
 
 
 class Step(QWidget):
@@ -36,10 +37,7 @@ class Step(QWidget):
 
 
 def muted(text: str) -> QLabel:
-    label = QLabel(text)
-    label.setWordWrap(True)
-    set_role(label, "muted")
-    return label
+    return muted_label(text)
 
 
 def command_label(caption: str, body: QVBoxLayout) -> QLabel:

@@ -34,7 +34,7 @@ from studio.gui.file_dialogs import start_dir
 from studio.gui.page import Page
 from studio.gui.theme import set_role
 from studio.gui.widgets.flow import keep_wrapped_height
-from studio.gui.widgets.layout import add_heading, browse_row, progress_and_status
+from studio.gui.widgets.layout import add_heading, browse_row, muted_label, progress_and_status
 
 
 class CompilePage(Page):
@@ -83,9 +83,7 @@ class CompilePage(Page):
         self.target_combo = QComboBox()
         self.target_combo.currentIndexChanged.connect(self._target_changed)
         form.addRow("Target", self.target_combo)
-        self.target_info = QLabel("")
-        self.target_info.setWordWrap(True)
-        set_role(self.target_info, "muted")
+        self.target_info = muted_label("")
         form.addRow("", self.target_info)
         self.shapes_edit = QLineEdit()
         self.shapes_edit.setPlaceholderText("for dynamic dims: pixel_values=1,3,224,224; input_ids=1,64")

@@ -40,7 +40,7 @@ from studio.gui.widgets.bundle_actions import (
 )
 from studio.gui.widgets.field_error import FieldError
 from studio.gui.widgets.flow import FlowLayout, keep_wrapped_height
-from studio.gui.widgets.layout import add_heading, browse_row
+from studio.gui.widgets.layout import add_heading, browse_row, muted_label
 
 
 class PackagingPage(Page):
@@ -82,9 +82,7 @@ class PackagingPage(Page):
         self.board_combo = QComboBox()
         self.board_combo.currentIndexChanged.connect(self._board_changed)
         form.addRow("Board", self.board_combo)
-        self.board_info = QLabel("")
-        set_role(self.board_info, "muted")
-        self.board_info.setWordWrap(True)
+        self.board_info = muted_label("")
         form.addRow("", self.board_info)
         krow = QHBoxLayout()
         self.key_combo = QComboBox()

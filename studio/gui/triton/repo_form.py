@@ -33,7 +33,7 @@ from PySide6.QtWidgets import (
 from studio.gui.file_dialogs import start_dir
 from studio.gui.theme import set_role
 from studio.gui.widgets.field_error import FieldError
-from studio.gui.widgets.layout import add_heading, progress_and_status
+from studio.gui.widgets.layout import add_heading, muted_label, progress_and_status
 
 
 def _tool_button(text: str, on_click: Callable[[], object], tip: str = "") -> QToolButton:
@@ -122,9 +122,7 @@ class RepoForm(QWidget):
             self.source_edit, _tool_button("File…", self._browse_file, "choose an .onnx file"),
             _tool_button("Folder…", self._browse_folder,
                          "choose an export folder (model.onnx, or modality parts for a split export)")))
-        self.source_info = QLabel("")
-        self.source_info.setWordWrap(True)
-        set_role(self.source_info, "muted")
+        self.source_info = muted_label("")
         form.addRow("", self.source_info)
         self.repo_edit = QLineEdit()
         self.repo_edit.setPlaceholderText("WORKSPACE/triton-repo")
@@ -156,9 +154,7 @@ class RepoForm(QWidget):
         vrow.addWidget(QLabel("Policy"))
         vrow.addWidget(self.policy_edit, 1)
         form.addRow("Version", vrow)
-        self.versions_label = QLabel("")
-        self.versions_label.setWordWrap(True)
-        set_role(self.versions_label, "muted")
+        self.versions_label = muted_label("")
         form.addRow("", self.versions_label)
         return box
 

@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
 
 from studio.gui.theme import set_role
 from studio.gui.widgets.flow import FlowLayout
+from studio.gui.widgets.layout import muted_label
 
 STATE_TEXTS = {"starting": "Starting tritonserver…", "running": "● Running", "stopping": "Stopping…",
                "stopped": "Not running.", "exited": "✖ Exited", "failed": "✖ Failed to start"}
@@ -68,9 +69,7 @@ class ServerPanel(QWidget):
             self.url_labels[key] = v
         grid.setColumnStretch(1, 1)
         lay.addLayout(grid)
-        self.server_note = QLabel("")
-        self.server_note.setWordWrap(True)
-        set_role(self.server_note, "muted")
+        self.server_note = muted_label("")
         lay.addWidget(self.server_note)
         lay.addWidget(QLabel("Server log"))
         self.log_view = QPlainTextEdit()

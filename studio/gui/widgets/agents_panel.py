@@ -40,6 +40,7 @@ from studio.gui.theme import set_role
 from studio.gui.widgets.confirm import ask_then
 from studio.gui.widgets.field_error import FieldError
 from studio.gui.widgets.flow import FlowLayout
+from studio.gui.widgets.layout import muted_label
 
 
 @dataclass
@@ -129,9 +130,7 @@ class AgentsPanel(QWidget):
         detail = QWidget()
         dl = QVBoxLayout(detail)
         dl.setContentsMargins(0, 4, 0, 0)
-        self.summary = QLabel("Select an agent to see its models and versions.")
-        set_role(self.summary, "muted")
-        self.summary.setWordWrap(True)
+        self.summary = muted_label("Select an agent to see its models and versions.")
         dl.addWidget(self.summary)
         self.versions = QTableWidget(0, 6)
         self.versions.setHorizontalHeaderLabels(["Model", "Version", "Active", "Board", "Created", "Signer"])
@@ -153,9 +152,7 @@ class AgentsPanel(QWidget):
         self.remove_btn.clicked.connect(self._remove_selected)
         btns.add_widgets(self.refresh_btn, self.rollback_btn, self.activate_btn, self.remove_btn)
         dl.addLayout(btns)
-        self.history = QLabel("")
-        set_role(self.history, "muted")
-        self.history.setWordWrap(True)
+        self.history = muted_label("")
         dl.addWidget(self.history)
         split.addWidget(detail)
         split.setSizes([120, 260])

@@ -1,5 +1,5 @@
 """Layout pieces every page repeats: the heading with its one-line explanation, a path field with a button, a
-column of labelled fields, a job's progress bar with its status line."""
+column of labelled fields, a job's progress bar with its status line, a muted explanation."""
 
 from __future__ import annotations
 
@@ -19,6 +19,14 @@ from PySide6.QtWidgets import (
 from studio.gui.theme import set_role
 
 
+def muted_label(text: str = "") -> QLabel:
+    """A word-wrapped label in the theme's muted colour: an explanation, a status line."""
+    label = QLabel(text)
+    label.setWordWrap(True)
+    set_role(label, "muted")
+    return label
+
+
 def add_heading(layout: QBoxLayout, title: str, subtitle: str | None = None) -> tuple[QLabel, QLabel | None]:
     """Add a page heading and, when given, a muted word-wrapped explanation under it."""
     head = QLabel(title)
@@ -26,9 +34,7 @@ def add_heading(layout: QBoxLayout, title: str, subtitle: str | None = None) -> 
     layout.addWidget(head)
     sub = None
     if subtitle is not None:
-        sub = QLabel(subtitle)
-        sub.setWordWrap(True)
-        set_role(sub, "muted")
+        sub = muted_label(subtitle)
         layout.addWidget(sub)
     return head, sub
 
@@ -57,8 +63,6 @@ def progress_and_status(layout: QBoxLayout, status: str = "") -> tuple[QProgress
     bar.setRange(0, 100)
     bar.setValue(0)
     layout.addWidget(bar)
-    label = QLabel(status)
-    label.setWordWrap(True)
-    set_role(label, "muted")
+    label = muted_label(status)
     layout.addWidget(label)
     return bar, label
