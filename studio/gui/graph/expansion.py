@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from studio.gui.graph.compound import LayoutCache, compound_layout
 from studio.gui.graph.hierarchy import (
     FLAT_LIMIT,
@@ -115,6 +117,19 @@ class Expansion:
                 continue
             out[path] = Counter(verdict_of[i] for i in self.hier.descendants(path) if i in verdict_of)
         return out
+
+
+def unit_heat(graph: GraphData, values: dict[str, float], reduce: str = "sum") -> np.ndarray:
+    """0..1 per drawn unit (NaN where nothing was measured): a collapsed group (or a node owning nested
+    bodies) takes the sum of its members (time) or, with ``reduce="max"``, the largest (divergence, error)."""
+    heat = np.full(len(graph.nodes), np.nan)
+    for name, v in values.items():
+        i = graph.index_of(name)
+        if i is not None:
+            x, old = max(0.0, float(v)), heat[i]
+            heat[i] = x if np.isnan(old) else (old + x if reduce == "sum" else max(old, x))
+    top = float(np.nanmax(heat)) if not np.all(np.isnan(heat)) else 0.0
+    return heat / (top or 1.0)
 
 
 ROLLUP_WORDS: dict[str, str] = {"unsupported": "unsupported", "risky": "risky", "unknown": "unknown"}

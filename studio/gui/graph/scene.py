@@ -238,19 +238,13 @@ class GraphScene(QGraphicsScene):
         self._update_rollups()
         self._refresh_tiles()
 
-    def set_heat(self, values: dict[str, float] | None) -> None:
-        """Colour by a per-node number (for example share of run time) instead of verdicts; None turns it off."""
-        if not values:
-            self.heat = None
-        else:
-            # a collapsed group (or a node owning nested bodies) shows the sum of what it holds
-            heat = np.full(len(self.graph.nodes), np.nan)
-            for name, v in values.items():
-                i = self.graph.index_of(name)
-                if i is not None:
-                    heat[i] = max(0.0, float(v)) + (0.0 if np.isnan(heat[i]) else heat[i])
-            top = float(np.nanmax(heat)) if not np.all(np.isnan(heat)) else 0.0
-            self.heat = heat / (top or 1.0)
+    def set_heat(self, values: dict[str, float] | tuple | None) -> None:
+        """Colour by a per-node number instead of verdicts (None turns it off); ``(values, "max")`` makes a
+        collapsed group show its largest member (divergence) instead of the sum (time)."""
+        from studio.gui.graph.expansion import unit_heat
+
+        vals, reduce = values if isinstance(values, tuple) else (values, "sum")
+        self.heat = unit_heat(self.graph, vals, reduce) if vals else None
         self._refresh_tiles()
 
     def set_dynamic(self, tensors: set[str] | None) -> None:

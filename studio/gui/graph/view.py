@@ -241,8 +241,9 @@ class GraphView(GroupsMixin, QGraphicsView):
     def set_dynamic(self, tensors: set[str] | None) -> None:
         self._apply("set_dynamic", set(tensors or ()))
 
-    def set_heat(self, values: dict[str, float] | None) -> None:
-        self._apply("set_heat", dict(values) if values else None)
+    def set_heat(self, values: dict[str, float] | None, reduce: str = "sum") -> None:
+        """Per-node numbers; a collapsed group shows their sum (time) or, ``reduce="max"``, the largest."""
+        self._apply("set_heat", (dict(values), reduce) if values else None)
 
     def set_rollup_words(self, words: dict[str, str] | None) -> None:
         """Which colours the groups count and their words (verdicts by default)."""

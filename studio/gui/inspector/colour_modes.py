@@ -37,7 +37,7 @@ class ColourModes:
             values = netron_values = self.heat
         elif mode == "profile" and page.profiler.report is not None:
             values, netron_values = page.profiler.heat(), page.profiler.netron_heat()
-        page.view.set_heat(values)
+        page.view.set_heat(values, "sum" if mode == "profile" else "max")  # time adds up, an error does not
         if page.netron is not None:
             page.netron.set_heat(netron_values)
         if values is None:
