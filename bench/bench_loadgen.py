@@ -81,11 +81,12 @@ def baseline_modules(rev: str) -> tuple[object, object]:
     import tempfile
 
     tmp = Path(tempfile.mkdtemp(prefix="loadgen-ab-"))
-    names = ["kserve", "loadgen", "http_client"]  # http_client: the client since issue 17 (absent before)
+    # http_client: the client since issue 17, load_types: loadgen's data since then (absent before)
+    names = ["kserve", "loadgen", "http_client", "load_types"]
     for name in names:
         got = subprocess.run(["git", "show", f"{rev}:studio/telemetry/{name}.py"], cwd=ROOT,
                              capture_output=True, text=True)
-        if got.returncode != 0 and name == "http_client":
+        if got.returncode != 0 and name in ("http_client", "load_types"):
             continue
         got.check_returncode()
         src = got.stdout
