@@ -15,7 +15,10 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-import httptools
+try:  # the telemetry extra installs it; a core install imports kserve (build_request) without needing it
+    import httptools
+except ImportError:  # pragma: no cover - exercised by tests/install's core venv
+    httptools = None
 
 if TYPE_CHECKING:
     from studio.telemetry.kserve import Endpoint
@@ -33,6 +36,11 @@ class _ResponseProtocol(asyncio.Protocol):
     (how the load generator drives every connection)."""
 
     def __init__(self) -> None:
+        if httptools is None:
+            from studio.core.errors import InstallError
+
+            raise InstallError("the load generator needs httptools", offending="httptools",
+                               hint="pip install 'deployment-studio[telemetry]'")
         self.transport: asyncio.Transport | None = None
         self.parser = httptools.HttpResponseParser(self)
         self.waiter: asyncio.Future[tuple[int, int]] | None = None
