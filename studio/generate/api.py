@@ -26,7 +26,7 @@ class GenerationResult(Report):
     text: str
     token_ids: list[int]  # the new ids (a stop id, when one ended it, is the last)
     prompt_token_ids: list[int]
-    finish_reason: str  # "stop" | "length" | "max_context"
+    finish_reason: str  # "stop" | "length" | "max_context" | "cancelled"
     ttft_ms: float  # prompt ids in -> first new token (prefill + sampling)
     tokens_per_s: float  # new tokens / total generation time (prefill included)
     decode_tokens_per_s: float | None
@@ -72,7 +72,9 @@ class TextGenerator:
 
     def generate(self, prompt: str | None = None, *, prompt_ids: list[int] | None = None, max_new_tokens: int = 32,
                  sampling: SamplingOptions | None = None, stop_token_ids: list[int] | None = None,
-                 hf_parity: bool = False, on_text: Callable[[str], None] | None = None) -> GenerationResult:
+                 hf_parity: bool = False, on_text: Callable[[str], None] | None = None,
+                 should_stop: Callable[[], bool] | None = None) -> GenerationResult:
+        """``should_stop``: asked after each token (the studio runtime only); True ends it "cancelled"."""
         sampling = (sampling or SamplingOptions()).check()
         if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, int) or max_new_tokens < 1:
             raise InputError(f"--max-new-tokens must be >= 1, got {max_new_tokens}", offending="--max-new-tokens",
@@ -84,7 +86,8 @@ class TextGenerator:
         encode_ms = (time.perf_counter() - t0) * 1e3
         stops = set(self.gen.eos_token_ids if stop_token_ids is None else stop_token_ids)
         emit = self._streamer(on_text) if on_text is not None else None
-        out = self.runtime.generate(ids, max_new_tokens, sampling, stops, on_token=emit)
+        stop_hook = {} if should_stop is None else {"should_stop": should_stop}
+        out = self.runtime.generate(ids, max_new_tokens, sampling, stops, on_token=emit, **stop_hook)
         text = self._decode(out.token_ids)
         result = GenerationResult(
             text=text, token_ids=out.token_ids, prompt_token_ids=ids, finish_reason=out.finish_reason,

@@ -34,7 +34,7 @@ class GenerationOutput:
     """Token ids out of one generation, why it stopped, and its timings (seconds)."""
 
     token_ids: list[int]
-    finish_reason: str  # "stop" (a stop token, kept as the last id) | "length" | "max_context"
+    finish_reason: str  # "stop" (a stop token, kept as the last id) | "length" | "max_context" | "cancelled"
     prompt_tokens: int
     ttft_s: float  # prompt ids in -> first new token chosen (the prefill step + sampling)
     total_s: float
@@ -89,9 +89,10 @@ class DecoderRuntime:
     # --------------------------------------------------------------------------------------------- loop
     def generate(self, prompt_ids: list[int], max_new_tokens: int, sampling: SamplingOptions | None = None,
                  stop_ids: set[int] | None = None, on_token: Callable[[int], None] | None = None,
-                 record_logits: bool = False) -> GenerationOutput:
+                 record_logits: bool = False, should_stop: Callable[[], bool] | None = None) -> GenerationOutput:
         """Prefill ``prompt_ids`` (one run with a zero-length past), then one step per new token until a stop
-        id, ``max_new_tokens`` or the exported context is reached. The caller checks its inputs first."""
+        id, ``max_new_tokens`` or the exported context is reached. The caller checks its inputs first.
+        ``should_stop`` (the serving agent's cancel hook) is asked after each token: True ends it "cancelled"."""
         sampler = Sampler(sampling or SamplingOptions())
         stops = set(stop_ids or ())
         capacity = min(self.gen.max_context, len(prompt_ids) + max_new_tokens)
@@ -114,6 +115,9 @@ class DecoderRuntime:
             if on_token is not None:
                 on_token(tok)
             past += len(new)
+            if should_stop is not None and should_stop():
+                reason = "cancelled"
+                break
             if tok in stops:
                 reason = "stop"
                 break
