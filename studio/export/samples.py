@@ -248,6 +248,38 @@ def _build_qwen2(out: Path) -> None:
     tok.save_pretrained(out)
 
 
+def _build_llava(out: Path) -> None:
+    """LLaVA (CLIP vision tower + 2-layer projector + Llama decoder); the processor expands ``<image>`` to the
+    tower's 16 patch tokens (32x32 image, patch 8, the CLS token dropped by the "default" strategy)."""
+    from transformers import (
+        CLIPImageProcessor,
+        LlavaConfig,
+        LlavaForConditionalGeneration,
+        LlavaProcessor,
+        Qwen2Tokenizer,
+    )
+
+    specials = ["<|endoftext|>", "<image>", "<|im_end|>"]
+    vocab, merges = _byte_bpe(specials)
+    tok = Qwen2Tokenizer(vocab=vocab, merges=merges, model_max_length=128, errors="replace")
+    tok.add_special_tokens({"additional_special_tokens": specials[1:]})
+    cfg = LlavaConfig(
+        vision_config=dict(model_type="clip_vision_model", hidden_size=32, intermediate_size=37,
+                           num_hidden_layers=2, num_attention_heads=4, image_size=32, patch_size=8),
+        text_config=dict(model_type="llama", vocab_size=len(vocab), hidden_size=32, intermediate_size=37,
+                         num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+                         max_position_embeddings=128, bos_token_id=vocab["<|endoftext|>"],
+                         eos_token_id=vocab["<|im_end|>"], pad_token_id=vocab["<|endoftext|>"]),
+        image_token_index=vocab["<image>"], image_seq_length=16, vision_feature_layer=-2,
+        vision_feature_select_strategy="default",
+    )
+    _seed()
+    LlavaForConditionalGeneration(cfg).eval().save_pretrained(out)
+    image = CLIPImageProcessor(size={"shortest_edge": 32}, crop_size={"height": 32, "width": 32})
+    LlavaProcessor(image_processor=image, tokenizer=tok, patch_size=8, vision_feature_select_strategy="default",
+                   num_additional_image_tokens=1).save_pretrained(out)
+
+
 def _build_branchy(out: Path) -> None:
     from studio.export.custom_models import BranchyConfig, BranchyModel
 
@@ -271,6 +303,8 @@ SAMPLES: dict[str, Sample] = {s.name: s for s in (
                "AutoProcessor needs torchvision for Qwen2-VL (its video processor); without it load "
                "AutoImageProcessor + AutoTokenizer from the folder (pixel_values, image_grid_thw, input_ids)",)),
     Sample("tiny-qwen2", "Qwen2 decoder-only text LM (generation with a KV cache)", ("text",), _build_qwen2),
+    Sample("tiny-llava", "LLaVA vision-language model (CLIP tower + projector + Llama decoder)", ("text", "vision"),
+           _build_llava),
     Sample("tiny-branchy", "custom model whose forward depends on tensor values (diagnosis demo)", ("text",),
            _build_branchy),
 )}

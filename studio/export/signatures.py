@@ -47,7 +47,7 @@ class Recipe:
     outputs: list[str]  # fields of the model output, in order
     expected_tokenizer: str | None = None
     forward_kwargs: dict[str, Any] = field(default_factory=dict)
-    split: str | None = None  # "dual_encoder" | "encoder_decoder" | "vlm_decoder" | "single_stream" | None
+    split: str | None = None  # "dual_encoder" | "encoder_decoder" | "vlm_decoder" | "vlm_llava" | "single_stream"
     # masks the wrapper fills with ones when not in the signature (mask -> input it mirrors): without one,
     # transformers probes position_ids for packed sequences with aten::diff, which TorchScript cannot export
     fill_masks: dict[str, str] = field(default_factory=dict)
@@ -72,6 +72,9 @@ RECIPES: dict[str, Recipe] = {r.model_type: r for r in (
            [("text", "input_ids"), ("text", "attention_mask"), ("vision", "pixel_values"),
             ("vision", "image_grid_thw")], ["logits"], "Qwen2Tokenizer", forward_kwargs={"use_cache": False},
            split="vlm_decoder"),
+    Recipe("llava", "LlavaForConditionalGeneration",
+           [("text", "input_ids"), ("text", "attention_mask"), ("vision", "pixel_values")], ["logits"],
+           forward_kwargs={"use_cache": False}, split="vlm_llava"),  # image tokens: studio/export/llava.py
     Recipe("qwen2", "Qwen2ForCausalLM", [("text", "input_ids"), ("text", "attention_mask")], ["logits"],
            "Qwen2Tokenizer", forward_kwargs={"use_cache": False}),  # --no-with-past; --with-past: stages/past.py
     Recipe("studio-branchy", "AutoModel", [("text", "input_ids"), ("text", "attention_mask")],

@@ -35,7 +35,7 @@ class Part:
     standalone: bool = False  # not in the chain: validated alone against its own torch module
 
 
-SPLIT_KINDS = ("dual_encoder", "encoder_decoder", "vlm_decoder", "single_stream")
+SPLIT_KINDS = ("dual_encoder", "encoder_decoder", "vlm_decoder", "vlm_llava", "single_stream")
 # axes of the parts that follow from a signature axis: kept dynamic when that axis is
 DERIVED_AXES = {"image_batch": "batch", "text_batch": "batch", "image_tokens": "patches"}
 
@@ -210,6 +210,10 @@ def plan_parts(kind: str | None, model: nn.Module, specs: list[InputSpec], model
             Part("text", "text", CausalLMLogits(model), ["input_ids", "attention_mask"], ["logits"], text, logits,
                  standalone=True),
         ]
+    if kind == "vlm_llava":  # tower -> projector -> decoder, + text-only decoder
+        from studio.export.llava import plan_parts as llava_parts
+
+        return llava_parts(model, names)
     if kind == "single_stream":
         if "input_ids" not in names or "pixel_values" not in names:
             raise InputError("--split-modalities needs both text:input_ids and vision:pixel_values in the signature",

@@ -41,7 +41,8 @@ def build_example_inputs(run: ExportRun, model: Any) -> ExampleInputs:
 
     options, recipe, specs, config = run.options, run.recipe, run.specs, run.config
     input_names = run.input_names
-    output_names = list(recipe.outputs) or discover_outputs(model, specs, config)
+    make_feeds = family_feeds(run, model)  # per family: image tokens for LLaVA-style models
+    output_names = list(recipe.outputs) or discover_outputs(model, specs, config, make_feeds)
     wrapper = NamedWrapper(model, input_names, output_names, recipe.forward_kwargs, recipe.fill_masks).eval()
     export_wrapper = wrapper
     if recipe.model_type == "qwen2_vl" and "pixel_values" in input_names:
@@ -53,20 +54,44 @@ def build_example_inputs(run: ExportRun, model: Any) -> ExampleInputs:
                                    "computed with tensor ops (the HF code uses .tolist()/loops a trace would "
                                    "freeze); parity is checked against the unmodified HF forward")
     cases = case_specs(specs, max(2, int(options.validation_cases)))
-    feeds0 = make_inputs(specs, config, cases[0])
+    if make_feeds is not None and recipe.model_type == "llava" and output_names == ["logits"] \
+            and input_names == ["input_ids", "attention_mask", "pixel_values"]:
+        from studio.export.llava import LlavaFull, LlavaReference
+
+        wrapper = NamedWrapper(LlavaReference(model), input_names, output_names).eval()
+        export_wrapper = NamedWrapper(LlavaFull(model), input_names, output_names).eval()
+    feeds0 = (make_feeds or (lambda case: make_inputs(specs, config, case)))(cases[0])
     args0 = tuple(to_torch(feeds0[n]) for n in input_names)
     dynamic_axes = {s.name: dict(s.dynamic_axes) for s in specs}
     return ExampleInputs(input_names, output_names, wrapper, export_wrapper, cases, feeds0, args0, dynamic_axes,
-                         axis_limits(config))
+                         axis_limits(config), make_feeds=make_feeds)
 
 
-def discover_outputs(model: Any, specs: list[InputSpec], config: dict[str, Any]) -> list[str]:
-    """Generic models: the tensor fields the model returns on the traced inputs."""
+def family_feeds(run: ExportRun, model: Any) -> Callable[[Any], dict[str, np.ndarray]] | None:
+    """Case -> feeds for a family whose forward rejects plain random inputs (None: the generic ones do).
+    LLaVA-style: as many image-token ids per row as the tower returns features for one image."""
+    from studio.export import llava
+    from studio.export.validate import _id_limit
+
+    names = set(run.input_names)
+    if not ({"input_ids", "pixel_values"} <= names and llava.is_llava_style(run.config, model)):
+        return None
+    spec = next(s for s in run.specs if s.name == "pixel_values")
+    tokens = llava.image_tokens_per_image(model, list(spec.example_shape))
+    limit = _id_limit(run.config)
+    run.job.log(f"example inputs: {tokens} image tokens per image (the vision tower's features for one image)")
+    return lambda case: llava.make_inputs(run.specs, run.config, case, tokens, limit)
+
+
+def discover_outputs(model: Any, specs: list[InputSpec], config: dict[str, Any],
+                     make_feeds: Callable[[Any], dict[str, np.ndarray]] | None = None) -> list[str]:
+    """Generic models: the tensor fields the model returns on the traced inputs (the family's, if it has any)."""
     import torch
 
     from studio.export.validate import CaseSpec, make_inputs
 
-    feeds = make_inputs(specs, config, CaseSpec("probe", {}, 0))
+    probe = CaseSpec("probe", {}, 0)
+    feeds = make_feeds(probe) if make_feeds is not None else make_inputs(specs, config, probe)
     with torch.no_grad():
         out = model(**{k: to_torch(v) for k, v in feeds.items()})
     if isinstance(out, torch.Tensor):
