@@ -61,6 +61,9 @@ class GenerationConfig:
     source_model_dir: str | None = None  # the HF folder it was exported from (HF parity at generate time)
     validation: dict[str, Any] = field(default_factory=dict)  # the export's generation-parity summary
     schema_version: int = 1
+    kind: str = "decoder-only"  # "vlm": a vision graph (parts["vision"]) feeds the decoder (studio.generate.vlm)
+    parts: dict[str, str] = field(default_factory=dict)  # other graphs by role -> file name
+    vision: dict[str, Any] = field(default_factory=dict)  # VLM: image token id, patch / merge size, min/max pixels
 
     @property
     def has_position_ids(self) -> bool:
@@ -141,10 +144,12 @@ def genai_config(gen: GenerationConfig) -> dict[str, Any]:
 
 
 def write_files(gen: GenerationConfig, folder: Path) -> list[Path]:
-    """generation.json and genai_config.json into ``folder``; returns their paths."""
+    """generation.json and (decoder-only) genai_config.json into ``folder``; returns their paths."""
     folder.mkdir(parents=True, exist_ok=True)
     paths = [folder / GENERATION_FILE, folder / GENAI_FILE]
     paths[0].write_text(json.dumps(gen.to_dict(), indent=2) + "\n", encoding="utf-8")
+    if gen.kind != "decoder-only":  # onnxruntime-genai has no form for the studio's VLM layout (see vlm.py)
+        return paths[:1]
     paths[1].write_text(json.dumps(genai_config(gen), indent=2) + "\n", encoding="utf-8")
     return paths
 
