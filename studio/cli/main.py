@@ -31,6 +31,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "verify": ("studio.cli.verify_cmd", "verify a signed edge bundle offline"),
     "deploy": ("studio.cli.deploy_cmd", "deploy a bundle to an edge agent"),
     "agent": ("studio.cli.agent_cmd", "query or roll back an edge agent"),
+    "fleet": ("studio.cli.fleet_cmd", "fleets of edge agents: staged rollouts gated by an SLA tier"),
     "bench": ("studio.cli.bench_cmd", "drive load against a KServe v2 server and judge SLAs"),
     "report": ("studio.cli.report_cmd", "render a telemetry recording"),
     "compile": ("studio.cli.compile_cmd", "compile ONNX with TVM Relax for an edge target"),
