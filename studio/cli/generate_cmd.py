@@ -1,8 +1,9 @@
-"""`studio generate EXPORT_DIR --prompt TEXT [...]`: run an exported decoder locally and print the answer.
+"""`studio generate EXPORT_DIR --prompt TEXT [--image FILE] [...]`: run an exported decoder (or a Qwen2-VL export:
+vision graph + decoder) locally and print the answer.
 
 Exit codes: 0 generated; 2 bad input (no generation.json, an empty or too long prompt, --max-new-tokens < 1, a
-negative --temperature, --top-p outside (0, 1], --image / --audio for a text-only model). Torch is imported only
-for --hf-parity (HF generate() on the source folder as the reference).
+negative --temperature, --top-p outside (0, 1], --image / --audio for a text-only model, an unreadable --image).
+Torch is imported only for --hf-parity (HF generate() on the source folder as the reference).
 """
 
 from __future__ import annotations
@@ -52,9 +53,17 @@ def run(args: argparse.Namespace) -> int:
     from studio.generate.api import TextGenerator
     from studio.generate.config import read_generation
     from studio.generate.sampling import SamplingOptions
+    from studio.generate.vlm import export_kind, open_vlm
 
+    from studio.generate.speech_config import KIND, record_kind
+
+    if record_kind(args.export_dir) == KIND:  # a Whisper export: --audio (studio.cli.generate_speech)
+        from studio.cli.generate_speech import run_speech
+
+        return run_speech(args)
     read_generation(args.export_dir)  # a folder without a decoder is the first error, before the flags
-    for flag, value in (("--image", args.image), ("--audio", args.audio)):
+    vlm = export_kind(args.export_dir) == "vlm"  # Qwen2-VL: --image (optional) + --prompt
+    for flag, value in (("--image", None if vlm else args.image), ("--audio", args.audio)):
         if value is not None:
             raise InputError(f"{flag} given, but this model takes text only", offending=flag,
                              hint="pass --prompt TEXT; image and audio inputs come with the VLM and speech exports")
@@ -64,7 +73,9 @@ def run(args: argparse.Namespace) -> int:
     if args.threads is not None and args.threads < 1:
         raise InputError(f"--threads must be >= 1, got {args.threads}", offending="--threads", hint="for example 1")
     sampling = SamplingOptions(args.temperature, args.top_k, args.top_p, args.seed).check()
-    gen = TextGenerator(args.export_dir, threads=args.threads, io_binding=args.io_binding, runtime=args.runtime)
+    gen = open_vlm(args.export_dir, args.threads, args.runtime, args.io_binding) if vlm else \
+        TextGenerator(args.export_dir, threads=args.threads, io_binding=args.io_binding, runtime=args.runtime)
+    image = {"image": args.image} if vlm else {}
     stream = args.stream and not args.json
 
     def show(piece: str) -> None:
@@ -73,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
 
     result = gen.generate(args.prompt, prompt_ids=args.prompt_ids, max_new_tokens=args.max_new_tokens,
                           sampling=sampling, stop_token_ids=args.stop_token_id, hf_parity=args.hf_parity,
-                          on_text=show if stream else None)
+                          on_text=show if stream else None, **image)
     if args.json:
         print(json.dumps(result.to_dict(), indent=2))
         return 0

@@ -95,7 +95,12 @@ def validate_generation(run: ExportRun, model: Any, progress: Callable[[float], 
                         ) -> list[tuple[Path, str, str | None]]:
     """Greedy generation parity with HF generate; writes the generation files into the temp folder."""
     from studio.export import diagnose as dg
+    from studio.export.stages.past import VLM_WITH_PAST
 
+    if run.config.get("model_type") in VLM_WITH_PAST:
+        from studio.export.stages.vlm_generation import validate_vlm_generation
+
+        return validate_vlm_generation(run, model, progress)
     report, job = run.report, run.job
     try:
         gen, check, results = _generate_both(run, model, progress)

@@ -21,7 +21,8 @@ from studio.export.validate import CaseSpec, _id_limit
 from studio.generate.config import CacheLayout, layout_from_config
 
 TRACE = {"batch": 2, "sequence": 3, "past_sequence": 5}
-NOT_YET = {"whisper": "Whisper (encoder-decoder, cross-attention cache)", "qwen2_vl": "Qwen2-VL (M-RoPE decoder)"}
+NOT_YET = {"whisper": "Whisper (encoder-decoder, cross-attention cache)"}
+VLM_WITH_PAST = ("qwen2_vl",)  # vision graph + M-RoPE decoder with past (studio.export.qwen2_vl_past)
 
 
 def is_decoder_only(config: dict[str, Any]) -> bool:
@@ -34,7 +35,7 @@ def resolve_with_past(options: ExportOptions, config: dict[str, Any]) -> tuple[b
     decoder this step does not cover yet. An explicit ``--with-past`` that cannot be honoured is an InputError."""
     mt = str(config.get("model_type"))
     want = options.with_past
-    decoder = is_decoder_only(config)
+    decoder = is_decoder_only(config) or mt in VLM_WITH_PAST
     if want and options.input_signature is not None:
         raise InputError("--with-past and --input-signature do not combine", offending="--input-signature",
                          hint="with a KV cache the signature is the decoder's own (ids, mask, positions, cache); "
@@ -89,6 +90,10 @@ def past_notes(options: ExportOptions, config: dict[str, Any]) -> list[str]:
 
 def decoder_specs(config: dict[str, Any], layout: CacheLayout | None = None) -> list[InputSpec]:
     """input_ids, attention_mask (batch, total_sequence = past + sequence), position_ids, then the cache."""
+    if config.get("model_type") in VLM_WITH_PAST:
+        from studio.export.qwen2_vl_past import vlm_decoder_specs
+
+        return vlm_decoder_specs(config, layout)
     c = layout or layout_from_config(config)
     b, s, p = TRACE["batch"], TRACE["sequence"], TRACE["past_sequence"]
     specs = [InputSpec("text", "input_ids", {0: "batch", 1: "sequence"}, "int64", [b, s]),
@@ -138,6 +143,10 @@ def build_past_inputs(run: ExportRun, model: Any) -> ExampleInputs:
     from studio.export import diagnose as dg
     from studio.export.decoder import DecoderWithPast, probe_cache
 
+    if run.config.get("model_type") in VLM_WITH_PAST:
+        from studio.export.qwen2_vl_past import build_vlm_past_inputs
+
+        return build_vlm_past_inputs(run, model)
     layout = layout_from_config(run.config)
     try:
         shapes = probe_cache(model)
