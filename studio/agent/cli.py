@@ -36,6 +36,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="largest decompressed / compressed size of a request body (larger: 413)")
     p.add_argument("--max-inflight", type=int, default=64,
                    help="requests in flight per model, HTTP and gRPC together (more: 503 with Retry-After)")
+    p.add_argument("--max-generations", type=int, default=2,
+                   help="generate / generate_stream requests running per model; more answer 503 (default 2)")
     p.add_argument("--read-timeout", type=float, default=30.0,
                    help="seconds a client may take between two chunks of a request body (then 408)")
     p.add_argument("--header-timeout", type=float, default=10.0,
@@ -182,12 +184,13 @@ def _limits(args: argparse.Namespace) -> Any:
     from studio.core.errors import InputError
 
     for flag in ("max_request_mb", "max_inflate_mb", "max_inflate_ratio", "max_inflight", "read_timeout",
-                 "header_timeout"):
+                 "header_timeout", "max_generations"):
         if getattr(args, flag) <= 0:
             raise InputError(f"--{flag.replace('_', '-')} must be positive", offending=str(getattr(args, flag)),
                              hint="the defaults are safe for edge models; raise one for large batches")
     return Limits(max_body_bytes=int(args.max_request_mb * MIB), max_decompressed_bytes=int(args.max_inflate_mb * MIB),
-                  max_ratio=args.max_inflate_ratio, read_timeout_s=args.read_timeout, max_inflight=args.max_inflight)
+                  max_ratio=args.max_inflate_ratio, read_timeout_s=args.read_timeout, max_inflight=args.max_inflight,
+                  max_generations=args.max_generations)
 
 
 if __name__ == "__main__":

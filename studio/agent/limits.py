@@ -30,11 +30,12 @@ class Limits:
     read_timeout_s: float = 30.0  # between two body chunks
     max_inflight: int = 64  # per model, running or queued; more answer 503
     retry_after_s: int = 1
+    max_generations: int = 2  # generate / generate_stream running per model (each holds a KV cache); more: 503
 
     def describe(self) -> dict[str, Any]:
         return {"max_body_bytes": self.max_body_bytes, "max_decompressed_bytes": self.max_decompressed_bytes,
                 "max_ratio": self.max_ratio, "read_timeout_s": self.read_timeout_s,
-                "max_inflight": self.max_inflight}
+                "max_inflight": self.max_inflight, "max_generations": self.max_generations}
 
 
 class LimitExceeded(Exception):

@@ -84,6 +84,18 @@ class AgentMetrics:
         self.stage_queue = Gauge("studio_agent_stage_queue_depth", "Staged pipeline: requests waiting per stage",
                                  ["model", "stage"], registry=r)
         self._stage_children: dict[tuple[str, str], tuple[Any, Any]] = {}
+        # generate / generate_stream (studio.agent.generate_routes): requests, output tokens, TTFT, inter-token
+        self.generate_requests = Counter("studio_agent_generate_requests", "Generate requests",
+                                         ["model", "outcome"], registry=r)
+        self.generate_tokens = Counter("studio_agent_generate_output_tokens", "Tokens generated", ["model"],
+                                       registry=r)
+        self.generate_finished = Counter("studio_agent_generate_finished", "Generations ended, by finish reason "
+                                         "(cancelled: the client went away)", ["model", "reason"], registry=r)
+        self.generate_ttft = Histogram("studio_agent_generate_ttft_seconds", "Request in -> first text out",
+                                       ["model"], buckets=LATENCY_BUCKETS, registry=r)
+        self.generate_itl = Histogram("studio_agent_generate_inter_token_seconds",
+                                      "Mean time between tokens, one observation per generation", ["model"],
+                                      buckets=LATENCY_BUCKETS, registry=r)
         self.sensors = sensors or Sensors()
         r.register(_SystemCollector(self.sensors, core))
 
@@ -95,6 +107,13 @@ class AgentMetrics:
             self._stage_children[(model, stage)] = c
         c[0].observe(max(queue_s, 0.0))
         c[1].observe(max(service_s, 0.0))
+
+    def observe_generation(self, model: str, reason: str, tokens: int, ttft_s: float, itl_s: float | None) -> None:
+        self.generate_tokens.labels(model).inc(tokens)
+        self.generate_finished.labels(model, reason).inc()
+        self.generate_ttft.labels(model).observe(max(ttft_s, 0.0))
+        if itl_s is not None:
+            self.generate_itl.labels(model).observe(max(itl_s, 0.0))
 
     def render(self) -> bytes:
         from prometheus_client import generate_latest

@@ -46,6 +46,7 @@ class ServedModel:
     output_names: list[str] = field(default_factory=list)
     avg_run_s: float = 1.0  # moving average of session.run time; starts "slow" until measured
     raw_inputs: dict[str, Any] = field(default_factory=dict)  # name -> preprocess.RawInput (staged pipeline)
+    generation: Any = None  # studio.agent.generation model (generate routes) when the bundle marks it one
 
     #: models whose runs average below this are run on the event loop itself: a thread hand-off would cost
     #: more than the run (sub-millisecond edge models), while slower ones go to the worker pool
@@ -97,7 +98,14 @@ class ServedModel:
         return d
 
     def warmup(self) -> float:
-        """Run one request of zeros (dynamic dims = 1); raises ModelError when the model cannot answer it."""
+        """Run one request of zeros (dynamic dims = 1); raises ModelError when the model cannot answer it.
+        A generation model warms up by generating (zeros cannot feed a KV cache of consistent lengths)."""
+        if self.generation is not None:
+            try:
+                return float(self.generation.warmup())
+            except Exception as exc:
+                raise ModelError(f"warm-up generation failed on {self.name} {self.version}: {exc}",
+                                 offending=str(self.path), hint="try the export with `studio generate`") from exc
         feed = {}
         for t in self.inputs:
             shape = [d if d > 0 else 1 for d in t.shape]
@@ -209,15 +217,22 @@ def _load_models(dep: Deployment, models_spec: list[dict[str, Any]], runtime: di
             models[spec["name"]] = loader(directory, spec, manifest, runtime, board=board)
             continue
         path = directory / spec["path"]
+        gen = None
+        if spec.get("generation"):  # an export with its KV cache: the generate routes run it (one session)
+            from studio.agent.generation import load_generation
+
+            gen = load_generation(path.parent, threads=opts.intra_op_num_threads or None)
         try:
-            sess = ort.InferenceSession(str(path), sess_options=opts, providers=providers)
+            sess = gen.generator.runtime.session if gen is not None else \
+                ort.InferenceSession(str(path), sess_options=opts, providers=providers)
         except Exception as exc:
             raise ModelError(f"ONNX Runtime cannot load {spec['path']}: {exc}", offending=str(path),
                              hint="check the model with `studio inspect`") from exc
         outs = sess.get_outputs()
         models[spec["name"]] = ServedModel(name=spec["name"], version=manifest.version, path=path, session=sess,
                                            inputs=_specs(sess.get_inputs()), outputs=_specs(outs),
-                                           providers=sess.get_providers(), output_names=[o.name for o in outs])
+                                           providers=sess.get_providers(), output_names=[o.name for o in outs],
+                                           generation=gen)
         if spec.get("raw_inputs"):  # processor files declared by `studio package`: loaded (and checked) now
             from studio.agent.preprocess import build_preprocessors
 

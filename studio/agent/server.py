@@ -24,6 +24,7 @@ from starlette.concurrency import run_in_threadpool
 
 from studio import __version__
 from studio.agent.core import AgentCore, unknown_model
+from studio.agent.generate_routes import mount_generate
 from studio.agent.kserve import ProtocolError, decode_request, dumps, encode_response
 from studio.agent.limits import InflightGate, LimitExceeded, Limits, decompress, read_body
 from studio.agent.metrics import AgentMetrics
@@ -77,7 +78,7 @@ def create_app(core: AgentCore, metrics: AgentMetrics | None = None, workers: in
     @app.get("/v2")
     async def server_metadata() -> JSONResponse:
         return JSONResponse({"name": "studio-agent", "version": __version__,
-                             "extensions": ["binary_tensor_data", "model_repository", "statistics"]})
+                             "extensions": ["binary_tensor_data", "model_repository", "statistics", "generate"]})
 
     # Triton's statistics extension (studio.agent.statistics); before /v2/models/{name}, which would take "stats"
     @app.get("/v2/models/stats")
@@ -191,6 +192,7 @@ def create_app(core: AgentCore, metrics: AgentMetrics | None = None, workers: in
     fast = InferFastPath(app, core, metrics, executor, otel=otel, pre_workers=pre_workers,
                          pipeline_depth=pipeline_depth, limits=limits,
                          infer_token=infer_token.encode() if infer_token else None)
+    fast.generation_slots = mount_generate(app, core, metrics, fast.limits)  # Triton's generate extension
     return fast
 
 
@@ -221,6 +223,7 @@ class InferFastPath:
         self.pre_workers, self.pipeline_depth = pre_workers, pipeline_depth
         self._pipelines: dict[int, tuple[Any, StagedPipeline]] = {}  # id(ServedModel) -> (model, pipeline)
         self._pipelines_lock = threading.Lock()
+        self.generation_slots: Any = None  # studio.agent.generate_routes.mount_generate's GenerationSlots
 
     def _infer_authorized(self, scope: dict) -> bool:
         for k, v in scope["headers"]:

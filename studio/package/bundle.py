@@ -59,7 +59,8 @@ VERDICT_ORDER = {"pass": 0, "unknown": 1, "risky": 2, "fail": 3}
 COMPANION_FILES = ("config.json", "generation_config.json", "tokenizer.json", "tokenizer_config.json",
                    "special_tokens_map.json", "vocab.txt", "vocab.json", "merges.txt", "tokenizer.model",
                    "spiece.model", "sentencepiece.bpe.model", "preprocessor_config.json", "processor_config.json",
-                   "added_tokens.json", "chat_template.json", "export-report.json")
+                   "added_tokens.json", "chat_template.json", "export-report.json",
+                   "generation.json", "genai_config.json")  # a KV-cache export (studio.generate): the agent generates
 
 
 @dataclass
@@ -211,6 +212,21 @@ def _io_of(path: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         return {"name": v.name, "datatype": onnx_elem_to_kserve(t.elem_type), "shape": shape}
 
     return [desc(v) for v in g.input if v.name not in inits], [desc(v) for v in g.output]
+
+
+def _generation_of(onnx_rel: str, files: dict[str, Path]) -> dict[str, Any]:
+    """The generation record of a packed decoder exported with its KV cache (generation.json beside it naming
+    this file), as runtime.json carries it; {} for any other model."""
+    folder = onnx_rel.rsplit("/", 1)[0]
+    path = files.get(f"{folder}/generation.json")
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8")) if path is not None else {}
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(raw, dict) or raw.get("model_file") != onnx_rel.rsplit("/", 1)[1]:
+        return {}
+    return {"config": f"{folder}/generation.json", "kind": str(raw.get("kind") or "decoder-only"),
+            "model_type": raw.get("model_type"), "max_context": raw.get("max_context")}
 
 
 def served_names(name: str, onnx_files: list[str]) -> dict[str, str]:
@@ -372,6 +388,9 @@ def build_bundle(source: Path | str, board: str | BoardProfile, signing_key: Any
         raw_inputs = declare_raw_inputs(inputs, src.files[p].parent, p.rsplit("/", 1)[0])  # agent pipeline
         if raw_inputs:
             models[-1]["raw_inputs"] = raw_inputs
+        generation = _generation_of(p, src.files)
+        if generation:  # the agent serves it on /generate too (studio.agent.generation)
+            models[-1]["generation"] = generation
     runtime = {"schema_version": 1, "runtime": cp.runtime_name(csrc) if csrc is not None else profile.runtime,
                "board": profile.id,
                "execution_providers": profile.execution_providers, "models": models}

@@ -19,6 +19,7 @@ from studio.core.reports import Report
 from studio.triton import config as tc
 from studio.triton import repo_files as rf
 from studio.triton.dtypes import onnx_to_config, onnx_type_name
+from studio.triton.generate_repo import add_generation_model, generation_folder
 from studio.triton.onnx_io import OnnxSignature, TensorSig, read_signature
 from studio.triton.repo_files import ENV_FILE, TRUST_DIR, default_site_packages, repo_models, studio_path
 
@@ -144,9 +145,7 @@ def decide_batching(sigs: list[OnnxSignature], requested: int | None) -> tuple[i
     fixed = [f"{t.name} (dims {t.dims})" for s in sigs for t in s.inputs + s.outputs
              if t.rank == 0 or not t.is_dynamic(0)]
     if requested is None:
-        if fixed:
-            return 0, [f"max_batch_size 0: no dynamic batch dim on {', '.join(fixed)}"]
-        return 8, []
+        return (0, [f"max_batch_size 0: no dynamic batch dim on {', '.join(fixed)}"]) if fixed else (8, [])
     if requested > 0 and fixed:
         raise InputError(f"--max-batch-size {requested} needs a dynamic first (batch) dim, but these tensors have "
                          f"a fixed one: {', '.join(fixed)}", offending=fixed[0].split(" ")[0],
@@ -433,6 +432,8 @@ def build_repo(opts: BuildOptions, job: JobState | None = None) -> BuildReport:
         raise InputError(f"repository path {opts.repo} is a file", offending=str(opts.repo))
     opts.repo.mkdir(parents=True, exist_ok=True)
     report = BuildReport(repo=str(opts.repo), name=opts.name, entry_model=opts.name)
+    if (gen_folder := generation_folder(opts.model)) is not None:  # a KV-cache export: one decoupled model
+        return add_generation_model(opts, gen_folder, report, job)
     tokenizer = _find_tokenizer(opts)
 
     folder = opts.model if opts.model.is_dir() else None
@@ -495,5 +496,4 @@ def _find_processor(opts: BuildOptions, folder: Path | None) -> Path | None:
 
 
 __all__ = ["BuildOptions", "BuildReport", "BuiltModel", "build_repo", "model_config", "decide_batching",
-           "default_site_packages", "find_parts", "repo_models", "studio_path", "ENV_FILE",
-           "TRUST_DIR"]
+           "default_site_packages", "find_parts", "repo_models", "studio_path", "ENV_FILE", "TRUST_DIR"]

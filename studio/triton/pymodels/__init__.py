@@ -10,3 +10,4 @@ from pathlib import Path
 ONNX_MODEL = Path(__file__).with_name("onnx_model.py")
 TOKENIZER_MODEL = Path(__file__).with_name("tokenizer_model.py")
 ROUTER_MODEL = Path(__file__).with_name("router_model.py")
+GENERATE_MODEL = Path(__file__).with_name("generate_model.py")  # decoupled; imports the studio (see its docstring)

@@ -1,0 +1,250 @@
+"""Triton's generate extension on the agent: ``POST /v2/models/{m}[/versions/{v}]/generate`` and ``generate_stream``.
+
+``generate`` answers one JSON object (``model_name``, ``model_version``, ``text_output``, ``finish_reason``,
+``usage``); ``generate_stream`` answers server-sent events, one ``data: {...}`` per text piece with
+``text_output``, the last one carrying ``finish_reason`` and ``usage`` (prompt / completion tokens, ttft_ms,
+tokens_per_s). The request is checked before a slot is taken (400 naming the field); a model already running
+``--max-generations`` generations answers 503 with Retry-After. The generation runs in its own thread and
+hands text pieces to the event loop through an asyncio queue; when the client goes away (a disconnect, or a
+failed send) a stop flag is set, the runtime ends at its next token and the slot is freed. The inference
+token (``--infer-token-file``) is checked by the fast path in front of these routes, as for ``/infer``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+import time
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse
+from starlette.responses import Response
+
+from studio.agent.core import AgentCore, unknown_model
+from studio.agent.generation import GenerateInputError, GenerationSlots, StopStrings
+from studio.agent.limits import LimitExceeded, Limits, decompress, read_body
+from studio.agent.metrics import AgentMetrics
+from studio.agent.responses import error_response
+
+UNKNOWN_MODEL = "unknown"
+_SSE_HEADERS = [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-cache"),
+                (b"x-accel-buffering", b"no")]
+
+
+def _sse(obj: dict[str, Any]) -> bytes:
+    return b"data: " + json.dumps(obj, separators=(",", ":")).encode() + b"\n\n"
+
+
+class _Run:
+    """One generation in its worker thread: text pieces and the end go to the loop's queue."""
+
+    def __init__(self, name: str, m: Any, req: Any, metrics: AgentMetrics, slots: GenerationSlots,
+                 t0: float) -> None:
+        self.name, self.m, self.req, self.metrics, self.slots, self.t0 = name, m, req, metrics, slots, t0
+        self.loop = asyncio.get_running_loop()
+        self.queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
+        self.cancel = threading.Event()
+        self.first: float | None = None
+        self.stops = StopStrings(req.stop)
+        self.client_gone = False
+        self.raw = ""  # the text pieces the runtime's streamer gave, before stop strings
+
+    def start(self) -> None:
+        threading.Thread(target=self._work, daemon=True, name=f"generate-{self.name}").start()
+
+    def _put(self, item: tuple[str, Any]) -> None:
+        self.loop.call_soon_threadsafe(self.queue.put_nowait, item)
+
+    def _on_text(self, piece: str) -> None:
+        if self.first is None:
+            self.first = time.perf_counter()
+        self.raw += piece
+        shown = self.stops.feed(piece)
+        if self.stops.hit:
+            self.cancel.set()  # a stop string: the runtime ends at this token
+        if shown:
+            self._put(("text", shown))
+
+    def _work(self) -> None:
+        end: tuple[str, Any] = ("error", RuntimeError("generation thread ended without a result"))
+        try:
+            result = self.m.generation.run(self.req, self._on_text, self.cancel.is_set)
+            rest = result.text[len(self.raw):] if result.text.startswith(self.raw) else ""
+            # the streamer holds back a last partial character: the answer ends as the whole decode does
+            tail = ("" if self.stops.hit else self.stops.feed(rest)) + self.stops.flush()
+            if tail:
+                self._put(("text", tail))
+            end = ("done", result)
+        except Exception as exc:  # an ORT failure on this request: reported, the agent goes on
+            end = ("error", exc)
+        finally:
+            self.slots.leave(self.name)  # before the end is seen: a client's next request finds the slot free
+            self._put(end)
+
+    def usage(self, result: Any, client_gone: bool) -> dict[str, Any]:
+        """finish_reason and usage of a finished generation, recorded in the agent's metrics."""
+        reason = result.finish_reason
+        if self.stops.hit:
+            reason = "stop"
+        elif reason == "cancelled" and not client_gone:
+            reason = "stop"
+        n = len(result.token_ids)
+        ttft = ((self.first or time.perf_counter()) - self.t0) * 1e3
+        itl = (result.total_ms - result.ttft_ms) / (n - 1) if n > 1 else None
+        self.metrics.observe_generation(self.name, reason, n, ttft / 1e3, None if itl is None else itl / 1e3)
+        return {"finish_reason": reason,
+                "usage": {"prompt_tokens": len(result.prompt_token_ids), "completion_tokens": n,
+                          "ttft_ms": round(ttft, 3), "runtime_ttft_ms": result.ttft_ms,
+                          "inter_token_ms": None if itl is None else round(itl, 3),
+                          "tokens_per_s": result.tokens_per_s, "total_ms": result.total_ms,
+                          "runtime": result.runtime}}
+
+
+async def _watch_disconnect(receive: Any, run: _Run) -> None:
+    """Sets the stop flag when the client goes away (the body was read whole before)."""
+    while True:
+        msg = await receive()
+        if msg["type"] == "http.disconnect":
+            run.client_gone = True
+            run.cancel.set()
+            return
+
+
+class _Stream(Response):
+    """An ASGI response writing the generation as server-sent events; any way out sets the stop flag.
+
+    Written at the ASGI level rather than with StreamingResponse so that a disconnect is seen while waiting for
+    the next token (not only at the next send) and the stop flag is set on every way out."""
+
+    def __init__(self, run: _Run, head: dict[str, Any]) -> None:
+        self.run, self.head = run, head
+        self.status_code, self.background = 200, None
+
+    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+        run = self.run
+        watcher = asyncio.ensure_future(_watch_disconnect(receive, run))
+        try:
+            await send({"type": "http.response.start", "status": 200, "headers": list(_SSE_HEADERS)})
+            while True:
+                get = asyncio.ensure_future(run.queue.get())
+                await asyncio.wait({get, watcher}, return_when=asyncio.FIRST_COMPLETED)
+                if not get.done():
+                    get.cancel()
+                    break  # the client went away
+                kind, value = get.result()
+                if kind == "text":
+                    await send({"type": "http.response.body", "body": _sse({**self.head, "text_output": value}),
+                                "more_body": True})
+                    continue
+                if kind == "done":
+                    body = _sse({**self.head, "text_output": "", **run.usage(value, False)})
+                    run.metrics.generate_requests.labels(run.name, "ok").inc()
+                else:
+                    body = _sse({"error": f"generation failed: {value}"})
+                    run.metrics.generate_requests.labels(run.name, "error").inc()
+                await send({"type": "http.response.body", "body": body, "more_body": False})
+                return
+        except OSError:  # a send on a closed connection
+            pass
+        finally:
+            watcher.cancel()
+            run.cancel.set()  # the runtime stops at its next token; the worker frees the slot
+        run.client_gone = True
+        await _finish_cancelled(run)
+
+
+async def _finish_cancelled(run: _Run) -> None:
+    """After the client left: wait for the worker's end (one token away) and record how it ended."""
+    while True:
+        kind, value = await run.queue.get()
+        if kind == "done":
+            run.usage(value, True)
+            run.metrics.generate_requests.labels(run.name, "cancelled").inc()
+            return
+        if kind == "error":
+            run.metrics.generate_requests.labels(run.name, "error").inc()
+            return
+
+
+def mount_generate(app: FastAPI, core: AgentCore, metrics: AgentMetrics, limits: Limits) -> GenerationSlots:
+    """Add the two generate routes to the agent's app; the slots are returned for tests and status."""
+    slots = GenerationSlots(limits.max_generations, limits.retry_after_s)
+
+    async def handle(request: Request, name: str, version: str | None, stream: bool) -> Any:
+        t0 = time.perf_counter()
+        m = core.find(name, version)
+        label = name if m is not None else UNKNOWN_MODEL
+        try:
+            body = await read_body(request.receive, limits, request.headers.get("content-length", "").encode() or None)
+            if body is None:
+                return JSONResponse({"error": "client went away"}, status_code=499)
+            body = decompress(body, request.headers.get("content-encoding", "").encode().strip().lower() or None,
+                              limits)
+        except LimitExceeded as exc:
+            metrics.generate_requests.labels(label, "rejected").inc()
+            return JSONResponse({"error": exc.message, "kind": "limit", "limit": exc.reason},
+                                status_code=exc.status, headers={k.decode(): v.decode() for k, v in exc.headers})
+        if m is None:
+            metrics.generate_requests.labels(UNKNOWN_MODEL, "unknown_model").inc()
+            return error_response(404, unknown_model(name))
+        gm = getattr(m, "generation", None)
+        if gm is None:
+            metrics.generate_requests.labels(name, "bad_request").inc()
+            return error_response(400, f"model '{name}' does not support generate: it is not a generation export",
+                                  kind="input", hint="deploy a bundle packaged from `studio export --with-past`; "
+                                                     "use /infer for this model")
+        try:
+            try:
+                data = json.loads(body)
+            except ValueError as exc:
+                raise GenerateInputError("body", f"the request body is not JSON: {exc}",
+                                         hint='send {"text_input": "..."}') from exc
+            req = await asyncio.get_running_loop().run_in_executor(None, gm.parse, data)
+        except GenerateInputError as exc:
+            metrics.generate_requests.labels(name, "bad_request").inc()
+            return JSONResponse(exc.to_dict(), status_code=400)
+        if not slots.try_enter(name):
+            metrics.generate_requests.labels(name, "overloaded").inc()
+            return JSONResponse({"error": f"model '{name}' is running {slots.per_model} generations, this agent's "
+                                          "limit (--max-generations); retry shortly", "kind": "limit",
+                                 "limit": "generations"}, status_code=503,
+                                headers={"retry-after": str(slots.retry_after_s)})
+        run = _Run(name, m, req, metrics, slots, t0)
+        run.start()
+        head = {"model_name": name, "model_version": m.version}
+        if stream:
+            return _Stream(run, head)
+        return await _collect(run, request, head)
+
+    async def _collect(run: _Run, request: Request, head: dict[str, Any]) -> Any:
+        watcher = asyncio.ensure_future(_watch_disconnect(request.receive, run))
+        pieces: list[str] = []
+        try:
+            while True:
+                kind, value = await run.queue.get()
+                if kind == "text":
+                    pieces.append(value)
+                elif kind == "done":
+                    gone = run.client_gone
+                    out = {**head, "text_output": "".join(pieces), **run.usage(value, gone)}
+                    metrics.generate_requests.labels(run.name, "cancelled" if gone else "ok").inc()
+                    return JSONResponse(out)
+                else:
+                    metrics.generate_requests.labels(run.name, "error").inc()
+                    return error_response(500, f"generation failed: {value}")
+        finally:
+            watcher.cancel()
+
+    @app.post("/v2/models/{name}/generate")
+    @app.post("/v2/models/{name}/versions/{version}/generate")
+    async def generate(request: Request, name: str, version: str | None = None) -> Any:
+        return await handle(request, name, version, stream=False)
+
+    @app.post("/v2/models/{name}/generate_stream")
+    @app.post("/v2/models/{name}/versions/{version}/generate_stream")
+    async def generate_stream(request: Request, name: str, version: str | None = None) -> Any:
+        return await handle(request, name, version, stream=True)
+
+    return slots
