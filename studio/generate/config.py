@@ -168,6 +168,9 @@ def read_generation(export_dir: Path | str) -> GenerationConfig:
                          hint="export a decoder model with `studio export MODEL_DIR --with-past -o DIR/model.onnx`")
     try:
         raw = json.loads(file.read_text(encoding="utf-8"))
+        if isinstance(raw, dict) and raw.get("kind") == "encoder-decoder":  # studio.generate.speech_config
+            raise InputError(f"{folder} is a speech (Whisper) export: it transcribes audio, not a prompt",
+                             offending="--prompt", hint="pass --audio FILE.wav (studio.generate.speech in Python)")
         raw["cache"] = CacheLayout(**raw["cache"])
         gen = GenerationConfig(**raw)
     except (OSError, ValueError, TypeError, KeyError) as exc:
