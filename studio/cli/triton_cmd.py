@@ -158,6 +158,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     i.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy")
     i.add_argument("--output", action="append", default=[], metavar="NAME")
     _server_args(i)
+    from studio.cli import kserve_cmd
+
+    kserve_cmd.add_arguments(sub.add_parser("export-kserve", help="KServe ServingRuntime + InferenceService "
+                                            "manifests for a repository (resources and autoscaling from a tier)"))
 
 
 # -- handlers ----------------------------------------------------------------------------------------------
@@ -374,7 +378,14 @@ def _infer(args: argparse.Namespace) -> int:
 
 HANDLERS = {"build-repo": _build, "check": _check, "serve-local": _serve_local, "status": _status,
             "models": _models, "load": _control, "unload": _control, "reload": _control,
-            "upload-version": _upload, "config": _config, "stats": _stats, "metrics": _metrics, "infer": _infer}
+            "upload-version": _upload, "config": _config, "stats": _stats, "metrics": _metrics, "infer": _infer,
+            "export-kserve": lambda args: _kserve_run(args)}
+
+
+def _kserve_run(args: argparse.Namespace) -> int:
+    from studio.cli import kserve_cmd
+
+    return kserve_cmd.run(args)
 
 
 def run(args: argparse.Namespace) -> int:
