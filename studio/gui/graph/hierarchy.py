@@ -99,7 +99,17 @@ def _new_root() -> dict[str, Group]:
 def _scopes_with_consumers(graph: GraphData) -> list[list[str]]:
     """Each op's scope segments; an unscoped op (a Constant or weight Identity the exporter left at the top)
     takes the deepest scope all its consumers share, so it sits in the module that uses it."""
-    segs = [_segments(n.scope) if n.kind == KIND_OP else [] for n in graph.nodes]
+    by_scope: dict[str, list[str]] = {}  # nodes of one module share its segment list (read only below)
+    empty: list[str] = []
+    segs: list[list[str]] = []
+    for n in graph.nodes:
+        if n.kind != KIND_OP or not n.scope:
+            segs.append(empty)
+            continue
+        got = by_scope.get(n.scope)
+        if got is None:
+            got = by_scope[n.scope] = _segments(n.scope)
+        segs.append(got)
     consumers: list[list[int]] = [[] for _ in graph.nodes]
     for e in graph.edges:
         consumers[e.src].append(e.dst)
@@ -123,17 +133,21 @@ def _from_scopes(graph: GraphData) -> Hierarchy:
     groups = _new_root()
     group_of: list[str | None] = [None] * len(graph.nodes)
     all_segs = _scopes_with_consumers(graph)
+    leaf_of: dict[int, str] = {}  # id of a (shared, alive) segment list -> its innermost group's path
     for n in graph.nodes:
         if n.kind != KIND_OP:
             continue
         segs = all_segs[n.index]
-        parent = ""
-        for k in range(len(segs)):
-            path = ".".join(segs[:k + 1])
-            if path not in groups:
-                groups[path] = Group(path, segs[k], k + 1, parent, first=n.index)
-                groups[parent].children.append(path)
-            parent = path
+        parent = leaf_of.get(id(segs))
+        if parent is None:
+            parent = ""
+            for k in range(len(segs)):
+                path = ".".join(segs[:k + 1])
+                if path not in groups:
+                    groups[path] = Group(path, segs[k], k + 1, parent, first=n.index)
+                    groups[parent].children.append(path)
+                parent = path
+            leaf_of[id(segs)] = parent
         groups[parent].nodes.append(n.index)
         group_of[n.index] = parent
     _merge_chains(groups, group_of)
@@ -278,13 +292,18 @@ class Visible:
 
 def unit_paths(hier: Hierarchy, expanded: set[str] | frozenset[str]) -> list[str | None]:
     """Per base node: the collapsed group path it is hidden in, or None when the node itself is shown."""
+    hidden_for: dict[str | None, str | None] = {None: None, "": None}  # per group: outermost collapsed one
     out: list[str | None] = []
-    for i in range(len(hier.group_of)):
-        hidden = None
-        for p in hier.chain(i):
-            if p not in expanded:
-                hidden = p
-                break
+    for g in hier.group_of:
+        hidden = hidden_for.get(g, ...)
+        if hidden is ...:
+            hidden = None
+            p = g
+            while p:  # walk outwards; the outermost collapsed ancestor wins
+                if p not in expanded:
+                    hidden = p
+                p = hier.groups[p].parent
+            hidden_for[g] = hidden
         out.append(hidden)
     return out
 
@@ -316,16 +335,23 @@ def visible_graph(base: GraphData, hier: Hierarchy, expanded: set[str] | frozens
         unit_of[n.index] = u
     edges: list[GEdge] = []
     seen: set[tuple[int, int, str]] = set()
+    ports: dict[tuple[int, bool], set[str]] = {}  # (group unit, is output) -> tensors already listed
     for e in base.edges:
-        s, d = unit_of[e.src], unit_of[e.dst]
-        if s == d or (s, d, e.tensor) in seen:
+        s, d, t = unit_of[e.src], unit_of[e.dst], e.tensor
+        if s == d:
             continue
-        seen.add((s, d, e.tensor))
-        edges.append(GEdge(s, d, e.tensor))
-        if nodes[s].kind == KIND_GROUP and e.tensor not in nodes[s].outputs:
-            nodes[s].outputs.append(e.tensor)
-        if nodes[d].kind == KIND_GROUP and e.tensor not in nodes[d].inputs:
-            nodes[d].inputs.append(e.tensor)
+        key = (s, d, t)
+        if key in seen:
+            continue
+        seen.add(key)
+        edges.append(GEdge(s, d, t))
+        for u, out in ((s, True), (d, False)):
+            node = nodes[u]
+            if node.kind == KIND_GROUP:
+                have = ports.setdefault((u, out), set())
+                if t not in have:
+                    have.add(t)
+                    (node.outputs if out else node.inputs).append(t)
     owner = {name: unit_of[i] for name, i in base.nested_owner.items()}
     for u, mem in members.items():
         for i in mem:

@@ -15,6 +15,8 @@ from studio.profiling.modules import node_scope
 
 KIND_OP, KIND_INPUT, KIND_OUTPUT, KIND_GROUP = "op", "input", "output", "group"
 _GRAPH, _GRAPHS = 5, 10  # onnx.AttributeProto.GRAPH / GRAPHS (enum lookups on the proto class are slow)
+_BODY_OPS = frozenset({"If", "Loop", "Scan", "SequenceMap"})  # standard ops with graph attributes
+_STANDARD_DOMAINS = frozenset({"", "ai.onnx", "ai.onnx.ml", "ai.onnx.preview.training"})
 
 
 @dataclass
@@ -74,7 +76,7 @@ class TensorTable:
         return name in self._inits
 
 
-@dataclass
+@dataclass(slots=True)
 class GNode:
     index: int
     name: str  # unique key: the ONNX name, or "<op>_<index>" when the model leaves it empty or repeats it
@@ -83,7 +85,7 @@ class GNode:
     kind: str = KIND_OP
     inputs: list[str] = field(default_factory=list)
     outputs: list[str] = field(default_factory=list)
-    attribute_protos: list[Any] = field(default_factory=list, repr=False)
+    attribute_protos: Any = field(default_factory=list, repr=False)  # list or the proto's repeated field
     subgraph_nodes: list[str] = field(default_factory=list)  # names of nodes inside its If/Loop/Scan bodies
     scope: str = ""  # exporter module scope (dotted) of an op; a group unit's path
 
@@ -93,7 +95,7 @@ class GNode:
         return {a.name: _format_attr(a) for a in self.attribute_protos}
 
 
-@dataclass
+@dataclass(slots=True)
 class GEdge:
     src: int
     dst: int
@@ -115,6 +117,8 @@ class GraphData:
     _consumers: dict[str, list[int]] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
+        if self._by_name or not self.nodes:  # graph_from_onnx hands its maps in (one pass over 100k edges)
+            return
         self._by_name = {n.name: n.index for n in self.nodes}
         for e in self.edges:
             self._producer.setdefault(e.tensor, e.src)
@@ -252,48 +256,85 @@ def graph_from_onnx(model: Any) -> GraphData:
 
     seen: set[str] = set()
     nested_owner: dict[str, int] = {}
+    scope_of_prefix: dict[str, str] = {}  # "model/layers.0/attn" -> "model.layers.0.attn" (shared by many nodes)
+    add_node, seen_add = nodes.append, seen.add
+    # Each protobuf field access builds a Python object (about 1 us): every field is read once, attributes are
+    # kept as the repeated container (formatted on demand), and only ops that can own a body are searched for
+    # graph attributes (If/Loop/Scan/SequenceMap in the standard domains; any op of another domain).
     for i, n in enumerate(g.node):
-        name = n.name or f"{n.op_type}_{i}"
+        op, raw_name, domain = n.op_type, n.name, n.domain
+        name = raw_name or f"{op}_{i}"
         if name in seen:
             name = f"{name}_{i}"
-        seen.add(name)
+        seen_add(name)
         idx = len(nodes)
-        attrs = list(n.attribute)
+        attrs = n.attribute
         nested: list[str] = []
-        for a in attrs:
-            if a.type == _GRAPH or a.type == _GRAPHS:
-                _nested_names(a, nested, n.name or f"{n.op_type}_{i}")
-        for nn in nested:
-            nested_owner.setdefault(nn, idx)
-        nodes.append(GNode(idx, name, n.op_type, n.domain or "ai.onnx", KIND_OP, list(n.input), list(n.output),
-                           attrs, nested, node_scope(n) or ""))
-        for o in n.output:
+        if (op in _BODY_OPS or domain not in _STANDARD_DOMAINS) and len(attrs):
+            for a in attrs:
+                if a.type == _GRAPH or a.type == _GRAPHS:
+                    _nested_names(a, nested, raw_name or f"{op}_{i}")
+            for nn in nested:
+                nested_owner.setdefault(nn, idx)
+        if len(n.metadata_props):
+            scope = node_scope(n) or ""
+        else:
+            stripped = raw_name.strip("/")
+            if "/" in stripped:
+                prefix = stripped.rpartition("/")[0]
+                scope = scope_of_prefix.get(prefix)
+                if scope is None:
+                    scope = scope_of_prefix[prefix] = ".".join(p for p in prefix.split("/") if p)
+            else:
+                scope = ""
+        outputs = list(n.output)
+        add_node(GNode(idx, name, op, domain or "ai.onnx", KIND_OP, list(n.input), outputs, attrs, nested, scope))
+        for o in outputs:
             if o:
                 producer[o] = idx
 
     edges: list[GEdge] = []
+    add_edge = edges.append
+    edge_producer: dict[str, int] = {}
+    consumers: dict[str, list[int]] = {}
+
+    def link(src: int, dst: int, t: str) -> None:
+        add_edge(GEdge(src, dst, t))
+        edge_producer.setdefault(t, src)
+        consumers.setdefault(t, []).append(dst)
+
+    get_producer = producer.get
     for node in nodes:
+        dst = node.index
         for t in node.inputs:
-            src = producer.get(t) if t else None
+            src = get_producer(t) if t else None
             if src is not None:
-                edges.append(GEdge(src, node.index, t))
+                add_edge(GEdge(src, dst, t))
+                edge_producer.setdefault(t, src)
+                got = consumers.get(t)
+                if got is None:
+                    consumers[t] = [dst]
+                else:
+                    got.append(dst)
         # values a nested body reads from the outer scope are real dependencies too
         if node.subgraph_nodes:
             proto = g.node[node.index - _first_op_index(nodes)]
             for t in sorted(_outer_refs(proto)):
-                src = producer.get(t)
+                src = get_producer(t)
                 if src is not None and src != node.index:
-                    edges.append(GEdge(src, node.index, t))
+                    link(src, dst, t)
 
     for vi in g.output:
         idx = len(nodes)
         nodes.append(GNode(idx, f"{vi.name} (output)", "Output", kind=KIND_OUTPUT, inputs=[vi.name]))
-        src = producer.get(vi.name)
+        src = get_producer(vi.name)
         if src is not None:
-            edges.append(GEdge(src, idx, vi.name))
+            link(src, idx, vi.name)
 
     opset = {(o.domain or "ai.onnx"): int(o.version) for o in model.opset_import}
-    return GraphData(nodes, edges, tensors, name=g.name, opset=opset, nested_owner=nested_owner)
+    by_name = {n.name: n.index for n in nodes}
+    return GraphData(nodes, edges, tensors, name=g.name, opset=opset, nested_owner=nested_owner,
+                     _by_name=by_name, _producer=edge_producer, _consumers=consumers)
 
 
 def _first_op_index(nodes: list[GNode]) -> int:
