@@ -25,6 +25,7 @@ from studio.export.stages.load import load_source, probe_processor, probe_tokeni
 from studio.export.stages.options import check_options, open_report
 from studio.export.stages.parts import export_parts
 from studio.export.stages.past import build_past_inputs
+from studio.export.stages.past_seq2seq import export_speech, is_seq2seq
 from studio.export.stages.run import ExportRun, StageFailed, timed
 from studio.export.stages.trace import export_graph, note_export
 from studio.export.stages.write import close_report, write_outputs
@@ -96,6 +97,12 @@ def _run(run: ExportRun) -> None:
         model = load_source(run)
         probe_tokenizer(options.model_dir, run.config, report)
         probe_processor(options.model_dir, report)
+    if options.with_past and is_seq2seq(run.config):  # Whisper: two graphs, its own stages
+        written = export_speech(run, model, begin, stages.within)
+        begin("write", f"writing {options.output}")
+        with timed(report, "write"):
+            write_outputs(run, [(run.model_path, "model", None), *written])
+        return
     run.stage = "inputs"
     ex = build_past_inputs(run, model) if options.with_past else build_example_inputs(run, model)
 

@@ -57,8 +57,15 @@ def check_options(options: ExportOptions) -> tuple[dict[str, Any], list[InputSpe
                          hint="for example --atol 1e-4 --rtol 1e-3")
     config = read_config(options.model_dir)
     from studio.export.stages.past import decoder_specs, resolve_with_past
+    from studio.export.stages.past_seq2seq import is_seq2seq, resolve_seq2seq_past, seq2seq_specs
 
-    options.with_past, _ = resolve_with_past(options, config)
+    if is_seq2seq(config):  # Whisper: encoder + decoder-with-past graphs (studio.export.seq2seq)
+        options.with_past = resolve_seq2seq_past(options)
+        if options.with_past:
+            options.attn_implementation = options.attn_implementation or "eager"
+            return config, seq2seq_specs(config)
+    else:
+        options.with_past, _ = resolve_with_past(options, config)
     if options.with_past:  # the decoder's own signature: ids, mask, positions and the cache
         options.attn_implementation = options.attn_implementation or "eager"
         return config, decoder_specs(config)
