@@ -159,7 +159,14 @@ class VisionLanguageGenerator:
         """The prompt ids with the image placeholders, and the image patches; InputError naming the flag."""
         images = [] if image is None else [image if isinstance(image, ImageInput) else self.processor.load(image, flag)]
         if prompt_ids is not None:
+            if prompt:
+                raise InputError("both --prompt and --prompt-ids given", offending="--prompt-ids",
+                                 hint="give the prompt once: as text (--prompt) or as token ids (--prompt-ids)")
             text = [int(i) for i in prompt_ids]
+            vocab = self.gen.cache.vocab_size
+            if any(not 0 <= i < vocab for i in text):
+                raise InputError(f"--prompt-ids holds an id outside the vocabulary (0..{vocab - 1})",
+                                 offending="--prompt-ids", hint="ids must index the model's embedding table")
         elif prompt:
             text = self.tokenizer.encode(prompt)
         elif not images:
@@ -173,12 +180,13 @@ class VisionLanguageGenerator:
         ids = image_prompt(v, images, text)
         ctx = self.gen.max_context
         if len(ids) >= ctx:
-            img = sum(int(np.prod(im.grid_thw[0])) // v.merge_size ** 2 for im in images)
-            raise InputError(f"the prompt is {len(ids)} tokens ({img} for the image, {len(text)} for the text), but "
-                             f"the exported model's maximum context is {ctx} (prompt plus at least one new token)",
-                             offending="--prompt" if len(text) >= ctx - 1 or not images else flag,
-                             hint=f"shorten the prompt to at most {ctx - 1 - (len(ids) - len(text))} tokens, or use "
-                                  "a smaller image")
+            extra = len(ids) - len(text)
+            prompt_flag = "--prompt-ids" if prompt_ids is not None else "--prompt"
+            raise InputError(f"{prompt_flag} is {len(text)} tokens, {len(ids)} with the image's {extra} placeholder "
+                             f"tokens, but the exported model's maximum context is {ctx} (prompt plus at least one "
+                             "new token)", offending=prompt_flag,
+                             hint=f"shorten the prompt to at most {max(ctx - 1 - extra, 0)} tokens"
+                                  + (" (or pass a smaller image)" if images else ""))
         return ids, images
 
     def generate(self, prompt: str | None = None, *, image: Any = None, max_new_tokens: int = 32,
