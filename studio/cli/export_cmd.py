@@ -40,6 +40,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--with-past", action=argparse.BooleanOptionalAction, default=None,
                    help="export the decoder with its KV cache (past_key_values.* in, present.* out) and validate "
                         "greedy generation against HF generate(); default: on for decoder-only models")
+    p.add_argument("--precision", default=None, metavar="PART=PREC,...",
+                   help="convert parts after export, e.g. vision=int8,text=fp16 (PART: a part name, a modality or "
+                        "'model'; PREC: fp32, fp16, int8 (static, calibrated on the processor's images), "
+                        "int8-dynamic); a part whose parity misses the tolerance stays FP32")
+    p.add_argument("--precision-atol", type=float, default=None,
+                   help="max abs diff a converted part may have vs its FP32 part (default: fp16 0.05, int8 none)")
+    p.add_argument("--precision-min-cosine", type=float, default=None,
+                   help="min cosine a converted part must keep vs its FP32 part (default: fp16 0.999, int8 0.98)")
+    p.add_argument("--kv-cache-dtype", default="float32", choices=("float32", "float16"),
+                   help="--with-past: past_key_values.* / present.* in this dtype (default float32)")
     p.add_argument("--report", default=None, help="write the export report (JSON) here")
     p.add_argument("--json", action="store_true", help="print the report as JSON on stdout")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress output")
@@ -72,7 +82,9 @@ def run(args: argparse.Namespace) -> int:
         opset=args.opset, dynamic=None if args.dynamic is None else args.dynamic.split(","),
         exporter=args.exporter, split_modalities=args.split_modalities, atol=args.atol, rtol=args.rtol,
         report=Path(args.report) if args.report else None, validation_cases=args.cases,
-        attn_implementation=args.attn_implementation, with_past=args.with_past)
+        attn_implementation=args.attn_implementation, with_past=args.with_past, precision=args.precision,
+        precision_atol=args.precision_atol, precision_min_cosine=args.precision_min_cosine,
+        kv_cache_dtype=args.kv_cache_dtype)
     with job_progress("export", enabled=not args.quiet) as job:
         report = export_model(options, job)
     if args.json:
@@ -108,6 +120,7 @@ def render_summary(report) -> str:  # type: ignore[no-untyped-def]
                      f"head_dim {c['head_dim']} {c['dtype']}, max context {c['max_context']}")
         lines.append(f"  generation vs HF generate(): {g.status} on {len(g.prompts)} prompts"
                      + (f", per-step logits max abs {g.logits_max_abs:.2e}" if g.logits_max_abs is not None else ""))
+    lines += precision_lines(getattr(report, "precision", None))
     if report.tokenizer_class:
         lines.append(f"  tokenizer: {report.tokenizer_class} (expected {report.expected_tokenizer_class or '?'})")
     for w in report.warnings:
@@ -126,6 +139,25 @@ def render_summary(report) -> str:  # type: ignore[no-untyped-def]
     timings = ", ".join(f"{k} {v:.1f}s" for k, v in report.timings.items())
     lines.append(f"  timings: {timings}")
     return "\n".join(lines)
+
+
+def precision_lines(prec: dict | None) -> list[str]:  # type: ignore[type-arg]
+    """One line per converted part: precision, figures vs the FP32 part and vs HF, the fallback if taken."""
+    if not prec:
+        return []
+    out = []
+    for name, r in prec.get("parts", {}).items():
+        f32, hf = r["vs_fp32"], r["vs_hf"]
+        kv = f" + KV {r['kv_cache_dtype']}" if r.get("kv_cache_dtype") else ""
+        out.append(f"  precision {name:<9} {r['applied']}{kv} (asked {r['requested']}): vs FP32 part max abs "
+                   f"{f32['max_abs']:.2e} cosine {f32['cosine']:.6f}; vs HF max abs {hf['max_abs']:.2e} cosine "
+                   f"{hf['cosine']:.6f}; {r['size_bytes_fp32']} -> {r['size_bytes']} bytes"
+                   + (f"  FALLBACK {r['fallback']}" if r.get("fallback") else ""))
+    chain = prec.get("chain_vs_hf")
+    if chain:
+        out.append(f"  precision chain (as converted) vs HF: max abs {chain['max_abs']:.2e} "
+                   f"cosine {chain['cosine']:.6f}")
+    return out
 
 
 def alias_main(argv: Sequence[str] | None = None) -> int:

@@ -43,6 +43,11 @@ class ExportOptions:
     validation_cases: int = 3  # random inputs for parity; at least one with new batch and sequence lengths
     attn_implementation: str | None = None  # e.g. "eager": load the model with it (GQA models + torchscript)
     with_past: bool | None = None  # KV cache inputs/outputs; None: on for decoder-only (*ForCausalLM) models
+    # per part after export: {"vision": "int8", "text": "fp16"} or "vision=int8,text=fp16" (studio.export.precision)
+    precision: dict[str, str] | str | None = None
+    precision_atol: float | None = None  # pass bounds vs the FP32 part; None: per precision (precision.TOLERANCE)
+    precision_min_cosine: float | None = None
+    kv_cache_dtype: str = "float32"  # "float16": past/present in FP16 (with_past exports)
 
 
 @dataclass
@@ -136,6 +141,7 @@ class ExportReport(Report):
     diagnosis: Diagnosis | None = None
     timings: dict[str, float] = field(default_factory=dict)  # stage -> seconds
     generation: GenerationValidation | None = None  # with_past exports only
+    precision: dict[str, Any] = field(default_factory=dict)  # --precision / --kv-cache-dtype: per-part figures
 
 
 def export_model(options: ExportOptions, job: Any = None) -> ExportReport:

@@ -83,6 +83,8 @@ def _run(run: ExportRun) -> None:
     weights = {"load": 3.0, "export": 4.0, "check": 1.0, "parity": 2.0}
     if options.split_modalities:
         weights["split"] = 6.0
+    if options.precision or options.kv_cache_dtype != "float32":
+        weights["precision"] = 3.0
     if options.with_past:
         weights["generation"] = 2.0
     weights["write"] = 0.5
@@ -125,6 +127,13 @@ def _run(run: ExportRun) -> None:
         begin("split", "exporting per-modality parts")
         with timed(report, "split"):
             written += export_parts(run, model, ex, runs, progress=lambda f: stages.within("split", f))
+
+    if options.precision or options.kv_cache_dtype != "float32":  # per part: convert, judge, or keep FP32
+        from studio.export.stages.precision import apply_precision
+
+        begin("precision", "converting parts (--precision / --kv-cache-dtype)")
+        with timed(report, "precision"):
+            apply_precision(run, model, ex, runs)
 
     if options.with_past:
         begin("generation", "greedy generation vs HF generate()")

@@ -79,7 +79,9 @@ class DecoderRuntime:
         names = {i.name for i in self.session.get_inputs()}
         self.use_positions = "position_ids" in names
         self.use_mask = "attention_mask" in names
-        self.cache_dtype = NP_CACHE.get(gen.cache.dtype, np.float32)
+        past_type = {i.name: i.type for i in self.session.get_inputs()}.get(next(iter(gen.cache.past_names()), ""))
+        # the graph's own cache type wins (an export with --kv-cache-dtype float16 says so in generation.json too)
+        self.cache_dtype = np.float16 if past_type == "tensor(float16)" else NP_CACHE.get(gen.cache.dtype, np.float32)
         types = {o.name: o.type for o in self.session.get_outputs()}
         self.logits_dtype = np.float16 if types.get("logits") == "tensor(float16)" else np.float32
         self.past = gen.cache.past_names()

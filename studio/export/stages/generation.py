@@ -40,8 +40,12 @@ def generation_config(run: ExportRun) -> GenerationConfig:
         run.report.warnings.append("generation_config.json is not valid JSON: special ids come from config.json")
     t = text_config(cfg)
     max_context = int(t.get("max_position_embeddings") or t.get("n_positions") or 2048)
+    cache = layout_from_config(cfg)
+    from studio.export.stages.precision import cache_dtype_of  # the graph's cache type (--kv-cache-dtype)
+
+    cache.dtype = cache_dtype_of(run.model_path) or cache.dtype
     return GenerationConfig(model_file=run.options.output.name, model_type=str(cfg.get("model_type")),
-                            cache=layout_from_config(cfg), max_context=max_context,
+                            cache=cache, max_context=max_context,
                             inputs=list(run.input_names), outputs=["logits", *layout_from_config(cfg).present_names()],
                             source_model_dir=str(Path(run.options.model_dir).resolve()),
                             **special_ids(cfg, gcfg))

@@ -98,6 +98,9 @@ def open_report(options: ExportOptions) -> tuple[ExportReport, dict[str, Any], l
     report = ExportReport(model_dir=str(options.model_dir))
     with timed(report, "inputs"):
         config, specs = check_options(options)
+        from studio.export.precision import check_precision
+
+        check_precision(options, recipe_for(config).split, [s.modality for s in specs])
     recipe = recipe_for(config)
     report.model_type = recipe.model_type
     report.signature = specs
@@ -106,7 +109,8 @@ def open_report(options: ExportOptions) -> tuple[ExportReport, dict[str, Any], l
                       "dynamic": options.dynamic, "split_modalities": options.split_modalities,
                       "atol": options.atol, "rtol": options.rtol, "validation_cases": options.validation_cases,
                       "attn_implementation": getattr(options, "attn_implementation", None),
-                      "with_past": options.with_past}
+                      "with_past": options.with_past, "precision": options.precision,
+                      "kv_cache_dtype": options.kv_cache_dtype}
     from studio.export.stages.past import past_notes
 
     report.warnings.extend(past_notes(options, config))
