@@ -21,23 +21,9 @@ pytest.importorskip("transformers")
 
 from studio.generate.api import generate  # noqa: E402
 from tests.edge.helpers import AgentProcess, dev_keys  # noqa: E402
+from tests.serving.generation_export import CONTEXT, export_long_context  # noqa: E402
 
-CONTEXT = 4096
 PROMPTS = ["hello world", "the quick brown fox", "a"]
-
-
-def export_long_context(root: Path) -> Path:
-    """tiny-qwen2 with max_position_embeddings CONTEXT, exported with its KV cache (``studio export --with-past``)."""
-    from studio.export.api import ExportOptions, export_model, write_sample
-
-    src = write_sample("tiny-qwen2", root / "tiny-qwen2")
-    cfg = json.loads((src / "config.json").read_text())
-    cfg["max_position_embeddings"] = CONTEXT
-    (src / "config.json").write_text(json.dumps(cfg, indent=2))
-    out = root / "export" / "model.onnx"
-    rep = export_model(ExportOptions(model_dir=src, output=out))
-    assert rep.status == "succeeded", rep.diagnosis
-    return out.parent
 
 
 @pytest.fixture(scope="module")

@@ -134,6 +134,13 @@ class TritonPythonModel:
             except Exception as exc:
                 self._send_error(sender, f"generation failed: {exc}", None)
                 continue
+            if result.finish_reason == "cancelled" and not stops.hit:  # the client cancelled: nobody listens
+                self.pb.Logger.log_info(f"studio generate: request cancelled after {len(result.token_ids)} tokens")
+                try:
+                    sender.send(flags=final)
+                except Exception:  # the server may already have dropped the cancelled request
+                    pass
+                continue
             sofar = "".join(raw)
             rest = result.text[len(sofar):] if result.text.startswith(sofar) else ""
             tail = ("" if stops.hit else stops.feed(rest)) + stops.flush()
