@@ -206,13 +206,17 @@ def window_measures(w: WindowResult, store: SampleStore, pad_s: float = 0.6) -> 
                           memory_used_bytes=(sum(used) / len(used)) if used else None,
                           bandwidth_bytes_per_s=list(w.tick_bytes_per_s), power_w=power,
                           memory_source=f"{mem_series} from {mem_src}" if mem_src else "",
-                          power_source=pw_src)
+                          power_source=pw_src, generation=w.generation is not None,
+                          ttft_p95_ms=w.generation.ttft.p95_ms if w.generation else None,
+                          inter_token_p95_ms=w.generation.inter_token.p95_ms if w.generation else None)
 
 
 def run_bench(cfg: LoadConfig, job: JobState | None = None, *, sla: SlaSpec | None = None,
               collectors: list[Collector] | None = None, sink: SampleSink | None = None,
-              record: Path | str | None = None, poll_s: float = 0.5, otel: Any = None) -> BenchReport:
-    """Drive the configured load, judge each window against the SLA, optionally record; returns the report."""
+              record: Path | str | None = None, poll_s: float = 0.5, otel: Any = None,
+              generator: Callable[..., Any] = LoadGenerator) -> BenchReport:
+    """Drive the configured load, judge each window against the SLA, optionally record; returns the report.
+    ``generator``: LoadGenerator's signature and interface (``studio.telemetry.locust_run`` for --locust)."""
     job = job or JobState(name="bench")
     cfg.validate()
     tier: Tier | None = None
@@ -249,7 +253,7 @@ def run_bench(cfg: LoadConfig, job: JobState | None = None, *, sla: SlaSpec | No
     poller = CollectorPoller(collectors or [], fan_out, poll_s)
     ok = False
     try:
-        gen = LoadGenerator(cfg, job, sink=fan_out, on_window=on_window, otel=otel)
+        gen = generator(cfg, job, sink=fan_out, on_window=on_window, otel=otel)
         gen.keep_window_histograms = recorder is not None
         job.set_status(f"reading metadata of {cfg.model} at {cfg.url}")
         gen.prepare()

@@ -19,6 +19,42 @@ from studio.telemetry.kserve import Endpoint
 
 
 @dataclass
+class GenerationLoad:
+    """A generate-endpoint workload (KServe v2 / Triton generate extension): prompts sent in turn as
+    ``{"text_input": ..., "parameters": {"max_tokens": N, ...}}`` to ``generate_stream`` (or ``generate``)."""
+
+    prompts: list[str] = field(default_factory=lambda: ["Hello, how are you?"])
+    max_tokens: int = 16
+    stream: bool = True  # generate_stream (TTFT and inter-token latency measurable) or generate (one JSON)
+    parameters: dict[str, Any] = field(default_factory=dict)  # more sampling parameters (temperature, seed, ...)
+
+    def validate(self) -> None:
+        if not self.prompts or any(not isinstance(p, str) or not p for p in self.prompts):
+            raise InputError("the generate workload needs at least one non-empty prompt", offending="--prompt",
+                             hint='for example --prompt "Describe the image"')
+        if isinstance(self.max_tokens, bool) or not isinstance(self.max_tokens, int) or self.max_tokens < 1:
+            raise InputError(f"--max-tokens must be >= 1, got {self.max_tokens}", offending="--max-tokens",
+                             hint="for example --max-tokens 32")
+
+
+@dataclass
+class GenerationStats(Report):
+    """genai-perf's measures over one window or level: time to first token (request sent -> first text piece),
+    inter-token latency ((request latency - TTFT) / (output tokens - 1), per request, genai-perf's definition),
+    output tokens per second (all output tokens / measured seconds) and tokens per request."""
+
+    schema_version: int = 1
+    ttft: LatencySummary = field(default_factory=LatencySummary)
+    inter_token: LatencySummary = field(default_factory=LatencySummary)
+    output_tokens: int = 0
+    output_tokens_per_s: float = 0.0
+    tokens_per_request: float | None = None
+    token_source: str = ""  # "server usage (completion_tokens)" or "stream pieces counted"
+    warmup_output_tokens: int = 0  # a level's warm-up (not measured; what the server also counted)
+    late_output_tokens: int = 0  # requests still running when the level ended (finished, not measured)
+
+
+@dataclass
 class LoadConfig:
     url: str
     model: str
@@ -41,8 +77,11 @@ class LoadConfig:
     path: str = ""  # override the request path (default /v2/models/NAME[/versions/V]/infer)
     method: str = "POST"
     connect_backoff_s: float = 0.02
+    generation: GenerationLoad | None = None  # set: the generate endpoints (studio.telemetry.genload)
 
     def validate(self) -> None:
+        if self.generation is not None:
+            self.generation.validate()
         if self.rate is not None and self.rate <= 0:
             raise InputError(f"--rate must be positive, got {self.rate}", offending="--rate")
         if self.rate is None and (not self.concurrency or any(c < 1 for c in self.concurrency)):
@@ -88,6 +127,7 @@ class WindowResult(Report):
     bytes_per_s: float = 0.0
     tick_bytes_per_s: list[float] = field(default_factory=list)
     histogram: str = ""  # encoded HdrHistogram of this window
+    generation: GenerationStats | None = None  # generate workloads only
 
 
 @dataclass
@@ -115,6 +155,7 @@ class LevelResult(Report):
     aborted: str = ""
     histogram: str = ""
     send_delay: LatencySummary | None = None  # open loop: how late requests left the client vs their due time
+    generation: GenerationStats | None = None  # generate workloads only
 
 
 def level_label(cfg: LoadConfig, conc: int | None) -> str:

@@ -38,6 +38,12 @@ SERVER_QUEUE_US = "server.queue_us"
 SERVER_COMPUTE_US = "server.compute_infer_us"
 SERVER_PENDING = "server.pending_requests"
 SLA_COMPLIANCE = "sla.compliance_pct"
+# generate endpoints (genai-perf's measures): time to first token, inter-token latency, output token rate
+TTFT_P50 = "generate.ttft_p50_ms"
+TTFT_P95 = "generate.ttft_p95_ms"
+ITL_P50 = "generate.inter_token_p50_ms"
+ITL_P95 = "generate.inter_token_p95_ms"
+OUTPUT_TPS = "generate.output_tokens_per_s"
 # the edge agent's staged pipeline (raw inputs): mean service time per stage, and queue wait over all stages
 STAGE_PRE_MS = "stage.preprocess_ms"
 STAGE_INFER_MS = "stage.infer_ms"
@@ -50,7 +56,8 @@ UNITS = {LAT_P50: "ms", LAT_P90: "ms", LAT_P95: "ms", LAT_P99: "ms", LAT_MAX: "m
          CPU_PCT: "%", PROC_RSS: "B", PROC_CPU: "%", GPU_MEM_USED: "B", GPU_MEM_TOTAL: "B", GPU_MEM_PCT: "%",
          GPU_POWER: "W", GPU_POWER_LIMIT: "W", GPU_UTIL: "%", BOARD_POWER: "W", SERVER_RPS: "req/s",
          SERVER_FAIL_RPS: "req/s", SERVER_QUEUE_US: "us", SERVER_COMPUTE_US: "us", SERVER_PENDING: "",
-         SLA_COMPLIANCE: "%", STAGE_PRE_MS: "ms", STAGE_INFER_MS: "ms", STAGE_POST_MS: "ms", STAGE_QUEUE_MS: "ms"}
+         SLA_COMPLIANCE: "%", TTFT_P50: "ms", TTFT_P95: "ms", ITL_P50: "ms", ITL_P95: "ms", OUTPUT_TPS: "tok/s",
+         STAGE_PRE_MS: "ms", STAGE_INFER_MS: "ms", STAGE_POST_MS: "ms", STAGE_QUEUE_MS: "ms"}
 
 NOT_AVAILABLE = "not available"
 

@@ -23,6 +23,8 @@ class Tier:
     power_fluctuation_pct: float
     max_error_pct: float | None = None
     max_cost: float | None = None
+    max_ttft_p95_ms: float | None = None  # generate endpoints: time to first token, p95 of a window
+    max_inter_token_p95_ms: float | None = None  # generate endpoints: inter-token latency, p95 of a window
 
 
 @dataclass(frozen=True)
@@ -45,6 +47,8 @@ class LatencyBudget:
 
     p95_ms: float | None = None
     p99_ms: float | None = None
+    ttft_p95_ms: float | None = None  # generate endpoints (overrides the tier's max_ttft_p95_ms)
+    inter_token_p95_ms: float | None = None
 
 
 def default_tiers_path() -> Path:
@@ -71,7 +75,8 @@ def load_tiers(path: Path | str | None = None) -> tuple[dict[str, Tier], CostMod
     spec = parse(doc, p, text)
     tiers = {name: Tier(name=name, title=t.title if t.title is not None else name, memory_max_pct=t.memory_max_pct,
                         bandwidth_jitter_pct=t.bandwidth_jitter_pct, power_fluctuation_pct=t.power_fluctuation_pct,
-                        max_error_pct=t.max_error_pct, max_cost=t.max_cost) for name, t in spec.tiers.items()}
+                        max_error_pct=t.max_error_pct, max_cost=t.max_cost, max_ttft_p95_ms=t.max_ttft_p95_ms,
+                        max_inter_token_p95_ms=t.max_inter_token_p95_ms) for name, t in spec.tiers.items()}
     c = spec.cost or CostSpec()
     r = c.reference_device or ReferenceDeviceSpec()
     ref = ReferenceDevice(name=r.name, memory_bytes=r.memory_bytes, bandwidth_bytes_per_s=r.bandwidth_bytes_per_s,
@@ -116,6 +121,9 @@ class WindowMeasures:
     power_w: list[float] = field(default_factory=list)  # per collector sample
     memory_source: str = ""
     power_source: str = ""
+    generation: bool = False  # a generate workload: TTFT and inter-token latency are judged too
+    ttft_p95_ms: float | None = None
+    inter_token_p95_ms: float | None = None
 
 
 @dataclass
@@ -154,6 +162,10 @@ def _check(name: str, value: float | None, limit: float | None, unit: str, missi
     return Check(name, PASS if value <= limit else FAIL, value, limit, unit)
 
 
+def _first(*values: float | None) -> float | None:
+    return next((v for v in values if v is not None), None)
+
+
 def constraint_cost(m: WindowMeasures, model: CostModel) -> tuple[float | None, dict[str, float], list[str]]:
     """Weighted sum of memory, bandwidth and power normalised to the reference device; missing terms are
     dropped and the remaining weights rescaled to sum to 1."""
@@ -190,6 +202,14 @@ def judge_window(m: WindowMeasures, tier: Tier, budget: LatencyBudget, cost_mode
         checks[3].note = m.memory_source
     if m.power_source and checks[5].status != NA:
         checks[5].note = m.power_source
+    if m.generation:
+        checks += [
+            _check("ttft_p95", m.ttft_p95_ms, _first(budget.ttft_p95_ms, tier.max_ttft_p95_ms), "ms",
+                   "no streamed first token in the window"),
+            _check("inter_token_p95", m.inter_token_p95_ms,
+                   _first(budget.inter_token_p95_ms, tier.max_inter_token_p95_ms), "ms",
+                   "no request with two or more tokens in the window"),
+        ]
     cost, terms, missing = constraint_cost(m, cost_model)
     if tier.max_cost is not None:
         checks.append(_check("constraint_cost", cost, tier.max_cost, ""))

@@ -29,6 +29,9 @@ class TierSpec(ResourceModel):
     power_fluctuation_pct: float = Field(description="relative std of power across a window's samples")
     max_error_pct: float | None = Field(None, description="failed requests in a window, percent")
     max_cost: float | None = Field(None, description="the three-way constraint cost's ceiling")
+    max_ttft_p95_ms: float | None = Field(None, description="generate endpoints: time to first token, p95 (ms)")
+    max_inter_token_p95_ms: float | None = Field(None, description="generate endpoints: inter-token latency, "
+                                                 "p95 (ms)")
 
 
 class ReferenceDeviceSpec(ResourceModel):
