@@ -77,7 +77,21 @@ def family_feeds(run: ExportRun, model: Any) -> Callable[[Any], dict[str, np.nda
     if not ({"input_ids", "pixel_values"} <= names and llava.is_llava_style(run.config, model)):
         return None
     spec = next(s for s in run.specs if s.name == "pixel_values")
-    tokens = llava.image_tokens_per_image(model, list(spec.example_shape))
+    try:
+        tokens = llava.image_tokens_per_image(model, list(spec.example_shape))
+    except Exception as exc:  # noqa: BLE001 - the tower fails on a plain image: a diagnosis naming the config
+        import traceback
+
+        from studio.export.api import Diagnosis
+        from studio.export.stages.run import fail
+
+        fail(run, Diagnosis(
+            stage="inputs", error_class="example_inputs_failed", module="get_image_features",
+            message=(f"building the image-token example inputs: the vision tower failed on a blank "
+                     f"{list(spec.example_shape)[1:]} image: {type(exc).__name__}: {str(exc)[:300]}"),
+            fix=("check vision_config, vision_feature_layer and vision_feature_select_strategy in config.json "
+                 "against the weights (the tower must return features for one image)"),
+            raw_log="".join(traceback.format_exception(exc))[-20000:]))
     limit = _id_limit(run.config)
     run.job.log(f"example inputs: {tokens} image tokens per image (the vision tower's features for one image)")
     return lambda case: llava.make_inputs(run.specs, run.config, case, tokens, limit)

@@ -143,7 +143,7 @@ def _attempt(run: ExportRun, name: str, path: Path, prec: str, kv: str | None, f
         misses.append(f"cosine {res.vs_fp32.cosine:.6f} < {min_cos:g}")
     if misses:
         res.passed = False
-        res.fallback = f"fp32: {' and '.join(misses)} vs the FP32 part on {res.vs_fp32.cases} outputs"
+        res.fallback = f"fp32: {' and '.join(misses)} vs the FP32 part on {res.vs_fp32.outputs} outputs"
         res.size_bytes = res.size_bytes_fp32
         return res
     os.replace(cand, path)
@@ -158,7 +158,8 @@ def _convert(run: ExportRun, name: str, model: Any, prec: str, feeds: list[dict[
     if prec == "fp32":
         return model, "fp32 compute"
     if prec == "fp16":
-        return to_fp16(model), f"fp16 weights and compute, fp32 I/O, kept fp32: {', '.join(FP16_BLOCK)}"
+        return to_fp16(model), (f"fp16 weights and compute, fp32 I/O, kept fp32: {', '.join(FP16_BLOCK)}; "
+                                   "constants beyond fp16 range clamped to +-1e4 (mask fill values)")
     if prec == "int8-dynamic":
         return to_int8_dynamic(model), "int8 dynamic (weights int8, activations quantized at run time)"
     calib, where = _calibration(run, name, model, feeds)
