@@ -21,7 +21,15 @@ from studio.core.jobs import JobState
 from studio.fleet import agent_ops
 from studio.fleet.agent_ops import AgentDown
 from studio.fleet.fleet_file import ResolvedAgent
-from studio.fleet.gate import MetricsSample, combine, fetch_sample, judge, measures, tls_context
+from studio.fleet.gate import (
+    MIN_AGENT_REQUESTS,
+    MetricsSample,
+    combine,
+    fetch_sample,
+    judge,
+    measures,
+    tls_context,
+)
 from studio.fleet.probe import Probe, ProbeCount, probe_bodies
 from studio.fleet.rollout_state import AgentRow, FleetEvent, RingRecord, RolloutState, RolloutStore
 from studio.telemetry.sla import FAIL, PASS, LatencyBudget, get_tier
@@ -230,6 +238,8 @@ class RolloutEngine:
                 continue
             deltas.append((d, c))
             v = judge(measures(d, c.failed), self.tier, self.budget, self.cost, c.sent, c.failed)
+            if v.requests < MIN_AGENT_REQUESTS:
+                v.note = f"{v.requests} requests: judged within the ring, not alone (under {MIN_AGENT_REQUESTS})"
             values[name] = v
             self._row(name, gate=v.to_dict())
         if any(st.agents[n].state == "down" for n in ring.agents):
@@ -241,7 +251,7 @@ class RolloutEngine:
             return True
         total = judge(measures(combine([d for d, _ in deltas]), sum(c.failed for _, c in deltas)), self.tier,
                       self.budget, self.cost, sum(c.sent for _, c in deltas), sum(c.failed for _, c in deltas))
-        bad = {n: v for n, v in values.items() if v.verdict == FAIL}
+        bad = {n: v for n, v in values.items() if v.verdict == FAIL and not v.note}
         ok = total.verdict == PASS and not bad
         ring.gate, ring.ended = total.to_dict(), time.time()
         why = "; ".join([*total.failed, *(f"{n}: {', '.join(v.failed)}" for n, v in bad.items())])

@@ -11,8 +11,10 @@ from typing import Any
 from studio.telemetry.sla import FAIL, NA, PASS, CostModel, LatencyBudget, Tier, WindowMeasures, judge_window
 
 LATENCY = "studio_agent_request_duration_seconds"
-REQUESTS = "studio_agent_requests"
+REQUESTS = "studio_agent_requests_total"
 MEMORY = "studio_agent_system_memory_bytes"
+# below this many requests one agent's percentiles are noise: it is judged within its ring's sums, not alone
+MIN_AGENT_REQUESTS = 20
 
 
 @dataclass
@@ -112,6 +114,7 @@ class GateValues:
     memory_pct: float | None = None
     verdict: str = NA
     failed: list[str] = field(default_factory=list)
+    note: str = ""
     source: str = "agent /metrics (studio_agent_requests, studio_agent_request_duration_seconds) + probe"
 
     def to_dict(self) -> dict[str, Any]:
