@@ -95,6 +95,8 @@ class ServedModel:
              "inputs": [t.to_dict() for t in self.inputs], "outputs": [t.to_dict() for t in self.outputs]}
         if self.raw_inputs:  # BYTES inputs the staged pipeline preprocesses into the tensors above
             d["raw_inputs"] = [r.describe() for r in self.raw_inputs.values()]
+        if self.generation is not None:  # served on /generate and /generate_stream too
+            d["generation"] = self.generation.describe()
         return d
 
     def warmup(self) -> float:

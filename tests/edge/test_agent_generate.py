@@ -168,3 +168,37 @@ def test_unknown_model_and_stop_strings(agent: AgentProcess, export_dir: Path) -
                    json={"text_input": "hello world", "parameters": {"max_tokens": 20, "stop": [stop]}})
     assert r.status_code == 200
     assert r.json()["text_output"] == full[:full.find(stop)] and r.json()["finish_reason"] == "stop"
+
+
+def test_inference_token_two_concurrent_generations_and_no_torch(export_dir: Path, tmp_path: Path) -> None:
+    """With --infer-token-file the generate routes need the token, as /infer does; the default cap (2) runs two
+    generations at once, each with the reference text; the agent process never loads torch."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from studio.package.bundle import build_bundle
+    from studio.package.client import deploy_bundle
+    from tests.edge.helpers import write_token
+
+    dev = dev_keys(tmp_path)
+    infer_token = write_token(tmp_path / "infer.token")
+    rep = build_bundle(export_dir, "generic-x86_64", dev.signing_key, tmp_path / "q.tar", name="qwen", version="1")
+    a = AgentProcess(tmp_path / "data", dev.trust, dev.token, extra=["--infer-token-file", str(infer_token)]).start()
+    try:
+        deploy_bundle(Path(rep.bundle), a.url, dev.token.read_text().strip())
+        body = {"text_input": "hello world", "max_tokens": 24}
+        r = httpx.post(a.url + "/v2/models/qwen/generate_stream", json=body)
+        assert r.status_code == 401 and "token" in r.json()["error"]
+        auth = {"authorization": f"Bearer {infer_token.read_text().strip()}"}
+        meta = httpx.get(a.url + "/v2/models/qwen", headers=auth).json()
+        assert meta["generation"]["kind"] == "decoder-only" and meta["generation"]["max_context"] == CONTEXT
+        want = generate(export_dir, "hello world", max_new_tokens=24).text
+        with ThreadPoolExecutor(2) as pool:
+            answers = list(pool.map(lambda _: httpx.post(a.url + "/v2/models/qwen/generate", json=body,
+                                                         headers=auth, timeout=60), range(2)))
+        assert [x.status_code for x in answers] == [200, 200]
+        assert [x.json()["text_output"] for x in answers] == [want, want]
+        maps = Path(f"/proc/{a.proc.pid}/maps")  # type: ignore[union-attr]
+        if maps.is_file():
+            assert "libtorch" not in maps.read_text()
+    finally:
+        a.stop()
