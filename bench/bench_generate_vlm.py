@@ -1,0 +1,161 @@
+"""Qwen2-VL generation on CPU, side by side in one run: HF ``generate()`` (torch, KV cache) vs the studio VLM
+runtime (vision graph + decoder with past on ORT) on the same exported tiny-qwen2-vl sample, image + text prompts.
+
+Both paths get the same patches and grid (the studio's numpy processor; preprocessing is outside the clock for
+both) and the same prompt ids, and run greedily: TTFT = patches in -> first new token (vision encoder + prefill +
+sampling), tokens/s = new tokens / whole generation, decode tokens/s after the first token; medians over the
+repeats, the paths taking turns (bench.bench_generate.measure). The token ids of both paths are checked equal.
+onnxruntime-genai is not a path here: it has no form for this layout (it knows qwen2_5_vl's three graphs).
+
+    .venv/bin/python -m bench.bench_generate_vlm [--new-tokens 32] [--repeats 7] [--threads 1] [--append FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from bench.bench_generate import measure, rss_mb
+
+# (prompt, image width x height): two image grids (4x4 -> 4 image tokens, 8x8 -> 16)
+PROMPTS = [("describe the picture", (20, 20)), ("what is the colour of the car near the house?", (32, 32)),
+           ("how many people are there in the picture of the red house?", (40, 24))]
+
+
+def hf_path(src: Path, new: int, stops: list[int], pad: int | None) -> Callable[[Any], Any]:
+    import torch
+    from transformers import Qwen2VLForConditionalGeneration
+    from transformers.generation.streamers import BaseStreamer
+
+    model = Qwen2VLForConditionalGeneration.from_pretrained(str(src)).eval()  # its default attention (sdpa)
+
+    class Clock(BaseStreamer):
+        def __init__(self) -> None:
+            self.times: list[float] = []
+
+        def put(self, value: Any) -> None:
+            self.times.append(time.perf_counter())
+
+        def end(self) -> None:
+            pass
+
+    def run(case: Any) -> tuple[list[int], float, float]:
+        ids, image = case
+        x = torch.tensor([ids])
+        clock = Clock()
+        t0 = time.perf_counter()
+        model.model.rope_deltas = None
+        with torch.no_grad():
+            out = model.generate(x, attention_mask=torch.ones_like(x), pixel_values=torch.from_numpy(image.pixel_values),
+                                 image_grid_thw=torch.from_numpy(image.grid_thw),
+                                 mm_token_type_ids=(x == int(model.config.image_token_id)).int(),
+                                 max_new_tokens=new, do_sample=False, use_cache=True, eos_token_id=stops,
+                                 pad_token_id=pad, streamer=clock, temperature=None, top_k=None, top_p=None)
+        total = time.perf_counter() - t0
+        return out[0, len(ids):].tolist(), clock.times[1] - t0, total
+
+    return run
+
+
+def studio_path(folder: Path, new: int, threads: int) -> Callable[[Any], Any]:
+    from studio.generate.vlm import open_vlm
+
+    gen = open_vlm(folder, threads)
+    stops = set(gen.gen.eos_token_ids)
+
+    def run(case: Any) -> tuple[list[int], float, float]:
+        ids, image = case
+        out = gen.runtime.generate(ids, [image], new, stop_ids=stops)
+        return out.token_ids, out.ttft_s, out.total_s
+
+    return run
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--new-tokens", type=int, default=32)
+    p.add_argument("--repeats", type=int, default=7)
+    p.add_argument("--threads", type=int, default=1, help="torch and ORT intra-op threads (same for both paths)")
+    p.add_argument("--append", type=Path, default=None, help="append the markdown section to this file")
+    p.add_argument("--json", action="store_true")
+    argv = sys.argv[1:] if argv is None else argv
+    args = p.parse_args(argv)
+
+    import numpy as np
+    import torch
+    from PIL import Image
+
+    from studio.export.api import ExportOptions, export_model, write_sample
+
+    torch.set_num_threads(args.threads)
+    with tempfile.TemporaryDirectory() as tmp:
+        src = write_sample("tiny-qwen2-vl", Path(tmp) / "tiny-qwen2-vl")
+        out = Path(tmp) / "export" / "model.onnx"
+        report = export_model(ExportOptions(model_dir=src, output=out, validation_cases=2))
+        if report.status != "succeeded":
+            raise SystemExit(f"export failed: {report.diagnosis}")
+        from studio.generate.vlm import open_vlm
+
+        g = open_vlm(out.parent)
+        rng = np.random.default_rng(0)
+        cases = []
+        for text, (w, h) in PROMPTS:
+            img = g.processor.from_pil(Image.fromarray(rng.integers(0, 256, (h, w, 3), dtype=np.uint8)))
+            cases.append(((g.prepare(text, img)[0]), img))
+        paths = {"HF generate() (torch, sdpa, KV cache)":
+                 lambda: hf_path(src, args.new_tokens, g.gen.eos_token_ids, g.gen.pad_token_id),
+                 "studio VLM runtime (ORT: vision graph + decoder with past, session.run)":
+                 lambda: studio_path(out.parent, args.new_tokens, args.threads)}
+        runners, loaded = {}, {}
+        for name, make in paths.items():
+            before = rss_mb()
+            runners[name] = make()
+            loaded[name] = rss_mb() - before
+        rows = {n: {**r, "rss_growth_mb": loaded[n]} for n, r in measure(runners, cases, args.repeats).items()}
+    base = next(iter(rows.values()))
+    same = all(r["ids"] == base["ids"] for r in rows.values())
+    for r in rows.values():
+        r["tps_vs_hf"] = r["tokens_per_s"] / base["tokens_per_s"]
+        r["ttft_vs_hf"] = r["ttft_ms"] / base["ttft_ms"]
+    result = {"rows": {k: {kk: vv for kk, vv in v.items() if kk != "ids"} for k, v in rows.items()},
+              "same_token_ids": same, "prompt_tokens": [len(c[0]) for c in cases],
+              "images": [list(s) for _, s in PROMPTS], "new_tokens": args.new_tokens, "repeats": args.repeats,
+              "threads": args.threads}
+    md = render(result, argv)
+    print(json.dumps(result, indent=2) if args.json else md)
+    if args.append:
+        with args.append.open("a", encoding="utf-8") as f:
+            f.write("\n" + md + "\n")
+    return 0 if same else 1
+
+
+def render(result: dict[str, Any], argv: list[str] | None) -> str:
+    cmd = " ".join(["python -m bench.bench_generate_vlm", *(argv or [])]).strip()
+    lines = ["## Qwen2-VL generation: studio VLM runtime vs HF generate() (`bench/bench_generate_vlm.py`)", "",
+             f"Command: `.venv/bin/{cmd}` ({datetime.now():%Y-%m-%d %H:%M}, {platform.machine()}, Python "
+             f"{platform.python_version()}, load average {os.getloadavg()[0]:.1f}). Model: tiny-qwen2-vl sample; "
+             f"images {result['images']} (w x h), prompts of {result['prompt_tokens']} tokens (image placeholders "
+             f"included), {result['new_tokens']} new tokens, greedy, {result['threads']} intra-op thread(s) for torch "
+             f"and ORT alike; medians over {result['repeats']} runs per prompt after a warm-up. TTFT = patches in -> "
+             "first new token (vision encoder + prefill). Same token ids on both paths: "
+             f"{'yes' if result['same_token_ids'] else 'NO'}.", "",
+             "| path | TTFT ms | tokens/s | decode tokens/s | tokens/s vs HF | TTFT vs HF | RSS growth MB |",
+             "|---|---|---|---|---|---|---|"]
+    for name, r in result["rows"].items():
+        d = r["decode_tokens_per_s"]
+        lines.append(f"| {name} | {r['ttft_ms']:.3f} | {r['tokens_per_s']:.0f} | {d or 0:.0f} | "
+                     f"{r['tps_vs_hf']:.1f}x | {r['ttft_vs_hf']:.2f}x | {r['rss_growth_mb']:.1f} |")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
