@@ -64,6 +64,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--output", type=Path, default=None, help="write the JSON report to this file")
     p.add_argument("--record", type=Path, default=None, help="record the run to this SQLite file")
     p.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    p.add_argument("--locust", action="store_true",
+                   help="drive the same workload through Locust: one master and --locust-workers worker processes "
+                        "on loopback (the 'locust' extra); results merged into the same report and SLA verdicts")
+    p.add_argument("--locust-workers", type=int, default=2, help="local Locust worker processes (default 2)")
+    p.add_argument("--locust-hosts", default="", metavar="HOST[,HOST]",
+                   help="lab hosts that each run one worker (`python -m studio.telemetry.locustfile --master-host "
+                        "THIS_HOST --master-port PORT --config FILE`); the master then binds 0.0.0.0")
     p.add_argument("--otlp-endpoint", default=None,
                    help="export a client span per request (send/receive children, traceparent sent to the server) "
                         "and latency metrics over OTLP/HTTP, e.g. http://localhost:4318 "
@@ -105,7 +112,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         with job_progress("bench", enabled=not args.quiet) as job:
             collectors = [] if args.no_collectors else default_collectors(cfg, args.metrics_url, args.server_pid)
-            rep = run_bench(cfg, job, sla=sla, collectors=collectors, record=args.record, otel=otel)
+            rep = run_bench(cfg, job, sla=sla, collectors=collectors, record=args.record, otel=otel,
+                            **_locust(args))
     finally:
         if otel is not None:
             otel.shutdown()
@@ -129,3 +137,17 @@ def run(args: argparse.Namespace) -> int:
         print("no request succeeded", file=sys.stderr)
         return 1
     return 0
+
+
+def _locust(args: argparse.Namespace) -> dict:
+    """run_bench's generator for --locust (nothing without it)."""
+    if not args.locust:
+        return {}
+    from functools import partial
+
+    from studio.telemetry.locust_run import LocustGenerator, LocustOptions
+
+    hosts = [h for h in args.locust_hosts.split(",") if h.strip()]
+    opts = LocustOptions(workers=args.locust_workers, hosts=hosts, bind_host="0.0.0.0" if hosts else "127.0.0.1")
+    opts.validate()
+    return {"generator": partial(LocustGenerator, options=opts)}

@@ -1,0 +1,209 @@
+"""The Locust side of `studio bench --locust`: one worker process (``python -m studio.telemetry.locustfile``).
+
+Each worker runs one Locust user (a FastHttpUser: geventhttpclient, Locust's fast client) that drives its share of
+a level (a rate share, open loop, latency from each request's due time; or a number of closed-loop greenlets) with
+the studio's own request bodies, and reports every window to the master as a custom message carrying an encoded
+HDR histogram (``studio.telemetry.histogram``), counts, errors and per-tick bytes. Windows are aligned on the wall
+clock the master hands out, so the master merges window k of every worker into one.
+
+Importing this module imports nothing of locust (locust monkey-patches on import): ``main`` does, in the worker.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import random
+import time
+from collections import Counter
+from typing import Any
+
+from studio.telemetry.histogram import LatencyHistogram
+
+
+class WorkerMeter:
+    """Counts of one worker's level: warm-up totals, the open window, its ticks, the send delays."""
+
+    def __init__(self, plan: dict[str, Any]) -> None:
+        self.plan = plan
+        self.measure_at = plan["start"] + plan["warmup_s"]
+        self.window_s, self.tick_s = plan["window_s"], plan["tick_s"]
+        self.warm_sent = self.warm_ok = 0
+        self.index = 0
+        self.delays = LatencyHistogram()
+        self.stopped = False
+        self._open()
+
+    def _open(self) -> None:
+        self.hist = LatencyHistogram()
+        self.ok = self.sent = self.nbytes = 0
+        self.errors: Counter[str] = Counter()
+        self.ticks = [0] * max(1, round(self.window_s / self.tick_s))
+
+    def measuring(self, t: float) -> bool:
+        return t >= self.measure_at
+
+    def on_sent(self, due: float) -> None:
+        if self.measuring(due):
+            self.sent += 1
+        else:
+            self.warm_sent += 1
+
+    def on_done(self, due: float, t_done: float, latency: float, nbytes: int, error: str | None) -> None:
+        if not self.measuring(due):
+            self.warm_ok += error is None
+            return
+        if error is None:
+            self.ok += 1
+            self.hist.record(latency)
+        else:
+            self.errors[error] += 1
+        self.nbytes += nbytes
+        offset = (t_done - self.measure_at) % self.window_s
+        self.ticks[min(len(self.ticks) - 1, int(offset / self.tick_s))] += nbytes
+
+    def window_end(self) -> float:
+        return self.measure_at + (self.index + 1) * self.window_s
+
+    def close_window(self, final: bool = False) -> dict[str, Any]:
+        msg = {"level": self.plan["level"], "index": self.index, "ok": self.ok, "sent": self.sent,
+               "errors": dict(self.errors), "bytes": self.nbytes, "ticks": self.ticks,
+               "hist": self.hist.encode().decode() if self.hist.count else "", "final": final}
+        self.index += 1
+        self._open()
+        return msg
+
+
+def _error_kind(exc: BaseException | None, status: int) -> str | None:
+    if exc is None:
+        return None if status == 200 else f"http_{status}"
+    from studio.telemetry.load_types import classify_error
+
+    return classify_error(exc)
+
+
+def make_user_class(plans: Any, host: str, bodies: list[bytes], path: str, headers: dict[str, str], pool: int,
+                    timeout_s: float) -> type:
+    """The FastHttpUser whose one task runs each level plan the master sends (``plans``: a gevent queue)."""
+    import gevent
+    import gevent.pool
+    from locust import task
+    from locust.contrib.fasthttp import FastHttpUser
+
+    base_host = host
+
+    class KServeV2User(FastHttpUser):
+        host = base_host
+        concurrency = pool  # connections of this user's geventhttpclient pool
+        network_timeout = connection_timeout = timeout_s
+        insecure = True
+        abstract = False
+
+        def _one(self, meter: WorkerMeter, due: float, body: bytes) -> None:
+            meter.on_sent(due)
+            exc: BaseException | None = None
+            status, nbytes = 0, 0
+            try:
+                with self.client.post(path, data=body, headers=headers, catch_response=True,
+                                      name="infer") as resp:
+                    status = resp.status_code or 0
+                    nbytes = len(body) + len(resp.content or b"")
+                    if status != 200:
+                        resp.failure(f"HTTP {status}")
+                    exc = resp.error if status == 0 and resp.error else None
+            except Exception as e:  # noqa: BLE001 - a failed request is counted, not raised
+                exc = e
+            t_done = time.time()
+            meter.on_done(due, t_done, t_done - due, nbytes, _error_kind(exc, status))
+
+        def _run_plan(self, plan: dict[str, Any]) -> None:
+            meter = WorkerMeter(plan)
+            runner = self.environment.runner
+            gevent.sleep(max(0.0, plan["start"] - time.time()))
+            group = gevent.pool.Group()
+            rng = random.Random(plan["seed"])
+            if plan.get("rate"):
+                group.spawn(self._open_loop, meter, plan, rng, group)
+            else:
+                for _ in range(plan["users"]):
+                    group.spawn(self._closed_loop, meter, rng)
+            while not plan["stop"].wait(timeout=max(0.0, meter.window_end() - time.time())):
+                runner.send_message("studio_window", meter.close_window())
+            meter.stopped = True
+            group.join(timeout=timeout_s)
+            group.kill()
+            done = meter.close_window(final=True)
+            done.update(warm_sent=meter.warm_sent, warm_ok=meter.warm_ok,
+                        delays=meter.delays.encode().decode() if meter.delays.count else "")
+            runner.send_message("studio_done", done)
+
+        def _open_loop(self, meter: WorkerMeter, plan: dict[str, Any], rng: random.Random, group: Any) -> None:
+            rate, poisson = plan["rate"], plan["distribution"] == "poisson"
+            due, i = plan["start"], 0
+            while not meter.stopped:
+                gevent.sleep(max(0.0, due - time.time()))
+                if meter.stopped:
+                    break
+                if meter.measuring(due):
+                    meter.delays.record(max(0.0, time.time() - due))
+                group.spawn(self._one, meter, due, bodies[i % len(bodies)])
+                i += 1
+                due += rng.expovariate(rate) if poisson else 1.0 / rate
+
+        def _closed_loop(self, meter: WorkerMeter, rng: random.Random) -> None:
+            i = rng.randrange(len(bodies))
+            while not meter.stopped:
+                self._one(meter, time.time(), bodies[i % len(bodies)])
+                i += 1
+
+        @task
+        def drive(self) -> None:
+            plan = plans.get()
+            if plan is None:
+                raise gevent.GreenletExit
+            self._run_plan(plan)
+
+    return KServeV2User
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m studio.telemetry.locustfile")
+    ap.add_argument("--master-host", default="127.0.0.1")
+    ap.add_argument("--master-port", type=int, required=True)
+    ap.add_argument("--config", required=True, help="JSON file the studio wrote for this run")
+    args = ap.parse_args(argv)
+    import json
+
+    import gevent.event
+    import gevent.queue
+    from locust import events
+    from locust.env import Environment
+
+    cfg = json.loads(open(args.config, encoding="utf-8").read())
+    plans: Any = gevent.queue.Queue()
+    bodies = [base64.b64decode(b) for b in cfg["bodies"]]
+    user = make_user_class(plans, cfg["host"], bodies, cfg["path"], cfg["headers"],
+                           cfg["max_connections"], cfg["timeout_s"])
+    env = Environment(user_classes=[user], events=events, host=cfg["host"])
+    runner = env.create_worker_runner(args.master_host, args.master_port)
+    current: dict[str, Any] = {}
+
+    def on_level(environment: Any, msg: Any, **_kw: Any) -> None:
+        plan = dict(msg.data)
+        plan["stop"] = gevent.event.Event()
+        current["plan"] = plan
+        plans.put(plan)
+
+    def on_stop(environment: Any, msg: Any, **_kw: Any) -> None:
+        plan = current.get("plan")
+        if plan is not None and plan["level"] == msg.data["level"]:
+            plan["stop"].set()
+
+    runner.register_message("studio_level", on_level)
+    runner.register_message("studio_stop", on_stop)
+    runner.greenlet.join()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,93 @@
+"""`studio bench --locust`: one Locust master and 2 worker processes on loopback against a real agent process.
+
+The merged counts must equal the agent's own statistics (/v2/models/tiny/stats), and the merged percentiles must
+agree with the studio's single-process load generator run in the same test at the same open-loop rate."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from studio.telemetry.bench import SlaSpec, run_bench
+from studio.telemetry.kserve import Endpoint, fetch_stats
+from studio.telemetry.load_types import LoadConfig
+from studio.telemetry.locust_run import LocustGenerator, LocustOptions
+from studio.telemetry.recording import Recording
+from tests.edge.helpers import PASSPHRASE, AgentProcess, deploy_tiny, dev_keys
+
+RATE = 200.0
+
+
+@pytest.fixture(scope="module")
+def agent(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AgentProcess]:
+    root = tmp_path_factory.mktemp("locust-agent")
+    mp = pytest.MonkeyPatch()
+    mp.setenv("STUDIO_KEY_PASSPHRASE", PASSPHRASE)
+    dev = dev_keys(root)
+    a = AgentProcess(root / "agent-data", dev.trust, dev.token).start()
+    deploy_tiny(a, dev, root)
+    yield a
+    a.stop()
+    mp.undo()
+
+
+def _cfg(url: str, **kw: object) -> LoadConfig:
+    base = dict(url=url, model="tiny", rate=RATE, duration_s=4.0, warmup_s=1.0, window_s=2.0, stability=False)
+    base.update(kw)
+    return LoadConfig(**base)  # type: ignore[arg-type]
+
+
+def _locust(workers: int = 2):  # type: ignore[no-untyped-def]
+    def make(*a, **kw):  # type: ignore[no-untyped-def]
+        return LocustGenerator(*a, options=LocustOptions(workers=workers), **kw)
+    return make
+
+
+def test_merged_counts_equal_the_agents_and_percentiles_match_the_load_generator(agent: AgentProcess,
+                                                                                 tmp_path: Path) -> None:
+    ep = Endpoint.parse(agent.url)
+    single = run_bench(_cfg(agent.url))
+    before = fetch_stats(ep, "tiny")
+    rec = tmp_path / "locust.sqlite"
+    rep = run_bench(_cfg(agent.url), sla=SlaSpec(tier="L3"), record=rec, generator=_locust(2))
+    after = fetch_stats(ep, "tiny")
+    assert before is not None and after is not None
+    (lv,) = rep.levels
+    # every request the workers sent (warm-up included) is one the agent counted, and none failed
+    assert lv.error_count == 0, lv.errors
+    assert lv.warmup_successes + lv.successes == lv.total_sent
+    assert after.success_count - before.success_count == lv.total_sent
+    assert after.fail_count == before.fail_count
+    assert lv.server_total is not None and lv.server_total["success_count"] == lv.total_sent
+    # the two workers shared the rate: about RATE * (warm-up + measured) requests in all
+    assert abs(lv.total_sent - RATE * 5.0) < RATE * 0.15
+    assert len(lv.windows) == 2 and sum(w.successes for w in lv.windows) == lv.successes
+    # the same percentiles as the single-process load generator, both from due times on the same HDR histogram
+    (ref,) = single.levels
+    for p in ("p50_ms", "p90_ms"):
+        a, b = getattr(lv.latency, p), getattr(ref.latency, p)
+        assert a is not None and b is not None
+        assert abs(a - b) <= 0.10 * max(a, b) + 0.2, (p, a, b)  # 10 %, plus 0.2 ms of histogram resolution
+    # the report's SLA verdicts and the recording come from the same code as the load generator's
+    assert rep.sla is not None and rep.sla.judged == 2 and len(rep.verdicts) == 2
+    recording = Recording(rec)
+    assert len(recording.windows()) == 2
+
+
+def test_cli_bench_locust_and_bad_worker_count(agent: AgentProcess, tmp_path: Path) -> None:
+    out = tmp_path / "rep.json"
+    proc = subprocess.run([sys.executable, "-m", "studio.cli.main", "bench", "--url", agent.url, "--model", "tiny",
+                           "--concurrency", "2", "--duration", "2", "--warmup", "0.5", "--no-stability",
+                           "--no-collectors", "--quiet", "--locust", "--locust-workers", "2", "--output", str(out)],
+                          capture_output=True, text=True, timeout=180)
+    assert proc.returncode == 0, proc.stderr
+    (lv,) = json.loads(out.read_text())["levels"]
+    assert lv["concurrency"] == 2 and lv["successes"] > 0 and lv["error_count"] == 0
+    proc = subprocess.run([sys.executable, "-m", "studio.cli.main", "bench", "--url", agent.url, "--model", "tiny",
+                           "--locust", "--locust-workers", "0"], capture_output=True, text=True, timeout=60)
+    assert proc.returncode != 0 and "--locust-workers must be >= 1" in proc.stderr
