@@ -40,7 +40,20 @@ def test_good_bundle_reaches_every_ring(lab: Lab) -> None:
     engine = _start(lab, lab.bundle("good", "2"))
     seen: list[FleetEvent] = []
     engine.subscribe(lambda ev, st: seen.append(ev))
-    st = engine.run()
+    stop = threading.Event()
+
+    def client() -> None:  # real traffic to the canary besides the probe: the agent's counters hold both
+        while not stop.is_set():
+            _infer_ok(lab, 0, "good")
+            stop.wait(0.02)
+
+    traffic = threading.Thread(target=client, daemon=True)
+    traffic.start()
+    try:
+        st = engine.run()
+    finally:
+        stop.set()
+        traffic.join(30)
     assert st.status == "succeeded", _why(st)
     assert [r.agents for r in st.rings] == [["a0"], ["a1"], ["a2", "a3", "a4", "a5", "a6", "a7"]]
     assert [r.status for r in st.rings] == ["passed"] * 3
@@ -48,6 +61,8 @@ def test_good_bundle_reaches_every_ring(lab: Lab) -> None:
     assert all(a.state == "passed" and a.version == "2" and a.previous == "1" for a in st.agents.values())
     for row in st.agents.values():  # every agent's gate saw traffic, counted by the agent itself
         assert row.gate and row.gate["requests"] > 0 and row.gate["probe_sent"] > 0, row
+    canary = st.agents["a0"].gate
+    assert canary and canary["requests"] > canary["probe_sent"], canary
     assert [e.kind for e in seen].count("ring_passed") == 3 and seen[-1].kind == "finished"
     again = api.load_rollout(lab.ws, "lab")[0]  # what a restarted studio reads: the same record
     assert again.status == "succeeded" and len(again.events) == len(st.events)
@@ -69,6 +84,21 @@ def test_slow_bundle_stops_at_the_canary_and_rolls_back(lab: Lab) -> None:
     status = httpx.get(f"{lab.agents[1].url}/agent/status", timeout=10,
                        headers={"Authorization": f"Bearer {lab.dev.token.read_text().strip()}"}).json()
     assert [v["version"] for v in status["models"]["slow"]["versions"]] == ["1"]
+
+
+def test_pause_then_abort_rolls_back(lab: Lab, capsys) -> None:  # type: ignore[no-untyped-def]
+    lab.deploy_all("pause", "1")
+    engine = _start(lab, lab.bundle("pause", "2"))
+    engine.subscribe(lambda ev, st: ev.kind == "watch" and ev.ring == 1 and lab.cli("pause", "--fleet", "lab"))
+    st = engine.run()
+    assert st.status == "paused" and st.rings[1].status == "watching", _why(st)
+    assert lab.cli("status", "--fleet", "lab") == 0
+    assert "to fleet lab: paused" in capsys.readouterr().out
+    assert lab.active("pause") == ["2", "2"] + ["1"] * 6
+    assert lab.cli("abort", "--fleet", "lab") == 0
+    st, _ = api.load_rollout(lab.ws, "lab")
+    assert st.status == "aborted" and {st.agents[n].state for n in ("a0", "a1")} == {"rolled_back"}
+    assert lab.active("pause") == ["1"] * 8
 
 
 def _kill_when(engine: api.RolloutEngine, lab: Lab, victim: int, ring: int) -> threading.Event:
