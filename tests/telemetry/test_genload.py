@@ -122,3 +122,51 @@ def test_cancel_ends_the_level_early(agent: AgentProcess) -> None:
 
     rep = run_bench(cfg, job, sink=sink, generator=GenerateLoadGenerator)
     assert rep.levels[0].aborted == "cancelled" and rep.levels[0].measured_s < 10
+
+
+@pytest.mark.gui
+@pytest.mark.timeout(180)
+def test_dashboards_run_a_generation_workload_and_plot_it(qtbot, agent: AgentProcess,
+                                                          artifacts_dir: Path) -> None:  # type: ignore[no-untyped-def]
+    pytest.importorskip("PySide6")
+    pytest.importorskip("pyqtgraph")
+    import gc
+
+    from PySide6.QtCore import QCoreApplication, QEvent
+
+    from studio.gui.jobs_qt import JobRunner
+    from studio.gui.pages.dashboards_page import DashboardsPage
+    from tests.gui.gui_helpers import shown
+
+    jobs = JobRunner()
+    page = shown(qtbot, DashboardsPage(jobs), 1400, 900, exposed=False)
+    page.url_edit.setText(agent.url)
+    page.model_edit.setText("qwen")
+    page.level_edit.setText("2")
+    page.duration.setValue(1.5)
+    assert not page.workload_fields.prompt_edit.isEnabled()  # inference: no prompt
+    page.workload.setCurrentText("generation")
+    page.workload_fields.prompt_edit.setText("hello world")
+    page.workload_fields.max_tokens.setValue(6)
+    page.tier.setCurrentText("L1")
+    page.start_runs()
+    qtbot.waitUntil(lambda: bool(page.reports), timeout=90_000)
+    qtbot.wait(300)
+    rep = next(iter(page.reports.values()))
+    assert rep.levels[0].generation is not None and rep.levels[0].generation.output_tokens > 0
+    drawn = {(pid, s) for (pid, _t, s), n in page.plotted_series().items() if n > 0}
+    assert ("generation", S.TTFT_P95) in drawn and ("generation", S.ITL_P95) in drawn
+    assert ("throughput", S.OUTPUT_TPS) in drawn
+    assert "TTFT p95" in page.verdict_label.text() and "output tok/s" in page.verdict_label.text()
+    page.grab().save(str(artifacts_dir / "dashboards_generation.png"))
+    # an empty prompt is refused in place, naming the field
+    problems: list = []
+    page.sig_problem.connect(problems.append)
+    page.clear_targets()
+    page.workload_fields.prompt_edit.setText("")
+    page.start_runs()
+    assert problems and problems[-1].location == "Prompt" and "prompt" in page.verdict_label.text()
+    page.close()
+    jobs.shutdown()
+    QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+    gc.collect()

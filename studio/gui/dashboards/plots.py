@@ -1,4 +1,4 @@
-"""The Dashboards page's plot grid: six x-linked plots drawn from a SeriesStore on the GUI thread.
+"""The Dashboards page's plot grid: seven x-linked plots drawn from a SeriesStore on the GUI thread.
 
 Redraw cost must not grow with run length (DESIGN convention 7): each frame redraws only the series whose
 buffers changed, min/max-decimated to the plot's pixel columns, and sets axis ranges once (paged and with
@@ -25,18 +25,23 @@ TARGET_COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b
 PLOTS: list[tuple[str, str, str, list[tuple[str, Any]]]] = [
     ("latency", "Latency", "ms", [(S.LAT_P50, Qt.PenStyle.SolidLine), (S.LAT_P95, Qt.PenStyle.DashLine),
                                   (S.LAT_P99, Qt.PenStyle.DotLine)]),
-    ("throughput", "Throughput", "req/s", [(S.THROUGHPUT, Qt.PenStyle.SolidLine),
-                                           (S.SERVER_RPS, Qt.PenStyle.DashLine)]),
+    ("throughput", "Throughput", "req/s, tok/s", [(S.THROUGHPUT, Qt.PenStyle.SolidLine),
+                                                  (S.SERVER_RPS, Qt.PenStyle.DashLine),
+                                                  (S.OUTPUT_TPS, Qt.PenStyle.DotLine)]),
     ("memory", "Memory / VRAM", "%", [(S.MEM_PCT, Qt.PenStyle.SolidLine), (S.GPU_MEM_PCT, Qt.PenStyle.DashLine)]),
     ("power", "Power", "W", [(S.GPU_POWER, Qt.PenStyle.SolidLine), (S.BOARD_POWER, Qt.PenStyle.DashLine)]),
     ("stages", "Agent pipeline stages", "ms", [(S.STAGE_PRE_MS, Qt.PenStyle.SolidLine),
                                                (S.STAGE_INFER_MS, Qt.PenStyle.DashLine),
                                                (S.STAGE_POST_MS, Qt.PenStyle.DotLine),
                                                (S.STAGE_QUEUE_MS, Qt.PenStyle.DashDotLine)]),
+    ("generation", "Generation: time to first token, inter-token latency", "ms",
+     [(S.TTFT_P50, Qt.PenStyle.SolidLine), (S.TTFT_P95, Qt.PenStyle.DashLine), (S.ITL_P95, Qt.PenStyle.DotLine)]),
     ("sla", "SLA compliance", "%", [(S.SLA_COMPLIANCE, Qt.PenStyle.SolidLine)]),  # last: carries the time axis
 ]
 SHORT_NAMES = {S.THROUGHPUT: "client", S.SERVER_RPS: "server", S.MEM_PCT: "host memory",
-               S.GPU_MEM_PCT: "VRAM", S.GPU_POWER: "GPU", S.BOARD_POWER: "board", S.SLA_COMPLIANCE: "compliance"}
+               S.GPU_MEM_PCT: "VRAM", S.GPU_POWER: "GPU", S.BOARD_POWER: "board", S.SLA_COMPLIANCE: "compliance",
+               S.OUTPUT_TPS: "output tok/s", S.TTFT_P50: "TTFT p50", S.TTFT_P95: "TTFT p95",
+               S.ITL_P95: "inter-token p95"}
 SERIES_COLORS = ["#1f77b4", "#ff7f0e", "#d62728", "#2ca02c"]
 MAX_POINTS = 1000  # per curve per frame when the plot's width is not known yet
 MIN_POINTS = 200
@@ -71,7 +76,7 @@ class PlotGrid(QWidget):
     def _build(self) -> None:
         pg.setConfigOptions(antialias=False, background="w", foreground="#333")
         self.glw = pg.GraphicsLayoutWidget()
-        # six stacked plots stay readable (about 110 px each): on a short screen the page scrolls instead
+        # the stacked plots stay readable (about 110 px each): on a short screen the page scrolls instead
         self.glw.setMinimumHeight(110 * len(PLOTS))
         self.plots: dict[str, pg.PlotItem] = {}
         self.na_text: dict[str, pg.TextItem] = {}

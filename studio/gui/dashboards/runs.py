@@ -17,8 +17,11 @@ from studio.gui.jobs_qt import JobHandle, JobRunner
 from studio.telemetry.ringbuffer import SeriesStore
 
 
-def load_config(url: str, model: str, mode: str, levels: str, duration_s: float) -> Any:
-    """The form's target and levels as a validated LoadConfig (concurrency levels "1,2,4" or a rate)."""
+def load_config(url: str, model: str, mode: str, levels: str, duration_s: float, prompt: str | None = None,
+                max_tokens: int = 16) -> Any:
+    """The form's target and levels as a validated LoadConfig (concurrency levels "1,2,4" or a rate); with
+    ``prompt`` the generate endpoints are driven (time to first token, inter-token latency, tokens/s)."""
+    from studio.telemetry.load_types import GenerationLoad
     from studio.telemetry.loadgen import LoadConfig
 
     text = levels.strip()
@@ -32,8 +35,13 @@ def load_config(url: str, model: str, mode: str, levels: str, duration_s: float)
                          hint="concurrency: 1,2,4 — rate: requests per second, e.g. 100") from exc
     dur = float(duration_s)
     cfg = LoadConfig(url=url, model=model, concurrency=conc, rate=rate, duration_s=dur,
-                     warmup_s=min(2.0, dur / 4), window_s=min(2.0, dur), tick_s=0.25, stability=False)
-    cfg.validate()
+                     warmup_s=min(2.0, dur / 4), window_s=min(2.0, dur), tick_s=0.25, stability=False,
+                     generation=None if prompt is None else GenerationLoad(prompts=[prompt], max_tokens=max_tokens))
+    try:
+        cfg.validate()
+    except InputError as exc:  # the GUI names its own fields, not the CLI's flags
+        exc.offending = {"--prompt": "Prompt", "--max-tokens": "Max tokens"}.get(exc.offending or "", exc.offending)
+        raise
     return cfg
 
 
@@ -74,6 +82,11 @@ def verdict_html(reports: dict[str, Any]) -> str:
         head = f"<b>{tgt}</b>: "
         if lv is not None:
             head += f"{lv.throughput_rps:.0f} req/s, p99 {lv.latency.p99_ms or 0:.2f} ms, errors {lv.error_count}"
+            g = lv.generation
+            if g is not None:
+                ttft = "n/a" if g.ttft.p95_ms is None else f"{g.ttft.p95_ms:.1f} ms"
+                itl = "n/a" if g.inter_token.p95_ms is None else f"{g.inter_token.p95_ms:.2f} ms"
+                head += f"<br>TTFT p95 {ttft}, inter-token p95 {itl}, {g.output_tokens_per_s:.1f} output tok/s"
             if lv.aborted:
                 head += f" — {lv.aborted}"
         if r.sla is not None:
@@ -103,12 +116,16 @@ class LoadRuns:
         ``metrics``, ``server_pid`` and ``kind`` are this target's own (targets.resolve): its metrics URL, its
         process when the studio started it (its memory and CPU, never the GUI's), "triton" or "agent"."""
         from studio.telemetry.bench import default_collectors, run_bench
+        from studio.telemetry.genload import GenerateLoadGenerator
+        from studio.telemetry.loadgen import LoadGenerator
 
         store = self.store
+        generator = GenerateLoadGenerator if cfg.generation is not None else LoadGenerator
 
         def work(job: Any) -> Any:
             collectors = default_collectors(cfg, metrics, server_pid, kind=kind)
-            return run_bench(cfg, job, sla=sla, collectors=collectors, sink=store.push, record=record)
+            return run_bench(cfg, job, sla=sla, collectors=collectors, sink=store.push, record=record,
+                             generator=generator)
 
         handle = jobs.start(f"dashboards:{cfg.target}", f"Load {cfg.target}", work,
                             on_done=on_done, on_failed=on_failed)

@@ -64,6 +64,7 @@ from studio.gui.dashboards.targets import (
     served_model,
     typed_target,
 )
+from studio.gui.dashboards.workload import WorkloadFields
 from studio.gui.file_dialogs import start_dir
 from studio.gui.jobs_qt import JobRunner
 from studio.gui.page import Page
@@ -142,6 +143,9 @@ class DashboardsPage(Page):
             sp.setSuffix(" ms")
             sp.setSpecialValueText("no budget")
         form.addLayout(form_column(("SLA tier", self.tier), ("p95 budget", self.p95), ("p99 budget", self.p99)), 2)
+        self.workload_fields = WorkloadFields()  # inference, or generation with a prompt (TTFT, inter-token)
+        self.workload = self.workload_fields.workload
+        form.addLayout(self.workload_fields.column(), 2)
         root.addLayout(form)
         picker_row = QHBoxLayout()
         picker_row.addWidget(QLabel("Targets from Devices"))
@@ -324,8 +328,9 @@ class DashboardsPage(Page):
 
     # -- runs (studio.gui.dashboards.runs) ---------------------------------------------------------
     def _config(self, src: TargetSources) -> Any:
+        w = self.workload_fields
         return load_config(src.url, src.model, self.mode.currentText(), self.level_edit.text(),
-                           self.duration.value())
+                           self.duration.value(), prompt=w.prompt(), max_tokens=w.max_tokens.value())
 
     def _sla(self) -> Any:
         p95, p99 = self.p95.value() or None, self.p99.value() or None
