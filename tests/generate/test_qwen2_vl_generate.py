@@ -224,3 +224,29 @@ def test_bad_input_names_the_flag(vl_export: tuple[Path, ExportReport], tmp_path
     assert e.value.offending == "--image" and "text only" in str(e.value)
     assert main(["generate", str(exported[0]), "--prompt", "hi", "--image", str(images[(20, 20)])]) == 2
     assert "at: --image" in capsys.readouterr().err
+
+
+def test_vlm_generate_runs_without_torch(vl_export: tuple[Path, ExportReport],
+                                         images: dict[tuple[int, int], Path]) -> None:
+    """The run-time path (processor, vision graph, decoder loop) imports neither torch nor transformers."""
+    import subprocess
+    import sys
+    import textwrap
+
+    code = textwrap.dedent(f"""
+        import importlib.abc, sys
+        class Block(importlib.abc.MetaPathFinder):
+            def find_spec(self, name, path=None, target=None):
+                if name.split('.')[0] in {{'torch', 'transformers', 'PySide6'}}:
+                    raise ImportError('blocked import of ' + name)
+        sys.meta_path.insert(0, Block())
+        from studio.cli.main import main
+        rc = main(["generate", {str(vl_export[0])!r}, "--prompt", "what is it?", "--image",
+                   {str(images[(32, 32)])!r}, "--max-new-tokens", "4", "--json"])
+        assert rc == 0, rc
+        assert 'torch' not in sys.modules and 'transformers' not in sys.modules
+    """)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    data = json.loads(proc.stdout)
+    assert len(data["token_ids"]) >= 1 and data["prompt_token_ids"].count(350) == 16  # an 8x8 grid merged 2x2

@@ -79,7 +79,7 @@ def past_notes(options: ExportOptions, config: dict[str, Any]) -> list[str]:
     if mt in NOT_YET:
         return [f"with_past: {NOT_YET[mt]} is exported without a KV cache for now (a single pass over the whole "
                 "sequence); --with-past covers decoder-only *ForCausalLM models"]
-    if is_decoder_only(config):
+    if is_decoder_only(config) or mt in VLM_WITH_PAST:
         _, why = resolve_with_past(ExportOptions(options.model_dir, options.output, options.input_signature,
                                                  exporter=options.exporter,
                                                  split_modalities=options.split_modalities), config)

@@ -112,6 +112,10 @@ def validate_vlm_generation(run: ExportRun, model: Any, progress: Callable[[floa
     report, job = run.report, run.job
     try:
         export_vision(model, run.tmp / VISION_FILE, int(run.options.opset))
+        report.parts["vision"] = {"path": str(run.tmp / VISION_FILE), "modality": "vision",
+                                  "inputs": {"pixel_values": ["patches", "patch_dim"], "image_grid_thw": ["images", 3]},
+                                  "outputs": {"image_embeds": ["image_tokens", "hidden"]}, "standalone": False,
+                                  "boundary": "image_embeds -> the decoder's image_embeds input"}
         job.log(f"vision graph: {VISION_FILE} (pixel_values [patches, dim], image_grid_thw [images, 3] -> "
                 "image_embeds [image_tokens, hidden])")
         gen = vlm_generation_config(run)
