@@ -15,6 +15,7 @@ from studio.fleet.fleet_file import fleet_path, load_fleet
 from studio.fleet.gate import bucket_quantile
 from studio.fleet.plan import parse_duration, parse_plan, resolve_rings
 from studio.fleet.rollout_state import RolloutStore
+from tests.edge.helpers import AgentProcess
 from tests.fleet.conftest import Lab
 
 
@@ -101,3 +102,23 @@ def test_bad_rollouts_deploy_nothing(lab: Lab, capsys: pytest.CaptureFixture[str
     assert "same url" in capsys.readouterr().err and fleet_path(ws, "lab").read_text() == text
     with pytest.raises(InputError, match="no rollout"):
         api.load_rollout(ws, "empty")
+
+
+def test_add_discovered_agents(lab: Lab, capsys: pytest.CaptureFixture[str]) -> None:
+    agent = AgentProcess(lab.root / "mdns-agent", lab.dev.trust, lab.dev.token, mdns=True,
+                         extra=["--name", "fleet mdns test"]).start()
+    try:
+        assert lab.cli("init", "disc", "--token-file", str(lab.dev.token)) == 0
+        for _ in range(3):  # mDNS answers can take a browse or two on a busy machine
+            assert lab.cli("add", "--discover", "--loopback", "--fleet", "disc", "--label", "site=loopback") == 0
+            f = load_fleet(fleet_path(lab.ws, "disc"))
+            mine = [a for a in f.agents if a.url == agent.url]
+            if mine:
+                break
+        assert mine and mine[0].name.startswith("fleet-mdns-test"), capsys.readouterr().out
+        assert mine[0].labels == {"board": "generic-x86_64", "site": "loopback"}
+        assert any(d.url == agent.url and d.kind == "agent" for d in Workspace.open(lab.ws.root).devices)
+        assert lab.cli("remove", mine[0].name, "--fleet", "disc") == 0
+        assert all(a.url != agent.url for a in load_fleet(fleet_path(lab.ws, "disc")).agents)
+    finally:
+        agent.stop()
