@@ -1,0 +1,142 @@
+"""What serving adds to generation: the bare studio runtime vs a real studio-agent's ``generate_stream`` (SSE over
+loopback HTTP) on the same exported decoder, side by side in one run.
+
+Per path, medians over the repeats (the paths take turns within each repeat): time to first text (the prompt
+text in -> the first text piece out: in-process for the bare ``TextGenerator``, request sent -> first SSE event
+received for the agent) and output tokens/s end to end. The agent runs with ``--threads 1`` like the bare path;
+both are greedy and their texts are checked equal. Ratios are agent / bare (the issue's target: TTFT within
+1.2x of a bare-runtime loop).
+
+    .venv/bin/python -m bench.bench_generate_serving [--hidden 32] [--layers 2] [--new-tokens 64] [--repeats 9]
+        [--append BENCHMARKS.md]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import statistics
+import sys
+import tempfile
+import time
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+PROMPTS = ["a photo of a cat", "what is the color of the car near the house?"]
+
+
+def bare_path(folder: Path, new: int) -> Any:
+    from studio.generate.api import TextGenerator
+
+    gen = TextGenerator(folder, threads=1)
+
+    def run(prompt: str) -> tuple[str, float, float, int]:
+        first: list[float] = []
+        t0 = time.perf_counter()
+        res = gen.generate(prompt, max_new_tokens=new, on_text=lambda _t: first or first.append(time.perf_counter()))
+        t1 = time.perf_counter()
+        return res.text, (first[0] if first else t1) - t0, t1 - t0, len(res.token_ids)
+
+    return run
+
+
+def agent_path(url: str, new: int) -> Any:
+    import httpx
+
+    client = httpx.Client(timeout=60)
+
+    def run(prompt: str) -> tuple[str, float, float, int]:
+        pieces: list[str] = []
+        first = None
+        tokens = 0
+        t0 = time.perf_counter()
+        with client.stream("POST", url + "/v2/models/bench/generate_stream",
+                           json={"text_input": prompt, "max_tokens": new}) as s:
+            for line in s.iter_lines():
+                if not line.startswith("data: "):
+                    continue
+                if first is None:
+                    first = time.perf_counter()
+                ev = json.loads(line[6:])
+                pieces.append(ev.get("text_output", ""))
+                tokens = ev.get("usage", {}).get("completion_tokens", tokens)
+        t1 = time.perf_counter()
+        return "".join(pieces), (first or t1) - t0, t1 - t0, tokens
+
+    return run
+
+
+def start_agent(folder: Path, work: Path) -> Any:
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from studio.package.bundle import build_bundle
+    from studio.package.client import deploy_bundle
+    from tests.edge.helpers import AgentProcess, dev_keys
+
+    dev = dev_keys(work)
+    rep = build_bundle(folder, "generic-x86_64", dev.signing_key, work / "bench.tar", name="bench", version="1")
+    agent = AgentProcess(work / "data", dev.trust, dev.token, extra=["--threads", "1"]).start()
+    deploy_bundle(Path(rep.bundle), agent.url, dev.token.read_text().strip())
+    return agent
+
+
+def main(argv: list[str] | None = None) -> int:
+    from bench.bench_generate import export, sample
+
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--hidden", type=int, default=32)
+    p.add_argument("--layers", type=int, default=2)
+    p.add_argument("--new-tokens", type=int, default=64)
+    p.add_argument("--repeats", type=int, default=9)
+    p.add_argument("--append", type=Path, default=None, help="append the markdown section to this file")
+    args = p.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="bench-gen-serve-") as tmp:
+        work = Path(tmp)
+        folder = export(sample(work, args.hidden, args.layers), work)
+        agent = start_agent(folder, work)
+        try:
+            paths = {"bare TextGenerator (in process)": bare_path(folder, args.new_tokens),
+                     "agent generate_stream (SSE, loopback)": agent_path(agent.url, args.new_tokens)}
+            acc: dict[str, dict[str, list[float]]] = {n: {"ttft": [], "tps": []} for n in paths}
+            for run in paths.values():  # one warm-up each
+                run(PROMPTS[0])
+            for _ in range(args.repeats):
+                texts = {}
+                for prompt in PROMPTS:
+                    for name, run in paths.items():
+                        text, ttft, total, n = run(prompt)
+                        acc[name]["ttft"].append(ttft * 1e3)
+                        acc[name]["tps"].append(n / total)
+                        texts.setdefault(prompt, set()).add(text)
+                if any(len(v) != 1 for v in texts.values()):
+                    raise SystemExit(f"texts differ between the paths: {texts}")
+        finally:
+            agent.stop()
+    res = {n: {"ttft_ms": statistics.median(a["ttft"]), "tokens_per_s": statistics.median(a["tps"])}
+           for n, a in acc.items()}
+    text = render(res, args, argv)
+    print(text)
+    if args.append:
+        with args.append.open("a", encoding="utf-8") as f:
+            f.write("\n" + text + "\n")
+    return 0
+
+
+def render(res: dict[str, dict[str, float]], args: argparse.Namespace, argv: list[str] | None) -> str:
+    base = next(iter(res.values()))
+    lines = [f"## Generation served: bare runtime vs the agent's generate_stream "
+             f"(`bench/bench_generate_serving.py`, issue 14, {datetime.now():%Y-%m-%d})", "",
+             f"tiny Qwen2 (hidden {args.hidden}, {args.layers} layers), {args.new_tokens} new tokens greedy, "
+             f"{len(PROMPTS)} prompts x {args.repeats} repeats, 1 ORT thread each, {platform.machine()} "
+             f"`{' '.join(['python -m bench.bench_generate_serving', *(argv or sys.argv[1:])])}`", "",
+             "| path | TTFT ms (median) | tokens/s (median) | TTFT vs bare | tokens/s vs bare |",
+             "|---|---|---|---|---|"]
+    for name, r in res.items():
+        lines.append(f"| {name} | {r['ttft_ms']:.3f} | {r['tokens_per_s']:.0f} | "
+                     f"{r['ttft_ms'] / base['ttft_ms']:.2f}x | {r['tokens_per_s'] / base['tokens_per_s']:.2f}x |")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
