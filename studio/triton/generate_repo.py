@@ -87,5 +87,7 @@ def add_generation_model(opts: Any, folder: Path, report: Any, job: Any) -> Any:
     tc.write_config(model_dir / "config.pbtxt", cfg)
     report.models.append(BuiltModel(opts.name, "generate", "python", v, str(model_dir), tc.config_to_dict(cfg)))
     report.entry_model = opts.name
+    report.warnings.append("a generation export: one decoupled Python-backend model running the studio's ORT loop "
+                           "(Triton's generate / generate_stream); --flavor and batching options do not apply")
     job.set_progress(100.0)
     return report

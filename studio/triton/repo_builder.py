@@ -61,7 +61,7 @@ class BuildOptions:
 @dataclass
 class BuiltModel:
     name: str
-    kind: str  # "onnx" | "tokenizer" | "pipeline" | "router"
+    kind: str  # "onnx" | "tokenizer" | "pipeline" | "router" | "generate" (studio.triton.generate_repo)
     flavor: str
     version: int
     path: str
