@@ -71,6 +71,20 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--locust-hosts", default="", metavar="HOST[,HOST]",
                    help="lab hosts that each run one worker (`python -m studio.telemetry.locustfile --master-host "
                         "THIS_HOST --master-port PORT --config FILE`); the master then binds 0.0.0.0")
+    g = p.add_argument_group("generate endpoints (KServe v2 / Triton generate extension)")
+    g.add_argument("--generate", action="store_true",
+                   help="drive /v2/models/MODEL/generate_stream instead of /infer: time to first token, inter-token "
+                        "latency, output tokens/s and request latency per window (genai-perf's measures)")
+    g.add_argument("--prompt", action="append", default=[], metavar="TEXT",
+                   help="a prompt (repeat for several, sent in turn; default: one short question)")
+    g.add_argument("--prompts-file", type=Path, default=None, help="prompts, one per line")
+    g.add_argument("--max-tokens", type=int, default=16, help="new tokens per request (default 16)")
+    g.add_argument("--generate-param", action="append", default=[], metavar="KEY=VALUE",
+                   help="another sampling parameter sent in 'parameters' (temperature=0.7, seed=1; JSON values)")
+    g.add_argument("--no-stream", action="store_true",
+                   help="use /generate (one JSON answer): request latency and tokens only, no TTFT")
+    g.add_argument("--ttft-p95-ms", type=float, default=None, help="budget: time to first token p95 (with --sla)")
+    g.add_argument("--itl-p95-ms", type=float, default=None, help="budget: inter-token latency p95 (with --sla)")
     p.add_argument("--otlp-endpoint", default=None,
                    help="export a client span per request (send/receive children, traceparent sent to the server) "
                         "and latency metrics over OTLP/HTTP, e.g. http://localhost:4318 "
@@ -94,17 +108,19 @@ def run(args: argparse.Namespace) -> int:
     sla = None
     if args.sla:
         get_tier(args.sla, args.tiers)  # unknown tier -> InputError before any load is sent
-        sla = SlaSpec(tier=args.sla, budget=LatencyBudget(args.p95_ms, args.p99_ms), tiers_file=args.tiers,
+        sla = SlaSpec(tier=args.sla, budget=LatencyBudget(args.p95_ms, args.p99_ms, args.ttft_p95_ms,
+                                                          args.itl_p95_ms), tiers_file=args.tiers,
                       required_pct=args.required_pct)
-    elif args.p95_ms is not None or args.p99_ms is not None:
-        raise InputError("latency budgets are judged within an SLA tier", offending="--p95-ms/--p99-ms",
-                         hint="add --sla L1 (or L2, L3)")
+    elif any(v is not None for v in (args.p95_ms, args.p99_ms, args.ttft_p95_ms, args.itl_p95_ms)):
+        raise InputError("latency budgets are judged within an SLA tier",
+                         offending="--p95-ms/--p99-ms/--ttft-p95-ms/--itl-p95-ms", hint="add --sla L1 (or L2, L3)")
     cfg = LoadConfig(url=args.url, model=args.model, concurrency=args.concurrency or [1], rate=args.rate,
                      duration_s=args.duration, warmup_s=args.warmup, window_s=args.window,
                      stability=not args.no_stability, stability_pct=args.stability_pct,
                      max_windows=args.max_windows, distribution=args.distribution,
                      max_connections=args.max_connections, timeout_s=args.timeout, input_data=args.input_data,
-                     shapes=parse_shapes(args.shape, min_size=1), model_version=args.model_version)
+                     shapes=parse_shapes(args.shape, min_size=1), model_version=args.model_version,
+                     generation=_generation(args))
     cfg.validate()
     from studio.telemetry.otel import setup_otel
 
@@ -113,7 +129,7 @@ def run(args: argparse.Namespace) -> int:
         with job_progress("bench", enabled=not args.quiet) as job:
             collectors = [] if args.no_collectors else default_collectors(cfg, args.metrics_url, args.server_pid)
             rep = run_bench(cfg, job, sla=sla, collectors=collectors, record=args.record, otel=otel,
-                            **_locust(args))
+                            **(_locust(args) or _generate_driver(args)))
     finally:
         if otel is not None:
             otel.shutdown()
@@ -151,3 +167,56 @@ def _locust(args: argparse.Namespace) -> dict:
     opts = LocustOptions(workers=args.locust_workers, hosts=hosts, bind_host="0.0.0.0" if hosts else "127.0.0.1")
     opts.validate()
     return {"generator": partial(LocustGenerator, options=opts)}
+
+
+def _generation(args: argparse.Namespace) -> object:
+    """The --generate workload (prompts, token budget, parameters), or None for /infer."""
+    import json
+
+    from studio.core.errors import InputError
+    from studio.telemetry.load_types import GenerationLoad
+
+    gen_flags = args.prompt or args.prompts_file or args.generate_param or args.no_stream
+    if not args.generate:
+        if gen_flags or args.ttft_p95_ms is not None or args.itl_p95_ms is not None:
+            raise InputError("prompts, token budgets and TTFT/inter-token budgets belong to the generate workload",
+                             offending="--generate", hint="add --generate")
+        return None
+    if args.locust:
+        raise InputError("--locust drives /infer only", offending="--locust",
+                         hint="drop --locust for the generate endpoints (one process measures tokens exactly)")
+    if args.input_data is not None or args.shape:
+        raise InputError("--input-data/--shape describe /infer tensors", offending="--input-data/--shape",
+                         hint="give the generate workload its text with --prompt or --prompts-file")
+    prompts = list(args.prompt)
+    if args.prompts_file is not None:
+        try:
+            prompts += [ln for ln in args.prompts_file.read_text(encoding="utf-8").splitlines() if ln.strip()]
+        except (OSError, UnicodeDecodeError) as exc:
+            raise InputError(f"cannot read prompts from {args.prompts_file}: {exc}", offending="--prompts-file",
+                             hint="a UTF-8 text file, one prompt per line") from exc
+        if not prompts:
+            raise InputError(f"{args.prompts_file} holds no prompt", offending="--prompts-file",
+                             hint="one prompt per line")
+    params: dict[str, object] = {}
+    for item in args.generate_param:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise InputError(f"cannot read --generate-param {item!r}", offending="--generate-param",
+                             hint="KEY=VALUE, for example temperature=0.7")
+        try:
+            params[key.strip()] = json.loads(value)
+        except ValueError:
+            params[key.strip()] = value
+    load = GenerationLoad(max_tokens=args.max_tokens, stream=not args.no_stream, parameters=params)
+    if prompts:
+        load.prompts = prompts
+    return load
+
+
+def _generate_driver(args: argparse.Namespace) -> dict:
+    if not args.generate:
+        return {}
+    from studio.telemetry.genload import GenerateLoadGenerator
+
+    return {"generator": GenerateLoadGenerator}

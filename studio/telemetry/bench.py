@@ -84,7 +84,8 @@ class BenchReport(Report):
         buf = io.StringIO()
         cols = ["target", "level", "stable", "measured_s", "requests", "successes", "errors", "throughput_rps",
                 "p50_ms", "p90_ms", "p95_ms", "p99_ms", "p999_ms", "max_ms", "server_queue_us",
-                "server_compute_infer_us", "sla_tier", "sla_compliance_pct"]
+                "server_compute_infer_us", "sla_tier", "sla_compliance_pct", "ttft_p50_ms", "ttft_p95_ms",
+                "inter_token_p50_ms", "inter_token_p95_ms", "output_tokens_per_s"]
         w = csv.writer(buf)
         w.writerow(cols)
         for lv in self.levels:
@@ -94,8 +95,15 @@ class BenchReport(Report):
                         lv.error_count, f"{lv.throughput_rps:.2f}", lat.p50_ms, lat.p90_ms, lat.p95_ms, lat.p99_ms,
                         lat.p999_ms, lat.max_ms, _fmt(b.get("queue_us")), _fmt(b.get("compute_infer_us")),
                         self.sla.tier if self.sla else "",
-                        _fmt(self.sla.compliance_pct) if self.sla else ""])
+                        _fmt(self.sla.compliance_pct) if self.sla else "", *_generation_cells(lv.generation)])
         return buf.getvalue()
+
+
+def _generation_cells(g: Any) -> list[str]:
+    if g is None:
+        return [""] * 5
+    return [_fmt(g.ttft.p50_ms), _fmt(g.ttft.p95_ms), _fmt(g.inter_token.p50_ms), _fmt(g.inter_token.p95_ms),
+            _fmt(g.output_tokens_per_s)]
 
 
 def _fmt(v: float | None) -> str:
@@ -300,6 +308,13 @@ def format_report(rep: BenchReport) -> str:
         lines.append(f"{lv.label:<18}{lv.throughput_rps:>10.1f}{ms(lat.p50_ms):>9}{ms(lat.p90_ms):>9}"
                      f"{ms(lat.p95_ms):>9}{ms(lat.p99_ms):>9}{ms(lat.max_ms):>9}{lv.error_count:>8}"
                      f"{us(b.get('queue_us')):>9}{us(b.get('compute_infer_us')):>9}  {'yes' if lv.stable else 'no'}")
+        g = lv.generation
+        if g is not None:
+            lines.append(f"    generate: TTFT p50 {ms(g.ttft.p50_ms)} p95 {ms(g.ttft.p95_ms)} ms, inter-token p50 "
+                         f"{ms(g.inter_token.p50_ms)} p95 {ms(g.inter_token.p95_ms)} ms, "
+                         f"{g.output_tokens_per_s:.1f} output tok/s, "
+                         f"{'-' if g.tokens_per_request is None else f'{g.tokens_per_request:.1f}'} tok/request "
+                         f"({g.token_source or 'no answer'})")
         if lv.errors:
             lines.append("    errors: " + ", ".join(f"{k}={v}" for k, v in sorted(lv.errors.items())))
         if lv.send_delay is not None and lv.send_delay.count:

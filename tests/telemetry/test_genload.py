@@ -170,3 +170,32 @@ def test_dashboards_run_a_generation_workload_and_plot_it(qtbot, agent: AgentPro
     jobs.shutdown()
     QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
     gc.collect()
+
+
+def test_cli_bench_generate_json_text_and_bad_flags(agent: AgentProcess, tmp_path: Path) -> None:
+    import json
+    import subprocess
+    import sys
+
+    base = [sys.executable, "-m", "studio.cli.main", "bench", "--url", agent.url, "--model", "qwen",
+            "--concurrency", "1", "--duration", "1", "--warmup", "0.2", "--window", "0.5", "--no-stability",
+            "--no-collectors", "--quiet"]
+    gen = ["--generate", "--prompt", "hello world", "--prompt", "a", "--max-tokens", "4",
+           "--generate-param", "temperature=0"]
+    out = subprocess.run([*base, *gen, "--json", "--sla", "L1", "--ttft-p95-ms", "60000", "--itl-p95-ms", "60000",
+                          "--csv", str(tmp_path / "g.csv")], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    d = json.loads(out.stdout)
+    g = d["levels"][0]["generation"]
+    assert g["output_tokens"] > 0 and g["ttft"]["p95_ms"] > 0 and d["passed"] is True
+    assert d["sla"]["budget"]["ttft_p95_ms"] == 60000
+    header = (tmp_path / "g.csv").read_text().splitlines()[0].split(",")
+    assert header[-5:] == ["ttft_p50_ms", "ttft_p95_ms", "inter_token_p50_ms", "inter_token_p95_ms",
+                           "output_tokens_per_s"]
+    text = subprocess.run([*base, *gen], capture_output=True, text=True, timeout=120)
+    assert text.returncode == 0 and "generate: TTFT p50" in text.stdout and "output tok/s" in text.stdout
+    for flags, offending in ((["--prompt", "x"], "--generate"), ([*gen, "--locust"], "--locust"),
+                             (["--generate", "--max-tokens", "0"], "--max-tokens"),
+                             (["--generate", "--model", "nope"], "--model")):
+        bad = subprocess.run([*base, *flags], capture_output=True, text=True, timeout=60)
+        assert bad.returncode != 0 and offending in bad.stderr, (flags, bad.stderr)
