@@ -155,6 +155,7 @@ class TextGeneration:
         self.generator = TextGenerator(folder, threads=threads or None)
         self.gen = self.generator.gen
         self.model_type = str(raw.get("model_type") or self.gen.model_type)
+        self.session = self.generator.runtime.session  # the agent serves /infer on the same session
 
     @property
     def max_context(self) -> int:
@@ -192,6 +193,28 @@ class TextGeneration:
         return time.perf_counter() - t0
 
 
+class UnservedKind:
+    """A generation export of a kind this agent cannot run yet: the bundle installs (its graphs serve /infer),
+    /generate answers 400 saying so. No warm-up: zeros cannot feed a KV-cache graph."""
+
+    accepts: tuple[str, ...] = ()
+    session = None
+
+    def __init__(self, kind: str, raw: dict[str, Any]) -> None:
+        self.kind, self.model_type = kind, str(raw.get("model_type") or "")
+
+    def describe(self) -> dict[str, Any]:
+        return {"kind": self.kind, "model_type": self.model_type, "served": False}
+
+    def parse(self, body: Any) -> GenerateRequest:
+        raise GenerateInputError("model", f"this agent cannot generate with a '{self.kind}' export yet "
+                                          f"(kinds served: {', '.join(GENERATION_KINDS)})",
+                                 hint="update the agent, or call /infer on the exported graphs")
+
+    def warmup(self) -> float:
+        return 0.0
+
+
 GENERATION_KINDS: dict[str, type] = {"decoder-only": TextGeneration}  # "vlm", "encoder-decoder": to come
 
 
@@ -206,10 +229,7 @@ def load_generation(folder: Path, threads: int | None = 1) -> Any:
                          hint="package the export folder `studio export --with-past` wrote") from exc
     kind = str(raw.get("kind") or "decoder-only")
     cls = GENERATION_KINDS.get(kind)
-    if cls is None:
-        raise InputError(f"this agent cannot serve generation kind '{kind}'", offending=GENERATION_FILE,
-                         hint=f"kinds served here: {', '.join(GENERATION_KINDS)}; update the agent")
-    return cls(folder, raw, threads)
+    return UnservedKind(kind, raw) if cls is None else cls(folder, raw, threads)
 
 
 class StopStrings:

@@ -225,7 +225,8 @@ def _load_models(dep: Deployment, models_spec: list[dict[str, Any]], runtime: di
 
             gen = load_generation(path.parent, threads=opts.intra_op_num_threads or None)
         try:
-            sess = gen.generator.runtime.session if gen is not None else \
+            shared = getattr(gen, "session", None)
+            sess = shared if shared is not None else \
                 ort.InferenceSession(str(path), sess_options=opts, providers=providers)
         except Exception as exc:
             raise ModelError(f"ONNX Runtime cannot load {spec['path']}: {exc}", offending=str(path),

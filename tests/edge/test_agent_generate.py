@@ -202,3 +202,28 @@ def test_inference_token_two_concurrent_generations_and_no_torch(export_dir: Pat
             assert "libtorch" not in maps.read_text()
     finally:
         a.stop()
+
+
+def test_an_export_kind_the_agent_cannot_run_yet_installs_without_generate(export_dir: Path, tmp_path: Path) -> None:
+    import shutil
+
+    from studio.agent.generation import GenerateInputError, load_generation
+
+    other = tmp_path / "vlm"
+    shutil.copytree(export_dir, other)
+    raw = json.loads((other / "generation.json").read_text())
+    (other / "generation.json").write_text(json.dumps({**raw, "kind": "vlm"}))
+    g = load_generation(other)
+    assert g.describe() == {"kind": "vlm", "model_type": "qwen2", "served": False} and g.warmup() == 0.0
+    with pytest.raises(GenerateInputError) as err:
+        g.parse({"text_input": "hello", "image": "aGVsbG8="})
+    assert err.value.field == "model" and "'vlm'" in err.value.message
+
+
+def test_stop_strings_hold_a_tail_that_may_begin_one() -> None:
+    from studio.agent.generation import StopStrings
+
+    s = StopStrings(["END"])
+    assert [s.feed(p) for p in ("ab", "cE", "N", "xyz")] == ["ab", "c", "", "ENxyz"] and not s.hit
+    s = StopStrings(["END"])
+    assert [s.feed(p) for p in ("abE", "ND", "more")] == ["ab", "", ""] and s.hit and s.flush() == ""
