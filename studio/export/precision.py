@@ -141,6 +141,13 @@ def check_precision(options: Any, split: str | None, modalities: list[str]) -> N
     options.kv_cache_dtype = check_kv_dtype(options.kv_cache_dtype, bool(options.with_past))
     if wanted:
         resolve(wanted, targets_of(split, options.split_modalities, modalities))
+    if "fp16" in wanted.values():
+        import importlib.util
+
+        if importlib.util.find_spec("onnxconverter_common") is None:
+            from studio.core.errors import DependencyMissing
+
+            raise DependencyMissing.for_module("onnxconverter-common", "optimize", "--precision ...=fp16")
     options.precision = wanted or None
     atol, cos = options.precision_atol, options.precision_min_cosine
     if atol is not None and atol < 0:
@@ -169,7 +176,9 @@ def to_fp16(model: Any) -> Any:
         warnings.simplefilter("ignore", UserWarning)
         out = float16.convert_float_to_float16(src, keep_io_types=True, disable_shape_infer=False,
                                                op_block_list=block)
-    return _fix_float_casts(out)
+    out = _fix_float_casts(out)
+    del out.graph.value_info[:]  # the converter's (up to a fifth of the file); ONNX Runtime infers its own
+    return out
 
 
 def _noop_casts_to_identity(model: Any) -> None:
