@@ -65,7 +65,9 @@ def resolve_with_past(options: ExportOptions, config: dict[str, Any]) -> tuple[b
                               "torchscript, or --no-with-past")
     if options.split_modalities:
         raise InputError("--with-past and --split-modalities do not combine", offending="--split-modalities",
-                         hint="a decoder-only model has one part; drop --split-modalities")
+                         hint="with --with-past a Qwen2-VL export writes its vision graph and decoder itself; drop "
+                              "--split-modalities" if mt in VLM_WITH_PAST else
+                              "a decoder-only model has one part; drop --split-modalities")
     return True, None
 
 
