@@ -62,7 +62,8 @@ class RolloutEngine:
 
     # -- observing ---------------------------------------------------------------------------------------------
     def subscribe(self, listener: Listener) -> None:
-        """``listener(event, state)`` after every event, from the engine's thread (a GUI queues it over)."""
+        """``listener(event, state)`` after every event, from the engine's threads (deploys run in a pool): a GUI
+        queues it onto its own thread (studio.gui.state_qt does the same for StudioState)."""
         self._listeners.append(listener)
 
     def emit(self, kind: str, message: str, agent: str | None = None, ring: int | None = None,

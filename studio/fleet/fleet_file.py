@@ -35,6 +35,13 @@ def url_key(url: str) -> str:
     return f"{parts.scheme}://{(parts.hostname or '').lower()}:{port}"
 
 
+def agent_name(name: str) -> str:
+    """A device or mDNS instance name as a fleet agent name ([A-Za-z0-9._:-], starting with a letter or digit)."""
+    import re
+
+    return re.sub(r"[^A-Za-z0-9._:-]+", "-", name).strip("-._:") or "agent"
+
+
 def default_name(url: str) -> str:
     parts = urlsplit(url if "://" in url else "http://" + url)
     return f"{parts.hostname}-{parts.port}" if parts.port else str(parts.hostname)

@@ -35,3 +35,18 @@ def make_slow(path: Path, iterations: int = 40000, width: int = 256) -> Path:
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 16])],
         [helper.make_tensor_value_info("out", TensorProto.FLOAT, ["batch", 8])], [w1, m, w2, trips, cond])
     return _save(g, path)
+
+
+def make_erroring(path: Path) -> Path:
+    """Same I/O as make_mlp; row i reads table[int(10 * x[i, 0])], out of bounds (an ORT error) when
+    |x[i, 0]| >= 0.4: most random requests fail, zeros (the agent's warm-up) pass."""
+    table = numpy_helper.from_array(np.arange(32, dtype=np.float32).reshape(4, 8), "table")
+    zero = numpy_helper.from_array(np.array(0, dtype=np.int64), "zero")
+    ten = numpy_helper.from_array(np.array(10.0, dtype=np.float32), "ten")
+    g = helper.make_graph(
+        [helper.make_node("Gather", ["x", "zero"], ["x0"], axis=1), helper.make_node("Mul", ["x0", "ten"], ["s"]),
+         helper.make_node("Cast", ["s"], ["idx"], to=TensorProto.INT64),
+         helper.make_node("Gather", ["table", "idx"], ["out"], axis=0)], "erroring",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 16])],
+        [helper.make_tensor_value_info("out", TensorProto.FLOAT, ["batch", 8])], [table, zero, ten])
+    return _save(g, path)

@@ -16,7 +16,7 @@ import numpy as np
 from studio.fleet import api
 from studio.fleet.rollout_state import FleetEvent, RolloutState
 from tests.fleet.conftest import Lab
-from tests.fleet.fleet_models import make_slow
+from tests.fleet.fleet_models import make_erroring, make_slow
 
 WATCH = "1s"
 
@@ -84,6 +84,16 @@ def test_slow_bundle_stops_at_the_canary_and_rolls_back(lab: Lab) -> None:
     status = httpx.get(f"{lab.agents[1].url}/agent/status", timeout=10,
                        headers={"Authorization": f"Bearer {lab.dev.token.read_text().strip()}"}).json()
     assert [v["version"] for v in status["models"]["slow"]["versions"]] == ["1"]
+
+
+def test_erroring_bundle_stops_at_the_canary(lab: Lab) -> None:
+    lab.deploy_all("errs", "1")
+    bad = lab.bundle("errs", "2", make_erroring(lab.root / "src" / "errs-2" / "errs.onnx"))
+    st = _start(lab, bad).run()
+    assert st.status == "rolled_back", _why(st)
+    gate = st.rings[0].gate
+    assert gate and gate["errors"] > 0 and any(f.startswith("errors ") for f in gate["failed"]), gate
+    assert lab.active("errs") == ["1"] * 8 and _infer_ok(lab, 0, "errs")
 
 
 def test_pause_then_abort_rolls_back(lab: Lab, capsys) -> None:  # type: ignore[no-untyped-def]
