@@ -139,6 +139,17 @@ def check_precision(options: Any, split: str | None, modalities: list[str]) -> N
     """The precision options checked (and normalised on ``options``) before any work; InputError names the flag."""
     wanted = parse_precision(options.precision)
     options.kv_cache_dtype = check_kv_dtype(options.kv_cache_dtype, bool(options.with_past))
+    if options.with_past and (wanted or options.kv_cache_dtype != "float32"):
+        from studio.export.signatures import read_config
+        from studio.export.stages.past import is_decoder_only
+
+        config = read_config(options.model_dir)
+        if not is_decoder_only(config):  # Whisper / Qwen2-VL with a cache: several graphs, their own loop
+            flag = "--kv-cache-dtype" if options.kv_cache_dtype != "float32" else "--precision"
+            raise InputError(f"{flag} with --with-past covers decoder-only models for now, not model type "
+                             f"'{config.get('model_type')}'", offending=flag,
+                             hint="drop it, or export with --no-with-past (--precision then applies per part "
+                                  "with --split-modalities)")
     if wanted:
         resolve(wanted, targets_of(split, options.split_modalities, modalities))
     if "fp16" in wanted.values():

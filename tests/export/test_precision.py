@@ -172,6 +172,15 @@ def test_bad_precision_options_before_any_work(samples: Path, tmp_path: Path) ->
     assert not out.parent.exists()
 
 
+def test_kv_cache_dtype_on_an_encoder_decoder_is_an_input_error(tmp_path: Path) -> None:
+    """Whisper with a cache has its own graphs and loop: the FP16 cache there is refused, not silently ignored."""
+    whisper = write_sample("tiny-whisper", tmp_path / "tiny-whisper")
+    with pytest.raises(InputError, match="--kv-cache-dtype with --with-past covers decoder-only models") as e:
+        open_report(ExportOptions(model_dir=whisper, output=tmp_path / "o" / "m.onnx", with_past=True,
+                                  kv_cache_dtype="float16"))
+    assert e.value.offending == "--kv-cache-dtype" and "'whisper'" in str(e.value)
+
+
 def test_cli_bad_precision_exits_2_naming_the_flag(samples: Path, tmp_path: Path,
                                                    capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "o" / "m.onnx"
