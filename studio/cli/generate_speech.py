@@ -12,15 +12,8 @@ import sys
 def run_speech(args: argparse.Namespace) -> int:
     from studio.core.errors import InputError
     from studio.generate.sampling import SamplingOptions
-    from studio.generate.speech import SpeechGenerator
+    from studio.generate.speech import speech_request
 
-    for flag, value in (("--prompt", args.prompt), ("--prompt-ids", args.prompt_ids), ("--image", args.image)):
-        if value is not None:
-            raise InputError(f"{flag} given, but this is a speech model: it takes an audio clip", offending=flag,
-                             hint="pass --audio FILE.wav")
-    if args.audio is None:
-        raise InputError("no --audio given: this export transcribes speech", offending="--audio",
-                         hint="pass --audio FILE.wav (PCM WAV, at most the model's window long)")
     if args.runtime != "studio" or args.io_binding:
         flag = "--runtime" if args.runtime != "studio" else "--io-binding"
         raise InputError(f"{flag} is not available for speech exports", offending=flag,
@@ -28,16 +21,16 @@ def run_speech(args: argparse.Namespace) -> int:
     if args.threads is not None and args.threads < 1:
         raise InputError(f"--threads must be >= 1, got {args.threads}", offending="--threads", hint="for example 1")
     sampling = SamplingOptions(args.temperature, args.top_k, args.top_p, args.seed).check()
-    gen = SpeechGenerator(args.export_dir, threads=args.threads)
     stream = args.stream and not args.json
 
     def show(piece: str) -> None:
         sys.stdout.write(piece)
         sys.stdout.flush()
 
-    result = gen.generate(args.audio, max_new_tokens=args.max_new_tokens, sampling=sampling,
-                          stop_token_ids=args.stop_token_id, hf_parity=args.hf_parity,
-                          on_text=show if stream else None)
+    result = speech_request(args.export_dir, args.audio, prompt=args.prompt, prompt_ids=args.prompt_ids,
+                            image=args.image, max_new_tokens=args.max_new_tokens, sampling=sampling,
+                            stop_token_ids=args.stop_token_id, hf_parity=args.hf_parity, threads=args.threads,
+                            on_text=show if stream else None)
     if args.json:
         print(json.dumps({**result.to_dict(), "audio": str(args.audio)}, indent=2))
         return 0

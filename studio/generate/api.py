@@ -169,15 +169,27 @@ def generate(export_dir: Path | str, prompt: str | None = None, *, prompt_ids: l
              max_new_tokens: int = 32, temperature: float = 0.0, top_k: int = 0, top_p: float = 1.0,
              seed: int | None = None, stop_token_ids: list[int] | None = None, hf_parity: bool = False,
              threads: int | None = 1, io_binding: bool = False, runtime: str = "studio",
-             on_text: Callable[[str], None] | None = None, image: Any = None) -> GenerationResult:
+             on_text: Callable[[str], None] | None = None, image: Any = None, audio: Any = None
+             ) -> GenerationResult:
     """Generate from an export folder written by ``studio export --with-past``; ``image`` (a file path or its
-    bytes) for a vision-language export (kind "vlm", studio.generate.vlm)."""
+    bytes) for a vision-language export (kind "vlm", studio.generate.vlm); ``audio`` (a WAV path, its bytes or
+    samples) for a speech export (kind "encoder-decoder", studio.generate.speech)."""
     sampling = SamplingOptions(float(temperature), int(top_k), float(top_p), seed).check()
     if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, int) or max_new_tokens < 1:
         raise InputError(f"--max-new-tokens must be >= 1, got {max_new_tokens}", offending="--max-new-tokens",
                          hint="for example --max-new-tokens 32")
+    from studio.generate.speech_config import KIND, record_kind
     from studio.generate.vlm import export_kind, open_vlm
 
+    if record_kind(export_dir) == KIND:  # Whisper: the audio is the input
+        from studio.generate.speech import speech_request
+
+        return speech_request(export_dir, audio, prompt=prompt, prompt_ids=prompt_ids, image=image,  # type: ignore[no-any-return]
+                              max_new_tokens=max_new_tokens, sampling=sampling, stop_token_ids=stop_token_ids,
+                              hf_parity=hf_parity, threads=threads, on_text=on_text)
+    if audio is not None:
+        raise InputError("--audio given, but this model takes text only", offending="--audio",
+                         hint="audio clips go to a speech (Whisper) export made with `studio export --with-past`")
     if image is not None or export_kind(export_dir) == "vlm":
         return open_vlm(export_dir, threads, runtime, io_binding).generate(  # type: ignore[no-any-return]
             prompt, image=image, prompt_ids=prompt_ids, max_new_tokens=max_new_tokens, sampling=sampling,

@@ -127,6 +127,9 @@ def read_wave(pre: Any, gen: SpeechGenerationConfig, audio: Path | str | bytes |
     --audio for a missing file, a file that is not PCM WAV, or a clip longer than the model's window."""
     from studio.agent.preprocess import RawInputError
 
+    if audio is None:
+        raise InputError("no --audio given: this export transcribes speech", offending="--audio",
+                         hint="pass --audio FILE.wav (PCM WAV, at most the model's window long)")
     if isinstance(audio, np.ndarray):
         wave_ = np.asarray(audio, dtype=np.float32).reshape(-1)
     else:
@@ -237,6 +240,19 @@ class SpeechGenerator:
             out["this_clip"] = {"match": ref.token_ids == got, "hf_token_ids": ref.token_ids,
                                 "reference": "transformers WhisperForConditionalGeneration.generate(do_sample=False)"}
         return out
+
+
+def speech_request(export_dir: Path | str, audio: Any, *, prompt: str | None, prompt_ids: list[int] | None,
+                   image: Any, max_new_tokens: int, sampling: SamplingOptions, stop_token_ids: list[int] | None,
+                   hf_parity: bool, threads: int | None, on_text: Callable[[str], None] | None) -> Any:
+    """studio.generate.api.generate on a speech export: the text and image inputs are an InputError naming them."""
+    for flag, value in (("--prompt", prompt), ("--prompt-ids", prompt_ids), ("--image", image)):
+        if value is not None:
+            raise InputError(f"{flag} given, but this is a speech model: it takes an audio clip", offending=flag,
+                             hint="pass --audio FILE.wav")
+    return SpeechGenerator(export_dir, threads=threads).generate(
+        audio, max_new_tokens=max_new_tokens, sampling=sampling, stop_token_ids=stop_token_ids,
+        hf_parity=hf_parity, on_text=on_text)
 
 
 def generate_speech(export_dir: Path | str, audio: Path | str | bytes | np.ndarray, *, max_new_tokens: int = 16,

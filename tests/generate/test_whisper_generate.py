@@ -195,6 +195,37 @@ def test_python_api_and_seeded_sampling(speech_export: tuple[Path, ExportReport]
     assert exc.value.offending == "--prompt" and "--audio" in str(exc.value.hint)
 
 
+def test_api_generate_dispatches_by_kind(speech_export: tuple[Path, ExportReport],
+                                         exported: tuple[Path, ExportReport]) -> None:
+    from studio.generate.api import generate
+
+    raw = wav_bytes(clip(0, 0.7, 16000))
+    got = generate(speech_export[0], audio=raw, max_new_tokens=12)
+    ref = speech_export[1].generation.prompts[0]  # type: ignore[union-attr]  # the same clip at export
+    assert got.prompt_token_ids == [346] and got.token_ids == ref["hf_ids"][:12]
+    for kw, flag in (({"prompt": "hello", "audio": raw}, "--prompt"), ({}, "--audio")):
+        with pytest.raises(InputError) as exc:
+            generate(speech_export[0], **kw)  # type: ignore[arg-type]
+        assert exc.value.offending == flag
+    with pytest.raises(InputError) as exc:
+        generate(exported[0], "a cat", audio=raw)
+    assert exc.value.offending == "--audio" and "text only" in str(exc.value)
+
+
+def test_export_failure_is_a_diagnosis(whisper_dir: Path, tmp_path: Path) -> None:
+    """No feature extractor settings: the generation stage cannot make features; a diagnosis, nothing written."""
+    import shutil
+
+    src = tmp_path / "no-processor"
+    shutil.copytree(whisper_dir, src)
+    (src / "processor_config.json").unlink()
+    out = tmp_path / "out" / "model.onnx"
+    report = export_model(ExportOptions(model_dir=src, output=out, with_past=True, validation_cases=1))
+    assert report.status == "failed" and report.diagnosis is not None
+    assert report.diagnosis.stage == "generation" and "processor" in report.diagnosis.message
+    assert not out.exists() and not list(out.parent.iterdir()) and report.outputs == []
+
+
 @pytest.mark.parametrize(("make", "flag", "words"), [
     ("long", "--audio", "window is 1 s"), ("text", "--audio", "not a PCM WAV"), ("missing", "--audio", "does not exist"),
     ("empty", "--audio", "no samples"), ("prompt", "--prompt", "speech model"), ("none", "--audio", "no --audio"),

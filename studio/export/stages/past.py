@@ -78,6 +78,9 @@ def past_notes(options: ExportOptions, config: dict[str, Any]) -> list[str]:
                 "trace that keeps the causal + padding mask as graph ops)"] \
             if options.attn_implementation == "eager" else []
     mt = str(config.get("model_type"))
+    if mt == "whisper":  # opt-in (studio.export.stages.past_seq2seq)
+        return ["with_past: Whisper is exported as one pass without a KV cache (the default, what serving takes); "
+                "--with-past writes the encoder + decoder-with-past graphs that `studio generate --audio` runs"]
     if mt in NOT_YET:
         return [f"with_past: {NOT_YET[mt]} is exported without a KV cache for now (a single pass over the whole "
                 "sequence); --with-past covers decoder-only *ForCausalLM models"]
