@@ -1,0 +1,95 @@
+"""`studio bench --locust` (1 and 2 worker processes) vs the studio's single-process load generator: the highest
+request rate each drives from this machine against one real edge agent (tiny MLP), closed loop, same concurrency,
+side by side in one run.
+
+    .venv/bin/python bench/bench_locust.py [--seconds 4] [--concurrency 8] [--rounds 3] [--append BENCHMARKS.md]
+
+Rounds rotate which client goes first; the ratios are per round and the reported figure is their median (the
+shared machine's load drifts between rounds). Fair floor: every client uses the same KServe v2 request bodies
+(studio.telemetry.kserve), the same concurrency and the same measured duration after the same warm-up; Locust's
+process start and worker connection are not counted (the level's measured seconds are).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+
+def _agent(tmp: Path):  # type: ignore[no-untyped-def]
+    from tests.edge.helpers import PASSPHRASE, AgentProcess, deploy_tiny, dev_keys
+
+    os.environ["STUDIO_KEY_PASSPHRASE"] = PASSPHRASE
+    dev = dev_keys(tmp)
+    agent = AgentProcess(tmp / "data", dev.trust, dev.token, extra=["--log-level", "warning"]).start()
+    deploy_tiny(agent, dev, tmp)
+    return agent
+
+
+def _run(url: str, client: str, seconds: float, conc: int) -> dict[str, float]:
+    from functools import partial
+
+    from studio.telemetry.bench import run_bench
+    from studio.telemetry.load_types import LoadConfig
+    from studio.telemetry.locust_run import LocustGenerator, LocustOptions
+
+    cfg = LoadConfig(url=url, model="tiny", concurrency=[conc], duration_s=seconds, warmup_s=1.0, window_s=seconds,
+                     stability=False)
+    kw = {} if client == "loadgen" else {"generator": partial(LocustGenerator,
+                                                              options=LocustOptions(workers=int(client[-1])))}
+    lv = run_bench(cfg, **kw).levels[0]
+    return {"rps": lv.throughput_rps, "p50": lv.latency.p50_ms or 0.0, "p99": lv.latency.p99_ms or 0.0,
+            "errors": lv.error_count}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--seconds", type=float, default=4.0)
+    ap.add_argument("--concurrency", type=int, default=8)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--append", type=Path, help="append the table to this markdown file")
+    args = ap.parse_args()
+    clients = ["loadgen", "locust-1", "locust-2"]
+    rows: dict[str, list[dict[str, float]]] = {c: [] for c in clients}
+    with tempfile.TemporaryDirectory(prefix="bench-locust-") as d:
+        agent = _agent(Path(d))
+        try:
+            for r in range(args.rounds):
+                order = clients[r % 3:] + clients[:r % 3]
+                for c in order:
+                    rows[c].append(_run(agent.url, c, args.seconds, args.concurrency))
+                    print(f"round {r + 1} {c}: {rows[c][-1]}", file=sys.stderr)
+        finally:
+            agent.stop()
+    ratios = {c: statistics.median(rows[c][i]["rps"] / rows["loadgen"][i]["rps"] for i in range(args.rounds))
+              for c in clients}
+    load = os.getloadavg()[0]
+    lines = [f"Command: `.venv/bin/python bench/bench_locust.py --seconds {args.seconds:g} --concurrency "
+             f"{args.concurrency} --rounds {args.rounds}` ({time.strftime('%Y-%m-%d %H:%M')}, load average "
+             f"{load:.1f} at the end). Real edge agent, tiny MLP, closed loop at concurrency {args.concurrency}.",
+             "", "| client | processes | requests/s (median) | p50 ms | p99 ms | rate vs load generator |",
+             "|---|---|---|---|---|---|"]
+    procs = {"loadgen": "1 (asyncio + httptools)", "locust-1": "master + 1 worker", "locust-2": "master + 2 workers"}
+    for c in clients:
+        med = {k: statistics.median(x[k] for x in rows[c]) for k in ("rps", "p50", "p99")}
+        lines.append(f"| {c} | {procs[c]} | {med['rps']:.0f} | {med['p50']:.2f} | {med['p99']:.2f} | "
+                     f"{ratios[c]:.2f}x |")
+    text = "\n".join(lines)
+    print(text)
+    if args.append:
+        with args.append.open("a", encoding="utf-8") as fh:
+            fh.write("\n\n## Distributed load: Locust workers vs the studio's load generator (`bench/bench_locust.py`)"
+                     "\n\n" + text + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
