@@ -36,6 +36,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p.add_argument("--label", action="append", default=[], metavar="K=V", help="board=..., site=..., ring=...")
     p.add_argument("--token-file", default=None, help="the agent's token file (kept as a path, never the token)")
     p.add_argument("--ca", default=None, help="CA certificate to check an HTTPS agent with")
+    p.add_argument("--infer-token-file", default=None,
+                   help="inference token file of an agent started with --infer-token-file (for the probe)")
     p.add_argument("--discover", action="store_true", help="add the agents found by mDNS")
     p.add_argument("--timeout", type=float, default=3.0, help="mDNS browse time (--discover)")
     p.add_argument("--loopback", action="store_true", help="browse 127.0.0.1 only (--discover)")
@@ -150,7 +152,8 @@ def _manage(ws: Any, args: argparse.Namespace) -> int:
     for name, url, lab in found:
         if ff.url_key(url) in known and args.discover:
             continue  # discovery again finds the ones already there
-        spec = AgentSpec(name=name, url=url, labels=lab, token_file=token, ca=args.ca)
+        spec = AgentSpec(name=name, url=url, labels=lab, token_file=token, ca=args.ca,
+                         infer_token_file=_ws_ref(ws, args.infer_token_file))
         f.spec.agents.append(spec)
         added.append(spec)
     f.save()  # a duplicate name or URL is refused here, naming both entries; nothing is written then
@@ -208,7 +211,7 @@ def _rollout(ws: Any, args: argparse.Namespace) -> int:
             print(json.dumps({**state.to_dict(), "interrupted": api.interrupted(state)}, indent=2))
         else:
             print(status_text(state, where=where))
-        return EXIT_CODES.get(state.status, 0)
+        return 0  # a question answered; the rollout's own exit code is rollout's and resume's
     if args.action == "pause":
         print(api.pause_rollout(ws, args.fleet))
         return 0

@@ -276,13 +276,14 @@ class RolloutEngine:
             return Probe({}, 0).start()
         first = self.agents[names[0]]
         try:
-            bodies = probe_bodies(first.url, model, tls_context(first.verify))
+            bodies = probe_bodies(first.url, model, tls_context(first.verify), first.infer_token())
         except StudioError as exc:
             self.emit("note", f"no probe traffic: {exc.message}", ring=st.ring)
             return Probe({}, 0).start()
         targets = {n: (f"{self.agents[n].url}/v2/models/{model}/infer", bodies) for n in names}
         verify = {n: tls_context(self.agents[n].verify) for n in names}
-        return Probe(targets, st.probe_rps, verify=verify).start()
+        tokens = {n: self.agents[n].infer_token() for n in names}
+        return Probe(targets, st.probe_rps, verify=verify, token=tokens).start()
 
     # -- rollback ----------------------------------------------------------------------------------------------
     def rollback_all(self, reason: str) -> RolloutState:

@@ -142,11 +142,17 @@ class ResolvedAgent:
     token_file: Path | None
     verify: bool | str
     labels: dict[str, str]
+    infer_token_file: Path | None = None
 
     def token(self) -> str | None:
         from studio.package.client import read_token_file
 
         return read_token_file(self.token_file) if self.token_file else None
+
+    def infer_token(self) -> str | None:
+        from studio.package.client import read_token_file
+
+        return read_token_file(self.infer_token_file) if self.infer_token_file else None
 
 
 def resolve_agents(fleet: Fleet, ws: Workspace | None) -> list[ResolvedAgent]:
@@ -163,7 +169,7 @@ def resolve_agents(fleet: Fleet, ws: Workspace | None) -> list[ResolvedAgent]:
                              hint="give it with `studio fleet add URL --token-file FILE`, or set the fleet's "
                                   "token_file")
         out.append(ResolvedAgent(a.name, a.url, token, _abs(a.ca, ws).as_posix() if a.ca else True,
-                                 dict(a.labels)))
+                                 dict(a.labels), _abs(a.infer_token_file, ws) if a.infer_token_file else None))
     return out
 
 

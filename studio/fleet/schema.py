@@ -30,6 +30,8 @@ class AgentSpec(ResourceModel):
     token_file: str | None = Field(None, description="PATH of the agent's token file (relative to the workspace); "
                                                      "default: the workspace device's or the fleet's")
     ca: str | None = Field(None, description="CA certificate to check an HTTPS agent with")
+    infer_token_file: str | None = Field(None, description="PATH of the inference token file, for an agent started "
+                                                           "with --infer-token-file (the probe sends it)")
 
     @field_validator("url")
     @classmethod

@@ -104,9 +104,14 @@ def test_bad_rollouts_deploy_nothing(lab: Lab, capsys: pytest.CaptureFixture[str
         api.load_rollout(ws, "empty")
 
 
-def test_add_discovered_agents(lab: Lab, capsys: pytest.CaptureFixture[str]) -> None:
+def test_discovered_agent_with_an_inference_token(lab: Lab, capsys: pytest.CaptureFixture[str]) -> None:
+    """`add --discover` finds a real mDNS agent; one that wants an inference token gets it from the fleet file,
+    so the probe's requests count in its gate."""
+    from tests.edge.helpers import write_token
+
+    infer = write_token(lab.root / "infer.token")
     agent = AgentProcess(lab.root / "mdns-agent", lab.dev.trust, lab.dev.token, mdns=True,
-                         extra=["--name", "fleet mdns test"]).start()
+                         extra=["--name", "fleet mdns test", "--infer-token-file", str(infer)]).start()
     try:
         assert lab.cli("init", "disc", "--token-file", str(lab.dev.token)) == 0
         for _ in range(3):  # mDNS answers can take a browse or two on a busy machine
@@ -120,5 +125,16 @@ def test_add_discovered_agents(lab: Lab, capsys: pytest.CaptureFixture[str]) -> 
         assert any(d.url == agent.url and d.kind == "agent" for d in Workspace.open(lab.ws.root).devices)
         assert lab.cli("remove", mine[0].name, "--fleet", "disc") == 0
         assert all(a.url != agent.url for a in load_fleet(fleet_path(lab.ws, "disc")).agents)
+        assert lab.cli("init", "secured") == 0
+        assert lab.cli("add", agent.url, "--fleet", "secured", "--token-file", str(lab.dev.token),
+                       "--infer-token-file", str(infer)) == 0
+        from studio.package.client import deploy_bundle
+
+        deploy_bundle(lab.bundle("input", "1"), agent.url, lab.dev.token.read_text().strip())
+        st = api.start_rollout(lab.ws, "secured", lab.bundle("input", "2"), plan="canary:1", gate="L1",
+                               watch="1s", probe_rps=10).run()
+        assert st.status == "succeeded", [e.message for e in st.events]
+        gate = st.rings[0].gate
+        assert gate and gate["requests"] > 0 and gate["requests"] >= gate["probe_sent"] - 1, gate
     finally:
         agent.stop()

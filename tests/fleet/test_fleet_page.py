@@ -28,6 +28,7 @@ def test_rollout_from_the_page_and_the_state_after_a_restart(qtbot, lab, artifac
     lab.deploy_all("gpage", "1")
     page = _page(qtbot, lab)
     page.new_edit.setText("gui")
+    page.token_edit.setText(str(lab.dev.token))  # one management token for the fleet (the lab's agents share it)
     page._create_fleet()
     assert page.fleet_combo.currentText() == "gui" and "lab" in page.fleet_names()
     assert page.add_connected_agents() == len(lab.agents)  # every agent in Devices, token files by reference
@@ -44,6 +45,7 @@ def test_rollout_from_the_page_and_the_state_after_a_restart(qtbot, lab, artifac
     assert lab.active("gpage") == ["1"] * len(lab.agents)
     page.plan_edit.setText("canary:1,50%,100%")
     page.start_rollout()
+    assert not page.field_error.isVisible(), page.field_error.text()
     assert not page.start_btn.isEnabled() and page.pause_btn.isEnabled()
     qtbot.waitUntil(lambda: page.rollout is not None and page.rollout.finished, timeout=180_000)
     qtbot.waitUntil(lambda: page.start_btn.isEnabled(), timeout=10_000)
