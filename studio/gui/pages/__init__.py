@@ -31,6 +31,7 @@ PAGE_SPECS: list[tuple[str, str]] = [
     ("studio.gui.pages.package_page", "PackagePage"),
     ("studio.gui.pages.packaging_page", "PackagingPage"),
     ("studio.gui.pages.devices_page", "DevicesPage"),
+    ("studio.gui.pages.fleet_page", "FleetPage"),
     ("studio.gui.pages.dashboards_page", "DashboardsPage"),
     ("studio.gui.pages.dashboard_page", "DashboardPage"),
 ]

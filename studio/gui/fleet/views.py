@@ -1,0 +1,105 @@
+"""The Fleet page's two views of one rollout state: a table with a row per agent (ring, state, version, gate
+values, reason) and the timeline of events. Both are redrawn from a ``RolloutState`` (the engine's or the one
+read back from the workspace); they keep no state of their own."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtGui import QColor
+from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QListWidget, QTableView
+
+from studio.fleet.render import event_line
+
+COLUMNS = ("agent", "url", "ring", "state", "version", "previous", "requests", "errors %", "p95 ms", "p99 ms",
+           "gate", "reason")
+STATE_COLOUR = {"passed": "#2a7a2a", "updated": "#2a7a2a", "watching": "#1f5fa8", "deploying": "#1f5fa8",
+                "down": "#c62828", "failed": "#c62828", "rollback_failed": "#c62828", "rolled_back": "#9a6a00",
+                "skipped": "#9a6a00"}
+_Index = QModelIndex | QPersistentModelIndex
+
+
+def _gate_cells(g: dict[str, Any] | None) -> tuple[str, str, str, str, str]:
+    if not g:
+        return "", "", "", "", ""
+
+    def num(key: str, fmt: str) -> str:
+        v = g.get(key)
+        return "" if v is None else format(v, fmt)
+
+    return (num("requests", "d") if isinstance(g.get("requests"), int) else num("requests", ".0f"),
+            num("error_pct", ".2f"), num("p95_ms", ".2f"), num("p99_ms", ".2f"), str(g.get("verdict", "")))
+
+
+class AgentsModel(QAbstractTableModel):
+    """One row per agent of the rollout, in the fleet file's order."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.rows: list[Any] = []  # AgentRow
+        self.ring_names: list[str] = []
+
+    def set_state(self, state: Any | None) -> None:
+        self.beginResetModel()
+        self.rows = list(state.agents.values()) if state is not None else []
+        self.ring_names = [r.name for r in state.rings] if state is not None else []
+        self.endResetModel()
+
+    def rowCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: N802, B008
+        return 0 if parent.isValid() else len(self.rows)
+
+    def columnCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: N802, B008
+        return len(COLUMNS)
+
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = 0) -> Any:  # noqa: N802
+        if role == Qt.ItemDataRole.DisplayRole and orientation == Qt.Orientation.Horizontal:
+            return COLUMNS[section]
+        return None
+
+    def cell(self, row: int, col: int) -> str:
+        a = self.rows[row]
+        req, err, p95, p99, verdict = _gate_cells(a.gate)
+        ring = "" if a.ring is None else f"{a.ring + 1} {self.ring_names[a.ring]}" if a.ring < len(
+            self.ring_names) else str(a.ring + 1)
+        values = (a.name, a.url, ring, a.state, a.version or "", a.previous or "", req, err, p95, p99, verdict,
+                  a.reason)
+        return values[col]
+
+    def data(self, index: _Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid():
+            return None
+        if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole):
+            return self.cell(index.row(), index.column())
+        if role == Qt.ItemDataRole.ForegroundRole and COLUMNS[index.column()] in ("state", "gate"):
+            a = self.rows[index.row()]
+            key = a.state if COLUMNS[index.column()] == "state" else {"pass": "passed", "fail": "failed"}.get(
+                (a.gate or {}).get("verdict", ""), "")
+            colour = STATE_COLOUR.get(key)
+            return QColor(colour) if colour else None
+        return None
+
+
+def agents_table(model: AgentsModel) -> QTableView:
+    view = QTableView()
+    view.setModel(model)
+    view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+    view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+    view.verticalHeader().setVisible(False)
+    head = view.horizontalHeader()
+    head.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+    head.setStretchLastSection(True)
+    return view
+
+
+class Timeline(QListWidget):
+    """The rollout's events, newest last, each with its wall-clock time."""
+
+    def set_state(self, state: Any | None) -> None:
+        events = list(state.events) if state is not None else []
+        if self.count() == len(events) and events:
+            return
+        self.clear()
+        for ev in events:
+            self.addItem(event_line(ev))
+        self.scrollToBottom()
