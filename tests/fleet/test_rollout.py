@@ -111,13 +111,15 @@ def test_pause_then_abort_rolls_back(lab: Lab, capsys) -> None:  # type: ignore[
     assert lab.active("pause") == ["1"] * 8
 
 
-def _kill_when(engine: api.RolloutEngine, lab: Lab, victim: int, ring: int) -> threading.Event:
-    """kill -9 agent ``victim`` as soon as the watch of ring ``ring`` starts (before ring + 1 deploys)."""
+def _kill_when(engine: api.RolloutEngine, lab: Lab, victims: list[int], ring: int) -> threading.Event:
+    """kill -9 agents ``victims`` as soon as the watch of ring ``ring`` starts (one of the ring: in its window;
+    a later ring's: before it deploys)."""
     done = threading.Event()
 
     def listener(ev: FleetEvent, st: RolloutState) -> None:
         if ev.kind == "watch" and ev.ring == ring and not done.is_set():
-            lab.agents[victim].kill9()
+            for v in victims:
+                lab.agents[v].kill9()
             done.set()
 
     engine.subscribe(listener)
@@ -128,20 +130,23 @@ def test_agent_killed_mid_rollout_is_skipped(alive: Lab) -> None:
     lab = alive
     lab.deploy_all("skip", "1")
     engine = _start(lab, lab.bundle("skip", "2"), on_down="skip")
-    killed = _kill_when(engine, lab, victim=5, ring=1)
+    killed = _kill_when(engine, lab, victims=[1, 5], ring=1)
     st = engine.run()
     assert killed.is_set()
     assert st.status == "succeeded", _why(st)
-    assert st.agents["a5"].state == "skipped" and "down" in st.agents["a5"].reason
-    assert any(e.kind == "skipped" and e.agent == "a5" for e in st.events)
-    assert all(st.agents[n].state == "passed" for n in lab.names if n != "a5")
+    assert st.agents["a1"].state == "skipped" and st.agents["a1"].version == "2"  # died in its window
+    assert st.rings[1].status == "skipped"
+    assert st.agents["a5"].state == "skipped" and st.agents["a5"].version is None  # died before its deploy
+    for n in ("a1", "a5"):
+        assert "down" in st.agents[n].reason and any(e.kind == "skipped" and e.agent == n for e in st.events)
+    assert all(st.agents[n].state == "passed" for n in lab.names if n not in ("a1", "a5"))
 
 
 def test_agent_killed_mid_rollout_blocks_then_resumes(alive: Lab) -> None:
     lab = alive
     lab.deploy_all("block", "1")
     engine = _start(lab, lab.bundle("block", "2"), on_down="block")
-    killed = _kill_when(engine, lab, victim=7, ring=1)
+    killed = _kill_when(engine, lab, victims=[7], ring=1)
     st = engine.run()
     assert killed.is_set()
     assert st.status == "blocked", _why(st)
