@@ -224,14 +224,15 @@ def test_a_second_family_llama_without_tokenizer(tmp_path: Path) -> None:
         generate(out.parent, "hello")
 
 
-def test_decoders_not_covered_yet_say_so(tmp_path: Path) -> None:
-    """Whisper keeps its single-pass export (a with_past warning says why) and refuses an explicit --with-past."""
+def test_whisper_with_past_is_opt_in(tmp_path: Path) -> None:
+    """Whisper keeps its single-pass export by default (a with_past warning says how to get the cache) and an
+    explicit --with-past takes the encoder + decoder-with-past path (tests/generate/test_whisper_generate.py)."""
     from studio.export.stages.options import open_report
 
     whisper = write_sample("tiny-whisper", tmp_path / "whisper")
-    with pytest.raises(InputError, match="Whisper") as e:
-        check_options(ExportOptions(model_dir=whisper, output=tmp_path / "m.onnx", with_past=True))
-    assert e.value.offending == "--with-past"
+    opts = ExportOptions(model_dir=whisper, output=tmp_path / "m.onnx", with_past=True)
+    _, specs = check_options(opts)
+    assert opts.with_past is True and [s.name for s in specs] == ["input_features", "decoder_input_ids"]
     report, _, specs = open_report(ExportOptions(model_dir=whisper, output=tmp_path / "m.onnx"))
     assert report.options["with_past"] is False and not any(s.name.startswith("past_") for s in specs)
     assert any(w.startswith("with_past: Whisper") for w in report.warnings)
