@@ -111,3 +111,23 @@ def test_a_cancelled_grpc_stream_stops_between_tokens(server: LocalTritonServer,
                    timeout=60)
     assert r.status_code == 200 and r.json()["text_output"] == generate(export_dir, "hello world",
                                                                          max_new_tokens=8).text
+
+
+def test_closing_an_http_generate_stream_cancels_it(server: LocalTritonServer) -> None:
+    """Triton cancels the request of a client that closes its generate_stream; the model stops between tokens."""
+    marker = "studio generate: request cancelled after"
+    before = server.log_text().count(marker)
+    with httpx.stream("POST", server.http_url + "/v2/models/qwen/generate_stream",
+                      json={"text_input": "hello", "max_tokens": CONTEXT - 10, "stream": True}, timeout=60) as s:
+        chunks = 0
+        for line in s.iter_lines():
+            chunks += line.startswith("data: ")
+            if chunks == 2:
+                break
+    deadline = time.monotonic() + 60
+    while server.log_text().count(marker) <= before and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert server.log_text().count(marker) == before + 1, server.log_tail(30)
+    ok = httpx.post(server.http_url + "/v2/models/qwen/generate", json={"text_input": "hi", "max_tokens": 2},
+                    timeout=60)
+    assert ok.status_code == 200
