@@ -36,14 +36,20 @@ BY_PAGE: dict[str, dict[str, str]] = {
     "compile": {"--force": "\u201cReplace an existing output folder\u201d", "--out": "the \u201cOutput\u201d field"},
     "triton": {"--version": "the \u201cVersion\u201d field", "--name": "the \u201cName\u201d field"},
     "export": {"--output": "the \u201cONNX file\u201d field (Options step)"},
+    "try-it": {"--prompt": "the \u201cPrompt\u201d field", "--image": "the \u201cImage\u201d field",
+               "--audio": "the \u201cAudio\u201d field", "--max-new-tokens": "\u201cMax new tokens\u201d",
+               "--prompt-ids": "the \u201cPrompt\u201d field"},
 }
-_FLAG = re.compile(r"(?<![\w-])(--[a-z][a-z0-9-]*)(?:[ =](?![-`])[^\s,;)`]+)?")
+# a flag and its value: quoted, or up to a space / ; / ) / backtick (a comma ends it only before a space:
+# "--shape x=1,3,224,224, then" keeps the shape whole)
+_FLAG = re.compile(r"(?<![\w-])(--[a-z][a-z0-9-]*)(?:[ =](?:\"[^\"]*\"|'[^']*'|(?![-`])(?:[^\s,;)`]|,(?=\S))+))?")
 _COMMAND = re.compile(r"`(studio[^`]*)`")
 
 
-def gui_hint(hint: str | None, page: str | None = None) -> str | None:
+def gui_hint(hint: str | None, page: str | None = None, values: bool = True) -> str | None:
     """``hint`` with the flags the GUI has a control for named by that control (commands in backticks kept);
-    ``page``: the page showing it, whose own controls win."""
+    ``page``: the page showing it, whose own controls win. ``values=False`` (an error message, where the word
+    after a flag is the sentence, not its value) replaces the flag alone."""
     if not hint:
         return hint
     controls = {**CONTROLS, **BY_PAGE.get(page or "", {})}
@@ -60,7 +66,7 @@ def gui_hint(hint: str | None, page: str | None = None) -> str | None:
         if flag not in controls:
             return m.group(0)
         rest = m.group(0)[len(flag):]  # a switch takes no value: what follows it is the sentence
-        return controls[flag] + (rest if flag in SWITCHES else "")
+        return controls[flag] + (rest if flag in SWITCHES or not values else "")
 
     text = _FLAG.sub(swap, text)
     return re.sub(r"\0(\d+)\0", lambda m: commands[int(m.group(1))], text)

@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
 from studio.core.units import human_bytes
 from studio.export.api import ExportReport
 from studio.gui.export_wizard.common import Step, muted
+from studio.gui.export_wizard.try_it import TryItPanel
 from studio.gui.theme import colors, set_role
 from studio.gui.widgets.flow import FlowLayout
 from studio.gui.widgets.graph_snippet import GraphSnippetView
@@ -118,6 +119,8 @@ class ResultStep(Step):
         actions.addWidget(self.btn_report)
         actions.addWidget(self.btn_folder)
         lay.addLayout(actions)
+        self.try_it = TryItPanel()  # generation exports: run the parts locally, the answer streamed
+        lay.addWidget(self.try_it)
 
         # failure diagnosis
         self.diag_box = QGroupBox("What went wrong")
@@ -242,6 +245,7 @@ class ResultStep(Step):
         for b in (self.btn_triton, self.btn_package, self.btn_compile):
             b.setEnabled(ok and model is not None)
         self.btn_report.setEnabled(self._report_path() is not None)
+        self.try_it.set_export(model if ok else None)
         self.btn_folder.setEnabled(model is not None and model.parent.is_dir())
         self._fill_diagnosis(report)
         self._fill_summary(report)

@@ -105,6 +105,7 @@ class ExportPage(Page):
         self.options.set_defaults(settings.default_opset, settings.default_exporter)
         self.run = RunStep()
         self.result = ResultStep()
+        self.result.try_it.jobs = self.jobs
         self.steps = [self.source, self.signature, self.options, self.run, self.result]
 
         crumbs = QHBoxLayout()
