@@ -139,7 +139,7 @@ def _manage(ws: Any, args: argparse.Namespace) -> int:
     if args.discover:
         from studio.package.discovery import discover_agents
 
-        found = [(_safe_name(d.name), d.url, {**({"board": d.board} if d.board else {}), **labels})
+        found = [(ff.agent_name(d.name), d.url, {**({"board": d.board} if d.board else {}), **labels})
                  for d in discover_agents(args.timeout, loopback=args.loopback)]
     elif args.url:
         url = args.url if "://" in args.url else "http://" + args.url
@@ -164,13 +164,6 @@ def _manage(ws: Any, args: argparse.Namespace) -> int:
     else:
         print("\n".join(f"added {a.name} ({a.url}) to fleet {f.name}" for a in added) or "no new agents found")
     return 0
-
-
-def _safe_name(name: str) -> str:
-    """An mDNS instance name as a fleet agent name ([A-Za-z0-9._:-], starting with a letter or digit)."""
-    import re
-
-    return re.sub(r"[^A-Za-z0-9._:-]+", "-", name).strip("-._:") or "agent"
 
 
 def _ws_ref(ws: Any, token_file: str | None) -> str | None:

@@ -3,6 +3,7 @@ checked before the first agent is touched, so bad input deploys nothing."""
 
 from __future__ import annotations
 
+import os
 import tarfile
 from pathlib import Path
 
@@ -14,6 +15,9 @@ from studio.fleet.engine import RolloutEngine
 from studio.fleet.fleet_file import Fleet, fleet_path, fleets_dir, load_fleet, require_agents, resolve_agents
 from studio.fleet.plan import parse_duration, parse_plan, resolve_rings
 from studio.fleet.rollout_state import AgentRow, RingRecord, RolloutState, RolloutStore, runner_alive
+
+__all__ = ["RolloutEngine", "RolloutState", "abort_rollout", "bundle_identity", "interrupted", "load_rollout",
+           "open_fleet", "pause_rollout", "resume_rollout", "start_rollout"]
 
 ON_DOWN = ("skip", "block")
 
@@ -64,9 +68,12 @@ def start_rollout(ws: Workspace, fleet: str | Path, bundle: Path | str, *, plan:
     agents = resolve_agents(f, ws)
     rings, notes = resolve_rings(steps, [a.name for a in f.agents],
                                  {a.name: a.labels.get("ring", "") for a in f.agents})
-    if store.exists() and not replace:
+    if store.exists():
         old = store.load()
-        if not old.finished:
+        if old.status == "running" and runner_alive(old.runner_pid) and old.runner_pid != os.getpid():
+            raise InputError(f"fleet {f.name} has a rollout running in process {old.runner_pid}",
+                             offending=str(store.path), hint=f"`studio fleet abort --fleet {f.name}` first")
+        if not old.finished and not replace:
             raise InputError(f"fleet {f.name} has a rollout {old.status} ({old.bundle_name} {old.bundle_version})",
                              offending=str(store.path),
                              hint=f"`studio fleet resume --fleet {f.name}` or `studio fleet abort --fleet {f.name}` "
@@ -81,6 +88,7 @@ def start_rollout(ws: Workspace, fleet: str | Path, bundle: Path | str, *, plan:
                                                   state="pending" if a.name in ring_of else "not in plan")
                                  for a in f.agents})
     store.clear_request()
+    store.archive()
     store.save(state)
     return RolloutEngine(state, agents, store, job)
 

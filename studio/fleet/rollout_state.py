@@ -163,6 +163,18 @@ class RolloutStore:
         state.updated = time.time()
         write_json_atomic(self.path, state.to_dict())
 
+    def archive(self) -> Path | None:
+        """Keep the last rollout's record as FLEET.STARTED.json before a new one takes the name."""
+        if not self.path.is_file():
+            return None
+        try:
+            started = int(json.loads(self.path.read_text(encoding="utf-8")).get("started", 0))
+        except (OSError, ValueError):
+            started = int(time.time())
+        dest = self.dir / f"{self.fleet}.{started}.json"
+        os.replace(self.path, dest)
+        return dest
+
     # -- control: pause / abort from another process -------------------------------------------------------
     def request(self, what: str) -> None:
         write_text_atomic(self.control_path, what + "\n")

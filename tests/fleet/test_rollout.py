@@ -3,6 +3,7 @@ and is rolled back, an agent killed mid-rollout is skipped or blocks, a killed s
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -181,3 +182,6 @@ def test_studio_killed_mid_rollout_resumes(lab: Lab) -> None:
     state, _ = api.load_rollout(lab.ws, "lab")
     assert state.status == "succeeded" and any(e.kind == "resumed" for e in state.events)
     assert lab.active("restart") == ["2"] * 8
+    archived = list((lab.ws.root / "fleets" / "rollouts").glob("lab.*.json"))  # earlier tests' rollouts kept
+    assert len(archived) >= 4 and all(api.RolloutState.from_dict(json.loads(p.read_text())).finished
+                                      for p in archived)
