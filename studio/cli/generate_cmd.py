@@ -53,10 +53,10 @@ def run(args: argparse.Namespace) -> int:
     from studio.generate.api import TextGenerator
     from studio.generate.config import read_generation
     from studio.generate.sampling import SamplingOptions
-    from studio.generate.speech_config import KIND, record_kind
+    from studio.generate.speech_config import KIND
     from studio.generate.vlm import export_kind, open_vlm
 
-    if record_kind(args.export_dir) == KIND:  # a Whisper export: --audio (studio.cli.generate_speech)
+    if export_kind(args.export_dir) == KIND:  # a Whisper export: --audio (studio.cli.generate_speech)
         from studio.cli.generate_speech import run_speech
 
         return run_speech(args)

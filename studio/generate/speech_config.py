@@ -2,8 +2,7 @@
 tensor names, the cache shape, the decoder's start / forced / suppressed tokens as HF's generation_config has
 them, and the audio window. Torch-free (json alone): ``studio generate --audio`` reads it without torch.
 
-``kind`` is "encoder-decoder" here; the decoder-only record (studio.generate.config) has no kind field, so
-``record_kind`` tells them apart.
+``kind`` is "encoder-decoder" here (studio.generate.vlm.export_kind reads it, as for the other kinds).
 """
 
 from __future__ import annotations
@@ -76,17 +75,6 @@ class SpeechGenerationConfig:
     @property
     def names(self) -> dict[str, list[str]]:
         return seq2seq_names(self.layers)
-
-
-def record_kind(export_dir: Path | str) -> str:
-    """The record's ``kind`` ("encoder-decoder" here; "decoder-only" when it names none), "" without one."""
-    folder = Path(export_dir)
-    file = (folder.parent if folder.suffix == ".onnx" else folder) / GENERATION_FILE
-    try:
-        raw = json.loads(file.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return ""
-    return str(raw.get("kind") or "decoder-only") if isinstance(raw, dict) else ""
 
 
 def write_speech_record(gen: SpeechGenerationConfig, folder: Path) -> Path:

@@ -123,6 +123,8 @@ def test_export_records_generation_parity(speech_export: tuple[Path, ExportRepor
     assert rec["window_s"] == 1.0 and rec["window_samples"] == 16000 and rec["max_context"] == 32
     assert rec["validation"]["status"] == "passed" and {"torch", "transformers", "onnxruntime"} <= \
         set(rec["validation"]["versions"])
+    assert len(rec["validation"]["clips"]) == len(g.prompts) and all(c["match"] for c in rec["validation"]["clips"])
+    assert "transformers" in g.runtime and "onnxruntime" in g.runtime
     kinds = {Path(o.path).name: o.kind for o in report.outputs}
     assert kinds["model.onnx"] == "model" and kinds["model_encoder.onnx"] == "part"
     assert kinds["generation.json"] == "config" and kinds["processor_config.json"] == "processor"

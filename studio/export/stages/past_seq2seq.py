@@ -267,9 +267,15 @@ def export_speech(run: ExportRun, model: Any, begin: Callable[[str, str], None],
                 "the graphs passed single-pass parity but the speech generation loop failed; the raw log has it"
             fail(run, diag)
         _verdict(run, check)
-        gen.validation = {"status": "passed", "clips": len(check.prompts), "logits_max_abs": check.logits_max_abs,
+        versions = _versions()
+        check.runtime = (f"{RUNTIME} (onnxruntime {versions['onnxruntime']}); reference: transformers "
+                         f"{versions['transformers']} WhisperForConditionalGeneration.generate(do_sample=False)")
+        gen.validation = {"status": "passed", "clips": [{k: r[k] for k in ("clip", "seconds", "max_new_tokens",
+                                                                           "match", "near_tie", "logits_max_abs")}
+                                                        for r in check.prompts],
+                          "logits_max_abs": check.logits_max_abs, "runtime": RUNTIME,
                           "reference": "transformers WhisperForConditionalGeneration.generate(do_sample=False)",
-                          "versions": _versions()}
+                          "versions": versions}
         path = write_speech_record(gen, run.tmp / "generation")
         check.files = [path.name]
         report.parts = {"encoder": {"path": str(enc_path), "modality": "audio", "inputs": gen.encoder_inputs,
