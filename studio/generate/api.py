@@ -38,6 +38,21 @@ class GenerationResult(Report):
     runtime: str = "studio ORT loop"
 
 
+def text_streamer(decode: Callable[[list[int]], str], on_text: Callable[[str], None]) -> Callable[[int], None]:
+    """Token -> the text it adds (decoding the whole answer each time keeps multi-byte characters whole)."""
+    seen: list[int] = []
+    shown = [""]
+
+    def emit(tok: int) -> None:
+        seen.append(tok)
+        text = decode(seen)
+        if text.startswith(shown[0]) and not text.endswith("\ufffd"):
+            on_text(text[len(shown[0]):])
+            shown[0] = text
+
+    return emit
+
+
 class TextGenerator:
     """An export folder loaded once (session, tokenizer, layout) for many generations."""
 
@@ -130,18 +145,7 @@ class TextGenerator:
             return ""
 
     def _streamer(self, on_text: Callable[[str], None]) -> Callable[[int], None]:
-        """Token -> the text it adds (decoding the whole answer each time keeps multi-byte characters whole)."""
-        seen: list[int] = []
-        shown = [""]
-
-        def emit(tok: int) -> None:
-            seen.append(tok)
-            text = self._decode(seen)
-            if text.startswith(shown[0]) and not text.endswith("\ufffd"):
-                on_text(text[len(shown[0]):])
-                shown[0] = text
-
-        return emit
+        return text_streamer(self._decode, on_text)
 
     def _parity(self, ids: list[int], got: list[int], max_new: int, stops: list[int], sampling: SamplingOptions,
                 run_hf: bool) -> dict[str, Any]:

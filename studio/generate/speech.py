@@ -186,7 +186,7 @@ class SpeechGenerator:
     def generate(self, audio: Path | str | bytes | np.ndarray, *, max_new_tokens: int = 16,
                  sampling: SamplingOptions | None = None, stop_token_ids: list[int] | None = None,
                  hf_parity: bool = False, on_text: Callable[[str], None] | None = None) -> Any:
-        from studio.generate.api import GenerationResult
+        from studio.generate.api import GenerationResult, text_streamer
 
         sampling = (sampling or SamplingOptions()).check()
         if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, int) or not 1 <= max_new_tokens:
@@ -197,7 +197,7 @@ class SpeechGenerator:
         encode_ms = (time.perf_counter() - t0) * 1e3
         stops = set(self.gen.eos_token_ids if stop_token_ids is None else stop_token_ids)
         out = self.runtime.generate(feats, max_new_tokens, sampling, stops,
-                                    on_token=None if on_text is None else self._streamer(on_text))
+                                    on_token=None if on_text is None else text_streamer(self.decode, on_text))
         result = GenerationResult(
             text=self.decode(out.token_ids), token_ids=out.token_ids,
             prompt_token_ids=list(self.gen.init_token_ids), finish_reason=out.finish_reason,
@@ -207,20 +207,6 @@ class SpeechGenerator:
             export_dir=str(self.folder), runtime="studio ORT loop (encoder once + decoder with past, session.run)")
         result.hf_parity = self._parity(feats, out.token_ids, max_new_tokens, sampling, hf_parity)
         return result
-
-    def _streamer(self, on_text: Callable[[str], None]) -> Callable[[int], None]:
-        """Token -> the text it adds (the whole transcript decoded each time keeps characters whole)."""
-        seen: list[int] = []
-        shown = [""]
-
-        def emit(tok: int) -> None:
-            seen.append(tok)
-            text = self.decode(seen)
-            if text.startswith(shown[0]) and not text.endswith("\ufffd"):
-                on_text(text[len(shown[0]):])
-                shown[0] = text
-
-        return emit
 
     def _parity(self, feats: np.ndarray, got: list[int], max_new: int, sampling: SamplingOptions,
                 run_hf: bool) -> dict[str, Any]:

@@ -189,6 +189,9 @@ def test_python_api_and_seeded_sampling(speech_export: tuple[Path, ExportReport]
     runs = [generate_speech(speech_export[0], raw, max_new_tokens=16, temperature=0.9, top_k=20, seed=4)
             for _ in range(2)]
     assert runs[0].token_ids == runs[1].token_ids and runs[0].sampling["mode"] == "sampling"
+    pieces: list[str] = []
+    streamed = generate_speech(speech_export[0], raw, max_new_tokens=16, on_text=pieces.append)
+    assert pieces and streamed.text.startswith("".join(pieces))
     # the most new tokens the decoder's context allows (32 positions, one start token)
     long = generate_speech(speech_export[0], raw, max_new_tokens=100)
     assert long.finish_reason in ("max_context", "stop") and len(long.token_ids) <= 31
