@@ -15,7 +15,6 @@ microseconds) is far below what it measures.
 from __future__ import annotations
 
 import asyncio
-import json
 import random
 import time
 from collections import Counter
@@ -37,6 +36,7 @@ from studio.telemetry.load_types import (
     classify_error,
     level_label,
 )
+from studio.triton.generate_client import sse_data
 
 SOURCE = "client (generate)"
 
@@ -160,9 +160,9 @@ class GenerateLoadGenerator:
                 out.error = f"http_{r.status_code}"
                 return
             async for line in r.aiter_lines():
-                if not line.startswith("data:"):
+                ev = sse_data(line)
+                if ev is None:
                     continue
-                ev = json.loads(line[5:])
                 if "error" in ev:
                     out.error = "stream_error"
                     return

@@ -199,3 +199,43 @@ def test_cli_bench_generate_json_text_and_bad_flags(agent: AgentProcess, tmp_pat
                              (["--generate", "--model", "nope"], "--model")):
         bad = subprocess.run([*base, *flags], capture_output=True, text=True, timeout=60)
         assert bad.returncode != 0 and offending in bad.stderr, (flags, bad.stderr)
+
+
+@pytest.mark.gui
+@pytest.mark.timeout(180)
+def test_devices_test_panel_streams_the_agents_answer(qtbot, agent: AgentProcess, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    pytest.importorskip("PySide6")
+    from studio.core.workspace import Workspace
+    from studio.gui.pages.devices_page import DevicesPage
+    from studio.triton.generate_client import generate_body, stream_generate
+    from tests.gui.gui_helpers import shown
+
+    # the client alone: the streamed pieces join to the agent's whole answer, usage and timings come back
+    pieces: list[str] = []
+    ans = stream_generate(agent.url, "qwen", generate_body("hello world", max_tokens=6), pieces.append)
+    assert ans.text == "".join(pieces) and ans.tokens == ans.usage["completion_tokens"] >= 1
+    assert ans.ttft_ms is not None and ans.ttft_ms <= ans.total_ms
+    page = shown(qtbot, DevicesPage(), 1366, 768, exposed=False)
+    page.set_context(Workspace.create(tmp_path / "ws"), None, None)
+    page.timer.setInterval(500)
+    page.add_server(agent.url, name="board")
+    qtbot.waitUntil(lambda: page.snapshots.get("board") is not None and page.snapshots["board"].connected,
+                    timeout=30_000)
+    qtbot.waitUntil(lambda: page.infer_model.findText("qwen") >= 0, timeout=15_000)
+    page.infer_model.setCurrentText("qwen")
+    f = page.inference
+    f.text.setText("hello world")
+    f.max_tokens.setValue(6)
+    f.gen_btn.click()
+    qtbot.waitUntil(lambda: "tokens/s" in page.infer_out.toPlainText(), timeout=60_000)
+    out = page.infer_out.toPlainText()
+    assert "TTFT" in out and f"{ans.tokens} tokens" in out
+    assert out.startswith(ans.text)  # greedy: the panel's stream is the answer the client got above
+    # an image to a text-only model: the agent's 400 names the field, shown in place
+    img = tmp_path / "x.png"
+    img.write_bytes(b"\x89PNG\r\n\x1a\n")
+    f.image.edit.setText(str(img))
+    f.gen_btn.click()
+    qtbot.waitUntil(lambda: "400" in page.infer_out.toPlainText(), timeout=30_000)
+    assert "image" in page.infer_out.toPlainText()
+    page.shutdown()

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
     QComboBox,
     QFileDialog,
@@ -23,6 +24,7 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QPlainTextEdit,
     QPushButton,
+    QSpinBox,
     QWidget,
 )
 
@@ -161,7 +163,9 @@ def format_result(res: dict[str, Any]) -> str:
 
 
 class InferenceForm(QWidget):
-    """Model, inputs, Run inference, outputs; the page runs the request as a job."""
+    """Model, inputs, Run inference (or Generate, streamed), outputs; the page runs the request as a job."""
+
+    sig_piece = Signal(str)  # a generated text piece (emitted on the job's thread, shown on the GUI thread)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -175,6 +179,14 @@ class InferenceForm(QWidget):
         self.processor = PathEdit("preprocessor_config.json / processor_config.json (image mean/std)", "JSON (*.json)")
         self.run_btn = QPushButton("Run inference")
         self.run_btn.setProperty("role", "primary")
+        self.gen_btn = QPushButton("Generate (stream)")
+        self.gen_btn.setToolTip("the generate extension (generate_stream): the Text field is the prompt, the image "
+                                "or audio goes with it; the answer streams in with its tokens/s")
+        self.max_tokens = QSpinBox()
+        self.max_tokens.setRange(1, 4096)
+        self.max_tokens.setValue(32)
+        self.max_tokens.setPrefix("max tokens ")
+        self.sig_piece.connect(self._append_piece)
         self.out = QPlainTextEdit()
         self.out.setReadOnly(True)
         self.out.setProperty("role", "log")
@@ -184,7 +196,11 @@ class InferenceForm(QWidget):
         il.addRow("Audio", self.audio)
         il.addRow("Tokenizer", self.tokenizer)
         il.addRow("Processor", self.processor)
-        il.addRow(self.run_btn)
+        buttons = QHBoxLayout()
+        for w in (self.run_btn, self.gen_btn, self.max_tokens):
+            buttons.addWidget(w)
+        buttons.addStretch(1)
+        il.addRow(buttons)
         il.addRow("Outputs", self.out)
         self._filled: dict[PathEdit, str] = {}  # sample paths the form itself put in
 
@@ -221,3 +237,22 @@ class InferenceForm(QWidget):
 
     def show_result(self, res: dict[str, Any]) -> None:
         self.out.setPlainText(format_result(res))
+
+    def generation_request(self) -> dict[str, Any]:
+        """The generate body from the form (text, image / audio as base64, max tokens)."""
+        from studio.triton.generate_client import generate_body
+
+        return generate_body(self.text.text(), image=self.image.path(), audio=self.audio.path(),
+                             max_tokens=self.max_tokens.value())
+
+    def start_stream(self) -> None:
+        self.out.setPlainText("")
+
+    def _append_piece(self, text: str) -> None:
+        self.out.moveCursor(self.out.textCursor().MoveOperation.End)
+        self.out.insertPlainText(text)
+
+    def show_answer(self, answer: Any) -> None:
+        ttft = "-" if answer.ttft_ms is None else f"{answer.ttft_ms:.1f} ms"
+        self.out.appendPlainText(f"\n\n{answer.tokens} tokens ({answer.finish_reason or 'done'}) · TTFT {ttft} · "
+                                 f"{answer.tokens_per_s:.1f} tokens/s · {answer.total_ms:.0f} ms in all")

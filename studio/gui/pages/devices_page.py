@@ -132,6 +132,7 @@ class DevicesPage(Page):
         self.infer_tokenizer, self.infer_processor = f.tokenizer, f.processor
         self.infer_btn, self.infer_out = f.run_btn, f.out
         self.infer_btn.clicked.connect(self.run_test_inference)
+        f.gen_btn.clicked.connect(self.run_test_generation)
         self.detail_tabs.addTab(f, "Test inference")
         split.addWidget(self.panel)
         split.setSizes([360, 860])
@@ -409,6 +410,25 @@ class DevicesPage(Page):
         self.infer_out.setPlainText("running...")
         self._start(f"infer:{server}", f"test inference on {model}", lambda job: infer_once(spec, model, *args),
                     f.show_result, lambda err: self.infer_out.setPlainText(err.render()))
+
+    def run_test_generation(self) -> None:
+        """The form's prompt (and image / audio) to the model's generate_stream; the answer streams in."""
+        server, model = self.current_server(), self.infer_model.currentText()
+        if server is None or not model:
+            self.infer_out.setPlainText("select a connected server and a ready model first")
+            return
+        from studio.triton.generate_client import stream_generate
+
+        spec, f = self.servers[server], self.inference
+        try:
+            body = f.generation_request()
+        except StudioError as exc:
+            self.infer_out.setPlainText(exc.render())
+            return
+        f.start_stream()
+        self._start(f"generate:{server}", f"generate on {model}",
+                    lambda job: stream_generate(spec.url, model, body, f.sig_piece.emit, spec.headers),
+                    f.show_answer, lambda err: self.infer_out.appendPlainText("\n" + err.render()))
 
     def _start(self, kind: str, title: str, fn: Any, on_done: Any, on_failed: Any = None) -> None:
         def failed(err: StudioError) -> None:
