@@ -218,6 +218,16 @@ class UnservedKind:
 GENERATION_KINDS: dict[str, type] = {"decoder-only": TextGeneration}  # "vlm", "encoder-decoder": to come
 
 
+def is_generation_model(onnx_path: Path) -> bool:
+    """True when generation.json beside ``onnx_path`` names it: a bundle packaged before runtime.json carried
+    ``generation`` is detected this way."""
+    try:
+        raw = json.loads((onnx_path.parent / "generation.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(raw, dict) and raw.get("model_file") == onnx_path.name
+
+
 def load_generation(folder: Path, threads: int | None = 1) -> Any:
     """The generation model of an installed bundle's model folder, by generation.json's ``kind``."""
     from studio.generate.config import GENERATION_FILE

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from studio.agent.generation import is_generation_model, load_generation
 from studio.core.errors import BundleError, ModelError
 from studio.edge.manifest import Manifest
 from studio.edge.tensors import KSERVE_TO_NP, ORT_TO_KSERVE
@@ -220,9 +221,7 @@ def _load_models(dep: Deployment, models_spec: list[dict[str, Any]], runtime: di
             continue
         path = directory / spec["path"]
         gen = None
-        if spec.get("generation"):  # an export with its KV cache: the generate routes run it (one session)
-            from studio.agent.generation import load_generation
-
+        if spec.get("generation") or is_generation_model(path):  # a KV-cache export: /generate runs it too
             gen = load_generation(path.parent, threads=opts.intra_op_num_threads or None)
         try:
             shared = getattr(gen, "session", None)

@@ -41,6 +41,7 @@ def agent(export_dir: Path, tmp_path_factory: pytest.TempPathFactory):  # type: 
     rep = build_bundle(export_dir, "generic-x86_64", dev.signing_key, root / "qwen.tar", name="qwen", version="1")
     a = AgentProcess(root / "data", dev.trust, dev.token, extra=["--max-generations", "1"]).start()
     deploy_bundle(Path(rep.bundle), a.url, dev.token.read_text().strip())
+    a.dev = dev  # type: ignore[attr-defined]
     yield a
     a.stop()
 
@@ -227,3 +228,24 @@ def test_stop_strings_hold_a_tail_that_may_begin_one() -> None:
     assert [s.feed(p) for p in ("ab", "cE", "N", "xyz")] == ["ab", "c", "", "ENxyz"] and not s.hit
     s = StopStrings(["END"])
     assert [s.feed(p) for p in ("abE", "ND", "more")] == ["ab", "", ""] and s.hit and s.flush() == ""
+
+
+def test_a_bundle_without_the_generation_mark_is_detected_on_install(agent: AgentProcess, export_dir: Path,
+                                                                      tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bundle packaged before runtime.json carried "generation": generation.json naming the model is enough."""
+    import tarfile
+
+    import studio.package.bundle as bundle
+    from studio.package.client import deploy_bundle
+
+    monkeypatch.setattr(bundle, "_generation_of", lambda *_a: {})
+    dev = agent.dev  # type: ignore[attr-defined]
+    rep = bundle.build_bundle(export_dir, "generic-x86_64", dev.signing_key, tmp_path / "old.tar", name="old",
+                              version="1")
+    with tarfile.open(rep.bundle) as tf:
+        assert "generation" not in json.loads(tf.extractfile("runtime.json").read())["models"][0]  # type: ignore
+    deploy_bundle(Path(rep.bundle), agent.url, dev.token.read_text().strip())
+    r = httpx.post(agent.url + "/v2/models/old/generate", json={"text_input": "hello world", "max_tokens": 6})
+    assert r.status_code == 200 and r.json()["text_output"] == generate(export_dir, "hello world",
+                                                                         max_new_tokens=6).text
