@@ -102,6 +102,11 @@ def test_parts_have_named_dynamic_cache(speech_export: tuple[Path, ExportReport]
     assert outs["logits"] == ["batch", "sequence", 354]
     assert "encoder_hidden_states" not in ins  # the cross K/V come from the encoder graph, once
     assert set(report.parts) == {"encoder", "decoder"}
+    assert report.parts["decoder"]["inputs"]["input_ids"] == ["batch", "sequence"]
+    from studio.cli.export_cmd import render_summary
+
+    summary = render_summary(report)  # what `studio export` prints
+    assert "part encoder" in summary and "generation vs HF generate(): passed" in summary
     assert report.validation.passed and {c.graph for c in report.validation.cases} == {"encoder", "decoder"}
 
 

