@@ -38,9 +38,15 @@ def server(export_dir: Path, tmp_path_factory: pytest.TempPathFactory):  # type:
     repo = tmp_path_factory.mktemp("gen-repo")
     report = build_repo(BuildOptions(export_dir, repo, "qwen"))
     assert report.entry_model == "qwen" and [m.kind for m in report.models] == ["generate"]
+    from studio.package.keys import KeyStore  # a signed version: model.py verifies it before loading
+
+    keys = KeyStore(tmp_path_factory.mktemp("gen-keys"))
+    keys.generate("release", "pw")
+    build_repo(BuildOptions(export_dir, repo, "qwen_signed", sign_key=keys.load_signing_key("release", "pw"),
+                            trust=[str(keys.public_path("release"))]))
     check = check_repo(repo)
     assert check.ok, [f.render() for f in check.findings]
-    srv = LocalTritonServer(repo, model_control_mode="explicit", load_models=["qwen"])
+    srv = LocalTritonServer(repo, model_control_mode="explicit", load_models=["qwen", "qwen_signed"])
     srv.start()
     yield srv
     srv.stop()
@@ -63,6 +69,9 @@ def test_generate_and_generate_stream_equal_the_studio_runtime(server: LocalTrit
                        json={"text_input": prompt, "parameters": {"max_tokens": 16, "temperature": 0}}, timeout=60)
         assert r.status_code == 200, r.text
         assert r.json()["model_name"] == "qwen" and r.json()["text_output"] == want
+        signed = httpx.post(url + "/v2/models/qwen_signed/generate", json={"text_input": prompt, "max_tokens": 16},
+                            timeout=60)
+        assert signed.status_code == 200 and signed.json()["text_output"] == want
         with httpx.stream("POST", url + "/v2/models/qwen/generate_stream",
                           json={"text_input": prompt, "max_tokens": 16, "stream": True}, timeout=60) as s:
             assert s.status_code == 200 and s.headers["content-type"].startswith("text/event-stream")
