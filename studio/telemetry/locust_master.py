@@ -142,6 +142,9 @@ def run(cfg: dict[str, Any]) -> int:
             plan = {"level": i, "start": start, "warmup_s": cfg["warmup_s"], "window_s": cfg["window_s"],
                     "tick_s": cfg["tick_s"], "distribution": cfg["distribution"], "seed": 1000 * i + w,
                     "rate": level["rate"] / n if level.get("rate") else None,
+                    # constant arrivals interleave: worker w's k-th request is due at start + (k*n + w) / rate, so
+                    # the merged stream is the load generator's evenly spaced one, not n requests at once
+                    "offset": w / level["rate"] if level.get("rate") else 0.0,
                     "users": level.get("users", 0) // n + (w < level.get("users", 0) % n)}
             runner.send_message("studio_level", plan, client_id=client_id)
         limit = start + cfg["warmup_s"] + cfg["window_s"] * (cfg["window_cap"] + 2) + cfg["timeout_s"] + 10

@@ -30,6 +30,7 @@ from studio.telemetry.kserve import (
     Endpoint,
     bodies_from_file,
     bodies_from_metadata,
+    build_request,
     fetch_stats,
     model_metadata,
 )
@@ -68,7 +69,7 @@ class LocustGenerator:
         self.options.validate()
         self.ep = Endpoint.parse(cfg.url)
         self.target = cfg.target
-        self.bodies: list[bytes] = []
+        self.requests: list[bytes] = []
         self.keep_window_histograms = False
         self.locust_version = ""
         if otel is not None:
@@ -78,17 +79,18 @@ class LocustGenerator:
     def prepare(self) -> None:
         self.locust_version = _require_locust()
         meta = model_metadata(self.ep, self.cfg.model)
-        self.bodies = (bodies_from_file(self.cfg.input_data, meta) if self.cfg.input_data
-                       else bodies_from_metadata(meta, self.cfg.shapes, count=4))
+        bodies = (bodies_from_file(self.cfg.input_data, meta) if self.cfg.input_data
+                  else bodies_from_metadata(meta, self.cfg.shapes, count=4))
+        path = self.cfg.path or (f"/v2/models/{self.cfg.model}" + (f"/versions/{self.cfg.model_version}"
+                                                                   if self.cfg.model_version else "") + "/infer")
+        self.requests = [build_request(self.ep, self.cfg.method, path, b) for b in bodies]
 
     def _config(self, port: int) -> dict[str, Any]:
         cfg = self.cfg
-        path = cfg.path or (f"/v2/models/{cfg.model}" + (f"/versions/{cfg.model_version}" if cfg.model_version
-                                                         else "") + "/infer")
         levels = [{"rate": cfg.rate}] if cfg.rate is not None else [{"users": c} for c in cfg.concurrency]
         return {"workers": self.options.workers + len(self.options.hosts), "bind_host": self.options.bind_host,
-                "port": port, "host": self.ep.url, "path": path, "headers": {"Content-Type": "application/json"},
-                "bodies": [base64.b64encode(b).decode() for b in self.bodies], "levels": levels,
+                "port": port, "server_host": self.ep.host, "server_port": self.ep.port,
+                "requests": [base64.b64encode(r).decode() for r in self.requests], "levels": levels,
                 "warmup_s": cfg.warmup_s, "window_s": cfg.window_s, "tick_s": cfg.tick_s,
                 "distribution": cfg.distribution, "min_windows": cfg.min_windows, "window_cap": cfg.window_cap,
                 "stability": cfg.stability, "stability_pct": cfg.stability_pct,
@@ -98,7 +100,7 @@ class LocustGenerator:
     def run(self) -> list[LevelResult]:
         from studio.triton.server import free_port
 
-        if not self.bodies:
+        if not self.requests:
             self.prepare()
         port = free_port(self.options.bind_host)
         with tempfile.TemporaryDirectory(prefix="studio-locust-") as tmp:

@@ -1,7 +1,7 @@
 """The Locust side of `studio bench --locust`: one worker process (``python -m studio.telemetry.locustfile``).
 
-Each worker runs one Locust user (a FastHttpUser: geventhttpclient, Locust's fast client) that drives its share of
-a level (a rate share, open loop, latency from each request's due time; or a number of closed-loop greenlets) with
+Each worker runs one Locust user (the studio's request bytes over gevent sockets: ``locust_client``) that drives
+its share of a level (a rate share, open loop, latency from each request's due time; or a number of closed-loop greenlets) with
 the studio's own request bodies, and reports every window to the master as a custom message carrying an encoded
 HDR histogram (``studio.telemetry.histogram``), counts, errors and per-tick bytes. Windows are aligned on the wall
 clock the master hands out, so the master merges window k of every worker into one.
@@ -82,39 +82,44 @@ def _error_kind(exc: BaseException | None, status: int) -> str | None:
     return classify_error(exc)
 
 
-def make_user_class(plans: Any, host: str, bodies: list[bytes], path: str, headers: dict[str, str], pool: int,
-                    timeout_s: float) -> type:
-    """The FastHttpUser whose one task runs each level plan the master sends (``plans``: a gevent queue)."""
+def make_user_class(plans: Any, host: str, port: int, requests: list[bytes], pool: int, timeout_s: float) -> type:
+    """The Locust user whose one task runs each level plan the master sends (``plans``: a gevent queue): the
+    studio's request bytes through ``locust_client.RawPool``, every request reported on Locust's request event."""
     import gevent
     import gevent.pool
-    from locust import task
-    from locust.contrib.fasthttp import FastHttpUser
+    import gevent.queue
+    from locust import User, task
 
-    base_host = host
+    from studio.telemetry.locust_client import RawConnection
 
-    class KServeV2User(FastHttpUser):
+    base_host = f"http://{host}:{port}"
+
+    class KServeV2User(User):
         host = base_host
-        concurrency = pool  # connections of this user's geventhttpclient pool
-        network_timeout = connection_timeout = timeout_s
-        insecure = True
         abstract = False
 
-        def _one(self, meter: WorkerMeter, due: float, body: bytes) -> None:
+        def _one(self, meter: WorkerMeter, box: list[Any], due: float, raw: bytes) -> None:
+            """One request on this greenlet's own keep-alive connection (``box``), reopened after a failure."""
             meter.on_sent(due)
             exc: BaseException | None = None
             status, nbytes = 0, 0
+            t0 = time.perf_counter()
             try:
-                with self.client.post(path, data=body, headers=headers, catch_response=True,
-                                      name="infer") as resp:
-                    status = resp.status_code or 0
-                    nbytes = len(body) + len(resp.content or b"")
-                    if status != 200:
-                        resp.failure(f"HTTP {status}")
-                    exc = resp.error if status == 0 and resp.error else None
+                if box[0] is None or not box[0].open:
+                    box[0] = RawConnection(host, port, timeout_s)  # its socket times out after timeout_s
+                status, received = box[0].exchange(raw)
+                nbytes = len(raw) + received
             except Exception as e:  # noqa: BLE001 - a failed request is counted, not raised
                 exc = e
+                if box[0] is not None:
+                    box[0].close()
             t_done = time.time()
-            meter.on_done(due, t_done, t_done - due, nbytes, _error_kind(exc, status))
+            kind = _error_kind(exc, status)
+            self.environment.events.request.fire(
+                request_type="POST", name="infer", response_time=(time.perf_counter() - t0) * 1e3,
+                response_length=nbytes, context={}, url=None,
+                exception=None if kind is None else (exc or RuntimeError(f"HTTP {status}")))
+            meter.on_done(due, t_done, t_done - due, nbytes, kind)
 
         def _run_plan(self, plan: dict[str, Any]) -> None:
             meter = WorkerMeter(plan)
@@ -138,23 +143,44 @@ def make_user_class(plans: Any, host: str, bodies: list[bytes], path: str, heade
             runner.send_message("studio_done", done)
 
         def _open_loop(self, meter: WorkerMeter, plan: dict[str, Any], rng: random.Random, group: Any) -> None:
+            """The load generator's open loop: a scheduler queues due times, ``pool`` senders (one connection
+            each) take them; a due time waiting for a free sender is latency, as it is for the load generator."""
             rate, poisson = plan["rate"], plan["distribution"] == "poisson"
-            due, i = plan["start"], 0
+            backlog: Any = gevent.queue.Queue()
+            for _ in range(pool):
+                group.spawn(self._sender, meter, backlog)
+            due = plan["start"] + (0.0 if poisson else plan["offset"])
             while not meter.stopped:
                 gevent.sleep(max(0.0, due - time.time()))
                 if meter.stopped:
                     break
+                backlog.put(due)
+                due += rng.expovariate(rate) if poisson else 1.0 / rate
+            for _ in range(pool):
+                backlog.put(None)
+
+        def _sender(self, meter: WorkerMeter, backlog: Any) -> None:
+            box: list[Any] = [None]
+            i = 0
+            while True:
+                due = backlog.get()
+                if due is None or meter.stopped:
+                    break
                 if meter.measuring(due):
                     meter.delays.record(max(0.0, time.time() - due))
-                group.spawn(self._one, meter, due, bodies[i % len(bodies)])
+                self._one(meter, box, due, requests[i % len(requests)])
                 i += 1
-                due += rng.expovariate(rate) if poisson else 1.0 / rate
+            if box[0] is not None:
+                box[0].close()
 
         def _closed_loop(self, meter: WorkerMeter, rng: random.Random) -> None:
-            i = rng.randrange(len(bodies))
+            box: list[Any] = [None]
+            i = rng.randrange(len(requests))
             while not meter.stopped:
-                self._one(meter, time.time(), bodies[i % len(bodies)])
+                self._one(meter, box, time.time(), requests[i % len(requests)])
                 i += 1
+            if box[0] is not None:
+                box[0].close()
 
         @task
         def drive(self) -> None:
@@ -181,10 +207,10 @@ def main(argv: list[str] | None = None) -> int:
 
     cfg = json.loads(open(args.config, encoding="utf-8").read())
     plans: Any = gevent.queue.Queue()
-    bodies = [base64.b64decode(b) for b in cfg["bodies"]]
-    user = make_user_class(plans, cfg["host"], bodies, cfg["path"], cfg["headers"],
-                           cfg["max_connections"], cfg["timeout_s"])
-    env = Environment(user_classes=[user], events=events, host=cfg["host"])
+    requests = [base64.b64decode(b) for b in cfg["requests"]]
+    user = make_user_class(plans, cfg["server_host"], cfg["server_port"], requests, cfg["max_connections"],
+                           cfg["timeout_s"])
+    env = Environment(user_classes=[user], events=events, host=user.host)
     runner = env.create_worker_runner(args.master_host, args.master_port)
     current: dict[str, Any] = {}
 

@@ -71,19 +71,28 @@ def test_merged_counts_equal_the_agents_own(agent: AgentProcess, tmp_path: Path)
     assert len(recording.windows()) == 2
 
 
-@pytest.mark.xfail(strict=True, reason="not met yet: Locust's FastHttpUser (geventhttpclient) costs more CPU per "
-                   "request than the studio's uvloop/httptools client (bench/bench_locust.py: 0.31x its closed-loop "
-                   "rate), so on the shared 2-core machine its p50 from due time runs 1.5-2.5x the load "
-                   "generator's at 50-200 rps (e.g. 2.76 vs 1.76 ms at 200 rps, 4.48 vs 2.89 at 50)")
+@pytest.mark.xfail(strict=False, reason="issue 18's 10% check is not met yet: on a quiet moment of the 2-core dev "
+                   "machine the Locust path's p50 from due time runs ~0.5 ms over the load generator's (1.9 vs "
+                   "1.3-1.4 ms at 200 rps: per-round ratios 1.35-1.55; its send delay 0.87 vs 0.4 ms, gevent's "
+                   "wake-ups vs uvloop's); under heavy machine load the noise hides the gap (ratios 0.95-0.98)")
 def test_percentiles_match_the_single_process_load_generator(agent: AgentProcess) -> None:
-    """Same rate, same duration, same due-time clock and HDR histogram: p50 and p90 within 10 %."""
-    ref = run_bench(_cfg(agent.url)).levels[0]
-    lv = run_bench(_cfg(agent.url), generator=_locust(2)).levels[0]
-    assert lv.error_count == 0 and ref.error_count == 0
-    for p in ("p50_ms", "p90_ms"):
-        a, b = getattr(lv.latency, p), getattr(ref.latency, p)
-        assert a is not None and b is not None
-        assert abs(a - b) <= 0.10 * max(a, b) + 0.2, (p, a, b)  # 10 %, plus 0.2 ms of histogram resolution
+    """Same open-loop rate, same duration, same due-time clock and HDR histogram: p50 and p90 within 10 %.
+
+    The shared machine's load drifts between runs, so the two clients alternate over three rounds (which goes
+    first alternates too) and the median of the rounds' Locust / load generator ratios is compared, the way
+    bench/ compares clients."""
+    import statistics
+
+    got: dict[str, list[tuple[float, float]]] = {"loadgen": [], "locust": []}
+    for r in range(3):
+        for who in (("loadgen", "locust") if r % 2 == 0 else ("locust", "loadgen")):
+            kw = {"generator": _locust(2)} if who == "locust" else {}
+            lv = run_bench(_cfg(agent.url, duration_s=2.0, window_s=2.0), **kw).levels[0]
+            assert lv.error_count == 0 and lv.latency.p50_ms is not None and lv.latency.p90_ms is not None
+            got[who].append((lv.latency.p50_ms, lv.latency.p90_ms))
+    for i, p in enumerate(("p50", "p90")):  # per-round ratios (same machine load inside a round), then the median
+        ratio = statistics.median(x[i] / y[i] for x, y in zip(got["locust"], got["loadgen"], strict=True))
+        assert abs(ratio - 1.0) <= 0.10, (p, ratio, got)
 
 
 def test_cli_bench_locust_and_bad_worker_count(agent: AgentProcess, tmp_path: Path) -> None:
