@@ -177,10 +177,7 @@ def test_generation_loop_failure_is_a_diagnosis(qwen2_dir: Path, exported: tuple
     assert d is not None and d.stage == "generation" and d.fix and "Traceback" in d.raw_log
 
 
-def test_an_unforeseen_failure_is_a_diagnosis(tmp_path: Path) -> None:
-    """The issue's case: a tiny LLaVA built from its config; the generic example inputs carry no image tokens and
-    the HF forward raises a ValueError no stage foresaw. The pipeline's catch-all makes it a diagnosis naming the
-    stage, with the traceback in the raw log."""
+def _tiny_llava(folder: Path, image_token_index: int) -> Path:
     import torch
     from transformers import CLIPVisionConfig, LlamaConfig, LlavaConfig, LlavaForConditionalGeneration
 
@@ -188,14 +185,25 @@ def test_an_unforeseen_failure_is_a_diagnosis(tmp_path: Path) -> None:
                                                      num_attention_heads=4, image_size=32, patch_size=8),
                       text_config=LlamaConfig(vocab_size=120, hidden_size=32, intermediate_size=37,
                                               num_hidden_layers=2, num_attention_heads=4, max_position_embeddings=64),
-                      image_token_index=100)
+                      image_token_index=image_token_index)
     torch.manual_seed(0)
-    LlavaForConditionalGeneration(cfg).eval().save_pretrained(tmp_path / "llava")
-    report = export_model(ExportOptions(model_dir=tmp_path / "llava", output=tmp_path / "out" / "model.onnx"))
+    LlavaForConditionalGeneration(cfg).eval().save_pretrained(folder)
+    return folder
+
+
+def test_an_unforeseen_failure_is_a_diagnosis(tmp_path: Path) -> None:
+    """The issue's case, a tiny LLaVA built from its config, exports now (example inputs carry the image tokens
+    the tower's features need). An image token id outside the text vocabulary fails inside the HF forward with an
+    IndexError no stage foresaw: the pipeline's catch-all makes it a diagnosis naming the stage, with the
+    traceback in the raw log, and nothing is written."""
+    ok = export_model(ExportOptions(model_dir=_tiny_llava(tmp_path / "llava", 100), output=tmp_path / "ok" / "m.onnx"))
+    assert ok.status == "succeeded", ok.diagnosis
+    report = export_model(ExportOptions(model_dir=_tiny_llava(tmp_path / "bad", 500),
+                                        output=tmp_path / "out" / "model.onnx"))
     assert report.status == "failed" and report.outputs == []
     d = report.diagnosis
-    assert d is not None and d.stage == "inputs" and d.error_class == "unexpected_error"
-    assert "image tokens" in d.message and "ValueError" in d.fix and "Traceback" in d.raw_log
+    assert d is not None and d.error_class == "unexpected_error" and d.stage in ("inputs", "trace", "parity")
+    assert "index out of range" in d.message and "IndexError" in d.fix and "Traceback" in d.raw_log
     assert not (tmp_path / "out" / "model.onnx").exists()
 
 
