@@ -61,7 +61,7 @@ def export(src: Path, work: Path) -> Path:
     return out.parent
 
 
-def hf_path(src: Path, new: int) -> Callable[[Any], tuple[list[int], float, float]]:
+def hf_path(src: Path, new: int, start: int) -> Callable[[Any], tuple[list[int], float, float]]:
     import torch
     from transformers import WhisperForConditionalGeneration
     from transformers.generation.streamers import BaseStreamer
@@ -85,8 +85,8 @@ def hf_path(src: Path, new: int) -> Callable[[Any], tuple[list[int], float, floa
         with torch.no_grad():
             out = model.generate(x, max_new_tokens=new, do_sample=False, streamer=clock, return_dict_in_generate=True)
         total = time.perf_counter() - t0
-        # the dict form keeps the start token first (the plain form drops it); times[0]: the start token put in
-        return out.sequences[0, 1:].tolist(), clock.times[1] - t0, total
+        # the dict form keeps the start tokens first (the plain form drops them); times[0]: the start put in
+        return out.sequences[0, start:].tolist(), clock.times[1] - t0, total
 
     return run
 
@@ -128,7 +128,7 @@ def main(argv: list[str] | None = None) -> int:
         probe = SpeechGenerator(folder)
         feats = [probe.features(clip(k, s, probe.gen.sampling_rate)) for k, s in CLIPS]
         sizes = {f.name: round(f.stat().st_size / 2**20, 2) for f in sorted(folder.glob("*.onnx"))}
-        paths = {"HF generate() (torch, sdpa, KV cache)": lambda: hf_path(src, args.new_tokens),
+        paths = {"HF generate() (torch, sdpa, KV cache)": lambda: hf_path(src, args.new_tokens, len(probe.gen.init_token_ids)),
                  "studio speech runtime (ORT, encoder once + decoder with past)":
                      lambda: studio_path(folder, args.new_tokens, args.threads)}
         runners: dict[str, Callable[[Any], Any]] = {}

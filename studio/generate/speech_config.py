@@ -47,8 +47,9 @@ class SpeechGenerationConfig:
     encoder_positions: int  # max_source_positions: the encoder's output length (frames / 2)
     max_context: int  # max_target_positions: init tokens + new tokens
     decoder_start_token_id: int
-    init_token_ids: list[int]  # decoder_start_token_id then the forced ids, as HF generate starts the decoder
+    init_token_ids: list[int]  # decoder_start_token_id then the forced / language / task / no-timestamps ids
     eos_token_ids: list[int] = field(default_factory=list)
+    init_tokens_source: str = "generation_config.json (decoder_start_token_id + forced_decoder_ids)"
     pad_token_id: int | None = None
     suppress_tokens: list[int] = field(default_factory=list)  # -inf at every step (SuppressTokensLogitsProcessor)
     begin_suppress_tokens: list[int] = field(default_factory=list)  # -inf at the first new token only

@@ -4,7 +4,8 @@ their greedy ids equal HF generate() token for token on several clips and length
 
 One tiny Whisper (d_model 32, 2 + 2 layers, a 1 s window, built from its config: no hub), re-initialised with
 init_std 0.3 so that its greedy ids depend on the audio (the sample's 0.02 gives one token whatever the clip), and
-one suppressed token so the mirrored SuppressTokens processor is exercised; exported once for the module.
+one suppressed token so the mirrored SuppressTokens processor is exercised, and a multilingual generation config
+(one language, no-timestamps token) so the start tokens come from HF's own language detection; exported once.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from studio.export.stages.past_seq2seq import clip
 pytestmark = pytest.mark.export
 
 SUPPRESSED = [38]
+INIT = [346, 347, 353]  # <|startoftranscript|>, <|en|> (HF detects it), <|notimestamps|>
 ATOL = 1e-4
 
 
@@ -57,6 +59,9 @@ def whisper_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     model = WhisperForConditionalGeneration(cfg).eval()
     gcfg = GenerationConfig.from_pretrained(d)
     gcfg.suppress_tokens = list(SUPPRESSED)
+    gcfg.is_multilingual, gcfg.lang_to_id, gcfg.task_to_id = True, {"<|en|>": 347}, {"transcribe": 349}
+    gcfg.no_timestamps_token_id = 353
+    gcfg._from_model_config = False  # else generate() rebuilds it from config.json, without these
     model.generation_config = gcfg
     model.save_pretrained(d)
     return d
@@ -123,7 +128,8 @@ def test_export_records_generation_parity(speech_export: tuple[Path, ExportRepor
     rec = json.loads((folder / "generation.json").read_text())
     assert rec["kind"] == "encoder-decoder" and rec["encoder_file"] == "model_encoder.onnx"
     assert rec["decoder_file"] == "model.onnx" and rec["decoder_start_token_id"] == 346
-    assert rec["init_token_ids"] == [346] and rec["eos_token_ids"] == [345]
+    assert rec["init_token_ids"] == INIT and rec["eos_token_ids"] == [345]
+    assert rec["init_tokens_source"].startswith("HF generate()")
     assert rec["suppress_tokens"] == SUPPRESSED and rec["begin_suppress_tokens"] == [345]
     assert rec["window_s"] == 1.0 and rec["window_samples"] == 16000 and rec["max_context"] == 32
     assert rec["validation"]["status"] == "passed" and {"torch", "transformers", "onnxruntime"} <= \
@@ -144,10 +150,11 @@ def test_runtime_token_exact_with_hf_generate(speech_export: tuple[Path, ExportR
     from studio.generate.speech_parity import hf_whisper_greedy
 
     gen = SpeechGenerator(speech_export[0])
+    new = min(new, gen.gen.max_context - len(INIT))  # HF refuses more than the decoder's positions
     feats = gen.features(wav_bytes(clip(kind, seconds, 16000)))
     got = gen.runtime.generate(feats, new, record_logits=True)
     ref = hf_whisper_greedy(hf_whisper, feats, new, gen.gen)
-    step = compare_steps(got.token_ids, got.step_logits, ref, 1, new)
+    step = compare_steps(got.token_ids, got.step_logits, ref, len(INIT), new)
     assert got.token_ids == ref.token_ids, step
     assert step.logits_max_abs < ATOL and len(got.step_logits) == len(ref.step_logits)
     assert got.finish_reason in ("length", "stop", "max_context")
@@ -178,7 +185,7 @@ def test_cli_json_fields(speech_export: tuple[Path, ExportReport], tmp_path: Pat
     data = json.loads(capsys.readouterr().out)
     assert {"text", "token_ids", "prompt_token_ids", "ttft_ms", "tokens_per_s", "finish_reason", "hf_parity",
             "audio", "runtime"} <= set(data)
-    assert data["prompt_token_ids"] == [346] and 1 <= len(data["token_ids"]) <= 12
+    assert data["prompt_token_ids"] == INIT and 1 <= len(data["token_ids"]) <= 12
     assert data["ttft_ms"] > 0 and data["tokens_per_s"] > 0 and isinstance(data["text"], str)
     assert data["hf_parity"]["export_validation"]["status"] == "passed"
     assert data["hf_parity"]["this_clip"]["match"] is True
@@ -197,9 +204,9 @@ def test_python_api_and_seeded_sampling(speech_export: tuple[Path, ExportReport]
     pieces: list[str] = []
     streamed = generate_speech(speech_export[0], raw, max_new_tokens=16, on_text=pieces.append)
     assert pieces and streamed.text.startswith("".join(pieces))
-    # the most new tokens the decoder's context allows (32 positions, one start token)
+    # the most new tokens the decoder's context allows (32 positions, three start tokens)
     long = generate_speech(speech_export[0], raw, max_new_tokens=100)
-    assert long.finish_reason in ("max_context", "stop") and len(long.token_ids) <= 31
+    assert long.finish_reason in ("max_context", "stop") and len(long.token_ids) <= 32 - len(INIT)
     with pytest.raises(InputError) as exc:
         TextGenerator(speech_export[0])
     assert exc.value.offending == "--prompt" and "--audio" in str(exc.value.hint)
@@ -212,7 +219,7 @@ def test_api_generate_dispatches_by_kind(speech_export: tuple[Path, ExportReport
     raw = wav_bytes(clip(0, 0.7, 16000))
     got = generate(speech_export[0], audio=raw, max_new_tokens=12)
     ref = speech_export[1].generation.prompts[0]  # type: ignore[union-attr]  # the same clip at export
-    assert got.prompt_token_ids == [346] and got.token_ids == ref["hf_ids"][:12]
+    assert got.prompt_token_ids == INIT and got.token_ids == ref["hf_ids"][:12]
     for kw, flag in (({"prompt": "hello", "audio": raw}, "--prompt"), ({}, "--audio")):
         with pytest.raises(InputError) as exc:
             generate(speech_export[0], **kw)  # type: ignore[arg-type]
@@ -296,4 +303,4 @@ def test_speech_generate_runs_without_torch(speech_export: tuple[Path, ExportRep
     """)
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr[-2000:]
-    assert json.loads(proc.stdout)["prompt_token_ids"] == [346]
+    assert json.loads(proc.stdout)["prompt_token_ids"] == INIT

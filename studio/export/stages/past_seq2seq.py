@@ -196,12 +196,19 @@ def generation_parity(run: ExportRun, model: Any, gen: SpeechGenerationConfig,
     """The speech runtime on the temp folder vs HF generate() on every synthetic clip (same features)."""
     from studio.generate.parity import compare_steps
     from studio.generate.speech import SpeechRuntime, audio_front_end
-    from studio.generate.speech_parity import hf_whisper_greedy
+    from studio.generate.speech_parity import hf_init_tokens, hf_whisper_greedy
 
+    front = audio_front_end(run.tmp / "companions")
+    first = front.log_mel.one(clip(0, CLIPS[0][1] * gen.window_s, gen.sampling_rate))[None]
+    start = hf_init_tokens(model, first)
+    if start != gen.init_token_ids:  # language / task / no-timestamps tokens HF adds on its own
+        run.job.log(f"HF generate() starts the decoder with {start}, not {gen.init_token_ids}: recorded")
+        gen.init_token_ids = start
+        gen.init_tokens_source = ("HF generate() on the first validation clip (its language / task / "
+                                  "no-timestamps tokens)")
     record = {k: v for k, v in asdict(gen).items() if k != "validation"}
     check = GenerationValidation(cache={**record, "kv_heads": gen.heads}, runtime=RUNTIME)
     run.report.generation = check
-    front = audio_front_end(run.tmp / "companions")
     rt = SpeechRuntime(run.tmp, gen)
     room = gen.max_context - len(gen.init_token_ids)
     results = []
