@@ -154,6 +154,7 @@ class GenerateLoadGenerator:
 
     async def _stream(self, client: Any, body: dict[str, Any], t0: float, out: _Outcome) -> None:
         pieces = 0
+        body = {**body, "stream": True}  # Triton's decoupled models stream only when asked; the agent ignores it
         async with client.stream("POST", self.path, json=body) as r:
             if r.status_code != 200:
                 await r.aread()

@@ -73,6 +73,8 @@ def stream_generate(url: str, model: str, body: dict[str, Any], on_text: Callabl
 
     base = url if "://" in url else "http://" + url
     endpoint = f"{base.rstrip('/')}/v2/models/{model}/generate_stream"
+    body = {**body, "stream": True}  # Triton's decoupled models answer piece by piece only when asked (vLLM's
+    # convention); the agent streams on this route anyway and ignores the field
     pieces: list[str] = []
     ttft: float | None = None
     finish, usage = "", {}
