@@ -286,6 +286,24 @@ def test_with_past_options_for_whisper(whisper_dir: Path, tmp_path: Path) -> Non
         assert exc.value.offending == flag
 
 
+def test_unmirrored_generation_settings_warn(whisper_dir: Path, tmp_path: Path) -> None:
+    """A generation_config setting HF applies and the speech runtime does not is named before the parity runs."""
+    import shutil
+
+    from studio.export.stages.options import prepare_run
+    from studio.export.stages.past_seq2seq import speech_record
+
+    src = tmp_path / "src"
+    shutil.copytree(whisper_dir, src)
+    g = json.loads((src / "generation_config.json").read_text())
+    (src / "generation_config.json").write_text(json.dumps({**g, "repetition_penalty": 1.3}))
+    run = prepare_run(ExportOptions(model_dir=src, output=tmp_path / "out" / "model.onnx", with_past=True),
+                      tmp_path / "work")
+    rec = speech_record(run, "model_encoder.onnx", {"sampling_rate": 16000, "chunk_length": 1})
+    assert rec.window_samples == 16000 and rec.suppress_tokens == SUPPRESSED
+    assert any("repetition_penalty=1.3" in w for w in run.report.warnings)
+
+
 def test_speech_generate_runs_without_torch(speech_export: tuple[Path, ExportReport], tmp_path: Path) -> None:
     wav = tmp_path / "a.wav"
     wav.write_bytes(wav_bytes(clip(2, 0.4, 16000)))

@@ -23,6 +23,10 @@ from studio.generate.speech_config import SpeechGenerationConfig, seq2seq_names,
 SEQ2SEQ_TYPES = ("whisper",)
 PROCESSORS = ["SuppressTokensLogitsProcessor (suppress_tokens, every step)",
               "SuppressTokensAtBeginLogitsProcessor (begin_suppress_tokens, first new token)"]
+# generation_config settings HF generate() would apply and the speech runtime does not (key -> neutral value)
+NOT_MIRRORED = {"repetition_penalty": 1.0, "no_repeat_ngram_size": 0, "return_timestamps": False,
+                "no_speech_threshold": None, "forced_bos_token_id": None, "bad_words_ids": None, "min_new_tokens": 0,
+                "min_length": 0, "encoder_repetition_penalty": 1.0}
 # (clip name, seconds as a fraction of the window, new tokens): lengths and generation sizes both vary
 CLIPS = [("sine sweep 200-1800 Hz", 0.7, 16), ("white noise", 0.3, 24), ("two tones 440 + 660 Hz", 1.0, 8),
          ("AM chirp", 0.45, 31)]
@@ -91,6 +95,11 @@ def speech_record(run: ExportRun, encoder_file: str, feature: dict[str, Any]) ->
         g = {}
         run.report.warnings.append("generation_config.json is not valid JSON: special ids come from config.json")
     d = whisper_dims(cfg)
+    for key, default in NOT_MIRRORED.items():
+        if g.get(key) not in (None, default):
+            run.report.warnings.append(f"generation_config.json sets {key}={g[key]!r}: the studio speech runtime does "
+                                       "not apply it (it mirrors suppress_tokens and begin_suppress_tokens); HF "
+                                       "generate() does, so the generation parity below may diverge")
     start = g.get("decoder_start_token_id", cfg.get("decoder_start_token_id"))
     if start is None:
         raise ValueError("neither generation_config.json nor config.json names decoder_start_token_id")
