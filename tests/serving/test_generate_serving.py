@@ -140,3 +140,22 @@ def test_closing_an_http_generate_stream_cancels_it(server: LocalTritonServer) -
     ok = httpx.post(server.http_url + "/v2/models/qwen/generate", json={"text_input": "hi", "max_tokens": 2},
                     timeout=60)
     assert ok.status_code == 200
+
+
+def test_the_generate_load_and_client_on_triton(server: LocalTritonServer, export_dir: Path) -> None:
+    """The studio's generate client and load generator speak to Triton's generate_stream as to the agent: the
+    stream comes piece by piece (TTFT measurable), tokens counted from the pieces (Triton sends no usage)."""
+    from studio.telemetry.bench import run_bench
+    from studio.telemetry.genload import GenerateLoadGenerator
+    from studio.telemetry.load_types import GenerationLoad, LoadConfig
+    from studio.triton.generate_client import generate_body, stream_generate
+
+    pieces: list[str] = []
+    ans = stream_generate(server.http_url, "qwen", generate_body("hello world", max_tokens=8), pieces.append)
+    assert ans.text == generate(export_dir, "hello world", max_new_tokens=8).text
+    assert len(pieces) > 1 and ans.ttft_ms is not None and ans.tokens == len(pieces)
+    cfg = LoadConfig(url=server.http_url, model="qwen", concurrency=[1], duration_s=1.0, warmup_s=0.2,
+                     window_s=0.5, stability=False, generation=GenerationLoad(prompts=["hello world"], max_tokens=6))
+    lv = run_bench(cfg, generator=GenerateLoadGenerator).levels[0]
+    assert lv.successes > 0 and lv.error_count == 0
+    assert lv.generation.token_source == "stream pieces counted" and lv.generation.ttft.count == lv.successes
