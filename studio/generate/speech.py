@@ -193,7 +193,7 @@ class SpeechGenerator:
             raise InputError(f"--max-new-tokens must be >= 1, got {max_new_tokens}", offending="--max-new-tokens",
                              hint="for example --max-new-tokens 16")
         t0 = time.perf_counter()
-        feats = self.features(audio)
+        feats = self.features(audio)  # encode_ms: the WAV read and its log-mel features (TTFT starts after)
         encode_ms = (time.perf_counter() - t0) * 1e3
         stops = set(self.gen.eos_token_ids if stop_token_ids is None else stop_token_ids)
         out = self.runtime.generate(feats, max_new_tokens, sampling, stops,
