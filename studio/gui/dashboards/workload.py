@@ -3,15 +3,14 @@ prompt and a token budget; the run then measures time to first token, inter-toke
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QComboBox, QFormLayout, QLineEdit, QSpinBox
-
-from studio.gui.widgets.layout import form_column
+from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QLineEdit, QSpinBox
 
 INFERENCE, GENERATION = "inference", "generation"
 
 
 class WorkloadFields:
-    """Three form rows (Workload, Prompt, Max tokens); the prompt rows are enabled for generation only."""
+    """One row (Workload, Prompt, Max tokens) under the form, so the URL fields keep their width at 1366 px;
+    the prompt fields are enabled for generation only."""
 
     def __init__(self) -> None:
         self.workload = QComboBox()
@@ -25,8 +24,13 @@ class WorkloadFields:
         self.workload.currentTextChanged.connect(self._changed)
         self._changed(self.workload.currentText())
 
-    def column(self) -> QFormLayout:
-        return form_column(("Workload", self.workload), ("Prompt", self.prompt_edit), ("Max tokens", self.max_tokens))
+    def row(self) -> QHBoxLayout:
+        row = QHBoxLayout()
+        for label, w, stretch in (("Workload", self.workload, 0), ("Prompt", self.prompt_edit, 1),
+                                  ("Max tokens", self.max_tokens, 0)):
+            row.addWidget(QLabel(label))
+            row.addWidget(w, stretch)
+        return row
 
     def _changed(self, workload: str) -> None:
         for w in (self.prompt_edit, self.max_tokens):

@@ -145,8 +145,8 @@ class DashboardsPage(Page):
         form.addLayout(form_column(("SLA tier", self.tier), ("p95 budget", self.p95), ("p99 budget", self.p99)), 2)
         self.workload_fields = WorkloadFields()  # inference, or generation with a prompt (TTFT, inter-token)
         self.workload = self.workload_fields.workload
-        form.addLayout(self.workload_fields.column(), 2)
         root.addLayout(form)
+        root.addLayout(self.workload_fields.row())
         picker_row = QHBoxLayout()
         picker_row.addWidget(QLabel("Targets from Devices"))
         self.device_picker = DeviceTargetPicker()
