@@ -58,9 +58,10 @@ class SpeechRuntime:
 
     def generate(self, features: np.ndarray, max_new_tokens: int, sampling: SamplingOptions | None = None,
                  stop_ids: set[int] | None = None, on_token: Callable[[int], None] | None = None,
-                 record_logits: bool = False) -> GenerationOutput:
+                 record_logits: bool = False, should_stop: Callable[[], bool] | None = None) -> GenerationOutput:
         """Encoder once, then the decode loop until a stop id, ``max_new_tokens`` or the decoder's context
-        (max_target_positions: init tokens + new tokens, HF generate()'s own limit) ends it."""
+        (max_target_positions: init tokens + new tokens, HF generate()'s own limit) ends it. ``should_stop`` (the
+        serving agent's cancel hook) is asked after each token: True ends it "cancelled"."""
         sampler = Sampler(sampling or SamplingOptions())
         stops = set(self.gen.eos_token_ids if stop_ids is None else stop_ids)
         heads, hd = self.gen.heads, self.gen.head_dim
@@ -91,6 +92,9 @@ class SpeechRuntime:
             if on_token is not None:
                 on_token(tok)
             past += n
+            if should_stop is not None and should_stop():
+                reason = "cancelled"
+                break
             if tok in stops:
                 reason = "stop"
                 break
@@ -185,7 +189,9 @@ class SpeechGenerator:
 
     def generate(self, audio: Path | str | bytes | np.ndarray, *, max_new_tokens: int = 16,
                  sampling: SamplingOptions | None = None, stop_token_ids: list[int] | None = None,
-                 hf_parity: bool = False, on_text: Callable[[str], None] | None = None) -> Any:
+                 hf_parity: bool = False, on_text: Callable[[str], None] | None = None,
+                 should_stop: Callable[[], bool] | None = None) -> Any:
+        """``should_stop``: asked after each token (the serving agent's cancel hook); True ends it "cancelled"."""
         from studio.generate.api import GenerationResult, text_streamer
 
         sampling = (sampling or SamplingOptions()).check()
@@ -197,7 +203,8 @@ class SpeechGenerator:
         encode_ms = (time.perf_counter() - t0) * 1e3
         stops = set(self.gen.eos_token_ids if stop_token_ids is None else stop_token_ids)
         out = self.runtime.generate(feats, max_new_tokens, sampling, stops,
-                                    on_token=None if on_text is None else text_streamer(self.decode, on_text))
+                                    on_token=None if on_text is None else text_streamer(self.decode, on_text),
+                                    should_stop=should_stop)
         result = GenerationResult(
             text=self.decode(out.token_ids), token_ids=out.token_ids,
             prompt_token_ids=list(self.gen.init_token_ids), finish_reason=out.finish_reason,

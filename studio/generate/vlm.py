@@ -95,9 +95,11 @@ class VisionLanguageRuntime:
 
     def generate(self, prompt_ids: list[int], images: list[ImageInput], max_new_tokens: int,
                  sampling: SamplingOptions | None = None, stop_ids: set[int] | None = None,
-                 on_token: Callable[[int], None] | None = None, record_logits: bool = False) -> GenerationOutput:
+                 on_token: Callable[[int], None] | None = None, record_logits: bool = False,
+                 should_stop: Callable[[], bool] | None = None) -> GenerationOutput:
         """Vision graph, prefill (zero-length past) with the image embeddings, then one step per new token until a
-        stop id, ``max_new_tokens`` or the exported context. TTFT counts from the patches in (vision included)."""
+        stop id, ``max_new_tokens`` or the exported context. TTFT counts from the patches in (vision included).
+        ``should_stop`` (the serving agent's cancel hook) is asked after each token: True ends it "cancelled"."""
         sampler = Sampler(sampling or SamplingOptions())
         stops = set(stop_ids or ())
         v, c = self.vision_cfg, self.gen.cache
@@ -128,6 +130,9 @@ class VisionLanguageRuntime:
             if on_token is not None:
                 on_token(tok)
             past += new.shape[1]
+            if should_stop is not None and should_stop():
+                reason = "cancelled"
+                break
             if tok in stops:
                 reason = "stop"
                 break
@@ -192,8 +197,9 @@ class VisionLanguageGenerator:
     def generate(self, prompt: str | None = None, *, image: Any = None, max_new_tokens: int = 32,
                  sampling: SamplingOptions | None = None, stop_token_ids: list[int] | None = None,
                  hf_parity: bool = False, prompt_ids: list[int] | None = None,
-                 on_text: Callable[[str], None] | None = None) -> Any:
-        """``image``: a file path, its bytes, or an ImageInput; None asks the text-only question."""
+                 on_text: Callable[[str], None] | None = None, should_stop: Callable[[], bool] | None = None) -> Any:
+        """``image``: a file path, its bytes, or an ImageInput; None asks the text-only question. ``should_stop``:
+        asked after each token; True ends it "cancelled"."""
         from studio.generate.api import GenerationResult
 
         sampling = (sampling or SamplingOptions()).check()
@@ -215,7 +221,7 @@ class VisionLanguageGenerator:
                 shown[0] = text
 
         out = self.runtime.generate(ids, images, max_new_tokens, sampling, stops,
-                                    on_token=emit if on_text is not None else None)
+                                    on_token=emit if on_text is not None else None, should_stop=should_stop)
         result = GenerationResult(
             text=self.tokenizer.decode(out.token_ids), token_ids=out.token_ids, prompt_token_ids=ids,
             finish_reason=out.finish_reason, ttft_ms=round(out.ttft_s * 1e3, 4),
