@@ -8,8 +8,9 @@ taken and fails as :class:`GenerateInputError` naming the field (HTTP 400).
 
 Export kinds plug in through :data:`GENERATION_KINDS`, keyed by generation.json's ``kind`` (absent:
 "decoder-only"; the exports also write "vlm" and "encoder-decoder"): a kind lists the media fields it takes
-(``image`` / ``audio`` as base64 bytes) and turns a checked request into a generation. Only "decoder-only" is
-served today; a text-only model answers a request with an image or audio by naming the field.
+(``image`` / ``audio`` as base64 bytes) and turns a checked request into a generation. "vlm" and
+"encoder-decoder" live in studio.agent.generation_media; a text-only model answers a request with an image or
+audio by naming the field.
 """
 
 from __future__ import annotations
@@ -54,6 +55,7 @@ class GenerateRequest:
     sampling: SamplingOptions
     stop: list[str] = field(default_factory=list)
     media: dict[str, bytes] = field(default_factory=dict)
+    prepared: Any = None  # what a media kind's parse made of its media (image patches, waveform) for its run
 
 
 def _number(params: dict[str, Any], key: str, kind: type, default: Any) -> Any:
@@ -127,12 +129,12 @@ def check_sampling(params: dict[str, Any]) -> tuple[int, SamplingOptions, list[s
     return n, s, _stop_strings(params.get("stop"))
 
 
-def decode_media(media: dict[str, Any], accepted: tuple[str, ...], what: str) -> dict[str, bytes]:
+def decode_media(media: dict[str, Any], accepted: tuple[str, ...], what: str, send: str = "text_input") -> dict[str, bytes]:
     out: dict[str, bytes] = {}
     for key, value in media.items():
         if key not in accepted:
             raise GenerateInputError(key, f"'{key}' given, but {what} takes no {key}",
-                                     hint=f"send text_input alone, or deploy a model that takes {key} input")
+                                     hint=f"send {send} alone, or deploy a model that takes {key} input")
         if not isinstance(value, str):
             raise GenerateInputError(key, f"'{key}' must be base64 text", hint=f"base64-encode the {key} file")
         try:
@@ -215,7 +217,7 @@ class UnservedKind:
         return 0.0
 
 
-GENERATION_KINDS: dict[str, type] = {"decoder-only": TextGeneration}  # "vlm", "encoder-decoder": to come
+GENERATION_KINDS: dict[str, type] = {"decoder-only": TextGeneration}  # + "vlm", "encoder-decoder" (generation_media)
 
 
 def is_generation_model(onnx_path: Path) -> bool:
@@ -225,7 +227,7 @@ def is_generation_model(onnx_path: Path) -> bool:
         raw = json.loads((onnx_path.parent / "generation.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return False
-    return isinstance(raw, dict) and raw.get("model_file") == onnx_path.name
+    return isinstance(raw, dict) and (raw.get("model_file") or raw.get("decoder_file")) == onnx_path.name
 
 
 def load_generation(folder: Path, threads: int | None = 1) -> Any:
@@ -291,3 +293,6 @@ class GenerationSlots:
 
     def count(self, name: str) -> int:
         return self._n.get(name, 0)
+
+
+import studio.agent.generation_media  # noqa: E402,F401  (registers "vlm" and "encoder-decoder"; it imports the above)

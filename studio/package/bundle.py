@@ -223,10 +223,15 @@ def _generation_of(onnx_rel: str, files: dict[str, Path]) -> dict[str, Any]:
         raw = json.loads(path.read_text(encoding="utf-8")) if path is not None else {}
     except (OSError, ValueError):
         return {}
-    if not isinstance(raw, dict) or raw.get("model_file") != onnx_rel.rsplit("/", 1)[1]:
+    main = raw.get("model_file") or raw.get("decoder_file") if isinstance(raw, dict) else None  # Whisper: decoder_file
+    if main != onnx_rel.rsplit("/", 1)[1]:
         return {}
-    return {"config": f"{folder}/generation.json", "kind": str(raw.get("kind") or "decoder-only"),
-            "model_type": raw.get("model_type"), "max_context": raw.get("max_context")}
+    named = {**(raw.get("parts") or {}), "encoder": raw.get("encoder_file")}  # VLM: parts.vision; Whisper: encoder
+    parts = {k: f"{folder}/{v}" for k, v in named.items() if isinstance(v, str) and v != main
+             and f"{folder}/{v}" in files}
+    out = {"config": f"{folder}/generation.json", "kind": str(raw.get("kind") or "decoder-only"),
+           "model_type": raw.get("model_type"), "max_context": raw.get("max_context")}
+    return {**out, "parts": parts} if parts else out
 
 
 def served_names(name: str, onnx_files: list[str]) -> dict[str, str]:
@@ -381,7 +386,12 @@ def build_bundle(source: Path | str, board: str | BoardProfile, signing_key: Any
         models.append({"name": name, "runtime": cp.runtime_name(csrc), "path": cp.COMPILED_PREFIX, "primary": True,
                        "inputs": inputs, "outputs": outputs})
         compiled_info = {**cp.runtime_config(csrc), "runtime": cp.runtime_name(csrc), "parity": csrc.parity_summary()}
+    # graphs a generation model runs itself (vision tower, speech encoder): carried and signed, named in its
+    # record's "parts", not served alone (zeros cannot warm them up, and their inputs come from the generation loop)
+    gen_parts = {q for p in src.onnx for q in _generation_of(p, src.files).get("parts", {}).values()}
     for p in src.onnx:
+        if p in gen_parts:
+            continue
         inputs, outputs = _io_of(src.files[p])
         models.append({"name": names[p], "runtime": profile.runtime, "path": p,
                        "primary": csrc is None and p == src.onnx[0], "inputs": inputs, "outputs": outputs})
