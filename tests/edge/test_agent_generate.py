@@ -210,15 +210,15 @@ def test_an_export_kind_the_agent_cannot_run_yet_installs_without_generate(expor
 
     from studio.agent.generation import GenerateInputError, load_generation
 
-    other = tmp_path / "vlm"
+    other = tmp_path / "diffusion"  # "vlm" and "encoder-decoder" are served (tests/edge/test_agent_generate_media.py)
     shutil.copytree(export_dir, other)
     raw = json.loads((other / "generation.json").read_text())
-    (other / "generation.json").write_text(json.dumps({**raw, "kind": "vlm"}))
+    (other / "generation.json").write_text(json.dumps({**raw, "kind": "diffusion"}))
     g = load_generation(other)
-    assert g.describe() == {"kind": "vlm", "model_type": "qwen2", "served": False} and g.warmup() == 0.0
+    assert g.describe() == {"kind": "diffusion", "model_type": "qwen2", "served": False} and g.warmup() == 0.0
     with pytest.raises(GenerateInputError) as err:
         g.parse({"text_input": "hello", "image": "aGVsbG8="})
-    assert err.value.field == "model" and "'vlm'" in err.value.message
+    assert err.value.field == "model" and "'diffusion'" in err.value.message
 
 
 def test_stop_strings_hold_a_tail_that_may_begin_one() -> None:
