@@ -5,6 +5,9 @@ folder holds the decoder graph and its external data, generation.json / genai_co
 and ``model.py`` (studio/triton/pymodels/generate_model.py); config.pbtxt declares
 ``model_transaction_policy { decoupled: true }``, ``text_input`` (BYTES) with optional sampling inputs, and
 ``text_output`` (BYTES), which is what Triton's ``/v2/models/NAME/generate`` and ``generate_stream`` need.
+A VLM export (kind "vlm") carries its vision graph and preprocessor_config.json, a Whisper export
+("encoder-decoder") its encoder graph and processor_config.json (its ``text_input`` is optional); their ``image``
+/ ``audio`` inputs are BYTES holding the file's bytes, raw or base64 (a generate body's JSON string is base64).
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from studio.triton import repo_files as rf
 GENERATION_FILE = "generation.json"
 CARRIED = ("generation.json", "genai_config.json", "tokenizer.json", "tokenizer_config.json",
            "special_tokens_map.json", "vocab.json", "merges.txt", "added_tokens.json", "generation_config.json",
-           "config.json", "chat_template.json")
+           "config.json", "chat_template.json", "preprocessor_config.json", "processor_config.json")
 # name, Triton type, dims, optional
 INPUTS = (("text_input", "TYPE_STRING", [1], False), ("max_tokens", "TYPE_INT32", [1], True),
           ("max_new_tokens", "TYPE_INT32", [1], True), ("temperature", "TYPE_FP32", [1], True),
@@ -41,7 +44,9 @@ def generation_config(name: str, record: dict[str, Any], instances: int) -> Any:
     m = tc.pb2()
     cfg = m.ModelConfig(name=name, backend="python", max_batch_size=0)
     cfg.model_transaction_policy.decoupled = True
+    speech = record.get("kind") == "encoder-decoder"  # Whisper: the audio is the input, no text prompt
     for iname, dtype, dims, optional in INPUTS:
+        optional = optional or (speech and iname == "text_input")
         cfg.input.append(m.ModelInput(name=iname, data_type=m.DataType.Value(dtype), dims=dims, optional=optional))
     cfg.output.append(m.ModelOutput(name="text_output", data_type=m.DataType.Value("TYPE_STRING"), dims=[-1]))
     cfg.instance_group.append(m.ModelInstanceGroup(kind=m.ModelInstanceGroup.KIND_CPU, count=max(1, instances)))
@@ -59,12 +64,15 @@ def add_generation_model(opts: Any, folder: Path, report: Any, job: Any) -> Any:
 
     try:
         record = json.loads((folder / GENERATION_FILE).read_text(encoding="utf-8"))
-        onnx = folder / str(record["model_file"])
+        onnx = folder / str(record.get("model_file") or record["decoder_file"])  # Whisper: decoder_file
+        parts = [folder / str(f) for f in [*(record.get("parts") or {}).values(), record.get("encoder_file")]
+                 if f and folder / str(f) != onnx]  # the vision graph / speech encoder the loop runs too
     except (OSError, ValueError, KeyError) as exc:
         raise InputError(f"{folder / GENERATION_FILE} is unreadable: {exc}", offending=str(folder),
                          hint="re-export the model with `studio export --with-past`") from exc
-    if not onnx.is_file():
-        raise InputError(f"{onnx} named by {GENERATION_FILE} is missing", offending=str(onnx),
+    missing = [f for f in (onnx, *parts) if not f.is_file()]
+    if missing:
+        raise InputError(f"{missing[0]} named by {GENERATION_FILE} is missing", offending=str(missing[0]),
                          hint="re-export the model with `studio export --with-past`")
     job.set_status(f"writing {opts.name} (decoupled generate model)")
     model_dir = opts.repo / opts.name
@@ -72,7 +80,8 @@ def add_generation_model(opts: Any, folder: Path, report: Any, job: Any) -> Any:
     cfg = generation_config(opts.name, record, opts.instance_count)
 
     def fill(tmp: Path) -> None:
-        rf.copy_onnx(onnx, tmp, onnx.name)
+        for graph in (onnx, *parts):
+            rf.copy_onnx(graph, tmp, graph.name)
         for f in CARRIED:
             if (folder / f).is_file():
                 shutil.copy2(folder / f, tmp / f)

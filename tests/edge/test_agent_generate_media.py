@@ -57,11 +57,10 @@ def b64(data: bytes) -> str:
     return base64.b64encode(data).decode()
 
 
-@pytest.fixture(scope="module")
-def vl_export(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def export_vlm(root: Path) -> Path:
+    """tiny-qwen2-vl with its context raised to CONTEXT, exported with its KV cache; the export folder."""
     from studio.export.api import ExportOptions, export_model, write_sample
 
-    root = tmp_path_factory.mktemp("vl-serve")
     src = write_sample("tiny-qwen2-vl", root / "tiny-qwen2-vl")
     cfg = json.loads((src / "config.json").read_text())
     cfg["text_config"]["max_position_embeddings"] = CONTEXT
@@ -71,14 +70,13 @@ def vl_export(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root / "export"
 
 
-@pytest.fixture(scope="module")
-def wh_export(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def export_whisper(root: Path) -> Path:
+    """tiny-whisper re-initialised with init_std 0.3, exported with its KV cache; the export folder."""
     import torch
     from transformers import WhisperConfig, WhisperForConditionalGeneration
 
     from studio.export.api import ExportOptions, export_model, write_sample
 
-    root = tmp_path_factory.mktemp("wh-serve")
     src = write_sample("tiny-whisper", root / "tiny-whisper")
     cfg = WhisperConfig.from_pretrained(src)
     cfg.init_std = 0.3  # the sample's 0.02 answers the same token whatever the clip
@@ -87,6 +85,16 @@ def wh_export(tmp_path_factory: pytest.TempPathFactory) -> Path:
     rep = export_model(ExportOptions(model_dir=src, output=root / "export" / "model.onnx", with_past=True))
     assert rep.status == "succeeded", rep.diagnosis
     return root / "export"
+
+
+@pytest.fixture(scope="module")
+def vl_export(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return export_vlm(tmp_path_factory.mktemp("vl-serve"))
+
+
+@pytest.fixture(scope="module")
+def wh_export(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return export_whisper(tmp_path_factory.mktemp("wh-serve"))
 
 
 @pytest.fixture(scope="module")

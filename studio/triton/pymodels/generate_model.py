@@ -3,7 +3,9 @@
 Serves Triton's own ``/v2/models/NAME/generate`` and ``generate_stream``. Inputs: ``text_input`` (BYTES) and the
 optional ``max_tokens`` / ``max_new_tokens``, ``temperature``, ``top_k``, ``top_p``, ``seed``, ``stop``, ``stream``,
 ``image``, ``audio``; the same keys are read from the request's ``parameters`` too (``"parameters": {...}`` in a
-generate body). Output ``text_output`` (BYTES). With ``stream`` true each text piece is its own response (what
+generate body). ``image`` / ``audio`` (a VLM / Whisper export) are BYTES holding the file's bytes: base64 text
+(what a generate body's JSON string becomes) or the raw file (tritonclient), told apart by a strict base64 decode.
+Output ``text_output`` (BYTES). With ``stream`` true each text piece is its own response (what
 ``generate_stream`` shows as one event each); otherwise one response holds the whole answer (what ``generate``
 returns). ``request.is_cancelled()`` is checked after every token: a cancelled request stops there.
 
@@ -14,6 +16,8 @@ studio's folder are appended from ``studio_env.json`` first (as the other pymode
 per instance (``instance_group`` count sets the concurrency).
 """
 
+import base64
+import binascii
 import json
 import os
 import sys
@@ -37,6 +41,17 @@ _extend_sys_path()
 import numpy as np  # noqa: E402
 
 SCALARS = ("max_tokens", "max_new_tokens", "temperature", "top_k", "top_p", "seed", "stream")
+MEDIA = ("image", "audio")
+
+
+def _media_text(value):
+    """BYTES of a media input as the base64 text the agent's request checks take: kept when it is base64
+    already, encoded when it is the raw file (a PNG, JPEG or WAV is never valid strict base64)."""
+    try:
+        base64.b64decode(value, validate=True)
+        return value.decode("ascii")
+    except (binascii.Error, ValueError):
+        return base64.b64encode(value).decode("ascii")
 
 
 def _param(cfg, key, default=None):
@@ -78,6 +93,9 @@ class TritonPythonModel:
             if t is None:
                 continue
             arr = t.as_numpy().reshape(-1)
+            if name in MEDIA:
+                body[name] = _media_text(bytes(arr[0])) if arr.size else None
+                continue
             vals = [v.decode("utf-8", "replace") if isinstance(v, bytes) else v.item() for v in arr]
             body[name] = vals if name == "stop" else (vals[0] if vals else None)
         raw = request.parameters()
