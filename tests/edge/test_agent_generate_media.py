@@ -181,6 +181,9 @@ def test_speech_transcript_equals_the_local_runtime(agent: AgentProcess, wh_expo
         assert "".join(e["text_output"] for e in events) == want.text
         answers.add(tuple(want.token_ids))
     assert len(answers) > 1  # the transcript depends on the clip: the audio really reached the encoder
+    maps = Path(f"/proc/{agent.proc.pid}/maps")  # type: ignore[union-attr]
+    if maps.is_file():  # both media loops ran in the agent: numpy, PIL and ORT, never torch
+        assert "libtorch" not in maps.read_text()
 
 
 def test_closing_a_vlm_stream_frees_the_slot(agent: AgentProcess, vl_export: Path) -> None:
