@@ -2,8 +2,8 @@
 keep-alive sockets, responses parsed by httptools (the parser of the studio's own client, http_client.py).
 
 Locust's FastHttpUser (geventhttpclient) builds headers and parses in Python per request: it drove 0.3x the
-studio's load generator's rate from one core and its latencies ran 1.5-2.5x higher, so the workers use this client
-and report every request through Locust's ``request`` event like any custom-protocol Locust user.
+studio's load generator's rate against the agent and its latencies ran 1.5-2.5x higher, so the workers use this
+client and report every request through Locust's ``request`` event like any custom-protocol Locust user.
 Runs only inside a worker (gevent monkey-patched by locust).
 """
 

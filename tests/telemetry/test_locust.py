@@ -71,20 +71,21 @@ def test_merged_counts_equal_the_agents_own(agent: AgentProcess, tmp_path: Path)
     assert len(recording.windows()) == 2
 
 
-@pytest.mark.xfail(strict=False, reason="issue 18's 10% check is not met yet: on a quiet moment of the 2-core dev "
-                   "machine the Locust path's p50 from due time runs ~0.5 ms over the load generator's (1.9 vs "
-                   "1.3-1.4 ms at 200 rps: per-round ratios 1.35-1.55; its send delay 0.87 vs 0.4 ms, gevent's "
-                   "wake-ups vs uvloop's); under heavy machine load the noise hides the gap (ratios 0.95-0.98)")
+@pytest.mark.xfail(strict=False, reason="issue 18's 10% check is not reliably met on the shared 2-core machine: "
+                   "per-round p90s swing 1.5-9 ms for both clients, and gevent's millisecond timers send ~0.3-0.5 ms "
+                   "later than the load generator's uvloop (send delay p50 0.6-0.9 vs 0.35-0.55 ms), which is "
+                   "20-40% of this tiny model's ~1.3 ms p50; a sub-millisecond busy-wait closed that gap but took CPU "
+                   "from the agent on the same cores")
 def test_percentiles_match_the_single_process_load_generator(agent: AgentProcess) -> None:
     """Same open-loop rate, same duration, same due-time clock and HDR histogram: p50 and p90 within 10 %.
 
-    The shared machine's load drifts between runs, so the two clients alternate over three rounds (which goes
+    The shared machine's load drifts between runs, so the two clients alternate over five rounds (which goes
     first alternates too) and the median of the rounds' Locust / load generator ratios is compared, the way
     bench/ compares clients."""
     import statistics
 
     got: dict[str, list[tuple[float, float]]] = {"loadgen": [], "locust": []}
-    for r in range(3):
+    for r in range(5):
         for who in (("loadgen", "locust") if r % 2 == 0 else ("locust", "loadgen")):
             kw = {"generator": _locust(2)} if who == "locust" else {}
             lv = run_bench(_cfg(agent.url, duration_s=2.0, window_s=2.0), **kw).levels[0]
