@@ -5,7 +5,9 @@ Per path, medians over the repeats (the paths take turns within each repeat): ti
 text in -> the first text piece out: in-process for the bare ``TextGenerator``, request sent -> first SSE event
 received for the agent) and output tokens/s end to end. The agent runs with ``--threads 1`` like the bare path;
 both are greedy and their texts are checked equal. Ratios are agent / bare (the issue's target: TTFT within
-1.2x of a bare-runtime loop).
+1.2x of a bare-runtime loop). Where the agent's time goes: its own ``usage.ttft_ms`` (request in -> first text,
+server side) and the HTTP floor (median round trip of ``GET /v2/health/ready`` on the same keep-alive client)
+are printed beside it.
 
     .venv/bin/python -m bench.bench_generate_serving [--hidden 32] [--layers 2] [--new-tokens 64] [--repeats 9]
         [--append BENCHMARKS.md]
@@ -42,7 +44,8 @@ def bare_path(folder: Path, new: int) -> Any:
     return run
 
 
-def agent_path(url: str, new: int) -> Any:
+def agent_path(url: str, new: int, server_ttft: list[float] | None = None) -> Any:
+    """``server_ttft`` collects the agent's own usage.ttft_ms (request in -> first text) per run."""
     import httpx
 
     client = httpx.Client(timeout=60)
@@ -62,6 +65,8 @@ def agent_path(url: str, new: int) -> Any:
                 ev = json.loads(line[6:])
                 pieces.append(ev.get("text_output", ""))
                 tokens = ev.get("usage", {}).get("completion_tokens", tokens)
+                if server_ttft is not None and "usage" in ev:
+                    server_ttft.append(float(ev["usage"]["ttft_ms"]))
         t1 = time.perf_counter()
         return "".join(pieces), (first or t1) - t0, t1 - t0, tokens
 
@@ -96,8 +101,9 @@ def main(argv: list[str] | None = None) -> int:
         folder = export(sample(work, args.hidden, args.layers), work)
         agent = start_agent(folder, work)
         try:
+            server_ttft: list[float] = []
             paths = {"bare TextGenerator (in process)": bare_path(folder, args.new_tokens),
-                     "agent generate_stream (SSE, loopback)": agent_path(agent.url, args.new_tokens)}
+                     "agent generate_stream (SSE, loopback)": agent_path(agent.url, args.new_tokens, server_ttft)}
             acc: dict[str, dict[str, list[float]]] = {n: {"ttft": [], "tps": []} for n in paths}
             for run in paths.values():  # one warm-up each
                 run(PROMPTS[0])
@@ -111,16 +117,34 @@ def main(argv: list[str] | None = None) -> int:
                         texts.setdefault(prompt, set()).add(text)
                 if any(len(v) != 1 for v in texts.values()):
                     raise SystemExit(f"texts differ between the paths: {texts}")
+            floor = http_floor_ms(agent.url, 5 * args.repeats)
         finally:
             agent.stop()
     res = {n: {"ttft_ms": statistics.median(a["ttft"]), "tokens_per_s": statistics.median(a["tps"])}
            for n, a in acc.items()}
-    text = render(res, args, argv)
+    text = render(res, args, argv) + (
+        f"\n\nagent's own TTFT (usage.ttft_ms, request in -> first text): "
+        f"{statistics.median(server_ttft[len(server_ttft) - 2 * args.repeats:]):.3f} ms; "
+        f"HTTP floor (GET /v2/health/ready round trip, same client): {floor:.3f} ms")
     print(text)
     if args.append:
         with args.append.open("a", encoding="utf-8") as f:
             f.write("\n" + text + "\n")
     return 0
+
+
+def http_floor_ms(url: str, n: int) -> float:
+    """Median round trip of the agent's cheapest route on a keep-alive httpx client: loopback HTTP's own cost."""
+    import httpx
+
+    with httpx.Client(timeout=60) as client:
+        client.get(url + "/v2/health/ready")
+        times = []
+        for _ in range(n):
+            t0 = time.perf_counter()
+            client.get(url + "/v2/health/ready")
+            times.append((time.perf_counter() - t0) * 1e3)
+    return statistics.median(times)
 
 
 def render(res: dict[str, dict[str, float]], args: argparse.Namespace, argv: list[str] | None) -> str:
