@@ -3,6 +3,11 @@ request rate each drives from this machine against one real edge agent (tiny MLP
 side by side in one run.
 
     .venv/bin/python bench/bench_locust.py [--seconds 4] [--concurrency 8] [--rounds 3] [--append BENCHMARKS.md]
+    .venv/bin/python bench/bench_locust.py --percentiles [--rate 200] [--seconds 2] [--rounds 5]
+
+``--percentiles``: issue 18's check that Locust (2 workers) measures the same latency as the load generator at
+the same open-loop rate: p50 / p90 per round, Locust / load generator ratios, their median (target within 10 %).
+It is a timing comparison, so it lives here and not in the test suite.
 
 Rounds rotate which client goes first; the ratios are per round and the reported figure is their median (the
 shared machine's load drifts between rounds). Fair floor: every client uses the same KServe v2 request bodies
@@ -34,20 +39,53 @@ def _agent(tmp: Path):  # type: ignore[no-untyped-def]
     return agent
 
 
-def _run(url: str, client: str, seconds: float, conc: int) -> dict[str, float]:
+def _run(url: str, client: str, seconds: float, conc: int, rate: float | None = None) -> dict[str, float]:
     from functools import partial
 
     from studio.telemetry.bench import run_bench
     from studio.telemetry.load_types import LoadConfig
     from studio.telemetry.locust_run import LocustGenerator, LocustOptions
 
-    cfg = LoadConfig(url=url, model="tiny", concurrency=[conc], duration_s=seconds, warmup_s=1.0, window_s=seconds,
-                     stability=False)
+    cfg = LoadConfig(url=url, model="tiny", concurrency=[conc], rate=rate, duration_s=seconds, warmup_s=1.0,
+                     window_s=seconds, stability=False)
     kw = {} if client == "loadgen" else {"generator": partial(LocustGenerator,
                                                               options=LocustOptions(workers=int(client[-1])))}
     lv = run_bench(cfg, **kw).levels[0]
-    return {"rps": lv.throughput_rps, "p50": lv.latency.p50_ms or 0.0, "p99": lv.latency.p99_ms or 0.0,
-            "errors": lv.error_count}
+    return {"rps": lv.throughput_rps, "p50": lv.latency.p50_ms or 0.0, "p90": lv.latency.p90_ms or 0.0,
+            "p99": lv.latency.p99_ms or 0.0, "errors": lv.error_count}
+
+
+def percentiles(args: argparse.Namespace) -> int:
+    """Locust (2 workers) vs the load generator at one open-loop rate: median of per-round p50 / p90 ratios."""
+    rows: dict[str, list[dict[str, float]]] = {"loadgen": [], "locust-2": []}
+    with tempfile.TemporaryDirectory(prefix="bench-locust-") as d:
+        agent = _agent(Path(d))
+        try:
+            for r in range(args.rounds):
+                for c in (("loadgen", "locust-2") if r % 2 == 0 else ("locust-2", "loadgen")):
+                    rows[c].append(_run(agent.url, c, args.seconds, 1, rate=args.rate))
+                    print(f"round {r + 1} {c}: {rows[c][-1]}", file=sys.stderr)
+        finally:
+            agent.stop()
+    ratio = {k: statistics.median(a[k] / b[k] for a, b in zip(rows["locust-2"], rows["loadgen"], strict=True))
+             for k in ("p50", "p90")}
+    met = all(abs(v - 1) <= 0.10 for v in ratio.values())
+    lines = [f"Command: `.venv/bin/python bench/bench_locust.py --percentiles --rate {args.rate:g} --seconds "
+             f"{args.seconds:g} --rounds {args.rounds}` ({time.strftime('%Y-%m-%d %H:%M')}, load average "
+             f"{os.getloadavg()[0]:.1f} at the end). Real edge agent, tiny MLP, open loop at {args.rate:g} req/s, "
+             "rounds alternating which client goes first.", "",
+             "| client | p50 ms (median) | p90 ms (median) | errors |", "|---|---|---|---|"]
+    for c, xs in rows.items():
+        lines.append(f"| {c} | {statistics.median(x['p50'] for x in xs):.3f} | "
+                     f"{statistics.median(x['p90'] for x in xs):.3f} | {sum(int(x['errors']) for x in xs)} |")
+    lines += ["", f"Locust / load generator, median of per-round ratios: p50 {ratio['p50']:.2f}, p90 "
+                  f"{ratio['p90']:.2f} (target within 10 %: {'met' if met else 'not met'})."]
+    text = "\n".join(lines)
+    print(text)
+    if args.append:
+        with args.append.open("a", encoding="utf-8") as fh:
+            fh.write("\n\n### Locust vs the load generator: latency at one open-loop rate\n\n" + text + "\n")
+    return 0
 
 
 def main() -> int:
@@ -56,7 +94,11 @@ def main() -> int:
     ap.add_argument("--concurrency", type=int, default=8)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--append", type=Path, help="append the table to this markdown file")
+    ap.add_argument("--percentiles", action="store_true", help="compare p50 / p90 at one open-loop --rate")
+    ap.add_argument("--rate", type=float, default=200.0)
     args = ap.parse_args()
+    if args.percentiles:
+        return percentiles(args)
     clients = ["loadgen", "locust-1", "locust-2"]
     rows: dict[str, list[dict[str, float]]] = {c: [] for c in clients}
     with tempfile.TemporaryDirectory(prefix="bench-locust-") as d:
