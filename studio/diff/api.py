@@ -10,13 +10,11 @@ Neither model's external weights are read (the inspector's reader); nothing here
 
 from __future__ import annotations
 
-import gc
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from studio.core.gc_pause import gc_paused
 from studio.core.jobs import JobState
 from studio.diff.compare import graph_tensor_changes, node_changes, tensor_changes, wiring_changes
 from studio.diff.match import NAME, Matching, Side, match_models
@@ -35,19 +33,6 @@ from studio.inspect.model import LoadedModel, NodeRef, analyse_structure, read_m
 __all__ = ["diff_models", "diff_loaded", "DiffReport", "UNRELATED_SHARE"]
 
 UNRELATED_SHARE = 0.1  # below this share of matched nodes (and no name in common) the models are unrelated
-
-
-@contextmanager
-def gc_paused() -> Iterator[None]:
-    """No cyclic GC while millions of small objects are made (NodeRefs, tuples, the matcher's tables): with
-    100k nodes the collector's repeated scans of the growing heap cost a third of the reading and matching."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
 
 
 def _load(path: Path) -> LoadedModel:

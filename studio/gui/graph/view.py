@@ -17,6 +17,7 @@ from PySide6.QtCore import (
 from PySide6.QtGui import QColor, QFont, QHelpEvent, QKeyEvent, QMouseEvent, QPainter, QWheelEvent
 from PySide6.QtWidgets import QFrame, QGraphicsScene, QGraphicsView, QToolTip, QWidget
 
+from studio.core.gc_pause import gc_paused
 from studio.gui.graph import palette
 from studio.gui.graph.expansion import Expansion, wants_hierarchy
 from studio.gui.graph.layout import compute_layout
@@ -37,28 +38,29 @@ class LayoutWorker(QThread):
     def __init__(self, generation: int, graph: GraphData, parent: QWidget | None = None,
                  expansion: Expansion | None = None, build_groups: bool = False) -> None:
         super().__init__(parent)
-        self.generation = generation
-        self.graph = graph
-        self.expansion = expansion
+        self.generation, self.graph, self.expansion = generation, graph, expansion
         self.expanded = expansion.snapshot() if expansion is not None else None
-        self.build_groups = build_groups  # a new model: its hierarchy is built here too (1.7 s at 100k nodes)
+        self.build_groups = build_groups  # a new model: its hierarchy is built here too (0.3 s at 100k nodes)
         self.built: Expansion | None = None
 
     def run(self) -> None:
         try:
-            if self.build_groups:
-                self.expansion = self.built = Expansion.of(self.graph)
-                self.expanded = self.expansion.snapshot()
-            if self.expansion is not None:  # groups: the visible units, each open group laid out in its box
-                vis = self.expansion.visible(self.expanded)
-                geometry = build_geometry(vis.graph, self.expansion.layout(vis))
-            else:
-                geometry = build_geometry(self.graph, compute_layout(self.graph))
+            with gc_paused():  # a big model's hierarchy, visible graph and geometry: many objects, no cycles
+                geometry = self._layout()
         except Exception as exc:  # a layout bug must not take the window down; the view shows the message
             self.sig_failed.emit(self.generation, f"{type(exc).__name__}: {exc}")
         else:
             geometry.expansion = self.built
             self.sig_ready.emit(self.generation, geometry)
+
+    def _layout(self) -> GraphGeometry:
+        if self.build_groups:
+            self.expansion = self.built = Expansion.of(self.graph)
+            self.expanded = self.expansion.snapshot()
+        if self.expansion is not None:  # groups: the visible units, each open group laid out in its box
+            vis = self.expansion.visible(self.expanded)
+            return build_geometry(vis.graph, self.expansion.layout(vis))
+        return build_geometry(self.graph, compute_layout(self.graph))
 
 
 class GraphView(GroupsMixin, QGraphicsView):
