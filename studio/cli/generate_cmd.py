@@ -51,10 +51,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from studio.core.errors import InputError
     from studio.generate.api import TextGenerator
-    from studio.generate.config import read_generation
+    from studio.generate.config import export_kind, read_generation
     from studio.generate.sampling import SamplingOptions
     from studio.generate.speech_config import KIND
-    from studio.generate.vlm import export_kind, open_vlm
+    from studio.generate.vlm import open_vlm
 
     if export_kind(args.export_dir) == KIND:  # a Whisper export: --audio (studio.cli.generate_speech)
         from studio.cli.generate_speech import run_speech

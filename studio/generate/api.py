@@ -182,8 +182,9 @@ def generate(export_dir: Path | str, prompt: str | None = None, *, prompt_ids: l
     if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, int) or max_new_tokens < 1:
         raise InputError(f"--max-new-tokens must be >= 1, got {max_new_tokens}", offending="--max-new-tokens",
                          hint="for example --max-new-tokens 32")
+    from studio.generate.config import export_kind
     from studio.generate.speech_config import KIND
-    from studio.generate.vlm import export_kind, open_vlm
+    from studio.generate.vlm import open_vlm
 
     if export_kind(export_dir) == KIND:  # Whisper: the audio is the input
         from studio.generate.speech import speech_request

@@ -180,3 +180,14 @@ def read_generation(export_dir: Path | str) -> GenerationConfig:
         raise ModelError(f"{folder / gen.model_file} named by {GENERATION_FILE} is missing",
                          offending=str(folder / gen.model_file), hint="re-export the model")
     return gen
+
+
+def export_kind(export_dir: Path | str) -> str:
+    """The ``kind`` generation.json records ("decoder-only", "vlm", ...); "" when there is no readable record."""
+    path = Path(export_dir)
+    file = (path.parent if path.suffix == ".onnx" else path) / GENERATION_FILE
+    try:
+        raw = json.loads(file.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return ""
+    return str(raw.get("kind") or "decoder-only") if isinstance(raw, dict) else ""

@@ -2,7 +2,7 @@
 tensor names, the cache shape, the decoder's start / forced / suppressed tokens as HF's generation_config has
 them, and the audio window. Torch-free (json alone): ``studio generate --audio`` reads it without torch.
 
-``kind`` is "encoder-decoder" here (studio.generate.vlm.export_kind reads it, as for the other kinds).
+``kind`` is "encoder-decoder" here (studio.generate.config.export_kind reads it, as for the other kinds).
 """
 
 from __future__ import annotations

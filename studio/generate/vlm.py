@@ -27,21 +27,6 @@ def vision_settings(gen: GenerationConfig) -> VisionSettings:
     return VisionSettings(**gen.vision)
 
 
-def export_kind(export_dir: Path | str) -> str:
-    """The ``kind`` generation.json records ("decoder-only", "vlm", ...); "" when there is no readable record."""
-    import json
-
-    from studio.generate.config import GENERATION_FILE
-
-    path = Path(export_dir)
-    file = (path.parent if path.suffix == ".onnx" else path) / GENERATION_FILE
-    try:
-        raw = json.loads(file.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return ""
-    return str(raw.get("kind") or "decoder-only") if isinstance(raw, dict) else ""
-
-
 def open_vlm(export_dir: Path | str, threads: int | None = 1, runtime: str = "studio",
              io_binding: bool = False) -> VisionLanguageGenerator:
     """A VLM export folder loaded for generation; InputError for a folder that is not one, or for options the VLM
@@ -210,18 +195,11 @@ class VisionLanguageGenerator:
         ids, images = self.prepare(prompt, image, prompt_ids)
         encode_ms = (time.perf_counter() - t0) * 1e3
         stops = set(self.gen.eos_token_ids if stop_token_ids is None else stop_token_ids)
-        seen: list[int] = []
-        shown = [""]
+        from studio.generate.api import text_streamer
 
-        def emit(tok: int) -> None:
-            seen.append(tok)
-            text = self.tokenizer.decode(seen)
-            if on_text is not None and text.startswith(shown[0]) and not text.endswith("\ufffd"):
-                on_text(text[len(shown[0]):])
-                shown[0] = text
-
-        out = self.runtime.generate(ids, images, max_new_tokens, sampling, stops,
-                                    on_token=emit if on_text is not None else None, should_stop=should_stop)
+        emit = None if on_text is None else text_streamer(self.tokenizer.decode, on_text)
+        out = self.runtime.generate(ids, images, max_new_tokens, sampling, stops, on_token=emit,
+                                    should_stop=should_stop)
         result = GenerationResult(
             text=self.tokenizer.decode(out.token_ids), token_ids=out.token_ids, prompt_token_ids=ids,
             finish_reason=out.finish_reason, ttft_ms=round(out.ttft_s * 1e3, 4),

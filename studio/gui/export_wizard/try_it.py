@@ -36,8 +36,7 @@ class _Pieces(QObject):
 
 def generation_kind(folder: Path) -> str:
     """The export's generation kind ("decoder-only", "vlm", "encoder-decoder"), "" when it cannot generate."""
-    from studio.generate.config import GENERATION_FILE
-    from studio.generate.vlm import export_kind
+    from studio.generate.config import GENERATION_FILE, export_kind
 
     return export_kind(folder) if (folder / GENERATION_FILE).is_file() else ""
 
