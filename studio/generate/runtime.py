@@ -64,6 +64,48 @@ def session_options(threads: int | None) -> Any:
     return opts
 
 
+Step = Callable[[list[int], int], np.ndarray]  # (new token ids, past length) -> the last position's logits
+
+
+def token_loop(step: Step, first: list[int], sampler: Sampler, stops: set[int], max_new_tokens: int,
+               max_context: int, t0: float, on_token: Callable[[int], None] | None = None,
+               should_stop: Callable[[], bool] | None = None, record_logits: bool = False,
+               process: Callable[[np.ndarray, int], np.ndarray] | None = None
+               ) -> tuple[list[int], str, float, list[np.ndarray]]:
+    """The one token loop of every generation runtime (text decoder, VLM, speech): ``first`` is the prefill (a
+    zero-length past), then one token per step until a stop id (kept as the last id), ``max_new_tokens``, the
+    context (prompt + new tokens reach ``max_context``) or ``should_stop`` (asked after each token: the serving
+    agent's cancel hook). ``process`` adjusts the logits before sampling (Whisper's suppress processors).
+    Returns (tokens, finish reason, TTFT seconds since ``t0``, recorded logits)."""
+    tokens: list[int] = []
+    recorded: list[np.ndarray] = []
+    ttft, reason, past, new = 0.0, "length", 0, list(first)
+    while True:
+        logits = step(new, past)
+        if record_logits:
+            recorded.append(np.array(logits, dtype=np.float32, copy=True))
+        tok = sampler(logits if process is None else process(logits, len(tokens)))
+        tokens.append(tok)
+        if len(tokens) == 1:
+            ttft = time.perf_counter() - t0
+        if on_token is not None:
+            on_token(tok)
+        past += len(new)
+        if should_stop is not None and should_stop():
+            reason = "cancelled"
+            break
+        if tok in stops:
+            reason = "stop"
+            break
+        if len(tokens) >= max_new_tokens:
+            break
+        if past + 1 >= max_context:  # prompt + new tokens fill the context (genai's max_length)
+            reason = "max_context"
+            break
+        new = [tok]
+    return tokens, reason, ttft, recorded
+
+
 class DecoderRuntime:
     """An ORT session on the exported decoder plus the loop that drives it."""
 
@@ -100,35 +142,8 @@ class DecoderRuntime:
         capacity = min(self.gen.max_context, len(prompt_ids) + max_new_tokens)
         step = self._bound_step(capacity) if self.io_binding else self._plain_step()
         t0 = time.perf_counter()
-        tokens: list[int] = []
-        recorded: list[np.ndarray] = []
-        ttft = 0.0
-        reason = "length"
-        new = list(prompt_ids)
-        past = 0
-        while True:
-            logits = step(new, past)
-            if record_logits:
-                recorded.append(np.array(logits, dtype=np.float32, copy=True))
-            tok = sampler(logits)
-            tokens.append(tok)
-            if len(tokens) == 1:
-                ttft = time.perf_counter() - t0
-            if on_token is not None:
-                on_token(tok)
-            past += len(new)
-            if should_stop is not None and should_stop():
-                reason = "cancelled"
-                break
-            if tok in stops:
-                reason = "stop"
-                break
-            if len(tokens) >= max_new_tokens:
-                break
-            if past + 1 >= self.gen.max_context:  # prompt + new tokens fill the context (genai's max_length)
-                reason = "max_context"
-                break
-            new = [tok]
+        tokens, reason, ttft, recorded = token_loop(step, prompt_ids, sampler, stops, max_new_tokens,
+                                                    self.gen.max_context, t0, on_token, should_stop, record_logits)
         return GenerationOutput(tokens, reason, len(prompt_ids), ttft, time.perf_counter() - t0, recorded)
 
     # --------------------------------------------------------------------------------------------- plain run

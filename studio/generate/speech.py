@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from studio.core.errors import InputError
-from studio.generate.runtime import GenerationOutput, session_options
+from studio.generate.runtime import GenerationOutput, session_options, token_loop
 from studio.generate.sampling import Sampler, SamplingOptions
 from studio.generate.speech_config import SpeechGenerationConfig, read_speech_record
 
@@ -69,11 +69,9 @@ class SpeechRuntime:
         cross = self.encode(features)
         cache = [np.zeros((1, heads, 0, hd), np.float32) for _ in self.self_past]
         outputs = ["logits", *self.present]
-        tokens: list[int] = []
-        recorded: list[np.ndarray] = []
-        ttft, reason, past = 0.0, "length", 0
-        new = list(self.gen.init_token_ids)
-        while True:
+
+        def step(new: list[int], past: int) -> np.ndarray:
+            nonlocal cache
             n = len(new)
             feeds: dict[str, np.ndarray] = {"input_ids": np.asarray([new], dtype=np.int64),
                                             "attention_mask": np.ones((1, past + n), dtype=np.int64),
@@ -82,28 +80,11 @@ class SpeechRuntime:
             feeds.update(cross)
             got = self.decoder.run(outputs, feeds)
             cache = got[1:]
-            logits = got[0][0, -1]
-            if record_logits:
-                recorded.append(np.array(logits, dtype=np.float32, copy=True))
-            tok = sampler(self.process(logits, len(tokens)))
-            tokens.append(tok)
-            if len(tokens) == 1:
-                ttft = time.perf_counter() - t0
-            if on_token is not None:
-                on_token(tok)
-            past += n
-            if should_stop is not None and should_stop():
-                reason = "cancelled"
-                break
-            if tok in stops:
-                reason = "stop"
-                break
-            if len(tokens) >= max_new_tokens:
-                break
-            if past + 1 >= self.gen.max_context:
-                reason = "max_context"
-                break
-            new = [tok]
+            return got[0][0, -1]
+
+        tokens, reason, ttft, recorded = token_loop(step, list(self.gen.init_token_ids), sampler, stops,
+                                                    max_new_tokens, self.gen.max_context, t0, on_token,
+                                                    should_stop, record_logits, process=self.process)
         return GenerationOutput(tokens, reason, len(self.gen.init_token_ids), ttft, time.perf_counter() - t0,
                                 recorded)
 

@@ -18,7 +18,7 @@ import numpy as np
 
 from studio.core.errors import InputError
 from studio.generate.config import GenerationConfig
-from studio.generate.runtime import NP_CACHE, GenerationOutput, session_options
+from studio.generate.runtime import NP_CACHE, GenerationOutput, session_options, token_loop
 from studio.generate.sampling import Sampler, SamplingOptions
 from studio.generate.vlm_image import ImageInput, ImageProcessor, VisionSettings, image_prompt, rope_index
 
@@ -96,39 +96,22 @@ class VisionLanguageRuntime:
         cache = [np.zeros((1, c.kv_heads, 0, c.head_dim), self.cache_dtype) for _ in self.past]
         no_image = np.zeros((0, c.hidden_size), dtype=np.float32)
         outputs = ["logits", *self.present]
-        tokens: list[int] = []
-        recorded: list[np.ndarray] = []
-        ttft, reason, past = 0.0, "length", 0
-        new, pos, image = ids[None], positions[:, None], embeds
-        while True:
-            feeds = {"input_ids": new, "attention_mask": np.ones((1, past + new.shape[1]), dtype=np.int64),
-                     "position_ids": pos, "image_embeds": image, **dict(zip(self.past, cache, strict=True))}
+
+        def step(new: list[int], past: int) -> np.ndarray:
+            nonlocal cache
+            if past == 0:  # prefill: the prompt's M-RoPE positions and the image embeddings
+                pos, image = positions[:, None], embeds
+            else:  # decode: one token at past + rope_delta on all three axes, no image rows
+                pos, image = np.full((3, 1, len(new)), past + delta, dtype=np.int64), no_image
+            feeds = {"input_ids": np.asarray([new], dtype=np.int64),
+                     "attention_mask": np.ones((1, past + len(new)), dtype=np.int64), "position_ids": pos,
+                     "image_embeds": image, **dict(zip(self.past, cache, strict=True))}
             got = self.decoder.run(outputs, feeds)
             cache = got[1:]
-            logits = got[0][0, -1]
-            if record_logits:
-                recorded.append(np.array(logits, dtype=np.float32, copy=True))
-            tok = sampler(logits)
-            tokens.append(tok)
-            if len(tokens) == 1:
-                ttft = time.perf_counter() - t0
-            if on_token is not None:
-                on_token(tok)
-            past += new.shape[1]
-            if should_stop is not None and should_stop():
-                reason = "cancelled"
-                break
-            if tok in stops:
-                reason = "stop"
-                break
-            if len(tokens) >= max_new_tokens:
-                break
-            if past + 1 >= self.gen.max_context:
-                reason = "max_context"
-                break
-            new = np.array([[tok]], dtype=np.int64)
-            pos = np.full((3, 1, 1), past + delta, dtype=np.int64)
-            image = no_image
+            return got[0][0, -1]
+
+        tokens, reason, ttft, recorded = token_loop(step, prompt_ids, sampler, stops, max_new_tokens,
+                                                    self.gen.max_context, t0, on_token, should_stop, record_logits)
         return GenerationOutput(tokens, reason, len(prompt_ids), ttft, time.perf_counter() - t0, recorded)
 
 
