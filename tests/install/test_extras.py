@@ -22,7 +22,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(3600)]
 # extra -> (pulls torch, pulls Qt), as the README's Extras table says
 TABLE = {"core": (False, False), "export": (True, False), "optimize": (False, False), "gui": (False, True),
          "triton": (False, False), "agent": (False, False), "telemetry": (False, False), "compile": (False, False),
-         "gpu": (False, False)}
+         "gpu": (False, False), "cluster": (False, False), "locust": (False, False)}
 
 
 def _pulls(venv: WheelVenv) -> tuple[bool, bool]:
