@@ -192,6 +192,45 @@ def genai_path(folder: Path, new: int, threads: int) -> Callable[[list[int]], An
     return run
 
 
+def compare_to_first(rows: dict[str, dict[str, Any]]) -> bool:
+    """Each measured path's tokens/s and TTFT as ratios of the first path's (HF generate()); True when every path
+    produced the first one's token ids."""
+    base = next(iter(rows.values()))
+    for r in rows.values():
+        if "ids" in r:
+            r["tps_vs_hf"] = r["tokens_per_s"] / base["tokens_per_s"]
+            r["ttft_vs_hf"] = r["ttft_ms"] / base["ttft_ms"]
+    return all(r.get("ids") == base["ids"] for r in rows.values() if "ids" in r)
+
+
+def command_line(module: str, argv: list[str] | None) -> str:
+    """The markdown's "Command: ..." sentence start: the command, date, machine, Python, load average."""
+    cmd = " ".join([f"python -m bench.{module}", *(argv or [])]).strip()
+    return (f"Command: `.venv/bin/{cmd}` ({datetime.now():%Y-%m-%d %H:%M}, {platform.machine()}, Python "
+            f"{platform.python_version()}, load average {os.getloadavg()[0]:.1f}).")
+
+
+def path_table(rows: dict[str, dict[str, Any]]) -> list[str]:
+    lines = ["| path | TTFT ms | tokens/s | decode tokens/s | tokens/s vs HF | TTFT vs HF | RSS growth MB |",
+             "|---|---|---|---|---|---|---|"]
+    for name, r in rows.items():
+        if "skipped" in r:
+            lines.append(f"| {name} | {r['skipped']} | | | | | |")
+            continue
+        d = r["decode_tokens_per_s"]
+        lines.append(f"| {name} | {r['ttft_ms']:.3f} | {r['tokens_per_s']:.0f} | {'-' if d is None else f'{d:.0f}'} | "
+                     f"{r['tps_vs_hf']:.1f}x | {r['ttft_vs_hf']:.2f}x | {r['rss_growth_mb']:.1f} |")
+    return lines
+
+
+def publish(result: dict[str, Any], md: str, as_json: bool, append: Path | None) -> None:
+    """Print the result (JSON or the markdown section) and append the section to ``append``."""
+    print(json.dumps(result, indent=2) if as_json else md)
+    if append:
+        with append.open("a", encoding="utf-8") as f:
+            f.write("\n" + md + "\n")
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--model-dir", type=Path, default=None, help="HF decoder folder (default: the tiny-qwen2 sample)")
@@ -243,42 +282,22 @@ def main(argv: list[str] | None = None) -> int:
         rows = {n: rows[n] for n in paths}
         prefill = prefill_cost(folder, export(src, Path(tmp), with_past=False), prompts, args.repeats,
                                args.threads)
-    base = next(iter(rows.values()))
-    same = all(r.get("ids") == base["ids"] for r in rows.values() if "ids" in r)
-    for r in rows.values():
-        if "ids" in r:
-            r["tps_vs_hf"] = r["tokens_per_s"] / base["tokens_per_s"]
-            r["ttft_vs_hf"] = r["ttft_ms"] / base["ttft_ms"]
+    same = compare_to_first(rows)
     result = {"rows": {k: {kk: vv for kk, vv in v.items() if kk != "ids"} for k, v in rows.items()},
               "same_token_ids": same, "prompt_tokens": [len(x) for x in prompts], "new_tokens": args.new_tokens,
               "repeats": args.repeats, "threads": args.threads, "prefill": prefill,
               "model": str(args.model_dir or f"tiny-qwen2 sample (hidden {args.hidden}, {args.layers} layers)")}
-    md = render(result, argv)
-    print(json.dumps(result, indent=2) if args.json else md)
-    if args.append:
-        with args.append.open("a", encoding="utf-8") as f:
-            f.write("\n" + md + "\n")
+    publish(result, render(result, argv), args.json, args.append)
     return 0 if same else 1
 
 
 def render(result: dict[str, Any], argv: list[str] | None) -> str:
-    cmd = " ".join(["python -m bench.bench_generate", *(argv or [])]).strip()
     lines = ["## Generation: studio runtime vs HF generate() vs onnxruntime-genai (`bench/bench_generate.py`)", "",
-             f"Command: `.venv/bin/{cmd}` ({datetime.now():%Y-%m-%d %H:%M}, {platform.machine()}, Python "
-             f"{platform.python_version()}, load average {os.getloadavg()[0]:.1f}). Model: {result['model']}; "
+             f"{command_line('bench_generate', argv)} Model: {result['model']}; "
              f"prompts of {result['prompt_tokens']} tokens, {result['new_tokens']} new tokens, greedy, "
              f"{result['threads']} intra-op thread(s) for torch and ORT alike; medians over "
              f"{result['repeats']} runs per prompt after a warm-up. Same token ids on every path: "
-             f"{'yes' if result['same_token_ids'] else 'NO'}.", "",
-             "| path | TTFT ms | tokens/s | decode tokens/s | tokens/s vs HF | TTFT vs HF | RSS growth MB |",
-             "|---|---|---|---|---|---|---|"]
-    for name, r in result["rows"].items():
-        if "skipped" in r:
-            lines.append(f"| {name} | {r['skipped']} | | | | | |")
-            continue
-        d = r["decode_tokens_per_s"]
-        lines.append(f"| {name} | {r['ttft_ms']:.3f} | {r['tokens_per_s']:.0f} | {d:.0f} | "
-                     f"{r['tps_vs_hf']:.1f}x | {r['ttft_vs_hf']:.2f}x | {r['rss_growth_mb']:.1f} |")
+             f"{'yes' if result['same_token_ids'] else 'NO'}.", "", *path_table(result["rows"])]
     pf = result["prefill"]
     lines += ["", f"Prompt pass, median: one graph with an empty past {pf['one_graph_empty_past_ms']:.3f} ms vs the "
               f"graph exported without a cache {pf['no_cache_graph_ms']:.3f} ms "

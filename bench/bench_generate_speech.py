@@ -13,18 +13,14 @@ decoder / decoder_with_past pair would store the decoder's weights twice).
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import platform
 import sys
 import tempfile
 import time
 from collections.abc import Callable
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from bench.bench_generate import measure, rss_mb
+from bench.bench_generate import command_line, compare_to_first, measure, path_table, publish, rss_mb
 
 CLIPS = [(0, 0.7), (1, 0.3), (3, 1.0)]  # (studio.export.stages.past_seq2seq.clip kind, seconds)
 
@@ -138,41 +134,25 @@ def main(argv: list[str] | None = None) -> int:
             runners[name] = make()
             loaded[name] = rss_mb() - before
         rows = {n: {**r, "rss_growth_mb": loaded[n]} for n, r in measure(runners, feats, args.repeats).items()}
-    base = next(iter(rows.values()))
-    same = all(r["ids"] == base["ids"] for r in rows.values())
-    for r in rows.values():
-        r["tps_vs_hf"] = r["tokens_per_s"] / base["tokens_per_s"]
-        r["ttft_vs_hf"] = r["ttft_ms"] / base["ttft_ms"]
+    same = compare_to_first(rows)
     result = {"rows": {k: {kk: vv for kk, vv in v.items() if kk != "ids"} for k, v in rows.items()},
-              "same_token_ids": same, "new_tokens": [len(i) for i in base["ids"]], "repeats": args.repeats,
+              "same_token_ids": same, "new_tokens": [len(i) for i in next(iter(rows.values()))["ids"]], "repeats": args.repeats,
               "threads": args.threads, "graph_mb": sizes,
               "model": f"tiny-whisper sample rebuilt at d_model {args.d_model}, {args.layers}+{args.layers} layers "
                        "(1 s window, 16 mel bins, vocab 354)",
               "clips_s": [s for _, s in CLIPS]}
-    md = render(result, argv)
-    print(json.dumps(result, indent=2) if args.json else md)
-    if args.append:
-        with args.append.open("a", encoding="utf-8") as f:
-            f.write("\n" + md + "\n")
+    publish(result, render(result, argv), args.json, args.append)
     return 0 if same else 1
 
 
 def render(result: dict[str, Any], argv: list[str] | None) -> str:
-    cmd = " ".join(["python -m bench.bench_generate_speech", *(argv or [])]).strip()
     lines = ["## Speech generation: studio Whisper runtime vs HF generate() (`bench/bench_generate_speech.py`)", "",
-             f"Command: `.venv/bin/{cmd}` ({datetime.now():%Y-%m-%d %H:%M}, {platform.machine()}, Python "
-             f"{platform.python_version()}, load average {os.getloadavg()[0]:.1f}). Model: {result['model']}; "
+             f"{command_line('bench_generate_speech', argv)} Model: {result['model']}; "
              f"clips of {result['clips_s']} s, {result['new_tokens']} new tokens, greedy, {result['threads']} "
              f"intra-op thread(s) for torch and ORT alike; medians over {result['repeats']} runs per clip after a "
              f"warm-up. Same token ids on both paths: {'yes' if result['same_token_ids'] else 'NO'}. Graphs (MB): "
              f"{result['graph_mb']}.", "",
-             "| path | TTFT ms | tokens/s | decode tokens/s | tokens/s vs HF | TTFT vs HF | RSS growth MB |",
-             "|---|---|---|---|---|---|---|"]
-    for name, r in result["rows"].items():
-        d = r["decode_tokens_per_s"]
-        lines.append(f"| {name} | {r['ttft_ms']:.3f} | {r['tokens_per_s']:.0f} | "
-                     f"{'-' if d is None else f'{d:.0f}'} | {r['tps_vs_hf']:.1f}x | {r['ttft_vs_hf']:.2f}x | "
-                     f"{r['rss_growth_mb']:.1f} |")
+             *path_table(result["rows"])]
     return "\n".join(lines)
 
 

@@ -13,18 +13,14 @@ onnxruntime-genai is not a path here: it has no form for this layout (it knows q
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import platform
 import sys
 import tempfile
 import time
 from collections.abc import Callable
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from bench.bench_generate import measure, rss_mb
+from bench.bench_generate import command_line, compare_to_first, measure, path_table, publish, rss_mb
 
 # (prompt, image width x height): two image grids (4x4 -> 4 image tokens, 8x8 -> 16)
 PROMPTS = [("describe the picture", (20, 20)), ("what is the colour of the car near the house?", (32, 32)),
@@ -121,39 +117,24 @@ def main(argv: list[str] | None = None) -> int:
             runners[name] = make()
             loaded[name] = rss_mb() - before
         rows = {n: {**r, "rss_growth_mb": loaded[n]} for n, r in measure(runners, cases, args.repeats).items()}
-    base = next(iter(rows.values()))
-    same = all(r["ids"] == base["ids"] for r in rows.values())
-    for r in rows.values():
-        r["tps_vs_hf"] = r["tokens_per_s"] / base["tokens_per_s"]
-        r["ttft_vs_hf"] = r["ttft_ms"] / base["ttft_ms"]
+    same = compare_to_first(rows)
     result = {"rows": {k: {kk: vv for kk, vv in v.items() if kk != "ids"} for k, v in rows.items()},
               "same_token_ids": same, "prompt_tokens": [len(c[0]) for c in cases],
               "images": [list(s) for _, s in PROMPTS], "new_tokens": args.new_tokens, "repeats": args.repeats,
               "threads": args.threads}
-    md = render(result, argv)
-    print(json.dumps(result, indent=2) if args.json else md)
-    if args.append:
-        with args.append.open("a", encoding="utf-8") as f:
-            f.write("\n" + md + "\n")
+    publish(result, render(result, argv), args.json, args.append)
     return 0 if same else 1
 
 
 def render(result: dict[str, Any], argv: list[str] | None) -> str:
-    cmd = " ".join(["python -m bench.bench_generate_vlm", *(argv or [])]).strip()
     lines = ["## Qwen2-VL generation: studio VLM runtime vs HF generate() (`bench/bench_generate_vlm.py`)", "",
-             f"Command: `.venv/bin/{cmd}` ({datetime.now():%Y-%m-%d %H:%M}, {platform.machine()}, Python "
-             f"{platform.python_version()}, load average {os.getloadavg()[0]:.1f}). Model: tiny-qwen2-vl sample; "
+             f"{command_line('bench_generate_vlm', argv)} Model: tiny-qwen2-vl sample; "
              f"images {result['images']} (w x h), prompts of {result['prompt_tokens']} tokens (image placeholders "
              f"included), {result['new_tokens']} new tokens, greedy, {result['threads']} intra-op thread(s) for torch "
              f"and ORT alike; medians over {result['repeats']} runs per prompt after a warm-up. TTFT = patches in -> "
              "first new token (vision encoder + prefill). Same token ids on both paths: "
              f"{'yes' if result['same_token_ids'] else 'NO'}.", "",
-             "| path | TTFT ms | tokens/s | decode tokens/s | tokens/s vs HF | TTFT vs HF | RSS growth MB |",
-             "|---|---|---|---|---|---|---|"]
-    for name, r in result["rows"].items():
-        d = r["decode_tokens_per_s"]
-        lines.append(f"| {name} | {r['ttft_ms']:.3f} | {r['tokens_per_s']:.0f} | {d or 0:.0f} | "
-                     f"{r['tps_vs_hf']:.1f}x | {r['ttft_vs_hf']:.2f}x | {r['rss_growth_mb']:.1f} |")
+             *path_table(result["rows"])]
     return "\n".join(lines)
 
 
