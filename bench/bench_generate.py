@@ -121,12 +121,10 @@ def measure(runs: dict[str, Callable[[list[int]], tuple[list[int], float, float]
             for n, a in acc.items()}
 
 
-def hf_path(src: Path, new: int, stops: list[int], pad: int | None) -> Callable[[list[int]], Any]:
-    import torch
-    from transformers import AutoModelForCausalLM
+def clock_type() -> type:
+    """A transformers streamer that only records when each put() came: put 0 is the prompt, put 1 the first new
+    token (HF generate()'s TTFT), used by every generation bench's HF path."""
     from transformers.generation.streamers import BaseStreamer
-
-    model = AutoModelForCausalLM.from_pretrained(str(src)).eval()  # its default attention (sdpa)
 
     class Clock(BaseStreamer):
         def __init__(self) -> None:
@@ -137,6 +135,16 @@ def hf_path(src: Path, new: int, stops: list[int], pad: int | None) -> Callable[
 
         def end(self) -> None:
             pass
+
+    return Clock
+
+
+def hf_path(src: Path, new: int, stops: list[int], pad: int | None) -> Callable[[list[int]], Any]:
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    model = AutoModelForCausalLM.from_pretrained(str(src)).eval()  # its default attention (sdpa)
+    Clock = clock_type()  # noqa: N806
 
     def run(ids: list[int]) -> tuple[list[int], float, float]:
         x = torch.tensor([ids])

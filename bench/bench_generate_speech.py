@@ -20,7 +20,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from bench.bench_generate import command_line, compare_to_first, measure, path_table, publish, rss_mb
+from bench.bench_generate import (
+    clock_type,
+    command_line,
+    compare_to_first,
+    measure,
+    path_table,
+    publish,
+    rss_mb,
+)
 
 CLIPS = [(0, 0.7), (1, 0.3), (3, 1.0)]  # (studio.export.stages.past_seq2seq.clip kind, seconds)
 
@@ -60,19 +68,10 @@ def export(src: Path, work: Path) -> Path:
 def hf_path(src: Path, new: int, start: int) -> Callable[[Any], tuple[list[int], float, float]]:
     import torch
     from transformers import WhisperForConditionalGeneration
-    from transformers.generation.streamers import BaseStreamer
 
     model = WhisperForConditionalGeneration.from_pretrained(str(src)).eval()  # its default attention (sdpa)
 
-    class Clock(BaseStreamer):
-        def __init__(self) -> None:
-            self.times: list[float] = []
-
-        def put(self, value: Any) -> None:
-            self.times.append(time.perf_counter())
-
-        def end(self) -> None:
-            pass
+    Clock = clock_type()  # noqa: N806
 
     def run(feats: Any) -> tuple[list[int], float, float]:
         x = torch.from_numpy(feats)

@@ -20,7 +20,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from bench.bench_generate import command_line, compare_to_first, measure, path_table, publish, rss_mb
+from bench.bench_generate import (
+    clock_type,
+    command_line,
+    compare_to_first,
+    measure,
+    path_table,
+    publish,
+    rss_mb,
+)
 
 # (prompt, image width x height): two image grids (4x4 -> 4 image tokens, 8x8 -> 16)
 PROMPTS = [("describe the picture", (20, 20)), ("what is the colour of the car near the house?", (32, 32)),
@@ -30,19 +38,10 @@ PROMPTS = [("describe the picture", (20, 20)), ("what is the colour of the car n
 def hf_path(src: Path, new: int, stops: list[int], pad: int | None) -> Callable[[Any], Any]:
     import torch
     from transformers import Qwen2VLForConditionalGeneration
-    from transformers.generation.streamers import BaseStreamer
 
     model = Qwen2VLForConditionalGeneration.from_pretrained(str(src)).eval()  # its default attention (sdpa)
 
-    class Clock(BaseStreamer):
-        def __init__(self) -> None:
-            self.times: list[float] = []
-
-        def put(self, value: Any) -> None:
-            self.times.append(time.perf_counter())
-
-        def end(self) -> None:
-            pass
+    Clock = clock_type()  # noqa: N806
 
     def run(case: Any) -> tuple[list[int], float, float]:
         ids, image = case
