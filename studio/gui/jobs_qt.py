@@ -129,6 +129,10 @@ class JobRunner(QObject):
     def running(self) -> list[JobHandle]:
         return [h for h in self.handles.values() if h.status == "running"]
 
+    def threads_alive(self) -> int:
+        """Worker threads still running (a job that reported done may still be unwinding its thread)."""
+        return sum(1 for w in self._workers.values() if w.isRunning())
+
     def wait_all(self, timeout_ms: int = 30000) -> None:
         for w in list(self._workers.values()):
             w.wait(timeout_ms)

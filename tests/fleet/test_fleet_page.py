@@ -11,6 +11,8 @@ import pytest
 
 pytest.importorskip("PySide6")
 
+from PySide6.QtCore import Qt  # noqa: E402
+
 from studio.gui.jobs_qt import JobRunner  # noqa: E402
 from studio.gui.pages.fleet_page import FleetPage  # noqa: E402
 from tests.gui.gui_helpers import shown  # noqa: E402
@@ -29,7 +31,7 @@ def test_rollout_from_the_page_and_the_state_after_a_restart(qtbot, lab, artifac
     page = _page(qtbot, lab)
     page.new_edit.setText("gui")
     page.token_edit.setText(str(lab.dev.token))  # one management token for the fleet (the lab's agents share it)
-    page._create_fleet()
+    qtbot.mouseClick(page.create_btn, Qt.MouseButton.LeftButton)
     assert page.fleet_combo.currentText() == "gui" and "lab" in page.fleet_names()
     assert page.add_connected_agents() == len(lab.agents)  # every agent in Devices, token files by reference
     assert page.add_connected_agents() == 0  # each once

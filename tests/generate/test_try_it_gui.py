@@ -28,7 +28,7 @@ def test_try_it_streams_the_answer_of_the_exported_parts(qtbot, exported, artifa
     panel.prompt_edit.setText("hello world")
     panel.max_tokens.setValue(12)
     pieces: list[str] = []
-    panel._pieces.sig_text.connect(pieces.append)
+    panel.sig_piece.connect(pieces.append)
     panel.run()
     qtbot.waitUntil(lambda: panel.result is not None, timeout=60_000)
     want = generate(folder, "hello world", max_new_tokens=12)

@@ -43,7 +43,7 @@ def _shows(page: DevicesPage, name: str, words: str):  # type: ignore[no-untyped
     def check() -> None:
         text, tip = _list_row(page, name)
         snap = page.snapshots.get(name)
-        assert words in text, f"{name!r} row: {text!r}, tooltip {tip!r}, in flight: {name in page._inflight}, " \
+        assert words in text, f"{name!r} row: {text!r}, tooltip {tip!r}, in flight: {page.polling(name)}, " \
                               f"last poll error: {snap.error if snap else None!r}"
     return check
 

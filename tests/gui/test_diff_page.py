@@ -41,7 +41,7 @@ def _compare(qtbot, page: DiffPage, a: Path, b: Path) -> None:  # type: ignore[n
     page.report = None
     page.compare()
     def done() -> bool:
-        failed = [v._message for v in (page.view_a, page.view_b) if v._message.startswith("Layout failed")]
+        failed = [v.message for v in (page.view_a, page.view_b) if v.message.startswith("Layout failed")]
         assert not failed, failed  # say why at once instead of waiting for the timeout
         return page.report is not None and page.view_a.ready and page.view_b.ready
 

@@ -147,12 +147,12 @@ def test_double_click_and_keys_open_and_close(qtbot, transformer) -> None:
         qtbot.mouseDClick(view.viewport(), Qt.MouseButton.LeftButton, pos=pos)
     assert "layers" in view.expansion.expanded
     child = next(n.index for n in view.graph.nodes if n.kind == KIND_GROUP and n.scope == "layers.2")
-    view._set_selected(child)
+    _click_node(qtbot, view, child)
     with qtbot.waitSignal(view.sig_layout_ready, timeout=30_000):
         qtbot.keyClick(view, Qt.Key.Key_Right)
     assert "layers.2" in view.expansion.expanded
     inside = next(n.index for n in view.graph.nodes if n.kind == KIND_OP and n.scope.startswith("layers.2"))
-    view._set_selected(inside)
+    _click_node(qtbot, view, inside)
     with qtbot.waitSignal(view.sig_layout_ready, timeout=30_000):
         qtbot.keyClick(view, Qt.Key.Key_Left)
     assert "layers.2" not in view.expansion.expanded and "layers" in view.expansion.expanded
@@ -205,3 +205,13 @@ def test_a_finding_in_a_closed_group_opens_it_on_the_inspector_page(qtbot, trans
         page.grab().save(str(artifacts_dir / "inspector_groups_finding.png"))
     finally:
         page.jobs.shutdown()
+
+
+def _click_node(qtbot, view, idx: int) -> None:  # type: ignore[no-untyped-def]
+    """Select a node the way a user does: bring it into view and click it."""
+    from PySide6.QtCore import Qt
+
+    view.center_on(idx, animate=False)
+    pos = view.mapFromScene(view.gscene.geometry.rect_of(idx).center())
+    qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=pos)
+    assert view.node_at(pos) == idx

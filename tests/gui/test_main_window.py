@@ -283,7 +283,7 @@ def test_close_cancels_and_waits_for_jobs(qtbot, workspace: Workspace, page_modu
     w.jobs.start("good", "slow", slow)
     w.close()
     assert finished.is_set()  # the worker stopped before close returned
-    assert not any(worker.isRunning() for worker in w.jobs._workers.values())
+    assert w.jobs.threads_alive() == 0
 
 
 def test_failed_job_becomes_a_problem_and_report_opens(window: MainWindow, qtbot, tmp_path: Path) -> None:  # noqa: ANN001

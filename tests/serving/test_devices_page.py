@@ -170,7 +170,7 @@ def test_polling_leaves_no_gevent_loops_behind(qtbot, window, server) -> None:  
     def poll_once() -> None:
         at = page.snapshots["local"].at
         page.poll("local")
-        qtbot.waitUntil(lambda: page.snapshots["local"].at != at and "local" not in page._inflight, timeout=30_000)
+        qtbot.waitUntil(lambda: page.snapshots["local"].at != at and not page.polling("local"), timeout=30_000)
 
     poll_once()
     hubs, fds = live_gevent_hubs(), _open_fds()

@@ -52,6 +52,7 @@ class TryItPanel(QGroupBox):
         self.result: Any = None
         self._pieces = _Pieces(self)
         self._pieces.sig_text.connect(self._append, Qt.ConnectionType.QueuedConnection)
+        self.sig_piece = self._pieces.sig_text  # each text piece as it streams (queued to the GUI thread)
         lay = QVBoxLayout(self)
         self.prompt_edit = QLineEdit("Describe what you see.")
         self.media_edit = QLineEdit()

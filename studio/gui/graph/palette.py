@@ -52,3 +52,13 @@ def heat_ramp(steps: int = 10) -> list[str]:
                 out.append("#{:02x}{:02x}{:02x}".format(*rgb))
                 break
     return out
+
+
+def current_theme() -> str:
+    """The application's theme, or "light" where the theme module is not in use (the widget alone)."""
+    try:
+        from studio.gui.theme import current_theme as app_theme
+
+        return app_theme()
+    except Exception:  # the theme module is optional for this widget
+        return "light"

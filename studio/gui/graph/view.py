@@ -73,7 +73,7 @@ class GraphView(GroupsMixin, QGraphicsView):
 
     def __init__(self, parent: QWidget | None = None, theme: str | None = None) -> None:
         super().__init__(parent)
-        self._theme = theme or _current_theme()
+        self._theme = theme or palette.current_theme()
         self.setScene(QGraphicsScene(self))
         self.gscene: GraphScene | None = None
         self.graph: GraphData | None = None  # what is drawn: the base graph, or its visible units with groups
@@ -158,6 +158,10 @@ class GraphView(GroupsMixin, QGraphicsView):
         self.base_graph = geometry.graph.base or geometry.graph
         self.expansion = None
         self._build_scene(geometry)
+
+    @property
+    def message(self) -> str:  # what the view shows instead of a graph ("Layout failed: ..."); "" once drawn
+        return self._message
 
     @property
     def ready(self) -> bool:
@@ -437,6 +441,7 @@ class GraphView(GroupsMixin, QGraphicsView):
         self._press = None
         if moved <= 4:
             self.click_at(event.position().toPoint())
+            event.accept()  # the click was the view's: selection
 
     def mouseDoubleClickEvent(self, event: QMouseEvent) -> None:
         pos = event.position().toPoint()
@@ -489,11 +494,3 @@ class GraphView(GroupsMixin, QGraphicsView):
         painter.drawText(self.viewport().rect(), Qt.AlignmentFlag.AlignCenter, self._message)
         painter.restore()
 
-
-def _current_theme() -> str:
-    try:
-        from studio.gui.theme import current_theme
-
-        return current_theme()
-    except Exception:  # the theme module is optional for this widget
-        return "light"

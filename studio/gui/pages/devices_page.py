@@ -282,6 +282,10 @@ class DevicesPage(Page):
         for name in list(self.servers):
             self.poll(name)
 
+    def polling(self, name: str) -> bool:
+        """Whether a poll of device ``name`` is in flight (its row shows the last finished one)."""
+        return name in self._inflight
+
     def poll(self, name: str) -> None:
         if name in self._inflight or name not in self.servers:
             return

@@ -69,7 +69,7 @@ class FleetPage(Page):
         self.token_edit.setPlaceholderText("fleet token file (optional)")
         self.token_edit.setToolTip("the management token file of agents that have none in Devices (kept by path)")
         self.token_edit.setMaximumWidth(200)
-        new_btn = QPushButton("Create")
+        self.create_btn = new_btn = QPushButton("Create")
         new_btn.clicked.connect(self._create_fleet)
         self.add_connected_btn = QPushButton("Add connected agents")
         self.add_connected_btn.setToolTip("every edge agent in Devices joins the fleet (its token file by reference)")
