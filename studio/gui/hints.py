@@ -32,7 +32,8 @@ CONTROLS: dict[str, str] = {
 SWITCHES = {"--force", "--simplify", "--fp16", "--int8"}
 # where one flag means a different control on a page
 BY_PAGE: dict[str, dict[str, str]] = {
-    "package": {"--force": "\u201cPackage even if the board check fails\u201d", "--out": "the \u201cOutput\u201d field"},
+    "package": {"--force": "\u201cPackage even if the board check fails\u201d", "--out": "the \u201cOutput\u201d field",
+                "--trust": "\u201cPublic key\u2026\u201d \u2192 \u201cPush to agent\u201d (or the agent's trust file)"},
     "compile": {"--force": "\u201cReplace an existing output folder\u201d", "--out": "the \u201cOutput\u201d field"},
     "triton": {"--version": "the \u201cVersion\u201d field", "--name": "the \u201cName\u201d field"},
     "export": {"--output": "the \u201cONNX file\u201d field (Options step)"},

@@ -126,3 +126,28 @@ def test_public_key_pushed_to_a_real_agent_or_refused_in_place(qtbot, page: Pack
         open_agent.stop()
         closed_agent.stop()
 
+
+
+def test_a_bundle_the_agent_does_not_trust_is_refused_in_place(qtbot, page: PackagingPage, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Signed with the studio's 'release' key, deployed to a real agent that trusts only its owner's key: the
+    agent's refusal is shown at the agent field with the GUI's way out (push the key), the agent keeps serving."""
+    from studio.package.client import AgentClient
+    from tests.edge.helpers import AgentProcess, trust_key, write_token
+
+    owner = trust_key(KeyStore(), "board-owner", "x", tmp_path / "owner.pub")
+    token = write_token(tmp_path / "token")
+    agent = AgentProcess(tmp_path / "a", owner, token).start()
+    try:
+        page.agents.add_agent(agent.url, token, name="board")
+        page.open_bundle(_bundle(page, tmp_path / "tiny-mlp-7.tar"))
+        _wait(qtbot, page)
+        page.agent_combo.setCurrentIndex(page.agent_combo.findData(agent.url))
+        assert page.deploy_btn.isEnabled()
+        qtbot.mouseClick(page.deploy_btn, Qt.MouseButton.LeftButton)
+        _wait(qtbot, page)
+        text = page.error.text()
+        assert not page.error.isHidden() and "untrusted key" in text, text
+        assert "Push to agent" in text and "--trust" not in text, text  # the control, not the agent's CLI flag
+        assert AgentClient(agent.url, token.read_text().strip()).status()["models"] == {}  # nothing deployed
+    finally:
+        agent.stop()

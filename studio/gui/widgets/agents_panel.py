@@ -70,6 +70,9 @@ def _item(text: str, data: Any = None) -> QTableWidgetItem:
     return it
 
 
+NARROW_PX = 480  # below this the table drops its URL column
+
+
 class AgentsPanel(QWidget):
     sig_agents_changed = Signal()
     sig_log = Signal(str)
@@ -289,6 +292,7 @@ class AgentsPanel(QWidget):
             r = self.table.rowCount()
             self.table.insertRow(r)
             self.table.setItem(r, 0, _item(a.name, a.url))
+            self.table.item(r, 0).setToolTip(a.url)
             self.table.setItem(r, 1, _item(a.url))
             self.table.setItem(r, 2, _item(a.board))
             self.table.setItem(r, 3, _item(""))
@@ -307,6 +311,12 @@ class AgentsPanel(QWidget):
             return DeviceState()
         state = {"ok": "ok", "unauthorized": "token"}.get(a.state) or failure_state(a.detail)
         return DeviceState(state, a.detail, a.board)
+
+    def resizeEvent(self, event: Any) -> None:  # noqa: N802 (Qt's name)
+        """Narrow (Package's side panel at 1366 px): the URL column gives its room to State (the Agent cell's
+        tooltip and the detail line keep the URL); four equal columns elided every cell to a few characters."""
+        super().resizeEvent(event)
+        self.table.setColumnHidden(1, self.width() < NARROW_PX)
 
     def state_text(self, url: str) -> str:
         """A row's State as shown: "● connected", "✖ disconnected: connection refused", ..."""
