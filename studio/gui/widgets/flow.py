@@ -69,22 +69,32 @@ class FlowLayout(QLayout):
         return size + QSize(m.left() + m.right(), m.top() + m.bottom())
 
     def _do_layout(self, rect: QRect, apply: bool) -> int:
+        """Items left to right, wrapped; each centred on its line's height (a label beside buttons sat high)."""
         m = self.contentsMargins()
         area = rect.adjusted(m.left(), m.top(), -m.right(), -m.bottom())
         x, y, line_h = area.x(), area.y(), 0
+        line: list[tuple[QLayoutItem, int, int, int]] = []  # item, x, width, height on the current line
+
+        def place() -> None:
+            for it, ix, iw, ih in line:
+                it.setGeometry(QRect(QPoint(ix, y + (line_h - ih) // 2), QSize(iw, ih)))
+            line.clear()
+
         for item in self._items:
             if _hidden(item):
                 continue
             hint = item.sizeHint()
             w = min(hint.width(), max(area.width(), item.minimumSize().width()))
             if x > area.x() and x + w > area.right() + 1:
+                if apply:
+                    place()
                 x, y, line_h = area.x(), y + line_h + self._spacing, 0
-            if apply:
-                item.setGeometry(QRect(QPoint(x, y), QSize(w, hint.height())))
+            line.append((item, x, w, hint.height()))
             x += w + self._spacing
             line_h = max(line_h, hint.height())
+        if apply:
+            place()
         return y + line_h - rect.y() + m.bottom()
-
 
 def _hidden(item: QLayoutItem) -> bool:
     w = item.widget()
