@@ -55,6 +55,16 @@ def inspect_model(model: Path | str, targets: list[str] | None = None, *,
     describes the model as it is). ``custom_domains`` are op domains the model may use besides ai.onnx.
     Raises InputError / ModelError / TargetError for bad input; never a bare exception for a bad file.
     """
+    from studio.core.gc_pause import gc_paused
+
+    with gc_paused():  # ~10^5 small objects (node refs, tensor infos, verdicts) and no cycles among them
+        return _inspect_model(model, targets, shapes=shapes, profile_dirs=profile_dirs, job=job,
+                              custom_domains=custom_domains)
+
+
+def _inspect_model(model: Path | str, targets: list[str] | None, *, shapes: dict[str, list[int]] | None,
+                   profile_dirs: list[Path] | None, job: JobState | None,
+                   custom_domains: list[str] | None) -> InspectionReport:
     job = job or JobState(name="inspect")
     stages = Stages(job, {"load": 2, "shapes": 3, "dynamic": 1, "targets": 3, "stats": 1})
     t0 = time.perf_counter()

@@ -121,17 +121,19 @@ def trace_dynamic(lm: LoadedModel) -> DynamicReport:
                 frozenset(o for o in symbol_org.get(d, []) if o in whole) or whole if isinstance(d, str) else whole
                 for d in info.shape]
 
+    by_syms: dict[tuple[Dim, ...], frozenset[str] | None] = {}  # symbolic dims -> their origins
+    ordered: dict[frozenset[str], list[str]] = {}  # origins -> sorted ids
     for ref in lm.nodes:
         n = ref.node
         op, n_in = ref.op_type, ref.inputs
         inputs = [i for i in n_in if i]
         carried = empty
-        for i in inputs:
+        for i in inputs:  # unions only when they add something: most inputs carry the same few origins
             so, vo = shape_org.get(i), value_org.get(i)
-            if so:
-                carried = carried | so
-            if vo:
-                carried = carried | vo
+            if so and so is not carried:
+                carried = so if not carried else carried | so
+            if vo and vo is not carried:
+                carried = vo if not carried else carried | vo
         own = None
         if op in ALWAYS_DATA_DEPENDENT:
             own = (ALWAYS_DATA_DEPENDENT[op], "data-dependent")
@@ -180,21 +182,31 @@ def trace_dynamic(lm: LoadedModel) -> DynamicReport:
                     v = v | {f"node:{ref.key}"}
                 if v:
                     value_org[out] = v
-            dyn = (info.dynamic if info is not None and info.shape is not None
-                   else bool(carried))
-            if not dyn:
-                continue
+            shape = info.shape if info is not None else None
             org = carried
-            if info is not None and info.shape is not None:
-                syms = [d for d in info.shape if not isinstance(d, int)]
-                if syms and all(isinstance(d, str) and d in symbol_org for d in syms):
-                    org = frozenset(o for d in syms for o in symbol_org[d]) | (
-                        frozenset([f"node:{ref.key}"]) if own is not None else empty)
+            if shape is not None:
+                syms = tuple(d for d in shape if not isinstance(d, int))
+                if not syms:
+                    continue
+                if own is None:  # the same symbols give the same origins: worked out once per tuple
+                    known = by_syms.get(syms)
+                    if known is None:
+                        known = by_syms[syms] = (frozenset(o for d in syms for o in symbol_org[d])
+                                                 if all(isinstance(d, str) and d in symbol_org for d in syms)
+                                                 else None)
+                    if known is not None:
+                        org = known
+                elif all(isinstance(d, str) and d in symbol_org for d in syms):
+                    org = frozenset(o for d in syms for o in symbol_org[d]) | frozenset([f"node:{ref.key}"])
+            elif not carried:
+                continue
             if not org:
                 continue
             shape_org[out] = org
-            rep.tensors[out] = DynamicTensor(shape=info.shape if info else None, origins=sorted(org),
-                                             producer=ref.key)
+            names = ordered.get(org)
+            if names is None:
+                names = ordered[org] = sorted(org)
+            rep.tensors[out] = DynamicTensor(shape=shape, origins=names.copy(), producer=ref.key)
     for name, ids in shape_org.items():
         if name not in rep.tensors:
             info = lm.tensors.get(name)

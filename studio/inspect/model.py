@@ -148,7 +148,6 @@ def analyse_structure(path: Path, model: Any, *, shapes: dict[str, list[int]] | 
     lm.graph_outputs = [o.name for o in g0.output]
     if shapes:
         apply_input_shapes(model, shapes)
-    seen: set[str] = set()
     inferred = model
     if infer:
         try:
@@ -156,47 +155,8 @@ def analyse_structure(path: Path, model: Any, *, shapes: dict[str, list[int]] | 
         except Exception as exc:  # inference errors must not stop the analysis
             lm.shape_inference_error = f"{type(exc).__name__}: {str(exc)[:300]}"
             inferred = model
-    lm.graphs = list(iter_graphs(inferred.graph))
-    tensors = lm.tensors
-    for sub_path, g, _owner in lm.graphs:
-        for vi in (*g.input, *g.output, *g.value_info):
-            name = vi.name
-            if type(name) is not str:
-                raise ModelError("model holds tensor names that are not valid UTF-8 text", offending=str(path),
-                                 hint="the file is corrupt; re-export it")
-            info = _dims(vi.type)
-            if info is not None:
-                old = tensors.get(name)
-                if old is None or old.shape is None:
-                    tensors[name] = info
-        for t in g.initializer:
-            if not isinstance(t.name, str):
-                raise ModelError("model holds initializer names that are not valid UTF-8 text",
-                                 offending=str(path), hint="the file is corrupt; re-export it")
-            lm.initializers[t.name] = t
-            lm.tensors[t.name] = TensorInfo(t.data_type, [int(d) for d in t.dims])
-            lm.constants.add(t.name)
-        producers, consumers = lm.producers, lm.consumers
-        for i, node in enumerate(g.node):
-            op_type, raw_name, domain = node.op_type, node.name, node.domain
-            inputs, outputs = tuple(node.input), tuple(node.output)
-            if not _all_text((op_type, raw_name, domain, *inputs, *outputs)):
-                raise ModelError("model holds node names that are not valid UTF-8 text", offending=str(path),
-                                 hint="the file is corrupt; re-export it")
-            name = raw_name or f"{op_type}_{i}"
-            key = f"{sub_path}/{name}" if sub_path else name
-            if key in seen:  # duplicate node names would merge verdicts; keep every node addressable
-                key = f"{key}#{i}"
-            seen.add(key)
-            ref = NodeRef(key, name, sub_path, node, i, op_type, domain if domain and domain != "ai.onnx"
-                          else "ai.onnx", inputs, outputs)
-            lm.nodes.append(ref)
-            for o in outputs:
-                if o:
-                    producers[o] = ref
-            for inp in inputs:
-                if inp:
-                    consumers.setdefault(inp, []).append(ref)
+    lm.graphs = []
+    _index_graph(lm, inferred.graph, "", None, {}, set())
     # Constants: Constant / ConstantOfShape-of-constant outputs and anything computed only from constants
     # (converters fold those). Nodes are topologically ordered within each graph; subgraph-outer refs are fine.
     constants = lm.constants
@@ -209,6 +169,85 @@ def analyse_structure(path: Path, model: Any, *, shapes: dict[str, list[int]] | 
             if info is not None and not info.dynamic:
                 constants.update(o for o in ref.outputs if o)
     return lm
+
+
+def _index_graph(lm: LoadedModel, g: Any, sub_path: str, owner: Any, types: dict[bytes, TensorInfo],
+                 seen: set[str]) -> None:
+    """Index one graph, then its nested bodies depth first (the order of ``iter_graphs``), in one pass over the
+    nodes: the subgraph attributes are found while the nodes are read. ``types`` shares the decoded dims of
+    identical TypeProtos (a transformer has a few hundred distinct types among thousands of value_infos)."""
+    path = lm.path
+    lm.graphs.append((sub_path, g, owner))
+    tensors = lm.tensors
+    for vi in (*g.input, *g.output, *g.value_info):
+        name = vi.name
+        if type(name) is not str:
+            raise ModelError("model holds tensor names that are not valid UTF-8 text", offending=str(path),
+                             hint="the file is corrupt; re-export it")
+        tp = vi.type
+        raw = tp.SerializeToString()
+        proto_info = types.get(raw)
+        if proto_info is None:
+            proto_info = types[raw] = _dims(tp) or _NOT_TENSOR
+        if proto_info is not _NOT_TENSOR:
+            old = tensors.get(name)
+            if old is None or old.shape is None:
+                shape = proto_info.shape
+                tensors[name] = TensorInfo(proto_info.elem_type, None if shape is None else shape.copy())
+    initializers, constants = lm.initializers, lm.constants
+    for t in g.initializer:
+        tname = t.name
+        if not isinstance(tname, str):
+            raise ModelError("model holds initializer names that are not valid UTF-8 text",
+                             offending=str(path), hint="the file is corrupt; re-export it")
+        initializers[tname] = t
+        tensors[tname] = TensorInfo(t.data_type, list(t.dims))
+        constants.add(tname)
+    producers, consumers, nodes = lm.producers, lm.consumers, lm.nodes
+    subs: list[tuple[str, Any, Any]] = []
+    for i, node in enumerate(g.node):
+        op_type, raw_name, domain = node.op_type, node.name, node.domain
+        inputs, outputs = tuple(node.input), tuple(node.output)
+        if not _all_text((op_type, raw_name, domain, *inputs, *outputs)):
+            raise ModelError("model holds node names that are not valid UTF-8 text", offending=str(path),
+                             hint="the file is corrupt; re-export it")
+        name = raw_name or f"{op_type}_{i}"
+        key = f"{sub_path}/{name}" if sub_path else name
+        if key in seen:  # duplicate node names would merge verdicts; keep every node addressable
+            key = f"{key}#{i}"
+        seen.add(key)
+        ref = NodeRef(key, name, sub_path, node, i, op_type, domain if domain and domain != "ai.onnx"
+                      else "ai.onnx", inputs, outputs)
+        nodes.append(ref)
+        for o in outputs:
+            if o:
+                producers[o] = ref
+        for inp in inputs:
+            if inp:
+                c = consumers.get(inp)
+                if c is None:
+                    consumers[inp] = [ref]
+                else:
+                    c.append(ref)
+        attrs = node.attribute
+        if attrs:
+            for attr in attrs:
+                at = attr.type
+                if at == 5:  # GRAPH
+                    found = [(attr.name, attr.g)]
+                elif at == 10:  # GRAPHS
+                    found = [(f"{attr.name}[{j}]", sg) for j, sg in enumerate(attr.graphs)]
+                else:
+                    continue
+                for aname, sg in found:
+                    own = raw_name or f"{op_type}_{i}"
+                    subs.append((f"{sub_path}/{own}/{aname}" if sub_path else f"{own}/{aname}", sg, node))
+    for sp, sg, _own_node in subs:
+        # owner None, as iter_graphs gives it (trace_dynamic's Loop/Scan body rule keys on it; see its note)
+        _index_graph(lm, sg, sp, None, types, seen)
+
+
+_NOT_TENSOR = TensorInfo(-1, None)  # a value_info of a sequence/map/optional type: not in ``tensors``
 
 
 _NON_FOLDABLE = {"RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike", "Multinomial",

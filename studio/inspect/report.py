@@ -115,6 +115,23 @@ class InspectionReport(Report):
     # {"verifiers": [{name, target, ok, reason}], "comparisons": [Comparison.to_dict()], "results": [...]})
     verification: dict[str, Any] = field(default_factory=dict)
 
+    def to_json(self, indent: int = 2) -> str:
+        """Report.to_json's text; orjson writes the dataclasses itself (none of them has a "_" field that
+        Report.to_json would leave out), twice as fast as building each one's dict in Python."""
+        if indent != 2 or type(self).to_dict is not Report.to_dict:
+            return super().to_json(indent)
+        try:
+            import orjson
+        except ImportError:  # pragma: no cover - a core dependency
+            return super().to_json(indent)
+        from studio.core.reports import _orjson_default
+
+        opt = orjson.OPT_NON_STR_KEYS | orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_INDENT_2
+        try:
+            return orjson.dumps(self, default=_orjson_default, option=opt).decode()
+        except TypeError:  # ints beyond 64 bits and the like: the standard library's way
+            return super().to_json(indent)
+
     # -- queries used by the CLI and the GUI ----------------------------------------------------------
     def findings_for(self, target: str) -> list[Finding]:
         return [f for f in self.findings if f.target in (target, "*")]

@@ -96,19 +96,28 @@ class _Walk:
     def kind(self, name: str) -> Value | None:
         if not name:
             return None
-        return self.values.get(name, Value(TENSOR))  # graph inputs, outer-scope or unknown values
+        return self.values.get(name, _TENSOR)  # graph inputs, outer-scope or unknown values
 
     def flag(self, ref: Any, tensor: str, reason: str, hint: str) -> None:
         self.findings.append(ShapeFinding(ref.key, tensor, reason, hint))
 
     def run(self) -> None:
+        values = self.values
         for ref in self.lm.nodes:
             if ref.graph:
                 continue
-            ins = [self.kind(i) for i in ref.inputs]
+            op = ref.op_type
+            ins = [values.get(i, _TENSOR) if i else None for i in ref.inputs]
+            kinds = {v.kind for v in ins if v is not None}
+            if SHAPE not in kinds and (op not in _NAMED or (TENSOR in kinds and op in _TENSOR_WINS)):
+                # what transfer() gives these (most nodes of a model), decided without it
+                for o in ref.outputs:
+                    if o:
+                        values[o] = _TENSOR
+                continue
             shape_in = [(i, name) for i, (name, v) in enumerate(zip(ref.inputs, ins, strict=True))
                         if v is not None and v.kind == SHAPE]
-            if shape_in and ref.op_type not in self.accepts:
+            if shape_in and op not in self.accepts:
                 i, name = shape_in[0]
                 src = self._origin(name)
                 self.flag(ref, name, f"input {i} ('{name}') is a Relax shape value ({src}); TVM's importer passes "
@@ -121,7 +130,7 @@ class _Walk:
                 out = self.transfer(ref, ins)
             for o in ref.outputs:
                 if o:
-                    self.values[o] = out if o == ref.outputs[0] else Value(TENSOR)
+                    values[o] = out if o == ref.outputs[0] else _TENSOR
 
     def _origin(self, name: str) -> str:
         ref = self.lm.producers.get(name)
@@ -248,6 +257,15 @@ class _Walk:
         if data is not None and data.kind == CONST and new is not None and new.kind == CONST:
             return Value(CONST)
         return Value(TENSOR)
+
+
+_TENSOR = Value(TENSOR)  # shared: values are never changed once made
+# Ops transfer() has a branch for; any other op's output is a tensor unless an input is a shape value.
+_NAMED = {"Constant", "Shape", "Gather", "Concat", "Cast", "CastLike", "Equal", "Where", "Reshape", "Squeeze",
+          "Slice", "Unsqueeze", "ConstantOfShape", "Identity", "Neg", *_BINARY, *_FOLD_ALL_CONST}
+# Ops whose branches give a tensor whenever one input is a tensor and none is a shape value.
+_TENSOR_WINS = ({"Gather", "Concat", "Cast", "Equal", "Where", "Squeeze", "Slice", *_BINARY, *_FOLD_ALL_CONST}
+                - {"Constant", "Shape", "Reshape", "Unsqueeze", "Neg", "Identity", "ConstantOfShape", "CastLike"})
 
 
 def _shape(dims: tuple[bool, ...]) -> Value:

@@ -3,6 +3,7 @@ external-data bytes, estimated FLOPs and activation memory (peak by liveness ove
 
 from __future__ import annotations
 
+import functools
 import math
 from pathlib import Path
 
@@ -22,13 +23,23 @@ def _numel(shape: list | None, assumed: list[bool]) -> int:
     if shape is None:
         assumed.append(True)
         return 0
-    n = 1
+    n, dynamic = _numel_of(tuple(shape))
+    if dynamic:
+        assumed.append(True)
+    return n
+
+
+@functools.lru_cache(maxsize=4096)
+def _numel_of(shape: tuple) -> tuple[int, bool]:
+    """(element count with unknown dims as 1, whether a dim was unknown): thousands of tensors share a few
+    hundred shapes."""
+    n, dynamic = 1, False
     for d in shape:
         if isinstance(d, int):
             n *= max(d, 0)
         else:
-            assumed.append(True)
-    return n
+            dynamic = True
+    return n, dynamic
 
 
 def _shape(lm: LoadedModel, name: str) -> list | None:
@@ -106,7 +117,8 @@ def compute_stats(lm: LoadedModel, input_shapes: dict[str, list[int]] | None = N
     ext_files: dict[str, int] = {}
     base = lm.path.parent
     for t in lm.initializers.values():
-        n = math.prod(int(d) for d in t.dims) if t.dims else 1
+        dims = t.dims
+        n = math.prod(dims) if dims else 1
         st.parameters += n
         st.initializers += 1
         nbytes = int(n * dtype_bytes(t.data_type))
