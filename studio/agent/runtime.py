@@ -79,10 +79,10 @@ class ServedModel:
         expected = self._expected
         for name in feed:
             if name not in expected:
-                raise ValueError(f"unexpected inference input '{name}' for model '{self.name}'")
+                raise ValueError(f"unexpected inference input '{name}' for model '{self.name}'{self._to_generate()}")
         for name, (spec, want) in expected.items():
             if name not in feed:
-                raise ValueError(f"expected input '{name}' for model '{self.name}'")
+                raise ValueError(f"expected input '{name}' for model '{self.name}'{self._to_generate()}")
             arr = feed[name]
             if want is not None and want != arr.dtype and not (
                     spec.datatype == "BYTES" and arr.dtype == np.object_):
@@ -90,6 +90,14 @@ class ServedModel:
             if len(arr.shape) != len(spec.shape) or any(
                     s not in (-1, a) for s, a in zip(spec.shape, arr.shape, strict=True)):
                 raise ValueError(f"input '{name}': shape {list(arr.shape)} does not match {spec.shape}")
+
+    def _to_generate(self) -> str:
+        """For a generation model: /infer runs its decoder graph alone; prompts and media go to /generate."""
+        if self.generation is None:
+            return ""
+        takes = " / ".join(f"'{a}'" for a in self.generation.describe().get("accepts") or ["text_input"])
+        return (f": a generation model, whose /infer runs the decoder graph alone on the tensors its metadata "
+                f"lists; {takes} go to POST /v2/models/{self.name}/generate")
 
     def metadata(self) -> dict[str, Any]:
         d = {"name": self.name, "versions": [self.version], "platform": "onnxruntime_onnx",

@@ -39,7 +39,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="load the model with this attention implementation")
     p.add_argument("--with-past", action=argparse.BooleanOptionalAction, default=None,
                    help="export the decoder with its KV cache (past_key_values.* in, present.* out) and validate "
-                        "greedy generation against HF generate(); default: on for decoder-only models")
+                        "greedy generation against HF generate(); default: on for decoder models (decoder-only, "
+                        "Qwen2-VL, Whisper); --no-with-past: the single-pass graph")
     p.add_argument("--precision", default=None, metavar="PART=PREC,...",
                    help="convert parts after export, e.g. vision=int8,text=fp16 (PART: a part name, a modality or "
                         "'model'; PREC: fp32, fp16, int8 (static, calibrated on the processor's images), "

@@ -194,7 +194,8 @@ def generate(export_dir: Path | str, prompt: str | None = None, *, prompt_ids: l
                               hf_parity=hf_parity, threads=threads, on_text=on_text)
     if audio is not None:
         raise InputError("--audio given, but this model takes text only", offending="--audio",
-                         hint="audio clips go to a speech (Whisper) export made with `studio export --with-past`")
+                         hint="audio clips go to a speech (Whisper) export made with `studio export` (its default "
+                              "keeps the KV cache; not --no-with-past)")
     if image is not None or export_kind(export_dir) == "vlm":
         return open_vlm(export_dir, threads, runtime, io_binding).generate(  # type: ignore[no-any-return]
             prompt, image=image, prompt_ids=prompt_ids, max_new_tokens=max_new_tokens, sampling=sampling,

@@ -99,13 +99,14 @@ def self_signed_cert(folder: Path) -> tuple[Path, Path]:
     return cert, key
 
 
-def export_sample(root: Path, name: str) -> tuple[Path, Path]:
+def export_sample(root: Path, name: str, with_past: bool | None = None) -> tuple[Path, Path]:
     """The built-in sample ``name`` written to ROOT/NAME and exported to ROOT/NAME-onnx/model.onnx:
-    (the sample's folder, the export folder)."""
+    (the sample's folder, the export folder). ``with_past=False``: the single-pass graph (--no-with-past)."""
     from studio.export.api import ExportOptions, export_model, write_sample
 
     sample = write_sample(name, root / name)
-    rep = export_model(ExportOptions(model_dir=sample, output=root / f"{name}-onnx" / "model.onnx"))
+    rep = export_model(ExportOptions(model_dir=sample, output=root / f"{name}-onnx" / "model.onnx",
+                                     with_past=with_past))
     assert rep.status == "succeeded", rep.diagnosis
     return sample, root / f"{name}-onnx"
 

@@ -71,7 +71,7 @@ def export_vlm(root: Path) -> Path:
 
 
 def export_whisper(root: Path) -> Path:
-    """tiny-whisper re-initialised with init_std 0.3, exported with its KV cache; the export folder."""
+    """tiny-whisper re-initialised with init_std 0.3, exported with its KV cache (the default); the export folder."""
     import torch
     from transformers import WhisperConfig, WhisperForConditionalGeneration
 
@@ -82,7 +82,7 @@ def export_whisper(root: Path) -> Path:
     cfg.init_std = 0.3  # the sample's 0.02 answers the same token whatever the clip
     torch.manual_seed(0)
     WhisperForConditionalGeneration(cfg).eval().save_pretrained(src)
-    rep = export_model(ExportOptions(model_dir=src, output=root / "export" / "model.onnx", with_past=True))
+    rep = export_model(ExportOptions(model_dir=src, output=root / "export" / "model.onnx"))
     assert rep.status == "succeeded", rep.diagnosis
     return root / "export"
 
@@ -184,6 +184,33 @@ def test_speech_transcript_equals_the_local_runtime(agent: AgentProcess, wh_expo
     maps = Path(f"/proc/{agent.proc.pid}/maps")  # type: ignore[union-attr]
     if maps.is_file():  # both media loops ran in the agent: numpy, PIL and ORT, never torch
         assert "libtorch" not in maps.read_text()
+
+
+def test_plain_infer_runs_the_speech_decoder_alone(agent: AgentProcess, wh_export: Path) -> None:
+    """/infer of a Whisper export is its decoder graph with its own tensors (the cross K/V from the bundle's
+    encoder, run here) and equals ORT; the audio it does not take is a 400 that points to /generate."""
+    import onnxruntime as ort
+
+    enc, dec = (ort.InferenceSession(str(wh_export / f), providers=["CPUExecutionProvider"])
+                for f in ("model_encoder.onnx", "model.onnx"))
+    feats = np.random.default_rng(3).standard_normal((1, 16, 100)).astype(np.float32)
+    cross = dict(zip([o.name for o in enc.get_outputs()], enc.run(None, {"input_features": feats}), strict=True))
+    past = 2
+    feed = {"input_ids": np.array([[350]], np.int64), "attention_mask": np.ones((1, past + 1), np.int64),
+            "position_ids": np.array([[past]], np.int64)}
+    for i in dec.get_inputs()[3:]:
+        feed[i.name] = cross[i.name.replace("past_key_values", "present")] if ".encoder." in i.name else \
+            np.random.default_rng(4).standard_normal((1, i.shape[1], past, i.shape[3])).astype(np.float32)
+    want = dec.run(["logits"], feed)[0]
+    body = {"inputs": [{"name": k, "datatype": "INT64" if v.dtype == np.int64 else "FP32", "shape": list(v.shape),
+                        "data": v.ravel().tolist()} for k, v in feed.items()], "outputs": [{"name": "logits"}]}
+    r = httpx.post(agent.url + "/v2/models/wh/infer", json=body, timeout=60)
+    assert r.status_code == 200, r.text
+    out = r.json()["outputs"][0]
+    np.testing.assert_allclose(np.asarray(out["data"], np.float32).reshape(out["shape"]), want, atol=1e-5)
+    bad = {"inputs": [{"name": "audio", "datatype": "BYTES", "shape": [1], "data": [b64(wav(0.3))]}]}
+    r = httpx.post(agent.url + "/v2/models/wh/infer", json=bad, timeout=60)
+    assert r.status_code == 400 and "'audio'" in r.json()["error"] and "/v2/models/wh/generate" in r.json()["error"]
 
 
 def test_closing_a_vlm_stream_frees_the_slot(agent: AgentProcess, vl_export: Path) -> None:

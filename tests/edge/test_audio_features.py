@@ -1,6 +1,8 @@
 """Whisper log-mel features on the agent (numpy only) against transformers' WhisperFeatureExtractor, and raw WAV
-requests for the exported tiny-whisper bundle on a real agent matching ONNX Runtime on the HF extractor's
-features."""
+requests on /infer for the tiny-whisper bundle on a real agent matching ONNX Runtime on the HF extractor's
+features. That is the single-pass graph (`studio export --no-with-past`: input_features + decoder_input_ids ->
+logits); the default export (encoder + decoder with past) takes WAVs on /generate (tests/edge/
+test_agent_generate_media.py)."""
 
 from __future__ import annotations
 
@@ -103,7 +105,7 @@ def test_wav_stereo_32bit_resampled_to_features(tmp_path: Path) -> None:
 
 @pytest.fixture(scope="module")
 def whisper_export(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    return export_sample(tmp_path_factory.mktemp("whisper"), "tiny-whisper")
+    return export_sample(tmp_path_factory.mktemp("whisper"), "tiny-whisper", with_past=False)
 
 
 def test_declare_raw_inputs_for_whisper(whisper_export) -> None:  # type: ignore[no-untyped-def]

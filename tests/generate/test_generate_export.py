@@ -232,15 +232,15 @@ def test_a_second_family_llama_without_tokenizer(tmp_path: Path) -> None:
         generate(out.parent, "hello")
 
 
-def test_whisper_with_past_is_opt_in(tmp_path: Path) -> None:
-    """Whisper keeps its single-pass export by default (a with_past warning says how to get the cache) and an
-    explicit --with-past takes the encoder + decoder-with-past path (tests/generate/test_whisper_generate.py)."""
+def test_whisper_with_past_is_the_default(tmp_path: Path) -> None:
+    """Whisper takes the encoder + decoder-with-past path by default, as the decoder families do
+    (tests/generate/test_whisper_generate.py); --no-with-past keeps the single-pass graph, with a note saying so."""
     from studio.export.stages.options import open_report
 
     whisper = write_sample("tiny-whisper", tmp_path / "whisper")
-    opts = ExportOptions(model_dir=whisper, output=tmp_path / "m.onnx", with_past=True)
+    opts = ExportOptions(model_dir=whisper, output=tmp_path / "m.onnx")
     _, specs = check_options(opts)
     assert opts.with_past is True and [s.name for s in specs] == ["input_features", "decoder_input_ids"]
-    report, _, specs = open_report(ExportOptions(model_dir=whisper, output=tmp_path / "m.onnx"))
-    assert report.options["with_past"] is False and not any(s.name.startswith("past_") for s in specs)
-    assert any(w.startswith("with_past: Whisper") for w in report.warnings)
+    report, _, _ = open_report(ExportOptions(model_dir=whisper, output=tmp_path / "m.onnx", with_past=False))
+    assert report.options["with_past"] is False
+    assert any(w.startswith("with_past: off (--no-with-past): Whisper") for w in report.warnings)

@@ -1,6 +1,7 @@
-"""Whisper with a KV cache: `studio export --with-past` writes the encoder (+ cross K/V) and decoder-with-past graphs,
-their greedy ids equal HF generate() token for token on several clips and lengths with per-step logits parity,
-`studio generate --audio` answers with --json fields, and bad audio is exit 2 naming --audio.
+"""Whisper with a KV cache: `studio export` (--with-past is the default for Whisper) writes the encoder (+ cross
+K/V) and decoder-with-past graphs, their greedy ids equal HF generate() token for token on several clips and lengths
+with per-step logits parity, `studio generate --audio` answers with --json fields, and bad audio is exit 2 naming
+--audio.
 
 One tiny Whisper (d_model 32, 2 + 2 layers, a 1 s window, built from its config: no hub), re-initialised with
 init_std 0.3 so that its greedy ids depend on the audio (the sample's 0.02 gives one token whatever the clip), and
@@ -70,7 +71,7 @@ def whisper_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def speech_export(whisper_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, ExportReport]:
     out = tmp_path_factory.mktemp("whisper-out") / "model.onnx"
-    report = export_model(ExportOptions(model_dir=whisper_dir, output=out, with_past=True,
+    report = export_model(ExportOptions(model_dir=whisper_dir, output=out,  # with past: the default
                                         report=out.parent / "report.json"))
     assert report.status == "succeeded", report.diagnosis
     return out.parent, report
@@ -193,6 +194,21 @@ def test_cli_json_fields(speech_export: tuple[Path, ExportReport], tmp_path: Pat
     assert "tokens" in capsys.readouterr().err
 
 
+def test_cli_default_export_then_generate(whisper_dir: Path, tmp_path: Path,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    """What a user types: `studio export` with no flag writes the cache-carrying parts, `studio generate --audio`
+    answers from them."""
+    out = tmp_path / "w"
+    assert main(["export", str(whisper_dir), "-o", str(out / "model.onnx"), "--cases", "2"]) == 0
+    capsys.readouterr()
+    assert {"model.onnx", "model_encoder.onnx", "generation.json"} <= {p.name for p in out.iterdir()}
+    wav = tmp_path / "clip.wav"
+    wav.write_bytes(wav_bytes(clip(2, 0.6, 16000)))
+    assert main(["generate", str(out), "--audio", str(wav), "--max-new-tokens", "8", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["prompt_token_ids"] == INIT and 1 <= len(data["token_ids"]) <= 8 and isinstance(data["text"], str)
+
+
 def test_python_api_and_seeded_sampling(speech_export: tuple[Path, ExportReport]) -> None:
     from studio.generate.api import TextGenerator
     from studio.generate.speech import generate_speech
@@ -275,15 +291,28 @@ def test_audio_on_a_text_only_export(exported: tuple[Path, ExportReport], tmp_pa
 
 
 def test_with_past_options_for_whisper(whisper_dir: Path, tmp_path: Path) -> None:
-    from studio.export.stages.options import check_options
+    """On by default; with the default an option the cache cannot combine with falls back to the single-pass
+    graph with a note naming it; an explicit --with-past with one is an InputError naming the flag."""
+    from studio.export.stages.options import check_options, open_report
 
-    default = ExportOptions(model_dir=whisper_dir, output=tmp_path / "m.onnx")
+    out = tmp_path / "m.onnx"
+    default = ExportOptions(model_dir=whisper_dir, output=out)
     check_options(default)
-    assert default.with_past is False  # opt-in: the single-pass graph stays what serving gets by default
-    for kw, flag in (({"exporter": "dynamo"}, "--exporter"), ({"split_modalities": True}, "--split-modalities")):
+    assert default.with_past is True and default.attn_implementation == "eager"
+    clashes = (({"exporter": "dynamo"}, "--exporter"), ({"split_modalities": True}, "--split-modalities"),
+               ({"input_signature": "audio:input_features,text:decoder_input_ids"}, "--input-signature"),
+               ({"precision": "model=fp16"}, "--precision"))
+    for kw, flag in clashes:
+        report, _, specs = open_report(ExportOptions(model_dir=whisper_dir, output=out, **kw))  # type: ignore[arg-type]
+        assert report.options["with_past"] is False and not any(s.name.startswith("past_") for s in specs)
+        assert [w for w in report.warnings if w.startswith(f"with_past: off because {flag} was given")], flag
+        explicit = ExportOptions(model_dir=whisper_dir, output=out, with_past=True, **kw)  # type: ignore[arg-type]
         with pytest.raises(InputError) as exc:
-            check_options(ExportOptions(model_dir=whisper_dir, output=tmp_path / "m.onnx", with_past=True, **kw))
-        assert exc.value.offending == flag
+            check_options(explicit)
+        assert exc.value.offending == flag and "--no-with-past" in str(exc.value.hint)
+    report, _, specs = open_report(ExportOptions(model_dir=whisper_dir, output=out, with_past=False))
+    assert [s.name for s in specs] == ["input_features", "decoder_input_ids"]
+    assert any(w.startswith("with_past: off (--no-with-past)") for w in report.warnings)
 
 
 def test_unmirrored_generation_settings_warn(whisper_dir: Path, tmp_path: Path) -> None:

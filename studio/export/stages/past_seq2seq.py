@@ -1,7 +1,7 @@
-"""``studio export --with-past`` for Whisper: the encoder (+ cross K/V) and decoder-with-past graphs, each checked
-(onnx.checker, shape inference, ORT load) and compared with PyTorch on several shapes, then generation parity:
-greedy ids of the studio's speech runtime (studio.generate.speech, what ``studio generate --audio`` runs) vs
-HF ``generate()`` on synthetic clips of different lengths (sweep, noise, tones, a full window), token for token,
+"""``studio export`` for Whisper (--with-past, the default): the encoder (+ cross K/V) and decoder-with-past graphs,
+each checked (onnx.checker, shape inference, ORT load) and compared with PyTorch on several shapes, then generation
+parity: greedy ids of the studio's speech runtime (studio.generate.speech, what ``studio generate --audio`` runs)
+vs HF ``generate()`` on synthetic clips of different lengths (sweep, noise, tones, a full window), token for token,
 with the per-step logits diff. generation.json records the parts, the start / forced / suppressed tokens and the
 audio window. The graphs' form is documented in studio.export.seq2seq.
 """
@@ -39,24 +39,40 @@ def is_seq2seq(config: dict[str, Any]) -> bool:
     return str(config.get("model_type")) in SEQ2SEQ_TYPES
 
 
+def seq2seq_clash(options: Any) -> str | None:
+    """The first given option the encoder + decoder-with-past export cannot honour (None: none)."""
+    return ("--exporter" if options.exporter != "torchscript" else
+            "--split-modalities" if options.split_modalities else
+            "--input-signature" if options.input_signature is not None else
+            "--precision" if getattr(options, "precision", None) else None)
+
+
 def resolve_seq2seq_past(options: Any) -> bool:
-    """``options.with_past`` for Whisper: off unless asked (the single-pass graph is what the agent, Triton and
-    package paths serve today); an explicit --with-past that cannot hold is an InputError naming the flag."""
+    """``options.with_past`` for Whisper: on unless --no-with-past (what ``studio generate --audio``, the agent's
+    and Triton's generate take); with the default (None) an option that cannot combine with it falls back to the
+    single-pass graph (seq2seq_past_note says why); an explicit --with-past with one is an InputError."""
     from studio.core.errors import InputError
 
-    clash = ("--exporter" if options.exporter != "torchscript" else
-             "--split-modalities" if options.split_modalities else
-             "--input-signature" if options.input_signature is not None else None)
+    clash = seq2seq_clash(options)
     if options.with_past is None:
-        return False
+        return clash is None
     if options.with_past and clash:
         why = {"--exporter": "torch.export cannot yet tie the mask length to past + sequence; use --exporter "
                              "torchscript",
                "--split-modalities": "with a KV cache Whisper is always two parts (encoder, decoder with past)",
-               "--input-signature": "with a KV cache the signature is the decoder's own"}[clash]
+               "--input-signature": "with a KV cache the signature is the decoder's own",
+               "--precision": "the encoder and decoder with past are FP32 for now"}[clash]
         raise InputError(f"--with-past and {clash} do not combine for Whisper", offending=clash,
                          hint=f"{why}; or export with --no-with-past")
     return bool(options.with_past)
+
+
+def seq2seq_past_note(options: Any) -> str:
+    """The report's note for a Whisper export without its KV cache: why, and what it leaves out."""
+    clash = seq2seq_clash(options) if options.with_past is not True else None
+    why = f"off because {clash} was given" if clash else "off (--no-with-past)"
+    return (f"with_past: {why}: Whisper is exported as one pass (input_features + decoder_input_ids -> logits) "
+            "without a KV cache; `studio generate --audio` and the generate endpoints need the default export")
 
 
 def seq2seq_specs(config: dict[str, Any]) -> list[InputSpec]:
