@@ -88,9 +88,9 @@ def _inspect_model(model: Path | str, targets: list[str] | None, *, shapes: dict
 
     stages.begin("targets", "checking targets")
     t = time.perf_counter()
-    from studio.inspect.verdicts import evaluate_target, op_version
+    from studio.inspect.verdicts import evaluate_target, op_versions
 
-    versions = {ref.key: op_version(lm, ref) for ref in lm.nodes}
+    versions = op_versions(lm)
     rep = InspectionReport(model=str(path), ir_version=int(proto.ir_version),
                            producer=f"{proto.producer_name} {proto.producer_version}".strip(),
                            opset_imports=dict(lm.opsets), dynamic=dyn,

@@ -10,7 +10,6 @@ from __future__ import annotations
 import functools
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from itertools import repeat
 from pathlib import Path
 from typing import Any
 
@@ -56,7 +55,6 @@ class LoadedModel:
     nodes: list[NodeRef] = field(default_factory=list)
     tensors: dict[str, TensorInfo] = field(default_factory=dict)
     producers: dict[str, NodeRef] = field(default_factory=dict)
-    consumers: dict[str, list[NodeRef]] = field(default_factory=dict)
     initializers: dict[str, Any] = field(default_factory=dict)  # name -> TensorProto (maybe external)
     constants: set[str] = field(default_factory=set)  # initializers, Constant outputs and foldable results
     graph_inputs: list[str] = field(default_factory=list)
@@ -64,6 +62,23 @@ class LoadedModel:
     shape_inference_error: str | None = None
     graphs: list[tuple[str, Any, Any]] = field(default_factory=list)  # iter_graphs of the inferred model
     cache: dict[str, Any] = field(default_factory=dict, repr=False)  # derived tables shared by the passes
+
+    @property
+    def consumers(self) -> dict[str, list[NodeRef]]:
+        """Tensor name -> the nodes reading it, in graph order; built on first use (no pass of the inspector
+        needs it, graph views do)."""
+        table = self.cache.get("consumers")
+        if table is None:
+            table = self.cache["consumers"] = {}
+            for ref in self.nodes:
+                for inp in ref.inputs:
+                    if inp:
+                        c = table.get(inp)
+                        if c is None:
+                            table[inp] = [ref]
+                        else:
+                            c.append(ref)
+        return table
 
 
 def _dims(type_proto: Any) -> TensorInfo | None:
@@ -82,10 +97,6 @@ def _dims(type_proto: Any) -> TensorInfo | None:
         else:
             dims.append(None)
     return TensorInfo(tt.elem_type, dims)
-
-
-def _all_text(values: tuple[Any, ...]) -> bool:
-    return all(map(isinstance, values, repeat(str)))
 
 
 def read_model_proto(path: Path | str) -> Any:
@@ -160,14 +171,18 @@ def analyse_structure(path: Path, model: Any, *, shapes: dict[str, list[int]] | 
     # Constants: Constant / ConstantOfShape-of-constant outputs and anything computed only from constants
     # (converters fold those). Nodes are topologically ordered within each graph; subgraph-outer refs are fine.
     constants = lm.constants
+    had_empty = "" in constants
+    constants.add("")  # an absent optional input counts as constant: one issuperset per node
     for ref in lm.nodes:
         op, ins = ref.op_type, ref.inputs
-        if op == "Constant" or (op not in _NON_FOLDABLE and ins and all((not i) or i in constants for i in ins)):
-            constants.update(o for o in ref.outputs if o)
+        if op == "Constant" or (op not in _NON_FOLDABLE and ins and constants.issuperset(ins)):
+            constants.update(ref.outputs)
         elif op in ("Shape", "Size") and ins:
             info = lm.tensors.get(ins[0])
             if info is not None and not info.dynamic:
-                constants.update(o for o in ref.outputs if o)
+                constants.update(ref.outputs)
+    if not had_empty:
+        constants.discard("")
     return lm
 
 
@@ -203,14 +218,17 @@ def _index_graph(lm: LoadedModel, g: Any, sub_path: str, owner: Any, types: dict
         initializers[tname] = t
         tensors[tname] = TensorInfo(t.data_type, list(t.dims))
         constants.add(tname)
-    producers, consumers, nodes = lm.producers, lm.consumers, lm.nodes
+    producers, nodes = lm.producers, lm.nodes
+    join = "".join
     subs: list[tuple[str, Any, Any]] = []
     for i, node in enumerate(g.node):
         op_type, raw_name, domain = node.op_type, node.name, node.domain
         inputs, outputs = tuple(node.input), tuple(node.output)
-        if not _all_text((op_type, raw_name, domain, *inputs, *outputs)):
+        try:  # protobuf gives bytes for a string field that is not UTF-8; joining them fails
+            join((op_type, raw_name, domain, *inputs, *outputs))
+        except TypeError:
             raise ModelError("model holds node names that are not valid UTF-8 text", offending=str(path),
-                             hint="the file is corrupt; re-export it")
+                             hint="the file is corrupt; re-export it") from None
         name = raw_name or f"{op_type}_{i}"
         key = f"{sub_path}/{name}" if sub_path else name
         if key in seen:  # duplicate node names would merge verdicts; keep every node addressable
@@ -222,13 +240,6 @@ def _index_graph(lm: LoadedModel, g: Any, sub_path: str, owner: Any, types: dict
         for o in outputs:
             if o:
                 producers[o] = ref
-        for inp in inputs:
-            if inp:
-                c = consumers.get(inp)
-                if c is None:
-                    consumers[inp] = [ref]
-                else:
-                    c.append(ref)
         attrs = node.attribute
         if attrs:
             for attr in attrs:

@@ -155,11 +155,15 @@ def compute_stats(lm: LoadedModel, input_shapes: dict[str, list[int]] | None = N
     for i, ref in enumerate(main):
         for inp in ref.inputs:
             last_use[inp] = i
+    freed: list[list[str]] = [[] for _ in main]  # node position -> the tensors it reads last
+    for name, i in last_use.items():
+        freed[i].append(name)
     keep = set(lm.graph_outputs)
+    tensors, consts = lm.tensors, lm.constants
 
     def size(name: str) -> int:
-        t = lm.tensors.get(name)
-        if t is None or name in lm.constants:
+        t = tensors.get(name)
+        if t is None or name in consts:
             return 0
         return int(_numel(t.shape, assumed) * dtype_bytes(t.elem_type))
 
@@ -174,9 +178,10 @@ def compute_stats(lm: LoadedModel, input_shapes: dict[str, list[int]] | None = N
                 live[o] = s
                 cur += s
                 total += s
-        peak = max(peak, cur)
-        for inp in set(ref.inputs):
-            if inp in live and last_use.get(inp) == i and inp not in keep:
+        if cur > peak:
+            peak = cur
+        for inp in freed[i]:
+            if inp in live and inp not in keep:
                 cur -= live.pop(inp)
     st.activation_bytes_peak = peak
     st.activation_bytes_total = total

@@ -33,6 +33,19 @@ def op_version(lm: LoadedModel, ref: NodeRef) -> int | None:
     return None if s is None else int(s.since_version)
 
 
+def op_versions(lm: LoadedModel) -> dict[str, int | None]:
+    """``op_version`` of every node by key, looked up once per (domain, op)."""
+    by_op: dict[tuple[str, str], int | None] = {}
+    out: dict[str, int | None] = {}
+    for ref in lm.nodes:
+        k = (ref.domain, ref.op_type)
+        if k in by_op:
+            out[ref.key] = by_op[k]
+        else:
+            out[ref.key] = by_op[k] = op_version(lm, ref)
+    return out
+
+
 @dataclass
 class NodeVerdict:
     verdict: str
@@ -270,7 +283,6 @@ class _Groups:
     """The model's nodes grouped by what a static verdict depends on, computed once for all targets."""
 
     keys: list[str]
-    ops: list[str]
     groups: dict[tuple[str, str, int | None, str], list[int]]  # (domain, op, version, graph) -> positions
 
 
@@ -281,7 +293,7 @@ def _groups(lm: LoadedModel, versions: dict[str, int | None]) -> _Groups:
     groups: dict[tuple[str, str, int | None, str], list[int]] = {}
     for pos, ref in enumerate(lm.nodes):
         groups.setdefault((ref.domain, ref.op_type, versions[ref.key], ref.graph), []).append(pos)
-    g = _Groups([r.key for r in lm.nodes], [r.op_type for r in lm.nodes], groups)
+    g = _Groups([r.key for r in lm.nodes], groups)
     lm.cache["verdict-groups"] = (versions, g)
     return g
 
@@ -309,9 +321,14 @@ def evaluate_target(lm: LoadedModel, dyn: DynamicReport, prof: TargetProfile,
     special = dd | set(shape_flags) if (dd and dyn_level != "allowed") or shape_flags else set()
     memo: dict[Any, Any] = {}
 
+    counts = {v: 0 for v in ("supported", "risky", "unsupported", "unknown")}
+    ops_by: dict[str, set[str]] = {v: set() for v in counts}
+
     def record(positions: list[int], nv: NodeVerdict, op: str, dom: str, graph: str) -> None:
         for p in positions:
             vals[p] = nv.verdict
+        counts[nv.verdict] += len(positions)
+        ops_by[nv.verdict].add(op)
         if nv.verdict == "supported":
             if nv.reason:
                 for p in positions:
@@ -373,11 +390,6 @@ def evaluate_target(lm: LoadedModel, dyn: DynamicReport, prof: TargetProfile,
     placed.sort(key=lambda x: x[0])
     findings = [f for _, f in placed]
     findings.extend(global_findings(lm, dyn, prof))
-    counts = {v: 0 for v in ("supported", "risky", "unsupported", "unknown")}
-    ops_by: dict[str, set[str]] = {v: set() for v in counts}
-    for op, v in zip(gr.ops, vals, strict=True):
-        counts[v] += 1
-        ops_by[v].add(op)
     fverdicts = {f.verdict for f in findings}
     if "unsupported" in fverdicts:
         summary_verdict = "fail"
@@ -399,6 +411,18 @@ def evaluate_target(lm: LoadedModel, dyn: DynamicReport, prof: TargetProfile,
                             unsupported_ops=ops_with("unsupported"), risky_ops=ops_with("risky"),
                             unknown_ops=ops_with("unknown"))
     return summary, verdicts, reasons, findings
+
+
+def _inner_by_elem(lm: LoadedModel) -> dict[int, int]:
+    """Element type -> number of tensors that are not constants; every target's dtype rule reads it."""
+    table = lm.cache.get("inner-by-elem")
+    if table is None:
+        from collections import Counter
+
+        consts = lm.constants
+        table = lm.cache["inner-by-elem"] = dict(Counter(t.elem_type for name, t in lm.tensors.items()
+                                                         if name not in consts))
+    return table
 
 
 def global_findings(lm: LoadedModel, dyn: DynamicReport, prof: TargetProfile) -> list[Finding]:
@@ -430,7 +454,7 @@ def global_findings(lm: LoadedModel, dyn: DynamicReport, prof: TargetProfile) ->
         if level == "allowed":
             continue
         io = [n for n in lm.graph_inputs + lm.graph_outputs if lm.tensors.get(n) and lm.tensors[n].elem_type == elem]
-        inner = sum(1 for name, t in lm.tensors.items() if t.elem_type == elem and name not in lm.constants)
+        inner = _inner_by_elem(lm).get(elem, 0)
         if io or inner:
             what = f"graph inputs/outputs {io}" if io else f"{inner} internal tensors"
             out.append(Finding(target=prof.id, severity=SEVERITY_OF[level], verdict=level, rule=f"dtype-{key}",
