@@ -123,6 +123,7 @@ def trace_dynamic(lm: LoadedModel) -> DynamicReport:
 
     by_syms: dict[tuple[Dim, ...], frozenset[str] | None] = {}  # symbolic dims -> their origins
     ordered: dict[frozenset[str], list[str]] = {}  # origins -> sorted ids
+    syms_of: dict[tuple[Dim, ...], tuple[Dim, ...]] = {}  # shape -> its dims that are not static
     for ref in lm.nodes:
         n = ref.node
         op, n_in = ref.op_type, ref.inputs
@@ -185,7 +186,10 @@ def trace_dynamic(lm: LoadedModel) -> DynamicReport:
             shape = info.shape if info is not None else None
             org = carried
             if shape is not None:
-                syms = tuple(d for d in shape if not isinstance(d, int))
+                dims = tuple(shape)
+                syms = syms_of.get(dims)
+                if syms is None:
+                    syms = syms_of[dims] = tuple(d for d in dims if not isinstance(d, int))
                 if not syms:
                     continue
                 if own is None:  # the same symbols give the same origins: worked out once per tuple

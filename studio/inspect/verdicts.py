@@ -320,6 +320,7 @@ def evaluate_target(lm: LoadedModel, dyn: DynamicReport, prof: TargetProfile,
         shape_flags, _ = shape_value_findings(lm, set(prof.shape_values.accepts))
     special = dd | set(shape_flags) if (dd and dyn_level != "allowed") or shape_flags else set()
     memo: dict[Any, Any] = {}
+    elems = _elem_types(lm)
 
     counts = {v: 0 for v in ("supported", "risky", "unsupported", "unknown")}
     ops_by: dict[str, set[str]] = {v: set() for v in counts}
@@ -350,10 +351,21 @@ def evaluate_target(lm: LoadedModel, dyn: DynamicReport, prof: TargetProfile,
             record(positions, st[0], op, dom, graph)
             continue
         plain: list[int] = []  # nodes whose verdict is the group's static one: recorded together
+        # With dtype checks only, a node's verdict follows from its inputs' element types: each combination
+        # found clean is not checked again.
+        by_dtypes = st[1] is not None and all(c.kind == "dtype" for c in st[1].constraints)
+        clean: set[tuple[int, ...]] = set()
         for p in positions:
             ref = nodes[p]
+            if by_dtypes:
+                sig = tuple(map(elems.__getitem__, ref.inputs))
+                if sig in clean and not (special and ref.key in special):
+                    plain.append(p)
+                    continue
             nv = node_verdict(ref, lm, dyn, prof, version, memo)
             if nv is st[0] and not (special and ref.key in special):
+                if by_dtypes:
+                    clean.add(sig)
                 plain.append(p)
                 continue
             sf = shape_flags.get(ref.key)
