@@ -72,11 +72,14 @@ def run(args: argparse.Namespace) -> int:
     from studio.cli.progress import ProgressBar
     from studio.core.atomic import write_text_atomic
     from studio.core.jobs import JobState
-    from studio.core.shapes import parse_shapes
     from studio.inspect.api import inspect_model, inspect_parts
     from studio.inspect.render import render
 
-    shapes = parse_shapes(args.shape)
+    shapes: dict[str, list[int]] = {}
+    if args.shape is not None:  # studio.core.shapes only when there are specs to read (3 ms of import)
+        from studio.core.shapes import parse_shapes
+
+        shapes = parse_shapes(args.shape)
     dirs = profile_dirs_from(args)
     job = JobState(name="inspect")
     ProgressBar(job, enabled=not args.quiet and args.output is not None)

@@ -14,7 +14,6 @@ from pathlib import Path
 from typing import Any
 
 from studio.core.errors import InputError, ModelError
-from studio.core.shapes import check_against
 
 Dim = int | str | None  # static size, symbolic name, or unknown
 
@@ -267,6 +266,8 @@ _NON_FOLDABLE = {"RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUni
 
 def apply_input_shapes(model: Any, shapes: dict[str, list[int]]) -> None:
     """Set the dims of named graph inputs in place; unknown names are an InputError."""
+    from studio.core.shapes import check_against
+
     by_name = {i.name: i for i in model.graph.input}
     ranks = {n: [None] * len(i.type.tensor_type.shape.dim) or None for n, i in by_name.items()}  # sizes may change
     check_against(shapes, ranks)

@@ -124,10 +124,15 @@ def compute_stats(lm: LoadedModel, input_shapes: dict[str, list[int]] | None = N
         nbytes = int(n * dtype_bytes(t.data_type))
         if t.data_location == 1:  # EXTERNAL: dims and the length entry tell the size, no read
             st.external_tensors += 1
-            meta = {e.key: e.value for e in t.external_data}
-            if "length" in meta:
-                nbytes = int(meta["length"])
-            loc = meta.get("location", "?")
+            length, loc = None, "?"
+            for e in t.external_data:  # the last entry of a key counts, as in a dict of them
+                k = e.key
+                if k == "length":
+                    length = e.value
+                elif k == "location":
+                    loc = e.value
+            if length is not None:
+                nbytes = int(length)
             ext_files[loc] = ext_files.get(loc, 0) + nbytes
             st.external_data_bytes += nbytes
         st.initializer_bytes += nbytes
@@ -148,7 +153,8 @@ def compute_stats(lm: LoadedModel, input_shapes: dict[str, list[int]] | None = N
     st.input_shapes = {k: list(v) for k, v in (input_shapes or {}).items()}
 
     assumed: list[bool] = []
-    st.flops = sum(_safe_flops(lm, ref, assumed) for ref in lm.nodes)
+    st.flops = sum(_safe_flops(lm, ref, assumed) for ref in lm.nodes
+                   if ref.op_type in _COUNTED or ref.op_type.startswith("Reduce"))  # node_flops' own test
     # activation memory: liveness over the main graph in its (topological) order
     main = lm.nodes[:st.main_graph_nodes]  # the main graph's nodes come first, in graph order
     last_use: dict[str, int] = {}
