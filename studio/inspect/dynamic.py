@@ -124,6 +124,7 @@ def trace_dynamic(lm: LoadedModel) -> DynamicReport:
     by_syms: dict[tuple[Dim, ...], frozenset[str] | None] = {}  # symbolic dims -> their origins
     ordered: dict[frozenset[str], list[str]] = {}  # origins -> sorted ids
     syms_of: dict[tuple[Dim, ...], tuple[Dim, ...]] = {}  # shape -> its dims that are not static
+    reach: dict[frozenset[str], int] = {}  # origins -> number of tensors in rep.tensors with them
     for ref in lm.nodes:
         n = ref.node
         op, n_in = ref.op_type, ref.inputs
@@ -210,15 +211,22 @@ def trace_dynamic(lm: LoadedModel) -> DynamicReport:
             names = ordered.get(org)
             if names is None:
                 names = ordered[org] = sorted(org)
+            if out not in rep.tensors:
+                reach[org] = reach.get(org, 0) + 1
+            else:  # a tensor written twice (nested graphs) counts once, with its last origins
+                old = frozenset(rep.tensors[out].origins)
+                reach[old] -= 1
+                reach[org] = reach.get(org, 0) + 1
             rep.tensors[out] = DynamicTensor(shape=shape, origins=names.copy(), producer=ref.key)
     for name, ids in shape_org.items():
         if name not in rep.tensors:
             info = lm.tensors.get(name)
             rep.tensors[name] = DynamicTensor(shape=info.shape if info else None, origins=sorted(ids))
-    for t in rep.tensors.values():
-        for oid in t.origins:
+            reach[ids] = reach.get(ids, 0) + 1
+    for org, count in reach.items():  # tensors reached, counted per set of origins instead of per tensor
+        for oid in org:
             if oid in origins:
-                origins[oid].reaches += 1
+                origins[oid].reaches += count
     rep.origins = list(origins.values())
     return rep
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
+from itertools import compress, repeat
+from operator import is_not
 from typing import Any
 
 from studio.inspect.dynamic import DynamicReport
@@ -383,7 +385,7 @@ def evaluate_target(lm: LoadedModel, dyn: DynamicReport, prof: TargetProfile,
 
     keys = gr.keys
     verdicts = dict(zip(keys, vals, strict=True))
-    reasons = {k: r for k, r in zip(keys, why, strict=True) if r is not None}
+    reasons = dict(compress(zip(keys, why, strict=True), map(is_not, why, repeat(None))))  # C-level filter
     placed: list[tuple[int, Finding]] = []
     for lists in grouped.values():
         pos = lists[0][0] if len(lists) == 1 else sorted(p for lst, _ in lists for p in lst)
