@@ -70,7 +70,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--locust-workers", type=int, default=2, help="local Locust worker processes (default 2)")
     p.add_argument("--locust-hosts", default="", metavar="HOST[,HOST]",
                    help="lab hosts that each run one worker (`python -m studio.telemetry.locustfile --master-host "
-                        "THIS_HOST --master-port PORT --config FILE`); the master then binds 0.0.0.0")
+                        "THIS_HOST --master-port PORT`, or `locust -f .../studio/telemetry/locustfile.py --worker "
+                        "--master-host THIS_HOST`); the master then binds 0.0.0.0 and sends them the workload")
+    p.add_argument("--locust-port", type=int, default=None,
+                   help="the Locust master's port (default 5557 with --locust-hosts, a free port otherwise)")
     g = p.add_argument_group("generate endpoints (KServe v2 / Triton generate extension)")
     g.add_argument("--generate", action="store_true",
                    help="drive /v2/models/MODEL/generate_stream instead of /infer: time to first token, inter-token "
@@ -164,7 +167,9 @@ def _locust(args: argparse.Namespace) -> dict:
     from studio.telemetry.locust_run import LocustGenerator, LocustOptions
 
     hosts = [h for h in args.locust_hosts.split(",") if h.strip()]
-    opts = LocustOptions(workers=args.locust_workers, hosts=hosts, bind_host="0.0.0.0" if hosts else "127.0.0.1")
+    port = args.locust_port if args.locust_port is not None else (5557 if hosts else 0)
+    opts = LocustOptions(workers=args.locust_workers, hosts=hosts, bind_host="0.0.0.0" if hosts else "127.0.0.1",
+                         port=port)
     opts.validate()
     return {"generator": partial(LocustGenerator, options=opts)}
 

@@ -2,8 +2,8 @@
 
 A process of its own because locust monkey-patches the interpreter with gevent on import, which the studio's
 threads (collectors, the Dashboards' job thread) must not see. It waits for its workers, starts one Locust user per
-worker, hands each level out as a plan (rate share or user count, and a shared wall-clock start so windows line
-up), merges window k of every worker (HDR histograms merged, counts summed), decides stability with the load
+worker, hands each level out as a plan (rate share or user count, a shared wall-clock start so windows line up, and the
+workload itself: server, request bytes, pool, timeout), merges window k of every worker (HDR histograms merged, counts summed), decides stability with the load
 generator's own rule and prints one JSON line per merged window and per level on stdout for ``locust_run``.
 """
 
@@ -134,6 +134,8 @@ def run(cfg: dict[str, Any]) -> int:
         gevent.sleep(0.05)
     runner.start(n, spawn_rate=n)  # one user per worker
     _emit({"type": "ready", "workers": n, "locust": __import__("locust").__version__})
+    # the workload travels with every plan, so a worker on a lab host needs only the master's address
+    workload = {k: cfg[k] for k in ("server_host", "server_port", "requests", "max_connections", "timeout_s")}
     for i, level in enumerate(cfg["levels"]):
         state.update(level=i, windows=[], stop_sent=False)
         merger.reset()
@@ -145,7 +147,7 @@ def run(cfg: dict[str, Any]) -> int:
                     # constant arrivals interleave: worker w's k-th request is due at start + (k*n + w) / rate, so
                     # the merged stream is the load generator's evenly spaced one, not n requests at once
                     "offset": w / level["rate"] if level.get("rate") else 0.0,
-                    "users": level.get("users", 0) // n + (w < level.get("users", 0) % n)}
+                    "users": level.get("users", 0) // n + (w < level.get("users", 0) % n), "workload": workload}
             runner.send_message("studio_level", plan, client_id=client_id)
         limit = start + cfg["warmup_s"] + cfg["window_s"] * (cfg["window_cap"] + 2) + cfg["timeout_s"] + 10
         while sum(1 for d in merger.done if d.get("done")) < n:

@@ -5,7 +5,8 @@
 computed by the same code as for the studio's load generator. The request bodies come from the same builder
 (``studio.telemetry.kserve``); the master (``locust_master``) and the workers (``locustfile``) are separate
 processes because locust monkey-patches its interpreter with gevent. Workers run on loopback, or on lab hosts
-(``hosts``: the studio starts none there; run ``python -m studio.telemetry.locustfile --master-host ...`` on them).
+(``hosts``: the studio starts none there; run ``python -m studio.telemetry.locustfile --master-host ...`` or
+``locust -f .../locustfile.py --worker --master-host ...`` on them: the master sends them the workload).
 """
 
 from __future__ import annotations
@@ -43,10 +44,14 @@ class LocustOptions:
     hosts: list[str] = field(default_factory=list)  # lab hosts that start their own workers
     bind_host: str = "127.0.0.1"
     connect_timeout_s: float = 60.0
+    port: int = 0  # the master's port; 0: a free one (loopback only: lab workers must be told it)
 
     def validate(self) -> None:
-        if self.workers < 1:
-            raise InputError(f"--locust-workers must be >= 1, got {self.workers}", offending="--locust-workers")
+        if self.workers < (0 if self.hosts else 1):
+            raise InputError(f"--locust-workers must be >= {0 if self.hosts else 1}, got {self.workers}",
+                             offending="--locust-workers")
+        if not 0 <= self.port < 65536:
+            raise InputError(f"--locust-port must be a TCP port, got {self.port}", offending="--locust-port")
 
 
 def _require_locust() -> str:
@@ -102,20 +107,25 @@ class LocustGenerator:
 
         if not self.requests:
             self.prepare()
-        port = free_port(self.options.bind_host)
+        port = self.options.port or free_port(self.options.bind_host)
+        local = "127.0.0.1" if self.options.bind_host in ("0.0.0.0", "") else self.options.bind_host
         with tempfile.TemporaryDirectory(prefix="studio-locust-") as tmp:
             conf = Path(tmp) / "run.json"
             conf.write_text(json.dumps(self._config(port)), encoding="utf-8")
-            # gevent on libuv: its timers wake open-loop senders ~0.2 ms after their due time, libev's ~0.9 ms
-            # (epoll's millisecond timeouts rounded up), which showed as higher latencies than the load generator's
-            env = {"GEVENT_LOOP": "libuv", **os.environ, "PYTHONUNBUFFERED": "1"}
+            # gevent's default libev loop: the open-loop senders wake on a timerfd (locust_client.DueTimer), which
+            # libev's epoll returns for 0.13-0.16 ms after the due time; on libuv's poll handles 0.3-0.55 ms
+            env = {"GEVENT_LOOP": "libev-cext", **os.environ, "PYTHONUNBUFFERED": "1"}
             master = subprocess.Popen([sys.executable, "-m", "studio.telemetry.locust_master", str(conf)],
                                       stdout=subprocess.PIPE, stderr=open(Path(tmp) / "master.log", "w"),
                                       text=True, env=env)
-            workers = [subprocess.Popen([sys.executable, "-m", "studio.telemetry.locustfile", "--master-port",
-                                         str(port), "--config", str(conf)], stdout=subprocess.DEVNULL,
+            workers = [subprocess.Popen([sys.executable, "-m", "studio.telemetry.locustfile", "--master-host",
+                                         local, "--master-port", str(port)], stdout=subprocess.DEVNULL,
                                         stderr=open(Path(tmp) / f"worker{i}.log", "w"), env=env)
                        for i in range(self.options.workers)]
+            if self.options.hosts:
+                self._status(f"Locust master on {self.options.bind_host}:{port}: waiting for a worker from each of "
+                             f"{', '.join(self.options.hosts)} (python -m studio.telemetry.locustfile --master-host "
+                             f"THIS_HOST --master-port {port})")
             try:
                 return self._follow(master, Path(tmp))
             finally:

@@ -1,12 +1,17 @@
-"""The Locust side of `studio bench --locust`: one worker process (``python -m studio.telemetry.locustfile``).
+"""The Locust side of `studio bench --locust`: one worker process, on this host or a lab host.
 
 Each worker runs one Locust user (the studio's request bytes over gevent sockets: ``locust_client``) that drives
-its share of a level (a rate share, open loop, latency from each request's due time; or a number of closed-loop greenlets) with
-the studio's own request bodies, and reports every window to the master as a custom message carrying an encoded
-HDR histogram (``studio.telemetry.histogram``), counts, errors and per-tick bytes. Windows are aligned on the wall
-clock the master hands out, so the master merges window k of every worker into one.
+its share of a level (a rate share, open loop, latency from each request's due time; or a number of closed-loop
+greenlets) and reports every window to the master as a custom message carrying an encoded HDR histogram
+(``studio.telemetry.histogram``), counts, errors and per-tick bytes. Windows are aligned on the wall clock the master
+hands out, so the master merges window k of every worker into one. The workload (server, request bytes, pool,
+timeout) comes from the master with each level's plan, so a worker needs nothing but the master's address:
 
-Importing this module imports nothing of locust (locust monkey-patches on import): ``main`` does, in the worker.
+    python -m studio.telemetry.locustfile --master-host STUDIO_HOST [--master-port 5557]
+    locust -f .../studio/telemetry/locustfile.py --worker --master-host STUDIO_HOST [--master-port 5557]
+
+Imported as ``studio.telemetry.locustfile`` this module imports nothing of locust (locust monkey-patches on import):
+``main`` does, in the worker; loaded by the ``locust`` command (module name ``locustfile``) it defines the user.
 """
 
 from __future__ import annotations
@@ -82,21 +87,29 @@ def _error_kind(exc: BaseException | None, status: int) -> str | None:
     return classify_error(exc)
 
 
-def make_user_class(plans: Any, host: str, port: int, requests: list[bytes], pool: int, timeout_s: float) -> type:
+class Workload:
+    """What the master's plan says to send: the server, the request bytes, the pool size, the timeout."""
+
+    def __init__(self, spec: dict[str, Any]) -> None:
+        self.host, self.port = spec["server_host"], int(spec["server_port"])
+        self.requests = [base64.b64decode(b) for b in spec["requests"]]
+        self.pool, self.timeout_s = int(spec["max_connections"]), float(spec["timeout_s"])
+
+
+def make_user_class(plans: Any) -> type:
     """The Locust user whose one task runs each level plan the master sends (``plans``: a gevent queue): the
-    studio's request bytes through ``locust_client.RawPool``, every request reported on Locust's request event."""
+    studio's request bytes through ``locust_client.RawConnection``, every request reported on Locust's request
+    event."""
     import gevent
     import gevent.pool
     import gevent.queue
     from locust import User, task
 
-    from studio.telemetry.locust_client import RawConnection
+    from studio.telemetry.locust_client import DueTimer, RawConnection
 
-    base_host = f"http://{host}:{port}"
-
-    class KServeV2User(User):
-        host = base_host
+    class KServeV2User(User):  # the master spawns it by this name
         abstract = False
+        wl: Workload
 
         def _one(self, meter: WorkerMeter, box: list[Any], due: float, raw: bytes) -> None:
             """One request on this greenlet's own keep-alive connection (``box``), reopened after a failure."""
@@ -104,9 +117,10 @@ def make_user_class(plans: Any, host: str, port: int, requests: list[bytes], poo
             exc: BaseException | None = None
             status, nbytes = 0, 0
             t0 = time.perf_counter()
+            wl = self.wl
             try:
                 if box[0] is None or not box[0].open:
-                    box[0] = RawConnection(host, port, timeout_s)  # its socket times out after timeout_s
+                    box[0] = RawConnection(wl.host, wl.port, wl.timeout_s)  # its socket times out after timeout_s
                 status, received = box[0].exchange(raw)
                 nbytes = len(raw) + received
             except Exception as e:  # noqa: BLE001 - a failed request is counted, not raised
@@ -123,6 +137,7 @@ def make_user_class(plans: Any, host: str, port: int, requests: list[bytes], poo
 
         def _run_plan(self, plan: dict[str, Any]) -> None:
             meter = WorkerMeter(plan)
+            self.wl = wl = Workload(plan["workload"])
             runner = self.environment.runner
             gevent.sleep(max(0.0, plan["start"] - time.time()))
             group = gevent.pool.Group()
@@ -135,7 +150,7 @@ def make_user_class(plans: Any, host: str, port: int, requests: list[bytes], poo
             while not plan["stop"].wait(timeout=max(0.0, meter.window_end() - time.time())):
                 runner.send_message("studio_window", meter.close_window())
             meter.stopped = True
-            group.join(timeout=timeout_s)
+            group.join(timeout=wl.timeout_s)
             group.kill()
             done = meter.close_window(final=True)
             done.update(warm_sent=meter.warm_sent, warm_ok=meter.warm_ok,
@@ -147,22 +162,26 @@ def make_user_class(plans: Any, host: str, port: int, requests: list[bytes], poo
             each) take them; a due time waiting for a free sender is latency, as it is for the load generator."""
             rate, poisson = plan["rate"], plan["distribution"] == "poisson"
             backlog: Any = gevent.queue.Queue()
+            pool = self.wl.pool
             for _ in range(pool):
                 group.spawn(self._sender, meter, backlog)
             due = plan["start"] + (0.0 if poisson else plan["offset"])
-            while not meter.stopped:
-                now = time.time()
-                while due <= now:  # never before its due time: timers may fire early (as the load generator's)
-                    backlog.put(due)
-                    due += rng.expovariate(rate) if poisson else 1.0 / rate
-                # no busy-wait for sub-millisecond precision: spinning workers took CPU from a server on the
-                # same cores (p50 5 ms in some rounds); gevent's timers have millisecond steps
-                gevent.sleep(max(0.0, due - time.time()))
+            timer = DueTimer()  # sub-millisecond wake-ups without a busy-wait (which took the agent's CPU)
+            try:
+                while not meter.stopped:
+                    now = time.time()
+                    while due <= now:
+                        backlog.put(due)
+                        due += rng.expovariate(rate) if poisson else 1.0 / rate
+                    timer.wait_until(due)
+            finally:
+                timer.close()
             for _ in range(pool):
                 backlog.put(None)
 
         def _sender(self, meter: WorkerMeter, backlog: Any) -> None:
             box: list[Any] = [None]
+            requests = self.wl.requests
             i = 0
             while True:
                 due = backlog.get()
@@ -177,6 +196,7 @@ def make_user_class(plans: Any, host: str, port: int, requests: list[bytes], poo
 
         def _closed_loop(self, meter: WorkerMeter, rng: random.Random) -> None:
             box: list[Any] = [None]
+            requests = self.wl.requests
             i = rng.randrange(len(requests))
             while not meter.stopped:
                 self._one(meter, box, time.time(), requests[i % len(requests)])
@@ -194,26 +214,10 @@ def make_user_class(plans: Any, host: str, port: int, requests: list[bytes], poo
     return KServeV2User
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m studio.telemetry.locustfile")
-    ap.add_argument("--master-host", default="127.0.0.1")
-    ap.add_argument("--master-port", type=int, required=True)
-    ap.add_argument("--config", required=True, help="JSON file the studio wrote for this run")
-    args = ap.parse_args(argv)
-    import json
-
+def attach(runner: Any, plans: Any) -> None:
+    """The worker's side of the master's custom messages: a level's plan starts the user's task, a stop ends it."""
     import gevent.event
-    import gevent.queue
-    from locust import events
-    from locust.env import Environment
 
-    cfg = json.loads(open(args.config, encoding="utf-8").read())
-    plans: Any = gevent.queue.Queue()
-    requests = [base64.b64decode(b) for b in cfg["requests"]]
-    user = make_user_class(plans, cfg["server_host"], cfg["server_port"], requests, cfg["max_connections"],
-                           cfg["timeout_s"])
-    env = Environment(user_classes=[user], events=events, host=user.host)
-    runner = env.create_worker_runner(args.master_host, args.master_port)
     current: dict[str, Any] = {}
 
     def on_level(environment: Any, msg: Any, **_kw: Any) -> None:
@@ -229,9 +233,46 @@ def main(argv: list[str] | None = None) -> int:
 
     runner.register_message("studio_level", on_level)
     runner.register_message("studio_stop", on_stop)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m studio.telemetry.locustfile",
+                                 description="One Locust worker of `studio bench --locust`; the master sends the "
+                                             "workload. Exits when the master ends the run.")
+    ap.add_argument("--master-host", default="127.0.0.1")
+    ap.add_argument("--master-port", type=int, default=5557, help="the master's port (default 5557, Locust's)")
+    ap.add_argument("--config", default=None, help=argparse.SUPPRESS)  # older studios' run file: unused now
+    args = ap.parse_args(argv)
+    import gevent.queue
+    from locust import events
+    from locust.env import Environment
+
+    plans: Any = gevent.queue.Queue()
+    env = Environment(user_classes=[make_user_class(plans)], events=events)
+    runner = env.create_worker_runner(args.master_host, args.master_port)
+    attach(runner, plans)
     runner.greenlet.join()
     return 0
 
+
+def _locust_command_user() -> type:
+    """The user class for the ``locust`` command's worker, its message handlers hooked on Locust's init event."""
+    import gevent.queue
+    from locust import events
+    from locust.runners import WorkerRunner
+
+    plans: Any = gevent.queue.Queue()
+
+    @events.init.add_listener
+    def _on_init(environment: Any, **_kw: Any) -> None:
+        if isinstance(environment.runner, WorkerRunner):
+            attach(environment.runner, plans)
+
+    return make_user_class(plans)
+
+
+if __name__ == "locustfile":  # loaded by `locust -f .../locustfile.py --worker`: locust collects this class
+    KServeV2User = _locust_command_user()
 
 if __name__ == "__main__":
     raise SystemExit(main())

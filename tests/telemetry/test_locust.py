@@ -2,7 +2,8 @@
 
 The merged counts must equal the agent's own statistics (/v2/models/tiny/stats); the merged report carries the
 same SLA verdicts and recording. Whether Locust's percentiles agree with the single-process load generator's at
-one rate is a timing comparison: `bench/bench_locust.py --percentiles` (BENCHMARKS.md), not an assertion here."""
+one rate is a timing comparison: `bench/bench_locust.py --percentiles` (BENCHMARKS.md), not an assertion here.
+Workers started the way a lab host starts them (only the master's address) get the workload from the master."""
 
 from __future__ import annotations
 
@@ -84,3 +85,41 @@ def test_cli_bench_locust_and_bad_worker_count(agent: AgentProcess, tmp_path: Pa
     proc = subprocess.run([sys.executable, "-m", "studio.cli.main", "bench", "--url", agent.url, "--model", "tiny",
                            "--locust", "--locust-workers", "0"], capture_output=True, text=True, timeout=60)
     assert proc.returncode != 0 and "--locust-workers must be >= 1" in proc.stderr
+
+
+def test_workers_started_like_lab_hosts_get_the_workload_from_the_master(agent: AgentProcess,
+                                                                         tmp_path: Path) -> None:
+    """Two workers started the way a lab host starts them, in a directory of their own with nothing but the
+    master's address (no run file): one with the studio's module, one with the ``locust`` command."""
+    import studio.telemetry.locustfile as locustfile
+    from studio.triton.server import free_port
+
+    port = free_port()
+    cmds = [[sys.executable, "-m", "studio.telemetry.locustfile", "--master-host", "127.0.0.1",
+             "--master-port", str(port)],
+            [sys.executable, "-m", "locust", "-f", locustfile.__file__, "--worker", "--master-host", "127.0.0.1",
+             "--master-port", str(port)]]
+    logs = [open(tmp_path / f"worker{i}.log", "w") for i in range(2)]
+    workers = [subprocess.Popen(c, cwd=tmp_path, stdout=log, stderr=subprocess.STDOUT)
+               for c, log in zip(cmds, logs, strict=True)]
+    try:
+        ep = Endpoint.parse(agent.url)
+        before = fetch_stats(ep, "tiny")
+        opts = LocustOptions(workers=0, hosts=["127.0.0.1", "127.0.0.1"], port=port)
+        rep = run_bench(_cfg(agent.url), generator=lambda *a, **kw: LocustGenerator(*a, options=opts, **kw))
+        after = fetch_stats(ep, "tiny")
+        # the master's quit ends both workers, as it ends a lab host's
+        codes = [w.wait(timeout=30) for w in workers]
+    finally:
+        for w in workers:
+            if w.poll() is None:
+                w.kill()
+                w.wait()
+        for log in logs:
+            log.close()
+    assert before is not None and after is not None
+    (lv,) = rep.levels
+    assert lv.error_count == 0, lv.errors
+    assert after.success_count - before.success_count == lv.total_sent
+    assert abs(lv.total_sent - RATE * 5.0) < RATE * 0.15
+    assert codes == [0, 0], [(tmp_path / f"worker{i}.log").read_text()[-2000:] for i in range(2)]
