@@ -8,6 +8,7 @@ kernel registry it computes in the user cache (studio.inspect.profile_cache): th
 after the first, the cold one a fresh cache folder each round.
 
     .venv/bin/python bench/bench_inspect.py [--layers 150] [--hidden 224] [--rounds 3] [--keep DIR]
+        [--reference OLD_REPORT.json] [--ab-tree DIR]
 """
 
 from __future__ import annotations
@@ -51,10 +52,10 @@ def hwm():
 """
 
 
-def run(code: str, *args: str, env: dict[str, str] | None = None) -> dict:
+def run(code: str, *args: str, env: dict[str, str] | None = None, cwd: Path | None = None) -> dict:
     t = time.perf_counter()
     proc = subprocess.run([sys.executable, "-c", HWM + code, *args], capture_output=True, text=True, check=True,
-                          env=None if env is None else {**os.environ, **env})
+                          env=None if env is None else {**os.environ, **env}, cwd=cwd)
     res = json.loads(proc.stdout.strip().splitlines()[-1])
     res["process_seconds"] = time.perf_counter() - t
     return res
@@ -66,6 +67,12 @@ def main() -> int:
     ap.add_argument("--hidden", type=int, default=224)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--keep", type=Path, default=None, help="folder for the generated model (default: temp)")
+    ap.add_argument("--reference", type=Path, default=None,
+                    help="a report of the same model from earlier code: the new one must equal it field by "
+                         "field, timings aside (same_as_reference in the output)")
+    ap.add_argument("--ab-tree", type=Path, default=None,
+                    help="a folder holding another studio/ (e.g. `git archive REV studio | tar -x -C DIR`): its "
+                         "inspector also runs in every round, side by side (python -c puts the cwd first on sys.path)")
     args = ap.parse_args()
 
     work = args.keep or Path(tempfile.mkdtemp(prefix="bench-inspect-"))
@@ -85,10 +92,17 @@ def main() -> int:
     subprocess.run([sys.executable, "-m", "compileall", "-q", "-j", "0", str(root / "studio")], check=True,
                    stdout=subprocess.DEVNULL)
     run(INSPECT, str(model), str(out))  # fills the user cache, as any earlier run has
-    base, heavy, insp, cold = [], [], [], []
+    ab_out = work / "report_ab.json"
+    if args.ab_tree is not None:
+        subprocess.run([sys.executable, "-m", "compileall", "-q", "-j", "0", str(args.ab_tree / "studio")],
+                       check=True, stdout=subprocess.DEVNULL)
+        run(INSPECT, str(model), str(ab_out), cwd=args.ab_tree)
+    base, heavy, insp, cold, other = [], [], [], [], []
     for _ in range(args.rounds):
         base.append(run(BASELINE, str(model)))
         insp.append(run(INSPECT, str(model), str(out)))
+        if args.ab_tree is not None:
+            other.append(run(INSPECT, str(model), str(ab_out), cwd=args.ab_tree))
         with tempfile.TemporaryDirectory(prefix="bench-inspect-cache-") as fresh:
             cold.append(run(INSPECT, str(model), str(work / "report_cold.json"), env={"STUDIO_CACHE_DIR": fresh}))
         heavy.append(run(WITH_WEIGHTS, str(model)))
@@ -122,6 +136,20 @@ def main() -> int:
                                          "peak_rss_mb": round(without["peak_rss_mb"], 1)},
         "rounds": args.rounds, "cpus": os.cpu_count(),
     }
+    if other:
+        result["ab_tree_inspect_s"] = round(statistics.median(r["seconds"] for r in other), 3)
+        result["ab_tree_ratio_per_round"] = [round(o["seconds"] / f["seconds"], 2) for o, f in zip(other, base,
+                                                                                                   strict=True)]
+        result["ab_tree_median_round_ratio"] = round(statistics.median(result["ab_tree_ratio_per_round"]), 3)
+        result["median_round_this_over_ab_tree"] = round(statistics.median(
+            r["seconds"] / o["seconds"] for r, o in zip(insp, other, strict=True)), 3)
+        theirs = json.loads(ab_out.read_text())
+        result["same_as_ab_tree"] = all(theirs.get(k) == rep.get(k) for k in set(theirs) | set(rep) if k != "timings")
+    if args.reference is not None:
+        ref = json.loads(args.reference.read_text())
+        differ = sorted(k for k in set(ref) | set(rep) if k != "timings" and ref.get(k) != rep.get(k))
+        result["same_as_reference"] = not differ
+        result["fields_differing_from_reference"] = differ
     print(json.dumps(result, indent=2))
     return 0
 
