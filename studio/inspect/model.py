@@ -253,7 +253,8 @@ def _index_graph(lm: LoadedModel, g: Any, sub_path: str, owner: Any, types: dict
                     own = raw_name or f"{op_type}_{i}"
                     subs.append((f"{sub_path}/{own}/{aname}" if sub_path else f"{own}/{aname}", sg, node))
     for sp, sg, _own_node in subs:
-        # owner None, as iter_graphs gives it (trace_dynamic's Loop/Scan body rule keys on it; see its note)
+        # owner None, as iter_graphs gives it: trace_dynamic's Loop/Scan body-input rule keys on the owner and so
+        # never fires (a known gap, kept so the report does not change with this indexing)
         _index_graph(lm, sg, sp, None, types, seen)
 
 
