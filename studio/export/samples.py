@@ -181,6 +181,7 @@ def _build_whisper(out: Path) -> None:
                 "<|startoflm|>", "<|startofprev|>", "<|nospeech|>", "<|notimestamps|>"]
     vocab, merges = _byte_bpe(specials)
     tok = WhisperTokenizer(vocab=vocab, merges=merges, model_max_length=32)
+    tok.add_special_tokens({"additional_special_tokens": specials[1:]})  # as Whisper's own: skipped in transcripts
     eot, sot = vocab["<|endoftext|>"], vocab["<|startoftranscript|>"]
     mel, frames = 16, 100  # 1 s of 16 kHz audio at hop 160 -> 100 frames -> 50 encoder positions
     cfg = WhisperConfig(vocab_size=len(vocab), num_mel_bins=mel, d_model=32, encoder_layers=2, decoder_layers=2,
