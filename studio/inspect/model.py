@@ -126,9 +126,9 @@ def read_model_proto(path: Path | str) -> Any:
     return model
 
 
-def iter_graphs(graph: Any, path: str = "") -> Iterator[tuple[str, Any, Any]]:
+def iter_graphs(graph: Any, path: str = "", owner: Any = None) -> Iterator[tuple[str, Any, Any]]:
     """Yield (subgraph path, graph, owning node or None) for the graph and every nested body, depth first."""
-    yield path, graph, None
+    yield path, graph, owner
     for i, node in enumerate(graph.node):
         for attr in node.attribute:
             subs = []
@@ -139,7 +139,7 @@ def iter_graphs(graph: Any, path: str = "") -> Iterator[tuple[str, Any, Any]]:
             for aname, g in subs:
                 owner = node.name or f"{node.op_type}_{i}"
                 sub_path = f"{path}/{owner}/{aname}" if path else f"{owner}/{aname}"
-                yield from iter_graphs(g, sub_path)
+                yield from iter_graphs(g, sub_path, node)
 
 
 def analyse_structure(path: Path, model: Any, *, shapes: dict[str, list[int]] | None = None,
@@ -252,10 +252,8 @@ def _index_graph(lm: LoadedModel, g: Any, sub_path: str, owner: Any, types: dict
                 for aname, sg in found:
                     own = raw_name or f"{op_type}_{i}"
                     subs.append((f"{sub_path}/{own}/{aname}" if sub_path else f"{own}/{aname}", sg, node))
-    for sp, sg, _own_node in subs:
-        # owner None, as iter_graphs gives it: trace_dynamic's Loop/Scan body-input rule keys on the owner and so
-        # never fires (a known gap, kept so the report does not change with this indexing)
-        _index_graph(lm, sg, sp, None, types, seen)
+    for sp, sg, own_node in subs:
+        _index_graph(lm, sg, sp, own_node, types, seen)  # the owner: trace_dynamic's Loop/Scan body-input rule
 
 
 _NOT_TENSOR = TensorInfo(-1, None)  # a value_info of a sequence/map/optional type: not in ``tensors``

@@ -84,3 +84,30 @@ def test_exported_tiny_clip_dynamic_batch_and_sequence(tmp_path: Path) -> None:
     assert seq not in ins.dynamic.tensors["image_embeds"].origins
     assert ins.targets["qnn-htp"].verdict == "fail"  # QNN refuses dynamic shapes
     assert ins.targets["ort-cpu"].verdict == "pass"
+
+
+def test_a_loop_body_input_that_grows_is_a_control_flow_origin(tmp_path: Path) -> None:
+    """A Loop carrying a tensor that grows each iteration (Concat): the body's formal input has a dim the graph
+    cannot know, and that dim comes from the iteration (the rule keyed on the body's owner)."""
+    import numpy as np
+    import onnx.helper as h
+    from inspect_models import make, vi
+    from onnx import TensorProto as T
+    from onnx import numpy_helper
+
+    body = h.make_graph(
+        [h.make_node("Identity", ["cond_in"], ["cond_out"], name="body_cond"),
+         h.make_node("Concat", ["acc", "one"], ["acc_out"], name="body_grow", axis=0)],
+        "grow_body",
+        [vi("iter", T.INT64, []), vi("cond_in", T.BOOL, []), vi("acc", T.FLOAT, ["n", 4])],
+        [vi("cond_out", T.BOOL, []), vi("acc_out", T.FLOAT, ["m", 4])],
+        [numpy_helper.from_array(np.ones((1, 4), np.float32), "one")])
+    trip = numpy_helper.from_array(np.array(3, dtype=np.int64), "trip")
+    cond0 = numpy_helper.from_array(np.array(True), "cond0")
+    loop = h.make_node("Loop", ["trip", "cond0", "x"], ["y"], name="grow", body=body)
+    rep = inspect_model(save(make([loop], [vi("x", T.FLOAT, [1, 4])], [vi("y", T.FLOAT, None)], [trip, cond0]),
+                             tmp_path / "loop.onnx"), ["ort-cpu"])
+    body_origins = [o for o in rep.dynamic.origins if o.kind == "control-flow" and o.tensor == "acc"]
+    assert len(body_origins) == 1, [o.id for o in rep.dynamic.origins]
+    o = body_origins[0]
+    assert o.op_type == "Loop" and o.node == "grow" and "changes per iteration" in o.description
