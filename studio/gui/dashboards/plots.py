@@ -89,7 +89,10 @@ class PlotGrid(QWidget):
             # No pyqtgraph auto-range or clip-to-view either: every setData would re-range all linked plots and
             # regenerate every axis; redraw() decimates to the visible pixel columns and sets ranges once a frame
             p.disableAutoRange()
-            p.addLegend(offset=(-5, 5), labelTextSize="8pt")
+            # one row of entries on a light backing: a column of three covered the curves and lost its last
+            # entry at the plot's edge on a 1366x768 screen
+            p.addLegend(offset=(-5, 2), labelTextSize="8pt", colCount=3, verSpacing=-6,
+                        brush=pg.mkBrush(255, 255, 255, 200))
             if first is None:
                 first = p
             else:
