@@ -8,6 +8,11 @@ keep-alive connections against a minimal asyncio HTTP server running in its own 
 Rounds alternate wrk and the studio (which goes first alternates too); the ratios are per round, and the
 reported figure is their median, because the shared machine's load drifts between rounds. ``--ab REV`` adds
 the load generator as of git revision REV to every round (before/after in one run).
+
+    .venv/bin/python bench/bench_loadgen.py --rate 200 [--seconds 3] [--rounds 5] [--ab REV]
+
+``--rate R``: open loop at R req/s instead (no wrk): how late the load generator sends against each request's due
+time (send delay p50 / p90 / p99) and its CPU (% of one core), this tree's and, with ``--ab``, REV's in each round.
 """
 
 from __future__ import annotations
@@ -119,21 +124,68 @@ def run_studio(port: int, seconds: float, conns: int, mods: tuple[object, object
     return lv.throughput_rps, lv.latency.p50_ms or 0.0, lv.latency.p99_ms or 0.0, cpu_us
 
 
+def run_open(port: int, seconds: float, rate: float, mods: tuple[object, object] | None = None
+             ) -> tuple[float, float, float, float, float]:
+    """Open loop at ``rate``: (send delay p50, p90, p99 ms, latency p50 ms, client CPU % of one core)."""
+    from studio.telemetry.kserve import Endpoint, build_request
+    from studio.telemetry.loadgen import LoadConfig, LoadGenerator
+
+    if mods is not None:
+        Endpoint, build_request = mods[0].Endpoint, mods[0].build_request  # type: ignore[attr-defined]  # noqa: N806
+        LoadConfig, LoadGenerator = mods[1].LoadConfig, mods[1].LoadGenerator  # type: ignore[attr-defined]  # noqa: N806
+    url = f"http://127.0.0.1:{port}"
+    cfg = LoadConfig(url=url, model="trivial", concurrency=[1], rate=rate, duration_s=seconds, warmup_s=0.5,
+                     window_s=seconds, stability=False, path="/")
+    gen = LoadGenerator(cfg)
+    gen.use_raw_requests([build_request(Endpoint.parse(url), "GET", "/")])
+    cpu0, t0 = time.process_time(), time.perf_counter()
+    lv = gen.run()[0]
+    cpu = 100.0 * (time.process_time() - cpu0) / (time.perf_counter() - t0)
+    d = lv.send_delay
+    return d.p50_ms or 0.0, d.p90_ms or 0.0, d.p99_ms or 0.0, lv.latency.p50_ms or 0.0, cpu
+
+
+def open_loop(args: argparse.Namespace, port: int, base: tuple[object, object] | None) -> int:
+    """--rate: this tree's load generator (and --ab REV's) at one open-loop rate, rounds alternating the order."""
+    import os
+
+    names = ["this tree"] + ([args.ab] if base is not None else [])
+    runs: dict[str, list[tuple[float, ...]]] = {n: [] for n in names}
+    for r in range(args.rounds):
+        for n in (names if r % 2 == 0 else names[::-1]):
+            runs[n].append(run_open(port, args.seconds, args.rate, None if n == "this tree" else base))
+            x = runs[n][-1]
+            print(f"round {r + 1} {n}: send delay p50 {x[0]:.3f} p90 {x[1]:.3f} p99 {x[2]:.3f} ms, latency p50 "
+                  f"{x[3]:.3f} ms, CPU {x[4]:.1f} %", file=sys.stderr, flush=True)
+    med = statistics.median
+    print(f"trivial endpoint, open loop at {args.rate:g} req/s, {args.seconds:g} s x {args.rounds} alternating "
+          f"rounds, medians over the rounds; load average {os.getloadavg()[0]:.1f} at the end")
+    print("| load generator | send delay p50 ms | p90 ms | p99 ms | latency p50 ms | CPU % of a core |")
+    print("|---|---|---|---|---|---|")
+    for n in names:
+        m = [med(x[i] for x in runs[n]) for i in range(5)]
+        print(f"| {n} | {m[0]:.3f} | {m[1]:.3f} | {m[2]:.3f} | {m[3]:.3f} | {m[4]:.1f} |")
+    return 0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--seconds", type=float, default=5.0)
     ap.add_argument("--connections", type=int, default=4)
     ap.add_argument("--rounds", type=int, default=5, help="alternate wrk / studio this many times")
     ap.add_argument("--ab", metavar="REV", help="also run the load generator as of this git revision in each round")
+    ap.add_argument("--rate", type=float, help="open loop at this rate: send delay and CPU (no wrk)")
     args = ap.parse_args()
     base = baseline_modules(args.ab) if args.ab else None
     b_runs: list[tuple[float, float, float, float]] = []
-    wrk = ensure_wrk()
+    wrk = ensure_wrk() if args.rate is None else ""
     srv = subprocess.Popen([sys.executable, "-c", SERVER], stdout=subprocess.PIPE, text=True)
     try:
         port = int(srv.stdout.readline().split()[1])  # type: ignore[union-attr]
         url = f"http://127.0.0.1:{port}/"
         time.sleep(0.3)
+        if args.rate is not None:
+            return open_loop(args, port, base)
         w_runs, s_runs = [], []
         for r in range(args.rounds):
             first_wrk = r % 2 == 0  # alternate which goes first, so a drift in the machine's load cancels

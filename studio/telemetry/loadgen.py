@@ -22,6 +22,7 @@ import numpy as np
 
 from studio.core.jobs import JobState
 from studio.telemetry import samples as S
+from studio.telemetry.due_timer import AsyncDueTimer
 from studio.telemetry.histogram import LatencyHistogram, summarize_seconds
 from studio.telemetry.http_client import FastConnection, WriteBatch, build_request
 from studio.telemetry.kserve import (
@@ -194,24 +195,28 @@ class _Level:
             await self._one(conn, due)
 
     async def _scheduler(self) -> None:
+        """Queues each due time when it comes, woken by a timerfd armed at it (due_timer): uvloop's timers have
+        millisecond steps, which made the sends 0.4 ms late at p50 and 1.1-1.35 ms at p90. run_phase cancels it."""
         assert self.backlog is not None and self.cfg.rate is not None
         rate = self.cfg.rate
         rnd = random.Random(1)
         nxt = time.perf_counter()
-        while not self.stop.is_set():
-            now = time.perf_counter()
-            while nxt <= now:
-                self.backlog.put_nowait(nxt)
-                nxt += rnd.expovariate(rate) if self.cfg.distribution == "poisson" else 1.0 / rate
-            try:
-                await asyncio.wait_for(self.stop.wait(), timeout=max(0.0, nxt - time.perf_counter()))
-            except asyncio.TimeoutError:
-                pass
+        timer = AsyncDueTimer()
+        try:
+            while not self.stop.is_set():
+                now = time.perf_counter()
+                while nxt <= now:
+                    self.backlog.put_nowait(nxt)
+                    nxt += rnd.expovariate(rate) if self.cfg.distribution == "poisson" else 1.0 / rate
+                await timer.wait_until(nxt)
+        finally:
+            timer.close()
 
     async def run_phase(self, seconds: float | None, controller: Callable[[], Any] | None = None) -> None:
         """Run workers until ``seconds`` pass (or ``controller`` returns), then drain in-flight requests."""
         self.stop = asyncio.Event()
         tasks: list[asyncio.Task[Any]] = []
+        scheduler: asyncio.Task[None] | None = None
         if self.cfg.rate is None:
             n = self.conc or 1
             while len(self.conns) < n:
@@ -222,7 +227,7 @@ class _Level:
             while len(self.conns) < self.cfg.max_connections:
                 self.conns.append(FastConnection(self.gen.ep, self.cfg.timeout_s))
             tasks = [asyncio.create_task(self._open_worker(c)) for c in self.conns]
-            tasks.append(asyncio.create_task(self._scheduler()))
+            tasks.append(scheduler := asyncio.create_task(self._scheduler()))
         watchdog = asyncio.create_task(self._watchdog())
         try:
             if controller is not None:
@@ -233,6 +238,9 @@ class _Level:
                     await asyncio.sleep(min(0.1, max(0.0, end - time.perf_counter())))
         finally:
             self.stop.set()
+            if scheduler is not None:
+                scheduler.cancel()
+                await asyncio.sleep(0)  # a due time queued µs before the end goes to the idle sender it woke
             if self.backlog is not None:
                 unsent = 0
                 while not self.backlog.empty():

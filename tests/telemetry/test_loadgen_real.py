@@ -61,7 +61,7 @@ def test_open_loop_rate_with_triton_metrics_and_sla(triton, tmp_path: Path) -> N
     rep = run_bench(cfg, sla=SlaSpec("L3", LatencyBudget(p95_ms=1000.0, p99_ms=2000.0)), collectors=collectors,
                     sink=got.extend, record=rec)
     lv = rep.levels[0]
-    assert lv.mode == "rate" and lv.error_count == 0
+    assert lv.mode == "rate" and lv.error_count == 0, lv.errors
     assert lv.server is not None and lv.server["success_count"] == lv.successes
     assert 40 < lv.throughput_rps < 120  # open loop holds the offered rate
     assert lv.send_delay is not None and lv.send_delay.count == lv.successes
