@@ -24,6 +24,7 @@ from typing import Any
 from studio.core.errors import InputError, StudioError
 from studio.core.jobs import JobState
 from studio.telemetry import samples as S
+from studio.telemetry.due_timer import AsyncDueTimer
 from studio.telemetry.histogram import LatencyHistogram, summarize_seconds
 from studio.telemetry.kserve import Endpoint
 from studio.telemetry.load_types import (
@@ -236,27 +237,31 @@ class GenerateLoadGenerator:
         gate = asyncio.Semaphore(pool)
         tasks: set[asyncio.Task[None]] = set()
         due = time.perf_counter()
-        while not stop.is_set():
-            now = time.perf_counter()
-            if due > now:
-                try:
-                    await asyncio.wait_for(stop.wait(), due - now)
-                    break
-                except asyncio.TimeoutError:
-                    pass
-            await gate.acquire()
-            delays.append(max(0.0, time.perf_counter() - due))
+        timer, stopped = AsyncDueTimer(), asyncio.ensure_future(stop.wait())  # the load generator's due timer
+        try:
+            while not stop.is_set():
+                if due > time.perf_counter():
+                    woke = asyncio.ensure_future(timer.wait_until(due))
+                    await asyncio.wait({woke, stopped}, return_when=asyncio.FIRST_COMPLETED)
+                    if not woke.done():
+                        woke.cancel()
+                        break
+                await gate.acquire()
+                delays.append(max(0.0, time.perf_counter() - due))
 
-            async def send() -> None:
-                try:
-                    await self._one(client, meter)
-                finally:
-                    gate.release()
+                async def send() -> None:
+                    try:
+                        await self._one(client, meter)
+                    finally:
+                        gate.release()
 
-            t = asyncio.ensure_future(send())
-            tasks.add(t)
-            t.add_done_callback(tasks.discard)
-            due += rng.expovariate(rate) if self.cfg.distribution == "poisson" else 1.0 / rate
+                t = asyncio.ensure_future(send())
+                tasks.add(t)
+                t.add_done_callback(tasks.discard)
+                due += rng.expovariate(rate) if self.cfg.distribution == "poisson" else 1.0 / rate
+        finally:
+            stopped.cancel()
+            timer.close()
         if tasks:
             await asyncio.gather(*tasks)
 
