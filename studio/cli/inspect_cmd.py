@@ -69,6 +69,10 @@ def profile_dirs_from(args: argparse.Namespace) -> list[Path]:
 
 
 def run(args: argparse.Namespace) -> int:
+    if len(args.models) == 1:  # before the imports below: onnx's shape inference runs beside them
+        from studio.inspect.shape_fork import prefetch
+
+        prefetch(args.models[0])
     from studio.cli.progress import ProgressBar
     from studio.core.atomic import write_text_atomic
     from studio.core.jobs import JobState

@@ -70,15 +70,23 @@ def _inspect_model(model: Path | str, targets: list[str] | None, *, shapes: dict
     t0 = time.perf_counter()
     timings: dict[str, float] = {}
     path = Path(model)
-    profiles = resolve_targets(targets, profile_dirs)  # bad target names fail before any work
+    from studio.inspect import shape_fork
 
-    stages.begin("load", f"reading {path.name} (without external weights)")
-    proto = read_model_proto(path)
+    # a child infers the shapes while the file is parsed, the profiles load and the nodes are indexed
+    pending = shape_fork.take(path) or shape_fork.start(path)
+    try:
+        profiles = resolve_targets(targets, profile_dirs)  # bad target names fail before any work
+        stages.begin("load", f"reading {path.name} (without external weights)")
+        proto = read_model_proto(path)
+    except BaseException:
+        if pending is not None:
+            pending.cancel()
+        raise
     timings["load"] = time.perf_counter() - t0
 
     stages.begin("shapes", "shape inference")
     t = time.perf_counter()
-    lm = analyse_structure(path, proto)
+    lm = analyse_structure(path, proto, pending=pending)
     timings["shape_inference"] = time.perf_counter() - t
 
     stages.begin("dynamic", "tracing dynamic dims")

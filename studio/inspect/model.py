@@ -11,9 +11,12 @@ import functools
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from studio.core.errors import InputError, ModelError
+
+if TYPE_CHECKING:
+    from studio.inspect.shape_fork import PendingInference
 
 Dim = int | str | None  # static size, symbolic name, or unknown
 
@@ -143,11 +146,17 @@ def iter_graphs(graph: Any, path: str = "", owner: Any = None) -> Iterator[tuple
 
 
 def analyse_structure(path: Path, model: Any, *, shapes: dict[str, list[int]] | None = None,
-                      infer: bool = True) -> LoadedModel:
-    """Shape-infer (optionally with fixed input shapes) and index every tensor and node."""
+                      infer: bool = True, pending: PendingInference | None = None) -> LoadedModel:
+    """Shape-infer (optionally with fixed input shapes) and index every tensor and node.
+
+    ``pending`` is shape inference already running in a child (``shape_fork.start`` on the file ``model`` was read
+    from, unchanged): the nodes are indexed while it works. Nodes and graphs are always read from ``model``
+    (inference only adds types)."""
     import onnx
 
     if not all(isinstance(o.domain, str) for o in model.opset_import):
+        if pending is not None:
+            pending.cancel()
         raise ModelError("model holds an opset domain that is not valid UTF-8 text", offending=str(path),
                          hint="the file is corrupt; re-export it")
     opsets = {(o.domain or "ai.onnx"): int(o.version) for o in model.opset_import}
@@ -159,14 +168,30 @@ def analyse_structure(path: Path, model: Any, *, shapes: dict[str, list[int]] | 
     if shapes:
         apply_input_shapes(model, shapes)
     inferred = model
-    if infer:
+    answer = None
+    if pending is not None:
         try:
-            inferred = onnx.shape_inference.infer_shapes(model, strict_mode=False, data_prop=True)
-        except Exception as exc:  # inference errors must not stop the analysis
-            lm.shape_inference_error = f"{type(exc).__name__}: {str(exc)[:300]}"
-            inferred = model
-    lm.graphs = []
-    _index_graph(lm, inferred.graph, "", None, {}, set())
+            _index_nodes(lm, g0, "", None, set())
+        except BaseException:
+            pending.cancel()
+            raise
+        answer = pending.inferred(path)
+    if answer is not None:
+        data, error = answer
+        if error is None:
+            inferred = onnx.load_from_string(data)
+        else:
+            lm.shape_inference_error = error
+    else:
+        if infer:
+            try:
+                inferred = onnx.shape_inference.infer_shapes(model, strict_mode=False, data_prop=True)
+            except Exception as exc:  # inference errors must not stop the analysis
+                lm.shape_inference_error = f"{type(exc).__name__}: {str(exc)[:300]}"
+                inferred = model
+        if pending is None:
+            _index_nodes(lm, g0, "", None, set())
+    _index_types(lm, inferred.graph)
     # Constants: Constant / ConstantOfShape-of-constant outputs and anything computed only from constants
     # (converters fold those). Nodes are topologically ordered within each graph; subgraph-outer refs are fine.
     constants = lm.constants
@@ -185,29 +210,38 @@ def analyse_structure(path: Path, model: Any, *, shapes: dict[str, list[int]] | 
     return lm
 
 
-def _index_graph(lm: LoadedModel, g: Any, sub_path: str, owner: Any, types: dict[bytes, TensorInfo],
-                 seen: set[str]) -> None:
-    """Index one graph, then its nested bodies depth first (the order of ``iter_graphs``), in one pass over the
-    nodes: the subgraph attributes are found while the nodes are read. ``types`` shares the decoded dims of
-    identical TypeProtos (a transformer has a few hundred distinct types among thousands of value_infos)."""
+def _index_types(lm: LoadedModel, inferred: Any) -> None:
+    """Tensor types of every graph of the inferred model, in ``iter_graphs`` order (the order ``lm.graphs`` holds):
+    each graph's inputs, outputs and value_info, then its initializers' dims (which win). Identical TypeProtos
+    share their decoded dims (a transformer has a few hundred distinct types among thousands of value_infos)."""
+    path = lm.path
+    tensors = lm.tensors
+    types: dict[bytes, TensorInfo] = {}
+    for _, g, _ in iter_graphs(inferred):
+        for vi in (*g.input, *g.output, *g.value_info):
+            name = vi.name
+            if type(name) is not str:
+                raise ModelError("model holds tensor names that are not valid UTF-8 text", offending=str(path),
+                                 hint="the file is corrupt; re-export it")
+            tp = vi.type
+            raw = tp.SerializeToString()
+            proto_info = types.get(raw)
+            if proto_info is None:
+                proto_info = types[raw] = _dims(tp) or _NOT_TENSOR
+            if proto_info is not _NOT_TENSOR:
+                old = tensors.get(name)
+                if old is None or old.shape is None:
+                    shape = proto_info.shape
+                    tensors[name] = TensorInfo(proto_info.elem_type, None if shape is None else shape.copy())
+        for t in g.initializer:
+            tensors[t.name] = TensorInfo(t.data_type, list(t.dims))
+
+
+def _index_nodes(lm: LoadedModel, g: Any, sub_path: str, owner: Any, seen: set[str]) -> None:
+    """Index one graph's nodes and initializers, then its nested bodies depth first (the order of
+    ``iter_graphs``), in one pass over the nodes: the subgraph attributes are found while the nodes are read."""
     path = lm.path
     lm.graphs.append((sub_path, g, owner))
-    tensors = lm.tensors
-    for vi in (*g.input, *g.output, *g.value_info):
-        name = vi.name
-        if type(name) is not str:
-            raise ModelError("model holds tensor names that are not valid UTF-8 text", offending=str(path),
-                             hint="the file is corrupt; re-export it")
-        tp = vi.type
-        raw = tp.SerializeToString()
-        proto_info = types.get(raw)
-        if proto_info is None:
-            proto_info = types[raw] = _dims(tp) or _NOT_TENSOR
-        if proto_info is not _NOT_TENSOR:
-            old = tensors.get(name)
-            if old is None or old.shape is None:
-                shape = proto_info.shape
-                tensors[name] = TensorInfo(proto_info.elem_type, None if shape is None else shape.copy())
     initializers, constants = lm.initializers, lm.constants
     for t in g.initializer:
         tname = t.name
@@ -215,7 +249,6 @@ def _index_graph(lm: LoadedModel, g: Any, sub_path: str, owner: Any, types: dict
             raise ModelError("model holds initializer names that are not valid UTF-8 text",
                              offending=str(path), hint="the file is corrupt; re-export it")
         initializers[tname] = t
-        tensors[tname] = TensorInfo(t.data_type, list(t.dims))
         constants.add(tname)
     producers, nodes = lm.producers, lm.nodes
     join = "".join
@@ -253,7 +286,7 @@ def _index_graph(lm: LoadedModel, g: Any, sub_path: str, owner: Any, types: dict
                     own = raw_name or f"{op_type}_{i}"
                     subs.append((f"{sub_path}/{own}/{aname}" if sub_path else f"{own}/{aname}", sg, node))
     for sp, sg, own_node in subs:
-        _index_graph(lm, sg, sp, own_node, types, seen)  # the owner: trace_dynamic's Loop/Scan body-input rule
+        _index_nodes(lm, sg, sp, own_node, seen)  # the owner: trace_dynamic's Loop/Scan body-input rule
 
 
 _NOT_TENSOR = TensorInfo(-1, None)  # a value_info of a sequence/map/optional type: not in ``tensors``
