@@ -55,10 +55,16 @@ def merge(parts: list[dict[str, Any]]) -> dict[str, Any]:
             hist.merge(LatencyHistogram.decode(p["hist"]))
         errors.update(p["errors"])
         ticks = [a + b for a, b in zip(ticks, p["ticks"], strict=False)] if ticks else list(p["ticks"])
-    return {"index": parts[0]["index"], "ok": sum(p["ok"] for p in parts), "sent": sum(p["sent"] for p in parts),
-            "errors": dict(errors), "bytes": sum(p["bytes"] for p in parts), "ticks": ticks,
-            "hist": hist.encode().decode() if hist.count else "",
-            "p50": hist.percentile_ms(50), "p99": hist.percentile_ms(99)}
+    ok = sum(p["ok"] for p in parts)
+    out = {"index": parts[0]["index"], "ok": ok, "sent": sum(p["sent"] for p in parts),
+           "errors": dict(errors), "bytes": sum(p["bytes"] for p in parts), "ticks": ticks,
+           "hist": hist.encode().decode() if hist.count else "",
+           "p50": hist.percentile_ms(50), "p99": hist.percentile_ms(99)}
+    if all("t_open" in p for p in parts):  # workers of this studio: the span the counts cover, on their clocks
+        out["t_open"] = min(p["t_open"] for p in parts)
+        out["span_s"] = sum(p["t_close"] - p["t_open"] for p in parts) / len(parts)
+        out["rps"] = ok / out["span_s"] if out["span_s"] > 0 else 0.0
+    return out
 
 
 def _stable(windows: list[dict[str, Any]], cfg: dict[str, Any]) -> bool:
@@ -67,7 +73,7 @@ def _stable(windows: list[dict[str, Any]], cfg: dict[str, Any]) -> bool:
     if len(windows) < n:
         return False
     last = windows[-n:]
-    for key in ("ok", "p50", "p99"):
+    for key in ("rps" if "rps" in last[0] else "ok", "p50", "p99"):
         vals = [w[key] for w in last]
         if any(v is None for v in vals):
             return False

@@ -193,8 +193,10 @@ class LocustGenerator:
     def _window(self, msg: dict[str, Any], conc: int | None, level_hist: LatencyHistogram) -> WindowResult:
         h = LatencyHistogram.decode(msg["hist"]) if msg["hist"] else LatencyHistogram()
         level_hist.merge(h)
-        dur = self.cfg.window_s
-        start = time.time() - dur
+        # the workers' own span of the window (they close it ms after its nominal end, with what completed
+        # meanwhile in it); window_s and the reader's clock only for workers that do not send it
+        dur = msg.get("span_s") or self.cfg.window_s
+        start = msg.get("t_open") or time.time() - dur
         w = WindowResult(level=level_label(self.cfg, conc), index=msg["index"], start=start, end=start + dur,
                          requests=msg["ok"] + sum(msg["errors"].values()), successes=msg["ok"],
                          errors=msg["errors"], throughput_rps=msg["ok"] / dur, latency=h.summary(),
@@ -223,6 +225,12 @@ class LocustGenerator:
                           label=level_label(cfg, conc), windows=windows, stable=bool(stop.get("stable")),
                           aborted=stop.get("reason", ""), measured_s=measured_s)
         delays = LatencyHistogram()
+        done = [p for p in msg["tail"] if p.get("done")]
+        if done and all("t_end" in p for p in done):
+            # each worker counted its requests due from measure_at to its stop, answered by t_end, at rate / n:
+            # the merged count over the mean of those spans is the merged rate (the load generator's measured
+            # seconds, measuring start to drain end, on the workers' clocks; not the reader's window arrivals)
+            res.measured_s = sum(p["t_end"] - p["measure_at"] for p in done) / len(done)
         for part in msg["tail"]:  # finished while draining: the last window's, as in the load generator
             res.warmup_sent += part.get("warm_sent", 0)
             res.warmup_successes += part.get("warm_ok", 0)
@@ -243,7 +251,7 @@ class LocustGenerator:
         res.successes = sum(w.successes for w in windows)
         res.requests_sent = sum(w.requests for w in windows)
         res.total_sent = res.requests_sent + res.warmup_sent
-        res.throughput_rps = res.successes / measured_s if measured_s > 0 else 0.0
+        res.throughput_rps = res.successes / res.measured_s if res.measured_s > 0 else 0.0
         res.latency = hist.summary()
         res.histogram = hist.encode().decode() if hist.count else ""
         if cfg.rate is not None:
