@@ -5,7 +5,8 @@ exported tiny decoder.
 Per path: time to first token (prompt ids in -> first new token), tokens/s end to end (prefill included) and
 decode tokens/s (after the first token), medians over the repeats, plus RSS growth when the path was loaded
 (rough: one process, allocator reuse). The paths take turns within each repeat (noise falls on all alike).
-Greedy everywhere; the token ids of every path are checked equal. Also: the prompt pass of the one graph with an
+Greedy everywhere; the token ids of every path are checked equal. The studio paths run the fused-attention
+variant (studio.generate.fused, the default); "fused=False" runs the exported graph as it is. Also: the prompt pass of the one graph with an
 empty past vs a graph exported without a cache (what a separate prefill graph could at best save).
 
     .venv/bin/python -m bench.bench_generate [--model-dir DIR] [--new-tokens 64] [--repeats 7] [--threads 1]
@@ -75,7 +76,8 @@ def prefill_cost(with_past: Path, no_past: Path, prompts: list[list[int]], repea
     from studio.generate.config import read_generation
     from studio.generate.runtime import DecoderRuntime, session_options
 
-    rt = DecoderRuntime(with_past / "model.onnx", read_generation(with_past), threads=threads, io_binding=False)
+    rt = DecoderRuntime(with_past / "model.onnx", read_generation(with_past), threads=threads, io_binding=False,
+                        fused=False)  # the exported graphs side by side
     plain = ort.InferenceSession(str(no_past / "model.onnx"), session_options(threads),
                                  providers=["CPUExecutionProvider"])
     a: list[float] = []
@@ -159,10 +161,13 @@ def hf_path(src: Path, new: int, stops: list[int], pad: int | None) -> Callable[
     return run
 
 
-def studio_path(folder: Path, new: int, threads: int, io_binding: bool) -> Callable[[list[int]], Any]:
+def studio_path(folder: Path, new: int, threads: int, io_binding: bool, fused: bool = True
+                ) -> Callable[[list[int]], Any]:
     from studio.generate.api import TextGenerator
 
-    gen = TextGenerator(folder, threads=threads, io_binding=io_binding)
+    gen = TextGenerator(folder, threads=threads, io_binding=io_binding, fused=fused)
+    if fused and not gen.runtime.fused:
+        raise SystemExit(f"fused attention did not apply: {gen.runtime.fused_note}")
     stops = set(gen.gen.eos_token_ids)
 
     def run(ids: list[int]) -> tuple[list[int], float, float]:
@@ -271,6 +276,8 @@ def main(argv: list[str] | None = None) -> int:
                                                                                         args.threads, True),
             "studio runtime (ORT, session.run: the default)": lambda: studio_path(folder, args.new_tokens, args.threads,
                                                                            False),
+            "studio runtime (session.run, exported graph: fused=False)": lambda: studio_path(
+                folder, args.new_tokens, args.threads, False, fused=False),
             "onnxruntime-genai (studio graph + genai_config.json)": lambda: genai_path(folder, args.new_tokens,
                                                                                        args.threads),
         }

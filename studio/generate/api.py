@@ -57,7 +57,7 @@ class TextGenerator:
     """An export folder loaded once (session, tokenizer, layout) for many generations."""
 
     def __init__(self, export_dir: Path | str, threads: int | None = 1, io_binding: bool = False,
-                 runtime: str = "studio") -> None:
+                 runtime: str = "studio", fused: bool = True) -> None:
         from studio.generate.runtime import DecoderRuntime
 
         if runtime not in RUNTIMES:
@@ -72,7 +72,7 @@ class TextGenerator:
             self.runtime: Any = GenaiRuntime(self.folder, self.gen, threads=threads)
         else:
             self.runtime = DecoderRuntime(self.folder / self.gen.model_file, self.gen, threads=threads,
-                                          io_binding=io_binding)
+                                          io_binding=io_binding, fused=fused)
         self.runtime_name = ("onnxruntime-genai" if runtime == "genai" else
                              f"studio ORT loop ({'IO binding, preallocated cache' if io_binding else 'session.run'})")
         self._tokenizer: Any = None

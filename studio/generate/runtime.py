@@ -110,13 +110,20 @@ class DecoderRuntime:
     """An ORT session on the exported decoder plus the loop that drives it."""
 
     def __init__(self, model_path: Path | str, gen: GenerationConfig, threads: int | None = 1,
-                 io_binding: bool = False) -> None:
+                 io_binding: bool = False, fused: bool = True, config: dict[str, Any] | None = None) -> None:
+        """``fused``: run each layer's attention as one GroupQueryAttention (studio.generate.fused, batch 1 as
+        this loop is; ~25 % faster per step at hidden 512); the exported graph when it does not apply, with the
+        reason in ``fused_note``. ``config``: the HF config (default: config.json beside the model)."""
         import onnxruntime as ort
 
         self.gen = gen
         self.path = Path(model_path)
-        self.session = ort.InferenceSession(str(self.path), session_options(threads),
-                                            providers=["CPUExecutionProvider"])
+        self.fused = False
+        self.fused_note = "off (fused=False): the exported graph"
+        self.session = self._fused_session(threads, config) if fused else None
+        if self.session is None:
+            self.session = ort.InferenceSession(str(self.path), session_options(threads),
+                                                providers=["CPUExecutionProvider"])
         self.io_binding = io_binding
         names = {i.name for i in self.session.get_inputs()}
         self.use_positions = "position_ids" in names
@@ -129,6 +136,31 @@ class DecoderRuntime:
         self.past = gen.cache.past_names()
         self.present = gen.cache.present_names()
         self._buffers: dict[str, Any] = {}
+
+    def _fused_session(self, threads: int | None, config: dict[str, Any] | None) -> Any:
+        """A session on the fused-attention variant (studio.generate.fused), or None with the reason noted."""
+        import tempfile
+
+        import onnxruntime as ort
+
+        from studio.generate.fused import Fused, fuse_attention, read_config
+
+        cfg = read_config(self.path.parent) if config is None else config
+        with tempfile.TemporaryDirectory(prefix="studio-fused-") as tmp:
+            try:
+                got = fuse_attention(self.path, self.gen.cache, cfg, self.gen.max_context, Path(tmp) / "model.onnx")
+                if not isinstance(got, Fused):
+                    self.fused_note = f"not applied ({got}): the exported graph"
+                    return None
+                session = ort.InferenceSession(str(got.path), session_options(threads),
+                                               providers=["CPUExecutionProvider"])
+            except Exception as exc:  # noqa: BLE001 - any failure of the rewrite leaves the exported graph
+                self.fused_note = f"not applied ({type(exc).__name__}: {exc}): the exported graph"
+                return None
+        self.fused = True
+        self.fused_note = (f"on: {got.attention_nodes} GroupQueryAttention nodes, {got.nodes_before} -> "
+                           f"{got.nodes_after} nodes")
+        return session
 
     # --------------------------------------------------------------------------------------------- loop
     def generate(self, prompt_ids: list[int], max_new_tokens: int, sampling: SamplingOptions | None = None,

@@ -66,7 +66,8 @@ def _generate_both(run: ExportRun, model: Any, progress: Callable[[float], None]
     run.report.generation = check
     prompts = [(ids[: gen.max_context - 1], min(new, gen.max_context - len(ids[: gen.max_context - 1])))
                for ids, new in prompt_ids(run, gen.cache.vocab_size)]
-    rt = DecoderRuntime(run.model_path, gen)
+    rt = DecoderRuntime(run.model_path, gen, config=run.config)  # what `studio generate` runs: fused attention
+    check.runtime = f"{RUNTIME}; fused attention {rt.fused_note}"
     results = []
     for i, (ids, new) in enumerate(prompts):
         got = rt.generate(ids, new, stop_ids=set(gen.eos_token_ids), record_logits=True)
