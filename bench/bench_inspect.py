@@ -1,7 +1,9 @@
 """Benchmark: `studio inspect --target all` against the fairest floor, `onnx.load(load_external_data=False)` +
 `onnx.shape_inference.infer_shapes` of the same file (the inspector never reads weights either), on a generated
 transformer of >= 5,000 nodes with >= 300 MB of external weights; `onnx.load` with the weights is kept as a
-second line. Each measurement runs in its own process (wall time and peak RSS of that process), alternating,
+second line. The inspector's shape inference runs in a forked child beside its start-up (studio.inspect.shape_fork);
+the same inspection with it in process (``STUDIO_SHAPE_FORK=0``, what the GUI's threads do) runs in every round
+too. Each measurement runs in its own process (wall time and peak RSS of that process), alternating,
 median of N rounds. The studio's bytecode is compiled first (an installed package has it; an editable install
 under PYTHONDONTWRITEBYTECODE would compile ~40 modules in every run). The inspector keeps the ONNX Runtime
 kernel registry it computes in the user cache (studio.inspect.profile_cache): the warm figure is every run
@@ -41,7 +43,9 @@ t0 = time.perf_counter()
 from studio.cli.main import main
 rc = main(["inspect", sys.argv[1], "--target", "all", "--format", "json", "--output", sys.argv[2], "--quiet"])
 t = time.perf_counter() - t0
-print(json.dumps({"seconds": t, "rc": rc, "peak_rss_mb": hwm()}))
+import resource  # the shape-inference child's peak (a fork: its shared pages count in both)
+child = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+print(json.dumps({"seconds": t, "rc": rc, "peak_rss_mb": hwm(), "child_peak_rss_mb": child}))
 """
 # VmHWM is the peak RSS of this process image (ru_maxrss can carry over from the forking parent).
 HWM = """
@@ -97,10 +101,12 @@ def main() -> int:
         subprocess.run([sys.executable, "-m", "compileall", "-q", "-j", "0", str(args.ab_tree / "studio")],
                        check=True, stdout=subprocess.DEVNULL)
         run(INSPECT, str(model), str(ab_out), cwd=args.ab_tree)
-    base, heavy, insp, cold, other = [], [], [], [], []
+    base, heavy, insp, cold, other, single = [], [], [], [], [], []
     for _ in range(args.rounds):
         base.append(run(BASELINE, str(model)))
         insp.append(run(INSPECT, str(model), str(out)))
+        # shape inference in process (what a process with threads, e.g. the GUI, or STUDIO_SHAPE_FORK=0 does)
+        single.append(run(INSPECT, str(model), str(work / "report_single.json"), env={"STUDIO_SHAPE_FORK": "0"}))
         if args.ab_tree is not None:
             other.append(run(INSPECT, str(model), str(ab_out), cwd=args.ab_tree))
         with tempfile.TemporaryDirectory(prefix="bench-inspect-cache-") as fresh:
@@ -126,11 +132,15 @@ def main() -> int:
         "params": rep["stats"]["parameters"], "targets": len(rep["targets"]), "generate_s": round(gen, 1),
         "floor_s": round(b, 3), "inspect_s": round(i, 3), "ratio_vs_floor": round(i / b, 3),
         "ratio_per_round": [round(x, 2) for x in ratios], "median_round_ratio": round(statistics.median(ratios), 3),
+        "inspect_in_process_inference_s": round(statistics.median(r["seconds"] for r in single), 3),
+        "ratio_in_process_inference_vs_floor": round(statistics.median(
+            r["seconds"] / f["seconds"] for r, f in zip(single, base, strict=True)), 3),
         "inspect_cold_cache_s": round(c, 3), "ratio_cold_vs_floor": round(c / b, 3),
         "with_weights_s": round(w, 3), "ratio_vs_with_weights": round(i / w, 3),
         "floor_peak_rss_mb": round(max(r["peak_rss_mb"] for r in base), 1),
         "with_weights_peak_rss_mb": round(max(r["peak_rss_mb"] for r in heavy), 1),
         "inspect_peak_rss_mb": round(max(r["peak_rss_mb"] for r in insp), 1),
+        "inspect_shape_child_peak_rss_mb": round(max(r["child_peak_rss_mb"] for r in insp), 1),
         "inspect_internal_timings": rep["timings"],
         "inspect_without_weights_file": {"rc": without["rc"], "same_verdicts": same,
                                          "peak_rss_mb": round(without["peak_rss_mb"], 1)},
