@@ -120,14 +120,14 @@ def fuse_attention(model_path: Path, layout: CacheLayout, config: dict[str, Any]
                               numpy_helper.from_array(cos, "studio_fused_cos"),
                               numpy_helper.from_array(sin, "studio_fused_sin")])
     for i, q, k, v, o_proj in plan:
-        out = f"studio_fused_attn_{i}"
+        attn = f"studio_fused_attn_{i}"
         added.append(helper.make_node(
             "GroupQueryAttention",
             [q, k, v, pk[i], pv[i], "studio_fused_seqlens_k", "studio_fused_total_len", "studio_fused_cos",
-             "studio_fused_sin"], [out, rk[i], rv[i]], name=f"studio_fused_gqa_{i}", domain=MS_DOMAIN,
+             "studio_fused_sin"], [attn, rk[i], rv[i]], name=f"studio_fused_gqa_{i}", domain=MS_DOMAIN,
             num_heads=layout.attention_heads, kv_num_heads=layout.kv_heads, do_rotary=1, rotary_interleaved=0,
             scale=float(layout.head_dim) ** -0.5))
-        o_proj.input[0] = out
+        o_proj.input[0] = attn
     graph.node.extend(added)
     _drop_dead(graph)
     if not any(o.domain == MS_DOMAIN for o in model.opset_import):

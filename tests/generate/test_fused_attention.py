@@ -72,6 +72,7 @@ def test_each_layer_is_one_attention_node(h64: tuple[Path, ExportReport], tmp_pa
     got = fuse_attention(folder / gen.model_file, gen.cache, read_config(folder), gen.max_context,
                          tmp_path / "fused.onnx")
     assert isinstance(got, Fused), got
+    assert got.path == tmp_path / "fused.onnx" and got.path.is_file()  # where it was asked to go, nowhere else
     fused = _optimised_ops(got.path, tmp_path)
     plain = _optimised_ops(folder / gen.model_file, tmp_path)
     layers = gen.cache.layers
