@@ -146,10 +146,12 @@ def check_precision(options: Any, split: str | None, modalities: list[str]) -> N
         config = read_config(options.model_dir)
         if not is_decoder_only(config):  # Whisper / Qwen2-VL with a cache: several graphs, their own loop
             flag = "--kv-cache-dtype" if options.kv_cache_dtype != "float32" else "--precision"
+            hint = ("drop --kv-cache-dtype: this model's cache stays FP32 for now (without a cache there is none "
+                    "to convert)" if flag == "--kv-cache-dtype" else
+                    "drop it, or export with --no-with-past (--precision then applies per part with "
+                    "--split-modalities)")
             raise InputError(f"{flag} with --with-past covers decoder-only models for now, not model type "
-                             f"'{config.get('model_type')}'", offending=flag,
-                             hint="drop it, or export with --no-with-past (--precision then applies per part "
-                                  "with --split-modalities)")
+                             f"'{config.get('model_type')}'", offending=flag, hint=hint)
     if wanted:
         resolve(wanted, targets_of(split, options.split_modalities, modalities))
     if "fp16" in wanted.values():

@@ -179,6 +179,10 @@ def test_kv_cache_dtype_on_an_encoder_decoder_is_an_input_error(tmp_path: Path) 
         open_report(ExportOptions(model_dir=whisper, output=tmp_path / "o" / "m.onnx", with_past=True,
                                   kv_cache_dtype="float16"))
     assert e.value.offending == "--kv-cache-dtype" and "'whisper'" in str(e.value)
+    assert "--no-with-past" not in e.value.hint  # without a cache the flag fails again: the way out is to drop it
+    with pytest.raises(InputError, match="covers decoder-only models") as e:  # the default export has the cache
+        open_report(ExportOptions(model_dir=whisper, output=tmp_path / "o" / "m.onnx", kv_cache_dtype="float16"))
+    assert e.value.hint.startswith("drop --kv-cache-dtype")
 
 
 def test_cli_bad_precision_exits_2_naming_the_flag(samples: Path, tmp_path: Path,
