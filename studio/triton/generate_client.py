@@ -52,6 +52,15 @@ def sse_data(line: str) -> dict[str, Any] | None:
     return ev if isinstance(ev, dict) else {"error": f"not an object: {line[:80]!r}"}
 
 
+def takes_generate(metadata: dict[str, Any]) -> bool:
+    """Whether a served model answers the generate extension, from its KServe v2 metadata: an edge agent lists its
+    generation loop (``generation``); a Triton generate model takes ``text_input`` (the extension's convention,
+    as the studio's generate repository writes it)."""
+    if metadata.get("generation"):
+        return True
+    return any(str(t.get("name")) == "text_input" for t in metadata.get("inputs") or [] if isinstance(t, dict))
+
+
 def generate_body(text: str | None, *, image: str | Path | None = None, audio: str | Path | None = None,
                   max_tokens: int = 32, parameters: dict[str, Any] | None = None) -> dict[str, Any]:
     """The JSON body: ``text_input``, ``parameters`` and the media files as base64 (what the agent reads)."""

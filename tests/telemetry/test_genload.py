@@ -20,7 +20,7 @@ from studio.telemetry.bench import SlaSpec, run_bench  # noqa: E402
 from studio.telemetry.genload import GenerateLoadGenerator  # noqa: E402
 from studio.telemetry.load_types import GenerationLoad, LoadConfig  # noqa: E402
 from studio.telemetry.sla import LatencyBudget  # noqa: E402
-from tests.edge.helpers import AgentProcess, dev_keys  # noqa: E402
+from tests.edge.helpers import AgentProcess, dev_keys, make_mlp  # noqa: E402
 from tests.serving.generation_export import export_long_context  # noqa: E402
 
 
@@ -35,6 +35,9 @@ def agent(tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-
     rep = build_bundle(export_dir, "generic-x86_64", dev.signing_key, root / "qwen.tar", name="qwen", version="1")
     a = AgentProcess(root / "data", dev.trust, dev.token, extra=["--max-generations", "4"]).start()
     deploy_bundle(Path(rep.bundle), a.url, dev.token.read_text().strip())
+    mlp = build_bundle(make_mlp(root / "mlp" / "tiny.onnx"), "generic-x86_64", dev.signing_key, root / "mlp.tar",
+                       name="mlp", version="1")  # a plain model beside it: Generate is not offered for it
+    deploy_bundle(Path(mlp.bundle), a.url, dev.token.read_text().strip())
     yield a
     a.stop()
 
@@ -224,6 +227,11 @@ def test_devices_test_panel_streams_the_agents_answer(qtbot, agent: AgentProcess
     qtbot.waitUntil(lambda: page.infer_model.findText("qwen") >= 0, timeout=15_000)
     page.infer_model.setCurrentText("qwen")
     f = page.inference
+    qtbot.waitUntil(f.gen_btn.isEnabled, timeout=15_000)  # the poll read qwen's metadata: a generation model
+    page.infer_model.setCurrentText("mlp")
+    assert not f.gen_btn.isEnabled() and "'mlp' is not a generation model" in f.gen_btn.toolTip()
+    page.infer_model.setCurrentText("qwen")
+    assert f.gen_btn.isEnabled()
     f.text.setText("hello world")
     f.max_tokens.setValue(6)
     f.gen_btn.click()

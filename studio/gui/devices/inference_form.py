@@ -203,6 +203,10 @@ class InferenceForm(QWidget):
         il.addRow(buttons)
         il.addRow("Outputs", self.out)
         self._filled: dict[PathEdit, str] = {}  # sample paths the form itself put in
+        self._generates: dict[str, bool] = {}  # the server's ready models -> take generate requests
+        self._gen_tip = self.gen_btn.toolTip()
+        self.model.currentTextChanged.connect(self._update_generate)
+        self._update_generate()  # no server yet: nothing to generate with
 
     def set_models(self, names: list[str]) -> None:
         """The server's ready models; the current choice is kept when it is still there."""
@@ -212,6 +216,19 @@ class InferenceForm(QWidget):
             self.model.addItems(names)
             if cur in names:
                 self.model.setCurrentText(cur)
+
+    def set_generates(self, generates: dict[str, bool]) -> None:
+        """Which of the server's models answer generate (from the poll): Generate is enabled for those only."""
+        self._generates = dict(generates)
+        self._update_generate()
+
+    def _update_generate(self) -> None:
+        m = self.model.currentText()
+        ok = bool(m) and self._generates.get(m, False)
+        self.gen_btn.setEnabled(ok)
+        self.gen_btn.setToolTip(self._gen_tip if ok or not m else
+                                f"'{m}' is not a generation model: use Run inference.\n"
+                                "(Its metadata lists no generate loop; a decoder exported with its KV cache has one.)")
 
     def fill_from_state(self, state: StudioState) -> None:
         """Prefill from what the workspace knows about the current model (empty fields only)."""

@@ -65,6 +65,10 @@ class ServerSnapshot:
     metrics_error: str = ""
     at: float = 0.0
     board: str = ""  # an agent's board, when its token let the poll read /agent/status
+    generates: dict[str, bool] = field(default_factory=dict)  # ready model -> answers the generate extension
+
+
+_TAKES_GENERATE: dict[tuple[str, str, str], bool] = {}  # (url, model, version) -> metadata's answer, read once
 
 
 def poll_server(spec: ServerSpec) -> ServerSnapshot:
@@ -78,6 +82,7 @@ def poll_server(spec: ServerSpec) -> ServerSnapshot:
         snap.live, snap.ready = c.is_live(), c.is_ready()
         snap.models = c.repository_index()
         snap.stats = c.statistics()
+        snap.generates = _generation_models(spec, c, snap.models)
         snap.connected = True
         try:
             snap.metrics = c.metrics().describe()
@@ -92,6 +97,24 @@ def poll_server(spec: ServerSpec) -> ServerSnapshot:
     if snap.connected and spec.kind == "agent" and spec.token_file:
         _check_agent_token(spec, snap)
     return snap
+
+
+def _generation_models(spec: ServerSpec, c: Any, models: list[Any]) -> dict[str, bool]:
+    """Which ready models take generate requests; each model version's metadata is read once per server."""
+    from studio.triton.generate_client import takes_generate
+
+    out: dict[str, bool] = {}
+    for m in models:
+        if m.state != "READY":
+            continue
+        key = (spec.url, m.name, m.version)
+        if key not in _TAKES_GENERATE:
+            try:
+                _TAKES_GENERATE[key] = takes_generate(c.model_metadata(m.name, m.version))
+            except StudioError:
+                continue  # unloaded between the index and now: asked again at the next poll
+        out[m.name] = out.get(m.name, False) or _TAKES_GENERATE[key]
+    return out
 
 
 def _check_agent_token(spec: ServerSpec, snap: ServerSnapshot) -> None:

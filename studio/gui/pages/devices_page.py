@@ -357,6 +357,7 @@ class DevicesPage(Page):
                                  self.timer.interval() / 1000)
         if snap.connected:
             self.inference.set_models(sorted({m.name for m in snap.models if m.state == "READY"}))
+            self.inference.set_generates(snap.generates)
 
     def selected_model(self) -> str | None:
         return self.panel.selected_model()
