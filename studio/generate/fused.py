@@ -10,11 +10,10 @@ GQA and softmax in one kernel; what onnxruntime-genai's own builder emits) compu
 rewrites the graph at session creation into a temporary file that ORT loads by path (from bytes ORT keeps a
 second copy of the weights: +87 MB resident at hidden 512) and that goes once the session holds it.
 
-Applies when the decoder is a standard RoPE model (``rope_type`` default, the full head rotated, head_dim a
-multiple of 16 as the CPU kernel wants), the cache float32, the graph's
-layers carry the exporter's scope names (``/model/model/layers.{i}/self_attn/{q,k,v,o}_proj/``) and the model is
-under 2 GB (one protobuf); otherwise :func:`fuse_attention` returns None with the reason and the runtime keeps
-the exported graph.
+Applies to Qwen2 / Llama models with full attention and the default RoPE over the whole head (``FAMILIES``,
+``not_covered``), head_dim a multiple of 16 (ORT's CPU kernel), a float32 cache, layers under the exporter's scope
+names (``/model/model/layers.{i}/self_attn/{q,k,v,o}_proj/``) and a model under 2 GB (one protobuf); otherwise
+:func:`fuse_attention` returns the reason and the runtime keeps the exported graph.
 """
 
 from __future__ import annotations
@@ -31,6 +30,10 @@ from studio.generate.config import CacheLayout
 SCOPE = "/model/model/layers.{}/self_attn/"
 MS_DOMAIN = "com.microsoft"
 MAX_BYTES = 2**31 - 2**26  # one protobuf; larger exports keep their graph
+# attention = softmax(q k^T / sqrt(head_dim)) over RoPE'd q, k straight out of the projections: families checked
+# token-exact against HF (tests/generate/test_fused_attention.py for qwen2); others (q/k norms as Qwen3, a scaled
+# query as Gemma, sliding windows as Mistral) keep the exported graph
+FAMILIES = ("qwen2", "llama")
 
 
 @dataclass
@@ -41,6 +44,18 @@ class Fused:
     nodes_before: int
     nodes_after: int
     attention_nodes: int
+
+
+def not_covered(config: dict[str, Any]) -> str | None:
+    """Why this model's attention is not the plain one the rewrite builds, or None."""
+    mt = str(config.get("model_type"))
+    if mt not in FAMILIES:
+        return f"model type {mt!r} (fused: {', '.join(FAMILIES)})"
+    if config.get("use_sliding_window") or (mt != "qwen2" and config.get("sliding_window")):
+        return "a sliding attention window"
+    if any(t != "full_attention" for t in config.get("layer_types") or []):
+        return "layers other than full attention"
+    return None
 
 
 def rope_tables(config: dict[str, Any], head_dim: int, positions: int) -> tuple[np.ndarray, np.ndarray] | str:
@@ -77,6 +92,9 @@ def fuse_attention(model_path: Path, layout: CacheLayout, config: dict[str, Any]
         return "the model is over 2 GB (one protobuf)"
     if layout.head_dim % 16:
         return f"head_dim {layout.head_dim} (ORT's GroupQueryAttention wants a multiple of 16)"
+    why = not_covered(config)
+    if why:
+        return why
     tables = rope_tables(config, layout.head_dim, max_positions)
     if isinstance(tables, str):
         return tables
@@ -100,6 +118,8 @@ def fuse_attention(model_path: Path, layout: CacheLayout, config: dict[str, Any]
         o_proj = [n for n in nodes if n.name.startswith(f"{scope}o_proj/") and n.op_type == "MatMul"]
         if not (q and k and v) or len(o_proj) != 1:
             return f"layer {i}: the q/k/v/o projections are not where the exporter puts them ({scope})"
+        if any(n.name.startswith(scope) and "norm/" in n.name for n in nodes):
+            return f"layer {i}: a norm inside the attention ({scope})"
         plan.append((i, q, k, v, o_proj[0]))
     pk, pv = layout.past_names()[0::2], layout.past_names()[1::2]
     rk, rv = layout.present_names()[0::2], layout.present_names()[1::2]

@@ -55,6 +55,24 @@ def hf_model(src: Path):  # type: ignore[no-untyped-def]
     return load_causal_lm(src)
 
 
+@pytest.fixture(scope="module")
+def llama64(qwen2_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A Llama decoder (no projection biases) on the sample's tokenizer, head_dim 16."""
+    import torch
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    out = tmp_path_factory.mktemp("fused-llama") / "llama-h64"
+    shutil.copytree(qwen2_dir, out)
+    q = json.loads((qwen2_dir / "config.json").read_text())
+    cfg = LlamaConfig(vocab_size=q["vocab_size"], hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+                      num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=256,
+                      bos_token_id=q["bos_token_id"], eos_token_id=q["eos_token_id"], pad_token_id=q.get("pad_token_id"))
+    (out / "config.json").unlink()
+    torch.manual_seed(1)
+    LlamaForCausalLM(cfg).eval().save_pretrained(str(out))
+    return out
+
+
 PROMPTS = [("two", 6), ("a photo of a cat", 24),
            ("how many people are there in the picture of the red house with a green tree and a blue car", 40)]
 
@@ -129,3 +147,30 @@ def test_the_hidden_32_sample_keeps_the_exported_graph(exported: tuple[Path, Exp
     rt = TextGenerator(exported[0]).runtime
     assert not rt.fused and "head_dim 8" in rt.fused_note
     assert "fused attention not applied (head_dim 8" in exported[1].generation.runtime
+
+
+def test_llama_fused_matches_hf(llama64: Path, tmp_path: Path) -> None:
+    from studio.generate.parity import load_causal_lm
+
+    out = tmp_path / "export" / "model.onnx"
+    report = export_model(ExportOptions(model_dir=llama64, output=out))
+    assert report.status == "succeeded", report.diagnosis
+    assert "fused attention on: " in report.generation.runtime
+    fused, plain = TextGenerator(out.parent), TextGenerator(out.parent, fused=False)
+    assert fused.runtime.fused and not plain.runtime.fused
+    hf = load_causal_lm(llama64)
+    for prompt, new in PROMPTS:
+        ids = fused.tokenizer.encode(prompt)
+        a = fused.runtime.generate(ids, new, stop_ids=set(fused.gen.eos_token_ids))
+        ref = hf_greedy(hf, ids, new, fused.gen.eos_token_ids, fused.gen.pad_token_id)
+        assert a.token_ids == plain.runtime.generate(ids, new, stop_ids=set(fused.gen.eos_token_ids)).token_ids
+        assert a.token_ids == ref.token_ids
+
+
+def test_families_it_does_not_cover() -> None:
+    from studio.generate.fused import not_covered
+
+    assert not_covered({"model_type": "qwen2", "use_sliding_window": False, "sliding_window": 4096}) is None
+    assert "qwen3" in str(not_covered({"model_type": "qwen3"}))  # q / k norms inside the attention
+    assert "sliding" in str(not_covered({"model_type": "llama", "sliding_window": 128}))
+    assert "full attention" in str(not_covered({"model_type": "qwen2", "layer_types": ["sliding_attention"]}))
