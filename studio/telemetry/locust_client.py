@@ -39,7 +39,18 @@ class RawConnection:
 
     def exchange(self, raw: bytes) -> tuple[int, int]:
         """Send one request, read its whole response: (status, bytes received)."""
-        self.sock.sendall(raw)
+        self.send(raw)
+        return self.receive()
+
+    def send(self, raw: bytes) -> None:
+        """Write one request: one ``send`` when the socket takes it whole (a request always fits an empty
+        buffer); gevent's ``sendall`` costs 6 us more per call for its timeout bookkeeping."""
+        n = self.sock.send(raw)
+        if n < len(raw):
+            self.sock.sendall(memoryview(raw)[n:])
+
+    def receive(self) -> tuple[int, int]:
+        """Read the whole response to the request sent: (status, bytes received)."""
         resp, received = self.resp, 0
         resp.done = False
         while not resp.done:
