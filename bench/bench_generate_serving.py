@@ -27,6 +27,26 @@ from pathlib import Path
 from typing import Any
 
 PROMPTS = ["a photo of a cat", "what is the color of the car near the house?"]
+# TTFT is time to first *text*: a prompt whose first new token is a lone UTF-8 byte (random weights) yields no
+# text until a later token completes it, so its "first text" time is the whole generation on both paths. The
+# timed prompts are the first two of these whose first greedy token is text on its own (checked before timing).
+CANDIDATES = [*PROMPTS, "hello world", "tell me about the sea", "one two three four", "the quick brown fox",
+              "describe the picture", "where is the station?", "a dog on the grass", "count to ten"]
+
+
+def text_first_prompts(folder: Path, n: int = 2) -> list[str]:
+    from studio.generate.api import TextGenerator
+
+    gen = TextGenerator(folder, threads=1)
+    def text_first(prompt: str) -> bool:
+        first = gen.generate(prompt, max_new_tokens=1).token_ids[0]
+        piece = gen.tokenizer.decode([first])
+        return bool(piece.strip()) and "\ufffd" not in piece  # a lone byte decodes to the replacement char
+
+    out = [c for c in CANDIDATES if text_first(c)][:n]
+    if len(out) < n:
+        raise SystemExit(f"fewer than {n} of the candidate prompts start with text on this model: {out}")
+    return out
 
 
 def bare_path(folder: Path, new: int) -> Any:
@@ -105,11 +125,12 @@ def main(argv: list[str] | None = None) -> int:
             paths = {"bare TextGenerator (in process)": bare_path(folder, args.new_tokens),
                      "agent generate_stream (SSE, loopback)": agent_path(agent.url, args.new_tokens, server_ttft)}
             acc: dict[str, dict[str, list[float]]] = {n: {"ttft": [], "tps": []} for n in paths}
+            prompts = args.prompts = text_first_prompts(folder)
             for run in paths.values():  # one warm-up each
-                run(PROMPTS[0])
+                run(prompts[0])
             for _ in range(args.repeats):
                 texts = {}
-                for prompt in PROMPTS:
+                for prompt in prompts:
                     for name, run in paths.items():
                         text, ttft, total, n = run(prompt)
                         acc[name]["ttft"].append(ttft * 1e3)
@@ -152,7 +173,8 @@ def render(res: dict[str, dict[str, float]], args: argparse.Namespace, argv: lis
     lines = [f"## Generation served: bare runtime vs the agent's generate_stream "
              f"(`bench/bench_generate_serving.py`, issue 14, {datetime.now():%Y-%m-%d})", "",
              f"tiny Qwen2 (hidden {args.hidden}, {args.layers} layers), {args.new_tokens} new tokens greedy, "
-             f"{len(PROMPTS)} prompts x {args.repeats} repeats, 1 ORT thread each, {platform.machine()} "
+             f"prompts {' / '.join(map(repr, args.prompts))} (first new token is text) x {args.repeats} "
+             f"repeats, 1 ORT thread each, {platform.machine()} "
              f"`{' '.join(['python -m bench.bench_generate_serving', *(argv or sys.argv[1:])])}`", "",
              "| path | TTFT ms (median) | tokens/s (median) | TTFT vs bare | tokens/s vs bare |",
              "|---|---|---|---|---|"]
