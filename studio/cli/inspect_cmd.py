@@ -69,10 +69,17 @@ def profile_dirs_from(args: argparse.Namespace) -> list[Path]:
 
 
 def run(args: argparse.Namespace) -> int:
-    if len(args.models) == 1:  # before the imports below: onnx's shape inference runs beside them
-        from studio.inspect.shape_fork import prefetch
+    from studio.inspect import shape_fork
 
-        prefetch(args.models[0])
+    if len(args.models) == 1:  # before the imports below: onnx's shape inference runs beside them
+        shape_fork.prefetch(args.models[0])
+    try:
+        return _run(args)
+    finally:
+        shape_fork.cancel_prefetched()  # a bad option failed before the inspector took the child
+
+
+def _run(args: argparse.Namespace) -> int:
     from studio.cli.progress import ProgressBar
     from studio.core.atomic import write_text_atomic
     from studio.core.jobs import JobState

@@ -126,6 +126,12 @@ def take(path: Path | str) -> PendingInference | None:
     return _pending.pop(str(Path(path).absolute()), None)
 
 
+def cancel_prefetched() -> None:
+    """Stop and reap every prefetched child nobody took (the command failed before inspecting)."""
+    while _pending:
+        _pending.popitem()[1].cancel()
+
+
 def start(path: Path | str) -> PendingInference | None:
     """Fork a child inferring the shapes of the ONNX file ``path``, or None where that is not safe. The child never
     returns into the parent's code: it ends with ``os._exit``."""

@@ -69,7 +69,15 @@ stale = child.inferred(path)
 shape_fork.prefetch(path)                 # a child for the new file, taken by the inspector
 rep = inspect_model(path, ["all"])
 missing = shape_fork.start(path + ".missing")
+shape_fork.prefetch(path)                 # never taken (a command that failed early): stopped and reaped
+shape_fork.cancel_prefetched()
+try:
+    os.waitpid(-1, os.WNOHANG)            # every other child was reaped by its answer
+    reaped = False
+except ChildProcessError:                 # no child process left at all
+    reaped = True
 print(json.dumps({"stale": stale is None, "missing": missing.inferred(path + ".missing") is None,
+                  "reaped": reaped and shape_fork.take(path) is None,
                   "nodes": rep.stats.nodes, "inference": rep.shape_inference}))
 """
 
@@ -83,6 +91,7 @@ def test_an_answer_for_a_file_that_changed_is_never_used(tmp_path: Path) -> None
     out = _python(CHANGED, str(first), str(second))
     assert out["stale"]  # the child's stamp (size, mtime, inode) is not the file's any more
     assert out["missing"]  # a child that could not read its file has no answer: the parent says what is wrong
+    assert out["reaped"]
     assert out["nodes"] == nodes and out["inference"] == "passed"
 
 
