@@ -38,7 +38,12 @@ class PendingInference:
 
     def _wait(self) -> tuple[str, bytes | None, str | None]:
         if self._answer is None:
-            _, status = os.waitpid(self.pid, 0)
+            try:
+                _, status = os.waitpid(self.pid, 0)
+            except ChildProcessError:  # reaped by someone else's waitpid(-1): its exit status is lost
+                os.close(self.fd)
+                self._answer = ("", None, None)
+                return self._answer
             try:
                 data = _read_all(self.fd)
             finally:

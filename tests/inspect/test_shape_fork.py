@@ -68,7 +68,7 @@ os.replace(other, path)                   # the file is replaced after the child
 stale = child.inferred(path)
 shape_fork.prefetch(path)                 # a child for the new file, taken by the inspector
 rep = inspect_model(path, ["all"])
-missing = shape_fork.start(path + ".missing")
+missing = shape_fork.start(path + ".missing").inferred(path + ".missing")
 shape_fork.prefetch(path)                 # never taken (a command that failed early): stopped and reaped
 shape_fork.cancel_prefetched()
 try:
@@ -76,7 +76,7 @@ try:
     reaped = False
 except ChildProcessError:                 # no child process left at all
     reaped = True
-print(json.dumps({"stale": stale is None, "missing": missing.inferred(path + ".missing") is None,
+print(json.dumps({"stale": stale is None, "missing": missing is None,
                   "reaped": reaped and shape_fork.take(path) is None,
                   "nodes": rep.stats.nodes, "inference": rep.shape_inference}))
 """
