@@ -167,30 +167,26 @@ def analyse_structure(path: Path, model: Any, *, shapes: dict[str, list[int]] | 
     lm.graph_outputs = [o.name for o in g0.output]
     if shapes:
         apply_input_shapes(model, shapes)
-    inferred = model
-    answer = None
-    if pending is not None:
-        try:
-            _index_nodes(lm, g0, "", None, set())
-        except BaseException:
+    try:
+        _index_nodes(lm, g0, "", None, set())  # needs no inferred types: runs while a child infers
+    except BaseException:
+        if pending is not None:
             pending.cancel()
-            raise
-        answer = pending.inferred(path)
+        raise
+    inferred = model
+    answer = pending.inferred(path) if pending is not None else None
     if answer is not None:
         data, error = answer
         if error is None:
             inferred = onnx.load_from_string(data)
         else:
             lm.shape_inference_error = error
-    else:
-        if infer:
-            try:
-                inferred = onnx.shape_inference.infer_shapes(model, strict_mode=False, data_prop=True)
-            except Exception as exc:  # inference errors must not stop the analysis
-                lm.shape_inference_error = f"{type(exc).__name__}: {str(exc)[:300]}"
-                inferred = model
-        if pending is None:
-            _index_nodes(lm, g0, "", None, set())
+    elif infer:
+        try:
+            inferred = onnx.shape_inference.infer_shapes(model, strict_mode=False, data_prop=True)
+        except Exception as exc:  # inference errors must not stop the analysis
+            lm.shape_inference_error = f"{type(exc).__name__}: {str(exc)[:300]}"
+            inferred = model
     _index_types(lm, inferred.graph)
     # Constants: Constant / ConstantOfShape-of-constant outputs and anything computed only from constants
     # (converters fold those). Nodes are topologically ordered within each graph; subgraph-outer refs are fine.
