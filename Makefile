@@ -38,7 +38,11 @@ run: $(STAMP) bytecode
 
 test: $(STAMP) bytecode
 	-@$(MAKE) --no-print-directory cross-toolchain desktop-deps rknn-env
-	QT_QPA_PLATFORM=offscreen $(PY) -m pytest $(PYTEST_ARGS)
+	@rm -f test-artifacts/last-test.txt
+	# pytest's own exit codes are below 128; a signal (134 abort, 139 segfault) names the test it died in
+	QT_QPA_PLATFORM=offscreen $(PY) -m pytest $(PYTEST_ARGS) || { rc=$$?; \
+	  [ $$rc -lt 128 ] || echo "pytest died (exit $$rc) in: $$(cat test-artifacts/last-test.txt 2>/dev/null)"; \
+	  exit $$rc; }
 
 # The headless core's tests in a process where PySide6 and torch cannot be imported.
 test-core: $(STAMP)

@@ -3,11 +3,23 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
 
 ARTIFACTS = Path(__file__).resolve().parents[1] / "test-artifacts"
+# The test running now, rewritten at each start: a run that dies in C (a Qt abort, a segfault) prints only
+# the tail of its threads' stacks, so `make test` names the test from this file when pytest does not exit 0/1.
+LAST_TEST = ARTIFACTS / "last-test.txt"
+
+
+def pytest_runtest_logstart(nodeid: str, location: tuple[str, int | None, str]) -> None:
+    try:
+        ARTIFACTS.mkdir(exist_ok=True)
+        LAST_TEST.write_text(nodeid + "\n")
+    except OSError:  # a read-only checkout: the trail is a convenience, never a failure
+        pass
 
 
 @pytest.fixture(autouse=True)
@@ -26,3 +38,26 @@ def artifacts_dir() -> Path:
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_fixture_setup(fixturedef: pytest.FixtureDef, request: pytest.FixtureRequest):  # type: ignore[no-untyped-def]
+    """Once pytest-qt's QApplication exists, collect garbage on the GUI thread only, as the studio does
+    (studio.gui.gc_guard): a worker thread collecting a previous test's widgets hung or aborted the run."""
+    result = yield
+    if fixturedef.argname == "qapp":
+        from studio.gui import gc_guard
+
+        gc_guard.install(result)
+    return result
+
+
+@pytest.fixture(autouse=True)
+def _collect_on_the_gui_thread():  # type: ignore[no-untyped-def]
+    """After each test, the collection its garbage would have had, on the main thread (no event loop may run
+    between tests, and the collector is off everywhere else once the QApplication exists)."""
+    yield
+    if "studio.gui.gc_guard" in sys.modules:
+        guard = sys.modules["studio.gui.gc_guard"].installed()
+        if guard is not None:
+            guard.check()

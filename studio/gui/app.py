@@ -86,7 +86,10 @@ def run(args: argparse.Namespace) -> int:
         raise DependencyMissing.for_module("PySide6", "gui", "the studio window") from exc
     from studio.gui.main_window import APPLICATION, ORGANIZATION
 
+    from studio.gui import gc_guard
+
     app = QApplication.instance() or QApplication(sys.argv[:1])
+    gc_guard.install(app)  # cyclic garbage (widgets among it) collected on this thread only, never a worker's
     app.setOrganizationName(ORGANIZATION)
     app.setApplicationName(APPLICATION)
     win = build_window(args)

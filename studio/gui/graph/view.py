@@ -27,6 +27,9 @@ from studio.gui.graph.scene import GraphGeometry, GraphScene, build_geometry
 from studio.gui.graph.view_groups import GroupsMixin
 
 MIN_SCALE, MAX_SCALE = 0.0004, 4.0
+# Running layout workers, kept alive here rather than by their view: a QThread destroyed while it runs aborts the
+# process ("QThread: Destroyed while thread is still running"), and a view can be closed mid-layout.
+_RUNNING: set[LayoutWorker] = set()
 
 
 class LayoutWorker(QThread):
@@ -35,9 +38,9 @@ class LayoutWorker(QThread):
     sig_ready = Signal(int, object)  # generation, GraphGeometry
     sig_failed = Signal(int, str)
 
-    def __init__(self, generation: int, graph: GraphData, parent: QWidget | None = None,
-                 expansion: Expansion | None = None, build_groups: bool = False) -> None:
-        super().__init__(parent)
+    def __init__(self, generation: int, graph: GraphData, expansion: Expansion | None = None,
+                 build_groups: bool = False) -> None:
+        super().__init__()  # no parent: a closed view must not destroy a running thread (see _RUNNING)
         self.generation, self.graph, self.expansion = generation, graph, expansion
         self.expanded = expansion.snapshot() if expansion is not None else None
         self.build_groups = build_groups  # a new model: its hierarchy is built here too (0.3 s at 100k nodes)
@@ -52,6 +55,8 @@ class LayoutWorker(QThread):
         else:
             geometry.expansion = self.built
             self.sig_ready.emit(self.generation, geometry)
+        finally:  # a worker kept in _RUNNING a moment longer must not keep a 100k-node graph alive
+            self.graph = self.expansion = self.built = self.expanded = None  # type: ignore[assignment]
 
     def _layout(self) -> GraphGeometry:
         if self.build_groups:
@@ -61,6 +66,18 @@ class LayoutWorker(QThread):
             vis = self.expansion.visible(self.expanded)
             return build_geometry(vis.graph, self.expansion.layout(vis))
         return build_geometry(self.graph, compute_layout(self.graph))
+
+
+def _forget_finished() -> None:
+    """Drop finished workers from ``_RUNNING``; one whose ``finished`` arrives before ``isFinished()`` holds
+    goes at the next call (each layout start calls it), holding no graph by then (``run`` lets go of it)."""
+    for w in list(_RUNNING):
+        try:
+            done = w.isFinished()
+        except RuntimeError:  # already deleted by its view's reap
+            done = True
+        if done:
+            _RUNNING.discard(w)
 
 
 class GraphView(GroupsMixin, QGraphicsView):
@@ -142,13 +159,15 @@ class GraphView(GroupsMixin, QGraphicsView):
         self._start_worker(self.base_graph)
 
     def _start_worker(self, graph: GraphData) -> None:
-        worker = LayoutWorker(self._generation, graph, self, self.expansion,
+        worker = LayoutWorker(self._generation, graph, self.expansion,
                               build_groups=self._build_groups and self.expansion is None)
         # bound methods only: a lambda per worker, destroyed with the worker, crashed PySide 6.11 at exit
         worker.sig_ready.connect(self._on_layout_ready)
         worker.sig_failed.connect(self._on_layout_failed)
+        worker.finished.connect(_forget_finished)
         self._reap()
         self._workers.append(worker)
+        _RUNNING.add(worker)
         worker.start()
 
     def set_geometry(self, geometry: GraphGeometry) -> None:
@@ -180,7 +199,9 @@ class GraphView(GroupsMixin, QGraphicsView):
         for w in list(self._workers):
             if w.isFinished():
                 self._workers.remove(w)
+                _RUNNING.discard(w)
                 w.deleteLater()
+        _forget_finished()
 
     def _on_layout_failed(self, generation: int, message: str) -> None:
         QTimer.singleShot(50, self._reap)
