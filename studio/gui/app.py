@@ -84,9 +84,8 @@ def run(args: argparse.Namespace) -> int:
         from studio.core.errors import DependencyMissing
 
         raise DependencyMissing.for_module("PySide6", "gui", "the studio window") from exc
-    from studio.gui.main_window import APPLICATION, ORGANIZATION
-
     from studio.gui import gc_guard
+    from studio.gui.main_window import APPLICATION, ORGANIZATION
 
     app = QApplication.instance() or QApplication(sys.argv[:1])
     gc_guard.install(app)  # cyclic garbage (widgets among it) collected on this thread only, never a worker's
