@@ -248,10 +248,7 @@ def _const_ints(lm: LoadedModel, name: str) -> list[int] | None:
     t = lm.initializers.get(name)
     if t is None or t.data_location == 1 or t.data_type not in (6, 7):
         return None
-    from onnx import numpy_helper
+    from studio.core.onnx_light import const_values
 
-    try:
-        arr = numpy_helper.to_array(t)
-    except Exception:
-        return None
-    return [int(v) for v in arr.reshape(-1)] if arr.size <= 16 else None
+    read = const_values(t, limit=16)
+    return None if read is None else [int(v) for v in read[1]]

@@ -7,7 +7,6 @@ types/shapes, producers, constants, and the nodes of every nested graph with the
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -101,9 +100,15 @@ def _dims(type_proto: Any) -> TensorInfo | None:
     return TensorInfo(tt.elem_type, dims)
 
 
+# extensions onnx.load reads as text (onnx.serialization's text, JSON and ONNX text serializers)
+_TEXT_FORMATS = frozenset({".txtpb", ".textproto", ".prototxt", ".pbtxt", ".json", ".onnxjson", ".onnxtxt",
+                           ".onnxtext"})
+
+
 def read_model_proto(path: Path | str) -> Any:
-    """Parse the file without external weights; any failure is a ModelError naming the file."""
-    import onnx
+    """Parse the file without external weights; any failure is a ModelError naming the file. A binary model is
+    parsed with onnx's generated classes alone (studio.core.onnx_light: no numpy at start-up); the text formats
+    onnx.load reads by extension go through onnx.load."""
     from google.protobuf.message import DecodeError
 
     p = Path(path)
@@ -115,7 +120,14 @@ def read_model_proto(path: Path | str) -> Any:
     if p.stat().st_size == 0:
         raise ModelError("model file is empty", offending=str(p), hint="re-export the model")
     try:
-        model = onnx.load(str(p), load_external_data=False)
+        if p.suffix.lower() in _TEXT_FORMATS:
+            import onnx
+
+            model = onnx.load(str(p), load_external_data=False)
+        else:
+            from studio.core.onnx_light import proto
+
+            model = proto().ModelProto.FromString(p.read_bytes())
     except (DecodeError, RuntimeError, ValueError, TypeError, OSError, UnicodeDecodeError,
             IndexError, KeyError, AttributeError) as exc:
         raise ModelError(f"not a readable ONNX model ({type(exc).__name__}: {str(exc)[:200]})", offending=str(p),
@@ -152,8 +164,6 @@ def analyse_structure(path: Path, model: Any, *, shapes: dict[str, list[int]] | 
     ``pending`` is shape inference already running in a child (``shape_fork.start`` on the file ``model`` was read
     from, unchanged): the nodes are indexed while it works. Nodes and graphs are always read from ``model``
     (inference only adds types)."""
-    import onnx
-
     if not all(isinstance(o.domain, str) for o in model.opset_import):
         if pending is not None:
             pending.cancel()
@@ -178,10 +188,14 @@ def analyse_structure(path: Path, model: Any, *, shapes: dict[str, list[int]] | 
     if answer is not None:
         data, error = answer
         if error is None:
-            inferred = onnx.load_from_string(data)
+            from studio.core.onnx_light import proto
+
+            inferred = proto().ModelProto.FromString(data)
         else:
             lm.shape_inference_error = error
     elif infer:
+        import onnx.shape_inference
+
         try:
             inferred = onnx.shape_inference.infer_shapes(model, strict_mode=False, data_prop=True)
         except Exception as exc:  # inference errors must not stop the analysis
@@ -312,24 +326,19 @@ DTYPE_NAMES: dict[int, str] = {}
 
 def dtype_name(elem_type: int) -> str:
     if not DTYPE_NAMES:
-        import onnx
+        from studio.core.onnx_light import proto
 
-        for name, val in onnx.TensorProto.DataType.items():
+        for name, val in proto().TensorProto.DataType.items():
             DTYPE_NAMES[val] = name.lower()
         DTYPE_NAMES[0] = "unknown"
     return DTYPE_NAMES.get(elem_type, f"type{elem_type}")
 
 
-@functools.lru_cache(maxsize=64)
+# Bytes per element by TensorProto.DataType, as numpy / ml_dtypes itemsize gives them (the 4-bit, 2-bit and
+# float8 types are one byte there); STRING and UNDEFINED count 0, any newer type 1.
+_DTYPE_BYTES = {0: 0, 1: 4.0, 2: 1.0, 3: 1.0, 4: 2.0, 5: 2.0, 6: 4.0, 7: 8.0, 8: 0, 9: 1.0, 10: 2.0, 11: 8.0,
+                12: 4.0, 13: 8.0, 14: 8.0, 15: 16.0, 16: 2.0}
+
+
 def dtype_bytes(elem_type: int) -> float:
-    import onnx
-
-    if elem_type in (0, onnx.TensorProto.STRING, onnx.TensorProto.UNDEFINED):
-        return 0
-    try:
-        import onnx.helper
-
-        np_type = onnx.helper.tensor_dtype_to_np_dtype(elem_type)
-        return float(np_type.itemsize)
-    except Exception:
-        return 0.5 if elem_type in (onnx.TensorProto.INT4, onnx.TensorProto.UINT4) else 1.0
+    return _DTYPE_BYTES.get(elem_type, 1.0)

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import os
 import signal
-import sys
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -175,26 +174,8 @@ def _child(path: str, fd: int) -> int:
 
 
 def _infer_function():  # noqa: ANN202 - a pybind11 function
-    """onnx's C++ ``infer_shapes(bytes, check_type, strict_mode, data_prop) -> bytes``. Where the parent has not
-    imported onnx, only its extension module is loaded (under a bare ``onnx`` package object: this process ends
-    right after, so nothing else ever sees that package)."""
-    loaded = sys.modules.get("onnx.onnx_cpp2py_export")
-    if loaded is not None:
-        return loaded.shape_inference.infer_shapes
-    import importlib.machinery
-    import importlib.util
-    import types
+    """onnx's C++ ``infer_shapes(bytes, check_type, strict_mode, data_prop) -> bytes``: only its extension module
+    is loaded where onnx is not imported (studio.core.onnx_light)."""
+    from studio.core.onnx_light import cpp
 
-    spec = importlib.util.find_spec("onnx")
-    if spec is None or not spec.submodule_search_locations:
-        raise ImportError("onnx")
-    root = Path(next(iter(spec.submodule_search_locations)))
-    ext = next(root / f"onnx_cpp2py_export{s}" for s in importlib.machinery.EXTENSION_SUFFIXES
-               if (root / f"onnx_cpp2py_export{s}").exists())
-    package = types.ModuleType("onnx")
-    package.__path__ = [str(root)]
-    sys.modules["onnx"] = package
-    ext_spec = importlib.util.spec_from_file_location("onnx.onnx_cpp2py_export", ext)
-    module = importlib.util.module_from_spec(ext_spec)
-    ext_spec.loader.exec_module(module)
-    return module.shape_inference.infer_shapes
+    return cpp().shape_inference.infer_shapes

@@ -57,9 +57,9 @@ class ShapeFinding:
     hint: str
 
 
-def _const_array(lm: LoadedModel, name: str) -> Any:
-    """The value of a small initializer or Constant output, else None."""
-    from onnx import numpy_helper
+def _const_array(lm: LoadedModel, name: str, limit: int = 4096) -> tuple[tuple[int, ...], list[Any]] | None:
+    """``(dims, flat values)`` of a small initializer or Constant output, else None."""
+    from studio.core.onnx_light import const_values
 
     t = lm.initializers.get(name)
     if t is None:
@@ -69,10 +69,7 @@ def _const_array(lm: LoadedModel, name: str) -> Any:
         t = next((a.t for a in ref.node.attribute if a.name == "value"), None)
     if t is None or t.data_location == 1:  # external data is not loaded
         return None
-    try:
-        return numpy_helper.to_array(t)
-    except Exception:
-        return None
+    return const_values(t, limit)
 
 
 def _rank(lm: LoadedModel, name: str) -> int | None:
@@ -242,7 +239,7 @@ class _Walk:
         new = ins[1] if len(ins) > 1 else None
         if data is not None and data.kind == SHAPE and new is not None and new.kind == CONST:
             arr = _const_array(lm, ref.inputs[1])
-            if arr is not None and arr.tolist() == [-1]:
+            if arr is not None and len(arr[0]) == 1 and arr[1] == [-1]:
                 return data
         if new is not None and new.kind in (TENSOR, PRIM):
             why = "a graph input" if ref.inputs[1] in lm.graph_inputs else \
@@ -279,12 +276,12 @@ def _const_dims(lm: LoadedModel, name: str) -> tuple[bool, ...] | None:
 
 
 def _const_ints(lm: LoadedModel, name: str) -> list[int] | None:
-    arr = _const_array(lm, name)
-    if arr is None or arr.size > 64:
+    arr = _const_array(lm, name, limit=64)
+    if arr is None:
         return None
     try:
-        return [int(x) for x in arr.reshape(-1).tolist()]
-    except (TypeError, ValueError):
+        return [int(x) for x in arr[1]]
+    except (TypeError, ValueError, OverflowError):  # NaN or inf in a float constant
         return None
 
 
@@ -302,7 +299,10 @@ def _axes(lm: LoadedModel, node: Any, idx: int) -> list[int] | None:
             return [int(x) for x in a.ints]
     if idx < len(node.input) and node.input[idx]:
         arr = _const_array(lm, node.input[idx])
-        return None if arr is None else [int(x) for x in arr.reshape(-1).tolist()]
+        try:
+            return None if arr is None else [int(x) for x in arr[1]]
+        except (TypeError, ValueError, OverflowError):
+            return None
     return None
 
 

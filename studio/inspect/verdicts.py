@@ -18,10 +18,10 @@ from studio.inspect.report import SEVERITY_OF, Finding, TargetSummary, worst
 @functools.lru_cache(maxsize=4096)
 def op_schema(op_type: str, domain: str, opset: int) -> Any:
     """The ONNX schema in force for ``op_type`` at the model's opset (None for unknown/custom ops)."""
-    import onnx.defs
+    from studio.core.onnx_light import get_schema
 
     try:
-        return onnx.defs.get_schema(op_type, opset, "" if domain == "ai.onnx" else domain)
+        return get_schema(op_type, opset, "" if domain == "ai.onnx" else domain)
     except Exception:
         return None
 
@@ -58,11 +58,11 @@ class NodeVerdict:
 
 
 def _attr(node: Any, name: str) -> Any:
-    import onnx.helper
+    from studio.core.onnx_light import attribute_value
 
     for a in node.attribute:
         if a.name == name:
-            v = onnx.helper.get_attribute_value(a)
+            v = attribute_value(a)
             return v.decode() if isinstance(v, bytes) else v
     return None
 
