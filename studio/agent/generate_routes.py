@@ -6,8 +6,8 @@
 tokens_per_s). The request is checked before a slot is taken (400 naming the field); a model already running
 ``--max-generations`` generations answers 503 with Retry-After. The generation runs on a kept worker thread and
 hands text pieces to the event loop through an asyncio queue; when the client goes away (a disconnect, or a
-failed send) a stop flag is set, the runtime ends at its next token and the slot is freed. The inference
-token (``--infer-token-file``) is checked by the fast path in front of these routes, as for ``/infer``.
+failed send) a stop flag is set, the runtime ends at its next token and the slot is freed. The agent's ASGI
+fast path dispatches here (as it serves ``/infer``) and checks the inference token (``--infer-token-file``) first.
 """
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 from starlette.responses import Response
 
@@ -215,21 +214,41 @@ async def _finish_cancelled(run: _Run) -> None:
             return
 
 
-def mount_generate(app: FastAPI, core: AgentCore, metrics: AgentMetrics, limits: Limits) -> GenerationSlots:
-    """Add the two generate routes to the agent's app; the slots are returned for tests and status."""
-    slots = GenerationSlots(limits.max_generations, limits.retry_after_s)
-    workers = GenerationWorkers()
+class GenerateRoutes:
+    """The two generate routes, called by the agent's ASGI fast path (``studio.agent.server.InferFastPath``) with
+    the model name and version it parsed from the path: no FastAPI routing or request object on the way to the
+    first token (the same reason ``/infer`` is served there)."""
 
-    async def handle(request: Request, name: str, version: str | None, stream: bool) -> Any:
+    def __init__(self, core: AgentCore, metrics: AgentMetrics, limits: Limits) -> None:
+        self.core, self.metrics, self.limits = core, metrics, limits
+        self.slots = GenerationSlots(limits.max_generations, limits.retry_after_s)
+        self.workers = GenerationWorkers()
+
+    async def __call__(self, scope: dict, receive: Any, send: Any, name: str, version: str | None,
+                       stream: bool) -> None:
         t0 = time.perf_counter()
+        if scope["method"] != "POST":
+            response: Any = JSONResponse({"error": "generate takes POST"}, status_code=405, headers={"allow": "POST"})
+        else:
+            response = await self._answer(scope, receive, t0, name, version, stream)
+        await response(scope, receive, send)
+
+    async def _answer(self, scope: dict, receive: Any, t0: float, name: str, version: str | None,
+                      stream: bool) -> Any:
+        core, metrics, limits, slots = self.core, self.metrics, self.limits, self.slots
+        length = encoding = None
+        for k, v in scope["headers"]:
+            if k == b"content-length":
+                length = v
+            elif k == b"content-encoding":
+                encoding = v.strip().lower() or None
         m = core.find(name, version)
         label = name if m is not None else UNKNOWN_MODEL
         try:
-            body = await read_body(request.receive, limits, request.headers.get("content-length", "").encode() or None)
+            body = await read_body(receive, limits, length)
             if body is None:
                 return JSONResponse({"error": "client went away"}, status_code=499)
-            body = decompress(body, request.headers.get("content-encoding", "").encode().strip().lower() or None,
-                              limits)
+            body = decompress(body, encoding, limits)
         except LimitExceeded as exc:
             metrics.generate_requests.labels(label, "rejected").inc()
             return JSONResponse({"error": exc.message, "kind": "limit", "limit": exc.reason},
@@ -261,15 +280,16 @@ def mount_generate(app: FastAPI, core: AgentCore, metrics: AgentMetrics, limits:
                                           "limit (--max-generations); retry shortly", "kind": "limit",
                                  "limit": "generations"}, status_code=503,
                                 headers={"retry-after": str(slots.retry_after_s)})
-        run = _Run(name, m, req, metrics, slots, t0, workers)
+        run = _Run(name, m, req, metrics, slots, t0, self.workers)
         run.start()
         head = {"model_name": name, "model_version": m.version}
         if stream:
             return _Stream(run, head)
-        return await _collect(run, request, head)
+        return await self._collect(run, receive, head)
 
-    async def _collect(run: _Run, request: Request, head: dict[str, Any]) -> Any:
-        watcher = asyncio.ensure_future(_watch_disconnect(request.receive, run))
+    async def _collect(self, run: _Run, receive: Any, head: dict[str, Any]) -> Any:
+        metrics = self.metrics
+        watcher = asyncio.ensure_future(_watch_disconnect(receive, run))
         pieces: list[str] = []
         try:
             while True:
@@ -287,14 +307,18 @@ def mount_generate(app: FastAPI, core: AgentCore, metrics: AgentMetrics, limits:
         finally:
             watcher.cancel()
 
-    @app.post("/v2/models/{name}/generate")
-    @app.post("/v2/models/{name}/versions/{version}/generate")
-    async def generate(request: Request, name: str, version: str | None = None) -> Any:
-        return await handle(request, name, version, stream=False)
 
-    @app.post("/v2/models/{name}/generate_stream")
-    @app.post("/v2/models/{name}/versions/{version}/generate_stream")
-    async def generate_stream(request: Request, name: str, version: str | None = None) -> Any:
-        return await handle(request, name, version, stream=True)
-
-    return slots
+def generate_route(path: str) -> tuple[str, str | None, bool] | None:
+    """``(model, version or None, stream)`` for ``/v2/models/{m}[/versions/{v}]/generate[_stream]``, else None."""
+    if path.endswith("/generate"):
+        stream, rest = False, path[11:-9]
+    elif path.endswith("/generate_stream"):
+        stream, rest = True, path[11:-16]
+    else:
+        return None
+    parts = rest.split("/")
+    if len(parts) == 1 and parts[0]:
+        return parts[0], None, stream
+    if len(parts) == 3 and parts[0] and parts[1] == "versions" and parts[2]:
+        return parts[0], parts[2], stream
+    return None

@@ -24,7 +24,7 @@ from starlette.concurrency import run_in_threadpool
 
 from studio import __version__
 from studio.agent.core import AgentCore, unknown_model
-from studio.agent.generate_routes import mount_generate
+from studio.agent.generate_routes import GenerateRoutes, generate_route
 from studio.agent.kserve import ProtocolError, decode_request, dumps, encode_response
 from studio.agent.limits import InflightGate, LimitExceeded, Limits, decompress, read_body
 from studio.agent.metrics import AgentMetrics
@@ -192,7 +192,8 @@ def create_app(core: AgentCore, metrics: AgentMetrics | None = None, workers: in
     fast = InferFastPath(app, core, metrics, executor, otel=otel, pre_workers=pre_workers,
                          pipeline_depth=pipeline_depth, limits=limits,
                          infer_token=infer_token.encode() if infer_token else None)
-    fast.generation_slots = mount_generate(app, core, metrics, fast.limits)  # Triton's generate extension
+    fast.generate = GenerateRoutes(core, metrics, fast.limits)  # Triton's generate extension
+    fast.generation_slots = fast.generate.slots
     return fast
 
 
@@ -223,7 +224,8 @@ class InferFastPath:
         self.pre_workers, self.pipeline_depth = pre_workers, pipeline_depth
         self._pipelines: dict[int, tuple[Any, StagedPipeline]] = {}  # id(ServedModel) -> (model, pipeline)
         self._pipelines_lock = threading.Lock()
-        self.generation_slots: Any = None  # studio.agent.generate_routes.mount_generate's GenerationSlots
+        self.generate: GenerateRoutes | None = None  # /generate and /generate_stream (set by create_app)
+        self.generation_slots: Any = None  # its GenerationSlots (tests and status read them here)
 
     def _infer_authorized(self, scope: dict) -> bool:
         for k, v in scope["headers"]:
@@ -298,6 +300,10 @@ class InferFastPath:
                         return await self._send(send, 405, dumps({"error": "inference takes POST"}),
                                                 [_JSON_CT, (b"allow", b"POST")])
                     return await self._infer(scope, receive, send, parts[0], parts[2] if len(parts) == 3 else None)
+            elif path.startswith("/v2/models/") and self.generate is not None:
+                route = generate_route(path)
+                if route is not None:
+                    return await self.generate(scope, receive, send, *route)
         await self.app(scope, receive, send)
 
     @staticmethod

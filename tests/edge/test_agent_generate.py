@@ -163,6 +163,14 @@ def test_unknown_model_and_stop_strings(agent: AgentProcess, export_dir: Path) -
     r = httpx.post(agent.url + "/v2/models/nope/generate", json={"text_input": "hello"})
     assert r.status_code == 404 and "nope" in r.json()["error"]
     assert _metric(agent.url, "studio_agent_generate_requests_total", model="unknown", outcome="unknown_model") >= 1
+    # the agent's ASGI fast path parses these paths itself: the version form, a wrong method, a malformed path
+    r = httpx.post(agent.url + "/v2/models/qwen/versions/1/generate", json={"text_input": "hello", "max_tokens": 2})
+    assert r.status_code == 200 and r.json()["model_version"] == "1"
+    r = httpx.post(agent.url + "/v2/models/qwen/versions/9/generate_stream", json={"text_input": "hello"})
+    assert r.status_code == 404
+    r = httpx.get(agent.url + "/v2/models/qwen/generate")
+    assert r.status_code == 405 and r.headers["allow"] == "POST" and "POST" in r.json()["error"]
+    assert httpx.post(agent.url + "/v2/models//generate", json={"text_input": "hi"}).status_code == 404
     full = generate(export_dir, "hello world", max_new_tokens=20).text
     stop = full[len(full) // 2:len(full) // 2 + 2]
     r = httpx.post(agent.url + "/v2/models/qwen/generate",
