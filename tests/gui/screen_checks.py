@@ -104,6 +104,10 @@ def save_shot(window: QWidget, path: Path) -> Path:
     platform = QApplication.platformName()
     if platform == "xcb" and shutil.which("import"):
         subprocess.run(["import", "-window", "root", str(path)], check=True, timeout=30)
+    elif platform == "xcb":  # no ImageMagick: the X root window through Qt, the same whole-screen picture
+        screen = window.screen() or QApplication.primaryScreen()
+        if not screen.grabWindow(0).save(str(path)):
+            raise RuntimeError(f"could not grab the X screen into {path}")
     else:
         window.grab().save(str(path))
     return path

@@ -51,15 +51,18 @@ def test_a_worker_allocating_never_collects_widgets(qapp) -> None:
     assert seen == ["MainThread"]
 
 
-def test_the_timer_collects_by_threshold_on_the_gui_thread(qapp, qtbot) -> None:
+def test_the_checks_collect_on_the_gui_thread(qapp, qtbot) -> None:
     guard = gc_guard.install(qapp)
     guard.collect_all()
     seen: list[str] = []
     _garbage_widget(seen)
-    before = guard.collections
     junk = [[i] for i in range(gc.get_threshold()[0] * 2)]  # over generation 0's threshold, kept alive
-    qtbot.waitUntil(lambda: seen == ["MainThread"], timeout=5000)  # the timer's own check, on this thread
-    assert guard.collections > before and len(junk) > 0
+    assert guard.check() > 0 and seen == ["MainThread"] and len(junk) > 0
+    # the timer's own checks: a young-generation sweep comes within SWEEP_EVERY ticks whatever the counts are
+    later: list[str] = []
+    _garbage_widget(later)
+    qtbot.waitUntil(lambda: later == ["MainThread"],
+                    timeout=gc_guard.INTERVAL_MS * (gc_guard.SWEEP_EVERY + 4))
     gc.enable()  # turned back on behind its back (a worker's pause that began before install): off again
     guard.check()
     assert not gc.isenabled()
