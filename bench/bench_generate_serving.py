@@ -3,7 +3,8 @@ loopback HTTP) on the same exported decoder, side by side in one run.
 
 Per path, medians over the repeats (the paths take turns within each repeat): time to first text (the prompt
 text in -> the first text piece out: in-process for the bare ``TextGenerator``, request sent -> first SSE event
-received for the agent) and output tokens/s end to end. The agent runs with ``--threads 1`` like the bare path;
+received for the agent, from two clients: httpx's streaming client, what a Python user writes, and a raw keep-alive
+socket, the least a client adds) and output tokens/s end to end. The agent runs with ``--threads 1`` like the bare path;
 both are greedy and their texts are checked equal. Ratios are agent / bare (the issue's target: TTFT within
 1.2x of a bare-runtime loop). Where the agent's time goes: its own ``usage.ttft_ms`` (request in -> first text,
 server side) and the HTTP floor (median round trip of ``GET /v2/health/ready`` on the same keep-alive client)
@@ -93,6 +94,63 @@ def agent_path(url: str, new: int, server_ttft: list[float] | None = None) -> An
     return run
 
 
+def raw_path(url: str, new: int) -> Any:
+    """The same request from a raw keep-alive socket (TCP_NODELAY, chunked SSE parsed by hand): the least a
+    client can add, so this row's ratio is what the agent itself adds; httpx's own request and response work
+    (~1.8 ms of the httpx row, stamped) is the client's."""
+    import socket
+    from urllib.parse import urlsplit
+
+    u = urlsplit(url)
+    sock = socket.create_connection((u.hostname, u.port))
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    head = (f"POST /v2/models/bench/generate_stream HTTP/1.1\r\nHost: {u.netloc}\r\n"
+            "Content-Type: application/json\r\nContent-Length: ").encode()
+
+    def run(prompt: str) -> tuple[str, float, float, int]:
+        body = json.dumps({"text_input": prompt, "max_tokens": new}).encode()
+        pieces: list[str] = []
+        first = None
+        tokens = 0
+        t0 = time.perf_counter()
+        sock.sendall(head + str(len(body)).encode() + b"\r\n\r\n" + body)
+        buf = b""
+        while b"\r\n\r\n" not in buf:
+            buf += sock.recv(65536)
+        status, buf = buf.split(b"\r\n\r\n", 1)
+        if b" 200 " not in status.split(b"\r\n", 1)[0] or b"chunked" not in status.lower():
+            raise SystemExit(f"unexpected answer from the agent: {status[:200]!r}")
+        data, done = b"", False
+        while True:
+            while not done:  # whole chunks in buf -> data
+                i = buf.find(b"\r\n")
+                if i < 0:
+                    break
+                size = int(buf[:i].split(b";")[0], 16)
+                if len(buf) < i + 4 + size:
+                    break
+                data, buf = data + buf[i + 2:i + 2 + size], buf[i + 4 + size:]
+                done = size == 0
+            while b"\n\n" in data:  # whole events
+                event, data = data.split(b"\n\n", 1)
+                if event.startswith(b"data: "):
+                    if first is None:
+                        first = time.perf_counter()
+                    ev = json.loads(event[6:])
+                    pieces.append(ev.get("text_output", ""))
+                    tokens = ev.get("usage", {}).get("completion_tokens", tokens)
+            if done:
+                break
+            chunk = sock.recv(65536)
+            if not chunk:
+                raise SystemExit("the agent closed the connection mid-stream")
+            buf += chunk
+        t1 = time.perf_counter()
+        return "".join(pieces), (first or t1) - t0, t1 - t0, tokens
+
+    return run
+
+
 def start_agent(folder: Path, work: Path) -> Any:
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     from studio.package.bundle import build_bundle
@@ -123,7 +181,8 @@ def main(argv: list[str] | None = None) -> int:
         try:
             server_ttft: list[float] = []
             paths = {"bare TextGenerator (in process)": bare_path(folder, args.new_tokens),
-                     "agent generate_stream (SSE, loopback)": agent_path(agent.url, args.new_tokens, server_ttft)}
+                     "agent generate_stream (SSE, loopback)": agent_path(agent.url, args.new_tokens, server_ttft),
+                     "agent generate_stream, raw socket client": raw_path(agent.url, args.new_tokens)}
             acc: dict[str, dict[str, list[float]]] = {n: {"ttft": [], "tps": []} for n in paths}
             prompts = args.prompts = text_first_prompts(folder)
             for run in paths.values():  # one warm-up each
@@ -145,7 +204,7 @@ def main(argv: list[str] | None = None) -> int:
            for n, a in acc.items()}
     text = render(res, args, argv) + (
         f"\n\nagent's own TTFT (usage.ttft_ms, request in -> first text): "
-        f"{statistics.median(server_ttft[len(server_ttft) - 2 * args.repeats:]):.3f} ms; "
+        f"{statistics.median(server_ttft[len(server_ttft) - 2 * args.repeats:]):.3f} ms (httpx requests); "
         f"HTTP floor (GET /v2/health/ready round trip, same client): {floor:.3f} ms")
     print(text)
     if args.append:
