@@ -104,3 +104,21 @@ def test_two_layouts_at_once_load_igraph_once() -> None:
     for _ in range(3):
         proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
         assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stderr[-2000:]
+
+
+def test_a_view_closed_mid_layout_leaves_its_worker_running_to_the_end(qtbot) -> None:  # type: ignore[no-untyped-def]
+    """The layout thread is not the view's child: deleting the view while it runs must not destroy a running
+    QThread (which aborts the process); the worker finishes, lets go of the graph and leaves RUNNING."""
+    from PySide6.QtCore import QCoreApplication, QEvent
+
+    from studio.gui.graph import layout_worker
+
+    view = GraphView()
+    view.set_graph(graph_from_onnx(_ladder(400)))
+    worker = view._workers[-1]
+    assert worker.parent() is None and worker in layout_worker.RUNNING
+    view.deleteLater()
+    QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)  # the view is gone now
+    qtbot.waitUntil(lambda: worker.isFinished(), timeout=30000)
+    assert worker.graph is None
+    qtbot.waitUntil(lambda: (layout_worker.forget_finished(), worker not in layout_worker.RUNNING)[1], timeout=5000)

@@ -9,7 +9,6 @@ from PySide6.QtCore import (
     QPointF,
     QRectF,
     Qt,
-    QThread,
     QTimer,
     QVariantAnimation,
     Signal,
@@ -17,67 +16,15 @@ from PySide6.QtCore import (
 from PySide6.QtGui import QColor, QFont, QHelpEvent, QKeyEvent, QMouseEvent, QPainter, QWheelEvent
 from PySide6.QtWidgets import QFrame, QGraphicsScene, QGraphicsView, QToolTip, QWidget
 
-from studio.core.gc_pause import gc_paused
 from studio.gui.graph import palette
 from studio.gui.graph.expansion import Expansion, wants_hierarchy
-from studio.gui.graph.layout import compute_layout
+from studio.gui.graph.layout_worker import RUNNING, LayoutWorker, forget_finished
 from studio.gui.graph.lod import LOD_NAME, LOD_OVERVIEW
 from studio.gui.graph.model import KIND_GROUP, GraphData
-from studio.gui.graph.scene import GraphGeometry, GraphScene, build_geometry
+from studio.gui.graph.scene import GraphGeometry, GraphScene
 from studio.gui.graph.view_groups import GroupsMixin
 
 MIN_SCALE, MAX_SCALE = 0.0004, 4.0
-# Running layout workers, kept alive here rather than by their view: a QThread destroyed while it runs aborts the
-# process ("QThread: Destroyed while thread is still running"), and a view can be closed mid-layout.
-_RUNNING: set[LayoutWorker] = set()
-
-
-class LayoutWorker(QThread):
-    """Computes layout and geometry off the GUI thread; the result comes back through a queued signal."""
-
-    sig_ready = Signal(int, object)  # generation, GraphGeometry
-    sig_failed = Signal(int, str)
-
-    def __init__(self, generation: int, graph: GraphData, expansion: Expansion | None = None,
-                 build_groups: bool = False) -> None:
-        super().__init__()  # no parent: a closed view must not destroy a running thread (see _RUNNING)
-        self.generation, self.graph, self.expansion = generation, graph, expansion
-        self.expanded = expansion.snapshot() if expansion is not None else None
-        self.build_groups = build_groups  # a new model: its hierarchy is built here too (0.3 s at 100k nodes)
-        self.built: Expansion | None = None
-
-    def run(self) -> None:
-        try:
-            with gc_paused():  # a big model's hierarchy, visible graph and geometry: many objects, no cycles
-                geometry = self._layout()
-        except Exception as exc:  # a layout bug must not take the window down; the view shows the message
-            self.sig_failed.emit(self.generation, f"{type(exc).__name__}: {exc}")
-        else:
-            geometry.expansion = self.built
-            self.sig_ready.emit(self.generation, geometry)
-        finally:  # a worker kept in _RUNNING a moment longer must not keep a 100k-node graph alive
-            self.graph = self.expansion = self.built = self.expanded = None  # type: ignore[assignment]
-
-    def _layout(self) -> GraphGeometry:
-        if self.build_groups:
-            self.expansion = self.built = Expansion.of(self.graph)
-            self.expanded = self.expansion.snapshot()
-        if self.expansion is not None:  # groups: the visible units, each open group laid out in its box
-            vis = self.expansion.visible(self.expanded)
-            return build_geometry(vis.graph, self.expansion.layout(vis))
-        return build_geometry(self.graph, compute_layout(self.graph))
-
-
-def _forget_finished() -> None:
-    """Drop finished workers from ``_RUNNING``; one whose ``finished`` arrives before ``isFinished()`` holds
-    goes at the next call (each layout start calls it), holding no graph by then (``run`` lets go of it)."""
-    for w in list(_RUNNING):
-        try:
-            done = w.isFinished()
-        except RuntimeError:  # already deleted by its view's reap
-            done = True
-        if done:
-            _RUNNING.discard(w)
 
 
 class GraphView(GroupsMixin, QGraphicsView):
@@ -164,10 +111,10 @@ class GraphView(GroupsMixin, QGraphicsView):
         # bound methods only: a lambda per worker, destroyed with the worker, crashed PySide 6.11 at exit
         worker.sig_ready.connect(self._on_layout_ready)
         worker.sig_failed.connect(self._on_layout_failed)
-        worker.finished.connect(_forget_finished)
+        worker.finished.connect(forget_finished)
         self._reap()
         self._workers.append(worker)
-        _RUNNING.add(worker)
+        RUNNING.add(worker)
         worker.start()
 
     def set_geometry(self, geometry: GraphGeometry) -> None:
@@ -199,9 +146,9 @@ class GraphView(GroupsMixin, QGraphicsView):
         for w in list(self._workers):
             if w.isFinished():
                 self._workers.remove(w)
-                _RUNNING.discard(w)
+                RUNNING.discard(w)
                 w.deleteLater()
-        _forget_finished()
+        forget_finished()
 
     def _on_layout_failed(self, generation: int, message: str) -> None:
         QTimer.singleShot(50, self._reap)
