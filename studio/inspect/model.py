@@ -193,11 +193,12 @@ def analyse_structure(path: Path, model: Any, *, shapes: dict[str, list[int]] | 
             inferred = proto().ModelProto.FromString(data)
         else:
             lm.shape_inference_error = error
-    elif infer:
-        import onnx.shape_inference
+    elif infer:  # what onnx.shape_inference.infer_shapes does, without importing the onnx package
+        from studio.core.onnx_light import cpp, proto
 
         try:
-            inferred = onnx.shape_inference.infer_shapes(model, strict_mode=False, data_prop=True)
+            data = cpp().shape_inference.infer_shapes(model.SerializeToString(), False, False, True)
+            inferred = proto().ModelProto.FromString(data)
         except Exception as exc:  # inference errors must not stop the analysis
             lm.shape_inference_error = f"{type(exc).__name__}: {str(exc)[:300]}"
             inferred = model
