@@ -94,9 +94,8 @@ class _Run:
         self.stops = StopStrings(req.stop)
         self.client_gone = False
         self.raw = ""  # the text pieces the runtime's streamer gave, before stop strings
-        # streaming: the first piece's event is written before the worker goes on to the next token (below)
+        # streaming: set by the writer once the first piece's event is out; the worker waits for it (below)
         self.first_sent: threading.Event | None = None
-        self.stream_gate: threading.Event | None = None  # the same event, kept for the writer
 
     def start(self) -> None:
         self.workers.submit(self._work)
@@ -169,15 +168,15 @@ class _Stream(Response):
     Written at the ASGI level rather than with StreamingResponse so that a disconnect is seen while waiting for
     the next token (not only at the next send) and the stop flag is set on every way out."""
 
-    def __init__(self, run: _Run, head: dict[str, Any]) -> None:
-        self.run, self.head = run, head
+    def __init__(self, run: _Run, head: dict[str, Any], first_sent: threading.Event | None = None) -> None:
+        self.run, self.head, self.first_sent = run, head, first_sent
         self.status_code, self.background = 200, None
 
     async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
         run = self.run
         watcher = asyncio.ensure_future(_watch_disconnect(receive, run))
         started = False
-        first_gate = run.stream_gate
+        first_gate = self.first_sent
         try:
             while True:
                 get = asyncio.ensure_future(run.queue.get())
@@ -293,12 +292,11 @@ class GenerateRoutes:
                                  "limit": "generations"}, status_code=503,
                                 headers={"retry-after": str(slots.retry_after_s)})
         run = _Run(name, m, req, metrics, slots, t0, self.workers)
-        if stream:
-            run.first_sent = run.stream_gate = threading.Event()
+        gate = run.first_sent = threading.Event() if stream else None
         run.start()
         head = {"model_name": name, "model_version": m.version}
         if stream:
-            return _Stream(run, head)
+            return _Stream(run, head, gate)
         return await self._collect(run, receive, head)
 
     async def _collect(self, run: _Run, receive: Any, head: dict[str, Any]) -> Any:

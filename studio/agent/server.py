@@ -193,7 +193,6 @@ def create_app(core: AgentCore, metrics: AgentMetrics | None = None, workers: in
                          pipeline_depth=pipeline_depth, limits=limits,
                          infer_token=infer_token.encode() if infer_token else None)
     fast.generate = GenerateRoutes(core, metrics, fast.limits)  # Triton's generate extension
-    fast.generation_slots = fast.generate.slots
     return fast
 
 
@@ -225,7 +224,6 @@ class InferFastPath:
         self._pipelines: dict[int, tuple[Any, StagedPipeline]] = {}  # id(ServedModel) -> (model, pipeline)
         self._pipelines_lock = threading.Lock()
         self.generate: GenerateRoutes | None = None  # /generate and /generate_stream (set by create_app)
-        self.generation_slots: Any = None  # its GenerationSlots (tests and status read them here)
 
     def _infer_authorized(self, scope: dict) -> bool:
         for k, v in scope["headers"]:

@@ -115,6 +115,12 @@ def cpp() -> ModuleType:
     return module
 
 
+def infer_shapes(data: bytes) -> bytes:
+    """onnx's C++ shape inference on a serialized model, with the flags the inspector asks of
+    ``onnx.shape_inference.infer_shapes`` (check_type off, strict_mode off, data_prop on); raises as it does."""
+    return cpp().shape_inference.infer_shapes(data, False, False, True)
+
+
 def get_schema(op_type: str, opset: int, domain: str) -> Any:
     """``onnx.defs.get_schema``; raises as it does for an unknown operator."""
     return cpp().defs.get_schema(op_type, opset, domain)

@@ -194,10 +194,10 @@ def analyse_structure(path: Path, model: Any, *, shapes: dict[str, list[int]] | 
         else:
             lm.shape_inference_error = error
     elif infer:  # what onnx.shape_inference.infer_shapes does, without importing the onnx package
-        from studio.core.onnx_light import cpp, proto
+        from studio.core.onnx_light import infer_shapes, proto
 
         try:
-            data = cpp().shape_inference.infer_shapes(model.SerializeToString(), False, False, True)
+            data = infer_shapes(model.SerializeToString())
             inferred = proto().ModelProto.FromString(data)
         except Exception as exc:  # inference errors must not stop the analysis
             lm.shape_inference_error = f"{type(exc).__name__}: {str(exc)[:300]}"

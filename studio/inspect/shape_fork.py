@@ -153,8 +153,10 @@ def start(path: Path | str) -> PendingInference | None:
 
 
 def _child(path: str, fd: int) -> int:
+    from studio.core.onnx_light import cpp, infer_shapes
+
     try:
-        infer = _infer_function()
+        cpp()  # only onnx's extension module: no numpy, no onnx package
         with open(path, "rb") as f:
             st = os.fstat(f.fileno())
             data = f.read()
@@ -162,7 +164,7 @@ def _child(path: str, fd: int) -> int:
     except BaseException:  # noqa: BLE001 - the parent reads the file itself and says what is wrong
         return _NO_START
     try:
-        out = infer(data, False, False, True)  # check_type, strict_mode, data_prop: as analyse_structure asks
+        out = infer_shapes(data)  # the same call analyse_structure makes in process
     except BaseException as exc:  # noqa: BLE001 - reported as the in-process path words it
         _write_all(fd, stamp + f"{type(exc).__name__}: {str(exc)[:300]}".encode())
         return _FAILED
@@ -171,11 +173,3 @@ def _child(path: str, fd: int) -> int:
     except BaseException:  # noqa: BLE001 - a full memory: the parent infers in process
         return _NO_START
     return _OK
-
-
-def _infer_function():  # noqa: ANN202 - a pybind11 function
-    """onnx's C++ ``infer_shapes(bytes, check_type, strict_mode, data_prop) -> bytes``: only its extension module
-    is loaded where onnx is not imported (studio.core.onnx_light)."""
-    from studio.core.onnx_light import cpp
-
-    return cpp().shape_inference.infer_shapes
