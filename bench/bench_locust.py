@@ -12,7 +12,8 @@ the tiny MLP, on an agent started with ``--threads 1``: the comparison at a real
 both clients but its variance is not).
 
 ``--percentiles``: issue 18's check that Locust (2 workers) measures the same latency as the load generator at
-the same open-loop rate: p50 / p90 per round, Locust / load generator ratios, their median (target within 10 %).
+the same open-loop rate: p50 / p90 per round, Locust / load generator ratios, their median (target within 10 %),
+and the floor beside them: ``bench/floor_client.py``, one blocking socket in one process.
 It is a timing comparison, so it lives here and not in the test suite.
 
 Rounds rotate which client goes first; the ratios are per round and the reported figure is their median (the
@@ -125,20 +126,43 @@ def _run(url: str, client: str, seconds: float, conc: int, rate: float | None = 
             "delay_p90": (lv.send_delay.p90_ms or 0.0) if lv.send_delay else 0.0}
 
 
+def _floor(url: str, seconds: float, rate: float, model: str) -> dict[str, float]:
+    """bench/floor_client.py (one blocking socket) in its own process, the same request bytes as both clients."""
+    import base64
+    import json
+    import subprocess
+
+    from studio.telemetry.kserve import Endpoint, bodies_from_metadata, build_request, model_metadata
+
+    ep = Endpoint.parse(url)
+    bodies = bodies_from_metadata(model_metadata(ep, model), None, count=4)
+    reqs = [base64.b64encode(build_request(ep, "POST", f"/v2/models/{model}/infer", b)).decode() for b in bodies]
+    out = subprocess.run([sys.executable, str(ROOT / "bench" / "floor_client.py"), ep.host, str(ep.port), str(rate),
+                          str(seconds), "1.0", json.dumps(reqs)], capture_output=True, text=True, check=True)
+    row = json.loads(out.stdout)
+    return {**row, "rps": float("nan"), "delay_p50": float("nan"), "delay_p90": float("nan")}
+
+
 def percentiles(args: argparse.Namespace) -> int:
-    """Locust (2 workers) vs the load generator at one open-loop rate: median of per-round p50 / p90 ratios."""
-    rows: dict[str, list[dict[str, float]]] = {"loadgen": [], "locust-2": []}
+    """Locust (2 workers) vs the load generator at one open-loop rate: median of per-round p50 / p90 ratios; the
+    blocking-socket floor (bench/floor_client.py) beside them."""
+    clients = ["loadgen", "locust-2", "floor"]
+    rows: dict[str, list[dict[str, float]]] = {c: [] for c in clients}
     with tempfile.TemporaryDirectory(prefix="bench-locust-") as d:
         agent, model = _agent(Path(d), args.model_ms)
         try:
             for r in range(args.rounds):
-                for c in (("loadgen", "locust-2") if r % 2 == 0 else ("locust-2", "loadgen")):
-                    rows[c].append(_run(agent.url, c, args.seconds, 1, rate=args.rate, model=model))
+                for c in clients[r % 3:] + clients[:r % 3]:
+                    rows[c].append(_floor(agent.url, args.seconds, args.rate, model) if c == "floor" else
+                                   _run(agent.url, c, args.seconds, 1, rate=args.rate, model=model))
                     print(f"round {r + 1} {c}: {rows[c][-1]}", file=sys.stderr)
         finally:
             agent.stop()
-    ratio = {k: statistics.median(a[k] / b[k] for a, b in zip(rows["locust-2"], rows["loadgen"], strict=True))
-             for k in ("p50", "p90")}
+
+    def med_ratio(c: str, k: str) -> float:
+        return statistics.median(a[k] / b[k] for a, b in zip(rows[c], rows["loadgen"], strict=True))
+
+    ratio = {k: med_ratio("locust-2", k) for k in ("p50", "p90")}
     met = all(abs(v - 1) <= 0.10 for v in ratio.values())
     size = (f" --model-ms {args.model_ms:g}" if args.model_ms else "")
     what = (f"model {model} (ONNX Runtime, agent --threads 1)" if args.model_ms else "tiny MLP")
@@ -150,11 +174,14 @@ def percentiles(args: argparse.Namespace) -> int:
              "|---|---|---|---|---|---|"]
     for c, xs in rows.items():
         med = {k: statistics.median(x[k] for x in xs) for k in ("p50", "p90", "delay_p50", "delay_p90")}
-        lines.append(f"| {c} | {med['p50']:.3f} | {med['p90']:.3f} | {med['delay_p50']:.3f} | "
-                     f"{med['delay_p90']:.3f} | {sum(int(x['errors']) for x in xs)} |")
-    lines += ["", "Figures are medians over the rounds."]
+        delays = ("| - | - " if c == "floor" else f"| {med['delay_p50']:.3f} | {med['delay_p90']:.3f} ")
+        lines.append(f"| {c} | {med['p50']:.3f} | {med['p90']:.3f} {delays}| {sum(int(x['errors']) for x in xs)} |")
+    lines += ["", "Figures are medians over the rounds. floor: bench/floor_client.py, one blocking socket in one "
+                  "process (the plainest client for the same measurement; it keeps up only at rates well under the "
+                  "server's)."]
     lines += ["", f"Locust / load generator, median of per-round ratios: p50 {ratio['p50']:.2f}, p90 "
-                  f"{ratio['p90']:.2f} (target within 10 %: {'met' if met else 'not met'})."]
+                  f"{ratio['p90']:.2f} (target within 10 %: {'met' if met else 'not met'}). Floor / load "
+                  f"generator: p50 {med_ratio('floor', 'p50'):.2f}, p90 {med_ratio('floor', 'p90'):.2f}."]
     text = "\n".join(lines)
     print(text)
     if args.append:

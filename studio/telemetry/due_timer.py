@@ -1,10 +1,11 @@
 """Wake-ups at open-loop due times with microsecond precision and no busy-wait, for both load clients: the studio's
-load generator (asyncio, :class:`AsyncDueTimer`) and the Locust workers (gevent, :class:`GeventDueTimer`).
+load generator (asyncio, :class:`AsyncDueTimer`) and the Locust workers' sender thread (:class:`ThreadDueTimer`).
 
 Event loops' timers have millisecond steps: uvloop (libuv) truncates to whole ms and gevent's libev epoll timeouts
 round up, so open-loop senders woke 0.3-1.1 ms after their due time, 20-70 % of a tiny model's latency. A Linux
 timerfd armed at the absolute due time makes the epoll the loop already waits on return when it expires (0.13-0.27
-ms late at p50, for the CPU of the loop's own timer). Off Linux both forms fall back to the loop's sleep.
+ms late at p50, for the CPU of the loop's own timer), or a thread's blocking read of it return. Off Linux both forms
+fall back to sleeping.
 """
 
 from __future__ import annotations
@@ -59,25 +60,33 @@ class _TimerFd:
             self.fd = -1
 
 
-class GeventDueTimer(_TimerFd):
-    """Sleeps a greenlet until a wall-clock due time (``time.time()``, the Locust workers' clock, shared with the
-    master's plans). Elsewhere: gevent.sleep."""
+class ThreadDueTimer(_TimerFd):
+    """Blocks an OS thread until a wall-clock due time (``time.time()``), in a blocking ``read`` of the timerfd
+    (the GIL released): the Locust workers' sender thread. ``stop`` from another thread ends the wait under way
+    and every later one at once. Elsewhere: time.sleep in steps."""
 
     def __init__(self) -> None:
         super().__init__(time.CLOCK_REALTIME if hasattr(time, "CLOCK_REALTIME") else 0, time.time)
+        if self.fd >= 0:
+            os.set_blocking(self.fd, True)
+        self.stopped = False
 
-    def wait_until(self, due: float) -> None:
-        """Return at ``due`` or just after it; never before."""
-        import gevent
-        from gevent.socket import wait_read
-
-        while (left := due - time.time()) > 0:
+    def wait_until(self, due: float, read: Callable[[int, int], bytes] = os.read) -> None:
+        """Return at ``due`` or just after it (never before), or once ``stop`` is called. ``read``: the
+        unpatched ``os.read`` in a gevent-patched process."""
+        while not self.stopped and (left := due - time.time()) > 0:
             if self.fd < 0:
-                gevent.sleep(left)
+                time.sleep(min(left, 0.005))
                 continue
             self.arm(due)
-            wait_read(self.fd)
-            self.consume()
+            if self.stopped:  # stop's own arming may have come before this one
+                break
+            read(self.fd, 8)
+
+    def stop(self) -> None:
+        self.stopped = True
+        if self.fd >= 0:
+            self.arm(0.0)  # expires at once: a read under way returns
 
 
 class AsyncDueTimer(_TimerFd):

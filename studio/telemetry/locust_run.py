@@ -112,8 +112,8 @@ class LocustGenerator:
         with tempfile.TemporaryDirectory(prefix="studio-locust-") as tmp:
             conf = Path(tmp) / "run.json"
             conf.write_text(json.dumps(self._config(port)), encoding="utf-8")
-            # gevent's default libev loop: the open-loop senders wake on a timerfd (locust_client.DueTimer), which
-            # libev's epoll returns for 0.13-0.16 ms after the due time; on libuv's poll handles 0.3-0.55 ms
+            # gevent's default libev loop, the one measured (the open loop's sender and receivers are OS threads:
+            # locustfile, locust_client; the hub takes their results through one async watcher)
             env = {"GEVENT_LOOP": "libev-cext", **os.environ, "PYTHONUNBUFFERED": "1"}
             master = subprocess.Popen([sys.executable, "-m", "studio.telemetry.locust_master", str(conf)],
                                       stdout=subprocess.PIPE, stderr=open(Path(tmp) / "master.log", "w"),

@@ -1,8 +1,8 @@
 """The Locust side of `studio bench --locust`: one worker process, on this host or a lab host.
 
-Each worker runs one Locust user (the studio's request bytes over gevent sockets: ``locust_client``) that drives
-its share of a level (a rate share, open loop, latency from each request's due time; or a number of closed-loop
-greenlets) and reports every window to the master as a custom message carrying an encoded HDR histogram
+Each worker runs one Locust user (the studio's request bytes over keep-alive sockets whose responses OS threads read:
+``locust_client``) that drives its share of a level (a rate share, open loop, sent from an OS thread at each due
+time, latency from each request's due time; or a number of closed-loop greenlets) and reports every window to the master as a custom message carrying an encoded HDR histogram
 (``studio.telemetry.histogram``), counts, errors and per-tick bytes. Windows are aligned on the wall clock the master
 hands out, so the master merges window k of every worker into one. The workload (server, request bytes, pool,
 timeout) comes from the master with each level's plan, so a worker needs nothing but the master's address:
@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import base64
+import contextlib
 import random
 import time
 from collections import Counter, deque
@@ -39,6 +40,7 @@ class WorkerMeter:
         self.stopped = False
         self.opened = self.measure_at  # the open window's start: measure_at, then the previous window's close
         self.last_done = 0.0  # when the last measured request completed
+        self.lock: Any = contextlib.nullcontext()  # the open loop's: its sender thread counts sends (on_sent)
         self._open()
 
     def _open(self) -> None:
@@ -76,14 +78,15 @@ class WorkerMeter:
     def close_window(self, final: bool = False) -> dict[str, Any]:
         """The window's counts and the span they were counted over: the window closes when its greenlet wakes,
         ms after the nominal end, and what completed meanwhile is in it (dividing by window_s read 1-2.7 % high)."""
-        t = time.time()
-        msg = {"level": self.plan["level"], "index": self.index, "ok": self.ok, "sent": self.sent,
-               "errors": dict(self.errors), "bytes": self.nbytes, "ticks": self.ticks,
-               "hist": self.hist.encode().decode() if self.hist.count else "", "final": final,
-               "t_open": self.opened, "t_close": t}
-        self.opened = t
-        self.index += 1
-        self._open()
+        with self.lock:
+            t = time.time()
+            msg = {"level": self.plan["level"], "index": self.index, "ok": self.ok, "sent": self.sent,
+                   "errors": dict(self.errors), "bytes": self.nbytes, "ticks": self.ticks,
+                   "hist": self.hist.encode().decode() if self.hist.count else "", "final": final,
+                   "t_open": self.opened, "t_close": t}
+            self.opened = t
+            self.index += 1
+            self._open()
         return msg
 
 
@@ -106,22 +109,42 @@ class Workload:
 
 class Lane:
     """One keep-alive connection of a worker (``box``: the connection, reopened after a failure) and the request
-    on it: due time, bytes, start, and whether the greenlet that started it already sent it."""
+    on it: due time, bytes, start, whether the greenlet that started it already sent it, and what its connection's
+    receiver thread delivered for it (``result``, with ``event`` set; ``event`` is also set, with no result, to
+    ask the lane's greenlet to connect and send)."""
 
     def __init__(self, requests: list[bytes], first: int = 0) -> None:
+        import gevent.event
+
         self.box: list[Any] = [None]
         self.requests, self.i = requests, first
         self.due: float | None = None
         self.raw, self.t0, self.sent, self.exc = b"", 0.0, False, None
-        self.wake: Any = None  # a gevent Event: a request for this lane, which has no connection to send it on
+        self.request_id = 0
+        self.result: Any = None
+        self.event = gevent.event.Event()
         self.greenlet: Any = None
 
     def take(self, due: float) -> bytes:
         self.due, self.raw = due, self.requests[self.i % len(self.requests)]
         self.i += 1
-        self.sent, self.exc = False, None
+        self.request_id += 1
+        self.sent, self.exc, self.result = False, None, None
         self.t0 = time.perf_counter()
         return self.raw
+
+    def deliver(self, request_id: int, result: Any) -> None:
+        """In the hub, from the receiver thread: the response (or error) of request ``request_id``; one for an
+        earlier request (its connection failed as the lane moved on) is dropped."""
+        if request_id == self.request_id and self.due is not None:
+            self.result = result
+            self.event.set()
+
+    def wait_result(self) -> Any:
+        self.event.wait()
+        self.event.clear()
+        result, self.result = self.result, None
+        return result
 
 
 def make_user_class(plans: Any) -> type:
@@ -133,7 +156,7 @@ def make_user_class(plans: Any) -> type:
     import gevent.pool
     from locust import User, task
 
-    from studio.telemetry.locust_client import DueTimer, RawConnection
+    from studio.telemetry.locust_client import Inbox, RawConnection
 
     class KServeV2User(User):  # the master spawns it by this name
         abstract = False
@@ -147,39 +170,50 @@ def make_user_class(plans: Any) -> type:
                 meter.delays.record(max(0.0, time.time() - due))
             raw = lane.take(due)
             conn = lane.box[0]
-            if conn is not None and conn.open:  # the lane waits in its receive: nothing to wake
+            if conn is not None and conn.open:  # its receiver thread delivers the response to the lane
                 lane.sent = True
                 try:
-                    conn.send(raw)
+                    conn.send(raw, lane.request_id)
                 except Exception as e:  # noqa: BLE001 - counted by _complete
                     lane.exc = e
-                    conn.close()  # which ends the lane's receive
+                    conn.close()
 
         def _complete(self, meter: WorkerMeter, lane: Lane, result: Any = None) -> None:
-            """Finish the request started on ``lane``: (re)connect and send when not sent yet, read the response
-            (or take ``result``, what the lane's waiting receive returned or raised), count it; a failed request
-            is counted and its connection dropped."""
+            """Finish the request started on ``lane``: (re)connect and send when not sent yet, wait for what the
+            connection's receiver thread delivers for it (or take ``result``, delivered already), count it; a
+            failed request is counted and its connection dropped. Latency ends when the receiver thread parsed
+            the response's last byte, not when this greenlet ran."""
             assert lane.due is not None
             due, raw, box, wl = lane.due, lane.raw, lane.box, self.wl
             exc: BaseException | None = lane.exc or (result if isinstance(result, BaseException) else None)
-            status, nbytes = 0, 0
+            status, nbytes, t_done, t_perf = 0, 0, 0.0, 0.0
             try:
                 if exc is not None:
                     raise exc
-                if not lane.sent:
-                    if box[0] is None or not box[0].open:
-                        box[0] = RawConnection(wl.host, wl.port, wl.timeout_s)  # times out after timeout_s
-                    box[0].send(raw)
-                status, received = result if result is not None else box[0].receive()
+                if result is None:
+                    if not lane.sent:
+                        if box[0] is None or not box[0].open:
+                            if box[0] is not None:
+                                box[0].close()
+                            box[0] = RawConnection(wl.host, wl.port, wl.timeout_s, self.inbox, lane.deliver)
+                        lane.sent = True
+                        box[0].send(raw, lane.request_id)
+                    result = lane.wait_result()  # the receiver thread delivers a response or an error
+                    if isinstance(result, BaseException):
+                        raise result
+                status, received, t_done, t_perf = result
                 nbytes = len(raw) + received
+                if not box[0].open:  # the server answered "Connection: close"
+                    box[0].close()
             except Exception as e:  # noqa: BLE001 - a failed request is counted, not raised
                 exc = e
                 if box[0] is not None:
                     box[0].close()
-            t_done = time.time()
+            if exc is not None:
+                t_done, t_perf = time.time(), time.perf_counter()
             kind = _error_kind(exc, status)
             self.environment.events.request.fire(
-                request_type="POST", name="infer", response_time=(time.perf_counter() - lane.t0) * 1e3,
+                request_type="POST", name="infer", response_time=(t_perf - lane.t0) * 1e3,
                 response_length=nbytes, context={}, url=None,
                 exception=None if kind is None else (exc or RuntimeError(f"HTTP {status}")))
             meter.on_done(due, t_done, t_done - due, nbytes, kind)
@@ -187,6 +221,8 @@ def make_user_class(plans: Any) -> type:
         def _run_plan(self, plan: dict[str, Any]) -> None:
             meter = WorkerMeter(plan)
             self.wl = wl = Workload(plan["workload"])
+            if getattr(self, "inbox", None) is None:
+                self.inbox = Inbox()
             runner = self.environment.runner
             gevent.sleep(max(0.0, plan["start"] - time.time()))
             group = gevent.pool.Group()
@@ -217,70 +253,89 @@ def make_user_class(plans: Any) -> type:
         def _open_loop(self, meter: WorkerMeter, plan: dict[str, Any], rng: random.Random, group: Any) -> None:
             """The load generator's open loop: due times queue in ``backlog`` and go out on the first free lane of
             ``pool`` (one connection each); a due time waiting for a free lane is latency, as it is for the load
-            generator. The greenlet that finds a due time and a free lane sends it itself: handing each due time
-            to a sender greenlet through a gevent queue cost 0.08-0.09 ms more than the load generator's queue."""
+            generator. An OS thread wakes at each due time (a blocking timerfd read) and sends on a free lane
+            itself, then blocks again at once: a client still running after its send made the server's wake-up
+            ~0.1 ms slower here (BENCHMARKS.md). This greenlet waits for the thread; its kill stops the thread."""
+            import gevent.event
+
+            from studio.telemetry.due_timer import ThreadDueTimer
+            from studio.telemetry.locust_client import original
+
             rate, poisson = plan["rate"], plan["distribution"] == "poisson"
+            meter.lock = lock = original("_thread", "allocate_lock")()  # backlog, idle, on_sent, windows
             backlog: deque[float] = deque()
             lanes = [Lane(self.wl.requests) for _ in range(self.wl.pool)]
             idle = deque(lanes)  # first in, first out: the connections take turns, as the load generator's do
             for lane in lanes:
-                lane.wake = gevent.event.Event()
                 lane.greenlet = group.spawn(self._lane, meter, lane, backlog, idle)
-            due = plan["start"] + (0.0 if poisson else plan["offset"])
-            timer = DueTimer()  # sub-millisecond wake-ups without a busy-wait (which took the agent's CPU)
+            timer = ThreadDueTimer()  # sub-millisecond wake-ups without a busy-wait (which took the agent's CPU)
+            ended, joined, failed = gevent.event.Event(), original("_thread", "allocate_lock")(), []
+            read = original("os", "read")
+
+            def sender() -> None:
+                due = plan["start"] + (0.0 if poisson else plan["offset"])
+                try:
+                    while not meter.stopped:
+                        now = time.time()
+                        with lock:
+                            if meter.stopped:
+                                break
+                            while due <= now:
+                                backlog.append(due)
+                                due += rng.expovariate(rate) if poisson else 1.0 / rate
+                            while backlog and idle:
+                                lane = idle.popleft()
+                                self._send(meter, lane, backlog.popleft())
+                                if not lane.sent or lane.exc is not None:  # no connection yet (the lane
+                                    # connects and sends), or the send failed (the lane counts it)
+                                    self.inbox.post(lane.deliver, lane.request_id, None)
+                        timer.wait_until(due, read)
+                except BaseException as e:  # noqa: BLE001 - raised again in the greenlet
+                    failed.append(e)
+                finally:
+                    joined.release()
+                    self.inbox.post(lambda _id, _r: ended.set(), 0, None)
+
+            joined.acquire()
+            original("_thread", "start_new_thread")(sender, ())
             try:
-                while not meter.stopped:
-                    now = time.time()
-                    while due <= now:
-                        backlog.append(due)
-                        due += rng.expovariate(rate) if poisson else 1.0 / rate
-                    while backlog and idle:
-                        lane = idle.popleft()
-                        self._send(meter, lane, backlog.popleft())
-                        if not lane.sent:  # no connection yet: the lane connects and sends
-                            lane.wake.set()  # (a failed send closed the connection, which ends its receive)
-                    timer.wait_until(due)
+                ended.wait()
+                if failed:
+                    raise failed[0]
             finally:  # also when the stop kills this greenlet in its wait: idle lanes end, busy ones finish
+                timer.stop()  # the thread returns from its read at once
+                with joined:  # (it holds the lock until it has ended)
+                    pass
                 timer.close()
                 for lane in lanes:
                     if lane.due is None:
                         lane.greenlet.kill(block=False)
 
         def _lane(self, meter: WorkerMeter, lane: Lane, backlog: deque[float], idle: deque[Lane]) -> None:
-            """One connection of the open loop. Connected, it waits in its socket's receive even while idle, so a
-            send on it needs nothing more from the sending greenlet: waking this one after each send (more work
-            on a core the server shares, between the send and the response) cost 0.1-0.2 ms of latency here."""
+            """One connection of the open loop. The greenlet waits on the lane's event: its connection's
+            receiver thread delivers the response to a request the sender thread sent on it (nothing to wake
+            after a send: waking the greenlet after each send cost 0.1-0.2 ms of latency here), or the sender
+            thread asks it to connect and send."""
             try:
                 while True:
-                    conn = lane.box[0]
-                    if conn is None or not conn.open:
-                        lane.wake.wait()
-                        lane.wake.clear()
-                        self._complete(meter, lane)  # connects and sends here
-                    else:
-                        try:
-                            result: Any = conn.receive()
-                        except TimeoutError as e:  # counted from this wait, which may have begun idle:
-                            if lane.due is None or time.perf_counter() - lane.t0 < self.wl.timeout_s:
-                                continue  # the request's own timeout_s has not passed
-                            result = e
-                        except Exception as e:  # noqa: BLE001 - counted by _complete
-                            result = e
-                        if lane.due is None:  # the server closed an idle connection, or sent unasked bytes
-                            conn.close()
-                            continue
-                        self._complete(meter, lane, result)
-                    lane.due = None
-                    while backlog and not meter.stopped:  # due times that waited for a free lane go out from here
-                        self._send(meter, lane, backlog.popleft())
+                    result = lane.wait_result()
+                    if lane.due is None:
+                        continue
+                    self._complete(meter, lane, result)
+                    while True:  # due times that waited for a free lane go out from here
+                        with meter.lock:
+                            lane.due = None
+                            if meter.stopped:
+                                break
+                            if not backlog:
+                                idle.append(lane)
+                                break
+                            self._send(meter, lane, backlog.popleft())
                         if lane.sent and lane.exc is None:
-                            break  # its response comes to the receive above
+                            break  # its response comes to the wait above
                         self._complete(meter, lane)
-                        lane.due = None
                     if meter.stopped and lane.due is None:
                         break
-                    if lane.due is None:
-                        idle.append(lane)
             finally:
                 if lane.box[0] is not None:
                     lane.box[0].close()

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import asyncio
 import sys
+import threading
 import time
 
 import pytest
 
-from studio.telemetry.due_timer import AsyncDueTimer, GeventDueTimer
+from studio.telemetry.due_timer import AsyncDueTimer, ThreadDueTimer
 
 STEPS_S = [0.0, 0.0002, 0.0007, 0.0013, 0.003, -0.001]  # due offsets from now: sub-ms, a few ms, already past
 
@@ -80,23 +81,31 @@ def test_async_timer_cancelled_cleanly_and_reusable(loop_name: str) -> None:
     _run(loop_name, main)
 
 
-def test_gevent_timer_never_before_due_and_killed_cleanly() -> None:
-    gevent = pytest.importorskip("gevent")
-    timer = GeventDueTimer()
+@pytest.mark.parametrize("fallback", [False, True], ids=["timerfd", "sleep-fallback"])
+def test_thread_timer_never_before_due_and_stopped_from_another_thread(fallback: bool) -> None:
+    timer = ThreadDueTimer()
+    if sys.platform.startswith("linux") and not fallback:
+        assert timer.fd >= 0
+    if fallback:
+        timer.close()  # fd -1: time.sleep in steps
     try:
         for _ in range(20):
             for step in STEPS_S:
                 due = time.time() + step
                 timer.wait_until(due)
                 assert time.time() >= due
-        g = gevent.spawn(timer.wait_until, time.time() + 30.0)
-        gevent.sleep(0.01)
-        assert not g.dead
-        g.kill(block=True, timeout=5)
-        assert g.dead and g.successful()  # GreenletExit is a clean end
-        due = time.time() + 0.002
-        timer.wait_until(due)
-        assert time.time() >= due
+        t = threading.Thread(target=timer.wait_until, args=(time.time() + 30.0,))
+        t.start()
+        time.sleep(0.02)
+        assert t.is_alive()  # blocked in its read
+        t0 = time.perf_counter()
+        timer.stop()  # ends the wait under way ...
+        t.join(timeout=5)
+        assert not t.is_alive() and time.perf_counter() - t0 < 1.0
+        t0 = time.perf_counter()
+        timer.wait_until(time.time() + 30.0)  # ... and every later one
+        assert time.perf_counter() - t0 < 1.0
     finally:
         timer.close()
     assert timer.fd == -1
+

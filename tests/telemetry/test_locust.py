@@ -8,15 +8,17 @@ Workers started the way a lab host starts them (only the master's address) get t
 from __future__ import annotations
 
 import json
+import socket
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from studio.telemetry.bench import SlaSpec, run_bench
-from studio.telemetry.kserve import Endpoint, fetch_stats
+from studio.telemetry.kserve import Endpoint, build_request, fetch_stats
 from studio.telemetry.load_types import LoadConfig
 from studio.telemetry.locust_run import LocustGenerator, LocustOptions
 from studio.telemetry.recording import Recording
@@ -147,3 +149,60 @@ def test_workers_started_like_lab_hosts_get_the_workload_from_the_master(agent: 
     assert after.success_count - before.success_count == lv.total_sent
     assert abs(lv.total_sent - RATE * 5.0) < RATE * 0.15
     assert codes == [0, 0], [(tmp_path / f"worker{i}.log").read_text()[-2000:] for i in range(2)]
+
+
+class _BadServer:
+    """A TCP server on loopback that reads requests and never answers ("stall") or hangs up on each one
+    ("close"): what the workers' receiver threads must count (timeout, connection_lost) without hanging the run."""
+
+    def __init__(self, mode: str) -> None:
+        self.mode = mode
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.port = self.sock.getsockname()[1]
+        self.accepted = 0
+        self.conns: list[socket.socket] = []
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            self.accepted += 1
+            self.conns.append(conn)
+            threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
+
+    def _serve(self, conn: socket.socket) -> None:
+        try:
+            while conn.recv(65536):
+                if self.mode == "close":
+                    conn.close()
+                    return
+        except OSError:
+            pass
+
+    def close(self) -> None:
+        self.sock.close()
+        for c in self.conns:
+            c.close()
+
+
+@pytest.mark.parametrize(("mode", "kind"), [("stall", "timeout"), ("close", "connection_lost")])
+def test_a_server_that_stalls_or_hangs_up_is_counted_and_the_run_ends(mode: str, kind: str) -> None:
+    srv = _BadServer(mode)
+    try:
+        cfg = _cfg(f"http://127.0.0.1:{srv.port}", rate=40.0, duration_s=2.0, warmup_s=0.5, window_s=2.0,
+                   timeout_s=0.5)
+        gen = LocustGenerator(cfg, options=LocustOptions(workers=2))
+        # no metadata to read from this server: the request bytes are given
+        gen.requests = [build_request(Endpoint.parse(cfg.url), "POST", "/v2/models/tiny/infer", b'{"inputs": []}')]
+        (lv,) = gen.run()
+    finally:
+        srv.close()
+    assert lv.successes == 0 and lv.warmup_successes == 0
+    assert set(lv.errors) == {kind}, lv.errors
+    # every measured request due more than timeout_s before the stop was counted as failed, and no more than sent
+    assert 40.0 * 1.0 <= lv.error_count <= lv.requests_sent, (lv.error_count, lv.requests_sent)
+    if mode == "close":  # each hang-up cost a connection: the lanes reconnected and went on
+        assert srv.accepted >= lv.error_count
