@@ -8,7 +8,8 @@ client and report every request through Locust's ``request`` event like any cust
 Each connection's responses are read by its own OS thread blocked in ``recv`` on the unpatched socket, which stamps
 the completion time as the last byte is parsed and hands the result to the gevent hub (``Inbox``): waking a greenlet
 through gevent's hub for each response read about 0.05 ms later than a blocking receive (BENCHMARKS.md, issue 18's
-10 % check). Requests are sent from the greenlets (one ``send``). Runs only inside a worker (gevent monkey-patched).
+10 % check). Requests are sent with one ``send`` by the open loop's sender thread or a closed-loop greenlet
+(locustfile). Runs only inside a worker (gevent monkey-patched).
 """
 
 from __future__ import annotations
@@ -54,10 +55,6 @@ class Inbox:
             deliver, request_id, result = items.popleft()
             deliver(request_id, result)
 
-    def close(self) -> None:
-        self._watcher.stop()
-        self._watcher.close()
-
 
 class _Response:
     """httptools callbacks for one response at a time."""
@@ -75,10 +72,11 @@ class _Response:
 
 
 class RawConnection:
-    """One keep-alive connection: ``send`` from a greenlet, each response delivered through ``inbox`` to
-    ``deliver`` (in the hub) with the id its request was sent with: the result, a ``TimeoutError`` when the request sent waited ``timeout_s``, a
-    ``ConnectionResetError`` when the server closed or reset the connection with a request on it. A connection the
-    server closes while idle delivers nothing and reads ``open`` False, so the next request reconnects."""
+    """One keep-alive connection, connected from a greenlet; ``send`` from any thread. Each response is delivered
+    through ``inbox`` to ``deliver`` (in the hub) with the id its request was sent with: the result, a
+    ``TimeoutError`` when the request waited ``timeout_s``, a ``ConnectionResetError`` when the server closed or
+    reset the connection with a request on it. A connection the server closes while idle delivers nothing and
+    reads ``open`` False, so the next request reconnects."""
 
     def __init__(self, host: str, port: int, timeout_s: float, inbox: Inbox, deliver: Deliver) -> None:
         import gevent.socket

@@ -163,8 +163,9 @@ def make_user_class(plans: Any) -> type:
         wl: Workload
 
         def _send(self, meter: WorkerMeter, lane: Lane, due: float) -> None:
-            """Start the request due at ``due`` on ``lane`` from the greenlet that found both (the scheduler at
-            its wake-up, or the lane as its previous response completed): no hand-over to another greenlet."""
+            """Start the request due at ``due`` on ``lane`` where both were found (the sender thread at its
+            wake-up, or the lane's greenlet as its previous response completed; under ``meter.lock``): no
+            hand-over to another thread or greenlet."""
             meter.on_sent(due)
             if meter.measuring(due):
                 meter.delays.record(max(0.0, time.time() - due))
