@@ -127,18 +127,21 @@ def _run(url: str, client: str, seconds: float, conc: int, rate: float | None = 
 
 
 def _floor(url: str, seconds: float, rate: float, model: str) -> dict[str, float]:
-    """bench/floor_client.py (one blocking socket) in its own process, the same request bytes as both clients."""
+    """bench/floor_client.py (one blocking socket) in its own process, with the request bytes both clients send
+    (built by the load generator's own ``prepare``)."""
     import base64
     import json
     import subprocess
 
-    from studio.telemetry.kserve import Endpoint, bodies_from_metadata, build_request, model_metadata
+    from studio.telemetry.load_types import LoadConfig
+    from studio.telemetry.loadgen import LoadGenerator
 
-    ep = Endpoint.parse(url)
-    bodies = bodies_from_metadata(model_metadata(ep, model), None, count=4)
-    reqs = [base64.b64encode(build_request(ep, "POST", f"/v2/models/{model}/infer", b)).decode() for b in bodies]
-    out = subprocess.run([sys.executable, str(ROOT / "bench" / "floor_client.py"), ep.host, str(ep.port), str(rate),
-                          str(seconds), "1.0", json.dumps(reqs)], capture_output=True, text=True, check=True)
+    gen = LoadGenerator(LoadConfig(url=url, model=model, rate=rate, duration_s=seconds, warmup_s=1.0))
+    gen.prepare()
+    reqs = [base64.b64encode(r).decode() for r in gen.requests]
+    out = subprocess.run([sys.executable, str(ROOT / "bench" / "floor_client.py"), gen.ep.host, str(gen.ep.port),
+                          str(rate), str(seconds), "1.0", json.dumps(reqs)], capture_output=True, text=True,
+                         check=True)
     row = json.loads(out.stdout)
     return {**row, "rps": float("nan"), "delay_p50": float("nan"), "delay_p90": float("nan")}
 

@@ -2,10 +2,11 @@
 
 Each worker runs one Locust user (the studio's request bytes over keep-alive sockets whose responses OS threads read:
 ``locust_client``) that drives its share of a level (a rate share, open loop, sent from an OS thread at each due
-time, latency from each request's due time; or a number of closed-loop greenlets) and reports every window to the master as a custom message carrying an encoded HDR histogram
-(``studio.telemetry.histogram``), counts, errors and per-tick bytes. Windows are aligned on the wall clock the master
-hands out, so the master merges window k of every worker into one. The workload (server, request bytes, pool,
-timeout) comes from the master with each level's plan, so a worker needs nothing but the master's address:
+time, latency from each request's due time; or a number of closed-loop greenlets) and reports every window to the
+master as a custom message carrying an encoded HDR histogram (``studio.telemetry.histogram``), counts, errors and
+per-tick bytes. Windows are aligned on the wall clock the master hands out, so the master merges window k of every
+worker into one. The workload (server, request bytes, pool, timeout) comes from the master with each level's plan,
+so a worker needs nothing but the master's address:
 
     python -m studio.telemetry.locustfile --master-host STUDIO_HOST [--master-port 5557]
     locust -f .../studio/telemetry/locustfile.py --worker --master-host STUDIO_HOST [--master-port 5557]
