@@ -33,25 +33,11 @@ PENDING_STATES = ("not checked", "connecting")
 Callback = Callable[[str, Any], None]
 
 
-def failure_state(message: str) -> str:
-    """A device's failure, named the way a user fixes it: refused, timeout, tls, token, or down."""
-    m = (message or "").lower()
-    if "401" in m or "403" in m or "token" in m or "unauthorized" in m:
-        return "token"
-    if "ssl" in m or "tls" in m or "certificate" in m:
-        return "tls"
-    if "timed out" in m or "timeout" in m:
-        return "timeout"
-    if "refused" in m or "errno 111" in m:
-        return "refused"
-    return "down"
-
-
 @dataclass
 class DeviceState:
     """What the last poll of a device found (not saved: a reopened workspace checks again)."""
 
-    state: str = "not checked"  # ok | connecting | not checked | a failure: refused, timeout, tls, token, down ...
+    state: str = "not checked"  # ok | connecting | not checked | a failure (studio.core.device_failure)
     detail: str = ""
     board: str = ""
     models: tuple[str, ...] = ()  # the model names it serves, as the last poll listed them

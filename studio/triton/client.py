@@ -20,6 +20,7 @@ from urllib.parse import urlparse
 import numpy as np
 
 from studio.core.errors import ConnectionFailed, DependencyMissing, InputError, ModelError, StudioError
+from studio.core.gevent_hub import import_gevent_client
 from studio.triton.dtypes import numpy_to_v2
 from studio.triton.metrics import MetricsSnapshot, snapshot
 
@@ -138,8 +139,7 @@ class TritonClient:
 
                     c = g.InferenceServerClient(self.address, ssl=self.ssl, root_certificates=self.root_certificates)
                 else:
-                    import tritonclient.http as h
-
+                    h = import_gevent_client("tritonclient.http")  # gevent: one import, this thread owns a hub
                     c = h.InferenceServerClient(self.address, ssl=self.ssl, connection_timeout=self.timeout,
                                                 network_timeout=self.timeout, insecure=self.insecure)
             except ImportError as exc:
@@ -169,9 +169,7 @@ class TritonClient:
             import tritonclient.grpc as g
 
             return g
-        import tritonclient.http as h
-
-        return h
+        return import_gevent_client("tritonclient.http")
 
     def _kw(self) -> dict[str, Any]:
         kw: dict[str, Any] = {"headers": self.headers or None}

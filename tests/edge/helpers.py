@@ -29,6 +29,21 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def free_port_with(digits: str) -> int:
+    """A free loopback port whose number holds ``digits`` ("401": the port that once read as a rejected token)."""
+    for scale in (10, 100, 1000):
+        for p in range(int(digits) * scale, (int(digits) + 1) * scale):
+            if p > 65535:
+                break
+            with socket.socket() as s:
+                try:
+                    s.bind(("127.0.0.1", p))
+                except OSError:
+                    continue
+                return p
+    raise RuntimeError(f"no free loopback port holding {digits}")
+
+
 def _save(graph: Any, path: Path) -> Path:
     """``graph`` as an opset-17, IR-9 model file at ``path`` (folders made)."""
     m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])

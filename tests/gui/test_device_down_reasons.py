@@ -11,8 +11,9 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 
+from studio.core.device_failure import failure_state
 from studio.core.settings import Settings
-from studio.core.state import DeviceState, failure_state
+from studio.core.state import DeviceState
 from studio.core.workspace import DeviceEntry, Workspace
 from studio.gui.devices.reasons import down_reason, status_text
 from studio.gui.main_window import MainWindow

@@ -160,8 +160,9 @@ def live_gevent_hubs() -> int:
 
 
 def test_polling_leaves_no_gevent_loops_behind(qtbot, window, server) -> None:  # noqa: ANN001
-    """Each poll runs tritonclient.http (gevent) on a fresh thread; its hub and loop go with the thread. Before,
-    hubs piled up (42 after 40 polls) with two descriptors each: an open studio ran out of them within the hour."""
+    """Each device's polls run tritonclient.http (gevent) on its one poller thread: one hub per device, however many
+    polls. Before, hubs piled up (42 after 40 polls) with two descriptors each: an open studio ran out of them
+    within the hour."""
     page: DevicesPage = window.page("devices")
     page.timer.stop()
     page.add_server(server.http_url, name="local")

@@ -1,14 +1,15 @@
 """Why a device is down, in the words a user fixes it by, for every table and list that shows devices.
 
-studio.core.state.failure_state names the failure (refused, timeout, tls, token, down) from the poll's
-message; here that name becomes a short phrase, with the DNS case (which failure_state leaves as "down")
-told apart by the message's words. Qt-free.
+studio.core.device_failure names the failure (refused, timeout, tls, token, dns, down) from the poll's
+exception; here that name becomes a short phrase (a saved "down" whose message is a failed lookup still reads
+as DNS). Qt-free.
 """
 
 from __future__ import annotations
 
 import re
 
+from studio.core.device_failure import DNS_WORDS, token_status, without_addresses
 from studio.core.state import OK_STATES, PENDING_STATES, DeviceState
 
 REASONS = {
@@ -18,8 +19,6 @@ REASONS = {
     "token": "token rejected",
     "dns": "host name not found (DNS)",
 }
-DNS_WORDS = ("name or service not known", "nodename nor servname", "temporary failure in name resolution",
-             "getaddrinfo failed", "no address associated with hostname", "name does not resolve")
 PLAIN_HTTP_WORDS = ("wrong version number", "record layer failure", "unknown protocol", "http_request")
 # the client's own framing, dropped so the phrase is the transport's words
 _PREFIX = re.compile(r"^(Triton server at \S+ did not answer \([^)]*\): |cannot reach agent at \S+: )")
@@ -34,10 +33,10 @@ def reason_key(state: str, detail: str = "") -> str:
 
 def down_reason(state: str, detail: str = "") -> str:
     """A short phrase for a failed device: "connection refused", "token rejected (HTTP 401)", ..."""
-    key, low = reason_key(state, detail), (detail or "").lower()
+    key, low = reason_key(state, detail), without_addresses(detail).lower()
     if key == "token":
-        code = re.search(r"\b(401|403)\b", detail or "")
-        return REASONS["token"] + (f" (HTTP {code.group(1)})" if code else "")
+        code = token_status(detail)
+        return REASONS["token"] + (f" (HTTP {code})" if code else "")
     if key == "tls":
         if "certificate" in low:
             return "TLS certificate not trusted"

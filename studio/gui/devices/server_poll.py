@@ -8,6 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from studio.core.device_failure import failure_of
 from studio.core.errors import StudioError
 from studio.core.workspace import DeviceEntry
 
@@ -54,6 +55,7 @@ class ServerSnapshot:
     name: str
     connected: bool = False
     error: str = ""
+    failure: str = ""  # why it is down (studio.core.device_failure), named from the poll's own exception
     live: bool = False
     ready: bool = False
     server: str = ""
@@ -66,6 +68,12 @@ class ServerSnapshot:
     at: float = 0.0
     board: str = ""  # an agent's board, when its token let the poll read /agent/status
     generates: dict[str, bool] = field(default_factory=dict)  # ready model -> answers the generate extension
+    spec: ServerSpec | None = None  # what was polled (address, token file): a snapshot of an older spec is stale
+
+    @property
+    def state(self) -> str:
+        """The device state this poll stands for: "ok" or its failure."""
+        return "ok" if self.connected else (self.failure or "down")
 
 
 _TAKES_GENERATE: dict[tuple[str, str, str], bool] = {}  # (url, model, version) -> metadata's answer, read once
@@ -89,9 +97,9 @@ def poll_server(spec: ServerSpec) -> ServerSnapshot:
         except StudioError as exc:
             snap.metrics_error = exc.message
     except StudioError as exc:
-        snap.error = exc.message
+        snap.error, snap.failure = exc.message, failure_of(exc)
     except Exception as exc:  # keep polling whatever a broken server answers
-        snap.error = f"{type(exc).__name__}: {exc}"
+        snap.error, snap.failure = f"{type(exc).__name__}: {exc}", failure_of(exc)
     finally:
         c.close()
     if snap.connected and spec.kind == "agent" and spec.token_file:
@@ -125,14 +133,14 @@ def _check_agent_token(spec: ServerSpec, snap: ServerSnapshot) -> None:
     try:
         token = read_token_file(spec.token_file)
     except StudioError as exc:  # missing or empty: what the failure names is the token
-        snap.connected, snap.error = False, exc.message
+        snap.connected, snap.error, snap.failure = False, exc.message, "token"
         return
     try:
         st = AgentClient(spec.url, token, timeout=POLL_TIMEOUT).status()
     except StudioError as exc:
         status = (exc.details or {}).get("status")
         if status in TOKEN_REJECTED:
-            snap.connected, snap.error = False, f"{exc.message} (HTTP {status})"
+            snap.connected, snap.error, snap.failure = False, f"{exc.message} (HTTP {status})", "token"
         return  # anything else (a 500, a slow answer) says nothing about the token: inference still works
     snap.board = str(st.get("board") or "")
 

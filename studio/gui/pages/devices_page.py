@@ -2,8 +2,9 @@
 (health, models, statistics, metrics, test inference); the agents' own management (versions, rollback) is
 in the Edge agents section.
 
-Every network call runs off the GUI thread: a poller thread per server fills a ServerSnapshot every
-``poll_ms`` and hands it over through a queued signal; user actions (load, unload, upload, infer) run as
+Every network call runs off the GUI thread: each server has one poller thread for its whole life
+(studio.gui.devices.pollers) that fills a ServerSnapshot every ``poll_ms`` and hands it over through a queued
+signal; a device's row and state come from its own latest snapshot only; user actions (load, unload, upload, infer) run as
 jobs. A server that stops answering shows as disconnected, with why (refused, timeout, TLS, token, DNS), and
 is picked up again by the next poll.
 
@@ -17,8 +18,6 @@ Hook for other sections: ``DevicesPage.sections`` is a QTabWidget whose first ta
 from __future__ import annotations
 
 import json
-import threading
-import time
 from pathlib import Path
 from typing import Any
 
@@ -37,9 +36,8 @@ from PySide6.QtWidgets import (
 )
 
 from studio.core.errors import StudioError
-from studio.core.gevent_hub import release_thread_hub
-from studio.core.state import failure_state
 from studio.gui.devices.inference_form import InferenceForm, infer_once
+from studio.gui.devices.pollers import DevicePollers
 from studio.gui.devices.reasons import down_reason
 from studio.gui.devices.server_form import AddServerForm
 from studio.gui.devices.server_panel import ServerPanel
@@ -75,9 +73,9 @@ class DevicesPage(Page):
         super().__init__(jobs, parent)
         self.servers: dict[str, ServerSpec] = {}
         self.snapshots: dict[str, ServerSnapshot] = {}
-        self._inflight: set[str] = set()
         self._relay = _Relay(self)
         self._relay.sig_snapshot.connect(self._on_snapshot)
+        self._pollers = DevicePollers(self._deliver)
         self._build()
         self.timer = QTimer(self)
         self.timer.setInterval(poll_ms)
@@ -180,8 +178,9 @@ class DevicesPage(Page):
             spec = ServerSpec.from_device(d)
             if d.name not in self.servers:
                 self._add(spec, save=False)
-            elif self.servers[d.name] != spec:  # e.g. the local server served again on new ports: poll that
+            elif self.servers[d.name] != spec:  # served again on new ports, a token fixed: a new poller for it
                 self.servers[d.name] = spec
+                self._pollers.set(spec)
                 self.poll(d.name)
         for name in [n for n in self.servers if n not in known and self.state.workspace is not None]:
             self._drop(name)
@@ -230,6 +229,7 @@ class DevicesPage(Page):
 
     def _add(self, spec: ServerSpec, save: bool) -> None:
         self.servers[spec.name] = spec
+        self._pollers.set(spec)
         if save and self.state.workspace is not None:
             entry, known = spec.to_device(), self.state.device(spec.name)
             if known is not None:  # keep what others recorded (a local server's pid, repo, gRPC URL; a token)
@@ -266,6 +266,7 @@ class DevicesPage(Page):
 
     def _drop(self, name: str) -> None:
         self.servers.pop(name, None)
+        self._pollers.drop(name)
         self.snapshots.pop(name, None)
         for i in range(self.server_list.count()):
             if self.server_list.item(i).data(Qt.ItemDataRole.UserRole) == name:
@@ -284,33 +285,26 @@ class DevicesPage(Page):
 
     def polling(self, name: str) -> bool:
         """Whether a poll of device ``name`` is in flight (its row shows the last finished one)."""
-        return name in self._inflight
+        return self._pollers.busy(name)
 
     def poll(self, name: str) -> None:
-        if name in self._inflight or name not in self.servers:
-            return
-        self._inflight.add(name)
-        spec = self.servers[name]
-        relay = self._relay
+        """Ask device ``name``'s poller for a poll now (a poll already on its way is the one answered)."""
+        if name in self.servers:
+            self._pollers.request(name)
 
-        def work() -> None:
-            try:
-                snap = poll_server(spec)
-            except BaseException as exc:  # a bug, or a gevent Timeout: still a snapshot, so it is polled again
-                snap = ServerSnapshot(spec.name, error=f"{type(exc).__name__}: {exc}", at=time.time())
-            finally:
-                release_thread_hub()
-            relay.sig_snapshot.emit(snap)
-
-        threading.Thread(target=work, name=f"poll-{name}", daemon=True).start()
+    def _deliver(self, snap: ServerSnapshot) -> None:
+        """On a poller's thread: hand the snapshot to the GUI thread (unless the page is gone)."""
+        try:
+            self._relay.sig_snapshot.emit(snap)
+        except RuntimeError:  # the page (and its relay) was deleted while this poll ran
+            pass
 
     def _on_snapshot(self, snap: ServerSnapshot) -> None:
-        self._inflight.discard(snap.name)
-        if snap.name not in self.servers:
-            return
+        if snap.name not in self.servers or not self._pollers.current(snap):
+            return  # a removed device, or the answer for its old address / token: its new poller answers next
         old = self.snapshots.get(snap.name)
         self.snapshots[snap.name] = snap
-        state = "ok" if snap.connected else failure_state(snap.error)
+        state = snap.state
         if old is None or old.connected != snap.connected:
             # first: the window turns this into a state without detail, which the line below then completes
             self.sig_connection.emit(snap.name, state)
@@ -334,7 +328,7 @@ class DevicesPage(Page):
         elif snap.connected:
             state = "connected"
         else:
-            state = f"disconnected: {down_reason(failure_state(snap.error), snap.error)}"
+            state = f"disconnected: {down_reason(snap.state, snap.error)}"
         mark = "\u25cb" if snap is None else ("\u25cf" if snap.connected else "\u2716")
         kind = "  (edge agent)" if spec.kind == "agent" else ""
         item.setText(f"{mark} {name}{kind}  -  {state}\n    {spec.url}")
@@ -353,7 +347,7 @@ class DevicesPage(Page):
         self._show(snap)
 
     def _show(self, snap: ServerSnapshot) -> None:
-        self.panel.show_snapshot(snap, self.servers[snap.name], failure_state(snap.error),
+        self.panel.show_snapshot(snap, self.servers[snap.name], snap.state,
                                  self.timer.interval() / 1000)
         if snap.connected:
             self.inference.set_models(sorted({m.name for m in snap.models if m.state == "READY"}))
@@ -447,3 +441,4 @@ class DevicesPage(Page):
 
     def shutdown(self) -> None:
         self.timer.stop()
+        self._pollers.stop_all()

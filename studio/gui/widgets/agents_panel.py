@@ -5,13 +5,15 @@ Reusable: the Packaging page shows it beside the build form, and the Devices pag
 state's devices of kind "agent" (studio.core.state, saved in the workspace with the PATH of their token file,
 never the token itself): every panel shows the same list, and a poll's result is the device's state that the
 toolbar counts. A row's State says why an agent is down (refused, timeout, TLS, token, DNS: studio.gui.devices.
-reasons), from the shared state when the panel has one, so it agrees with the Devices list and the toolbar.
-Every network call runs as a job off the GUI thread.
+reasons), from the shared state when the panel has one, so it agrees with the Devices list and the toolbar: the
+Devices page's poller is the one writer of a device's state; a refresh here fetches what an agent serves
+(versions, history) and only a panel without a shared state keeps its own answer. Every network call runs as a
+job off the GUI thread; a refresh asked while one for the same agents runs is run once more after it, never
+cancelling it.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -31,35 +33,18 @@ from PySide6.QtWidgets import (
 )
 
 from studio.core.errors import InputError, StudioError
-from studio.core.state import DeviceState, StudioState, failure_state
+from studio.core.state import DeviceState, StudioState
 from studio.core.workspace import DeviceEntry, Workspace
+from studio.gui.devices.agents import AgentEntry, discover_all, refresh_one
 from studio.gui.devices.reasons import status_text
 from studio.gui.file_dialogs import start_dir
 from studio.gui.state_qt import StateSignals
 from studio.gui.theme import set_role
+from studio.gui.widgets.agent_token_row import TokenRow
 from studio.gui.widgets.confirm import ask_then
 from studio.gui.widgets.field_error import FieldError
 from studio.gui.widgets.flow import FlowLayout
 from studio.gui.widgets.layout import muted_label
-
-
-@dataclass
-class AgentEntry:
-    name: str
-    url: str
-    token_file: str = ""
-    board: str = ""
-    state: str = "unknown"  # unknown | ok | unreachable | unauthorized
-    status: dict[str, Any] | None = None
-    detail: str = ""  # why the last refresh failed, in the transport's or the agent's words
-
-    def client(self) -> Any:
-        from studio.package.client import AgentClient, read_token_file
-
-        return AgentClient(self.url, read_token_file(self.token_file) if self.token_file else None, timeout=10)
-
-    def to_device(self) -> DeviceEntry:
-        return DeviceEntry(name=self.name, url=self.url, kind="agent", extra={"token_file": self.token_file})
 
 
 def _item(text: str, data: Any = None) -> QTableWidgetItem:
@@ -88,6 +73,7 @@ class AgentsPanel(QWidget):
         self.agents: dict[str, AgentEntry] = {}
         self.state: StudioState | None = None
         self._signals: StateSignals | None = None
+        self._refreshing: dict[str, bool] = {}  # refresh key -> asked again while it ran
         self._build()
 
     # -- layout ----------------------------------------------------------------------------------------
@@ -135,6 +121,9 @@ class AgentsPanel(QWidget):
         dl.setContentsMargins(0, 4, 0, 0)
         self.summary = muted_label("Select an agent to see its models and versions.")
         dl.addWidget(self.summary)
+        self.token_row = TokenRow()
+        self.token_row.sig_save.connect(self._save_token)
+        dl.addWidget(self.token_row)
         self.versions = QTableWidget(0, 6)
         self.versions.setHorizontalHeaderLabels(["Model", "Version", "Active", "Board", "Created", "Signer"])
         self.versions.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
@@ -271,6 +260,32 @@ class AgentsPanel(QWidget):
             return
         self.url_edit.clear()
 
+    def set_token(self, url: str, token_file: str) -> None:
+        """Give the agent at ``url`` another token file, in place (same name, same workspace entry); the next
+        poll checks it. Raises InputError for an empty, missing or empty file."""
+        self.token_row.edit.setText(str(token_file))
+        path = self.token_row.checked_path()
+        a = self.agents.get(url)
+        if a is None:
+            raise InputError(f"no agent at {url}", offending="url", hint="add it first")
+        d = self.state.device(url) if self.state is not None and self.state.workspace is not None else None
+        if d is not None:
+            self.state.add_device(DeviceEntry(d.name, d.url, d.kind, d.protocol, {**d.extra, "token_file": path}))
+        else:
+            a.token_file = path
+        self.sig_log.emit(f"{a.name}: token file set to {path}")
+        self.refresh(url)
+
+    def _save_token(self, path: str) -> None:
+        a = self.selected()
+        if a is None:
+            return
+        self.error.clear_error()
+        try:
+            self.set_token(a.url, path)
+        except StudioError as exc:
+            self.error.show_error(exc.message, self.token_row.edit, hint=exc.hint)
+
     def _remove_selected(self) -> None:
         a = self.selected()
         if a is not None:
@@ -309,8 +324,7 @@ class AgentsPanel(QWidget):
             return self.state.device_state(a.url)
         if a.state == "unknown":
             return DeviceState()
-        state = {"ok": "ok", "unauthorized": "token"}.get(a.state) or failure_state(a.detail)
-        return DeviceState(state, a.detail, a.board)
+        return DeviceState(a.state, a.detail, a.board)
 
     def resizeEvent(self, event: Any) -> None:  # noqa: N802 (Qt's name)
         """Narrow (Package's side panel at 1366 px): the URL column gives its room to State (the Agent cell's
@@ -340,14 +354,6 @@ class AgentsPanel(QWidget):
 
     # -- network (jobs) --------------------------------------------------------------------------------
     def discover(self) -> None:
-        def work(job: Any) -> Any:
-            from studio.package.discovery import discover_agents
-
-            job.set_status("browsing mDNS for _studio-agent._tcp")
-            found = discover_agents(3.0)
-            found += [a for a in discover_agents(2.0, loopback=True) if a.url not in {f.url for f in found}]
-            return found
-
         def done(found: Any) -> None:
             for a in found:
                 if a.url in self.agents:
@@ -361,29 +367,22 @@ class AgentsPanel(QWidget):
             self.sig_log.emit(f"discovery: {len(found)} agent(s) found")
             self.sig_agents_changed.emit()
 
-        self.jobs.start("agents-discover", "Discover edge agents", work, done, self._failed)
+        self.jobs.start("agents-discover", "Discover edge agents", discover_all, done, self._failed)
 
     def refresh(self, url: str | None = None) -> None:
+        """Fetch what the agents (or the one at ``url``) serve; asked while the same refresh runs, it runs once
+        more when that one ends (the running one may have read an old token file)."""
         targets = [self.agents[url]] if url and url in self.agents else list(self.agents.values())
         if not targets:
             return
+        key = url if url and url in self.agents else "all"
+        if key in self._refreshing:
+            self._refreshing[key] = True
+            return
+        self._refreshing[key] = False
 
         def work(job: Any) -> Any:
-            out = {}
-            for a in targets:
-                try:
-                    if a.token_file:
-                        out[a.url] = ("ok", a.client().status())
-                    else:  # not managed without its token, but whether it answers is still worth knowing
-                        why = a.client().probe()
-                        out[a.url] = ("ok", None) if why is None else ("unreachable", why)
-                except StudioError as exc:
-                    status = (exc.details or {}).get("status")
-                    if status in (401, 403):
-                        out[a.url] = ("unauthorized", f"{exc.message} (HTTP {status})")
-                    else:
-                        out[a.url] = ("unreachable", exc.message)
-            return out
+            return {a.url: refresh_one(a) for a in targets}
 
         def done(res: Any) -> None:
             for u, (state, st) in res.items():
@@ -393,15 +392,18 @@ class AgentsPanel(QWidget):
                 a.state, a.detail = state, st if isinstance(st, str) else ""
                 if isinstance(st, dict):
                     a.status, a.board = st, st.get("board", a.board)
-                if self.state is not None and self.state.device(u) is not None:
-                    reason = st if isinstance(st, str) else ""
-                    dev_state = {"ok": "ok", "unauthorized": "token", "unknown": "not checked"}.get(
-                        state, failure_state(reason))
-                    self.state.set_device_state(u, dev_state, reason, a.board,
-                                                list(st.get("models", {})) if isinstance(st, dict) else None)
             self._fill_table()
+            ended()
 
-        self.jobs.start(f"agents-refresh-{url or 'all'}", "Refresh edge agents", work, done, self._failed)
+        def failed(err: StudioError) -> None:
+            self._failed(err)
+            ended()
+
+        def ended() -> None:
+            if self._refreshing.pop(key, False):
+                self.refresh(None if key == "all" else key)
+
+        self.jobs.start(f"agents-refresh-{key}", "Refresh edge agents", work, done, failed)
 
     def rollback(self, version: str | None, model: str | None = None) -> None:
         a = self.selected()
@@ -450,6 +452,9 @@ class AgentsPanel(QWidget):
     def _show_selected(self) -> None:
         a = self.selected()
         self.versions.setRowCount(0)
+        self.token_row.workspace = self.workspace
+        self.token_row.setEnabled(a is not None)
+        self.token_row.show_token(a.token_file if a is not None else "")
         if a is None:
             self.summary.setText("Select an agent to see its models and versions." if self.agents else
                                  "No agents yet: add one by URL (with its token file) or press Discover.")
