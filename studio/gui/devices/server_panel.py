@@ -46,6 +46,9 @@ class ServerPanel(QWidget):
         self.status_label.setProperty("role", "subheading")
         self.info_label = QLabel("")
         self.info_label.setProperty("role", "muted")
+        for label in (self.status_label, self.info_label):  # a long error wraps: it never widens the window
+            label.setWordWrap(True)
+            label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.ext_label = QLabel("")
         self.ext_label.setProperty("role", "muted")
         self.ext_label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)

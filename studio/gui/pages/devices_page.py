@@ -331,7 +331,7 @@ class DevicesPage(Page):
             state = f"disconnected: {down_reason(snap.state, snap.error)}"
         mark = "\u25cb" if snap is None else ("\u25cf" if snap.connected else "\u2716")
         kind = "  (edge agent)" if spec.kind == "agent" else ""
-        item.setText(f"{mark} {name}{kind}  -  {state}\n    {spec.url}")
+        item.setText(f"{mark} {name}  -  {state}\n    {spec.url}{kind}")  # the state before the fold
         item.setToolTip(snap.error if snap is not None and snap.error else spec.url)
 
     # -- showing ---------------------------------------------------------------------------------------

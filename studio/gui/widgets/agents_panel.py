@@ -403,7 +403,7 @@ class AgentsPanel(QWidget):
             if self._refreshing.pop(key, False):
                 self.refresh(None if key == "all" else key)
 
-        self.jobs.start(f"agents-refresh-{key}", "Refresh edge agents", work, done, failed)
+        self.jobs.start(f"agents-refresh-{id(self)}-{key}", "Refresh edge agents", work, done, failed)  # per panel
 
     def rollback(self, version: str | None, model: str | None = None) -> None:
         a = self.selected()
