@@ -112,3 +112,21 @@ def test_tiny_clip_text_isnan_is_a_cpu_fallback_on_its_nodes(rknn_env: Path, cli
     assert isnan and all((n.verdict, n.placement) == ("risky", "cpu") for n in isnan)
     assert all(n.message.startswith(f"No lowering found for: {n.node}, node type = IsNaN") for n in isnan)
     assert all(n.placement == "accelerator" for n in res.nodes if n.op_type == "MatMul")
+
+
+def test_worker_resolves_only_path_fields_in_a_folder_holding_build_and_verify(
+        rknn_env: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The studio run from a working folder that holds build/ and verify/: the action "build" stays an action
+    (it was turned into WORKING_FOLDER/build: "unknown action"), relative model and output paths still resolve."""
+    from studio_rknn import client
+
+    from tests.edge.helpers import make_mlp
+
+    work = tmp_path / "work"
+    for name in ("build", "verify", "check", "infer"):
+        (work / name).mkdir(parents=True)
+    make_mlp(work / "models" / "mlp.onnx")
+    monkeypatch.chdir(work)
+    res = client.call("build", env=rknn_env, model="models/mlp.onnx", platform="rk3588", crop=True,
+                      inputs=[{"name": "x", "shape": [1, 16], "dtype": "float32"}], output="out/mlp.rknn")
+    assert res["output"] == str(work / "out" / "mlp.rknn") and (work / "out" / "mlp.rknn").stat().st_size > 0

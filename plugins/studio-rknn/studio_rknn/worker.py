@@ -205,6 +205,7 @@ def do_build(req: dict[str, Any]) -> dict[str, Any]:
         r = _rknn()
         try:
             _prepare(r, req, quantize=quantize)
+            Path(req["output"]).parent.mkdir(parents=True, exist_ok=True)
             _call("export", r.export_rknn, req["output"])
         finally:
             r.release()
@@ -280,19 +281,23 @@ def handle(req: dict[str, Any]) -> dict[str, Any]:
                 "error": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc()}
 
 
-def _absolute_paths(value: Any, base: Path) -> Any:
-    """Strings naming an existing file or folder relative to ``base`` become absolute (recursively)."""
-    if isinstance(value, dict):
-        return {k: _absolute_paths(v, base) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_absolute_paths(v, base) for v in value]
-    if isinstance(value, str) and value and not os.path.isabs(value) and "\n" not in value and len(value) < 4096:
-        try:
-            if (base / value).exists():
-                return str(base / value)
-        except OSError:
-            pass
-    return value
+PATH_KEYS = ("model", "rknn", "output", "out", "out_dir", "log", "dataset")  # a request's fields that are paths
+PATH_LIST_KEYS = ("arrays",)
+
+
+def _absolute_paths(req: dict[str, Any], base: Path) -> dict[str, Any]:
+    """The request with its path fields (only those: an action named "build" is not the folder build/) made
+    absolute against ``base``, the caller's folder; ``jobs`` (check_many) likewise."""
+    out = dict(req)
+    for key in PATH_KEYS:
+        if isinstance(out.get(key), str) and out[key] and not os.path.isabs(out[key]):
+            out[key] = str(base / out[key])
+    for key in PATH_LIST_KEYS:
+        if isinstance(out.get(key), list):
+            out[key] = [str(base / v) if isinstance(v, str) and not os.path.isabs(v) else v for v in out[key]]
+    if isinstance(out.get("jobs"), list):
+        out["jobs"] = [_absolute_paths(j, base) if isinstance(j, dict) else j for j in out["jobs"]]
+    return out
 
 
 def serve(out: Any) -> int:
@@ -309,6 +314,8 @@ def serve(out: Any) -> int:
     except json.JSONDecodeError as exc:
         answer({"ok": False, "error": f"bad request: {exc}"})
         return 2
+    caller = Path.cwd()
+    req = _absolute_paths(req, caller)
     log = Path(req.get("log") or tempfile.mkstemp(prefix="rknn-serve-", suffix=".log")[1])
     os.chdir(tempfile.mkdtemp(prefix="rknn-serve-"))  # the toolkit's check*.onnx files land here
     r = None
@@ -323,7 +330,7 @@ def serve(out: Any) -> int:
     answer({"ok": True, "ready": True, "log": str(log), "versions": _versions()})
     for line in sys.stdin:
         try:
-            job = json.loads(line)
+            job = _absolute_paths(json.loads(line), caller)
             with Redirect(log):
                 outs = r.inference(inputs=[np.load(p) for p in job["arrays"]], data_format="nchw")
             if outs is None:
@@ -352,9 +359,6 @@ def main() -> int:
     # the toolkit drops check*.onnx files into the working folder: run in a scratch one (paths given relative
     # to the caller's folder are made absolute first)
     req = _absolute_paths(req, Path.cwd())
-    for key in ("log", "out", "output", "out_dir"):  # outputs may not exist yet: relative to the caller too
-        if isinstance(req.get(key), str) and req[key] and not os.path.isabs(req[key]):
-            req[key] = str(Path.cwd() / req[key])
     scratch = tempfile.mkdtemp(prefix="rknn-worker-")
     os.chdir(scratch)
     try:
