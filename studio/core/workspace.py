@@ -185,6 +185,17 @@ class Workspace:
         name = name or self.current_model
         return next((m for m in self.models if m.name == name), None)
 
+    def origin(self, name: str | None = None) -> ModelEntry | None:
+        """The HF model a model was made from: itself for an HF folder, else along its ``source`` ("export of
+        NAME", "<kind> fix of NAME-or-PATH") back to one; None when the trail leaves the workspace."""
+        m, seen = self.model(name), set()
+        while m is not None and m.kind != "hf" and m.name not in seen:
+            seen.add(m.name)
+            parent = m.source.rpartition(" of ")[2].strip() if " of " in m.source else ""
+            m = self.model(parent) or next((x for x in self.models if parent and
+                                            str(self.resolve(x)) == str(Path(parent).expanduser())), None)
+        return m if m is not None and m.kind == "hf" else None
+
     def add_device(self, device: DeviceEntry) -> None:
         self.devices = [d for d in self.devices if d.name != device.name] + [device]
         self.save()

@@ -65,7 +65,7 @@ class MainWindow(WorkspaceActions, PageNavigation, QMainWindow):
         super().__init__()
         self.settings = settings or Settings.load()
         self.workspace: Workspace | None = None
-        self.target: str | None = "ort-cpu"
+        self._target: str | None = "ort-cpu"  # the current target while no workspace is open
         self.state = StudioState()  # the one workspace state every page shares (studio.core.state)
         self.state_signals = StateSignals(self.state, self)
         self.jobs = JobRunner(self)
@@ -186,7 +186,8 @@ class MainWindow(WorkspaceActions, PageNavigation, QMainWindow):
         self.workspace = workspace
         self.state.set_workspace(workspace)
         if workspace is not None:
-            self.target = workspace.current_target or self.target
+            if not workspace.current_target:
+                workspace.current_target = self._target
             if remember:
                 self.settings.remember_workspace(workspace.root)
                 self._save_settings()
@@ -218,8 +219,18 @@ class MainWindow(WorkspaceActions, PageNavigation, QMainWindow):
         self._select_target(self.target)
         self._update_search_items()
 
+    @property
+    def target(self) -> str | None:
+        """The current target: the workspace's (owned by the StudioState), else the last one shown."""
+        return self.state.target if self.workspace is not None else self._target
+
     def _select_target(self, target: str | None) -> None:
-        self.target = self.toolbar.show_target(target)
+        """Show ``target`` in the toolbar (an id no longer listed shows the first; that one becomes current)."""
+        shown = self.toolbar.show_target(target)
+        self._target = shown
+        if self.workspace is not None and shown != self.workspace.current_target:
+            self.workspace.current_target = shown
+            self.workspace.save()
 
     def _ws_combo_activated(self, index: int) -> None:
         data = self.ws_combo.itemData(index)
@@ -231,17 +242,18 @@ class MainWindow(WorkspaceActions, PageNavigation, QMainWindow):
 
     def _model_combo_changed(self, _index: int) -> None:
         name = self.model_combo.currentData()
-        if self.workspace is not None and name:
-            self.workspace.current_model = name
-            self.workspace.save()
+        if self.workspace is not None and name and name != self.workspace.current_model:
+            self.state.set_model(name)  # every page and the status bar follow (_state_changed)
+            return
         self._update_status_model()
         self._propagate()
 
     def _target_combo_changed(self, _index: int) -> None:
-        self.target = self.target_combo.currentData()
+        target = self.target_combo.currentData()
         if self.workspace is not None:
-            self.workspace.current_target = self.target
-            self.workspace.save()
+            self.state.set_target(target)  # every page follows (_state_changed)
+            return
+        self._target = target
         self._propagate()
 
     def select_model(self, name: str) -> None:
@@ -308,10 +320,9 @@ class MainWindow(WorkspaceActions, PageNavigation, QMainWindow):
     def _state_changed(self, topic: str, _payload: object) -> None:
         if topic in ("workspace", "devices", "device_state"):
             self._update_devices_label()
-        elif topic == "model":  # a page added or chose a model through the state: the toolbar and pages follow
+        elif topic == "model":  # the toolbar or a page chose a model through the state (pages follow it there)
             self.refresh_models()
-            self._propagate()
-        elif topic == "target" and self.workspace is not None:
+        elif topic == "target" and self.workspace is not None:  # likewise the target
             self._select_target(self.workspace.current_target)
 
     def _update_devices_label(self) -> None:

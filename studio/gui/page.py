@@ -1,8 +1,11 @@
 """Base class of every page in the main window's sidebar.
 
-A page is a plain QWidget that works on the workspace's current model and target. The main window calls
-``set_context`` when either changes; the page keeps its own state when the user switches away. Pages
-report problems through ``sig_problem`` and start jobs through the window's JobRunner (``self.jobs``).
+A page is a plain QWidget that works on the workspace's current model and target, which the StudioState owns:
+``self.model_name`` and ``self.target`` read it, and a page that lets the user pick either writes it back with
+``choose_model`` / ``choose_target`` (every page and the toolbar follow: one current target, never a page's own
+copy). The main window calls ``set_context`` when the workspace, model or target change; the page keeps its
+own state when the user switches away. Pages report problems through ``sig_problem`` and start jobs through
+the window's JobRunner (``self.jobs``).
 
 What several pages know (devices and their states, the model's artifacts, the selected device) lives in one
 ``StudioState`` (``self.state``), shared by every page of a window (``bind_state``); its changes arrive in
@@ -47,8 +50,8 @@ class Page(QWidget):
             jobs = JobRunner(self)
         self.jobs: JobRunner = jobs
         self.workspace: Workspace | None = None
-        self.model_name: str | None = None
-        self.target: str | None = None
+        self._ctx_model: str | None = None  # a page on its own: what set_context gave it
+        self._ctx_target: str | None = None
         self._own_state = True
         self.state = StudioState()
         self.state_signals = StateSignals(self.state, self)
@@ -62,9 +65,41 @@ class Page(QWidget):
         signals.sig_changed.connect(self._on_state_changed)
         self.state_bound()
 
+    @property
+    def model_name(self) -> str | None:
+        """The workspace's current model (the shared state's; a page on its own: what set_context gave it)."""
+        return self._ctx_model if self._own_state else self.state.model_name
+
+    @property
+    def target(self) -> str | None:
+        """The workspace's current target, the one every page acts on."""
+        if self._own_state:
+            return self._ctx_target
+        return self.state.target
+
+    def choose_target(self, target: str | None) -> None:
+        """The user picked ``target`` on this page: it becomes the workspace's current target everywhere."""
+        if not target or target == self.target:
+            return
+        if self._own_state or self.state.workspace is None:
+            self._ctx_target = target
+            self.context_changed()
+        else:
+            self.state.set_target(target)  # the window hears it and calls set_context on every page
+
+    def choose_model(self, name: str | None) -> None:
+        """The user picked model ``name`` on this page: it becomes the workspace's current model everywhere."""
+        if not name or name == self.model_name:
+            return
+        if self._own_state or self.state.workspace is None:
+            self._ctx_model = name
+            self.context_changed()
+        else:
+            self.state.set_model(name)
+
     def set_context(self, workspace: Workspace | None, model_name: str | None, target: str | None) -> None:
         """Called by the main window whenever workspace, current model or current target change."""
-        self.workspace, self.model_name, self.target = workspace, model_name, target
+        self.workspace, self._ctx_model, self._ctx_target = workspace, model_name, target
         if self._own_state and self.state.workspace is not workspace:
             self.state.set_workspace(workspace)
         self.context_changed()
@@ -73,6 +108,8 @@ class Page(QWidget):
         """Override to hand the shared state to widgets the page built before it was bound."""
 
     def _on_state_changed(self, topic: str, payload: object) -> None:
+        if topic in ("model", "target") and not self._own_state:
+            self.context_changed()  # the current model or target changed, whoever chose it
         self.state_changed(topic, payload)
 
     def state_changed(self, topic: str, payload: object) -> None:

@@ -128,3 +128,24 @@ def board_accepts(agent_board: str, bundle_board: str) -> bool:
     if bundle_board.startswith("generic-"):
         return board_arch(agent_board) == bundle_board.removeprefix("generic-")
     return False
+
+
+def default_board(target: str | None, built_for: str | None = None, agent_boards: tuple[str, ...] = ()) -> str | None:
+    """The board a bundle of the workspace is most likely for, from what the workspace knows: the board the
+    model was compiled for, else a board whose accelerator is the current ``target`` (the connected agents'
+    own boards first, then this host's generic board), else an agent's board; None when nothing says."""
+    files = _board_files()
+    if built_for in files:
+        return built_for
+    boards = list_boards()
+    fitting = [b.id for b in boards if target and b.target == target]
+    agent_boards = tuple(b for b in agent_boards if b)
+    for b in agent_boards:
+        if b in fitting:
+            return b
+    host = detect_board()
+    if host in fitting:
+        return host
+    if fitting:
+        return fitting[0]
+    return next((b for b in agent_boards if b in files), None)

@@ -107,12 +107,12 @@ class SourceStep(Step):
         self.ws_combo.setEnabled(bool(hf))
         if not hf:
             self.ws_combo.addItem("(no HuggingFace models in the workspace)", None)
-        cur = ws.model(current_model) if ws and current_model else None
-        pick = current_model if cur is not None and cur.kind == "hf" and not self.touched else keep
+        cur = ws.origin(current_model) if ws and current_model else None  # an export's own HF model
+        pick = cur.name if cur is not None and not self.touched else keep
         idx = self.ws_combo.findData(pick)
         if idx >= 0:
             self.ws_combo.setCurrentIndex(idx)
-        if not self.touched and cur is not None and cur.kind == "hf":
+        if not self.touched and cur is not None:
             self.rb_workspace.setChecked(True)
         elif not hf and self.rb_workspace.isChecked():
             self.rb_sample.setChecked(True)

@@ -46,6 +46,7 @@ class CompilePage(Page):
         self.report: Any = None
         self._handle: Any = None
         self.backends: dict[str, Backend] = {}
+        self._followed_target: str | None = None  # the current target the choices were last set from
         self._build()
         self.reload_backends()
         self.refresh_availability()
@@ -168,6 +169,7 @@ class CompilePage(Page):
     # -- context ---------------------------------------------------------------------------------------
     def context_changed(self) -> None:
         self._update_out_placeholder()  # the workspace decides where an empty Output field compiles to
+        self._follow_target()
         if self.workspace is None or not self.model_name:
             return
         entry = self.workspace.model(self.model_name)
@@ -178,6 +180,17 @@ class CompilePage(Page):
             cands = [path / "model.onnx", *sorted(path.glob("*.onnx"))]
             path = next((c for c in cands if c.is_file()), path)
         self.model_edit.setText(str(path))
+
+    def _follow_target(self) -> None:
+        """A new current target picks the compiler that builds for it (a plugin's NPU target, else TVM) and its
+        board or host target; the same target again leaves the user's own choices alone."""
+        t = self.target
+        if not t or t == self._followed_target:
+            return
+        self._followed_target = t
+        npu = next((b for b in self.backends.values() if t in b.targets), None)
+        self.select_backend(npu.id if npu is not None else "tvm")
+        self.select_target(t)
 
     def open_payload(self, payload: object) -> None:
         """A model path, or {"model": path, "target": id, "backend"?: id} from the inspector or packaging page."""

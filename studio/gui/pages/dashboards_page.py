@@ -238,10 +238,8 @@ class DashboardsPage(Page):
 
     # -- targets -----------------------------------------------------------------------------------
     def context_changed(self) -> None:
-        self._follow_device()
+        self._follow_device()  # the Model field: a model the selected device serves, never the workspace's name
         self._show_devices()
-        if self.model_name and not self.model_edit.text():
-            self.model_edit.setText(self.model_name)
 
     def state_bound(self) -> None:
         self._show_devices()

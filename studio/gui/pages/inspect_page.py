@@ -83,7 +83,7 @@ class InspectPage(Page):
         h.profile_action.clicked.connect(lambda: self.profile_current())
         h.compile_button.clicked.connect(lambda: self.open_in_compile())
         h.serve_button.clicked.connect(lambda: self.open_in_triton())
-        self.target_combo.currentIndexChanged.connect(lambda _i: self.set_target(self.target_combo.currentData()))
+        self.target_combo.currentIndexChanged.connect(lambda _i: self.choose_target(self.target_combo.currentData()))
         outer.addWidget(h)
         self.error_label = QLabel("")
         self.error_label.setProperty("role", "error")
@@ -91,7 +91,7 @@ class InspectPage(Page):
         self.error_label.hide()
         outer.addWidget(self.error_label)
         self.target_strip = TargetStrip(DEFAULT_TARGETS)
-        self.target_strip.sig_target_chosen.connect(self.set_target)
+        self.target_strip.sig_target_chosen.connect(self.choose_target)
         self.chips = self.target_strip.chips  # target -> TargetChip (the same dict)
 
         # graph views | side panels
@@ -220,7 +220,7 @@ class InspectPage(Page):
             if payload.get("heat"):
                 self._pending_heat = (dict(payload["heat"]), str(payload.get("heat_label") or "heat"))
             if payload.get("target"):
-                self.set_target(str(payload["target"]))
+                self.choose_target(str(payload["target"]))
         if model is None and node:
             self.focus_node(node)
             return

@@ -21,7 +21,6 @@ from PySide6.QtWidgets import (
     QProgressBar,
     QPushButton,
     QSizePolicy,
-    QTableWidget,
     QVBoxLayout,
     QWidget,
 )
@@ -41,6 +40,8 @@ from studio.gui.widgets.bundle_actions import (
 from studio.gui.widgets.field_error import FieldError
 from studio.gui.widgets.flow import FlowLayout, keep_wrapped_height
 from studio.gui.widgets.layout import add_heading, browse_row, muted_label
+from studio.gui.widgets.source_info import compiled_source_text
+from studio.gui.widgets.tables import readonly_table
 
 
 class PackagingPage(Page):
@@ -54,6 +55,7 @@ class PackagingPage(Page):
         self.verify_report: Any = None
         self.deploy_report: Any = None
         self._auto_source = ""  # what the page itself put in the Export field (it follows the current model)
+        self._auto_board: str | None = None  # likewise the board (it follows the target and the agents)
         self._build()
         self.reload_boards()
         self.reload_keys()
@@ -142,14 +144,12 @@ class PackagingPage(Page):
         self.open_bundle_btn.clicked.connect(lambda: self.open_bundle())
         actions.addWidget(self.open_bundle_btn)
         ll.addLayout(actions)
-        prow = QHBoxLayout()
         self.progress = QProgressBar()
         self.progress.setRange(0, 100)
         self.progress.setValue(0)
         self.status_label = QLabel("Choose an export, a board and a key, then build.")
         set_role(self.status_label, "muted")
-        prow.addWidget(self.progress, 1)
-        ll.addLayout(prow)
+        ll.addWidget(self.progress)
         ll.addWidget(self.status_label)
 
         self.result_card = QFrame()
@@ -164,12 +164,9 @@ class PackagingPage(Page):
         rl.addWidget(self.result_title)
         rl.addWidget(self.result_text)
         ll.addWidget(self.result_card)
-        self.files = QTableWidget(0, 3)
-        self.files.setHorizontalHeaderLabels(["File", "Size", "SHA-256"])
-        self.files.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
-        self.files.horizontalHeader().setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
-        self.files.horizontalHeader().setSectionResizeMode(2, QHeaderView.ResizeMode.ResizeToContents)
-        self.files.verticalHeader().setVisible(False)
+        self.files = readonly_table(["File", "Size", "SHA-256"])
+        for col, mode in enumerate((QHeaderView.ResizeMode.Stretch, *[QHeaderView.ResizeMode.ResizeToContents] * 2)):
+            self.files.horizontalHeader().setSectionResizeMode(col, mode)
         ll.addWidget(self.files, 1)
         split.addWidget(keep_wrapped_height(left))
 
@@ -192,6 +189,7 @@ class PackagingPage(Page):
         self._boards = {b.id: b for b in list_boards()}
         for b in self._boards.values():
             self.board_combo.addItem(f"{b.id}  ({b.name})", b.id)
+        self._auto_board = self.board_combo.currentData()  # the page's pick, until the workspace says better
         self._board_changed()
 
     def reload_keys(self, select: str | None = None) -> None:
@@ -226,29 +224,30 @@ class PackagingPage(Page):
             return None
 
     def _source_changed(self) -> None:
-        from studio.package.compiled import norm_arch
-
         c = self._compiled_source()
         if c is None:
             self.source_info.hide()
             return
-        par = c.parity_summary()
-        figures = (f", max abs {par['max_abs']:.3g}, max rel {par['max_rel']:.3g}" if par["max_abs"] is not None
-                   else "")
-        lat = (f"; TVM {par['tvm_ms_median']:.3f} ms vs ORT {par['ort_ms_median']:.3f} ms on the compile host"
-               if par.get("tvm_ms_median") is not None and par.get("ort_ms_median") is not None else "")
-        text = (f"runtime: tvm {c.tvm_version} — {c.library} ({c.library_kind}, {c.arch or 'unknown arch'}), "
-                f"target {c.meta.get('target_id', '')}\nparity vs ONNX Runtime: {par['status']}{figures}{lat}")
         b = self._boards.get(self.board_combo.currentData()) if hasattr(self, "_boards") else None
-        mismatch = b is not None and c.arch and c.arch != norm_arch(b.cpu_arch)
-        if mismatch:
-            text += (f"\n⚠ built for {c.arch}, board {b.id} is {b.cpu_arch}: packaging is refused unless forced; "
-                     f"compile with --target {b.id}")
+        text, mismatch = compiled_source_text(c, b)
         set_role(self.source_info, "banner-fail" if mismatch else "muted")
         margin = 6 if mismatch else 0
         self.source_info.setContentsMargins(margin, margin // 3, margin, margin // 3)
         self.source_info.setText(text)
         self.source_info.show()
+        self._follow_board()
+
+    def _follow_board(self) -> None:
+        """The board follows the workspace (compiled source, current target, agents' boards: ``default_board``)
+        while the combo shows what the page chose: a user's own pick stays."""
+        from studio.package.boards import default_board
+
+        c, states = self._compiled_source(), [self.state.device_state(d.name) for d in self.state.devices("agent")]
+        board = default_board(self.target, c.meta.get("board") if c else None, tuple(s.board for s in states))
+        current = self.board_combo.currentData()
+        if board and current in (self._auto_board, None) and board != current:
+            self.board_combo.setCurrentIndex(max(0, self.board_combo.findData(board)))
+        self._auto_board = board or current
 
     def _fill_agents(self) -> None:
         cur = self.agent_combo.currentData()
@@ -278,6 +277,11 @@ class PackagingPage(Page):
             self._follow_model()
             self.agents.set_workspace(self.workspace)
             self._fill_agents()
+        self._follow_board()
+
+    def state_changed(self, topic: str, payload: object) -> None:
+        if topic == "device_state":  # an agent's board is known once it answers
+            self._follow_board()
 
     def _follow_model(self) -> None:
         """The current model becomes the Export field while the field still shows what the page put there
