@@ -217,7 +217,9 @@ def test_wizard_exports_tiny_clip_end_to_end(window: MainWindow, workspace: Work
     assert page.current_step() == OPTIONS
     expected_out = workspace.models_dir / "tiny-clip-onnx" / "model.onnx"
     assert Path(page.options.output.text()) == expected_out
-    assert "--input-signature text:input_ids,text:attention_mask,vision:pixel_values" in page.options.command.text()
+    # the inferred signature is the export's own default: not passed (it would turn a decoder's KV cache off)
+    assert "--input-signature" not in page.options.command.text()
+    assert page.options.generation.with_past() is None and "vision" in page.options.generation.precisions
     _shot(window, artifacts_dir, "export_wizard_3_options")
 
     qtbot.mouseClick(page.next_btn, Qt.MouseButton.LeftButton)
@@ -288,3 +290,52 @@ def test_wizard_failing_export_shows_diagnosis(window: MainWindow, workspace: Wo
     page.set_step(SOURCE)
     window.open_problem(problems[-1])
     assert page.current_step() == RESULT
+
+
+def test_wizard_makes_a_generation_export_and_tries_it(window: MainWindow, workspace: Workspace, qtbot,  # noqa: ANN001
+                                                       artifacts_dir: Path) -> None:
+    """A decoder from the wizard: the KV cache is on by default (the core says so before the run), the export
+    writes generation.json, and Try it streams an answer from it; an edited signature turns the cache off."""
+    pytest.importorskip("torch")
+    page = _page(window)
+    page.source.rb_sample.setChecked(True)
+    page.source.sample_combo.setCurrentText("tiny-qwen2")
+    qtbot.mouseClick(page.next_btn, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: page.current_step() == SIGNATURE or page.source.error.isVisible(), timeout=240_000)
+    assert page.current_step() == SIGNATURE, _why(page)
+    qtbot.mouseClick(page.next_btn, Qt.MouseButton.LeftButton)
+    assert page.current_step() == OPTIONS
+    gen = page.options.generation
+    assert gen.kv_note.text().startswith("on:"), gen.kv_note.text()
+    assert gen.kv_dtype.isEnabled()
+    gen.kv_dtype.setCurrentIndex(gen.kv_dtype.findData("float16"))
+    assert "--kv-cache-dtype float16" in page.options.command.text()
+    gen.kv_dtype.setCurrentIndex(gen.kv_dtype.findData("float32"))
+    # "off" is said before the run, and "on" with an edited signature is refused in place
+    gen.kv.setCurrentIndex(gen.kv.findData("off"))
+    assert "--no-with-past" in page.options.command.text() and not gen.kv_dtype.isEnabled()
+    page.go_back()
+    page.signature.table.item(1, 0).setCheckState(Qt.CheckState.Unchecked)  # drop one input: an edited signature
+    qtbot.mouseClick(page.next_btn, Qt.MouseButton.LeftButton)
+    gen.kv.setCurrentIndex(gen.kv.findData("on"))
+    assert page.options.options() is None and "--input-signature" in gen.kv_note.text()
+    _shot(window, artifacts_dir, "export_wizard_generation_refused")
+    page.go_back()
+    page.signature.table.item(1, 0).setCheckState(Qt.CheckState.Checked)
+    qtbot.mouseClick(page.next_btn, Qt.MouseButton.LeftButton)
+    gen.kv.setCurrentIndex(gen.kv.findData("auto"))
+    _shot(window, artifacts_dir, "export_wizard_generation_options")
+
+    qtbot.mouseClick(page.next_btn, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: page.current_step() == RESULT, timeout=600_000)
+    report = page.report
+    assert report is not None and report.status == "succeeded", report.diagnosis
+    assert report.generation is not None
+    out = Path(page.options_used.output)
+    assert (out.parent / "generation.json").is_file()
+    try_it = page.result.try_it
+    assert not try_it.isHidden()
+    try_it.run_btn.click()
+    qtbot.waitUntil(lambda: try_it.result is not None, timeout=120_000)
+    assert try_it.answer.toPlainText().strip(), "Try it streamed nothing"
+    _shot(window, artifacts_dir, "export_wizard_generation_try_it")

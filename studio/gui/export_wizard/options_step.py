@@ -1,4 +1,5 @@
-"""Step 3: export options (output, opset, dynamic axes, exporter, split, tolerances) and the equivalent command."""
+"""Step 3: export options (output, opset, dynamic axes, exporter, split, KV cache and precision, tolerances) and
+the equivalent command."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from PySide6.QtWidgets import (
 
 from studio.export.api import ExportOptions, InputSpec
 from studio.gui.export_wizard.common import Step, command_label, muted
+from studio.gui.export_wizard.generation_box import GenerationBox
 from studio.gui.file_dialogs import start_dir
 from studio.gui.widgets.field_error import FieldError
 
@@ -71,6 +73,7 @@ class OptionsStep(Step):
                          parent)
         self.model_dir: Path | None = None
         self.signature: list[InputSpec] = []
+        self.signature_edited = False  # the user changed the inferred signature: it is passed as given
         self.output_touched = False
 
         out_box, form = _form_box("Output")
@@ -138,6 +141,9 @@ class OptionsStep(Step):
         right.addStretch(1)
         row.addLayout(right, 2)
         self.body.addLayout(row)
+        self.generation = GenerationBox()
+        self.generation.sig_changed.connect(self._update_command)
+        self.body.addWidget(self.generation)
         self.command = command_label("Equivalent command:", self.body)
         self.body.addStretch(1)
         for sig in (self.output.textChanged, self.atol.textChanged, self.rtol.textChanged):
@@ -153,9 +159,14 @@ class OptionsStep(Step):
         if idx >= 0:
             self.exporter.setCurrentIndex(idx)
 
-    def set_source(self, model_dir: Path, label: str, signature: list[InputSpec], default_output: Path) -> None:
+    def set_source(self, model_dir: Path, label: str, signature: list[InputSpec], default_output: Path,
+                   edited: bool = False, config: dict | None = None) -> None:
+        """``edited``: the signature is not the inferred one (then it is passed to the export, which turns the
+        default KV cache off); ``config``: the model's config.json (what decides the KV cache)."""
         self.model_dir = model_dir
         self.signature = signature
+        self.signature_edited = edited
+        self.generation.set_model(config or {}, [s.modality for s in signature])
         if not self.output_touched or not self.output.text().strip():
             self.output.setText(str(default_output))
         names: list[str] = []
@@ -241,10 +252,19 @@ class OptionsStep(Step):
         if out.exists():
             self.output_error.setText(f"{out.name} exists and is replaced only when the new export succeeds")
             self.output_error.setVisible(True)
-        return ExportOptions(model_dir=self.model_dir, output=out, input_signature=list(self.signature),
+        opts = self._options_from_fields(out, atol, rtol, report)
+        return opts if self.generation.explain(opts) else None
+
+    def _options_from_fields(self, out: Path, atol: float = 1e-4, rtol: float = 1e-3,
+                             report: Path | None = None) -> ExportOptions:
+        assert self.model_dir is not None
+        return ExportOptions(model_dir=self.model_dir, output=out,
+                             input_signature=list(self.signature) if self.signature_edited else None,
                              opset=self.opset.value(), dynamic=self.dynamic(),
                              exporter=self.exporter.currentData(), split_modalities=self.split.isChecked(),
-                             atol=atol, rtol=rtol, report=report, validation_cases=self.cases.value())
+                             atol=atol, rtol=rtol, report=report, validation_cases=self.cases.value(),
+                             with_past=self.generation.with_past(), precision=self.generation.precision(),
+                             kv_cache_dtype=self.generation.kv_cache_dtype())
 
     def _update_command(self) -> None:
         if self.model_dir is None:
@@ -252,8 +272,17 @@ class OptionsStep(Step):
             return
         parts = ["studio", "export", str(self.model_dir), "--output", self.output.text().strip() or "model.onnx",
                  "--opset", str(self.opset.value()), "--exporter", str(self.exporter.currentData())]
-        if self.signature:
+        if self.signature and self.signature_edited:
             parts += ["--input-signature", ",".join(f"{s.modality}:{s.name}" for s in self.signature)]
+        self.generation.explain(self._options_from_fields(Path(self.output.text().strip() or "model.onnx")))
+        past = self.generation.with_past()
+        if past is not None:
+            parts.append("--with-past" if past else "--no-with-past")
+        if self.generation.kv_cache_dtype() != "float32":
+            parts += ["--kv-cache-dtype", self.generation.kv_cache_dtype()]
+        prec = self.generation.precision()
+        if prec:
+            parts += ["--precision", ",".join(f"{k}={v}" for k, v in prec.items())]
         dyn = self.dynamic()
         if dyn:
             parts += ["--dynamic", ",".join(dyn)]

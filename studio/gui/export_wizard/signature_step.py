@@ -154,6 +154,12 @@ class SignatureStep(Step):
     def signature(self) -> list[InputSpec]:
         return [self._row_spec(r)[0] for r in range(self.table.rowCount()) if self._used(r)]
 
+    def edited(self) -> bool:
+        """Whether the user changed the inferred signature (inputs, modalities, dtypes or dynamic axes)."""
+        def key(specs: list[InputSpec]) -> list[tuple]:
+            return [(s.modality, s.name, sorted(s.dynamic_axes.items()), s.dtype) for s in specs]
+        return key(self.signature()) != key(self.inferred)
+
     def axis_names(self) -> list[str]:
         names: list[str] = []
         for s in self.signature():

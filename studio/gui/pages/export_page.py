@@ -60,7 +60,7 @@ def _prepare(choice: SourceChoice, job: Any, workspace_root: Path | None = None)
         config = {}
     job.set_progress(100)
     return {"signature": specs, "model_type": config.get("model_type", ""),
-            "architectures": config.get("architectures") or []}
+            "architectures": config.get("architectures") or [], "config": config}
 
 
 def export_artifacts(report: ExportReport, output: Path) -> dict[str, Any]:
@@ -90,6 +90,7 @@ class ExportPage(Page):
         self.choice: SourceChoice | None = None
         self.report: ExportReport | None = None
         self.options_used: ExportOptions | None = None
+        self.model_config: dict[str, Any] = {}  # the chosen model's config.json (the KV cache depends on it)
         settings = Settings.load()
 
         outer = QVBoxLayout(self)
@@ -125,7 +126,8 @@ class ExportPage(Page):
         self.stack = QStackedWidget()
         for step in self.steps:
             self.stack.addWidget(step)
-        outer.addWidget(PageScroller(self.stack), 1)  # the steps scroll, Back / Next below stay in view
+        self.scroller = PageScroller(self.stack)
+        outer.addWidget(self.scroller, 1)  # the steps scroll, Back / Next below stay in view
 
         nav = QHBoxLayout()
         self.back_btn = QPushButton("Back")
@@ -182,6 +184,8 @@ class ExportPage(Page):
         return self.stack.currentIndex()
 
     def set_step(self, index: int) -> None:
+        if index != self.stack.currentIndex():
+            self.scroller.verticalScrollBar().setValue(0)  # a step opens at its top, never mid-way
         self.stack.setCurrentIndex(index)
         for i, lab in enumerate(self.crumbs):
             set_role(lab, "step-current" if i == index else "step-done" if i < index else "step")
@@ -233,6 +237,7 @@ class ExportPage(Page):
     def _prepared(self, choice: SourceChoice, res: dict[str, Any]) -> None:
         self.source.busy.setText("")
         self.choice = choice
+        self.model_config = dict(res.get("config") or {})
         specs: list[InputSpec] = res["signature"]
         self.signature.set_signature(specs, inferred=True)
         arch = ", ".join(res.get("architectures") or []) or "unknown class"
@@ -265,7 +270,8 @@ class ExportPage(Page):
     def _fill_options(self) -> None:
         assert self.choice is not None
         self.options.set_source(self.choice.model_dir, self.choice.label, self.signature.signature(),
-                                self._default_output(self.choice.label))
+                                self._default_output(self.choice.label), edited=self.signature.edited(),
+                                config=self.model_config)
 
     # -- step 3 -> 4 -> 5 ------------------------------------------------------------------------------
     def _report_path(self, output: Path) -> Path:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from PySide6.QtWidgets import QLabel, QWidget
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QLabel, QScrollArea, QWidget
 
 from studio.gui.hints import gui_hint
 from studio.gui.theme import set_role
@@ -28,6 +29,16 @@ class FieldError(QLabel):
             w.style().unpolish(w)
             w.style().polish(w)
             self._marked.append(w)
+        QTimer.singleShot(0, self, self.scroll_into_view)  # once laid out: an error below the fold is scrolled to
+
+    def scroll_into_view(self) -> None:
+        """Scroll every scroll area this error sits in so the error (and the field above it) shows."""
+        w = self.parentWidget()
+        while w is not None:
+            if isinstance(w, QScrollArea) and self.isVisible():
+                w.ensureWidgetVisible(self._marked[0] if self._marked else self, 20, 40)
+                w.ensureWidgetVisible(self, 20, 20)
+            w = w.parentWidget()
 
     def clear_error(self) -> None:
         self.setText("")
