@@ -331,6 +331,7 @@ def test_wizard_makes_a_generation_export_and_tries_it(window: MainWindow, works
     report = page.report
     assert report is not None and report.status == "succeeded", report.diagnosis
     assert report.generation is not None
+    assert "greedy generation token-exact with HF generate()" in page.result.banner_detail.text()
     out = Path(page.options_used.output)
     assert (out.parent / "generation.json").is_file()
     try_it = page.result.try_it

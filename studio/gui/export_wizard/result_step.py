@@ -224,9 +224,16 @@ class ResultStep(Step):
             set_role(self.banner_title, "ok")
             self.banner_title.setText("Export succeeded and validated")
             worst = max((o.max_abs for c in cases for o in c.outputs), default=0.0)
+            gen = report.generation
+            said = ""
+            if gen is not None and gen.status != "not run":
+                n_ok = sum(bool(p.get("match")) for p in gen.prompts)
+                said = (f" KV cache ({gen.cache.get('dtype', 'float32')}): greedy generation "
+                        f"{'token-exact with' if gen.status == 'passed' else 'differs from'} HF generate() on "
+                        f"{n_ok} of {len(gen.prompts)} prompt(s): Try it below.")
             self.banner_detail.setText(f"{model or 'model.onnx'} passed onnx.checker, shape inference and "
                                        f"ONNX Runtime parity on {len(cases)} case(s) (worst max abs error "
-                                       f"{worst:.2e}). It was added to the workspace.")
+                                       f"{worst:.2e}).{said} It was added to the workspace.")
         elif report.status == "cancelled":
             set_role(self.banner, "banner-info")
             set_role(self.banner_title, "warn")
