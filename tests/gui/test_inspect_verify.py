@@ -114,3 +114,28 @@ def test_fold_into_workspace_profile_rechecks(qtbot, page: InspectPage, tmp_path
     qtbot.waitUntil(lambda: page.report is not old, timeout=60_000)  # re-inspected with the workspace profile
     assert page.report.node_verdicts["openvino"]["mod"] == "unsupported"
     assert "FAIL" in page.chips["openvino"].text()
+
+
+def test_static_shapes_prefilled_for_every_dynamic_input(qtbot, page: InspectPage, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Three inputs sharing dynamic dims (CLIP's ids, mask, pixels): all three are pre-filled, not the first."""
+    import onnx
+    from onnx import TensorProto, helper
+
+    from studio.core.shapes import read_shapes
+
+    ins = [helper.make_tensor_value_info("ids", TensorProto.INT64, ["batch", "sequence"]),
+           helper.make_tensor_value_info("mask", TensorProto.INT64, ["batch", "sequence"]),
+           helper.make_tensor_value_info("pixels", TensorProto.FLOAT, ["batch", 3, 8, 8])]
+    nodes = [helper.make_node("Cast", ["ids"], ["f"], to=TensorProto.FLOAT),
+             helper.make_node("Cast", ["mask"], ["g"], to=TensorProto.FLOAT),
+             helper.make_node("Add", ["f", "g"], ["y"]),
+             helper.make_node("ReduceMean", ["pixels"], ["z"], keepdims=0)]
+    outs = [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", "sequence"]),
+            helper.make_tensor_value_info("z", TensorProto.FLOAT, [])]
+    m = helper.make_model(helper.make_graph(nodes, "g", ins, outs), opset_imports=[helper.make_opsetid("", 17)])
+    path = tmp_path / "three.onnx"
+    onnx.save(m, path)
+    _load(qtbot, page, path)
+    shapes = read_shapes(page.verifier.panel.shapes_edit.text(), field="Static shapes").shapes
+    assert set(shapes) == {"ids", "mask", "pixels"}, shapes
+    assert shapes["ids"] == shapes["mask"] and shapes["pixels"][1:] == [3, 8, 8] and shapes["pixels"][0] == 1

@@ -273,7 +273,9 @@ class VerifyFlow:
         if not dims or self.panel.shapes_edit.text().strip():
             return
         shapes = shapes_for(stats_inputs, {label: default for label, _n, _a, default in dims})
-        dynamic = {name for _l, name, _a, _d in dims}
+        # every input with a dynamic dim (a dim label is listed once, at its first input, by input_dims)
+        dynamic = {name for name, info in stats_inputs.items()
+                   if any(not isinstance(d, int) or d <= 0 for d in (info.get("shape") or []))}
         self.panel.shapes_edit.setText(format_shapes({n: v for n, v in shapes.items() if n in dynamic}))
 
     def shapes(self) -> dict[str, list[int]] | None:
