@@ -155,8 +155,20 @@ class MainWindow(WorkspaceActions, PageNavigation, QMainWindow):
                           | QDockWidget.DockWidgetFeature.DockWidgetClosable)
             d.setMinimumWidth(240)
             self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, d)
+            d.visibilityChanged.connect(self._dock_shown)
         self.splitDockWidget(self.jobs_dock, self.log_dock, Qt.Orientation.Vertical)
         self.resizeDocks([self.jobs_dock], [dock_width(self.width())], Qt.Orientation.Horizontal)
+
+    def _dock_shown(self, visible: bool) -> None:
+        """A dock shown again (View menu) comes back at its old width: never wider than the screen allows."""
+        if visible:
+            QTimer.singleShot(0, self, self._fit_docks)
+
+    def _fit_docks(self) -> None:
+        docks = [d for d in (self.jobs_dock, self.log_dock) if d.isVisible() and not d.isFloating()]
+        if docks:
+            self.resizeDocks(docks, [dock_width(self.width())] * len(docks), Qt.Orientation.Horizontal)
+        clamp_to_screen(self)
 
     def _build_status(self) -> None:
         self.status = StatusLine(self.statusBar(), self.state, self.devices_label)
