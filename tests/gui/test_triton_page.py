@@ -18,6 +18,7 @@ pytest.importorskip("tritonclient")
 
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
+from studio.core.settings import Settings  # noqa: E402
 from studio.core.workspace import Workspace  # noqa: E402
 from studio.export.api import ExportReport  # noqa: E402
 from studio.gui.main_window import MainWindow  # noqa: E402
@@ -364,3 +365,25 @@ def test_problem_locations_come_back_to_the_page(qtbot, tmp_path: Path) -> None:
     assert page.current_tree_path() == str(onnx_copy)
     assert page.source_edit.text() == str(model) and "ONNX model" in page.config_view.toPlainText()
     jobs.shutdown()
+
+
+def test_a_split_export_as_current_model_builds_parts_and_router(qtbot, tmp_path: Path) -> None:  # noqa: ANN001
+    """The toolbar's model is a split export (its model.onnx beside the parts): the page builds from its folder,
+    so the repository is text / vision / router, never one monolithic model."""
+    import shutil
+
+    apply_theme(QApplication.instance(), "light")
+    ws = Workspace.create(tmp_path / "ws", name="split")
+    split = tm.split_export(ws.root / "models" / "tiny-clip-onnx")
+    shutil.copy(split / "text_encoder.onnx", split / "model.onnx")  # the export's monolithic graph beside its parts
+    ws.add_model(split / "model.onnx", name="tiny-clip-onnx", kind="onnx", source="export of tiny-clip")
+    ws.model("tiny-clip-onnx").artifacts["parts"] = {"text": "models/tiny-clip-onnx/text_encoder.onnx",
+                                                     "vision": "models/tiny-clip-onnx/vision_encoder.onnx"}
+    ws.save()
+    w = MainWindow(ws, settings=Settings.load(), page_specs=[s for s in PAGE_SPECS if "triton" in s[0]],
+                   restore_state=False)
+    qtbot.addWidget(w)
+    page = w.page("triton")
+    assert Path(page.source_edit.text()) == split
+    assert "split export (text, vision)" in page.source_info.text() and "BLS router" in page.source_info.text()
+    w.close()

@@ -228,7 +228,10 @@ class RepoForm(QWidget):
         if workspace is not None and model_name and (changed or self.auto_source):
             entry = workspace.model(model_name)
             if entry is not None and entry.kind == "onnx":
-                self.set_source(workspace.resolve(entry), auto=True)
+                path = workspace.resolve(entry)
+                if path.is_file() and entry.artifacts.get("parts"):  # a split export: its folder, so the
+                    path = path.parent  # repository gets the part models and the BLS router, not one model
+                self.set_source(path, auto=True)
         self.update_versions()
 
     def set_source(self, path: Path, auto: bool = False) -> None:
