@@ -33,7 +33,7 @@ def test_a_target_chosen_on_inspect_is_every_pages_target(qtbot, window) -> None
     inspect, compile_, package = window.page("inspect"), window.page("compile"), window.page("package")
     assert window.target_combo.currentData() == "ort-cpu" and inspect.current_target == "ort-cpu"
     window.go_to_page("inspect")
-    inspect.target_combo.setCurrentIndex(inspect.target_combo.findData("rk3588"))
+    inspect.chips["rk3588"].click()
     # the toolbar, the workspace and every page follow
     assert window.target_combo.currentData() == "rk3588"
     assert window.state.target == "rk3588" == Workspace.open(window.workspace.root).current_target

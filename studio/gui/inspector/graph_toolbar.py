@@ -177,7 +177,7 @@ class GraphLegend(QWidget):
     def __init__(self, theme: str = "light", parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.theme = theme
-        h = FlowLayout(self, spacing=14, margins=4)
+        h = FlowLayout(self, spacing=10, margins=4)
         self.legend_labels: dict[str, QLabel] = {}
         for v in ("supported", "risky", "unsupported", "unknown"):
             lab = QLabel()
@@ -185,8 +185,9 @@ class GraphLegend(QWidget):
             self.legend_labels[v] = lab
             h.addWidget(lab)
         self.set_counts(None)
-        dyn = QLabel(f"<span style='color:{palette.DYNAMIC[theme]}; font-size:12pt'>━</span> dynamic tensor"
-                     f"&nbsp;&nbsp;<span style='color:{palette.DYNAMIC[theme]}'>●</span> produces one")
+        dyn = QLabel(f"<span style='color:{palette.DYNAMIC[theme]}; font-size:12pt'>━</span> dynamic"
+                     f"&nbsp;<span style='color:{palette.DYNAMIC[theme]}'>●</span> source")
+        dyn.setToolTip("━ an edge carrying a tensor with a dynamic dim; ● a node that produces one")
         h.addWidget(dyn)
         # heat scale (shown instead of the verdict counts while colouring by time)
         self.heat_legend = QWidget()
@@ -240,9 +241,8 @@ class GraphLegend(QWidget):
         self.graph_info.setText(f"{nodes:,} nodes · {edges:,} edges")
 
     def set_layout_time(self, seconds: float, engine: str) -> None:
-        """Append (or replace) how long the layout took after the graph size."""
-        self.graph_info.setText(self.graph_info.text().split("  ·  layout")[0] +
-                                f"  ·  layout {seconds:.2f} s ({engine})")
+        """How long the layout took, in the graph size's tooltip (the legend stays one line beside the graph)."""
+        self.graph_info.setToolTip(f"{self.graph_info.text()}; layout {seconds:.2f} s ({engine})")
 
 
 __all__ = ["COLOUR_MODES", "GraphToolbar", "GraphLegend"]

@@ -1,12 +1,11 @@
 """The inspector page's header row: title, the model shown, the status line, the actions (open, re-inspect,
-profile, compile, serve) and the target combo. The actions that need a model start disabled; the page wires
-and enables them.
+profile, compile, serve). The actions that need a model start disabled; the page wires and enables them.
 """
 
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QPushButton, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QWidget
 
 from studio.gui.widgets.flow import ElidedLabel, FlowLayout
 
@@ -20,9 +19,10 @@ def _button(text: str, tip: str = "", enabled: bool = False) -> QPushButton:
 
 
 class InspectHeader(QWidget):
-    """Title, model and status labels, action buttons and the target combo, in one row that wraps its actions."""
+    """Title, model and status labels and the action buttons, in one row that wraps its actions. The target is
+    picked on the chips below and in the toolbar (the workspace's one current target), not here."""
 
-    def __init__(self, targets: list[str] | tuple[str, ...] = (), parent: QWidget | None = None) -> None:
+    def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         head = QHBoxLayout(self)
         head.setContentsMargins(0, 0, 0, 0)
@@ -48,31 +48,7 @@ class InspectHeader(QWidget):
         for b in (self.open_button, self.reinspect_button, self.profile_action, self.compile_button,
                   self.serve_button):
             actions.addWidget(b)
-        self.target_combo = QComboBox()
-        self.target_combo.setMinimumWidth(130)
-        for t in targets:
-            self.target_combo.addItem(t, t)
-        target_box = QWidget()
-        tb = QHBoxLayout(target_box)
-        tb.setContentsMargins(8, 0, 0, 0)
-        tb.addWidget(QLabel("Target"))
-        tb.addWidget(self.target_combo)
-        actions.addWidget(target_box)
         head.addLayout(actions)
-
-    def show_target(self, target: str) -> None:
-        """Make ``target`` the combo's current item (added when new) without emitting a change."""
-        if self.target_combo.findData(target) < 0:
-            self.target_combo.addItem(target, target)
-        self.target_combo.blockSignals(True)
-        self.target_combo.setCurrentIndex(self.target_combo.findData(target))
-        self.target_combo.blockSignals(False)
-
-    def add_targets(self, targets: list[str]) -> None:
-        """List targets the report knows (a workspace's own profiles) in the combo."""
-        for t in targets:
-            if self.target_combo.findData(t) < 0:
-                self.target_combo.addItem(t, t)
 
 
 __all__ = ["InspectHeader"]

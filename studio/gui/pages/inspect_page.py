@@ -73,8 +73,8 @@ class InspectPage(Page):
         outer = QVBoxLayout(self)
         outer.setContentsMargins(16, 12, 16, 10)
         outer.setSpacing(8)
-        self.header = h = InspectHeader(DEFAULT_TARGETS)
-        self.model_label, self.status_label, self.target_combo = h.model_label, h.status_label, h.target_combo
+        self.header = h = InspectHeader()
+        self.model_label, self.status_label = h.model_label, h.status_label
         self.open_button, self.reinspect_button = h.open_button, h.reinspect_button
         self.profile_action, self.compile_button, self.serve_button = h.profile_action, h.compile_button, \
             h.serve_button
@@ -83,7 +83,6 @@ class InspectPage(Page):
         h.profile_action.clicked.connect(lambda: self.profile_current())
         h.compile_button.clicked.connect(lambda: self.open_in_compile())
         h.serve_button.clicked.connect(lambda: self.open_in_triton())
-        self.target_combo.currentIndexChanged.connect(lambda _i: self.choose_target(self.target_combo.currentData()))
         outer.addWidget(h)
         self.error_label = QLabel("")
         self.error_label.setProperty("role", "error")
@@ -158,9 +157,9 @@ class InspectPage(Page):
         self.all_targets_box.toggled.connect(lambda _c: self._fill_findings())
         self.table.selectionModel().selectionChanged.connect(self.selection.on_finding_selected)
         main.addWidget(self.findings)
-        main.setStretchFactor(0, 3)
+        main.setStretchFactor(0, 2)
         main.setStretchFactor(1, 1)
-        main.setSizes([620, 240])
+        main.setSizes([560, 300])  # at 1366x768 the findings show four rows, the graph the rest
         outer.addWidget(main, 1)
 
         QShortcut(QKeySequence.StandardKey.Find, self, activated=lambda: self.search_edit.setFocus())
@@ -330,7 +329,6 @@ class InspectPage(Page):
         self.status_label.setText(f"inspected in {report.timings.get('total', 0):.2f} s")
         for t in report.targets:
             self.target_strip.add_chip(t)
-        self.header.add_targets(list(report.targets))
         self.target_strip.set_summaries(report.targets, self.theme)
         self.view.set_dynamic(set(report.dynamic.tensors))
         self.stats_panel.setHtml(details.stats_html(report.stats, self.graph, report, self.theme))
@@ -370,7 +368,6 @@ class InspectPage(Page):
             return
         self.target_strip.add_chip(target)
         self.current_target = target
-        self.header.show_target(target)
         self.target_strip.check(target)
         self._apply_target()
 
