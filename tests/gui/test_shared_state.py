@@ -203,6 +203,20 @@ def test_test_inference_takes_the_exports_tokenizer_and_processor(qtbot, window:
     devices = window.page("devices")
     assert devices.infer_tokenizer.edit.text() == str(out / "tokenizer.json")
     assert devices.infer_processor.edit.text() == str(out / "preprocessor_config.json")
+    # another model: the fields the form filled follow it (CLIP's tokenizer never stays for a Qwen export)
+    qwen = ws.models_dir / "qwen-onnx"
+    qwen.mkdir()
+    for f in ("model.onnx", "tokenizer.json"):
+        (qwen / f).write_text("{}")
+    entry = window.state.add_model(qwen / "model.onnx", name="qwen-onnx", kind="onnx")
+    window.state.record_artifact("tokenizer", qwen, entry.name)
+    assert devices.infer_tokenizer.edit.text() == str(qwen / "tokenizer.json")
+    assert devices.infer_processor.edit.text() == ""  # it has none: CLIP's is not kept
+    # a path the user typed is theirs: choosing CLIP again leaves it alone
+    devices.infer_tokenizer.edit.setText("/my/own/tokenizer.json")
+    window.select_model("clip-onnx")
+    assert devices.infer_tokenizer.edit.text() == "/my/own/tokenizer.json"
+    assert devices.infer_processor.edit.text() == str(out / "preprocessor_config.json")
 
 
 def test_a_server_served_again_on_new_ports_is_followed_and_keeps_its_record(qtbot, window: MainWindow) -> None:  # type: ignore[no-untyped-def]
@@ -218,3 +232,13 @@ def test_a_server_served_again_on_new_ports_is_followed_and_keeps_its_record(qtb
     devices.open_payload({"url": again, "name": "local-triton"})  # "Open in Devices" from the Triton page
     saved = window.state.device("local-triton")
     assert saved.url == again and saved.extra["pid"] == 2 and saved.extra["local"] is True
+
+
+def test_another_servers_answer_is_not_left_in_test_inference(qtbot, window: MainWindow) -> None:  # type: ignore[no-untyped-def]
+    devices = window.page("devices")
+    for name in ("a", "b"):
+        window.state.add_device(DeviceEntry(name, f"http://127.0.0.1:{_closed_port()}", "triton"))
+    devices.server_list.setCurrentRow(0)
+    devices.infer_out.setPlainText("error: a's answer")
+    devices.server_list.setCurrentRow(1)
+    assert devices.infer_out.toPlainText() == ""

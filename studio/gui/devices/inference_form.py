@@ -231,24 +231,27 @@ class InferenceForm(QWidget):
                                 "(Its metadata lists no generate loop; a decoder exported with its KV cache has one.)")
 
     def fill_from_state(self, state: StudioState) -> None:
-        """Prefill from what the workspace knows about the current model (empty fields only)."""
+        """Prefill from what the workspace knows about the current model: its tokenizer and processor files, the
+        sample image / audio when it takes one. A field the form filled follows the model (a Qwen export never
+        keeps CLIP's tokenizer); one the user typed into stays theirs."""
         for edit in (self.image, self.audio, self.tokenizer, self.processor):
             edit.workspace = state.workspace
+        wanted: dict[PathEdit, str] = {}
         for kind, edit in (("tokenizer", self.tokenizer), ("processor", self.processor)):
             folder = state.artifact(kind)
             found = (find_processor_file(folder) if kind == "processor" else Path(folder) / "tokenizer.json"
                      ) if folder else None
-            if found is not None and found.is_file() and not edit.edit.text().strip():
-                edit.edit.setText(str(found))
+            wanted[edit] = str(found) if found is not None and found.is_file() else ""
         takes = model_modalities(state) if state.model() is not None else set()
         samples = sample_files(state)
         for modality, edit in (("vision", self.image), ("audio", self.audio)):
+            wanted[edit] = str(samples[modality]) if modality in takes and modality in samples else ""
+        for edit, value in wanted.items():
             current, ours = edit.edit.text().strip(), self._filled.get(edit)
-            wanted = str(samples[modality]) if modality in takes and modality in samples else ""
             if current == "" or (ours is not None and current == ours):
-                if current != wanted:
-                    edit.edit.setText(wanted)
-                self._filled[edit] = wanted
+                if current != value:
+                    edit.edit.setText(value)
+                self._filled[edit] = value
             else:
                 self._filled.pop(edit, None)  # the user's path: theirs from now on
 

@@ -73,6 +73,7 @@ class DevicesPage(Page):
         super().__init__(jobs, parent)
         self.servers: dict[str, ServerSpec] = {}
         self.snapshots: dict[str, ServerSnapshot] = {}
+        self._shown_server: str | None = None  # whose test inference output the form shows
         self._relay = _Relay(self)
         self._relay.sig_snapshot.connect(self._on_snapshot)
         self._pollers = DevicePollers(self._deliver)
@@ -186,6 +187,9 @@ class DevicesPage(Page):
             self._drop(name)
 
     def _server_selected(self) -> None:
+        if self.current_server() != self._shown_server:  # another server: the last one's answer or error goes
+            self._shown_server = self.current_server()
+            self.infer_out.clear()
         self._show_current()
         name = self.current_server()
         if name is not None and self.state.device(name) is not None:
