@@ -288,7 +288,8 @@ def compare_outputs(ref: dict[str, Any], got: dict[str, Any], atol: float, rtol:
         max_rel = float((diff / np.maximum(np.abs(want64), 1e-12)).max()) if diff.size else 0.0
         passed = bool(np.allclose(have64, want64, atol=atol, rtol=rtol))
         norm = float(np.linalg.norm(want64) * np.linalg.norm(have64))
-        cosine = float(np.dot(want64.ravel(), have64.ravel()) / norm) if norm > 0 else None
+        # two all-zero outputs are the same output (a ReLU head on a negative batch), not an undefined cosine
+        cosine = float(np.dot(want64.ravel(), have64.ravel()) / norm) if norm > 0 else (1.0 if max_abs == 0 else 0.0)
         ok &= passed
         rows.append(OutputParity(name, list(want64.shape), max_abs, max_rel, passed, cosine))
     return ok, rows
