@@ -41,3 +41,38 @@ def desktop():  # type: ignore[no-untyped-def]
     xvfb.terminate()
     wm.wait(10)
     xvfb.wait(10)
+
+
+@pytest.fixture
+def board(tmp_path: Path):  # type: ignore[no-untyped-def]
+    """A board's agent, set up by its owner: their key trusted, pushing keys allowed, a token to copy."""
+    from studio.package.keys import KeyStore
+    from tests.edge.helpers import AgentProcess, trust_key, write_token
+
+    trust = trust_key(KeyStore(tmp_path / "owner-keys"), "owner", "x", tmp_path / "owner.pub")
+    token = write_token(tmp_path / "board.token")
+    agent = AgentProcess(tmp_path / "agent-data", trust, token, extra=["--allow-trust-push"]).start()
+    yield agent, token
+    agent.stop()
+
+
+@pytest.fixture
+def devices_window(qtbot, tmp_path: Path):  # type: ignore[no-untyped-def]
+    """The main window with only the Devices page, on a fresh workspace (its pollers stopped afterwards)."""
+    from PySide6.QtWidgets import QApplication
+
+    from studio.core.settings import Settings
+    from studio.core.workspace import Workspace
+    from studio.gui.main_window import MainWindow
+    from studio.gui.theme import apply_theme
+
+    apply_theme(QApplication.instance(), "light")
+    ws = Workspace.create(tmp_path / "ws", name="devices")
+    w = MainWindow(ws, settings=Settings.load(), page_specs=[("studio.gui.pages.devices_page", "DevicesPage")],
+                   restore_state=False)
+    qtbot.addWidget(w)
+    w.show()
+    qtbot.waitExposed(w)
+    yield w
+    w.page("devices").shutdown()
+    w.close()

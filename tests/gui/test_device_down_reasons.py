@@ -9,16 +9,13 @@ from pathlib import Path
 
 import pytest
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QApplication
 
 from studio.core.device_failure import failure_state
-from studio.core.settings import Settings
 from studio.core.state import DeviceState
-from studio.core.workspace import DeviceEntry, Workspace
+from studio.core.workspace import DeviceEntry
 from studio.gui.devices.reasons import down_reason, status_text
 from studio.gui.main_window import MainWindow
 from studio.gui.pages.devices_page import DevicesPage
-from studio.gui.theme import apply_theme
 from tests.edge.conftest import agent, keys, token_file, trust_file  # noqa: F401  (the real agent process)
 
 pytestmark = [pytest.mark.gui, pytest.mark.timeout(180)]
@@ -59,17 +56,8 @@ def _agent_row(page: DevicesPage, url: str) -> tuple[str, str]:
 
 
 @pytest.fixture
-def window(qtbot, tmp_path: Path):  # type: ignore[no-untyped-def]
-    apply_theme(QApplication.instance(), "light")
-    ws = Workspace.create(tmp_path / "ws", name="reasons")
-    w = MainWindow(ws, settings=Settings.load(), page_specs=[("studio.gui.pages.devices_page", "DevicesPage")],
-                   restore_state=False)
-    qtbot.addWidget(w)
-    w.show()
-    qtbot.waitExposed(w)
-    yield w
-    w.page("devices").shutdown()
-    w.close()
+def window(devices_window):  # type: ignore[no-untyped-def]
+    return devices_window
 
 
 def test_the_words_for_each_failure() -> None:

@@ -13,13 +13,10 @@ from pathlib import Path
 
 import pytest
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QApplication
 
-from studio.core.settings import Settings
 from studio.core.workspace import DeviceEntry, Workspace
 from studio.gui.main_window import MainWindow
 from studio.gui.pages.devices_page import DevicesPage
-from studio.gui.theme import apply_theme
 from tests.edge.conftest import agent, keys, token_file, trust_file  # noqa: F401  (the real agent process)
 from tests.edge.helpers import AgentProcess, free_port_with
 
@@ -63,17 +60,8 @@ def burners() -> Iterator[None]:
 
 
 @pytest.fixture
-def window(qtbot, tmp_path: Path):  # type: ignore[no-untyped-def]
-    apply_theme(QApplication.instance(), "light")
-    ws = Workspace.create(tmp_path / "ws", name="polling")
-    w = MainWindow(ws, settings=Settings.load(), page_specs=[("studio.gui.pages.devices_page", "DevicesPage")],
-                   restore_state=False)
-    qtbot.addWidget(w)
-    w.show()
-    qtbot.waitExposed(w)
-    yield w
-    w.page("devices").shutdown()
-    w.close()
+def window(devices_window):  # type: ignore[no-untyped-def]
+    return devices_window
 
 
 @pytest.fixture

@@ -28,8 +28,7 @@ from studio.gui.main_window import MainWindow
 from studio.gui.theme import apply_theme
 from studio.gui.widgets.confirm import pending, press
 from studio.package.client import AgentClient
-from studio.package.keys import KeyStore
-from tests.edge.helpers import AgentProcess, trust_key, write_token
+from tests.edge.helpers import AgentProcess
 
 pytestmark = [pytest.mark.gui, pytest.mark.slow, pytest.mark.export, pytest.mark.triton,
               pytest.mark.timeout(900)]
@@ -90,25 +89,15 @@ class Walk:
             assert frame.width() <= screen.width() and frame.height() <= screen.height(), (name, frame, screen)
 
 
-@pytest.fixture
-def board(tmp_path: Path):  # type: ignore[no-untyped-def]
-    """A board's agent, set up by its owner: their key trusted, pushing keys allowed, a token to copy."""
-    trust = trust_key(KeyStore(tmp_path / "owner-keys"), "owner", "x", tmp_path / "owner.pub")
-    token = write_token(tmp_path / "board.token")
-    agent = AgentProcess(tmp_path / "agent-data", trust, token, extra=["--allow-trust-push"]).start()
-    yield agent, token
-    agent.stop()
-
-
-def test_walkthrough_sample_to_board(qtbot, tmp_path: Path, artifacts_dir: Path, board) -> None:  # type: ignore[no-untyped-def]
-    pytest.importorskip("torch")
-    agent, token = board
-    shots = artifacts_dir / ("walkthrough-1366x768" if REAL else "walkthrough")
+def run_walk(qtbot, tmp_path: Path, artifacts_dir: Path, name: str, story, *args) -> None:  # type: ignore[no-untyped-def]
+    """A fresh workspace in the full window (1366x740 offscreen; the screen's size on a real display), then
+    ``story(walk, workspace, *args)``; no control may be clipped at any step. Shots: artifacts/NAME[-1366x768]."""
+    shots = artifacts_dir / (f"{name}-1366x768" if REAL else name)
     shots.mkdir(exist_ok=True)
     for old in shots.glob("*.png"):
         old.unlink()
     apply_theme(QApplication.instance(), "light")
-    ws = Workspace.create(tmp_path / "ws", name="walk")
+    ws = Workspace.create(tmp_path / "ws", name=name)
     w = MainWindow(ws, settings=Settings.load(), restore_state=False)
     qtbot.addWidget(w)
     if not REAL:
@@ -117,11 +106,16 @@ def test_walkthrough_sample_to_board(qtbot, tmp_path: Path, artifacts_dir: Path,
     qtbot.waitExposed(w)
     walk = Walk(qtbot, w, shots)
     try:
-        _walk(walk, ws, agent, token)
+        story(walk, ws, *args)
     finally:
         w.close()
     clipped = {k: v for k, v in walk.clipped.items() if v}
     assert not clipped, "clipped controls:\n" + "\n".join(f"{k}: {v}" for k, v in clipped.items())
+
+
+def test_walkthrough_sample_to_board(qtbot, tmp_path: Path, artifacts_dir: Path, board) -> None:  # type: ignore[no-untyped-def]
+    pytest.importorskip("torch")
+    run_walk(qtbot, tmp_path, artifacts_dir, "walkthrough", _walk, *board)
 
 
 def _walk(walk: Walk, ws: Workspace, agent: AgentProcess, token: Path) -> None:  # noqa: PLR0915 (one story)

@@ -16,50 +16,17 @@ import sys
 from pathlib import Path
 
 import pytest
-from PySide6.QtWidgets import QApplication
-from test_walkthrough import PASS, REAL, Walk
+from test_walkthrough import PASS, REAL, Walk, run_walk
 
-from studio.core.settings import Settings
 from studio.core.workspace import Workspace
-from studio.gui.main_window import MainWindow
-from studio.gui.theme import apply_theme
-from studio.package.keys import KeyStore
-from tests.edge.helpers import AgentProcess, trust_key, write_token
+from tests.edge.helpers import AgentProcess
 
 pytestmark = [pytest.mark.gui, pytest.mark.slow, pytest.mark.export, pytest.mark.timeout(900)]
 
 
-@pytest.fixture
-def board(tmp_path: Path):  # type: ignore[no-untyped-def]
-    trust = trust_key(KeyStore(tmp_path / "owner-keys"), "owner", "x", tmp_path / "owner.pub")
-    token = write_token(tmp_path / "board.token")
-    agent = AgentProcess(tmp_path / "agent-data", trust, token, extra=["--allow-trust-push"]).start()
-    yield agent, token
-    agent.stop()
-
-
 def test_generation_walk(qtbot, tmp_path: Path, artifacts_dir: Path, board) -> None:  # type: ignore[no-untyped-def]
     pytest.importorskip("torch")
-    agent, token = board
-    shots = artifacts_dir / ("walkthrough-generation-1366x768" if REAL else "walkthrough-generation")
-    shots.mkdir(exist_ok=True)
-    for old in shots.glob("*.png"):
-        old.unlink()
-    apply_theme(QApplication.instance(), "light")
-    ws = Workspace.create(tmp_path / "ws", name="generation-walk")
-    w = MainWindow(ws, settings=Settings.load(), restore_state=False)
-    qtbot.addWidget(w)
-    if not REAL:
-        w.resize(1366, 740)
-    w.show()
-    qtbot.waitExposed(w)
-    walk = Walk(qtbot, w, shots)
-    try:
-        _walk(walk, ws, agent, token)
-    finally:
-        w.close()
-    clipped = {k: v for k, v in walk.clipped.items() if v}
-    assert not clipped, "clipped controls:\n" + "\n".join(f"{k}: {v}" for k, v in clipped.items())
+    run_walk(qtbot, tmp_path, artifacts_dir, "walkthrough-generation", _walk, *board)
 
 
 def _walk(walk: Walk, ws: Workspace, agent: AgentProcess, token: Path) -> None:  # noqa: PLR0915 (one story)
