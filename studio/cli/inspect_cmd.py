@@ -99,6 +99,18 @@ def _run(args: argparse.Namespace) -> int:
         reports = [inspect_model(args.models[0], args.target, job=job, **kw)]
     else:
         reports = inspect_parts(args.models, args.target, **kw)
+    if args.format != "sarif":
+        from studio.verify.registry import offers  # manifests only: no verifier module is imported
+
+        for r in reports:
+            r.verifiers = offers(list(r.targets))
+    if args.verify:
+        _verify(args, reports, shapes or None)
+    elif args.fold_into_profile is not None:
+        from studio.core.errors import InputError
+
+        raise InputError("--fold-into-profile needs --verify", offending="--fold-into-profile",
+                         hint="add --verify so there is a tool's answer to fold")
     if len(reports) == 1:
         text = render(reports[0], args.format)
     elif args.format == "json":
@@ -114,13 +126,10 @@ def _run(args: argparse.Namespace) -> int:
         text = json.dumps({**to_sarif(reports[0]), "runs": runs}, indent=2)
     else:
         text = "\n".join(render(r, args.format) for r in reports)
-    if args.verify:
-        text = _verify(args, reports, text, shapes or None)
-    elif args.fold_into_profile is not None:
-        from studio.core.errors import InputError
+    if args.verify and args.format == "text":
+        from studio.verify.render import text as verify_text
 
-        raise InputError("--fold-into-profile needs --verify", offending="--fold-into-profile",
-                         hint="add --verify so there is a tool's answer to fold")
+        text = text + "".join(verify_text(r) for r in reports)
     if args.node_data is not None or args.node_data_heat or args.node_data_divergence:
         _node_data(args, reports)
     if args.output:
@@ -139,25 +148,20 @@ def _run(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _verify(args: argparse.Namespace, reports: list, text: str, shapes: dict[str, list[int]] | None) -> str:
-    """Run the verifiers on each model, attach their answers, re-render, fold if asked."""
-
-    from studio.inspect.render import render
+def _verify(args: argparse.Namespace, reports: list, shapes: dict[str, list[int]] | None) -> None:
+    """Run the verifiers on each model and attach their answers (before anything is rendered); fold if asked.
+    Every verifier's input needs (static shapes) are checked before any tool runs: InputError, exit 2."""
     from studio.verify.registry import all_verifiers
-    from studio.verify.run import text as verify_text
-    from studio.verify.run import verify_report
+    from studio.verify.run import check_inputs, verify_report
 
     entries = all_verifiers()
+    for r in reports:
+        mine = [e for e in entries if e.ok and e.verifier is not None and e.target in r.targets]
+        check_inputs(mine, Path(r.model), shapes)
     for r in reports:
         if not args.quiet:
             print(f"verifying {r.model} with the real toolchains ...", file=sys.stderr)
         verify_report(r, r.model, shapes=shapes, entries=entries)
-    if args.format == "json":
-        from studio.core.reports import dumps
-
-        text = render(reports[0], "json") if len(reports) == 1 else dumps(reports)
-    elif args.format == "text":
-        text = text + "".join(verify_text(r) for r in reports)
     if args.fold_into_profile is not None:
         from studio.verify.fold import fold
 
@@ -169,7 +173,6 @@ def _verify(args: argparse.Namespace, reports: list, text: str, shapes: dict[str
                           + ", ".join(f"{k} ({v.split(':')[0]})" for k, v in res.changed.items()), file=sys.stderr)
                 elif any(c["target"] == target for c in r.verification.get("comparisons", [])):
                     print(f"{target}: nothing folded: {res.skipped}", file=sys.stderr)
-    return text
 
 
 def _node_data(args: argparse.Namespace, reports: list) -> None:

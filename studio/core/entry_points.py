@@ -116,3 +116,20 @@ def entry_points(group: str) -> list[Any]:
         from importlib.metadata import entry_points as std
 
         return list(std(group=group))
+
+
+def version(dist: str) -> str:
+    """The installed version of distribution ``dist`` from its dist-info folder name ("" when not found),
+    without importlib.metadata (what a cheap "is the tool installed, which version" line needs)."""
+    want = _norm(dist).replace("-", "_")
+    for entry in sys.path:
+        try:
+            names = os.listdir(entry or ".")
+        except OSError:
+            continue
+        for dirname in names:
+            if dirname.endswith(".dist-info"):
+                name, _, ver = dirname[:-10].partition("-")
+                if _norm(name).replace("-", "_") == want:
+                    return ver
+    return ""

@@ -99,6 +99,9 @@ def _inspect_model(model: Path | str, targets: list[str] | None, *, shapes: dict
     from studio.inspect.verdicts import evaluate_target, op_versions
 
     versions = op_versions(lm)
+    # estimates for the given shapes (statistics, the price of a host fallback) come from a second,
+    # shape-fixed inference
+    fixed = analyse_structure(path, _copy(proto), shapes=shapes) if shapes else None
     rep = InspectionReport(model=str(path), ir_version=int(proto.ir_version),
                            producer=f"{proto.producer_name} {proto.producer_version}".strip(),
                            opset_imports=dict(lm.opsets), dynamic=dyn,
@@ -111,7 +114,7 @@ def _inspect_model(model: Path | str, targets: list[str] | None, *, shapes: dict
     rep.allowed_domains = allowed
     rep.findings.extend(policy_findings(lm, allowed))
     for i, prof in enumerate(profiles):
-        summary, verdicts, reasons, findings = evaluate_target(lm, dyn, prof, versions)
+        summary, verdicts, reasons, findings = evaluate_target(lm, dyn, prof, versions, fixed)
         rep.targets[prof.id] = summary
         rep.node_verdicts[prof.id] = verdicts
         rep.node_reasons[prof.id] = reasons
@@ -123,9 +126,7 @@ def _inspect_model(model: Path | str, targets: list[str] | None, *, shapes: dict
     t = time.perf_counter()
     from studio.inspect.stats import compute_stats
 
-    if shapes:
-        # estimates for the given shapes come from a second, shape-fixed inference
-        fixed = analyse_structure(path, _copy(proto), shapes=shapes)
+    if fixed is not None:
         rep.stats = compute_stats(fixed, shapes)
     else:
         rep.stats = compute_stats(lm)

@@ -26,8 +26,10 @@ from studio.core.resource_schema import ResourceModel, resource_error, validate
 from studio.inspect.profiles import (
     DEFAULT_DOMAIN,
     PROFILE_SCHEMA,
+    Accelerated,
     Constraint,
     GlobalRules,
+    GraphRules,
     OpRule,
     ShapeValueRule,
     TargetProfile,
@@ -160,6 +162,35 @@ class ShapeValues(ResourceModel):
     source: Name = Field(description="where the importer's behaviour was read")
 
 
+class AcceleratedOp(ResourceModel):
+    """An op the lists put on the host that runs on the accelerator in a whole graph, under a condition."""
+
+    reason: Name
+    const_inputs: list[StrictInt] = Field(default_factory=list, description="these inputs constant at build")
+    after: StrictStr = Field("", description="the op producing its input 0 (a fused pattern)")
+    before: StrictStr = Field("", description="an op reading its output (a fused pattern)")
+    dtypes: list[StrictStr] = Field(default_factory=list, description="element types of the pattern")
+
+
+class Graph(ResourceModel):
+    """What the toolchain does to the whole graph before it places the nodes."""
+
+    source: Name = Field(description="where these rules were read: toolkit version, verifier runs, document")
+    fold: Literal["constants", "build_shapes"] = Field(
+        "constants", description="constants: constant subgraphs fold; build_shapes: also shape arithmetic, the "
+                                 "input shapes being fixed at build")
+    fold_reason: Text = ""
+    host_dtypes: list[StrictStr] = Field(default_factory=list,
+                                         description="a node computing outputs of these element types runs on "
+                                                     "the host")
+    host_dtypes_reason: Text = ""
+    moves_data: list[StrictStr] = Field(default_factory=list, description="layout ops exempt from host_dtypes")
+    runtime_index: dict[str, list[StrictInt]] = Field(
+        default_factory=dict, description="op -> index inputs: an index computed at run time puts it on the host")
+    runtime_index_reason: Text = ""
+    accelerated: dict[str, AcceleratedOp] = Field(default_factory=dict)
+
+
 OpLists = dict[str, list[StrictStr]]
 
 
@@ -188,6 +219,7 @@ class TargetFile(ResourceModel):
     opsets: dict[str, OpsetRange] | None = Field(None, description="op -> the op versions implemented")
     constraints: dict[str, list[ConstraintSpec]] | None = Field(None, description="op -> its constraints")
     shape_values: ShapeValues | None = None
+    graph: Graph | None = None
 
 
 def parse(data: Any, path: Path | str, text: str | None = None) -> TargetProfile:
@@ -253,6 +285,15 @@ def build(f: TargetFile, path: Path | str, text: str | None = None) -> TargetPro
                                        value=getattr(c, "value", None)) for c in items]
     if f.shape_values is not None:
         prof.shape_values = ShapeValueRule(list(f.shape_values.accepts), f.shape_values.source)
+    if f.graph is not None:
+        g = f.graph
+        prof.graph = GraphRules(
+            source=g.source, fold=g.fold, fold_reason=g.fold_reason, host_dtypes=list(g.host_dtypes),
+            host_dtypes_reason=g.host_dtypes_reason, moves_data=list(g.moves_data),
+            runtime_index={k: list(v) for k, v in g.runtime_index.items()},
+            runtime_index_reason=g.runtime_index_reason,
+            accelerated={k: Accelerated(reason=a.reason, const_inputs=list(a.const_inputs), after=a.after,
+                                        before=a.before, dtypes=list(a.dtypes)) for k, a in g.accelerated.items()})
     rules.domains = sorted(prof.ops) or [DEFAULT_DOMAIN]
     return prof
 

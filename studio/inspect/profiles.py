@@ -84,6 +84,36 @@ class ShapeValueRule:
 
 
 @dataclass
+class Accelerated:
+    """An op the op list places on the host that the toolchain runs on the accelerator in a whole graph, when
+    its ``const_inputs`` are constants at build, or it sits between ``after`` and ``before`` (a pattern the
+    toolchain fuses), its input 0 and outputs of the element types ``dtypes``."""
+
+    reason: str
+    const_inputs: list[int] = field(default_factory=list)
+    after: str = ""  # the op producing its input 0
+    before: str = ""  # an op reading its output
+    dtypes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class GraphRules:
+    """``graph:`` in a profile: what the toolchain does to a whole graph before it places the nodes (constant
+    and shape folding at the build's static input shapes; the host placement of integer and boolean work and of
+    lookups by a runtime index), with where each rule was read (``source``). See studio.inspect.graph_model."""
+
+    source: str
+    fold: str = "constants"  # "constants" | "build_shapes" (Shape / Size are known once the inputs are fixed)
+    fold_reason: str = ""
+    host_dtypes: list[str] = field(default_factory=list)  # output element types whose computation runs on the host
+    host_dtypes_reason: str = ""
+    moves_data: list[str] = field(default_factory=list)  # layout ops exempt from host_dtypes
+    runtime_index: dict[str, list[int]] = field(default_factory=dict)  # op -> index inputs: computed = host
+    runtime_index_reason: str = ""
+    accelerated: dict[str, Accelerated] = field(default_factory=dict)
+
+
+@dataclass
 class TargetProfile:
     """One target's op support and rules. ``unlisted`` is the verdict for ops no list mentions."""
 
@@ -99,6 +129,7 @@ class TargetProfile:
     ops: dict[str, dict[str, OpRule]] = field(default_factory=dict)  # domain -> op_type -> rule
     path: str | None = None  # file it came from (None for computed profiles)
     shape_values: ShapeValueRule | None = None  # dataflow rule for importers with Relax-style shape values
+    graph: GraphRules | None = None  # whole-graph rules: folding and host placement before the op verdicts
 
     def lookup(self, domain: str | None, op_type: str) -> OpRule | None:
         return self.ops.get(norm_domain(domain), {}).get(op_type)

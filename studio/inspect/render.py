@@ -88,6 +88,7 @@ def render_text(r: InspectionReport, *, target: str | None = None, max_per_targe
         c = t.counts
         lines.append(f"{t.id:14} {t.verdict.upper():8} {c.get('supported', 0):9} {c.get('risky', 0):6} "
                      f"{c.get('unsupported', 0):7} {c.get('unknown', 0):7}  {t.name}")
+    lines += _model_lines(r, target)
     policy = [f for f in r.findings if f.target == "*"]
     if policy:
         lines += ["", "all targets:"]
@@ -109,6 +110,23 @@ def render_text(r: InspectionReport, *, target: str | None = None, max_per_targe
         lines += ["", f"split-model boundaries: {len(r.boundaries)} checked, {len(bad)} problems"]
         lines += [f"  - [{b.status}] {b.message}" for b in bad]
     return "\n".join(lines) + "\n"
+
+
+def _model_lines(r: InspectionReport, target: str | None) -> list[str]:
+    """The whole-model verdict of each target (from the profiles), and which targets a tool here can verify."""
+    rows = [t for t in r.targets.values() if t.model is not None and (not target or t.id == target)]
+    if not rows:
+        return []
+    out = ["", "whole model (static: the profiles' model of each toolchain):"]
+    for t in rows:
+        assert t.model is not None
+        out.append(f"  {t.id:12} {t.model.summary()}")
+    can = {tid: [e for e in es if e.get("ok")] for tid, es in (r.verifiers or {}).items()}
+    here = [f"{tid} ({', '.join(e['reason'] for e in es)})" for tid, es in can.items() if es]
+    if here and not r.verification:
+        out.append(f"  verifiers installed here: {'; '.join(here)}: add --verify to ask them "
+                   "(tools that build at static shapes also need --shape NAME=DIMS for dynamic inputs)")
+    return out
 
 
 def _finding_line(f: Any) -> str:

@@ -7,6 +7,7 @@ from typing import Any
 
 from studio.core.reports import Report
 from studio.inspect.dynamic import DynamicReport
+from studio.inspect.model_verdict import ModelVerdict
 
 SCHEMA_VERSION = 1
 VERDICTS = ("supported", "risky", "unsupported", "unknown")
@@ -55,6 +56,7 @@ class TargetSummary:
     unsupported_ops: list[str] = field(default_factory=list)
     risky_ops: list[str] = field(default_factory=list)
     unknown_ops: list[str] = field(default_factory=list)
+    model: ModelVerdict | None = None  # the whole model's verdict (studio.inspect.model_verdict), from the profile
 
 
 @dataclass
@@ -114,6 +116,8 @@ class InspectionReport(Report):
     # `inspect --verify`: per target, the real tool's answer beside the profile's (studio.verify.run:
     # {"verifiers": [{name, target, ok, reason}], "comparisons": [Comparison.to_dict()], "results": [...]})
     verification: dict[str, Any] = field(default_factory=dict)
+    # target -> the verifiers installed for it ({name, ok, reason}): what `--verify` would ask (the CLI fills it)
+    verifiers: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
 
     def to_json(self, indent: int = 2) -> str:
         """Report.to_json's text; orjson writes the dataclasses itself (none of them has a "_" field that
@@ -170,7 +174,8 @@ class InspectionReport(Report):
             tensors={k: DynamicTensor(**v) for k, v in dyn.get("tensors", {}).items()},
             data_dependent_nodes=dyn.get("data_dependent_nodes", []))
         d["stats"] = ModelStats(**d.get("stats", {}))
-        d["targets"] = {k: TargetSummary(**v) for k, v in d.get("targets", {}).items()}
+        d["targets"] = {k: TargetSummary(**{**v, "model": ModelVerdict.from_dict(v["model"]) if v.get("model")
+                                            else None}) for k, v in d.get("targets", {}).items()}
         d["findings"] = [Finding(**f) for f in d.get("findings", [])]
         d["boundaries"] = [BoundaryCheck(**b) for b in d.get("boundaries", [])]
         known = set(cls.__dataclass_fields__)

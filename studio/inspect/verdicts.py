@@ -9,9 +9,12 @@ from itertools import compress, repeat
 from operator import is_not
 from typing import Any
 
+from studio.inspect.constraints import NodeVerdict, check_constraint
 from studio.inspect.dynamic import DynamicReport
+from studio.inspect.global_rules import global_findings
 from studio.inspect.model import LoadedModel, NodeRef, dtype_name
-from studio.inspect.profiles import Constraint, OpRule, TargetProfile
+from studio.inspect.model_verdict import HOST_RULES, HostNode, static_model_verdict
+from studio.inspect.profiles import OpRule, TargetProfile
 from studio.inspect.report import SEVERITY_OF, Finding, TargetSummary, worst
 
 
@@ -46,100 +49,6 @@ def op_versions(lm: LoadedModel) -> dict[str, int | None]:
         else:
             out[ref.key] = by_op[k] = op_version(lm, ref)
     return out
-
-
-@dataclass
-class NodeVerdict:
-    verdict: str
-    rule: str
-    reason: str
-    hint: str = ""
-    tensor: str | None = None
-
-
-def _attr(node: Any, name: str) -> Any:
-    from studio.core.onnx_light import attribute_value
-
-    for a in node.attribute:
-        if a.name == name:
-            v = attribute_value(a)
-            return v.decode() if isinstance(v, bytes) else v
-    return None
-
-
-def _norm(v: Any) -> Any:
-    return v.decode() if isinstance(v, bytes) else v
-
-
-def check_constraint(c: Constraint, ref: NodeRef, lm: LoadedModel, dyn: DynamicReport) -> NodeVerdict | None:
-    n = ref.node
-    n_in = ref.inputs
-    if c.kind == "const_input":
-        for idx in c.inputs:
-            if idx < len(n_in) and n_in[idx] and n_in[idx] not in lm.constants:
-                return NodeVerdict(c.verdict, "constraint-const-input",
-                                   f"input {idx} ('{n_in[idx]}') must be a constant: {c.reason}",
-                                   "fold it to a constant (studio fix --static ... --simplify) or compute it "
-                                   "outside the model", tensor=n_in[idx])
-    elif c.kind == "attr" and c.name:
-        v = _attr(n, c.name)
-        if v is None:
-            v = c.default
-        if v is None:
-            return None
-        if c.allowed is not None and _norm(v) not in [_norm(a) for a in c.allowed]:
-            return NodeVerdict(c.verdict, "constraint-attr", f"{c.name}={v!r} not in {c.allowed}: {c.reason}",
-                               f"re-export with {c.name} in {c.allowed}")
-        if c.forbidden is not None and _norm(v) in [_norm(a) for a in c.forbidden]:
-            return NodeVerdict(c.verdict, "constraint-attr", f"{c.name}={v!r} is refused: {c.reason}",
-                               f"re-export without {c.name}={v!r}")
-        if c.max_value is not None and isinstance(v, (int, float)) and v > c.max_value:
-            return NodeVerdict(c.verdict, "constraint-attr", f"{c.name}={v} above {c.max_value}: {c.reason}")
-    elif c.kind == "batch1":
-        x = n_in[0] if n_in else ""
-        info = lm.tensors.get(x)
-        if info is not None and info.shape:
-            b = info.shape[0]
-            if isinstance(b, int) and b != 1:
-                return NodeVerdict(c.verdict, "constraint-batch", f"batch is {b}; {c.reason}",
-                                   "export or fix with batch 1 (studio fix --static batch=1)", tensor=x)
-            if not isinstance(b, int):
-                return NodeVerdict("risky", "constraint-batch", f"batch dim is dynamic ('{b}'); {c.reason}",
-                                   "fix the batch to 1 (studio fix --static batch=1)", tensor=x)
-    elif c.kind == "dtype":
-        for idx in c.inputs or [0]:
-            if idx < len(n_in) and n_in[idx]:
-                info = lm.tensors.get(n_in[idx])
-                if info is not None and info.elem_type:
-                    dt = dtype_name(info.elem_type)
-                    if c.allowed is not None and dt not in c.allowed:
-                        return NodeVerdict(c.verdict, "constraint-dtype",
-                                           f"input {idx} is {dt}, allowed {c.allowed}: {c.reason}",
-                                           f"cast to one of {c.allowed} before this node", tensor=n_in[idx])
-    elif c.kind == "same_dtype":
-        names = [n_in[i] for i in c.inputs if i < len(n_in) and n_in[i]]
-        if names and all(x in lm.constants for x in names):
-            return None  # computed at import time
-        types = {f"input {i}": lm.tensors[n_in[i]].elem_type for i in c.inputs
-                 if i < len(n_in) and n_in[i] in lm.tensors and lm.tensors[n_in[i]].elem_type}
-        if c.name and _attr(n, c.name) is not None:
-            types[f"{c.name}="] = int(_attr(n, c.name))
-        if len(set(types.values())) > 1:
-            said = ", ".join(f"{k} {dtype_name(t)}" if k.startswith("input") else f"{k}{dtype_name(t)}"
-                             for k, t in types.items())
-            return NodeVerdict(c.verdict, "constraint-dtype", f"element types differ ({said}): {c.reason}",
-                               "cast so the types match before this node")
-    elif c.kind == "max_rank":
-        info = lm.tensors.get(n_in[0]) if n_in else None
-        if info is not None and info.shape is not None and c.value is not None and len(info.shape) > c.value:
-            return NodeVerdict(c.verdict, "constraint-rank", f"rank {len(info.shape)} > {c.value}: {c.reason}",
-                               "reshape to a lower rank around this node")
-    elif c.kind == "static_shape":
-        for i in list(n_in) + list(ref.outputs):
-            if i and i in dyn.tensors:
-                return NodeVerdict(c.verdict, "constraint-static", f"tensor '{i}' is dynamic: {c.reason}",
-                                   "make its dims static (studio fix --static ...)", tensor=i)
-    return None
 
 
 def _ort_dtype_check(rule: OpRule, ref: NodeRef, lm: LoadedModel, version: int,
@@ -272,7 +181,7 @@ def node_verdict(ref: NodeRef, lm: LoadedModel, dyn: DynamicReport, prof: Target
         if bad is not None:
             return bad
     for c in rule.constraints:
-        bad = check_constraint(c, ref, lm, dyn)
+        bad = check_constraint(c, ref, lm, dyn, memo.get("constants"))
         if bad is not None and (v.verdict == "supported" or bad.verdict == "unsupported"):
             v = bad if worst(bad.verdict, v.verdict) == bad.verdict else v
             if v.verdict == "unsupported":
@@ -301,11 +210,12 @@ def _groups(lm: LoadedModel, versions: dict[str, int | None]) -> _Groups:
 
 
 def evaluate_target(lm: LoadedModel, dyn: DynamicReport, prof: TargetProfile,
-                    versions: dict[str, int | None]) -> tuple[TargetSummary, dict[str, str], dict[str, str],
-                                                              list[Finding]]:
+                    versions: dict[str, int | None], cost_lm: LoadedModel | None = None
+                    ) -> tuple[TargetSummary, dict[str, str], dict[str, str], list[Finding]]:
     """Every node's verdict for one target. Nodes of one (domain, op, version, subgraph) share the static
     part of their verdict, so a group without node-level checks is judged once; findings keep the order of
-    their first node and list their nodes in graph order, as a node-by-node walk would."""
+    their first node and list their nodes in graph order, as a node-by-node walk would. The whole-model
+    verdict goes into the summary, a host fallback priced on ``cost_lm`` (the model at the given shapes)."""
     gr = _groups(lm, versions)
     nodes = lm.nodes
     n = len(nodes)
@@ -323,6 +233,15 @@ def evaluate_target(lm: LoadedModel, dyn: DynamicReport, prof: TargetProfile,
     special = dd | set(shape_flags) if (dd and dyn_level != "allowed") or shape_flags else set()
     memo: dict[Any, Any] = {}
     elems = _elem_types(lm)
+    placement = None
+    if prof.graph is not None:  # the toolchain's own folding and host placement come first
+        from studio.inspect.graph_model import place
+
+        placement = place(lm, dyn, prof)
+        assert placement is not None
+        memo["constants"] = placement.constants
+        special = special | placement.special
+    host: list[tuple[int, str]] = []  # (position, why) of the nodes that run on the host
 
     counts = {v: 0 for v in ("supported", "risky", "unsupported", "unknown")}
     ops_by: dict[str, set[str]] = {v: set() for v in counts}
@@ -330,6 +249,8 @@ def evaluate_target(lm: LoadedModel, dyn: DynamicReport, prof: TargetProfile,
     def record(positions: list[int], nv: NodeVerdict, op: str, dom: str, graph: str) -> None:
         for p in positions:
             vals[p] = nv.verdict
+        if nv.rule in HOST_RULES:
+            host.extend((p, nv.reason) for p in positions)
         counts[nv.verdict] += len(positions)
         ops_by[nv.verdict].add(op)
         if nv.verdict == "supported":
@@ -379,6 +300,8 @@ def evaluate_target(lm: LoadedModel, dyn: DynamicReport, prof: TargetProfile,
                     nv = NodeVerdict(worse, "dynamic-shape",
                                      f"output shape is data-dependent; {prof.rules.data_dependent_reason or 'not supported'}",
                                      "replace the data-dependent op, or bound it and pad to a fixed size")
+            if placement is not None and ref.key in placement.special:
+                nv = _placed(nv, ref.key, placement)
             record([p], nv, op, dom, graph)
         if plain:
             record(plain, st[0], op, dom, graph)
@@ -424,56 +347,34 @@ def evaluate_target(lm: LoadedModel, dyn: DynamicReport, prof: TargetProfile,
                             verdict=summary_verdict, counts=counts, findings=sev,
                             unsupported_ops=ops_with("unsupported"), risky_ops=ops_with("risky"),
                             unknown_ops=ops_with("unknown"))
+    mv = summary.model = static_model_verdict(prof, findings, [
+        HostNode(nodes[p].key, nodes[p].op_type, why) for p, why in sorted(host)], counts["unknown"],
+        placement.source if placement is not None else "")
+    if mv.host_nodes:
+        from studio.inspect.model_verdict import fallback_cost
+
+        gone = placement.gone if placement is not None else set()
+        consts = lm.constants
+        placed = {r.key for r in nodes if not r.graph and r.key not in gone and r.op_type != "Constant"
+                  and not (r.outputs and all(o in consts for o in r.outputs if o))}
+        mv.cost = fallback_cost(cost_lm or lm, {h.node for h in mv.host_nodes}, placed)
     return summary, verdicts, reasons, findings
 
 
-def _inner_by_elem(lm: LoadedModel) -> dict[int, int]:
-    """Element type -> number of tensors that are not constants; every target's dtype rule reads it."""
-    table = lm.cache.get("inner-by-elem")
-    if table is None:
-        from collections import Counter
-
-        consts = lm.constants
-        table = lm.cache["inner-by-elem"] = dict(Counter(t.elem_type for name, t in lm.tensors.items()
-                                                         if name not in consts))
-    return table
+FOLDED = "folded into a constant at build (the toolchain folds constant and shape arithmetic first)"
 
 
-def global_findings(lm: LoadedModel, dyn: DynamicReport, prof: TargetProfile) -> list[Finding]:
-    out: list[Finding] = []
-    r = prof.rules
-    if prof.kind == "none":
-        return out
-    # opset range of the default domain
-    opset = lm.opsets.get("ai.onnx")
-    if opset is not None and ((r.opset_min is not None and opset < r.opset_min)
-                              or (r.opset_max is not None and opset > r.opset_max)):
-        rng = f"{r.opset_min if r.opset_min is not None else '?'}-{r.opset_max if r.opset_max is not None else '?'}"
-        out.append(Finding(target=prof.id, severity=SEVERITY_OF[r.opset_verdict], verdict=r.opset_verdict,
-                           rule="opset", message=f"model opset {opset} outside {prof.name}'s range {rng}"
-                           + (f": {r.opset_reason}" if r.opset_reason else ""),
-                           hint=f"re-export with an opset in {rng} (studio export --opset N)"))
-    # dynamic shapes
-    if r.dynamic_shapes != "allowed":
-        for o in dyn.origins:
-            if o.kind == "input":
-                sev = r.dynamic_shapes
-                out.append(Finding(target=prof.id, severity=SEVERITY_OF[sev], verdict=sev, rule="dynamic-shape",
-                                   message=f"{o.description}; {r.dynamic_reason or prof.name + ' needs static shapes'}"
-                                   f" (reaches {o.reaches} tensors)", tensor=o.tensor,
-                                   hint=f"fix it: studio fix MODEL --static {o.symbol or o.tensor}=N"
-                                   if o.symbol else "give the input a fixed shape (studio fix --static)"))
-    # INT64 / DOUBLE tensors at the graph boundary and inside
-    for key, elem, level, why in (("int64", 7, r.int64, r.int64_reason), ("double", 11, r.double, r.double_reason)):
-        if level == "allowed":
-            continue
-        io = [n for n in lm.graph_inputs + lm.graph_outputs if lm.tensors.get(n) and lm.tensors[n].elem_type == elem]
-        inner = _inner_by_elem(lm).get(elem, 0)
-        if io or inner:
-            what = f"graph inputs/outputs {io}" if io else f"{inner} internal tensors"
-            out.append(Finding(target=prof.id, severity=SEVERITY_OF[level], verdict=level, rule=f"dtype-{key}",
-                               message=f"{key.upper()} {what}: {why or prof.name + ' handles ' + key + ' poorly'}",
-                               tensor=io[0] if io else None,
-                               hint="cast to int32/float32 at the boundary" if key == "int64"
-                               else "convert the model to float32"))
-    return out
+def _placed(nv: NodeVerdict, key: str, p: Any) -> NodeVerdict:
+    """A node's verdict after the toolchain's whole-graph passes (``graph_model.Placement``): folded nodes are
+    gone before any op is looked up; a host-placed node runs (risky), unless a rule refuses it outright."""
+    if key in p.folded:
+        return NodeVerdict("supported", "", FOLDED)
+    if key in p.removed:
+        return NodeVerdict("supported", "", p.removed[key])
+    if key in p.accelerated and nv.rule == "cpu-fallback":
+        return NodeVerdict("supported", "", f"on the accelerator in this graph: {p.accelerated[key]}")
+    if key in p.host and (nv.verdict == "supported" or nv.rule == "cpu-fallback"):
+        return NodeVerdict("risky", "host-placement", f"runs on the host: {p.host[key]}",
+                           "expect host<->device transfers around it; move it out of the model or change its "
+                           "dtype to one the accelerator computes")
+    return nv

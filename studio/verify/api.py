@@ -42,6 +42,8 @@ class VerifyResult:
     seconds: float = 0.0
     shapes: dict[str, list[int]] = field(default_factory=dict)  # the static shapes it was run at, if any
     notes: list[str] = field(default_factory=list)  # e.g. "NPU rows from the published list, not the tool"
+    # the tool itself crashed (its trace: an internal exception, a signal, a hang), not a verdict on the model
+    crash: str = ""
     schema_version: int = SCHEMA_VERSION
 
     def by_node(self) -> dict[str, NodeCheck]:
@@ -54,7 +56,8 @@ class VerifyResult:
     def from_dict(cls, d: dict[str, Any]) -> VerifyResult:
         d = dict(d)
         d["nodes"] = [NodeCheck(**n) for n in d.get("nodes", [])]
-        return cls(**d)
+        known = set(cls.__dataclass_fields__)
+        return cls(**{k: v for k, v in d.items() if k in known})
 
 
 @runtime_checkable

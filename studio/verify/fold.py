@@ -3,7 +3,9 @@
 Only the ops where the tool and the profile disagreed on this model change, at op level: an op the tool refused
 on every node becomes unsupported (on some nodes only: risky, with the tool's words); an op the profile
 refused but the tool took on every node becomes supported and loses the opset range and constraints that
-refused it. The file keeps the built-in profile's provenance and adds a line per folded op saying which tool,
+refused it; an op the tool ran on the host on every node it placed becomes a cpu_fallback, and one the profile
+put on the host but the tool ran on the device leaves the host (its list entry, or the whole-graph rule that
+placed it: ``graph.moves_data`` / ``graph.runtime_index``). The file keeps the built-in profile's provenance and adds a line per folded op saying which tool,
 at which version, on which model, so the profile still says where each verdict came from.
 """
 
@@ -65,15 +67,36 @@ def _add(data: dict[str, Any], section: str, domain: str, op: str) -> None:
         lists[d].append(op)
 
 
+def _graph_fold(data: dict[str, Any], op: str, status: str) -> None:
+    """The whole-graph rules learn what the tool did: ``op`` moves data only, or looks up on the device."""
+    graph = data.get("graph")
+    if not isinstance(graph, dict):
+        return
+    if status == "moves_data":
+        graph.setdefault("moves_data", [])
+        if op not in graph["moves_data"]:
+            graph["moves_data"].append(op)
+    else:
+        (graph.get("runtime_index") or {}).pop(op, None)
+
+
 def plan(comparison: dict[str, Any], result: dict[str, Any]) -> dict[tuple[str, str], tuple[str, str]]:
-    """(domain, op) -> (new status, why) from one comparison and the tool's per-node answers."""
+    """(domain, op) -> (new status, why) from one comparison and the tool's per-node answers.
+
+    Statuses: supported / unsupported / risky (the op lists), ``cpu`` (the tool runs the op on the host, on
+    every node it placed), ``moves_data`` (the tool ran the op's integer or boolean work on the device: exempt
+    from the profile's ``graph.host_dtypes``), ``device_index`` (the tool looked up by a runtime index on the
+    device: the op leaves ``graph.runtime_index``)."""
     per_op: dict[tuple[str, str], list[str]] = {}
+    placed: dict[tuple[str, str], list[bool]] = {}  # op -> for each node the tool placed: on the host?
     msgs: dict[tuple[str, str], str] = {}
     for n in result["nodes"]:
         k = (n["domain"] or DEFAULT_DOMAIN, n["op_type"])
         per_op.setdefault(k, []).append(n["verdict"])
         if n["verdict"] == "unsupported" and k not in msgs:
             msgs[k] = n["message"]
+        if n.get("placement") in ("accelerator", "cpu") and n["verdict"] != "unsupported":
+            placed.setdefault(k, []).append(n["verdict"] == "risky" and n["placement"] == "cpu")
     out: dict[tuple[str, str], tuple[str, str]] = {}
     for d in comparison["disagreements"]:
         k = (d["domain"] or DEFAULT_DOMAIN, d["op_type"])
@@ -83,6 +106,18 @@ def plan(comparison: dict[str, Any], result: dict[str, Any]) -> dict[tuple[str, 
             out[k] = ("unsupported" if every else "risky", msgs.get(k, d["tool_message"]) or "refused by the tool")
         elif all(v == "supported" for v in tool) and k not in out:
             out[k] = ("supported", f"taken by the tool; the profile said: {d['static_reason']}")
+    for d in comparison.get("placement_disagreements", []):
+        k = (d["domain"] or DEFAULT_DOMAIN, d["op_type"])
+        on_host = placed.get(k, [])
+        if k in out or not on_host:
+            continue
+        if d["tool_verdict"] == "host" and all(on_host):
+            out[k] = ("cpu", f"the tool runs it on the host: {d['tool_message']}")
+        elif d["static_verdict"] == "host" and not any(on_host):
+            why = d["static_reason"]
+            status = ("device_index" if "index computed at run time" in why else
+                      "moves_data" if "computes " in why and " values" in why else "supported")
+            out[k] = (status, f"the tool runs it on the device; the profile said: {why}")
     return out
 
 
@@ -117,10 +152,16 @@ def fold(report: Any, target: str, dest: Path) -> FoldResult:
     day = _dt.date.today().isoformat()
     result = FoldResult(target, out)
     for (domain, op), (status, why) in sorted(changes.items()):
-        _drop(data, domain, op)
+        if status in ("moves_data", "device_index"):
+            _graph_fold(data, op, status)
+        else:
+            _drop(data, domain, op)
         if status == "risky":
             data.setdefault("risky", {})[_op_key(domain, op)] = f"{res['tool']}: {why}"[:400]
-        else:
+        elif status == "cpu":
+            _add(data, "supported", domain, op)
+            data.setdefault("cpu_fallback", {})[_op_key(domain, op)] = f"{res['tool']}: {why}"[:400]
+        elif status not in ("moves_data", "device_index"):
             _add(data, status, domain, op)
         result.changed[_op_key(domain, op)] = f"{status}: {why}"[:300]
     note = str(data.get("notes", "")).strip()

@@ -10,5 +10,9 @@ def manifest() -> dict:
     return {"name": "builtin-verifiers",
             "description": "Verifiers that ask the real tool: an ONNX Runtime session (ort-cpu) and TVM Relax's "
                            "from_onnx import (tvm-relax, needs apache-tvm)",
-            "provides": {"verifiers": ["ort-cpu", "tvm-relax"]},
+            # target / requires / tool: what `studio inspect` reads to offer --verify without importing them
+            "provides": {"verifiers": {"ort-cpu": {"target": "ort-cpu", "requires": ["onnxruntime"],
+                                                   "tool": "onnxruntime"},
+                                       "tvm-relax": {"target": "tvm-relax", "requires": ["tvm"],
+                                                     "tool": "apache-tvm"}}},
             "module": "studio.verify.builtin"}

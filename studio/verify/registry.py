@@ -68,6 +68,34 @@ def verifiers_for(target: str, entries: list[VerifierEntry] | None = None) -> li
     return [e for e in (entries if entries is not None else all_verifiers()) if e.target == target]
 
 
+def offers(targets: list[str]) -> dict[str, list[dict[str, Any]]]:
+    """The verifiers installed for each of ``targets`` ({name, ok, reason}), read from the manifests alone: an
+    item's ``target``, its ``requires`` (found, not imported) and its cheap ``status`` hook ("module:function"
+    -> (ok, why)). No verifier module is imported: `studio inspect` says what `--verify` would ask at no cost."""
+    from studio.core.entry_points import version
+    from studio.core.plugins import import_object, providers
+
+    out: dict[str, list[dict[str, Any]]] = {}
+    for plugin, name in providers("verifiers"):
+        c = plugin.contribution("verifiers", name)
+        target = c.meta.get("target") if c is not None else None
+        if c is None or target not in targets:
+            continue
+        missing = c.missing()
+        if missing:
+            ok, why = False, "missing " + ", ".join(missing) + (f"; {plugin.hint}" if plugin.hint else "")
+        elif "status" in c.meta:
+            try:
+                ok, why = import_object(c.meta["status"])()
+            except Exception as exc:  # a plugin's status hook may break: shown, never fatal
+                ok, why = False, f"status check failed: {type(exc).__name__}: {exc}"
+        else:
+            tool = str(c.meta.get("tool") or name)
+            ok, why = True, f"{tool} {version(tool)}".strip()
+        out.setdefault(target, []).append({"name": name, "ok": bool(ok), "reason": str(why)})
+    return out
+
+
 def get(name: str) -> VerifierEntry | None:
     return next((e for e in all_verifiers() if e.name == name), None)
 

@@ -1,8 +1,13 @@
 """`inspect --verify`: run every usable verifier for the report's targets and put the answers beside the profile's.
 
 The result lands in ``InspectionReport.verification`` (plain JSON data) so every renderer and the GUI read one
-object; ``text`` renders the CLI section, where every verdict names its source: the tool and version, or the
-profile and the list it was transcribed from.
+object: per target the static and the verified whole-model verdict (``targets[t]["static"|"verified"]``, the
+vocabulary of studio.inspect.model_verdict) and, per node, which verdict holds and who said it
+(``targets[t]["nodes"][key] = {verdict, placement, source: "verified"|"static", by}``): a tool's answer
+overrides the profile's for the nodes it covers. ``studio.verify.render.text`` renders the CLI section.
+
+Bad input stops before any tool runs: a verifier that builds at static shapes and is given a model with dynamic
+inputs and no ``--shape`` raises InputError naming each input with the dims the model declares.
 """
 
 from __future__ import annotations
@@ -11,9 +16,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from studio.core.errors import StudioError
 from studio.verify.api import VerifyResult
 from studio.verify.compare import Comparison, compare
 from studio.verify.registry import VerifierEntry, all_verifiers, broken_plugins
+
+STATIC_KEPT = "no verifier for this target: the static verdict is kept"
 
 
 @dataclass
@@ -25,24 +33,38 @@ class Verification:
     comparisons: list[Comparison] = field(default_factory=list)
     broken: list[tuple[str, str]] = field(default_factory=list)  # (plugin, error) whose manifest failed
     unverified: list[str] = field(default_factory=list)  # targets no verifier covers
+    targets: dict[str, dict[str, Any]] = field(default_factory=dict)  # target -> merged view (see module doc)
 
     def to_dict(self) -> dict[str, Any]:
         return {"verifiers": [e.to_dict() for e in self.entries],
                 "results": [r.to_dict() for r in self.results],
                 "comparisons": [c.to_dict() for c in self.comparisons],
                 "broken_plugins": [{"plugin": p, "error": e} for p, e in self.broken],
-                "unverified_targets": list(self.unverified)}
+                "unverified_targets": list(self.unverified),
+                "targets": self.targets}
+
+
+def check_inputs(usable: list[VerifierEntry], model: Path, shapes: dict[str, list[int]] | None) -> None:
+    """Every verifier that needs something of the input (static shapes) says so before any tool runs."""
+    for e in usable:
+        check = getattr(e.verifier, "check_inputs", None)
+        if check is not None:
+            check(model, shapes)
 
 
 def verify_report(report: Any, model: Path | str, *, shapes: dict[str, list[int]] | None = None,
                   job: Any = None, entries: list[VerifierEntry] | None = None) -> Verification:
     """Run the usable verifiers of ``report``'s targets on ``model``; attach and return the result."""
+    from studio.verify.model_level import crashed_result
+
     entries = all_verifiers() if entries is None else entries
     targets = list(report.targets)
     mine = [e for e in entries if e.target in targets or not e.target]
     out = Verification(entries=mine, broken=broken_plugins())
     out.unverified = [t for t in targets if not any(e.target == t for e in mine)]
     usable = [e for e in mine if e.ok and e.verifier is not None]
+    check_inputs(usable, Path(model), shapes)
+    structures: dict[str, Any] = {}
     for i, e in enumerate(usable):
         if job is not None:
             job.check_cancelled()
@@ -50,18 +72,66 @@ def verify_report(report: Any, model: Path | str, *, shapes: dict[str, list[int]
             job.set_progress(100 * i / max(len(usable), 1))
         try:
             res = e.verifier.verify(Path(model), shapes)
-        except Exception as exc:  # a verifier that breaks is reported, the others still run
-            res = VerifyResult(verifier=e.name, target=e.target, tool=e.reason, ran=False,
-                               error=f"verifier failed: {type(exc).__name__}: {exc}")
+        except StudioError:  # bad input or a cancel: the user's to fix, not the tool's crash
+            raise
+        except Exception as exc:  # the tool or its driver broke: its crash, never the model's failure
+            res = crashed_result(e.name, e.target, e.reason, exc)
         out.results.append(res)
-        out.comparisons.append(compare(report, res))
+        out.comparisons.append(compare(report, res, _structure(structures, model, res.shapes or shapes)))
+    for t in targets:
+        out.targets[t] = merged(report, t, out)
     report.verification = out.to_dict()
+    return out
+
+
+def _structure(cache: dict[str, Any], model: Path | str, shapes: dict[str, list[int]] | None) -> Any:
+    """The inspector's graph at the shapes a tool built at (FLOPs and transfer sizes of its fallback)."""
+    key = repr(sorted((shapes or {}).items()))
+    if key not in cache:
+        from studio.inspect.api import load_structure
+
+        try:
+            cache[key] = load_structure(model, shapes=shapes or None)
+        except Exception:  # shapes the model refuses: priced without them
+            cache[key] = load_structure(model)
+    return cache[key]
+
+
+def merged(report: Any, target: str, v: Verification) -> dict[str, Any]:
+    """One target's verdicts with their sources: the static one, the verified one where a tool ran (it wins),
+    and per node which of the two holds."""
+    summary = report.targets.get(target)
+    static = summary.model.to_dict() if summary is not None and summary.model is not None else {}
+    static_by = static.get("by", "")
+    comp = next((c for c in v.comparisons if c.target == target), None)
+    res = next((r for r in v.results if r.target == target), None)
+    out: dict[str, Any] = {"static": static, "verified": None, "holds": "static", "note": STATIC_KEPT}
+    nodes = {k: {"verdict": vd, "placement": "", "source": "static", "by": static_by}
+             for k, vd in report.node_verdicts.get(target, {}).items()}
+    host = {h["node"] for h in static.get("host_nodes", [])}
+    for k in host & set(nodes):
+        nodes[k]["placement"] = "host"
+    if comp is not None and res is not None:
+        out["verified"], out["agrees"] = comp.tool_model, comp.model_agrees
+        if res.crash:
+            out["note"] = (f"{res.tool} crashed (its fault, not the model's): the static verdict is kept; "
+                           "see verified.crash for its trace")
+        elif not res.ran and not res.nodes:
+            out["note"] = f"{res.tool} could not run: the static verdict is kept ({res.error[:200]})"
+        else:
+            out["holds"], out["note"] = "verified", f"{res.tool} ran: its verdict overrides the profile's"
+            for n in res.nodes:
+                if n.verdict == "unknown" or n.node not in nodes:
+                    continue
+                nodes[n.node] = {"verdict": n.verdict, "placement": n.placement, "source": "verified",
+                                 "by": res.tool}
+    out["nodes"] = nodes
     return out
 
 
 def gate_verdicts(report: Any) -> set[str]:
     """Finding verdicts for the --fail-on gate, where a tool that ran replaces its target's unsupported-ness."""
-    comps = [c for c in report.verification.get("comparisons", []) if c.get("ran")]
+    comps = [c for c in report.verification.get("comparisons", []) if c.get("ran") and not c.get("tool_crashed")]
     verified = {c["target"] for c in comps}
     verdicts = {f.verdict for f in report.findings
                 if f.target not in verified or f.verdict != "unsupported"}
@@ -80,52 +150,8 @@ def fails_on(report: Any, level: str) -> bool:
     return bool(v & wanted)
 
 
-def _fmt_node(d: dict[str, Any]) -> str:
-    return (f"    {d['node']} ({d['op_type']}): profile says {d['static_verdict']}"
-            + (f" ({d['static_reason']})" if d["static_reason"] else "")
-            + f"; tool says {d['tool_verdict']}" + (f": {d['tool_message'][:300]}" if d["tool_message"] else ""))
-
-
 def text(report: Any, max_nodes: int = 25) -> str:
-    """The CLI section: per target, the tool (and version) against the profile (and its source)."""
-    v = report.verification
-    if not v:
-        return ""
-    lines = ["", "verification with the real toolchains (the tool wins where it disagrees with the profile):"]
-    by_target: dict[str, list[dict[str, Any]]] = {}
-    for c in v["comparisons"]:
-        by_target.setdefault(c["target"], []).append(c)
-    for e in v["verifiers"]:
-        if not e["ok"]:
-            where = f" for {e['target']}" if e["target"] else ""
-            lines.append(f"  {e['name']}{where}: unavailable: {e['reason']}")
-    for p in v.get("broken_plugins", []):
-        lines.append(f"  plugin {p['plugin']}: failed to load: {p['error']}")
-    for target, comps in by_target.items():
-        for c in comps:
-            profile = f"profile '{c['profile_source']}'"
-            head = f"  {target}: {c['verifier']} ({c['tool']})"
-            if not c["ran"]:
-                lines.append(f"{head}: could not run: {c['error'][:400]}")
-                continue
-            said = "refuses the model" if c["tool_fails"] else "accepts the model"
-            agree = "agrees with" if c["agrees"] and not c["disagreements"] else "DISAGREES with"
-            lines.append(f"{head} {said}; {agree} the {profile} ({'fail' if c['static_fails'] else 'no failure'})")
-            if c["error"]:
-                lines.append(f"    tool error: {c['error'][:400]}")
-            refused = [n for r in v["results"] if r["verifier"] == c["verifier"] for n in r["nodes"]
-                       if n["verdict"] == "unsupported"]
-            shown = {d["node"] for d in c["disagreements"]}
-            for n in [n for n in refused if n["node"] not in shown][:max_nodes]:
-                lines.append(f"    {n['node']} ({n['op_type']}): both refuse it; tool: {n['message'][:300]}")
-            for d in c["disagreements"][:max_nodes]:
-                lines.append(_fmt_node(d))
-            if len(c["disagreements"]) > max_nodes:
-                lines.append(f"    ... {len(c['disagreements']) - max_nodes} more (use --format json for all)")
-            for n in c["notes"]:
-                lines.append(f"    note: {n}")
-    for t in v.get("unverified_targets", []):
-        summary = report.targets.get(t)
-        src = f"{summary.name}: {summary.source}" if summary is not None else t
-        lines.append(f"  {t}: no verifier; verdicts are from the list ({src})")
-    return "\n".join(lines) + "\n"
+    """The CLI section (kept here for callers of the old name; the renderer is studio.verify.render)."""
+    from studio.verify.render import text as _text
+
+    return _text(report, max_nodes)

@@ -7,9 +7,10 @@ OPENVINO_PIN = "openvino==2026.4.1"
 
 def manifest() -> dict:
     return {"name": "studio-openvino",
-            "description": "OpenVINO verifier: read_model's conversion errors and Core().query_model(model, 'CPU') "
-                           "per node; NPU rows stay from the published list",
-            "provides": {"verifiers": ["openvino-cpu"]},
+            "description": "OpenVINO verifier: read_model's conversion errors, Core().query_model(model, 'CPU') "
+                           "per node and compile_model(model, 'CPU'); NPU rows stay from the published list",
+            # target / tool: what `studio inspect` reads to offer --verify without importing the verifier
+            "provides": {"verifiers": {"openvino-cpu": {"target": "openvino", "tool": "openvino"}}},
             "module": "studio_openvino.verifier",
             "requires": ["openvino"],
             "hint": f"install OpenVINO: python3 -m pip install {OPENVINO_PIN}"}

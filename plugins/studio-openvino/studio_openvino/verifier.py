@@ -1,10 +1,12 @@
-"""The ``openvino-cpu`` verifier: OpenVINO's own conversion and CPU query, per ONNX node.
+"""The ``openvino-cpu`` verifier: OpenVINO's own conversion, CPU query and CPU compile, per ONNX node.
 
 ``read_model`` raises OpConversionFailure naming the ops with no conversion rule (and, per failed op, the
 node's outputs in its message); ``convert_partially`` keeps going with framework-node placeholders, and
 ``query_model(model, "CPU")`` lists the friendly names the CPU plugin runs. OpenVINO names an operation after
 the ONNX node (its name, else its output); operations a node is decomposed into are walked forward to the
-operation that carries the node's name, so each ONNX node collects every operation it became.
+operation that carries the node's name, so each ONNX node collects every operation it became. When the query
+takes every operation, ``compile_model(model, "CPU")`` builds it as a deployment would: its refusal is the
+model's error.
 """
 
 from __future__ import annotations
@@ -106,10 +108,24 @@ class OpenVinoCpuVerifier:
             res.error = (res.error + "\n" if res.error else "") + f"query_model({self.device}): {exc}"
             supported = set()
         res.nodes = map_nodes(proto, refs, ov_model, supported, failure, self.device)
+        if failure is None and not res.error and all(n.verdict != "unsupported" for n in res.nodes):
+            self._compile(res, ov_model)
         del ov_model
         self._keep = None
         res.seconds = round(time.perf_counter() - t0, 4)
         return res
+
+    def _compile(self, res: VerifyResult, ov_model: Any) -> None:
+        """Every node is taken by the query: the model must also compile for the device (a query answers per
+        operation; compile_model is what a deployment runs, and can still refuse the graph)."""
+        import openvino as ov
+
+        try:
+            ov.Core().compile_model(ov_model, self.device)
+        except Exception as exc:
+            res.error = f"compile_model({self.device}): " + " ".join(str(exc).split())[:1500]
+            return
+        res.notes.append(f"compile_model({self.device}) built the model")
 
     def _convert(self, model: Path, shapes: dict[str, list[int]] | None) -> tuple[Any, ConversionFailure | None, str]:
         """(ov model or None, the conversion failure if read_model refused, the error text)."""

@@ -129,6 +129,15 @@ def check_env(env: Path | None = None, *, deep: bool = False) -> EnvStatus:
     return status
 
 
+def verifier_status() -> tuple[bool, str]:
+    """(usable, the toolkit and version / why not, with the command that fixes it): the manifest's cheap
+    ``status`` hook (files only)."""
+    status = check_env()
+    if not status.ok:
+        return False, status.reason
+    return True, f"rknn-toolkit2 {status.versions.get('rknn-toolkit2') or TOOLKIT_VERSION}"
+
+
 def clean_env() -> dict[str, str]:
     """The environment for the toolkit's processes: nothing of the studio's venv leaks in."""
     env = {k: v for k, v in os.environ.items()

@@ -21,6 +21,10 @@ _FOLD = re.compile(r"^D fold_constant remove nodes = (?P<rm>\[.*\])\s*$")
 _LOWER = re.compile(r"No lowering found for: (?P<node>.+?), node type = (?P<op>\S+?), use CustomOperatorLower")
 # lines the toolkit prints as errors on every successful build too: not a verdict
 NOISE = ("Unkown op target: 0", "rknn-toolkit2 version:", "dataconvert type -1 is unsupport")
+# exceptions that are faults in the toolkit's own code, not its refusal of a model: the toolkit refuses with an
+# "E stage: <its words>" line and a ValueError carrying them (rknn_log.error_catch_decorator)
+INTERNAL_ERRORS = ("TypeError", "AttributeError", "IndexError", "KeyError", "NameError", "UnboundLocalError",
+                   "AssertionError", "ZeroDivisionError", "RecursionError", "SystemError", "OverflowError")
 
 
 def strip_ansi(text: str) -> str:
@@ -49,6 +53,20 @@ class Rewrite:
 
 
 @dataclass
+class Trace:
+    """A Python traceback the toolkit logged: the stage it printed it in, its text, its closing exception line."""
+
+    stage: str
+    text: str
+    exception: str
+
+    @property
+    def internal(self) -> bool:
+        """A fault of the toolkit's own code (TypeError, AttributeError, ...), not a refusal it raised."""
+        return self.exception.split(":", 1)[0].rsplit(".", 1)[-1] in INTERNAL_ERRORS
+
+
+@dataclass
 class ToolkitLog:
     """Everything a check needs from one log."""
 
@@ -58,9 +76,19 @@ class ToolkitLog:
     folded: set[str] = field(default_factory=set)  # nodes fold_constant turned into constants
     errors: list[str] = field(default_factory=list)  # E lines in order, noise and tracebacks left out
     warnings: list[str] = field(default_factory=list)
+    traces: list[Trace] = field(default_factory=list)
+    refusals: list[str] = field(default_factory=list)  # E lines in the toolkit's own words (no traceback)
 
     def first_error(self) -> str:
         return self.errors[0] if self.errors else ""
+
+    def crash(self) -> Trace | None:
+        """The toolkit's own code failed: an internal exception with no refusal of its own before it."""
+        first = next(iter(self.traces), None)
+        if first is None or not first.internal:
+            return None
+        said = [r for r in self.refusals if r.startswith(first.stage + ":")]
+        return None if said else first
 
 
 def _clean(line: str) -> tuple[str, str]:
@@ -98,9 +126,13 @@ def parse_log(text: str) -> ToolkitLog:
     out = ToolkitLog()
     cleaned: list[str] = []
     in_traceback = False
+    trace: list[str] = []
+    stage = ""
     for raw in strip_ansi(text).split("\n"):
         lvl, msg = _clean(raw)
         cleaned.append(msg if lvl else raw.strip())
+        if in_traceback and not lvl:
+            trace.append(raw.rstrip())
         fold = _FOLD.match(raw.strip()) if raw.startswith("D fold_constant remove") else None
         if fold:
             try:
@@ -123,15 +155,18 @@ def parse_log(text: str) -> ToolkitLog:
             continue
         if in_traceback and not lvl and _EXC.match(raw.strip()):
             out.errors.append(raw.strip())  # the exception line closing a toolkit traceback: its real words
+            out.traces.append(Trace(stage, "\n".join(trace), raw.strip()))
             in_traceback = False
             continue
         if lvl == "E":
             if msg.endswith("Traceback (most recent call last):"):
-                in_traceback = True
+                in_traceback, trace = True, [msg]
+                stage = msg.split(":", 1)[0] if ":" in msg else ""
                 continue
             if any(n in msg for n in NOISE) or msg.startswith("rknn-toolkit2 version"):
                 continue
             out.errors.append(msg)
+            out.refusals.append(msg)
             in_traceback = False
         elif lvl == "W" and not in_traceback and "=====" not in msg:
             out.warnings.append(msg)

@@ -9,7 +9,9 @@ def manifest() -> dict:
     return {"name": "studio-rknn",
             "description": "Rockchip NPU verdicts from the real rknn-toolkit2 2.5.0 build (and its x86 simulator), "
                            "run in the plugin's own environment; create it with: studio-rknn-env create",
-            "provides": {"verifiers": [f"rknn-{p}" for p in PLATFORMS],
+            # target / status: what `studio inspect` reads to offer --verify without importing the verifier
+            "provides": {"verifiers": {f"rknn-{p}": {"target": p, "status": "studio_rknn.env:verifier_status"}
+                                       for p in PLATFORMS},
                          "compilers": {"rknn": {"object": "studio_rknn.compile:compile",
                                                 "title": "RKNN (rknn-toolkit2)",
                                                 "help": "studio compile --target rk3588 --backend rknn: a .rknn "

@@ -50,16 +50,24 @@ def _own_layers(ref: Any, desc: dict[str, set[str]], by_name: dict[str, list[Lay
     return [ly for ly in layers if ly.op_type not in GLUE]
 
 
-def _nearest_layers(ref: Any, refs: list[Any], desc: dict[str, set[str]],
-                    by_name: dict[str, list[Layer]], depth: int = 3) -> list[Layer]:
-    """The compiled layer of the closest ONNX neighbour (producer first, then consumers) that has one: the
-    compiler fuses an Add into the ConvAdd before it or a Sigmoid*Mul into ConvExSwish without logging it."""
+def _edges(refs: list[Any]) -> tuple[dict[str, Any], dict[str, list[Any]]]:
+    """(tensor -> producing ref, tensor -> consuming refs) of the main graph, built once per check."""
     producers = {o: r for r in refs for o in r.node.output if o}
     consumers: dict[str, list[Any]] = {}
     for r in refs:
         for i in r.node.input:
             consumers.setdefault(i, []).append(r)
+    return producers, consumers
+
+
+def _nearest_layers(ref: Any, edges: tuple[dict[str, Any], dict[str, list[Any]]], desc: dict[str, set[str]],
+                    by_name: dict[str, list[Layer]], depth: int = 3, all_found: bool = False) -> list[Layer]:
+    """The compiled layer of the closest ONNX neighbour (producer first, then consumers) that has one: the
+    compiler fuses an Add into the ConvAdd before it or a Sigmoid*Mul into ConvExSwish without logging it.
+    ``all_found``: every layer of the neighbours within ``depth``, nearest first."""
+    producers, consumers = edges
     seen, frontier = {id(ref)}, [ref]
+    collected: list[Layer] = []
     for _ in range(depth):
         nxt = []
         for r in frontier:
@@ -69,11 +77,12 @@ def _nearest_layers(ref: Any, refs: list[Any], desc: dict[str, set[str]],
                     continue
                 seen.add(id(cand))
                 found = _own_layers(cand, desc, by_name)
-                if found:
+                if found and not all_found:
                     return found[:1]
+                collected.extend(found)
                 nxt.append(cand)
         frontier = nxt
-    return []
+    return collected
 
 
 def node_checks(refs: list[Any], log: ToolkitLog, run: dict[str, Any]) -> list[NodeCheck]:
@@ -84,6 +93,8 @@ def node_checks(refs: list[Any], log: ToolkitLog, run: dict[str, Any]) -> list[N
     for ly in log.layers:
         if ly.name:
             by_name.setdefault(ly.name, []).append(ly)
+    edges = _edges(refs)
+    removed_by = {name: rw.rule for rw in log.rewrites for name in rw.removed}
     built = run.get("reached") in ("build", "init_runtime", "inference")
     error = log.first_error() or run.get("error", "")
     blamed = {id(r) for r in _named_in(error, refs)} if error and run.get("failed_stage") else set()
@@ -109,15 +120,25 @@ def node_checks(refs: list[Any], log: ToolkitLog, run: dict[str, Any]) -> list[N
         own = [ly for ly in layers if ly.op_type not in GLUE] if n.op_type not in GLUE else layers
         direct = [ly for ly in own if ly.name.startswith(tname)]  # "mm1#2" of "mm1": the node's own layer
         own = direct or own  # else layers of a rewrite that merged it with its neighbours
+        if not own and not layers and tname in log.folded:
+            check.verdict, check.message = "supported", "folded into a constant by the toolkit"
+            continue
+        if not own and not layers and desc.get(tname) == set():
+            # a rewrite removed it and added nothing in its place: a no-op (an Add of zero) or absorbed by a
+            # neighbour (a transpose into a matmul); it runs nowhere of its own
+            check.verdict = "supported"
+            check.message = f"removed by the toolkit's rewrite {removed_by.get(tname, '?')}"
+            continue
         if not own and n.op_type not in GLUE:
-            # only glue is left (or nothing): the node was fused into a neighbour or folded away
-            fused = [ly for ly in log.layers if ly.op_type not in GLUE and ly.op_type != n.op_type
-                     and ly.op_type.endswith(n.op_type)]  # Relu -> ConvRelu, Add -> ConvAdd
+            # only glue is left (or nothing): the node was fused into a neighbour's layer (Relu -> ConvRelu,
+            # Add -> ConvAdd): the nearest layer whose type ends with the node's op, else the nearest layer
+            fused = [ly for ly in _nearest_layers(ref, edges, desc, by_name, depth=2, all_found=True)
+                     if ly.op_type != n.op_type and ly.op_type.endswith(n.op_type)]
             if fused:
                 own = fused[:1]
                 check.message = f"fused by the toolkit into {_layer_text(fused[:1])}"
         if not own and not layers and tname not in log.folded:
-            near = _nearest_layers(ref, refs, desc, by_name)
+            near = _nearest_layers(ref, edges, desc, by_name)
             if near:
                 own = near
                 check.message = f"no layer of its own: fused by the compiler next to {_layer_text(near)}"

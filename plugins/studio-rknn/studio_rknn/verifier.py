@@ -58,16 +58,22 @@ def static_inputs(model: Path, shapes: dict[str, list[int]] | None = None) -> Mo
         dt = dtype_name(info.elem_type) if info is not None else "float"
         inputs.append({"name": name, "shape": [int(d) for d in shape], "dtype": _numpy_dtype(dt)})
     if dynamic:
-        first = dynamic[0].split(" ")[0]
-        info = lm.tensors.get(first)
-        dims = ",".join(str(d) if isinstance(d, int) and d > 0 else "1" for d in (info.shape or [])) \
-            if info is not None and info.shape else "1,3,224,224"
-        raise InputError("rknn-toolkit2 builds at static input shapes; these inputs are dynamic: "
-                         + "; ".join(dynamic), offending=", ".join(d.split(" ")[0] for d in dynamic),
-                         hint=f"give each a shape (--shape {first}={dims}; the GUI: Static shapes) or make the "
-                              "model static first (studio fix --static)")
+        example = " ".join(f"--shape {n}={_example_dims(lm.tensors.get(n))}" for n in
+                           (d.split(" ")[0] for d in dynamic))
+        raise InputError("rknn-toolkit2 builds at static input shapes and these inputs are dynamic (the dims the "
+                         "model declares): " + "; ".join(dynamic), offending=", ".join(d.split(" ")[0] for d in dynamic),
+                         hint=f"give each a shape, e.g. {example} (the GUI: Verify tab, Static shapes), or make the "
+                              "model static first (studio fix MODEL --static DIM=N,...)")
     refs = [r for r in lm.nodes if not r.graph]
     return ModelInputs(inputs, refs, resized)
+
+
+def _example_dims(info: Any) -> str:
+    """A static example of a dynamic input's shape: its own static dims, 1 for the first dynamic one, 8 after."""
+    if info is None or not info.shape:
+        return "1"
+    return ",".join(str(d) if isinstance(d, int) and d > 0 else "1" if ax == 0 else "8"
+                    for ax, d in enumerate(info.shape))
 
 
 def _numpy_dtype(onnx_name: str) -> str:
@@ -87,6 +93,11 @@ class RknnVerifier:
     target: str
     platform: str
     env: Path | None = None  # default: env.env_dir() at call time
+    timeout: float = 900  # seconds one build may take before it counts as a stalled toolkit
+
+    def check_inputs(self, model: Path, shapes: dict[str, list[int]] | None = None) -> None:
+        """InputError naming every dynamic input without a shape (with the dims the model declares)."""
+        static_inputs(Path(model), shapes)
 
     def available(self) -> tuple[bool, str]:
         status = envmod.check_env(self.env)
@@ -111,24 +122,57 @@ class RknnVerifier:
                    "log": str(logs / f"{model.stem}.{self.platform}.log"), "run": run,
                    "crop": mi.resized}
             try:
-                rec = client.check_many([job], Path(tmp) / "out.jsonl", env=self.env)[0]
+                rec = client.check_many([job], Path(tmp) / "out.jsonl", env=self.env, timeout_per_job=self.timeout)[0]
             except (OSError, client.WorkerError) as exc:
-                return VerifyResult(verifier=self.name, target=self.target, tool=tool, ran=False,
-                                    error=f"the toolkit did not run: {exc}", shapes=used)
+                return VerifyResult(verifier=self.name, target=self.target, tool=tool, ran=False, shapes=used,
+                                    error=f"the toolkit environment at {status.path} did not run: {exc}; rebuild it: "
+                                          f"{envmod.FIX_COMMAND} --force")
             log = parse_log(Path(job["log"]).read_text(encoding="utf-8", errors="replace"))
         return result_from_run(self, rec, log, mi, tool, used, time.perf_counter() - t0)
 
 
+def _staged(stage: str, message: str) -> str:
+    return message if message.startswith(f"{stage}:") else f"{stage}: {message}"
+
+
+def crash_of(rec: dict[str, Any], log: Any, tool: str) -> str:
+    """The toolkit's own failure, in its words and trace ("" when it refused the model, or built it): its
+    process died (a signal) or stalled, or its Python code raised an internal error (TypeError, ...) before
+    saying anything of its own."""
+    stage = rec.get("failed_stage") or ""
+    if stage in ("crash", "timeout"):
+        return f"{tool}: {rec.get('error', '')}"
+    trace = log.crash() if stage else None
+    if trace is None:
+        return ""
+    return f"{tool} failed inside its own code at {trace.stage or stage}:\n{trace.text}"
+
+
 def result_from_run(v: RknnVerifier, rec: dict[str, Any], log: Any, mi: ModelInputs, tool: str,
                     used: dict[str, list[int]], seconds: float) -> VerifyResult:
-    """The VerifyResult of one check: ``ran`` when the toolkit loaded the model; its first error otherwise."""
+    """The VerifyResult of one check: ``ran`` when the toolkit loaded the model; its first error otherwise.
+
+    A build that passed ``init_runtime`` builds: a failure of the one simulator run afterwards (random inputs)
+    is a note, not the model's error. A crash of the toolkit itself is ``crash``, never a refusal."""
     loaded = rec.get("reached") in LOADED_STAGES
-    error = ""
-    if rec.get("failed_stage"):
-        error = f"{rec['failed_stage']}: {log.first_error() or rec.get('error', '')}"
+    stage = rec.get("failed_stage") or ""
+    if stage == "config" and any(w in rec.get("error", "") for w in ("ImportError", "ModuleNotFoundError")):
+        return VerifyResult(verifier=v.name, target=v.target, tool=tool, ran=False, shapes=used,
+                            error=f"the toolkit environment is broken (it cannot import the toolkit: "
+                                  f"{rec.get('error', '')[:300]}); rebuild it: {envmod.FIX_COMMAND} --force")
     notes = [f"built for {v.platform} at fp16 (no quantization); placement from the toolkit's layer table"]
-    if rec.get("reached") == "inference":
+    error = _staged(stage, log.first_error() or rec.get("error", "")) if stage else ""
+    if stage == "inference":
+        notes.append(f"the build succeeded; its one simulator run on random inputs failed: {error[:300]}")
+        error, rec = "", {**rec, "failed_stage": ""}
+    elif rec.get("reached") == "inference":
         notes.append("ran once in the toolkit's x86 simulator")
-    return VerifyResult(verifier=v.name, target=v.target, tool=tool, ran=loaded,
-                        nodes=node_checks(mi.refs, log, rec) if loaded or rec.get("failed_stage") else [],
-                        error=error, seconds=round(seconds, 3), shapes=used, notes=notes)
+    crash = crash_of(rec, log, tool)
+    nodes = node_checks(mi.refs, log, rec) if loaded or stage else []
+    if crash:
+        for n in nodes:  # the toolkit's fault names no node of the model
+            if n.verdict == "unsupported":
+                n.verdict, n.placement = "unknown", ""
+                n.message = f"not judged: the toolkit crashed ({error[:200]})"
+    return VerifyResult(verifier=v.name, target=v.target, tool=tool, ran=loaded, nodes=nodes, error=error,
+                        seconds=round(seconds, 3), shapes=used, notes=notes, crash=crash)

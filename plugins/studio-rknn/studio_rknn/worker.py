@@ -114,7 +114,7 @@ def _feeds(req: dict[str, Any]) -> list[Any]:
         if dt == np.bool_:
             feeds.append(rng.integers(0, 2, shape).astype(np.bool_))
         elif dt.kind in "iu":
-            feeds.append(rng.integers(1, 4, shape).astype(dt))  # no zeros: integer Div would fail
+            feeds.append(np.ones(shape, dt))  # valid as ids, masks, token types and divisors alike
         else:
             feeds.append(rng.standard_normal(shape).astype(dt))
     return feeds

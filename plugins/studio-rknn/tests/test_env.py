@@ -67,14 +67,16 @@ def test_dynamic_inputs_without_shapes_are_refused_by_name(models: dict[str, Pat
         verifier("rknn-rk3588").verify(models["dynamic"])
     err = ei.value
     assert "x [N,16]" in err.message and "mask [1,S]" in err.message and err.offending == "x, mask"
-    assert "--shape x=1,16" in err.hint and "studio fix --static" in err.hint  # the model's own dims, dynamic ones 1
+    # every input named with an example: its own static dims, 1 for a first dynamic dim and 8 after
+    assert "--shape x=1,16 --shape mask=1,8" in err.hint and "studio fix MODEL --static" in err.hint
     with pytest.raises(InputError, match="does not have"):
         verifier("rknn-rk3588").verify(models["dynamic"], {"nope": [1]})
 
 
 def test_manifest_declares_one_verifier_per_platform() -> None:
     m = manifest()
-    assert m["provides"]["verifiers"] == ["rknn-rk3588", "rknn-rk3576", "rknn-rk3566"]
+    assert list(m["provides"]["verifiers"]) == ["rknn-rk3588", "rknn-rk3576", "rknn-rk3566"]
+    assert m["provides"]["verifiers"]["rknn-rk3588"]["target"] == "rk3588"  # read by `studio inspect`
     assert m["module"] == "studio_rknn.plugin"
     with pytest.raises(InputError):
         verifier("rknn-rk9999")

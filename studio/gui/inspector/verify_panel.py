@@ -185,10 +185,15 @@ class VerifyPanel(QWidget):
         self._update_fold()
 
     def _add_comparison(self, c: dict[str, Any]) -> None:
-        if not c["ran"]:
+        tool_model = c.get("tool_model") or {}
+        if c.get("tool_crashed"):  # the tool's own fault: never shown as the model refused
+            said, agree = f"crashed (a fault of the tool, not a verdict on the model): {c['error'][:300]}", "—"
+        elif not c["ran"]:
             said, agree = f"could not run: {c['error'][:300]}", "—"
         else:
             said = "refuses the model" if c["tool_fails"] else "accepts the model"
+            if tool_model.get("host_nodes"):
+                said += f", {len(tool_model['host_nodes'])} node(s) on the host"
             agree = "agrees" if c["agrees"] and not c["disagreements"] else "DISAGREES"
         profile = "fail" if c["static_fails"] else "no failure"
         top = QTreeWidgetItem([f"{c['target']} · {c['verifier']}", agree, f"{c['tool']}: {said}", profile])

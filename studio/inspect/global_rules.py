@@ -1,0 +1,60 @@
+"""A target's model-wide rules (opset range, dynamic input dims, INT64 and DOUBLE tensors) as findings."""
+
+from __future__ import annotations
+
+from studio.inspect.dynamic import DynamicReport
+from studio.inspect.model import LoadedModel
+from studio.inspect.profiles import TargetProfile
+from studio.inspect.report import SEVERITY_OF, Finding
+
+
+def _inner_by_elem(lm: LoadedModel) -> dict[int, int]:
+    """Element type -> number of tensors that are not constants; every target's dtype rule reads it."""
+    table = lm.cache.get("inner-by-elem")
+    if table is None:
+        from collections import Counter
+
+        consts = lm.constants
+        table = lm.cache["inner-by-elem"] = dict(Counter(t.elem_type for name, t in lm.tensors.items()
+                                                         if name not in consts))
+    return table
+
+
+def global_findings(lm: LoadedModel, dyn: DynamicReport, prof: TargetProfile) -> list[Finding]:
+    out: list[Finding] = []
+    r = prof.rules
+    if prof.kind == "none":
+        return out
+    # opset range of the default domain
+    opset = lm.opsets.get("ai.onnx")
+    if opset is not None and ((r.opset_min is not None and opset < r.opset_min)
+                              or (r.opset_max is not None and opset > r.opset_max)):
+        rng = f"{r.opset_min if r.opset_min is not None else '?'}-{r.opset_max if r.opset_max is not None else '?'}"
+        out.append(Finding(target=prof.id, severity=SEVERITY_OF[r.opset_verdict], verdict=r.opset_verdict,
+                           rule="opset", message=f"model opset {opset} outside {prof.name}'s range {rng}"
+                           + (f": {r.opset_reason}" if r.opset_reason else ""),
+                           hint=f"re-export with an opset in {rng} (studio export --opset N)"))
+    # dynamic shapes
+    if r.dynamic_shapes != "allowed":
+        for o in dyn.origins:
+            if o.kind == "input":
+                sev = r.dynamic_shapes
+                out.append(Finding(target=prof.id, severity=SEVERITY_OF[sev], verdict=sev, rule="dynamic-shape",
+                                   message=f"{o.description}; {r.dynamic_reason or prof.name + ' needs static shapes'}"
+                                   f" (reaches {o.reaches} tensors)", tensor=o.tensor,
+                                   hint=f"fix it: studio fix MODEL --static {o.symbol or o.tensor}=N"
+                                   if o.symbol else "give the input a fixed shape (studio fix --static)"))
+    # INT64 / DOUBLE tensors at the graph boundary and inside
+    for key, elem, level, why in (("int64", 7, r.int64, r.int64_reason), ("double", 11, r.double, r.double_reason)):
+        if level == "allowed":
+            continue
+        io = [n for n in lm.graph_inputs + lm.graph_outputs if lm.tensors.get(n) and lm.tensors[n].elem_type == elem]
+        inner = _inner_by_elem(lm).get(elem, 0)
+        if io or inner:
+            what = f"graph inputs/outputs {io}" if io else f"{inner} internal tensors"
+            out.append(Finding(target=prof.id, severity=SEVERITY_OF[level], verdict=level, rule=f"dtype-{key}",
+                               message=f"{key.upper()} {what}: {why or prof.name + ' handles ' + key + ' poorly'}",
+                               tensor=io[0] if io else None,
+                               hint="cast to int32/float32 at the boundary" if key == "int64"
+                               else "convert the model to float32"))
+    return out

@@ -1,0 +1,154 @@
+"""What a vendor toolchain does to a whole graph before it places the nodes, as the profile's ``graph:`` says.
+
+Node rules checked one node at a time miss what the vendor does to the graph first: rknn-toolkit2 fixes the
+input shapes, folds every constant subgraph and all shape arithmetic (``fold_constant``), and then runs integer
+and boolean work and lookups by a runtime index on the CPU. So an ``Expand`` whose shape comes from
+``Shape -> Gather -> Concat`` is not a const-input violation (the shape is a constant by then), and a ``Cast``
+of the attention mask is a host node, not an NPU one. ``place`` answers, per node, what the toolchain does:
+folded (nothing left to run), on the host (with the rule and its reason) or on the accelerator although the op
+list says host (a fused pattern, constant weights). Every rule comes from the profile, with its source.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from studio.inspect.dynamic import DynamicReport
+from studio.inspect.model import LoadedModel, NodeRef, dtype_name
+from studio.inspect.profiles import Accelerated, GraphRules, TargetProfile
+
+NON_FOLDABLE = {"RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike", "Multinomial",
+                "Bernoulli", "If", "Loop", "Scan"}
+
+
+@dataclass
+class Placement:
+    """One target's view of the whole graph: the tensors known at build, and where each node goes."""
+
+    constants: set[str]  # tensor names the toolchain knows at build (the const-input checks read this)
+    folded: set[str] = field(default_factory=set)  # node keys folded into constants
+    host: dict[str, str] = field(default_factory=dict)  # node key -> why it runs on the host
+    accelerated: dict[str, str] = field(default_factory=dict)  # node key -> why a host-listed op stays on the device
+    removed: dict[str, str] = field(default_factory=dict)  # node key -> why the toolchain drops it (no-op)
+    source: str = ""
+
+    @property
+    def special(self) -> set[str]:
+        """Node keys whose verdict differs from their op's list entry."""
+        return self.folded | set(self.host) | set(self.accelerated) | set(self.removed)
+
+    @property
+    def gone(self) -> set[str]:
+        """Node keys that run nowhere (folded or removed)."""
+        return self.folded | set(self.removed)
+
+
+def _data_dependent(dyn: DynamicReport) -> set[str]:
+    """Tensors whose shape depends on values (data-dependent ops, control flow): their Shape never folds."""
+    kinds = {o.id: o.kind for o in dyn.origins}
+    return {name for name, t in dyn.tensors.items() if any(kinds.get(o, "input") != "input" for o in t.origins)}
+
+
+def build_constants(lm: LoadedModel, dyn: DynamicReport, rules: GraphRules) -> tuple[set[str], set[str]]:
+    """(tensors known at build, node keys folded): constant subgraphs, and with ``fold: build_shapes`` also
+    Shape / Size of every tensor whose shape does not depend on values (the inputs are fixed at build)."""
+    consts = set(lm.constants)
+    had_empty = "" in consts
+    consts.add("")
+    folded: set[str] = set()
+    shapes = rules.fold == "build_shapes"
+    data_dep = _data_dependent(dyn) if shapes else set()
+    for ref in lm.nodes:
+        op, ins = ref.op_type, ref.inputs
+        if op in NON_FOLDABLE or ref.graph:
+            continue
+        if op == "Constant" or (ins and consts.issuperset(ins)) or (
+                shapes and op in ("Shape", "Size") and ins and ins[0] not in data_dep):
+            consts.update(o for o in ref.outputs if o)
+            if op != "Constant":
+                folded.add(ref.key)
+    if not had_empty:
+        consts.discard("")
+    return consts, folded
+
+
+def _elem(lm: LoadedModel, name: str) -> str:
+    t = lm.tensors.get(name)
+    return dtype_name(t.elem_type) if t is not None and t.elem_type else ""
+
+
+def _made(ref: NodeRef, lm: LoadedModel, output: str) -> str:
+    """The element type a node makes: a Cast's ``to`` (what it is asked for), else the output's inferred type."""
+    if ref.op_type == "Cast":
+        to = next((a.i for a in ref.node.attribute if a.name == "to"), None)
+        return dtype_name(to) if to else ""
+    return _elem(lm, output)
+
+
+def _cast_to_itself(ref: NodeRef, lm: LoadedModel) -> bool:
+    """A Cast whose ``to`` is its input's element type."""
+    t = lm.tensors.get(ref.inputs[0]) if ref.inputs else None
+    to = next((a.i for a in ref.node.attribute if a.name == "to"), None)
+    return t is not None and bool(t.elem_type) and to == t.elem_type
+
+
+def _moves_data(ref: NodeRef, rules: GraphRules) -> bool:
+    return ref.op_type in rules.moves_data
+
+
+def _accelerated(rule: Accelerated, ref: NodeRef, lm: LoadedModel, consts: set[str]) -> bool:
+    ins = ref.inputs
+    if rule.const_inputs and not all(i < len(ins) and ins[i] in consts for i in rule.const_inputs):
+        return False
+    if rule.dtypes and (not ins or _elem(lm, ins[0]) not in rule.dtypes
+                        or any(_made(ref, lm, o) not in rule.dtypes for o in ref.outputs if o)):
+        return False  # input 0 and every output of one of these element types
+    if rule.after:
+        prod = lm.producers.get(ins[0]) if ins else None
+        if prod is None or prod.op_type != rule.after:
+            return False
+    if rule.before:
+        readers = [c for o in ref.outputs if o for c in lm.consumers.get(o, [])]
+        if not any(c.op_type == rule.before for c in readers):
+            return False
+    return bool(rule.const_inputs or rule.after or rule.before or rule.dtypes)
+
+
+def place(lm: LoadedModel, dyn: DynamicReport, prof: TargetProfile) -> Placement | None:
+    """Where the toolchain puts each main-graph node of ``lm``; None when the profile has no ``graph:``."""
+    rules = prof.graph
+    if rules is None:
+        return None
+    consts, folded = build_constants(lm, dyn, rules)
+    out = Placement(constants=consts, folded=folded, source=rules.source)
+    host_types = set(rules.host_dtypes)
+    for ref in lm.nodes:
+        if ref.graph or ref.key in folded or ref.op_type == "Constant":
+            continue
+        op, ins = ref.op_type, ref.inputs
+        if op == "Cast" and _cast_to_itself(ref, lm):
+            out.removed[ref.key] = "a Cast to its own element type does nothing: the build removes it"
+            continue
+        index = rules.runtime_index.get(op)
+        if index and any(i < len(ins) and ins[i] and ins[i] not in consts for i in index):
+            out.host[ref.key] = f"{op} by an index computed at run time: {rules.runtime_index_reason}"
+            continue
+        if host_types and not _moves_data(ref, rules):
+            made = sorted({_made(ref, lm, o) for o in ref.outputs if o} & host_types)
+            if made:
+                out.host[ref.key] = f"computes {'/'.join(made)} values: {rules.host_dtypes_reason}"
+                continue
+        acc = rules.accelerated.get(op)
+        listed = prof.lookup(ref.domain, op)
+        if acc is not None and listed is not None and listed.status == "cpu" and _accelerated(acc, ref, lm, consts):
+            out.accelerated[ref.key] = acc.reason
+    return out
+
+
+def placements_summary(p: Placement | None) -> dict[str, Any]:
+    """Counts for reports and benchmarks."""
+    if p is None:
+        return {}
+    return {"folded": len(p.folded), "removed": len(p.removed), "host": len(p.host),
+            "accelerated": len(p.accelerated), "source": p.source}
