@@ -33,6 +33,13 @@ def page(qtbot):  # type: ignore[no-untyped-def]
     p.jobs.shutdown()
 
 
+def _drawn(page: InspectPage, node: str) -> str:
+    """The verdict colour the graph paints ``node`` with."""
+    from studio.gui.graph import palette
+
+    return palette.VERDICTS[int(page.view.gscene.verdict_index[page.graph.index_of(node)])]
+
+
 def _load(qtbot, page: InspectPage, path: Path) -> None:  # type: ignore[no-untyped-def]
     page.open_model(path)
     qtbot.waitUntil(lambda: page.report is not None and page.view.ready, timeout=60_000)
@@ -62,7 +69,23 @@ def test_verify_shows_tool_profile_and_disagreeing_node(qtbot, page: InspectPage
     model = vm.save(vm.range_bf16_model(), tmp_path / "range.onnx")
     _load(qtbot, page, model)
     assert page.report.node_verdicts["ort-cpu"]["range"] == "unsupported"  # the static profile's answer
+    page.set_target("ort-cpu")
+    chip = page.chips["ort-cpu"]
+    assert "FAIL" in chip.text() and _drawn(page, "range") == "unsupported"
+    assert page.findings_model.rowCount() >= 1 and "overridden" not in page.findings_label.text()
+    # before it runs, the tab says which tools would answer (from the manifests, off the GUI thread)
+    qtbot.waitUntil(lambda: page.side.verify_panel.status_label.text().startswith("Ready to verify"), timeout=30_000)
+    assert "ort-cpu: onnxruntime " in page.side.verify_panel.status_label.text()
     _verify(qtbot, page)
+    # the tool wins: the chip, the graph's colour and the findings follow its answer, each with its source
+    assert chip.text().endswith("RUNS ✓") and "verified by onnxruntime" in chip.toolTip()
+    assert "the profile" in chip.toolTip() and "does not build" in chip.toolTip()
+    assert _drawn(page, "range") == "supported"
+    rows = [page.findings_model.finding(r) for r in range(page.findings_model.rowCount())]
+    over = [f for f in rows if page.findings_model.overridden.get(id(f))]
+    assert over and all("onnxruntime" in page.findings_model.overridden[id(f)] for f in over)
+    assert "overridden by the tool" in page.findings_label.text() and "(verified: onnxruntime" in \
+        page.findings_label.text()
     panel = page.side.verify_panel
     assert page.side.currentWidget() is panel
     [c] = [c for c in page.verifier.report.verification["comparisons"] if c["target"] == "ort-cpu"]
@@ -139,3 +162,31 @@ def test_static_shapes_prefilled_for_every_dynamic_input(qtbot, page: InspectPag
     shapes = read_shapes(page.verifier.panel.shapes_edit.text(), field="Static shapes").shapes
     assert set(shapes) == {"ids", "mask", "pixels"}, shapes
     assert shapes["ids"] == shapes["mask"] and shapes["pixels"][1:] == [3, 8, 8] and shapes["pixels"][0] == 1
+
+
+def test_a_verifier_that_crashes_is_shown_and_changes_no_verdict(qtbot, page: InspectPage, tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """The tool's driver raises: its error is in the Verify tab as the tool's, the profile's verdicts stay."""
+    class Crashing:
+        name, target = "crashy-ort", "ort-cpu"
+
+        def available(self) -> tuple[bool, str]:
+            return True, "crashy 0.1"
+
+        def verify(self, model: Path, shapes: Any = None) -> Any:
+            raise RuntimeError("segfault in the vendor's converter (simulated driver crash)")
+
+    monkeypatch.setattr(registry, "all_verifiers", lambda refresh=False: [
+        VerifierEntry(name="crashy-ort", plugin="test", target="ort-cpu", ok=True, reason="crashy 0.1",
+                      verifier=Crashing())])
+    model = vm.save(vm.range_bf16_model(), tmp_path / "range.onnx")
+    _load(qtbot, page, model)
+    page.set_target("ort-cpu")
+    before = page.chips["ort-cpu"].text()
+    _verify(qtbot, page)
+    assert page.chips["ort-cpu"].text() == before and "FAIL" in before
+    assert _drawn(page, "range") == "unsupported"
+    tree = page.side.verify_panel.tree
+    texts = [tree.topLevelItem(i).text(2) + tree.topLevelItem(i).toolTip(2) for i in range(tree.topLevelItemCount())]
+    assert any("segfault in the vendor's converter" in t for t in texts), texts
+    assert "overridden" not in page.findings_label.text()

@@ -42,16 +42,20 @@ class FindingsModel(RowsModel):
     def __init__(self, parent: Any = None) -> None:
         super().__init__(parent)
         self.rows: list[Any] = []  # studio.inspect.report.Finding
+        self.overridden: dict[int, str] = {}  # id(finding) -> "TOOL VERSION: supported" (a verifier's answer)
         self._by_node: dict[str, list[int]] = {}
         self._theme = "light"
         self._bold = QFont()
         self._bold.setBold(True)
 
-    def set_findings(self, findings: list[Any], theme: str = "light") -> None:
+    def set_findings(self, findings: list[Any], theme: str = "light",
+                     overridden: dict[int, str] | None = None) -> None:
+        """``overridden``: id(finding) -> the tool's word on it (those rows say so, muted, after the others)."""
         self.beginResetModel()
         self._theme = theme
-        self.rows = sorted(findings, key=lambda f: (SEVERITY_ORDER.get(f.severity, 3), f.target == "*",
-                                                    f.rule, f.node or ""))
+        self.overridden = dict(overridden or {})
+        self.rows = sorted(findings, key=lambda f: (id(f) in self.overridden, SEVERITY_ORDER.get(f.severity, 3),
+                                                    f.target == "*", f.rule, f.node or ""))
         self._by_node = {}
         for r, f in enumerate(self.rows):
             for key in (f.nodes or ([f.node] if f.node else [])):
@@ -66,8 +70,14 @@ class FindingsModel(RowsModel):
         return self.rows[row]
 
     def cell(self, f: Any, col: int, role: int) -> Any:
+        tool = self.overridden.get(id(f))
         if role == Qt.ItemDataRole.DisplayRole:
-            return self._text(f, col)
+            return ("✓ overridden" if tool and col == 0 else
+                    f"{f.message}  [overridden: {tool}]" if tool and col == 5 else self._text(f, col))
+        if role == Qt.ItemDataRole.ToolTipRole and tool and col in (0, 5):
+            return f"the profile's finding; {tool}, and the tool wins\n\n{f.message}"
+        if role == Qt.ItemDataRole.ForegroundRole and tool:
+            return QBrush(QColor(palette.TEXT[self._theme][1]))
         if role == Qt.ItemDataRole.ToolTipRole:
             if col in (5, 6):
                 return f"{f.message}\n\nWhat to do: {f.hint}" if f.hint else f.message
@@ -163,15 +173,25 @@ class FindingsPanel(QWidget):
         bl.addWidget(self.table, 1)
 
     def show_findings(self, report: Any, target: str, theme: str = "light") -> None:
-        """The findings of ``target`` (or of every target, when switched on) from ``report`` (None: none)."""
+        """The findings of ``target`` (or of every target, when switched on) from ``report`` (None: none); a
+        finding whose nodes a tool accepted is kept, marked as overridden by that tool, and listed last."""
+        from studio.verify.effective import effective
+
         if report is None:
             self.findings_model.set_findings([], theme)
             self.findings_label.setText("Findings")
             return
         every = self.all_targets_box.isChecked()
         found = list(report.findings) if every else report.findings_for(target)
-        self.findings_model.set_findings(found, theme)
-        summary = report.targets.get(target)
+        effs = {t: effective(report, t) for t in ({f.target for f in found} | {target}) - {"*"}}
+        over = {id(f): effs[f.target if f.target != "*" else target].overrides_finding(f) for f in found}
+        self.findings_model.set_findings(found, theme, {k: v for k, v in over.items() if v})
+        summary, eff = report.targets.get(target), effs[target]
         where = "all targets" if every else target
-        verdict = f" — {SUMMARY_LABEL.get(summary.verdict, '')}" if summary and not every else ""
-        self.findings_label.setText(f"Findings for {where} ({len(found):,}){verdict}")
+        verdict = ""
+        if summary and not every:
+            verdict = (f" — {eff.model.summary().split(' (')[0].upper()} (verified: {eff.model.by})"
+                       if eff.verified and eff.model is not None else f" — {SUMMARY_LABEL.get(summary.verdict, '')}")
+        n_over = sum(1 for v in over.values() if v)
+        overridden = f", {n_over} overridden by the tool" if n_over else ""
+        self.findings_label.setText(f"Findings for {where} ({len(found):,}{overridden}){verdict}")

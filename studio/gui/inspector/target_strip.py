@@ -12,6 +12,11 @@ from PySide6.QtWidgets import QFrame, QHBoxLayout, QScrollArea, QSizePolicy, QSt
 from studio.gui.graph import palette
 from studio.gui.inspector import details
 
+# a tool's whole-model verdict on a chip: (line, verdict colour)
+VERIFIED_LINES = {"runs": ("RUNS", "supported"), "host-fallback": ("RUNS", "risky"),
+                  "does-not-build": ("FAIL", "unsupported"), "tool-crashed": ("TOOL CRASHED", "unknown"),
+                  "unknown": ("UNKNOWN", "unknown")}
+
 
 class TargetChip(QToolButton):
     """One target in the summary strip: id, overall verdict and counts; click to switch to it."""
@@ -32,12 +37,16 @@ class TargetChip(QToolButton):
         hint = super().sizeHint()
         return QSize(max(122, hint.width()), hint.height())
 
-    def set_summary(self, summary: Any, theme: str = "light") -> None:
-        """Show a TargetSummary of the report (None: not inspected yet)."""
+    def set_summary(self, summary: Any, theme: str = "light", eff: Any = None) -> None:
+        """Show a TargetSummary of the report (None: not inspected yet); ``eff`` (studio.verify.effective) when
+        a tool answered for this target: its whole-model verdict is the chip's, the profile's in the tooltip."""
         if summary is None:
             self.setText(f"{self.target}\n—")
             self._style("none", theme)
             self.setToolTip(f"{self.target}: not inspected yet")
+            return
+        if eff is not None and eff.verified and eff.model is not None:
+            self._show_verified(summary, eff, theme)
             return
         c = summary.counts
         if summary.verdict == "fail":
@@ -52,6 +61,17 @@ class TargetChip(QToolButton):
         self._style(details.SUMMARY_TO_VERDICT.get(summary.verdict, "unknown"), theme)
         self.setToolTip(f"{summary.name}\n{summary.source}\nnodes: " +
                         ", ".join(f"{k} {v}" for k, v in c.items()))
+
+    def _show_verified(self, summary: Any, eff: Any, theme: str) -> None:
+        m = eff.model
+        line, colour = VERIFIED_LINES.get(m.verdict, ("UNKNOWN", "unknown"))
+        if m.verdict == "host-fallback":
+            line = f"RUNS · {len(m.host_nodes)} on host"
+        self.setText(f"{self.target}\n{line} ✓")
+        self._style(colour, theme)
+        static = eff.static_model.summary() if eff.static_model is not None else summary.verdict
+        self.setToolTip(f"{m.summary()}\nverified by {m.by}: the tool wins over the profile\n"
+                        f"the profile ({summary.name}) said: {static}")
 
     def _style(self, verdict: str, theme: str) -> None:
         solid, fill, border = palette.verdict_colors(theme)[verdict]
@@ -102,10 +122,14 @@ class TargetStrip(QScrollArea):
         for t, chip in self.chips.items():
             chip.setChecked(t == target)
 
-    def set_summaries(self, summaries: dict[str, Any], theme: str = "light") -> None:
-        """Each chip shows its target's summary from ``summaries`` (missing: not inspected)."""
+    def set_summaries(self, report: Any, theme: str = "light") -> None:
+        """Each chip shows its target's verdict in ``report`` (None, or a target it lacks: not inspected), the
+        tool's where a verifier answered."""
+        from studio.verify.effective import effective
+
         for t, chip in self.chips.items():
-            chip.set_summary(summaries.get(t), theme)
+            summary = report.targets.get(t) if report is not None else None
+            chip.set_summary(summary, theme, effective(report, t) if summary is not None else None)
 
 
 __all__ = ["TargetChip", "TargetStrip"]

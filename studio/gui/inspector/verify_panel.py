@@ -268,6 +268,40 @@ class VerifyFlow:
         self.panel.clear("Not verified yet: press “Verify with the real toolchain”.")
         self.panel.shapes_edit.clear()
 
+    def say_what_it_needs(self, report: Any) -> None:
+        """Before any run: which tool would answer for each target (from the manifests, off the GUI thread), and
+        the static shapes pre-filled for the tools that build at fixed sizes."""
+        targets = list(report.targets) if report is not None else []
+        if not targets:
+            return
+
+        def work(job: Any) -> Any:
+            from studio.verify.registry import offers
+
+            return offers(targets)
+
+        self.page.jobs.start(f"{VERIFY_JOB}-offers", "verifiers for these targets", work,
+                             on_done=lambda o, r=report: self._show_offers(r, o), on_failed=lambda _e: None)
+
+    def _show_offers(self, report: Any, offers: dict[str, list[dict[str, Any]]]) -> None:
+        if self.report is not None or report is not self.page.report:
+            return  # verified meanwhile, or another model shown
+        ready = [f"{t}: {o['reason']}" for t, os_ in offers.items() for o in os_ if o["ok"]]
+        missing = [f"{t}: {o['reason']}" for t, os_ in offers.items() for o in os_ if not o["ok"]]
+        none = [t for t in report.targets if t not in offers]
+        n_shapes = len([x for x in self.panel.shapes_edit.text().split(";") if x.strip()])
+        text = (f"Ready to verify with {len(ready)} tool(s) — " + "; ".join(ready) + "." if ready
+                else "No tool installed can verify these targets.")
+        if missing:
+            text += " Unavailable: " + "; ".join(missing) + "."
+        if none:
+            text += f" No verifier for {', '.join(none)}: their verdicts stay the profiles'."
+        if n_shapes:
+            text += (f" Tools that build at fixed sizes (rknn) use the static shapes below ({n_shapes} input(s), "
+                     "pre-filled from the model: edit them before pressing Verify).")
+        self.panel.status_label.setText(text)
+        self.button.setEnabled(self.page.model_path is not None)
+
     def prefill_shapes(self, report: Any) -> None:
         """The model's dynamic dims at the page's defaults (1 for a batch), for the tools that need them static."""
         from studio.core.shapes import format_shapes
@@ -338,6 +372,9 @@ class VerifyFlow:
         self.report, self.model = rep, path
         self.panel.has_workspace = self.page.workspace is not None
         self.panel.show_verification(rep.verification or {}, rep)
+        if rep is not self.page.report:  # inspected afresh for the run: the page shows what was verified
+            self.page.report = rep
+        self.page.refresh_verdicts()  # the tool wins: chips, graph colours and findings follow its answer
 
     def _failed(self, err: StudioError) -> None:
         self.button.setEnabled(True)

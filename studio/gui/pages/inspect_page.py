@@ -277,7 +277,7 @@ class InspectPage(Page):
         self.node_panel.clear()
         self.stats_panel.clear()
         self.dynamic_panel.clear()
-        self.target_strip.set_summaries({}, self.theme)
+        self.target_strip.set_summaries(None, self.theme)
         self.reinspect_button.setEnabled(True)
         self.profile_action.setEnabled(True)
         self.profile_panel.profile_button.setEnabled(True)
@@ -326,10 +326,11 @@ class InspectPage(Page):
     def _on_report(self, report: Any) -> None:
         self.report = report
         self.verifier.prefill_shapes(report)  # dynamic dims at 1: what a static-shape toolchain builds at
+        self.verifier.say_what_it_needs(report)
         self.status_label.setText(f"inspected in {report.timings.get('total', 0):.2f} s")
         for t in report.targets:
             self.target_strip.add_chip(t)
-        self.target_strip.set_summaries(report.targets, self.theme)
+        self.target_strip.set_summaries(report, self.theme)
         self.view.set_dynamic(set(report.dynamic.tensors))
         self.stats_panel.setHtml(details.stats_html(report.stats, self.graph, report, self.theme))
         self.dynamic_panel.setHtml(details.dynamic_html(report, self.theme))
@@ -372,13 +373,16 @@ class InspectPage(Page):
         self._apply_target()
 
     def _apply_target(self) -> None:
+        """Colours, counts and findings of the current target: the tool's verdicts where a verifier ran."""
+        from studio.verify.effective import effective
+
         rep = self.report
         if rep is None:
             self._fill_findings()
             return
-        self.view.set_verdicts(rep.node_verdicts.get(self.current_target, {}))
-        self.legend.set_counts(rep.targets[self.current_target].counts if self.current_target in rep.targets
-                               else {})
+        eff = effective(rep, self.current_target)
+        self.view.set_verdicts(eff.node_verdicts)
+        self.legend.set_counts(eff.counts() if self.current_target in rep.targets else {})
         self._fill_findings()
         if self.selected_node and self.graph is not None:
             self.selection.show_node(self.selected_node)
@@ -386,9 +390,15 @@ class InspectPage(Page):
             self.netron.set_verdicts(self._verdicts_for_netron(), set(rep.dynamic.tensors))
 
     def _verdicts_for_netron(self) -> dict[str, str]:
-        if self.report is None:
-            return {}
-        return dict(self.report.node_verdicts.get(self.current_target, {}))
+        from studio.verify.effective import effective
+
+        return {} if self.report is None else effective(self.report, self.current_target).node_verdicts
+
+    def refresh_verdicts(self) -> None:
+        """The report's verdicts changed (a verifier answered): chips, colours and findings follow."""
+        if self.report is not None:
+            self.target_strip.set_summaries(self.report, self.theme)
+            self._apply_target()
 
     def _fill_findings(self) -> None:
         self.findings.show_findings(self.report, self.current_target, self.theme)
