@@ -64,6 +64,13 @@ def _walk(walk: Walk, ws: Workspace, agent: AgentProcess, token: Path) -> None: 
     walk.click(export.result.btn_inspect)
     inspect = w.page("inspect")
     qtbot.waitUntil(lambda: inspect.report is not None and inspect.view.ready, timeout=120_000)
+    # Verify: the real ONNX Runtime session answers for ort-cpu, and its answer is the chip's (with its source)
+    walk.click(inspect.verifier.button)
+    qtbot.waitUntil(lambda: inspect.verifier.report is not None and inspect.verifier.button.isEnabled(),
+                    timeout=300_000)
+    assert inspect.chips["ort-cpu"].text().endswith("✓"), inspect.chips["ort-cpu"].text()
+    assert "verified by onnxruntime" in inspect.chips["ort-cpu"].toolTip()
+    walk.step("inspect-verified")
     walk.click(inspect.chips["rk3588"])
     assert w.target_combo.currentData() == "rk3588" and inspect.current_target == "rk3588"
     walk.step("inspect-rk3588")
