@@ -39,8 +39,9 @@ from studio.gui.widgets.bundle_actions import (
     verify_existing,
 )
 from studio.gui.widgets.field_error import FieldError
+from studio.gui.widgets.fixed_lines import FixedLinesLabel
 from studio.gui.widgets.flow import FlowLayout, keep_wrapped_height
-from studio.gui.widgets.layout import add_heading, browse_row, muted_label
+from studio.gui.widgets.layout import add_heading, browse_row
 
 
 class PackagingPage(Page):
@@ -74,15 +75,15 @@ class PackagingPage(Page):
         self.source_edit = QLineEdit()
         self.source_edit.setPlaceholderText(".onnx file, export folder or `studio compile` folder")
         form.addRow("Export", browse_row(self.source_edit, self._browse_source))
-        self.source_info = QLabel("")  # a compiled folder: runtime tvm, its parity figures, the arch check
-        self.source_info.setWordWrap(True)
-        self.source_info.hide()
+        # a compiled folder: runtime tvm, its parity figures, the arch check; the same height for any source, so
+        # the buttons below never move
+        self.source_info = FixedLinesLabel(4)
         form.addRow("", self.source_info)
         self.source_edit.textChanged.connect(self._source_changed)
         self.board_combo = QComboBox()
         self.board_combo.currentIndexChanged.connect(self._board_changed)
         form.addRow("Board", self.board_combo)
-        self.board_info = muted_label("")
+        self.board_info = FixedLinesLabel(2)
         form.addRow("", self.board_info)
         krow = QHBoxLayout()
         self.key_combo = QComboBox()
@@ -119,6 +120,7 @@ class PackagingPage(Page):
         self.force_check.setToolTip("Package even if the model fails the board's target or CPU architecture; "
                                     "the override is recorded in the signed manifest")
         form.addRow("", self.force_check)
+        box.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Fixed)  # never squeezed: buttons stay
         ll.addWidget(box)
         self.error = FieldError(self)
         ll.addWidget(self.error)
@@ -230,7 +232,9 @@ class PackagingPage(Page):
 
         c = self._compiled_source()
         if c is None:
-            self.source_info.hide()
+            set_role(self.source_info, "muted")
+            self.source_info.setContentsMargins(0, 0, 0, 0)
+            self.source_info.setText("")
             return
         par = c.parity_summary()
         figures = (f", max abs {par['max_abs']:.3g}, max rel {par['max_rel']:.3g}" if par["max_abs"] is not None
@@ -241,14 +245,13 @@ class PackagingPage(Page):
                 f"target {c.meta.get('target_id', '')}\nparity vs ONNX Runtime: {par['status']}{figures}{lat}")
         b = self._boards.get(self.board_combo.currentData()) if hasattr(self, "_boards") else None
         mismatch = b is not None and c.arch and c.arch != norm_arch(b.cpu_arch)
-        if mismatch:
-            text += (f"\n⚠ built for {c.arch}, board {b.id} is {b.cpu_arch}: packaging is refused unless forced; "
-                     f"compile with --target {b.id}")
+        if mismatch:  # first: the lines are fixed, the warning must not be the part cut off
+            text = (f"⚠ built for {c.arch}, board {b.id} is {b.cpu_arch}: packaging is refused unless forced; "
+                    f"compile with --target {b.id}\n") + text
         set_role(self.source_info, "banner-fail" if mismatch else "muted")
         margin = 6 if mismatch else 0
         self.source_info.setContentsMargins(margin, margin // 3, margin, margin // 3)
         self.source_info.setText(text)
-        self.source_info.show()
 
     def _fill_agents(self) -> None:
         cur = self.agent_combo.currentData()
