@@ -4,6 +4,10 @@ Without them Qt aborts the process ("could not load the Qt platform plugin xcb")
 on. This module imports no Qt: it finds PySide6's files on disk, asks `ldd` what the xcb platform plugin cannot
 resolve, and names the Debian/Ubuntu packages that provide it.
 
+Fonts are checked too (not needed to start, so never an error): without a font covering CJK, model names in
+Chinese, Japanese or Korean are drawn as boxes in the graph view and Netron. `fc-list :lang=zh` answers it;
+the package is FONT_PACKAGES' (installed as root with ``--install``, as the xcb libraries are).
+
     python -m studio.gui.platform_check [--install]   (what `make run` calls; exit 2 with the apt line)
 """
 
@@ -57,6 +61,8 @@ DEBIAN_PACKAGES: dict[str, str] = {
     "libgthread-2.0.so.0": "libglib2.0-0",
 }
 _NOT_FOUND = re.compile(r"^\s*(\S+)\s+=>\s+not found", re.MULTILINE)
+# fontconfig language -> the Debian/Ubuntu package with a font for it (names in other scripts: studio.gui.fonts)
+FONT_PACKAGES: dict[str, str] = {"zh": "fonts-noto-cjk", "ja": "fonts-noto-cjk", "ko": "fonts-noto-cjk"}
 
 
 def pyside_dir() -> Path | None:
@@ -193,6 +199,40 @@ def install_missing(missing: list[str], pyside: Path | None = None) -> bool:
     return done.returncode == 0 and not missing_xcb_libraries(pyside)
 
 
+def missing_font_packages() -> list[str]:
+    """Packages for the languages (FONT_PACKAGES) no installed font covers, as fontconfig's ``fc-list`` says;
+    empty when everything is covered or fontconfig is not there to ask."""
+    fc = shutil.which("fc-list")
+    if fc is None:
+        return []
+    out: dict[str, None] = {}
+    for lang, package in FONT_PACKAGES.items():
+        if package in out:
+            continue
+        found = subprocess.run([fc, f":lang={lang}", "family"], capture_output=True, text=True, timeout=30).stdout
+        if not found.strip():
+            out[package] = None
+    return list(out)
+
+
+def font_note(packages: list[str]) -> str:
+    return (f"platform check: no installed font covers CJK, so such characters in model names show as boxes; "
+            f"install (as root): apt-get install -y --no-install-recommends {' '.join(packages)}")
+
+
+def install_fonts(packages: list[str]) -> bool:
+    """As root with apt-get: install the font packages. False when that is not possible or failed."""
+    if not packages or os.geteuid() != 0 or shutil.which("apt-get") is None:
+        return False
+    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    subprocess.run(["apt-get", "update", "-qq"], env=env, check=False, capture_output=True)
+    done = subprocess.run(["apt-get", "install", "-y", "-qq", "--no-install-recommends", *packages], env=env,
+                          check=False)
+    if done.returncode == 0 and shutil.which("fc-cache"):
+        subprocess.run(["fc-cache", "-f"], check=False, capture_output=True)
+    return done.returncode == 0 and not missing_font_packages()
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m studio.gui.platform_check",
                                 description="check (and as root, install) what Qt's xcb platform needs")
@@ -200,6 +240,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--quiet", "-q", action="store_true")
     p.add_argument("--pyside-dir", type=Path, default=None, help="the PySide6 folder to check (default: this one)")
     args = p.parse_args(argv)
+    fonts = missing_font_packages()
+    if fonts and args.install:
+        print(f"platform check: installing {' '.join(fonts)} (a font with CJK glyphs for model names)",
+              file=sys.stderr)
+        fonts = [] if install_fonts(fonts) else fonts
+    if fonts:  # a warning, never a failure: the studio runs, such names show as boxes
+        print(font_note(fonts), file=sys.stderr)
     if platform_name(os.environ) != "xcb":
         return 0
     missing = missing_xcb_libraries(args.pyside_dir)

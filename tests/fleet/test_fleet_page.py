@@ -68,3 +68,45 @@ def test_rollout_from_the_page_and_the_state_after_a_restart(qtbot, lab, artifac
     assert again.agents_model.rowCount() == 8 and not again.resume_btn.isEnabled()
     again.close()
     gc.collect()
+
+
+def test_members_what_was_added_and_the_newest_bundle_are_shown(qtbot, lab, tmp_path: Path,  # type: ignore[no-untyped-def]
+                                                                 artifacts_dir: Path) -> None:
+    """A new fleet's members table fills when the connected agents are added, the line above it says which were
+    added (and which were members already), and Bundle follows the current model's newest bundle artifact
+    (the Package page's build) until the user picks another file."""
+    from tests.edge.helpers import make_mlp
+
+    page = _page(qtbot, lab)
+    model = make_mlp(tmp_path / "members" / "members.onnx")
+    page.state.add_model(model, name="members-model")
+    assert page.bundle_edit.text() == ""  # nothing built for it yet
+    first = lab.bundle("members", "1", model)
+    page.state.record_artifact("bundle", first, "members-model")
+    assert page.bundle_edit.text() == str(first)  # the build just made, not the first letter of its path
+    second = lab.bundle("members", "2", model)
+    page.state.record_artifact("bundle", second, "members-model")
+    assert page.bundle_edit.text() == str(second)  # the field follows the newest while it is the page's
+    mine = str(tmp_path / "chosen.tar")
+    page.bundle_edit.setText(mine)
+    page.state.record_artifact("bundle", lab.bundle("members", "3", model), "members-model")
+    assert page.bundle_edit.text() == mine  # a path the user chose is theirs
+
+    page.new_edit.setText("members")
+    qtbot.mouseClick(page.create_btn, Qt.MouseButton.LeftButton)
+    assert page.fleet_combo.currentText() == "members"
+    assert page.table.model() is page.members_model and page.members_model.rowCount() == 0
+    assert "0 members" in page.members_label.text()
+    assert page.add_connected_agents() == len(lab.agents)
+    rows = page.members_model.rows
+    assert [r[0] for r in rows] == [f"a{i}" for i in range(len(lab.agents))]
+    assert {r[1] for r in rows} == {a.url for a in lab.agents}
+    said = page.members_label.text()
+    assert f"Added {len(lab.agents)} agents to fleet <b>members</b>" in said and lab.agents[0].url in said
+    assert f"{len(lab.agents)} members" in said
+    qtbot.wait(50)  # the label's new height laid out
+    page.grab().save(str(artifacts_dir / "fleet_members_added.png"))
+    assert page.add_connected_agents() == 0
+    said = page.members_label.text()
+    assert "No agent added" in said and f"{len(lab.agents)} connected agents were already members" in said
+    page.close()

@@ -159,7 +159,7 @@ def test_dashboards_run_a_generation_workload_and_plot_it(qtbot, agent: AgentPro
     assert rep.levels[0].generation is not None and rep.levels[0].generation.output_tokens > 0
     drawn = {(pid, s) for (pid, _t, s), n in page.plotted_series().items() if n > 0}
     assert ("generation", S.TTFT_P95) in drawn and ("generation", S.ITL_P95) in drawn
-    assert ("throughput", S.OUTPUT_TPS) in drawn
+    assert ("tokens", S.OUTPUT_TPS) in drawn  # tok/s on an axis of its own, not the req/s one
     assert "TTFT p95" in page.verdict_label.text() and "output tok/s" in page.verdict_label.text()
     page.grab().save(str(artifacts_dir / "dashboards_generation.png"))
     # an empty prompt is refused in place, naming the field

@@ -1,8 +1,13 @@
-"""The Dashboards page's plot grid: seven x-linked plots drawn from a SeriesStore on the GUI thread.
+"""The Dashboards page's plot grid: x-linked plots, one unit each, drawn from a SeriesStore on the GUI thread.
 
 Redraw cost must not grow with run length (DESIGN convention 7): each frame redraws only the series whose
 buffers changed, min/max-decimated to the plot's pixel columns, and sets axis ranges once (paged and with
 hysteresis). Violation bands are a pool of region items moved in place; the crosshair reads the drawn curves.
+
+Readable at 1366x768: every plot has one unit (its axis), its legend in its title row (never over the data),
+PLOT_H pixels of height while it has data (a plot with nothing to show folds to its title, which says why),
+and the page scrolls past them: the wheel over the plots scrolls the page unless the plots were clicked
+(focused) or Ctrl is held, then it zooms.
 """
 
 from __future__ import annotations
@@ -14,30 +19,43 @@ from typing import Any
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
+from PySide6.QtGui import QWheelEvent
+from PySide6.QtWidgets import QAbstractScrollArea, QApplication, QLabel, QVBoxLayout, QWidget
 
+from studio.gui.dashboards.values import format_measure
 from studio.gui.theme import set_role
 from studio.telemetry import samples as S
 from studio.telemetry.ringbuffer import SeriesStore
 
 TARGET_COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b"]
+# plot id -> (title, [(series, style)]); one unit per plot (its axis): a plot's unit is its series' (S.UNITS)
+_PLOT_SERIES: list[tuple[str, str, list[tuple[str, Any]]]] = [
+    ("latency", "Latency", [(S.LAT_P50, Qt.PenStyle.SolidLine), (S.LAT_P95, Qt.PenStyle.DashLine),
+                            (S.LAT_P99, Qt.PenStyle.DotLine)]),
+    ("throughput", "Throughput", [(S.THROUGHPUT, Qt.PenStyle.SolidLine), (S.SERVER_RPS, Qt.PenStyle.DashLine)]),
+    ("tokens", "Output tokens", [(S.OUTPUT_TPS, Qt.PenStyle.SolidLine)]),
+    ("memory", "Memory / VRAM", [(S.MEM_PCT, Qt.PenStyle.SolidLine), (S.GPU_MEM_PCT, Qt.PenStyle.DashLine)]),
+    ("power", "Power", [(S.GPU_POWER, Qt.PenStyle.SolidLine), (S.BOARD_POWER, Qt.PenStyle.DashLine)]),
+    ("stages", "Agent pipeline stages", [(S.STAGE_PRE_MS, Qt.PenStyle.SolidLine),
+                                         (S.STAGE_INFER_MS, Qt.PenStyle.DashLine),
+                                         (S.STAGE_POST_MS, Qt.PenStyle.DotLine),
+                                         (S.STAGE_QUEUE_MS, Qt.PenStyle.DashDotLine)]),
+    ("generation", "Generation: time to first token, inter-token latency",
+     [(S.TTFT_P50, Qt.PenStyle.SolidLine), (S.TTFT_P95, Qt.PenStyle.DashLine), (S.ITL_P95, Qt.PenStyle.DotLine)]),
+    ("sla", "SLA compliance", [(S.SLA_COMPLIANCE, Qt.PenStyle.SolidLine)]),
+]
+
+
+def _unit_of(pid: str, series: list[tuple[str, Any]]) -> str:
+    units = {S.UNITS.get(name, "") for name, _style in series}
+    if len(units) != 1:  # two units on one axis flattened req/s against tok/s: each unit gets its own plot
+        raise ValueError(f"dashboard plot {pid!r} mixes units {sorted(units)}")
+    return units.pop()
+
+
 # plot id -> (title, unit, [(series, style)])
 PLOTS: list[tuple[str, str, str, list[tuple[str, Any]]]] = [
-    ("latency", "Latency", "ms", [(S.LAT_P50, Qt.PenStyle.SolidLine), (S.LAT_P95, Qt.PenStyle.DashLine),
-                                  (S.LAT_P99, Qt.PenStyle.DotLine)]),
-    ("throughput", "Throughput", "req/s, tok/s", [(S.THROUGHPUT, Qt.PenStyle.SolidLine),
-                                                  (S.SERVER_RPS, Qt.PenStyle.DashLine),
-                                                  (S.OUTPUT_TPS, Qt.PenStyle.DotLine)]),
-    ("memory", "Memory / VRAM", "%", [(S.MEM_PCT, Qt.PenStyle.SolidLine), (S.GPU_MEM_PCT, Qt.PenStyle.DashLine)]),
-    ("power", "Power", "W", [(S.GPU_POWER, Qt.PenStyle.SolidLine), (S.BOARD_POWER, Qt.PenStyle.DashLine)]),
-    ("stages", "Agent pipeline stages", "ms", [(S.STAGE_PRE_MS, Qt.PenStyle.SolidLine),
-                                               (S.STAGE_INFER_MS, Qt.PenStyle.DashLine),
-                                               (S.STAGE_POST_MS, Qt.PenStyle.DotLine),
-                                               (S.STAGE_QUEUE_MS, Qt.PenStyle.DashDotLine)]),
-    ("generation", "Generation: time to first token, inter-token latency", "ms",
-     [(S.TTFT_P50, Qt.PenStyle.SolidLine), (S.TTFT_P95, Qt.PenStyle.DashLine), (S.ITL_P95, Qt.PenStyle.DotLine)]),
-    ("sla", "SLA compliance", "%", [(S.SLA_COMPLIANCE, Qt.PenStyle.SolidLine)]),  # last: carries the time axis
-]
+    (pid, title, _unit_of(pid, series), series) for pid, title, series in _PLOT_SERIES]
 SHORT_NAMES = {S.THROUGHPUT: "client", S.SERVER_RPS: "server", S.MEM_PCT: "host memory",
                S.GPU_MEM_PCT: "VRAM", S.GPU_POWER: "GPU", S.BOARD_POWER: "board", S.SLA_COMPLIANCE: "compliance",
                S.OUTPUT_TPS: "output tok/s", S.TTFT_P50: "TTFT p50", S.TTFT_P95: "TTFT p95",
@@ -46,6 +64,42 @@ SERIES_COLORS = ["#1f77b4", "#ff7f0e", "#d62728", "#2ca02c"]
 MAX_POINTS = 1000  # per curve per frame when the plot's width is not known yet
 MIN_POINTS = 200
 MAX_SHADES = 60  # violation bands kept on screen
+PLOT_H = 170  # a plot with data (title row, axis, curves): 150+ px of data at 1366x768
+FOLDED_H = 30  # a plot with nothing to show: its title row, saying why
+AXIS_H = 34  # the time axis under the last plot
+_STYLE_MARK = {Qt.PenStyle.SolidLine: "━━", Qt.PenStyle.DashLine: "╍╍", Qt.PenStyle.DotLine: "┈┈",
+               Qt.PenStyle.DashDotLine: "━┈"}
+
+
+class PlotCanvas(pg.GraphicsLayoutWidget):
+    """The plots' view: the wheel scrolls the page around it unless the plots have focus (a click) or Ctrl is
+    held; then it zooms the plot under the pointer, as pyqtgraph does."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.setFocusPolicy(Qt.FocusPolicy.ClickFocus)
+
+    def zooms_with_wheel(self, event: QWheelEvent) -> bool:
+        return self.hasFocus() or bool(event.modifiers() & Qt.KeyboardModifier.ControlModifier)
+
+    def wheelEvent(self, event: QWheelEvent) -> None:  # noqa: N802
+        if self.zooms_with_wheel(event):
+            super().wheelEvent(event)
+            return
+        area = self._scroll_area()
+        if area is None:
+            event.ignore()
+            return
+        # handed to the page's scroll bar: Qt does not pass a wheel event an ancestor did not get spontaneously
+        QApplication.sendEvent(area.verticalScrollBar(), event)
+        event.accept()
+
+    def _scroll_area(self) -> QAbstractScrollArea | None:
+        w = self.parentWidget()
+        while w is not None and not isinstance(w, QAbstractScrollArea):
+            w = w.parentWidget()
+        return w
+
 
 CurveKey = tuple[str, str, str]  # (plot id, target, series)
 
@@ -75,24 +129,24 @@ class PlotGrid(QWidget):
 
     def _build(self) -> None:
         pg.setConfigOptions(antialias=False, background="w", foreground="#333")
-        self.glw = pg.GraphicsLayoutWidget()
-        # the stacked plots stay readable (about 110 px each): on a short screen the page scrolls instead
-        self.glw.setMinimumHeight(110 * len(PLOTS))
+        self.glw = PlotCanvas()
+        self.glw.setToolTip("Click the plots (or hold Ctrl) to zoom with the wheel; the wheel scrolls the page "
+                            "otherwise. Drag to pan; Follow returns to the live view.")
         self.plots: dict[str, pg.PlotItem] = {}
+        self.folded: dict[str, bool] = {pid: False for pid, *_ in PLOTS}
+        self._titles: dict[str, str] = {}
         self.na_text: dict[str, pg.TextItem] = {}
         self.vlines: list[pg.InfiniteLine] = []
         first: pg.PlotItem | None = None
         for i, (pid, title, unit, _series) in enumerate(PLOTS):
             p = self.glw.addPlot(row=i, col=0, title=title)
             p.setLabel("left", unit)
+            p.titleLabel.setAttr("justify", "left")
             # no grid: axis grids are redrawn as full-size QPictures every frame and cost more than the curves.
             # No pyqtgraph auto-range or clip-to-view either: every setData would re-range all linked plots and
             # regenerate every axis; redraw() decimates to the visible pixel columns and sets ranges once a frame
             p.disableAutoRange()
-            # one row of entries on a light backing: a column of three covered the curves and lost its last
-            # entry at the plot's edge on a 1366x768 screen
-            p.addLegend(offset=(-5, 2), labelTextSize="8pt", colCount=3, verSpacing=-6,
-                        brush=pg.mkBrush(255, 255, 255, 200))
+            # the legend is the title row (_set_title): pyqtgraph's LegendItem sits over the data
             if first is None:
                 first = p
             else:
@@ -105,12 +159,16 @@ class PlotGrid(QWidget):
             self.na_text[pid] = txt
             p.getViewBox().sigRangeChangedManually.connect(self._user_zoomed)
             self.plots[pid] = p
-        for pid in list(self.plots)[:-1]:  # x is linked: one time axis at the bottom (axes cost per frame)
-            self.plots[pid].hideAxis("bottom")
-        self.plots["sla"].setLabel("bottom", "time", "s")
-        for p in self.plots.values():  # SI prefixes re-render each axis label (HTML) on every range change
-            for side in ("left", "bottom"):
+        for p in self.plots.values():  # x is linked: one time axis, under the last plot shown (_fold)
+            p.hideAxis("bottom")
+            p.setLabel("bottom", "time", "s")
+            for side in ("left", "bottom"):  # SI prefixes re-render each axis label (HTML) on every range change
                 p.getAxis(side).enableAutoSIPrefix(False)
+            p.getAxis("left").setWidth(56)  # the plots' data areas line up whatever their tick labels
+        for pid, title, unit, _series in PLOTS:
+            self._set_title(pid, title, unit)
+        self._time_axis: str | None = None
+        self._apply_folds()
         self.plots["sla"].setYRange(0, 105)
         self.thresholds: dict[str, pg.InfiniteLine] = {}
         for key, color in (("p95", "#e08000"), ("p99", "#d62728")):
@@ -122,13 +180,77 @@ class PlotGrid(QWidget):
         req = pg.InfiniteLine(pos=100, angle=0, movable=False, pen=pg.mkPen("#d62728", style=Qt.PenStyle.DashLine),
                               label="required", labelOpts={"position": 0.05, "color": "#d62728"})
         self.plots["sla"].addItem(req, ignoreBounds=True)
-        self.cross_label = QLabel("")
+        self.cross_label = QLabel("Click the plots (or hold Ctrl) to zoom with the wheel; Follow returns to the "
+                                  "live view.")
         set_role(self.cross_label, "muted")
+        self.cross_label.setWordWrap(True)  # a long crosshair line must never widen the page
         self._mouse_proxy = pg.SignalProxy(self.glw.scene().sigMouseMoved, rateLimit=30, slot=self._mouse_moved)
         pl = QVBoxLayout(self)
         pl.setContentsMargins(0, 0, 0, 0)
         pl.addWidget(self.glw, 1)
         pl.addWidget(self.cross_label)
+
+    # -- titles (the legends) and folding --------------------------------------------------------------
+    def _set_title(self, pid: str, title: str, unit: str, entries: list[tuple[str, str, Any]] | None = None,
+                   note: str = "") -> None:
+        """``Latency (ms)   ━━ p50  ╍╍ p95  ┈┈ p99``: the curves' colours and strokes after the title, or why the
+        plot is empty."""
+        html = f"<b>{title}</b> <span style='color:#666'>({unit})</span>" if unit else f"<b>{title}</b>"
+        for name, color, style in entries or []:
+            html += (f"&nbsp;&nbsp; <span style='color:{color}'>{_STYLE_MARK.get(style, '━━')}</span>"
+                     f"&nbsp;{name}")
+        if note:
+            html += f"&nbsp;&nbsp; <span style='color:#888'>{note}</span>"
+        if self._titles.get(pid) != html:
+            self._titles[pid] = html
+            self.plots[pid].setTitle(html, size="9pt")
+
+    def _legend_entries(self, pid: str) -> list[tuple[str, str, Any]]:
+        out = []
+        styles = dict(next(x[3] for x in PLOTS if x[0] == pid))
+        for (p, _target, series), curve in self._curves.items():
+            if p == pid:
+                out.append((curve.name() or series, curve.opts["pen"].color().name(), styles.get(series)))
+        return out
+
+    def title_text(self, pid: str) -> str:
+        """The plot's title row as shown (its legend, or why it is empty): for tests and tools."""
+        return self._titles.get(pid, "")
+
+    def _apply_folds(self) -> None:
+        """Plots with data get PLOT_H, the others fold to their title; the time axis goes under the last one
+        shown; the canvas asks for the height of the rows it holds (the page scrolls past it)."""
+        shown = [pid for pid, *_ in PLOTS if not self.folded[pid]]
+        axis = shown[-1] if shown else None
+        for pid, p in self.plots.items():
+            if self.folded[pid]:
+                p.hideAxis("left")
+                p.setMaximumHeight(FOLDED_H)
+                p.setMinimumHeight(FOLDED_H)
+                p.getViewBox().setVisible(False)
+            else:
+                p.showAxis("left")
+                p.setMaximumHeight(16_777_215)
+                p.setMinimumHeight(PLOT_H + (AXIS_H if pid == axis else 0))
+                p.getViewBox().setVisible(True)
+            if pid == axis:
+                p.showAxis("bottom")
+            else:
+                p.hideAxis("bottom")
+        self._time_axis = axis
+        rows = sum(FOLDED_H if f else PLOT_H for f in self.folded.values()) + (AXIS_H if axis else 0)
+        self.glw.setMinimumHeight(rows + 8 * len(PLOTS))
+
+    def _ref_view(self) -> Any:
+        """The view whose width and time range the frame uses: the first plot shown (all are x-linked)."""
+        pid = next((pid for pid, *_ in PLOTS if not self.folded[pid]), "latency")
+        return self.plots[pid].getViewBox()
+
+    def _fold(self, pid: str, fold: bool) -> bool:
+        if self.folded[pid] == fold:
+            return False
+        self.folded[pid] = fold
+        return True
 
     # -- what is on screen (public, for tests and tools) ----------------------------------------------
     def plotted_series(self) -> dict[CurveKey, int]:
@@ -219,14 +341,16 @@ class PlotGrid(QWidget):
             if firsts:
                 self.t0 = min(firsts)
         t0 = self.t0 or 0.0
-        width = int(self.plots["sla"].getViewBox().width())
+        ref = self._ref_view()
+        width = int(ref.width())
         max_points = max(MIN_POINTS, int(self.points_per_px * width)) if width > 0 else MAX_POINTS
         vis = None
         if not self.follow:
-            (x0, x1), _ = self.plots["sla"].getViewBox().viewRange()
+            (x0, x1), _ = ref.viewRange()
             vis = (x0 + t0, x1 + t0)
         x_lo, x_hi = np.inf, -np.inf
-        for pid, _title, _unit, series_list in PLOTS:
+        refold = False
+        for pid, title, unit, series_list in PLOTS:
             have = False
             notes = []
             y_lo, y_hi = np.inf, -np.inf
@@ -273,6 +397,14 @@ class PlotGrid(QWidget):
                 vb = self.plots[pid].getViewBox()
                 (x0, x1), (y0, y1) = vb.viewRange()
                 txt.setPos((x0 + x1) / 2, (y0 + y1) / 2)
+            # nothing to draw once targets report (another workload's plot, a source the server lacks): folded
+            # to its title, which says why; before any run every plot is shown
+            refold |= self._fold(pid, bool(targets) and not have)
+            self._set_title(pid, title, unit, self._legend_entries(pid) if have else None,
+                            note="" if have else (text or ("no data yet" if targets else "")))
+        if refold:
+            self._apply_folds()
+            self._xrange = None  # a plot shown again takes the time range anew
         if self.follow and x_lo < x_hi:
             self._fit_x(x_lo, x_hi)
         if self._shade_drawn != self._shade_version:
@@ -287,7 +419,7 @@ class PlotGrid(QWidget):
         if cur is not None and cur[0] <= lo and hi <= cur[1] and (hi - lo) >= 0.8 * (cur[1] - cur[0]):
             return
         self._xrange = (lo, hi + 0.1 * (hi - lo))
-        self.plots["sla"].getViewBox().setXRange(*self._xrange, padding=0)  # the others are x-linked
+        self._ref_view().setXRange(*self._xrange, padding=0)  # the others are x-linked
 
     def _fit_y(self, pid: str, lo: float, hi: float) -> None:
         """Follow mode's y range, with hysteresis: it changes only when the data leaves it or fills less
@@ -336,12 +468,13 @@ class PlotGrid(QWidget):
     def values_at(self, x: float, pid: str) -> str:
         """The crosshair's line: every curve of plot ``pid`` at time ``x`` (plot seconds)."""
         parts = [f"t = {x:.2f} s"]
-        for (p, target, series), curve in self._curves.items():
+        for (p, _target, series), curve in self._curves.items():
             if p != pid:
                 continue
             xs, ys = curve.getData()
             if xs is None or not len(xs):
                 continue
             i = int(np.clip(np.searchsorted(xs, x), 0, len(xs) - 1))
-            parts.append(f"{series.split('.', 1)[1]} [{target}] = {ys[i]:.4g}")
+            name = curve.name() or series.split(".", 1)[1]
+            parts.append(f"{name} = {format_measure(float(ys[i]), S.UNITS.get(series, ''))}")
         return "   ".join(parts)

@@ -74,27 +74,76 @@ def failing_windows(path: Path) -> list[tuple[float, float]]:
         rec.close()
 
 
+def _measure(value: float | None, unit: str) -> str:
+    from studio.gui.dashboards.values import format_measure
+
+    return format_measure(value, unit)
+
+
+def sla_lines(sla: Any, verdicts: list[Any]) -> tuple[str, str, str, str]:
+    """(headline, budget, why, not judged) of a run's SLA outcome, from its summary and its window verdicts:
+    ``SLA L1 fail: 0 of 5 windows passed (100 % required)``; ``budget: latency p99 ≤ 0.6 ms, errors ≤ 0.1 %
+    ...`` (the limits the windows were judged against); ``why: bandwidth jitter 7.21 % > 3.5 % in 5 of 5
+    windows (worst 12.1 %)``, each measure that broke its budget, most often first; what could not be judged."""
+    pct = "n/a" if sla.compliance_pct is None else f"{sla.compliance_pct:.0f} %"
+    head = (f"SLA {sla.tier} {sla.verdict}: {sla.passed} of {sla.judged} judged windows passed ({pct}; "
+            f"{sla.required_pct:.0f} % required)")
+    limits: dict[str, tuple[float, str]] = {}
+    broke: dict[str, list[float]] = {}
+    unjudged: dict[str, str] = {}
+    for v in verdicts:
+        for c in v.checks:
+            if c.limit is not None and c.name not in limits:
+                limits[c.name] = (c.limit, c.unit)
+            if c.status == "fail" and c.value is not None:
+                broke.setdefault(c.name, []).append(c.value)
+            elif c.status not in ("pass", "fail") and c.limit is not None:
+                unjudged.setdefault(c.name, c.note or "not measured")
+    budget = "budget: " + (", ".join(f"{n.replace('_', ' ')} ≤ {_measure(lim, unit)}" for n, (lim, unit)
+                                     in limits.items()) or "none set")
+    judged = sla.judged or len(verdicts)
+    reasons = []
+    for name, values in sorted(broke.items(), key=lambda kv: -len(kv[1])):
+        lim, unit = limits.get(name, (None, ""))
+        median = sorted(values)[len(values) // 2]
+        reasons.append(f"{name.replace('_', ' ')} {_measure(median, unit)} > {_measure(lim, unit)} in "
+                       f"{len(values)} of {judged} windows (worst {_measure(max(values), unit)})")
+    why = ("why: " + "; ".join(reasons)) if reasons else ("why: every judged measure was within its budget"
+                                                        if sla.verdict == "pass" else "why: no window could be judged")
+    rest = ("not judged: " + "; ".join(f"{n.replace('_', ' ')} ({note})" for n, note in unjudged.items())
+            if unjudged else "")
+    return head, budget, why, rest
+
+
 def verdict_html(reports: dict[str, Any]) -> str:
-    """One paragraph per finished run: throughput, p99, errors, the SLA outcome and the recording."""
+    """One paragraph per finished run: throughput, p99, errors, the SLA outcome with its budget and the
+    measures that broke it, and the recording."""
+    from html import escape
+
     lines = []
     for tgt, r in reports.items():
         lv = r.levels[-1] if r.levels else None
-        head = f"<b>{tgt}</b>: "
+        head = f"<b>{escape(tgt)}</b>: "
         if lv is not None:
-            head += f"{lv.throughput_rps:.0f} req/s, p99 {lv.latency.p99_ms or 0:.2f} ms, errors {lv.error_count}"
+            head += (f"{_measure(lv.throughput_rps, 'req/s')}, p99 {_measure(lv.latency.p99_ms or 0, 'ms')}, "
+                     f"errors {lv.error_count}")
             g = lv.generation
             if g is not None:
-                ttft = "n/a" if g.ttft.p95_ms is None else f"{g.ttft.p95_ms:.1f} ms"
-                itl = "n/a" if g.inter_token.p95_ms is None else f"{g.inter_token.p95_ms:.2f} ms"
-                head += f"<br>TTFT p95 {ttft}, inter-token p95 {itl}, {g.output_tokens_per_s:.1f} output tok/s"
+                ttft = "n/a" if g.ttft.p95_ms is None else _measure(g.ttft.p95_ms, "ms")
+                itl = "n/a" if g.inter_token.p95_ms is None else _measure(g.inter_token.p95_ms, "ms")
+                head += (f"<br>TTFT p95 {ttft}, inter-token p95 {itl}, "
+                         f"{_measure(g.output_tokens_per_s, '')} output tok/s")
             if lv.aborted:
-                head += f" — {lv.aborted}"
+                head += f" — {escape(str(lv.aborted))}"
         if r.sla is not None:
-            pct = "n/a" if r.sla.compliance_pct is None else f"{r.sla.compliance_pct:.0f}%"
             color = "#2a7a2a" if r.sla.verdict == "pass" else "#c62828"
-            head += f"<br><span style='color:{color}'>SLA {r.sla.tier} {r.sla.verdict} ({pct})</span>"
+            verdict, budget, why, rest = sla_lines(r.sla, r.verdicts)
+            head += (f"<br><span style='color:{color}'><b>{escape(verdict)}</b></span>"
+                     f"<br><span style='color:{color}'>{escape(why)}</span><br>{escape(budget)}")
+            if rest:
+                head += f"<br><span style='color:#777'>{escape(rest)}</span>"
         if r.recording:
-            head += f"<br>recorded: {r.recording}"
+            head += f"<br>recorded: {escape(str(r.recording))}"
         lines.append(head)
     return "<br>".join(lines)
 

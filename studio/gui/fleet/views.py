@@ -1,6 +1,7 @@
-"""The Fleet page's two views of one rollout state: a table with a row per agent (ring, state, version, gate
-values, reason) and the timeline of events. Both are redrawn from a ``RolloutState`` (the engine's or the one
-read back from the workspace); they keep no state of their own."""
+"""The Fleet page's views: a table with a row per agent of a rollout (ring, state, version, gate values, reason)
+and the timeline of events, both redrawn from a ``RolloutState`` (the engine's or the one read back from the
+workspace); and, while the fleet has no rollout, its members from the fleet file. They keep no state of their
+own."""
 
 from __future__ import annotations
 
@@ -80,7 +81,62 @@ class AgentsModel(QAbstractTableModel):
         return None
 
 
-def agents_table(model: AgentsModel) -> QTableView:
+MEMBER_COLUMNS = ("agent", "url", "ring", "labels", "token", "in Devices")
+
+
+class MembersModel(QAbstractTableModel):
+    """The fleet file's agents (who a rollout would update), with their state in Devices: shown while the fleet
+    has no rollout, so "Add connected agents" is seen to add them."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.rows: list[tuple[str, ...]] = []
+        self.fresh: set[str] = set()  # names just added (shown in bold)
+
+    def set_members(self, agents: list[Any], device_state: dict[str, str], fresh: set[str] | None = None) -> None:
+        """``agents``: AgentSpec list; ``device_state``: URL key -> the Devices state of the agent there."""
+        from studio.fleet.fleet_file import url_key
+
+        self.beginResetModel()
+        self.fresh = set(fresh or ())
+        self.rows = []
+        for a in agents:
+            labels = {k: v for k, v in a.labels.items() if k != "ring"}
+            self.rows.append((a.name, a.url, a.labels.get("ring", ""),
+                              ", ".join(f"{k}={v}" for k, v in sorted(labels.items())),
+                              a.token_file or "(the device's / the fleet's)",
+                              device_state.get(url_key(a.url), "not in Devices")))
+        self.endResetModel()
+
+    def rowCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: N802, B008
+        return 0 if parent.isValid() else len(self.rows)
+
+    def columnCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: N802, B008
+        return len(MEMBER_COLUMNS)
+
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = 0) -> Any:  # noqa: N802
+        if role == Qt.ItemDataRole.DisplayRole and orientation == Qt.Orientation.Horizontal:
+            return MEMBER_COLUMNS[section]
+        return None
+
+    def data(self, index: _Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid():
+            return None
+        row = self.rows[index.row()]
+        if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole):
+            return row[index.column()]
+        if role == Qt.ItemDataRole.FontRole and row[0] in self.fresh:
+            from PySide6.QtGui import QFont
+
+            f = QFont()
+            f.setBold(True)
+            return f
+        if role == Qt.ItemDataRole.ForegroundRole and MEMBER_COLUMNS[index.column()] == "in Devices":
+            return QColor("#2a7a2a" if row[-1] == "ok" else "#9a6a00")
+        return None
+
+
+def agents_table(model: QAbstractTableModel) -> QTableView:
     view = QTableView()
     view.setModel(model)
     view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)

@@ -72,9 +72,10 @@ class LayoutCache:
     computed: int = 0  # containers laid out by the last call (the rest came from the cache)
 
 
-def unit_size(kind: str) -> tuple[float, float]:
+def unit_size(kind: str, io_group: bool = False) -> tuple[float, float]:
+    """A box's size; a collapsed box of graph inputs or outputs is an I/O pill with room for its stack."""
     if kind == KIND_GROUP:
-        return GROUP_W, GROUP_H
+        return (GROUP_W, IO_H + 8) if io_group else (GROUP_W, GROUP_H)
     return NODE_W, NODE_H if kind == KIND_OP else IO_H
 
 
@@ -130,7 +131,9 @@ def compound_layout(vis: Visible, hier: Hierarchy, cache: LayoutCache | None = N
     first_of: dict[tuple[str, object], int] = {("u", u): vis.base_of[u] for u in range(n)}
     for p in open_:
         first_of[("f", p)] = hier.groups[p].first
-    sizes: dict[tuple[str, object], tuple[float, float]] = {("u", u): unit_size(g.nodes[u].kind) for u in range(n)}
+    sizes: dict[tuple[str, object], tuple[float, float]] = {
+        ("u", u): unit_size(g.nodes[u].kind, g.nodes[u].kind == KIND_GROUP and hier.groups[g.nodes[u].scope].noun
+                            != "nodes") for u in range(n)}
     locals_: dict[str, _Local] = {}
     inside: dict[str, set[str]] = {p: set() for p in frames_of}  # the open groups below each container
     for q in open_:

@@ -152,19 +152,21 @@ def rollups_for(exp: Expansion, graph: GraphData, frame_paths: list[str], base_v
     def dynamic_in(path: str) -> int:
         return sum(1 for i in exp.hier.descendants(path) if i in dyn_base) if dyn_base else 0
 
-    units = {n.index: rollup_text(counts.get(n.scope), groups[n.scope].size, dynamic_in(n.scope), words)
-             for n in graph.nodes if n.kind == KIND_GROUP}
-    frames = {p: rollup_text(counts.get(p), groups[p].size, dynamic_in(p), words) for p in frame_paths}
+    units = {n.index: rollup_text(counts.get(n.scope), groups[n.scope].size, dynamic_in(n.scope), words,
+                                  groups[n.scope].noun) for n in graph.nodes if n.kind == KIND_GROUP}
+    frames = {p: rollup_text(counts.get(p), groups[p].size, dynamic_in(p), words, groups[p].noun)
+              for p in frame_paths}
     worst = {p: next((v for v in words if (counts.get(p) or {}).get(v)), None) for p in frame_paths}
     return units, frames, worst
 
 
 def rollup_text(counts: Counter[str] | None, size: int, dynamic: int = 0,
-                words: dict[str, str] | None = None) -> str:
-    """``12 unsupported · 4 risky · 58 nodes``: the worst first, supported left out (it is the default)."""
+                words: dict[str, str] | None = None, noun: str = "nodes") -> str:
+    """``12 unsupported · 4 risky · 58 nodes``: the worst first, supported left out (it is the default);
+    ``noun`` names the members ("inputs" for a box of graph inputs)."""
     words = words or ROLLUP_WORDS
     parts = [f"{counts[v]:,} {w}" for v, w in words.items() if counts and counts.get(v)]
     if dynamic:
         parts.append(f"{dynamic:,} dynamic")
-    parts.append(f"{size:,} nodes")
+    parts.append(f"{size:,} {noun[:-1] if size == 1 and noun.endswith('s') else noun}")
     return " · ".join(parts)

@@ -15,13 +15,16 @@ that holds it (``GraphData.index_of``), so verdicts, heat and search land on the
 from __future__ import annotations
 
 import math
+import re
 from collections import Counter
 from dataclasses import dataclass, field, replace
 
-from studio.gui.graph.model import KIND_GROUP, KIND_OP, GEdge, GNode, GraphData
+from studio.gui.graph.model import KIND_GROUP, KIND_INPUT, KIND_OP, KIND_OUTPUT, GEdge, GNode, GraphData
 
 FLAT_LIMIT = 200  # models up to this many nodes open fully expanded
 TOP_BOXES = 36  # a level with more units than this is split further (op-type runs) or left to the reader
+IO_ROW = 6  # more graph inputs (or outputs) than this: runs of similar names are one box (a KV cache's 48)
+IO_PREFIX = "~io/"  # the paths of those boxes
 RUN_SOURCE = "op-type runs"
 SCOPE_SOURCE = "module scopes"
 
@@ -36,6 +39,7 @@ class Group:
     nodes: list[int] = field(default_factory=list)  # direct member nodes (indices in the base graph)
     size: int = 0  # all op nodes below
     first: int = 0  # smallest member node index (graph order)
+    noun: str = "nodes"  # what its members are: "nodes", or "inputs" / "outputs" for a box of graph I/O
 
 
 @dataclass
@@ -82,14 +86,54 @@ def _segments(scope: str) -> list[str]:
 
 
 def build_hierarchy(graph: GraphData) -> Hierarchy:
-    """Groups from scopes when most op nodes have one, else op-type runs."""
+    """Groups from scopes when most op nodes have one, else op-type runs; many graph inputs or outputs
+    with one name stem (``past_key_values.N.*``) become one box each."""
     ops = [n for n in graph.nodes if n.kind == KIND_OP]
     scoped = sum(1 for n in ops if n.scope)
+    h = None
     if ops and scoped >= 0.5 * len(ops):
         h = _from_scopes(graph)
-        if len(h.groups) > 1:
-            return h
-    return _from_runs(graph)
+        if len(h.groups) <= 1:
+            h = None
+    h = h or _from_runs(graph)
+    if _io_groups(graph, h.groups, h.group_of):
+        _finish(h.groups)
+    return h
+
+
+_FIRST_NUMBER = re.compile(r"[._/:-]?\d")
+
+
+def io_stem(name: str) -> str:
+    """The part of a graph input's or output's name before its first number: ``past_key_values.0.decoder.key``
+    and ``past_key_values.11.encoder.value`` share ``past_key_values``; a name without one is its own stem."""
+    m = _FIRST_NUMBER.search(name)
+    return name[:m.start()] if m and m.start() > 0 else name
+
+
+def _io_groups(graph: GraphData, groups: dict[str, Group], group_of: list[str | None]) -> bool:
+    """A model with more than IO_ROW inputs (or outputs): each stem shared by three or more of them becomes one
+    top-level box, so the top level is not one row as wide as the KV cache (Fit then shows it at a size whose
+    labels read). Returns whether any box was made."""
+    made = False
+    for kind, noun in ((KIND_INPUT, "inputs"), (KIND_OUTPUT, "outputs")):
+        members = [n.index for n in graph.nodes if n.kind == kind and group_of[n.index] is None]
+        if len(members) <= IO_ROW:
+            continue
+        by_stem: dict[str, list[int]] = {}
+        for i in members:
+            tensor = (graph.nodes[i].outputs or graph.nodes[i].inputs or [graph.nodes[i].name])[0]
+            by_stem.setdefault(io_stem(tensor), []).append(i)
+        for stem, idx in by_stem.items():
+            if len(idx) < 3:
+                continue
+            path = f"{IO_PREFIX}{noun}/{stem}"
+            groups[path] = Group(path, f"{stem} ×{len(idx)}", 1, "", nodes=list(idx), first=idx[0], noun=noun)
+            groups[""].children.append(path)
+            for i in idx:
+                group_of[i] = path
+            made = True
+    return made
 
 
 def _new_root() -> dict[str, Group]:

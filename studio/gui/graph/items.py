@@ -13,7 +13,7 @@ from PySide6.QtCore import QRectF, Qt
 from PySide6.QtGui import QBrush, QColor, QPainter, QPainterPath, QPen
 from PySide6.QtWidgets import QGraphicsItem, QStyleOptionGraphicsItem, QWidget
 
-from studio.gui.graph.lod import LOD_BOXES, LOD_NAME
+from studio.gui.graph.lod import LOD_BOXES, LOD_LABEL, LOD_NAME
 from studio.gui.graph.model import KIND_GROUP, KIND_OP
 
 if TYPE_CHECKING:
@@ -110,6 +110,9 @@ class OverlayItem(QGraphicsItem):
                                 float(g.x1[a].max() - g.x0[a].min()), float(g.y1[a].max() - g.y0[a].min())))
         self._rect = r.adjusted(-12, -12, 12, 12) if not r.isNull() else QRectF()
         self.update()
+        labels = getattr(self.gs, "labels", None)
+        if labels is not None:  # the selection and matches are named first
+            labels.invalidate()
 
     def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None) -> None:
         g = self.gs.geometry
@@ -180,14 +183,14 @@ class FrameItem(QGraphicsItem):
         painter.setPen(pen)
         painter.setBrush(QBrush(tint))
         painter.drawRoundedRect(self._rect, 8, 8)
-        if lod < LOD_BOXES * 0.6:
+        if lod < LOD_LABEL:  # the title would be smaller than legible: the label layer writes it
             return
         painter.setPen(th.text)
         painter.setFont(th.font_op)
         title = f"▾ {self.frame.label}"
         roll = self.gs.frame_rollups.get(self.frame.path, "")
         r = self.title_rect().adjusted(10, 2, -10, 0)
-        with_roll = bool(roll) and lod >= LOD_NAME * 0.7 and r.width() >= 340  # a narrow box: the name only
+        with_roll = bool(roll) and lod >= LOD_NAME and r.width() >= 340  # a narrow box: the name only
         painter.drawText(r, Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter,
                          th.fm_op.elidedText(title, Qt.TextElideMode.ElideMiddle, r.width() * (0.55 if with_roll
                                                                                                else 1.0)))
@@ -198,8 +201,29 @@ class FrameItem(QGraphicsItem):
                              th.fm_small.elidedText(roll, Qt.TextElideMode.ElideRight, r.width() * 0.45))
 
 
+def paint_io_group(painter: QPainter, gs: GraphScene, i: int, r: QRectF, lod: float) -> None:
+    """A collapsed box of graph inputs or outputs: a stack of I/O pills with the stem and the count."""
+    th = gs.theme
+    pill = QRectF(r.left(), r.top(), r.width() - 8, r.height() - 8)  # the unit leaves room for the stack
+    radius = pill.height() / 2
+    painter.setPen(QPen(th.canvas, 1.5))
+    painter.setBrush(th.io_fill)
+    for dy in (8, 4, 0):
+        painter.drawRoundedRect(pill.translated(dy, dy), radius, radius)
+    if lod < LOD_LABEL:
+        return
+    painter.setPen(th.io_text)
+    painter.setFont(th.font_op)
+    node = gs.graph.nodes[i]
+    painter.drawText(pill.adjusted(12, 0, -12, 0), Qt.AlignmentFlag.AlignCenter,
+                     gs.elided(i, 0, "⊞ " + node.op_type, th.fm_op, pill.width() - 24))
+
+
 def paint_group_node(painter: QPainter, gs: GraphScene, i: int, r: QRectF, lod: float) -> None:
     """A collapsed group: a box in its worst verdict's colour, stacked like a pile, label and roll-up."""
+    if gs.is_io_group(i):
+        paint_io_group(painter, gs, i, r, lod)
+        return
     th = gs.theme
     solid, fill, border = gs.color_index(i)
     painter.setPen(QPen(border, 1.0))
@@ -210,6 +234,8 @@ def paint_group_node(painter: QPainter, gs: GraphScene, i: int, r: QRectF, lod: 
     painter.setPen(Qt.PenStyle.NoPen)
     painter.setBrush(solid)
     painter.drawRoundedRect(QRectF(r.left(), r.top(), 6, r.height()), 3, 3)
+    if lod < LOD_LABEL:  # the label layer names it
+        return
     dark = gs.heat is not None and fill.lightness() < 150
     painter.setPen(th.on_dark if dark else th.text)
     painter.setFont(th.font_op)

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from PySide6.QtGui import QColor, QFont, QFontMetricsF
+from PySide6.QtGui import QColor, QFontMetricsF
 
+from studio.gui.fonts import graph_font
 from studio.gui.graph import palette
+from studio.gui.graph.lod import LAYER_GROUP_PX, LAYER_PX, OP_PX, SMALL_PX
 
 
 class Theme:
-    """QColor/QPen/QFont objects for one theme, made once (constructing them per paint is measurable)."""
+    """QColor/QPen/QFont objects for one theme, made once (constructing them per paint is measurable).
+    Fonts are sized in pixels (lod.py's thresholds are those sizes), with fallbacks for other scripts."""
 
     def __init__(self, theme: str) -> None:
         self.name = theme
@@ -25,10 +28,11 @@ class Theme:
         self.text, self.muted = (QColor(c) for c in palette.TEXT[theme])
         self.on_dark, self.on_dark_muted = QColor("#ffffff"), QColor(255, 255, 255, 210)
         self.io_fill, self.io_text = (QColor(c) for c in palette.IO_NODE[theme])
-        self.font_op = QFont()
-        self.font_op.setPointSizeF(9.5)
-        self.font_op.setBold(True)
-        self.font_small = QFont()
-        self.font_small.setPointSizeF(7.5)
+        self.font_op = graph_font(OP_PX, bold=True)
+        self.font_small = graph_font(SMALL_PX)
+        self.font_layer = graph_font(LAYER_PX, bold=True)
+        self.font_layer_group = graph_font(LAYER_GROUP_PX, bold=True)
         self.fm_op = QFontMetricsF(self.font_op)
         self.fm_small = QFontMetricsF(self.font_small)
+        self.fm_layer = QFontMetricsF(self.font_layer)
+        self.fm_layer_group = QFontMetricsF(self.font_layer_group)

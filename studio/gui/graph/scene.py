@@ -25,6 +25,7 @@ from studio.gui.graph.items import (
     paint_edge_counts,
     paint_group_node,
 )
+from studio.gui.graph.labels import LabelLayer
 from studio.gui.graph.layout import LayoutResult
 from studio.gui.graph.lod import LOD_BOXES, LOD_LABEL, LOD_NAME, LOD_OVERVIEW, LOD_SHAPES
 from studio.gui.graph.model import KIND_GROUP, KIND_OP, GraphData
@@ -194,6 +195,8 @@ class GraphScene(QGraphicsScene):
         self.frames = [FrameItem(self, f) for f in geometry.layout.frames]
         for item in self.frames:
             self.addItem(item)
+        self.labels = LabelLayer(self)  # names at a legible size when the boxes are too small for them
+        self.addItem(self.labels)
         self._update_rollups()
 
     # ---- state -----------------------------------------------------------------------------------------
@@ -309,6 +312,23 @@ class GraphScene(QGraphicsScene):
         for f in self.frames:
             f.update()
         self.overlay.update()
+        if hasattr(self, "labels"):
+            self.labels.invalidate()
+
+    def is_io_group(self, i: int) -> bool:
+        """A collapsed box of graph inputs or outputs (hierarchy.IO_PREFIX), drawn as a stack of pills."""
+        node = self.graph.nodes[i]
+        if node.kind != KIND_GROUP or self.expansion is None:
+            return False
+        g = self.expansion.hier.groups.get(node.scope)  # type: ignore[attr-defined]
+        return g is not None and g.noun != "nodes"
+
+    def group_size(self, i: int) -> int:
+        node = self.graph.nodes[i]
+        if node.kind != KIND_GROUP or self.expansion is None:
+            return 0
+        g = self.expansion.hier.groups.get(node.scope)  # type: ignore[attr-defined]
+        return g.size if g is not None else 0
 
 
 def _severity(k: int) -> int:
@@ -426,12 +446,14 @@ class TileItem(QGraphicsItem):
             if self.gs.dynamic_node[i]:
                 painter.setBrush(th.dynamic)
                 painter.drawEllipse(QPointF(r.right() - 8, r.top() + 8), 3.5, 3.5)
+            if lod < LOD_LABEL:  # too small for legible text: the label layer names the box
+                continue
             dark_fill = self.gs.heat is not None and fill.lightness() < 150  # hot heat: light text
             painter.setPen(th.on_dark if dark_fill else th.text)
             painter.setFont(th.font_op)
             inner = r.adjusted(9, 2, -14, -2)
             op = self.gs.elided(i, 0, node.op_type, th.fm_op, inner.width())
-            if lod >= LOD_NAME:
+            if lod >= LOD_NAME:  # op type and name, both legible
                 painter.drawText(QRectF(inner.left(), inner.top() + 1, inner.width(), 17),
                                  Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, op)
                 painter.setFont(th.font_small)
@@ -452,13 +474,14 @@ class TileItem(QGraphicsItem):
         painter.setPen(Qt.PenStyle.NoPen)
         painter.setBrush(th.io_fill)
         painter.drawRoundedRect(r, r.height() / 2, r.height() / 2)
+        if lod < LOD_LABEL:  # the label layer names it
+            return
         painter.setPen(th.io_text)
-        painter.setFont(th.font_small if lod < LOD_NAME else th.font_op)
+        painter.setFont(th.font_op)
         node = self.gs.graph.nodes[i]
         tensor = node.outputs[0] if node.outputs else (node.inputs[0] if node.inputs else node.name)
-        fm = th.fm_small if lod < LOD_NAME else th.fm_op
         painter.drawText(r.adjusted(10, 0, -10, 0), Qt.AlignmentFlag.AlignCenter,
-                         self.gs.elided(i, 2 if lod < LOD_NAME else 3, tensor, fm, r.width() - 20))
+                         self.gs.elided(i, 3, tensor, th.fm_op, r.width() - 20))
         if lod >= LOD_SHAPES and node.outputs:
             self._paint_shape_label(painter, i, r)
 

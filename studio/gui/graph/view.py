@@ -13,13 +13,23 @@ from PySide6.QtCore import (
     QVariantAnimation,
     Signal,
 )
-from PySide6.QtGui import QColor, QFont, QHelpEvent, QKeyEvent, QMouseEvent, QPainter, QWheelEvent
+from PySide6.QtGui import (
+    QColor,
+    QFont,
+    QHelpEvent,
+    QKeyEvent,
+    QMouseEvent,
+    QPainter,
+    QResizeEvent,
+    QWheelEvent,
+)
 from PySide6.QtWidgets import QFrame, QGraphicsScene, QGraphicsView, QToolTip, QWidget
 
 from studio.gui.graph import palette
 from studio.gui.graph.expansion import Expansion, wants_hierarchy
+from studio.gui.graph.font_note import FontNote
 from studio.gui.graph.layout_worker import RUNNING, LayoutWorker, forget_finished
-from studio.gui.graph.lod import LOD_NAME, LOD_OVERVIEW
+from studio.gui.graph.lod import FIT_MAX, LOD_LABEL, LOD_NAME, LOD_OVERVIEW
 from studio.gui.graph.model import KIND_GROUP, GraphData
 from studio.gui.graph.scene import GraphGeometry, GraphScene
 from studio.gui.graph.view_groups import GroupsMixin
@@ -70,6 +80,7 @@ class GraphView(GroupsMixin, QGraphicsView):
         self.setRenderHint(QPainter.RenderHint.TextAntialiasing, True)
         self.setMouseTracking(True)
         self.setBackgroundBrush(QColor(palette.CANVAS[self._theme][0]))
+        self.font_note = FontNote(self)  # names with characters no installed font has (tofu otherwise)
 
     # ---- loading ---------------------------------------------------------------------------------------
     def set_graph(self, graph: GraphData | None, grouped: bool | None = None) -> None:
@@ -94,6 +105,7 @@ class GraphView(GroupsMixin, QGraphicsView):
             return
         self._message = f"Laying out {len(graph.nodes):,} nodes…"
         self.viewport().update()
+        self.font_note.check(n.name for n in graph.nodes)
         self._start_worker(graph)
 
     def _relayout(self, focus: tuple[str, str] | None) -> None:
@@ -189,17 +201,18 @@ class GraphView(GroupsMixin, QGraphicsView):
         self.sig_layout_ready.emit(geometry)
 
     def _initial_view(self) -> None:
-        """Whole graph when it fits at a readable zoom, else the top of it at a width that shows a layer."""
+        """Whole graph (as Fit shows it) when its boxes are big enough for their own text, else the top of it
+        at a width that shows a layer."""
         assert self.gscene is not None
         r = self.gscene.geometry.scene_rect
         vw, vh = max(self.viewport().width(), 200), max(self.viewport().height(), 200)
-        fit = min(vw / r.width(), vh / r.height())
+        x0, y0, x1, y1 = self.gscene.geometry.layout.bounds
+        fit = min(vw / max(x1 - x0 + 80, 1.0), vh / max(y1 - y0 + 60, 1.0))
         self.resetTransform()
-        if fit >= 0.55:
-            self._set_scale(min(fit, 1.15))
-            self.centerOn(r.center())
+        if fit >= LOD_LABEL:
+            self.fit_all()
         else:
-            s = max(0.55, min(1.0, vw / r.width()))
+            s = max(LOD_LABEL, min(1.0, vw / r.width()))
             self._set_scale(s)
             self.centerOn(QPointF(r.center().x(), r.top() + vh / 2 / s))
 
@@ -358,12 +371,13 @@ class GraphView(GroupsMixin, QGraphicsView):
         self._set_scale(self.zoom * factor)
 
     def fit_all(self) -> None:
+        """The whole graph in the view (boxes too small for their text are named by the label layer)."""
         if self.gscene is not None:
             x0, y0, x1, y1 = self.gscene.geometry.layout.bounds
             self.fitInView(QRectF(x0, y0, x1 - x0, y1 - y0).adjusted(-40, -30, 40, 30),
                            Qt.AspectRatioMode.KeepAspectRatio)
-            if self.zoom > 1.2:  # a tiny graph: do not blow the boxes up
-                self._set_scale(1.2)
+            if self.zoom > FIT_MAX:  # a tiny graph: do not blow the boxes up
+                self._set_scale(FIT_MAX)
             self.sync_level_of_detail()
 
     def wheelEvent(self, event: QWheelEvent) -> None:
@@ -394,6 +408,11 @@ class GraphView(GroupsMixin, QGraphicsView):
             self.collapse(self._enclosing_frame() or "")
         else:
             super().keyPressEvent(event)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        if self.font_note.isVisible():
+            self.font_note.place()
 
     # ---- mouse -----------------------------------------------------------------------------------------
     def mousePressEvent(self, event: QMouseEvent) -> None:

@@ -5,7 +5,8 @@ cookie set before Netron's scripts run (so it never asks ipinfo.io where the use
 is replaced by a no-op. Netron gives each node the SVG id ``node-name-<name>`` and each edge
 ``edge-<tensor>``; colours (verdicts, or per-op profile heat) and selection are applied to those through
 ``runJavaScript``. Clicks on a node come back as a console message (no QWebChannel needed). If QtWebEngine
-cannot start, the tab says why.
+cannot start, the tab says why. Names are drawn with the studio's font families (studio.gui.fonts: the
+installed fallbacks for CJK and other scripts), set before Netron measures its labels.
 """
 
 from __future__ import annotations
@@ -27,6 +28,14 @@ SELECT_PREFIX = "studio-select:"
 _BOOT_JS = r"""
 (function () {
   document.cookie = 'consent=' + Date.now() + ';path=/;max-age=31536000';
+  // the studio's font families first (with the installed fallbacks for CJK and other scripts), before Netron
+  // measures its labels: names are drawn with a font that has their glyphs instead of boxes
+  document.addEventListener('DOMContentLoaded', function () {
+    var st = document.createElement('style');
+    st.id = 'studio-fonts';
+    st.textContent = 'body, svg text, .graph-node text { font-family: ' + __STUDIO_FONTS__ + ' !important; }';
+    document.head.appendChild(st);
+  });
   try {
     Object.defineProperty(Navigator.prototype, 'sendBeacon', {value: function () { return true; }, configurable: true});
   } catch (e) {}
@@ -237,7 +246,9 @@ class NetronView(QWidget):
         script.setInjectionPoint(QWebEngineScript.InjectionPoint.DocumentCreation)
         script.setWorldId(QWebEngineScript.ScriptWorldId.MainWorld)
         script.setRunsOnSubFrames(False)
-        script.setSourceCode(_BOOT_JS)
+        from studio.gui.fonts import css_font_family
+
+        script.setSourceCode(_BOOT_JS.replace("__STUDIO_FONTS__", json.dumps(css_font_family())))
         self._profile.scripts().insert(script)
         self._page = Page(self._profile, self.web)
         self.web.setPage(self._page)

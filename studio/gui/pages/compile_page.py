@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QPushButton,
+    QSizePolicy,
     QSplitter,
     QVBoxLayout,
     QWidget,
@@ -33,8 +34,9 @@ from studio.gui.compile.report_view import CompileReportView
 from studio.gui.file_dialogs import start_dir
 from studio.gui.page import Page
 from studio.gui.theme import set_role
+from studio.gui.widgets.fixed_lines import FixedLinesLabel
 from studio.gui.widgets.flow import keep_wrapped_height
-from studio.gui.widgets.layout import add_heading, browse_row, muted_label, progress_and_status
+from studio.gui.widgets.layout import add_heading, browse_row, progress_and_status
 
 
 class CompilePage(Page):
@@ -84,7 +86,7 @@ class CompilePage(Page):
         self.target_combo = QComboBox()
         self.target_combo.currentIndexChanged.connect(self._target_changed)
         form.addRow("Target", self.target_combo)
-        self.target_info = muted_label("")
+        self.target_info = FixedLinesLabel(3)  # a long description never moves the buttons below
         form.addRow("", self.target_info)
         self.shapes_edit = QLineEdit()
         self.shapes_edit.setPlaceholderText("for dynamic dims: pixel_values=1,3,224,224; input_ids=1,64")
@@ -113,6 +115,8 @@ class CompilePage(Page):
         self.force_check = QCheckBox("Replace an existing output folder")
         for cb in (self.verify_check, self.simplify_check, self.force_check):
             form.addRow("", cb)
+        # never squeezed below its size when the Toolchain text under the buttons grows: the buttons stay put
+        box.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Fixed)
         ll.addWidget(box)
 
         brow = QHBoxLayout()

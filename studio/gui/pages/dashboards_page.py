@@ -22,10 +22,10 @@ from PySide6.QtWidgets import (
     QDoubleSpinBox,
     QFileDialog,
     QHBoxLayout,
+    QHeaderView,
     QLabel,
     QLineEdit,
     QPushButton,
-    QSplitter,
     QTableWidget,
     QTableWidgetItem,
     QVBoxLayout,
@@ -64,10 +64,12 @@ from studio.gui.dashboards.targets import (
     served_model,
     typed_target,
 )
+from studio.gui.dashboards.values import format_measure
 from studio.gui.dashboards.workload import WorkloadFields
 from studio.gui.file_dialogs import start_dir
 from studio.gui.jobs_qt import JobRunner
 from studio.gui.page import Page
+from studio.gui.screen_fit import AdaptiveSplitter
 from studio.gui.widgets.flow import FlowLayout
 from studio.gui.widgets.layout import add_heading, form_column
 from studio.telemetry import samples as S
@@ -193,28 +195,34 @@ class DashboardsPage(Page):
         root.addLayout(row)
         root.addLayout(bar)
 
-        split = QSplitter(Qt.Orientation.Horizontal)
+        # the run's outcome first (throughput, SLA verdict with its budget and what broke it), then the plots
+        self.verdict_label = QLabel("No run yet. Start a load against a KServe v2 server, or replay a recording.")
+        self.verdict_label.setWordWrap(True)
+        self.verdict_label.setTextFormat(Qt.TextFormat.RichText)
+        self.verdict_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        root.addWidget(self.verdict_label)
+
+        split = AdaptiveSplitter()  # the sources beside the plots on a wide page, under them on a narrow one
         self.grid = PlotGrid(self.store)
+        self.grid.setMinimumWidth(480)
         # the grid's widgets under the names they had on the page
         self.glw, self.plots, self.na_text = self.grid.glw, self.grid.plots, self.grid.na_text
         self.vlines, self.thresholds, self.cross_label = self.grid.vlines, self.grid.thresholds, self.grid.cross_label
         split.addWidget(self.grid)
 
-        side = QWidget()
-        sl = QVBoxLayout(side)
-        sl.setContentsMargins(0, 0, 0, 0)
-        self.verdict_label = QLabel("No run yet. Start a load against a KServe v2 server, or replay a recording.")
-        self.verdict_label.setWordWrap(True)
-        sl.addWidget(self.verdict_label)
         self.sources_table = QTableWidget(0, 3)
         self.sources_table.setHorizontalHeaderLabels(["series", "latest", "source"])
         self.sources_table.verticalHeader().setVisible(False)
-        self.sources_table.horizontalHeader().setStretchLastSection(True)
-        self.sources_table.setColumnWidth(0, 150)
-        self.sources_table.setColumnWidth(1, 80)
-        sl.addWidget(self.sources_table, 1)
-        split.addWidget(side)
-        split.setSizes([600, 400])  # the sources column stays in view at 1366 px
+        head = self.sources_table.horizontalHeader()
+        # values are never cut: the first two columns fit their text, the source takes the rest (tooltips hold it)
+        head.setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
+        head.setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
+        head.setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
+        self.sources_table.setMinimumWidth(400)
+        self.sources_table.setMinimumHeight(220)
+        split.addWidget(self.sources_table)
+        split.setStretchFactor(0, 3)
+        split.setStretchFactor(1, 2)
         root.addWidget(split, 1)
 
     # -- what is on screen -------------------------------------------------------------------------
@@ -437,7 +445,7 @@ class DashboardsPage(Page):
         many = len({k[0] for k in keys}) > 1
         for i, ((target, series), latest, source, note) in enumerate(rows):
             label = f"{series} ({target})" if many else series
-            value = S.NOT_AVAILABLE if latest is None else f"{latest:.4g} {S.UNITS.get(series, '')}".strip()
+            value = S.NOT_AVAILABLE if latest is None else format_measure(latest, S.UNITS.get(series, ""))
             for j, text in enumerate((label, value, source if latest is not None else f"{source}: {note or ''}")):
                 item = self.sources_table.item(i, j)
                 if item is None:

@@ -27,7 +27,7 @@ from PySide6.QtWidgets import (
 
 from studio.core.errors import Problem, StudioError
 from studio.gui.file_dialogs import start_dir
-from studio.gui.fleet.views import AgentsModel, Timeline, agents_table
+from studio.gui.fleet.views import AgentsModel, MembersModel, Timeline, agents_table
 from studio.gui.page import Page
 from studio.gui.widgets.field_error import FieldError
 from studio.gui.widgets.layout import add_heading, browse_row, form_column
@@ -49,6 +49,8 @@ class FleetPage(Page):
     def __init__(self, jobs: Any = None, parent: QWidget | None = None) -> None:
         super().__init__(jobs, parent)
         self.rollout: Any | None = None  # the RolloutState shown (the running engine's, or the saved one)
+        self._filled_bundle = ""  # the bundle path the page put in the field (it follows the newest build)
+        self._fresh: set[str] = set()  # members just added (bold until the fleet changes)
         self._bridge = _Bridge(self)
         self._bridge.sig_state.connect(self._on_engine_state, Qt.ConnectionType.QueuedConnection)
         self._build()
@@ -61,7 +63,7 @@ class FleetPage(Page):
         top = QHBoxLayout()
         self.fleet_combo = QComboBox()
         self.fleet_combo.setMinimumWidth(180)
-        self.fleet_combo.currentTextChanged.connect(lambda _t: self.refresh())
+        self.fleet_combo.currentTextChanged.connect(self._fleet_switched)
         self.new_edit = QLineEdit()
         self.new_edit.setPlaceholderText("new fleet name")
         self.new_edit.setMaximumWidth(160)
@@ -125,9 +127,14 @@ class FleetPage(Page):
         bar.addWidget(self.status_label, 1)
         root.addLayout(bar)
 
+        self.members_label = QLabel("")  # who is in the fleet, and what "Add connected agents" just did
+        self.members_label.setWordWrap(True)
+        self.members_label.setTextFormat(Qt.TextFormat.RichText)
+        root.addWidget(self.members_label)
         split = QSplitter(Qt.Orientation.Vertical)
         self.agents_model = AgentsModel()
-        self.table = agents_table(self.agents_model)
+        self.members_model = MembersModel()
+        self.table = agents_table(self.members_model)  # the rollout's rows once there is one (_show_state)
         split.addWidget(self.table)
         self.timeline = Timeline()
         split.addWidget(self.timeline)
@@ -139,11 +146,25 @@ class FleetPage(Page):
     def context_changed(self) -> None:
         self._fill_tiers()
         self._fill_fleets()
-        if not self.bundle_edit.text():
-            bundles = self.state.artifact("bundle") if self.state.model_name else None
-            if bundles:
-                self.bundle_edit.setText(str(bundles[-1]))
+        self._follow_bundle()
         self.refresh()
+
+    def state_changed(self, topic: str, payload: object) -> None:
+        if topic in ("artifacts", "model", "workspace"):
+            self._follow_bundle()  # a bundle just built (Package page) is the one to roll out
+        if topic in ("devices", "device_state") and self.rollout is None:
+            self._show_members()
+
+    def _follow_bundle(self) -> None:
+        """The current model's newest bundle (the workspace state's ``bundle`` artifact) in the Bundle field,
+        unless the user typed or chose another one there."""
+        newest = self.state.artifact("bundle") if self.state.model_name else None
+        current = self.bundle_edit.text().strip()
+        if not newest or current not in ("", self._filled_bundle):
+            return  # nothing built yet, or a path the user chose
+        if current != str(newest):
+            self.bundle_edit.setText(str(newest))
+        self._filled_bundle = str(newest)
 
     def _fill_tiers(self) -> None:
         if self.gate_combo.count():
@@ -156,6 +177,10 @@ class FleetPage(Page):
             self._show(exc)
             return
         self.gate_combo.addItems(list(tiers))
+
+    def _fleet_switched(self, _name: str) -> None:
+        self._feedback, self._fresh = "", set()
+        self.refresh()
 
     def _fill_fleets(self, select: str | None = None) -> None:
         names = self.fleet_names()
@@ -196,7 +221,10 @@ class FleetPage(Page):
         self.refresh()
 
     def add_connected_agents(self) -> int:
-        """Every agent the shared state knows (Devices) joins the current fleet; returns how many were added."""
+        """Every agent the shared state knows (Devices) joins the current fleet; returns how many were added.
+        The members table shows them (the new ones in bold) and the line above it says what was added."""
+        from html import escape
+
         from studio.fleet.fleet_file import agent_name, default_name, fleet_path, load_fleet, url_key
         from studio.fleet.schema import AgentSpec
 
@@ -204,9 +232,16 @@ class FleetPage(Page):
             fleet = load_fleet(fleet_path(self._need_ws(), self._fleet_name()))
             known = {url_key(a.url) for a in fleet.agents}
             ring = self.ring_edit.text().strip()
+            agents = self.state.devices("agent")
+            if not agents:
+                raise StudioError("no edge agent in Devices to add", offending="Add connected agents",
+                                  hint="add or discover agents on the Devices page, then come back")
             added = 0
-            for dev in self.state.devices("agent"):
+            names: list[str] = []
+            already = 0
+            for dev in agents:
                 if url_key(dev.url) in known:
+                    already += 1
                     continue
                 labels = {**({"board": str(dev.extra["board"])} if dev.extra.get("board") else {}),
                           **({"ring": ring} if ring else {})}
@@ -214,13 +249,23 @@ class FleetPage(Page):
                 fleet.spec.agents.append(AgentSpec(name=name, url=dev.url, labels=labels,
                                                    token_file=dev.extra.get("token_file") or None))
                 known.add(url_key(dev.url))
+                names.append(f"{name} ({dev.url})")
+                self._fresh.add(name)
                 added += 1
             fleet.save()
         except StudioError as exc:
             self._show(exc)
             return 0
         self.field_error.clear_error()
-        self.sig_log.emit(f"{added} agent(s) added to fleet {fleet.name}")
+        listed = ", ".join(names[:4]) + (f" and {len(names) - 4} more (in bold below)" if len(names) > 4 else "")
+        what = (f"Added {added} agent{'s' if added != 1 else ''} to fleet <b>{escape(fleet.name)}</b>: "
+                f"{escape(listed)}" if added else f"No agent added to fleet <b>{escape(fleet.name)}</b>")
+        if already:
+            what += (f"; {already} connected agents were already members" if already != 1 else
+                     "; 1 connected agent was already a member")
+        self._feedback = what
+        self.sig_log.emit(f"{added} agent(s) added to fleet {fleet.name}" + (f": {', '.join(names)}" if names else "")
+                          + (f" ({already} already members)" if already else ""))
         self.refresh()
         return added
 
@@ -311,12 +356,41 @@ class FleetPage(Page):
         self._show_state()
         self._update_buttons()
 
+    def _show_members(self) -> None:
+        """The fleet file's agents in the table (no rollout yet), with their state in Devices."""
+        from html import escape
+
+        from studio.fleet.fleet_file import fleet_path, load_fleet, url_key
+
+        members: list[Any] = []
+        name = self.fleet_combo.currentText()
+        if self.workspace is not None and name:
+            try:
+                members = load_fleet(fleet_path(self.workspace, name)).agents
+            except StudioError as exc:
+                self.members_label.setText(f"<span style='color:#c62828'>{escape(exc.message)}</span>")
+                return
+        states = {url_key(d.url): self.state.device_state(d.name).state for d in self.state.devices("agent")}
+        self.members_model.set_members(members, states, self._fresh)
+        if self.table.model() is not self.members_model:
+            self.table.setModel(self.members_model)
+        head = (f"Fleet <b>{escape(name)}</b>: {len(members)} member{'s' if len(members) != 1 else ''}"
+                + (f", {sum(1 for a in members if states.get(url_key(a.url)) == 'ok')} connected" if members else
+                   " — add the connected agents (Devices) with “Add connected agents”") if name else "")
+        feedback = getattr(self, "_feedback", "")
+        self.members_label.setText(f"{feedback}<br>{head}" if feedback and head else feedback or head)
+
     def _show_state(self) -> None:
         from studio.fleet.api import interrupted
 
         st = self.rollout
         self.agents_model.set_state(st)
         self.timeline.set_state(st)
+        if st is None:
+            self._show_members()
+        elif self.table.model() is not self.agents_model:
+            self.table.setModel(self.agents_model)
+            self.members_label.setText(f"Rollout of fleet <b>{st.fleet}</b>: one row per agent it updates")
         if st is None:
             self.status_label.setText("No rollout yet for this fleet." if self.fleet_combo.count() else
                                       "Create a fleet, then add the connected agents to it.")

@@ -38,8 +38,9 @@ from studio.gui.widgets.bundle_actions import (
     verify_existing,
 )
 from studio.gui.widgets.field_error import FieldError
+from studio.gui.widgets.fixed_lines import FixedLinesLabel
 from studio.gui.widgets.flow import FlowLayout, keep_wrapped_height
-from studio.gui.widgets.layout import add_heading, browse_row, muted_label
+from studio.gui.widgets.layout import add_heading, browse_row
 from studio.gui.widgets.source_info import compiled_source_text
 from studio.gui.widgets.tables import readonly_table
 
@@ -76,15 +77,15 @@ class PackagingPage(Page):
         self.source_edit = QLineEdit()
         self.source_edit.setPlaceholderText(".onnx file, export folder or `studio compile` folder")
         form.addRow("Export", browse_row(self.source_edit, self._browse_source))
-        self.source_info = QLabel("")  # a compiled folder: runtime tvm, its parity figures, the arch check
-        self.source_info.setWordWrap(True)
-        self.source_info.hide()
+        # a compiled folder: runtime tvm, its parity figures, the arch check; the same height for any source, so
+        # the buttons below never move
+        self.source_info = FixedLinesLabel(4)
         form.addRow("", self.source_info)
         self.source_edit.textChanged.connect(self._source_changed)
         self.board_combo = QComboBox()
         self.board_combo.currentIndexChanged.connect(self._board_changed)
         form.addRow("Board", self.board_combo)
-        self.board_info = muted_label("")
+        self.board_info = FixedLinesLabel(2)
         form.addRow("", self.board_info)
         krow = QHBoxLayout()
         self.key_combo = QComboBox()
@@ -121,6 +122,7 @@ class PackagingPage(Page):
         self.force_check.setToolTip("Package even if the model fails the board's target or CPU architecture; "
                                     "the override is recorded in the signed manifest")
         form.addRow("", self.force_check)
+        box.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Fixed)  # never squeezed: buttons stay
         ll.addWidget(box)
         self.error = FieldError(self)
         ll.addWidget(self.error)
@@ -225,16 +227,12 @@ class PackagingPage(Page):
 
     def _source_changed(self) -> None:
         c = self._compiled_source()
-        if c is None:
-            self.source_info.hide()
-            return
         b = self._boards.get(self.board_combo.currentData()) if hasattr(self, "_boards") else None
-        text, mismatch = compiled_source_text(c, b)
+        text, mismatch = compiled_source_text(c, b) if c is not None else ("", False)
         set_role(self.source_info, "banner-fail" if mismatch else "muted")
         margin = 6 if mismatch else 0
         self.source_info.setContentsMargins(margin, margin // 3, margin, margin // 3)
         self.source_info.setText(text)
-        self.source_info.show()
         self._follow_board()
 
     def _follow_board(self) -> None:
@@ -244,10 +242,9 @@ class PackagingPage(Page):
 
         c, states = self._compiled_source(), [self.state.device_state(d.name) for d in self.state.devices("agent")]
         board = default_board(self.target, c.meta.get("board") if c else None, tuple(s.board for s in states))
-        current = self.board_combo.currentData()
-        if board and current in (self._auto_board, None) and board != current:
+        if board and board != self.board_combo.currentData() == self._auto_board:
+            self._auto_board = board  # what the page itself shows; a user's pick differs from it and stays
             self.board_combo.setCurrentIndex(max(0, self.board_combo.findData(board)))
-        self._auto_board = board or current
 
     def _fill_agents(self) -> None:
         cur = self.agent_combo.currentData()

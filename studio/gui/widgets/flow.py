@@ -155,7 +155,10 @@ class _WrappedHeight(QObject):
     """Event filter: keeps a widget's minimum height at what its layout needs for its current width."""
 
     def eventFilter(self, obj: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt override)
-        if event.type() == QEvent.Type.Resize and isinstance(obj, QWidget) and obj.layout() is not None:
+        # a resize changes the wrapping; a layout request is new content (a longer text below a form: without
+        # it the column kept its old minimum and squeezed the form, moving the buttons under it)
+        if event.type() in (QEvent.Type.Resize, QEvent.Type.LayoutRequest) and isinstance(obj, QWidget) \
+                and obj.layout() is not None:
             lay = obj.layout()
             need = lay.totalHeightForWidth(obj.width()) if lay.hasHeightForWidth() else -1
             need = max(need, lay.totalMinimumSize().height())

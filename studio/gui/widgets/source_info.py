@@ -18,7 +18,7 @@ def compiled_source_text(c: Any, board: Any) -> tuple[str, bool]:
     text = (f"runtime: tvm {c.tvm_version} — {c.library} ({c.library_kind}, {c.arch or 'unknown arch'}), "
             f"target {c.meta.get('target_id', '')}\nparity vs ONNX Runtime: {par['status']}{figures}{lat}")
     mismatch = bool(board is not None and c.arch and c.arch != norm_arch(board.cpu_arch))
-    if mismatch:
-        text += (f"\n⚠ built for {c.arch}, board {board.id} is {board.cpu_arch}: packaging is refused unless "
-                 f"forced; compile with --target {board.id}")
+    if mismatch:  # first: the label shows a fixed number of lines, the warning must not be the part cut off
+        text = (f"⚠ built for {c.arch}, board {board.id} is {board.cpu_arch}: packaging is refused unless "
+                f"forced; compile with --target {board.id}\n") + text
     return text, mismatch
