@@ -99,12 +99,18 @@ def node_details_html(graph: GraphData, node: GNode, report: Any, target: str | 
         return "".join(out)
 
     if report is not None and report.node_verdicts:
+        from studio.verify.effective import effective
+
         out.append("<h3>Verdict per target</h3><table class='t' width='100%'>")
         for tid in report.node_verdicts:
-            v = report.node_verdicts[tid].get(key, "supported")
+            eff = effective(report, tid)  # a tool's answer where one ran, said with its source
+            v = eff.node_verdicts.get(key, "supported")
             reason = (report.node_reasons.get(tid, {}) or {}).get(key, "")
+            if key in eff.by_node:
+                was = eff.overridden.get(key)
+                reason = f"{eff.by_node[key]}" + (f" (the profile said {was[0]}: {reason})" if was else "")
             mark = " style='font-weight:600'" if tid == target else ""
-            out.append(f"<tr><td{mark}>{escape(tid)}</td><td>{verdict_chip(v, theme)}</td>"
+            out.append(f"<tr><td nowrap{mark}>{escape(tid)}</td><td nowrap>{verdict_chip(v, theme)}</td>"
                        f"<td class='muted'>{escape(reason)}</td></tr>")
         out.append("</table>")
     out.append("<h3>Inputs</h3><table class='t' width='100%'><tr><th>tensor</th><th>dtype</th><th>shape</th></tr>")
@@ -148,7 +154,7 @@ def stats_html(stats: Any, graph: GraphData | None, report: Any, theme: str = "l
         rows.insert(1, ("IR / producer", f"{report.ir_version} · {escape(report.producer or '—')}"))
     out.append("<table class='t' width='100%'>")
     for k, v in rows:
-        out.append(f"<tr><td class='muted' width='38%'>{k}</td><td>{v}</td></tr>")
+        out.append(f"<tr><td class='muted' width='38%' nowrap>{k}</td><td>{v}</td></tr>")
     out.append("</table>")
     if stats.estimate_note:
         out.append(f"<p class='muted'>{escape(stats.estimate_note)}</p>")

@@ -213,9 +213,9 @@ class GraphLegend(QWidget):
         self.heat_legend.hide()
         h.addWidget(self.heat_legend)
         self.verdict_widgets: list[QWidget] = [*self.legend_labels.values(), dyn]
-        self.graph_info = QLabel("")
+        self.graph_info = QLabel("")  # the graph's size, said in the legend's tooltip (Statistics has it too)
         self.graph_info.setProperty("role", "muted")
-        h.addWidget(self.graph_info)
+        self.graph_info.hide()
 
     def set_counts(self, counts: dict[str, int] | None) -> None:
         """Node counts per verdict for the current target (None: the colours alone, before inspection)."""
@@ -239,10 +239,11 @@ class GraphLegend(QWidget):
 
     def set_graph_size(self, nodes: int, edges: int) -> None:
         self.graph_info.setText(f"{nodes:,} nodes · {edges:,} edges")
+        self.setToolTip(self.graph_info.text())
 
     def set_layout_time(self, seconds: float, engine: str) -> None:
-        """How long the layout took, in the graph size's tooltip (the legend stays one line beside the graph)."""
-        self.graph_info.setToolTip(f"{self.graph_info.text()}; layout {seconds:.2f} s ({engine})")
+        """How long the layout took, after the graph's size in the legend's tooltip (the legend stays one line)."""
+        self.setToolTip(f"{self.graph_info.text()}; layout {seconds:.2f} s ({engine})")
 
 
 __all__ = ["COLOUR_MODES", "GraphToolbar", "GraphLegend"]

@@ -37,14 +37,15 @@ class InspectHeader(QWidget):
         self.status_label.setProperty("role", "muted")
         head.addWidget(self.status_label, 1)
         actions = FlowLayout(spacing=6)
-        self.open_button = _button("Open model…", enabled=True)
+        # short words: the title, the model and the five actions share one row at 1366 px (the graph gets the row)
+        self.open_button = _button("Open…", "open an ONNX model (or an export folder) in the Inspector", enabled=True)
         self.reinspect_button = _button("Re-inspect")
         self.profile_action = _button("Profile", "per-node times with ONNX Runtime's profiler: heat colours on the "
                                       "graph, the slowest nodes in the Profile tab (saved with the workspace)")
         self.compile_button = _button("Compile", "open this model on the Compile page, for the board of the "
                                       "current target")
-        self.serve_button = _button("Serve on Triton", "build a Triton model repository from this model on the "
-                                    "Triton page")
+        self.serve_button = _button("Serve", "serve this model on Triton: build a model repository from it on "
+                                    "the Triton page")
         for b in (self.open_button, self.reinspect_button, self.profile_action, self.compile_button,
                   self.serve_button):
             actions.addWidget(b)
