@@ -91,6 +91,35 @@ def _whisper(out: Path) -> None:
     WhisperProcessor(feature_extractor=fe, tokenizer=tok).save_pretrained(out)
 
 
+def _clip_past_2gb(out: Path) -> None:
+    """The tiny CLIP sample with a 1.06M-token text vocabulary at width 512: 2.2 GB of weights, nearly all in one
+    embedding table a few rows of which any input reads (the check of issue 29: cheap past protobuf's 2 GB)."""
+    from transformers import CLIPConfig, CLIPImageProcessor, CLIPModel, CLIPProcessor, CLIPTokenizer
+
+    vocab, merges = s._byte_bpe(["<|startoftext|>", "<|endoftext|>"], end_of_word="</w>")
+    tok = CLIPTokenizer(vocab=vocab, merges=merges, model_max_length=32)
+    eos = vocab["<|endoftext|>"]
+    import torch
+
+    rows = 1_060_000
+    cfg = CLIPConfig(text_config=dict(vocab_size=8192, hidden_size=512, intermediate_size=64,
+                                      num_hidden_layers=1, num_attention_heads=4, max_position_embeddings=32,
+                                      bos_token_id=vocab["<|startoftext|>"], eos_token_id=eos, pad_token_id=eos),
+                     vision_config=dict(hidden_size=32, intermediate_size=37, num_hidden_layers=2,
+                                        num_attention_heads=4, image_size=32, patch_size=8),
+                     projection_dim=16)
+    s._seed()
+    model = CLIPModel(cfg).eval()
+    # the big table repeats the initialised 8192 rows (a normal draw of 543M values takes 6 s here, a copy 1 s)
+    small = model.text_model.embeddings.token_embedding.weight.data
+    big = small.repeat(-(-rows // small.shape[0]), 1)[:rows].contiguous()
+    model.text_model.embeddings.token_embedding = torch.nn.Embedding.from_pretrained(big, freeze=False)
+    model.config.text_config.vocab_size = rows
+    model.save_pretrained(out)
+    image = CLIPImageProcessor(size={"shortest_edge": 32}, crop_size={"height": 32, "width": 32})
+    CLIPProcessor(image_processor=image, tokenizer=tok).save_pretrained(out)
+
+
 def _qwen2_vl(text_layers: int, vision_depth: int) -> Callable[[Path], None]:
     def build(out: Path) -> None:
         from transformers import (
@@ -121,7 +150,7 @@ def _qwen2_vl(text_layers: int, vision_depth: int) -> Callable[[Path], None]:
 
 
 MODELS: dict[str, Callable[[Path], None]] = {
-    "clip-vit-b32": _clip, "siglip-base": _siglip, "whisper-base": _whisper,
+    "clip-vit-b32": _clip, "siglip-base": _siglip, "whisper-base": _whisper, "clip-past-2gb": _clip_past_2gb,
     "qwen2-vl-3gb": _qwen2_vl(8, 8), "qwen2-vl-2b": _qwen2_vl(28, 32),
 }
 

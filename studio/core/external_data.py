@@ -15,7 +15,7 @@ the graph itself (small once the weights are out) is parsed. No numpy, no ``onnx
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -97,11 +97,12 @@ def _safe_location(location: str, model_path: Path) -> Path:
     return model_path.parent / Path(*p.parts)
 
 
-def data_files(model: Any, model_path: Path | str) -> list[DataFile]:
-    """The data files ``model`` (parsed without its weights) references, with their sizes on disk."""
+def data_files(model: Any, model_path: Path | str, tensors: Iterable[Any] | None = None) -> list[DataFile]:
+    """The data files ``model`` (parsed without its weights) references, with their sizes on disk. ``tensors``:
+    the ones to look at when the caller has them indexed (default: ``iter_tensors``, which reads every node)."""
     model_path = Path(model_path)
     files: dict[str, DataFile] = {}
-    for t in iter_tensors(model):
+    for t in iter_tensors(model) if tensors is None else tensors:
         if not is_external(t):
             continue
         e = _entries(t)
@@ -128,11 +129,11 @@ def tensor_nbytes(t: Any) -> int:
     return n * _DTYPE_BYTES.get(t.data_type, 0)
 
 
-def check_data_files(model: Any, model_path: Path | str) -> list[DataFile]:
+def check_data_files(model: Any, model_path: Path | str, tensors: Iterable[Any] | None = None) -> list[DataFile]:
     """Every data file ``model`` references exists beside ``model_path`` and is long enough for its tensors;
     ModelError naming the first that is not (missing, truncated, a folder). Returns them (empty: no external data)."""
     model_path = Path(model_path)
-    files = data_files(model, model_path)
+    files = data_files(model, model_path, tensors)
     for df in files:
         if df.size is None:
             raise ModelError(f"external data file {df.location} of {model_path.name} is missing "
@@ -251,7 +252,7 @@ def write_layout(src: Path | str, dest: Path | str, *, external: bool = True, th
                     fds[loc] = os.open(_safe_location(loc, src), os.O_RDONLY)
                 length = int(e["length"]) if e.get("length") else tensor_nbytes(t)
                 src_off = int(e.get("offset") or 0)
-                if out_fd is None:  # back inline (small models only: checked above)
+                if out_fd is None or length < threshold:  # back inline (small tensors; small models: checked above)
                     t.raw_data = os.pread(fds[loc], length, src_off)
                     del t.external_data[:]
                     t.data_location = 0
