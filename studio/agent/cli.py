@@ -27,7 +27,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="let a studio holding the token add signing keys over POST /agent/trust (kept in "
                         "DATA/trusted); off by default: keys come only from --trust files")
     p.add_argument("--board", default="auto", help="board id of this machine ('auto' detects it, 'any' accepts all)")
-    p.add_argument("--max-upload-mb", type=float, default=2048.0, help="largest accepted bundle (MiB)")
+    p.add_argument("--max-upload-mb", type=float, default=32768.0,
+                   help="largest accepted bundle (MiB, default 32768: a 2B-parameter model in FP32 is 9 GB); an "
+                        "upload the data folder's disk cannot hold is refused whatever this says")
     p.add_argument("--max-request-mb", type=float, default=64.0,
                    help="largest inference request body, HTTP and gRPC (MiB; larger: 413 / RESOURCE_EXHAUSTED)")
     p.add_argument("--max-inflate-mb", type=float, default=256.0,

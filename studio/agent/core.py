@@ -50,7 +50,7 @@ class AgentConfig:
     trusted: TrustedKeys
     token: str
     board: str = "any"
-    max_upload_bytes: int = 2 << 30
+    max_upload_bytes: int = 32 << 30  # the disk's free space is checked on top (disk_space.check_upload)
     keep_versions: int = 5
     threads: int = 0
     name: str = "studio-agent"

@@ -17,6 +17,7 @@ import numpy as np
 
 from studio.agent.generation import is_generation_model, load_generation
 from studio.core.errors import BundleError, ModelError
+from studio.core.external_data import check_model_files
 from studio.edge.manifest import Manifest
 from studio.edge.tensors import KSERVE_TO_NP, ORT_TO_KSERVE
 from studio.edge.trust import TrustedKeys
@@ -228,6 +229,7 @@ def _load_models(dep: Deployment, models_spec: list[dict[str, Any]], runtime: di
             models[spec["name"]] = loader(directory, spec, manifest, runtime, board=board)
             continue
         path = directory / spec["path"]
+        check_model_files(path)  # every data file its graph names is there and long enough: else a 422 naming it
         gen = None
         if spec.get("generation") or is_generation_model(path):  # a KV-cache export: /generate runs it too
             gen = load_generation(path.parent, threads=opts.intra_op_num_threads or None)

@@ -51,6 +51,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="min cosine a converted part must keep vs its FP32 part (default: fp16 0.999, int8 0.98)")
     p.add_argument("--kv-cache-dtype", default="float32", choices=("float32", "float16"),
                    help="--with-past: past_key_values.* / present.* in this dtype (default float32)")
+    p.add_argument("--external-data", action=argparse.BooleanOptionalAction, default=None,
+                   help="weights in a data file beside each graph (model.onnx + model.onnx.data); default: when "
+                        "they pass 1.8 GB (protobuf cannot hold 2 GB in one file); --no-external-data: one file")
     p.add_argument("--report", default=None, help="write the export report (JSON) here")
     p.add_argument("--json", action="store_true", help="print the report as JSON on stdout")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress output")
@@ -85,7 +88,7 @@ def run(args: argparse.Namespace) -> int:
         report=Path(args.report) if args.report else None, validation_cases=args.cases,
         attn_implementation=args.attn_implementation, with_past=args.with_past, precision=args.precision,
         precision_atol=args.precision_atol, precision_min_cosine=args.precision_min_cosine,
-        kv_cache_dtype=args.kv_cache_dtype)
+        kv_cache_dtype=args.kv_cache_dtype, external_data=args.external_data)
     with job_progress("export", enabled=not args.quiet) as job:
         report = export_model(options, job)
     if args.json:
@@ -139,6 +142,11 @@ def render_summary(report) -> str:  # type: ignore[no-untyped-def]
         lines.append("    (the raw log is in the report: --report report.json or --json)")
     timings = ", ".join(f"{k} {v:.1f}s" for k, v in report.timings.items())
     lines.append(f"  timings: {timings}")
+    peaks = getattr(report, "peak_rss_gb", None) or {}
+    if peaks:
+        top = max(peaks.values())
+        first = next(k for k, v in peaks.items() if v == top)
+        lines.append(f"  peak memory: {top:.2f} GB RSS (reached in stage '{first}')")
     return "\n".join(lines)
 
 

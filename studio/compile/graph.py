@@ -39,6 +39,9 @@ def load_model(path: Path | str) -> onnx.ModelProto:
     if not p.is_file():
         raise InputError(f"model file not found: {p}", offending=str(p),
                          hint="pass the path of an .onnx file (for example one written by `studio export`)")
+    from studio.core.external_data import check_model_files
+
+    check_model_files(p)  # a missing or truncated data file: a ModelError naming it, before any weight is read
     try:
         return onnx.load(str(p))
     except Exception as exc:
@@ -236,7 +239,9 @@ def probe_tensors(model: onnx.ModelProto, feed: dict[str, np.ndarray]) -> dict[s
     m.CopyFrom(model)
     have = {o.name for o in m.graph.output}
     try:
-        inferred = onnx.shape_inference.infer_shapes(m)
+        from studio.core.big_proto import infer_shapes
+
+        inferred = infer_shapes(m)  # past 2 GB: on the weightless skeleton
         types = {v.name: v for v in inferred.graph.value_info}
     except Exception:
         types = {}

@@ -48,12 +48,13 @@ class ExportOptions:
     precision_atol: float | None = None  # pass bounds vs the FP32 part; None: per precision (precision.TOLERANCE)
     precision_min_cosine: float | None = None
     kv_cache_dtype: str = "float32"  # "float16": past/present in FP16 (with_past exports)
+    external_data: bool | None = None  # weights in <model>.onnx.data; None: when they pass ~1.8 GB (2 GB: protobuf)
 
 
 @dataclass
 class OutputFile:
     path: str
-    kind: str  # "model" | "part" | "tokenizer" | "processor" | "config" | "report"
+    kind: str  # "model" | "part" | "data" (a model's external weights) | "tokenizer" | "processor" | "config" | "report"
     modality: str | None = None
     size_bytes: int = 0
 
@@ -140,6 +141,7 @@ class ExportReport(Report):
     validation: Validation = field(default_factory=Validation)
     diagnosis: Diagnosis | None = None
     timings: dict[str, float] = field(default_factory=dict)  # stage -> seconds
+    peak_rss_gb: dict[str, float] = field(default_factory=dict)  # stage -> the process's peak RSS at its end (GB)
     generation: GenerationValidation | None = None  # with_past exports only
     precision: dict[str, Any] = field(default_factory=dict)  # --precision / --kv-cache-dtype: per-part figures
 

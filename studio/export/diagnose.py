@@ -312,6 +312,13 @@ def diagnose_exception(stage: str, exc: BaseException, *, model: Any = None, exp
         diag.fix = (f"the model fixes {m2.group(1) if m2 else 'a dimension'} to a constant: drop it from --dynamic "
                     "or give it a range the model supports")
         return diag
+    if re.search(r"exceeds the size limit|larger than the 2GiB|2GB limit|2 ?GiB limit", text):
+        diag.error_class = "protobuf_limit"
+        diag.message = f"{first[:300]} (protobuf cannot hold a model past 2 GB in one message)"
+        diag.fix = ("keep the weights in a data file beside the graph: export with --external-data (on by default "
+                    "past 1.8 GB) and pass the .onnx by path to every tool; a tool that parses the whole file in "
+                    "memory cannot take it")
+        return diag
     node = re.search(r"node(?: with name)? \(?'?([\w/.:\-]+)'?\)?", text)
     if stage in ("checker", "shape_inference", "ort_load"):
         opm = re.search(r"implementation for (\w+)\((\d+)\)", text)
@@ -326,7 +333,10 @@ def diagnose_exception(stage: str, exc: BaseException, *, model: Any = None, exp
             diag.fix = "check the input dtypes of the signature (ids int64, pixels float32) and re-export"
         else:
             diag.error_class = "invalid_graph"
-            diag.fix = "re-export with --opset 17 or --exporter dynamo; report the raw log if it persists"
+            other = "another --opset" if opset == 17 else "--opset 17"
+            diag.fix = (f"re-export with {other}{f' (this one is opset {opset})' if opset else ''} or "
+                        f"--exporter {'torchscript' if exporter == 'dynamo' else 'dynamo'}; report the raw log if "
+                        "it persists")
         if onnx_model is not None and diag.node:
             diag.snippet = onnx_snippet(onnx_model, focus_node=diag.node)
             if diag.snippet:

@@ -44,6 +44,16 @@ class Fused:
     nodes_before: int
     nodes_after: int
     attention_nodes: int
+    data_dir: Path | None = None  # the exported model's folder when its weights are in a data file there
+
+
+def session_source(fused: Fused, options: Any) -> Any:
+    """What ``InferenceSession`` takes for the rewritten graph: its path, or (weights in the export's data file)
+    its bytes with ONNX Runtime told the folder its data file lives in (the rewrite is written elsewhere)."""
+    if fused.data_dir is None:
+        return str(fused.path)
+    options.add_session_config_entry("session.model_external_initializers_file_folder_path", str(fused.data_dir))
+    return fused.path.read_bytes()
 
 
 def not_covered(config: dict[str, Any]) -> str | None:
@@ -98,7 +108,7 @@ def fuse_attention(model_path: Path, layout: CacheLayout, config: dict[str, Any]
     tables = rope_tables(config, layout.head_dim, max_positions)
     if isinstance(tables, str):
         return tables
-    model = onnx.load(str(model_path))
+    model = onnx.load(str(model_path), load_external_data=False)  # weights in a data file stay there
     graph = model.graph
     names = {i.name for i in graph.input}
     if not {"input_ids", "attention_mask"} <= names:
@@ -153,7 +163,8 @@ def fuse_attention(model_path: Path, layout: CacheLayout, config: dict[str, Any]
     if not any(o.domain == MS_DOMAIN for o in model.opset_import):
         model.opset_import.append(helper.make_opsetid(MS_DOMAIN, 1))
     onnx.save(model, str(out))
-    return Fused(out, before, len(graph.node), layout.layers)
+    external = any(t.data_location == onnx.TensorProto.EXTERNAL for t in graph.initializer)
+    return Fused(out, before, len(graph.node), layout.layers, model_path.parent if external else None)
 
 
 def _drop_dead(graph: Any) -> None:

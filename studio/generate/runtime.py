@@ -143,7 +143,7 @@ class DecoderRuntime:
 
         import onnxruntime as ort
 
-        from studio.generate.fused import Fused, fuse_attention, read_config
+        from studio.generate.fused import Fused, fuse_attention, read_config, session_source
 
         cfg = read_config(self.path.parent) if config is None else config
         with tempfile.TemporaryDirectory(prefix="studio-fused-") as tmp:
@@ -152,8 +152,8 @@ class DecoderRuntime:
                 if not isinstance(got, Fused):
                     self.fused_note = f"not applied ({got}): the exported graph"
                     return None
-                session = ort.InferenceSession(str(got.path), session_options(threads),
-                                               providers=["CPUExecutionProvider"])
+                opts = session_options(threads)
+                session = ort.InferenceSession(session_source(got, opts), opts, providers=["CPUExecutionProvider"])
             except Exception as exc:  # noqa: BLE001 - any failure of the rewrite leaves the exported graph
                 self.fused_note = f"not applied ({type(exc).__name__}: {exc}): the exported graph"
                 return None

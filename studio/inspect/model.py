@@ -179,6 +179,9 @@ def analyse_structure(path: Path, model: Any, *, shapes: dict[str, list[int]] | 
         apply_input_shapes(model, shapes)
     try:
         _index_nodes(lm, g0, "", None, set())  # needs no inferred types: runs while a child infers
+        from studio.core.external_data import check_data_files
+
+        check_data_files(model, path, lm.initializers.values())  # a missing or short data file: ModelError naming it
     except BaseException:
         if pending is not None:
             pending.cancel()

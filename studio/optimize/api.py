@@ -114,6 +114,9 @@ def _load_full(path: Path) -> Any:
     from studio.inspect.model import read_model_proto
 
     read_model_proto(path)  # clear ModelError for bad files before loading weights
+    from studio.core.external_data import check_model_files
+
+    check_model_files(path)  # a missing or truncated data file: a ModelError naming it
     try:
         return onnx.load(str(path), load_external_data=True)
     except Exception as exc:
@@ -138,8 +141,11 @@ def save_model_atomic(model: Any, out: Path, check: Any = None) -> Any:
         else:
             onnx.save_model(model, str(target))
         result = check(target) if check is not None else None
-        if big:
-            os.replace(tmp / f"{out.name}.data", out.parent / f"{out.name}.data")
+        data, dest_data = tmp / f"{out.name}.data", out.parent / f"{out.name}.data"
+        if data.exists():  # tensors of 1 KiB and more went to it (none at all in a model of small ones)
+            os.replace(data, dest_data)
+        else:
+            dest_data.unlink(missing_ok=True)  # a replaced model's weights are never left beside a one-file model
         os.replace(target, out)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -204,8 +204,12 @@ def make_session(model: Path | str | Any, *, custom_op_lib: Path | str | None = 
                              offending=str(lib), hint="build it against the installed onnxruntime's C API") from None
     elif fused:
         so.register_custom_ops_library(register_python_ops())
-        if isinstance(model, (str, Path)):
-            proto = onnx.load(str(model), load_external_data=True)
+        if isinstance(model, (str, Path)):  # the renamed graph is fed as bytes; its data file stays on disk
+            from studio.core.external_data import uses_external_data
+
+            if uses_external_data(proto):
+                so.add_session_config_entry("session.model_external_initializers_file_folder_path",
+                                            str(Path(model).resolve().parent))
         feed = to_python_op_domain(proto).SerializeToString()
     try:
         return ort.InferenceSession(feed, so, providers=providers)

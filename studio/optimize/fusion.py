@@ -190,7 +190,9 @@ def fuse_attention_proto(model: Any) -> tuple[Any, list[FusedSite]]:
 
     original = model
     try:  # shapes let the rule read num_heads and check ranks; a model without them still fuses
-        model = onnx.shape_inference.infer_shapes(model, strict_mode=False)
+        from studio.core.big_proto import infer_shapes
+
+        model = infer_shapes(model, strict_mode=False)  # past 2 GB: on the weightless skeleton
     except Exception:
         pass
     rule = _rule_class()()  # one instance, so the sites it records are ours to read

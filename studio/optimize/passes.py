@@ -10,6 +10,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from studio.core.big_proto import LIMIT, infer_shapes
 from studio.core.errors import DependencyMissing, InputError, ValidationError
 
 
@@ -38,7 +39,6 @@ def make_static(model: Any, dims: dict[str, int], *, strict: bool = True) -> tup
 
     Returns the new model and a list of what changed. Unknown names are an InputError when ``strict``.
     """
-    import onnx
 
     m = _copy(model)
     syms = symbols_of(m)
@@ -68,7 +68,7 @@ def make_static(model: Any, dims: dict[str, int], *, strict: bool = True) -> tup
                                                    or "none (the model is static)") + "; or use INPUT:AXIS=N")
     del m.graph.value_info[:]
     try:
-        m = onnx.shape_inference.infer_shapes(m, strict_mode=True, data_prop=True)
+        m = infer_shapes(m, strict_mode=True, data_prop=True)
     except Exception as exc:
         raise ValidationError(f"shape inference failed after fixing dims: {str(exc)[:300]}",
                               offending=", ".join(f"{k}={v}" for k, v in dims.items()),
@@ -97,7 +97,10 @@ def to_fp16(model: Any) -> Any:
     src = _copy(model)
     _separate_consumed_outputs(src)
     del src.graph.value_info[:]
-    return float16.convert_float_to_float16(src, keep_io_types=True, disable_shape_infer=False)
+    if src.ByteSize() < LIMIT:
+        return float16.convert_float_to_float16(src, keep_io_types=True, disable_shape_infer=False)
+    src = infer_shapes(src)  # past 2 GB: the converter's own inference would serialize the whole model
+    return float16.convert_float_to_float16(src, keep_io_types=True, disable_shape_infer=True)
 
 
 def _separate_consumed_outputs(model: Any) -> None:
@@ -125,16 +128,17 @@ def to_int8_dynamic(model: Any) -> Any:
     import onnx
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
+    big = model.ByteSize() >= LIMIT
     with tempfile.TemporaryDirectory(prefix="studio-int8-") as d:
         src, dst = Path(d) / "in.onnx", Path(d) / "out.onnx"
-        onnx.save(model, str(src))
+        onnx.save(model, str(src), save_as_external_data=big, all_tensors_to_one_file=True, location="in.onnx.data")
         import logging
 
         root = logging.getLogger()
         level = root.level
         root.setLevel(logging.ERROR)  # quantize_dynamic logs a pre-processing advice on the root logger
         try:
-            quantize_dynamic(str(src), str(dst), weight_type=QuantType.QInt8)
+            quantize_dynamic(str(src), str(dst), weight_type=QuantType.QInt8, use_external_data_format=big)
         finally:
             root.setLevel(level)
         return onnx.load(str(dst))

@@ -108,21 +108,11 @@ class _Source:
 
 
 def _external_data(onnx_path: Path) -> list[Path]:
-    """Files an ONNX model references as external data (read without loading the weights)."""
-    try:
-        import onnx
+    """Files an ONNX model references as external data (read without loading the weights); a missing or truncated
+    one is a ModelError naming it (studio.core.external_data): a bundle never goes out without its weights."""
+    from studio.core.external_data import check_model_files
 
-        model = onnx.load(str(onnx_path), load_external_data=False)
-    except Exception as exc:
-        raise InputError(f"cannot read ONNX model {onnx_path}: {exc}", offending=str(onnx_path),
-                         hint="re-export the model") from exc
-    found: set[str] = set()
-    for init in model.graph.initializer:
-        if init.data_location == onnx.TensorProto.EXTERNAL:
-            for kv in init.external_data:
-                if kv.key == "location":
-                    found.add(kv.value)
-    return [onnx_path.parent / f for f in sorted(found)]
+    return [d.path for d in check_model_files(onnx_path)]
 
 
 def _walk(src: Path) -> dict[str, Path]:
@@ -169,9 +159,6 @@ def collect_source(src: Path) -> _Source:
                              hint="export the model first with `studio export`")
         files[f"model/{src.name}"] = src
         for extra in _external_data(src):
-            if not extra.is_file():
-                raise InputError(f"external data file {extra} of {src.name} is missing", offending=str(extra),
-                                 hint="keep the .onnx and its data files together")
             files[f"model/{extra.relative_to(src.parent).as_posix()}"] = extra
         for name in COMPANION_FILES:
             if (src.parent / name).is_file():

@@ -129,6 +129,11 @@ def _session_options(level: str, prof_dir: Path, opt_path: Path | None, threads:
         "all": ort.GraphOptimizationLevel.ORT_ENABLE_ALL}[level]
     if opt_path is not None:
         so.optimized_model_filepath = str(opt_path)
+        # the optimized graph is read for its lineage only: its weights go to a data file beside it (in the
+        # profile's temp folder), so a model past 2 GB can be dumped at all and the graph parses small
+        so.add_session_config_entry("session.optimized_model_external_initializers_file_name",
+                                    f"{opt_path.name}.data")
+        so.add_session_config_entry("session.optimized_model_external_initializers_min_size_in_bytes", "1024")
     return so
 
 
@@ -162,6 +167,9 @@ def profile_model(model: Path | str, *, shapes: dict[str, list[int]] | None = No
     except Exception as exc:
         raise ModelError(f"not a readable ONNX model: {str(exc)[:200]}", offending=str(path),
                          hint="re-export it, or check it with `studio inspect`") from None
+    from studio.core.external_data import check_data_files
+
+    check_data_files(proto, path)  # a missing or truncated data file: a ModelError naming it, not ORT's words
     fused = uses_domain(proto)
     tmp = Path(tempfile.mkdtemp(prefix="studio-profile-"))
     try:

@@ -65,6 +65,9 @@ def read_signature(path: Path | str) -> OnnxSignature:
     except Exception as exc:  # onnx raises DecodeError and friends
         raise ModelError(f"{path} is not a readable ONNX model: {exc}", offending=str(path),
                          hint="re-export the model; the file may be truncated") from exc
+    from studio.core.external_data import check_data_files
+
+    check_data_files(model, path)  # a missing or truncated data file: Triton could not load the version either
     inits = {i.name for i in model.graph.initializer}
     opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 0)
     return OnnxSignature(str(path), [_sig(v) for v in model.graph.input if v.name not in inits],

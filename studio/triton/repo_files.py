@@ -36,18 +36,17 @@ def next_version(model_dir: Path) -> int:
 
 
 def copy_onnx(src: Path, dest_dir: Path, dest_name: str = "model.onnx") -> None:
-    """Copy the model and any external-data files it references."""
-    import onnx
+    """Copy the model and the external-data files it references (each under the location the graph records); a
+    missing or truncated data file is a ModelError naming it (studio.core.external_data)."""
+    from studio.core.external_data import check_model_files
 
-    shutil.copy2(src, dest_dir / dest_name)
-    model = onnx.load(str(src), load_external_data=False)
-    for init in model.graph.initializer:
-        for kv in init.external_data:
-            if kv.key == "location":
-                f = src.parent / kv.value
-                if f.is_file() and not (dest_dir / kv.value).exists():
-                    (dest_dir / kv.value).parent.mkdir(parents=True, exist_ok=True)
-                    shutil.copy2(f, dest_dir / kv.value)
+    files = check_model_files(src)
+    shutil.copy2(src, dest_dir / dest_name)  # copy_file_range underneath: a 3 GB data file stays in the kernel
+    for df in files:
+        target = dest_dir / df.location
+        if not target.exists():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(df.path, target)
 
 
 def write_version(model_dir: Path, version: int, fill: Any) -> Path:

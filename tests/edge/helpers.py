@@ -44,12 +44,17 @@ def free_port_with(digits: str) -> int:
     raise RuntimeError(f"no free loopback port holding {digits}")
 
 
-def _save(graph: Any, path: Path) -> Path:
-    """``graph`` as an opset-17, IR-9 model file at ``path`` (folders made)."""
+def _save(graph: Any, path: Path, external_data: bool = False) -> Path:
+    """``graph`` as an opset-17, IR-9 model file at ``path`` (folders made); ``external_data``: its weights in
+    ``<name>.data`` beside it, the layout of models past 2 GB (studio.core.external_data)."""
     m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     m.ir_version = 9
     path.parent.mkdir(parents=True, exist_ok=True)
-    onnx.save(m, str(path))
+    if external_data:
+        onnx.save_model(m, str(path), save_as_external_data=True, all_tensors_to_one_file=True,
+                        location=f"{path.name}.data", size_threshold=0)
+    else:
+        onnx.save(m, str(path))
     return path
 
 
@@ -126,9 +131,11 @@ def export_sample(root: Path, name: str, with_past: bool | None = None) -> tuple
     return sample, root / f"{name}-onnx"
 
 
-def make_mlp(path: Path, scale: float = 1.0, pad_bytes: int = 0, zero_pad: bool = False) -> Path:
+def make_mlp(path: Path, scale: float = 1.0, pad_bytes: int = 0, zero_pad: bool = False,
+             external_data: bool = False) -> Path:
     """x[batch,16] -> relu(x @ W) [batch,8]; ``pad_bytes`` adds an unused initializer to make the file bigger
-    (random, or zeros with ``zero_pad``: a bundle that compresses to almost nothing)."""
+    (random, or zeros with ``zero_pad``: a bundle that compresses to almost nothing); ``external_data``: W in
+    ``<name>.data`` beside the graph."""
     w = numpy_helper.from_array((np.arange(16 * 8, dtype=np.float32).reshape(16, 8) / 100.0) * scale, "W")
     inits = [w]
     if pad_bytes:
@@ -138,7 +145,7 @@ def make_mlp(path: Path, scale: float = 1.0, pad_bytes: int = 0, zero_pad: bool 
     g = helper.make_graph([helper.make_node("MatMul", ["x", "W"], ["y"]), helper.make_node("Relu", ["y"], ["out"])],
                           "mlp", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 16])],
                           [helper.make_tensor_value_info("out", TensorProto.FLOAT, ["batch", 8])], inits)
-    return _save(g, path)
+    return _save(g, path, external_data)
 
 
 def make_warmup_failing(path: Path) -> Path:

@@ -227,3 +227,23 @@ def test_cli_signs_versions_and_installs_trust(mlp_file: Path, tmp_path: Path,
                "--trust", str(keys / "release.pub")])
     assert rc == 2 and "--trust without --sign" in capsys.readouterr().err
     assert not (tmp_path / "r2").exists()
+
+
+def test_external_data_is_copied_and_a_missing_data_file_is_named(tmp_path: Path) -> None:
+    """The layout past 2 GB (graph + data file): the repository carries the data file, its check passes; a version
+    whose data file is gone is an error naming it, and a build from a model without its data file writes nothing."""
+    from studio.core.errors import ModelError
+    from tests.edge.helpers import make_mlp
+
+    src = make_mlp(tmp_path / "src" / "tiny.onnx", external_data=True)
+    repo = tmp_path / "repo"
+    build_repo(BuildOptions(src, repo, "tiny"))
+    assert (repo / "tiny" / "1" / "tiny.onnx.data").read_bytes() == src.with_name("tiny.onnx.data").read_bytes()
+    assert check_repo(repo).ok
+    (repo / "tiny" / "1" / "tiny.onnx.data").unlink()
+    report = check_repo(repo)
+    assert not report.ok and "tiny.onnx.data of model.onnx is missing" in report.errors[0].message
+    src.with_name("tiny.onnx.data").unlink()
+    with pytest.raises(ModelError, match="tiny.onnx.data of tiny.onnx is missing"):
+        build_repo(BuildOptions(src, tmp_path / "repo2", "tiny"))
+    assert not (tmp_path / "repo2" / "tiny" / "1").exists()

@@ -39,13 +39,16 @@ def check_exported(run: ExportRun, input_names: list[str]) -> Checked:
     from studio.export.validate import check_graph, ort_session
 
     report = run.report
-    onnx_model = onnx.load(str(run.model_path))
+    onnx_model = onnx.load(str(run.model_path), load_external_data=False)  # for diagnoses: the graph, no weights
+    too_big_for_one_file(run, run.model_path)
     checker, shapes, errors = check_graph(run.model_path)
     report.validation.checker, report.validation.shape_inference = checker, shapes
+    opset = report.opset or run.options.opset
     if checker != "passed":
-        fail(run, dg.diagnose_exception("checker", RuntimeError(errors[0]), onnx_model=onnx_model))
+        fail(run, dg.diagnose_exception("checker", RuntimeError(errors[0]), onnx_model=onnx_model, opset=opset))
     if shapes != "passed":
-        fail(run, dg.diagnose_exception("shape_inference", RuntimeError(errors[-1]), onnx_model=onnx_model))
+        fail(run, dg.diagnose_exception("shape_inference", RuntimeError(errors[-1]), onnx_model=onnx_model,
+                                        opset=opset))
     dropped: list[str] = []
     try:
         session = ort_session(run.model_path)
@@ -57,8 +60,21 @@ def check_exported(run: ExportRun, input_names: list[str]) -> Checked:
                                    "never used them (a value-dependent branch may have skipped them)")
     except Exception as exc:  # noqa: BLE001
         report.validation.ort_load = f"failed: {str(exc).splitlines()[0][:300]}"
-        fail(run, dg.diagnose_exception("ort_load", exc, onnx_model=onnx_model))
+        fail(run, dg.diagnose_exception("ort_load", exc, onnx_model=onnx_model, opset=opset))
     return Checked(onnx_model, session, dropped)
+
+
+def too_big_for_one_file(run: ExportRun, path: Any) -> None:
+    """--no-external-data past protobuf's limit: said now, before parity, not at the write stage."""
+    from studio.core.external_data import PROTOBUF_LIMIT, data_name
+    from studio.export.api import Diagnosis
+
+    data = path.with_name(data_name(path))
+    if run.options.external_data is False and data.exists() and data.stat().st_size > PROTOBUF_LIMIT - (64 << 20):
+        fail(run, Diagnosis(stage="check", error_class="protobuf_limit",
+                            message=f"{path.name} has {data.stat().st_size / 1e9:.2f} GB of weights: with "
+                                    "--no-external-data it would be one protobuf, which cannot pass 2 GB",
+                            fix="drop --no-external-data: the weights go to model.onnx.data beside the graph"))
 
 
 def run_parity(run: ExportRun, ex: ExampleInputs, checked: Checked, result: Any,

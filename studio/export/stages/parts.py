@@ -65,7 +65,8 @@ def export_parts(run: ExportRun, model: Any, ex: ExampleInputs, runs: ParityRuns
             with export_patches(model, recipe.model_type):
                 res = export_onnx(wrapper, args, path, input_names=part.inputs, output_names=part.outputs,
                                   dynamic_axes=axes, opset=options.opset, exporter=options.exporter,
-                                  limits=axis_limits(config), output_axes=out_axes)
+                                  limits=axis_limits(config), output_axes=out_axes,
+                                  external_data=options.external_data)
                 with torch.no_grad():
                     outs = wrapper(*args)
         except Exception as exc:  # noqa: BLE001

@@ -57,12 +57,22 @@ def fail(run: ExportRun, diag: Any) -> NoReturn:
 
 @contextmanager
 def timed(report: ExportReport, stage: str) -> Iterator[None]:
-    """Add the block's wall time to ``report.timings[stage]`` (also when it raises)."""
+    """Add the block's wall time to ``report.timings[stage]`` and the peak RSS at its end to
+    ``report.peak_rss_gb[stage]`` (also when it raises)."""
     t0 = time.perf_counter()
     try:
         yield
     finally:
         report.timings[stage] = round(report.timings.get(stage, 0.0) + time.perf_counter() - t0, 4)
+        report.peak_rss_gb[stage] = peak_rss_gb()
+
+
+def peak_rss_gb() -> float:
+    """The process's peak RSS so far (the kernel's high-water mark, GB): after each stage, the report says which
+    stage set the peak."""
+    import resource
+
+    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e6, 3)
 
 
 def to_torch(arr: np.ndarray) -> Any:

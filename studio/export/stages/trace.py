@@ -28,7 +28,8 @@ def export_graph(run: ExportRun, model: Any, ex: ExampleInputs) -> Any:
         with export_patches(model, run.recipe.model_type) as notes:
             res = export_onnx(ex.export_wrapper, ex.args0, run.model_path, input_names=ex.input_names,
                               output_names=ex.output_names, dynamic_axes=ex.dynamic_axes, opset=options.opset,
-                              exporter=options.exporter, limits=ex.limits, output_axes=ex.output_axes)
+                              exporter=options.exporter, limits=ex.limits, output_axes=ex.output_axes,
+                              external_data=options.external_data)
         report.warnings.extend(f"export patch: {n}" for n in notes)
         return res
 

@@ -7,6 +7,7 @@ import os
 import shutil
 from pathlib import Path
 
+from studio.core.external_data import LARGE_BYTES, data_name, write_inline
 from studio.export.api import ExportOptions, ExportReport, OutputFile
 from studio.export.signatures import WEIGHT_FILES
 from studio.export.stages.run import ExportRun, fail
@@ -50,10 +51,13 @@ def write_outputs(run: ExportRun, written: list[tuple[Path, str, str | None]]) -
         dest = final_dir / path.name
         os.replace(path, dest)
         outputs.append(OutputFile(str(dest), kind, None, dest.stat().st_size))
-    for path, kind, modality in reversed(written):  # parts first, the model last
+    for path, kind, modality in reversed(written):  # parts first, the model last; a data file before its graph
         dest = final_dir / path.name
-        os.replace(path, dest)
+        has_data = place_model(run, path, dest)
         outputs.insert(0, OutputFile(str(dest), kind, modality, dest.stat().st_size))
+        if has_data:
+            data = dest.with_name(data_name(dest))
+            outputs.insert(1, OutputFile(str(data), "data", modality, data.stat().st_size))
         if kind == "part":
             for info in report.parts.values():
                 if Path(info["path"]).name == path.name:
@@ -61,6 +65,30 @@ def write_outputs(run: ExportRun, written: list[tuple[Path, str, str | None]]) -
     if options.report is not None:
         outputs.append(OutputFile(str(options.report), "report"))
     report.outputs = outputs
+
+
+def final_external(options: ExportOptions, data_bytes: int) -> bool:
+    """The layout the user gets: --external-data / --no-external-data, else a data file past 1.8 GB."""
+    return options.external_data if options.external_data is not None else data_bytes > LARGE_BYTES
+
+
+def place_model(run: ExportRun, path: Path, dest: Path) -> bool:
+    """Move the graph at ``path`` (and its data file) to ``dest`` in its final layout: the data file moved beside
+    it, or folded into one file (streamed). A stale data file of the model replaced at ``dest`` is removed.
+    Returns whether ``dest`` has a data file."""
+    data, dest_data = path.with_name(data_name(path)), dest.with_name(data_name(dest))
+    if data.exists() and final_external(run.options, data.stat().st_size):
+        os.replace(data, dest_data)
+        os.replace(path, dest)
+        return True
+    if data.exists():
+        run.job.set_status(f"writing {dest.name} as one file ({data.stat().st_size / 1e6:.0f} MB of weights)")
+        write_inline(path, dest, progress=lambda _n: run.job.check_cancelled())
+        data.unlink()
+    else:
+        os.replace(path, dest)
+    dest_data.unlink(missing_ok=True)  # the replaced model's weights: never left beside a one-file model
+    return False
 
 
 def close_report(report: ExportReport, options: ExportOptions, total_seconds: float) -> None:

@@ -1,5 +1,6 @@
 """Which file the inspector opens, and the worker side of showing it: a path or export folder to its .onnx,
-and the graph read without external weights (shape-inferred for the labels) as the view's plain arrays.
+and the graph read without external weights (shape-inferred for the labels) as the view's plain arrays. A model
+past 2 GB keeps its weights in data files: only the graph is parsed, whatever the size of the weights.
 """
 
 from __future__ import annotations
@@ -39,6 +40,9 @@ def load_graph_job(path: Path, job: Any) -> GraphData:
     except Exception as exc:  # onnx raises DecodeError, OSError, ...: all mean "not a readable model"
         raise InputError(f"cannot read {path.name} as an ONNX model: {type(exc).__name__}: {exc}"[:400],
                          offending=str(path), hint="is the file complete and really an .onnx model?") from exc
+    from studio.core.external_data import check_data_files
+
+    check_data_files(proto, path)  # weights in a data file are never read here, but one that is gone is named
     job.check_cancelled()
     job.set_status("inferring shapes for the graph labels")
     job.set_progress(35, force=True)
