@@ -84,6 +84,10 @@ def _read_token(path: Path) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    if "_ARGCOMPLETE" in os.environ:  # a shell's Tab (studio.cli.completion)
+        from studio.cli.completion import complete_and_exit
+
+        complete_and_exit("studio-agent")
     args = build_parser().parse_args(argv)
     from studio.core.errors import StudioError
 

@@ -9,6 +9,7 @@ neither given, unknown modality / input name, bad flag value); 130 cancelled.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -173,6 +174,10 @@ def alias_main(argv: Sequence[str] | None = None) -> int:
     """`multimodal-export MODEL_DIR|--model DIR|HUB_ID ...`: the same flags as `studio export`."""
     from studio.cli.main import run_command
 
+    if "_ARGCOMPLETE" in os.environ:  # a shell's Tab (studio.cli.completion)
+        from studio.cli.completion import complete_and_exit
+
+        complete_and_exit("multimodal-export")
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in argv
     return run_command("export", argv, prog="multimodal-export", debug=debug)

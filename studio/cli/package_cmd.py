@@ -8,9 +8,14 @@ from pathlib import Path
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from studio.cli import completers
+    from studio.cli.completers import complete_with
+
     parser.add_argument("source", metavar="MODEL_OR_EXPORT_DIR", type=Path,
                         help=".onnx file, export folder, or a `studio compile` output folder (runtime tvm)")
-    parser.add_argument("--board", required=True, help="board id (studio/resources/boards/*.yaml), e.g. rk3588, rpi5")
+    complete_with(parser.add_argument("--board", required=True,
+                                      help="board id (studio/resources/boards/*.yaml), e.g. rk3588, rpi5"),
+                  completers.boards)
     parser.add_argument("--key", required=True, help="signing key name (or path to a .key file)")
     parser.add_argument("--out", required=True, type=Path, help="bundle file to write (.tar)")
     parser.add_argument("--name", default=None, help="served model name (default: the model file's stem)")

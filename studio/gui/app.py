@@ -20,6 +20,9 @@ def default_demo_dir() -> Path:
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    from studio.cli import completers
+    from studio.cli.completers import complete_with
+
     g = p.add_mutually_exclusive_group()
     g.add_argument("--demo", metavar="DIR", nargs="?", const=str(default_demo_dir()),
                    help="create (or reuse) the demo workspace in DIR and open it "
@@ -28,7 +31,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--theme", choices=["light", "dark"], help="override the saved theme for this session")
     p.add_argument("--screenshot", metavar="FILE",
                    help="render one page offscreen to this PNG and exit (no display needed; for bug reports, docs)")
-    p.add_argument("--page", metavar="NAME", help="with --screenshot: the page to show (export, inspect, ...)")
+    complete_with(p.add_argument("--page", metavar="NAME",
+                                 help="with --screenshot: the page to show (export, inspect, ...)"), completers.pages)
     p.add_argument("--size", metavar="WxH", default=None,
                    help=f"with --screenshot: window size (default {SCREENSHOT_SIZE[0]}x{SCREENSHOT_SIZE[1]})")
 

@@ -56,7 +56,8 @@ def test_core_imports_without_pyside6_and_torch(package: str) -> None:
 
 
 @pytest.mark.parametrize("argv", [["--version"], ["inspect", "--help"], ["triton", "--help"],
-                                  ["package", "--help"], ["--help"], ["diff", "--help"], ["generate", "--help"]])
+                                  ["package", "--help"], ["--help"], ["diff", "--help"], ["generate", "--help"],
+                                  ["completion", "bash"], ["gui", "--help"]])
 def test_cli_paths_do_not_import_torch(argv: list[str]) -> None:
     code = f"""
         import sys
