@@ -10,7 +10,7 @@ PYTEST_ARGS ?=
 # Pinned versions that install together (pip would otherwise backtrack through GB-sized wheels).
 CONSTRAINTS ?= packaging/constraints.txt
 
-.PHONY: run test test-core bench lint venv clean cross-toolchain desktop-deps rknn-env bytecode
+.PHONY: run test test-core bench lint venv clean cross-toolchain desktop-deps rknn-env bytecode icons
 
 $(STAMP): pyproject.toml $(CONSTRAINTS) plugins/studio-openvino/pyproject.toml plugins/studio-rknn/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -50,6 +50,10 @@ test-core: $(STAMP)
 
 bench: $(STAMP) bytecode
 	$(PY) -m bench.run_all
+
+# The PNG sizes of the icon, rendered from studio/resources/desktop/deployment-studio.svg (tests/gui/test_icons.py).
+icons: $(STAMP)
+	QT_QPA_PLATFORM=offscreen $(PY) -m studio.desktop.icons
 
 lint: $(STAMP)
 	$(PY) -m ruff check studio plugins tests bench

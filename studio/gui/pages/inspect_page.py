@@ -241,6 +241,9 @@ class InspectPage(Page):
         self.selection.pending_node = node
         self.open_model(path)
 
+    def opened_path(self) -> str | None:
+        return str(self.model_path) if self.model_path is not None else None
+
     def open_in_compile(self) -> None:
         """One click to the Compile page with this model and the current target (mapped to a board there)."""
         if self.model_path is not None:
