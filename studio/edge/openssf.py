@@ -294,9 +294,17 @@ def _pick_key(info: OpenSSFSignature, sig: Path, keys: list[Path]) -> Path:
 
 def _offline_trust_config(tmp: Path) -> Path:
     """The Sigstore production trust root from the sigstore package's embedded copy (no network)."""
+    import logging
+
     from sigstore.models import ClientTrustConfig
 
-    cfg = ClientTrustConfig.production(offline=True)
+    tuf_log = logging.getLogger("sigstore._internal.tuf")
+    level = tuf_log.level
+    tuf_log.setLevel(logging.ERROR)  # "loaded in offline mode": offline is the point here
+    try:
+        cfg = ClientTrustConfig.production(offline=True)
+    finally:
+        tuf_log.setLevel(level)
     path = tmp / "trust_config.json"
     path.write_text(cfg._inner.to_json(), encoding="utf-8")
     return path

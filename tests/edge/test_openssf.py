@@ -204,3 +204,91 @@ def test_agent_requires_the_openssf_signature(setup) -> None:  # type: ignore[no
         agent.stop()
     log = agent.log.read_text()
     assert "bundles must carry an OpenSSF signature of model/ verified by" in log and str(k1pub) in log
+
+
+def _ca_and_leaf(folder: Path, name: str):  # type: ignore[no-untyped-def]
+    """A CA certificate and a code-signing leaf it issued (e-mail SAN), as PEM files: (ca.crt, leaf.pem, leaf.crt)."""
+    import datetime
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes
+    from cryptography.x509.oid import NameOID
+
+    now = datetime.datetime.now(datetime.timezone.utc) - datetime.timedelta(minutes=5)
+    ca_key = ec.generate_private_key(ec.SECP256R1())
+    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, f"{name} CA")])
+    ca = (x509.CertificateBuilder().subject_name(ca_name).issuer_name(ca_name).public_key(ca_key.public_key())
+          .serial_number(x509.random_serial_number()).not_valid_before(now)
+          .not_valid_after(now + datetime.timedelta(days=1))
+          .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+          .add_extension(x509.KeyUsage(digital_signature=False, content_commitment=False, key_encipherment=False,
+                                       data_encipherment=False, key_agreement=False, key_cert_sign=True,
+                                       crl_sign=True, encipher_only=False, decipher_only=False), critical=True)
+          .sign(ca_key, hashes.SHA256()))
+    leaf_key = ec.generate_private_key(ec.SECP256R1())
+    leaf = (x509.CertificateBuilder()
+            .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "Model Publisher")]))
+            .issuer_name(ca_name).public_key(leaf_key.public_key()).serial_number(x509.random_serial_number())
+            .not_valid_before(now).not_valid_after(now + datetime.timedelta(days=1))
+            .add_extension(x509.SubjectAlternativeName([x509.RFC822Name("publisher@example.com")]), critical=False)
+            .add_extension(x509.KeyUsage(digital_signature=True, content_commitment=False, key_encipherment=False,
+                                         data_encipherment=False, key_agreement=False, key_cert_sign=False,
+                                         crl_sign=False, encipher_only=False, decipher_only=False), critical=True)
+            .sign(ca_key, hashes.SHA256()))
+    paths = folder / f"{name}-ca.crt", folder / f"{name}-leaf.pem", folder / f"{name}-leaf.crt"
+    paths[0].write_bytes(ca.public_bytes(serialization.Encoding.PEM))
+    paths[1].write_bytes(leaf_key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                                serialization.NoEncryption()))
+    paths[2].write_bytes(leaf.public_bytes(serialization.Encoding.PEM))
+    return paths
+
+
+def test_certificate_signatures_say_who_signed_and_need_the_right_ca(tmp_path: Path) -> None:
+    import model_signing
+
+    src = model_folder(tmp_path)
+    ca, leaf_key, leaf = _ca_and_leaf(tmp_path, "Publisher")
+    other_ca, _, _ = _ca_and_leaf(tmp_path, "Other")
+    model_signing.signing.Config().use_certificate_signer(
+        private_key=leaf_key, signing_certificate=leaf, certificate_chain=[ca]).sign(src, tmp_path / "src.sig")
+    ok = studio("verify", src, "--openssf-trust", ca)  # the signature beside the folder: src.sig
+    assert ok.returncode == 0, ok.stderr
+    assert "signed by certificate CN=Model Publisher <publisher@example.com>, issued by CN=Publisher CA" in ok.stdout
+    bad = studio("verify", src, "--openssf-trust", other_ca)
+    assert bad.returncode == 2 and "does not verify" in bad.stderr and str(tmp_path / "src.sig") in bad.stderr
+    keyed = studio("verify", src, "--openssf-trust", ec_key(tmp_path, "k")[1])
+    assert keyed.returncode == 2 and "no CA certificate to check it against" in keyed.stderr
+
+
+def test_a_sigstore_signature_asks_for_its_identity_and_is_checked_offline(tmp_path: Path) -> None:
+    """A Sigstore-shaped bundle (a certificate with an e-mail SAN and Fulcio's issuer extension, a log entry)
+    names the identity to pass; with one, the check runs offline against the embedded trust root and refuses
+    a certificate Fulcio never issued, without touching the network."""
+    import base64
+
+    from studio.edge.openssf import OpenSSFTrust, read_signature, verify_folder
+
+    src = model_folder(tmp_path)
+    _, _, leaf = _ca_and_leaf(tmp_path, "Fake")
+    from cryptography import x509
+
+    der = x509.load_pem_x509_certificate(leaf.read_bytes()).public_bytes(serialization.Encoding.DER)
+    k1, _ = ec_key(tmp_path, "k1")
+    import model_signing
+
+    model_signing.signing.Config().use_elliptic_key_signer(private_key=k1).sign(src, tmp_path / "key.sig")
+    doc = json.loads((tmp_path / "key.sig").read_text())
+    b64 = lambda raw: base64.b64encode(raw).decode()  # noqa: E731
+    entry = {"logIndex": "1", "logId": {"keyId": b64(b"k" * 32)}, "kindVersion": {"kind": "dsse", "version": "0.0.1"},
+             "integratedTime": "1700000000", "canonicalizedBody": b64(b"{}"),
+             "inclusionProof": {"logIndex": "1", "rootHash": b64(b"r" * 32), "treeSize": "2", "hashes": [],
+                                "checkpoint": {"envelope": "x"}}}
+    doc["verificationMaterial"] = {"certificate": {"rawBytes": b64(der)}, "tlogEntries": [entry]}
+    (src / "model.sig").write_text(json.dumps(doc))
+    info = read_signature(src / "model.sig")
+    assert info.method == "sigstore" and info.identity == "publisher@example.com"
+    with pytest.raises(InputError) as exc:
+        verify_folder(src, OpenSSFTrust.from_files([]))
+    assert "--openssf-identity publisher@example.com" in (exc.value.hint or "")
+    with pytest.raises(BundleError, match="does not verify"):
+        verify_folder(src, OpenSSFTrust.from_files([], "publisher@example.com", "https://issuer.example"))
