@@ -13,7 +13,7 @@ import pytest
 
 CORE_PACKAGES = ["studio.core", "studio.export.api", "studio.inspect", "studio.optimize", "studio.triton",
                  "studio.edge", "studio.package", "studio.agent", "studio.telemetry", "studio.compile",
-                 "studio.profiling", "studio.diff", "studio.generate", "studio.fleet"]
+                 "studio.profiling", "studio.diff", "studio.generate", "studio.fleet", "studio.desktop"]
 
 BLOCKER = textwrap.dedent("""
     import importlib.abc, sys
