@@ -156,6 +156,10 @@ def run(args: argparse.Namespace) -> int:
         print(warning, file=sys.stderr)
     requests = classify_all(getattr(args, "paths", None))  # a bad path: exit 2 before any window
     shot = _screenshot_request(args)
+    if shot is not None:  # a headless look needs no display: render offscreen unless a platform was chosen
+        os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    check_display()
+    check_libraries()
     instance = None
     if shot is None and not getattr(args, "new_instance", False):
         from studio.desktop.instance import claim
@@ -164,10 +168,6 @@ def run(args: argparse.Namespace) -> int:
         instance = claim(ws)
         if instance is None:
             return _hand_off(ws, requests)
-    if shot is not None:  # a headless look needs no display: render offscreen unless a platform was chosen
-        os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-    check_display()
-    check_libraries()
     try:
         from PySide6.QtWidgets import QApplication
     except ImportError as exc:

@@ -121,8 +121,16 @@ def test_a_failing_install_leaves_nothing_behind(home: dict[str, str]) -> None:
 
 
 def _wait_for_window(env: dict[str, str], ws: Path, log: Path, proc: subprocess.Popen, timeout: float = 90) -> dict:
-    """A second `studio gui` with no paths until the first answers (its window and server are up)."""
+    """Once ``proc`` holds the workspace's lock (so no probe can become the first itself), a second `studio gui`
+    with no paths until the first answers (its window and server are up)."""
+    from studio.desktop.instance import instance_key
+
+    lock = Path(env["XDG_RUNTIME_DIR"]) / "deployment-studio" / f"{instance_key(ws)}.lock"
     deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and not (lock.is_file() and lock.read_text().strip() == str(proc.pid)):
+        if proc.poll() is not None:
+            raise AssertionError(f"the first studio exited {proc.returncode}:\n{log.read_text()[-3000:]}")
+        time.sleep(0.1)
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             raise AssertionError(f"the first studio exited {proc.returncode}:\n{log.read_text()[-3000:]}")
