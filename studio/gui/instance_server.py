@@ -29,16 +29,40 @@ def open_requests(win: Any, requests: list[OpenRequest]) -> list[dict[str, Any]]
 
 
 class InstanceServer(QObject):
+    """Answers for the workspace the window shows: when the window switches workspace, the lock and socket
+    move with it (unless another studio holds the new one: then this one keeps answering for the old)."""
+
     def __init__(self, win: Any, instance: Instance) -> None:
         super().__init__(win)
         self.win, self.instance = win, instance
         self.server = QLocalServer(self)
         self.server.setSocketOptions(QLocalServer.SocketOption.UserAccessOption)
-        QLocalServer.removeServer(str(instance.socket_path))  # a crashed studio's socket: we hold the lock now
-        if not self.server.listen(str(instance.socket_path)):
-            raise OSError(f"cannot listen on {instance.socket_path}: {self.server.errorString()}")
         self.server.newConnection.connect(self._accept)
         self._buffers: dict[QLocalSocket, bytes] = {}
+        self._listen()
+        win.sig_workspace_changed.connect(self._workspace_changed)
+        self._workspace_changed(win.workspace)  # build_window may have opened another one than was asked
+
+    def _listen(self) -> None:
+        QLocalServer.removeServer(str(self.instance.socket_path))  # a crashed studio's socket: we hold the lock
+        if not self.server.listen(str(self.instance.socket_path)):
+            raise OSError(f"cannot listen on {self.instance.socket_path}: {self.server.errorString()}")
+
+    def _workspace_changed(self, workspace: Any) -> None:
+        from studio.desktop.instance import claim, instance_key
+
+        if workspace is None or instance_key(workspace.root) == instance_key(self.instance.workspace):
+            return
+        new = claim(workspace.root)
+        if new is None:
+            self.win.log_panel.append_log(f"another studio is open on {workspace.root}; launches for it go there, "
+                                          f"this window keeps answering for {self.instance.workspace}",
+                                          source="studio")
+            return
+        self.server.close()
+        self.instance.release()
+        self.instance = new
+        self._listen()
 
     def _accept(self) -> None:
         while self.server.hasPendingConnections():
