@@ -154,8 +154,8 @@ class PackagingPage(Page):
         self.progress = QProgressBar()
         self.progress.setRange(0, 100)
         self.progress.setValue(0)
-        self.status_label = QLabel("Choose an export, a board and a key, then build.")
-        set_role(self.status_label, "muted")
+        self.status_label = FixedLinesLabel(2)  # a deploy's long line never widens the page nor clips
+        self.status_label.setText("Choose an export, a board and a key, then build.")
         ll.addWidget(self.progress)
         ll.addWidget(self.status_label)
 
