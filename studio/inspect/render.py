@@ -26,6 +26,8 @@ RULE_TEXT = {
     "constraint-dtype": "Input dtype not accepted",
     "constraint-rank": "Tensor rank too high",
     "constraint-static": "Tensor must have a static shape",
+    "constraint-empty": "Input must not be empty",
+    "host-placement": "Node runs on the host (the toolchain's whole-graph placement)",
     "dynamic-shape": "Dynamic shape the target cannot handle",
     "opset": "Model opset outside the target's range",
     "dtype-int64": "INT64 tensors",

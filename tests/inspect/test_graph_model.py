@@ -136,3 +136,33 @@ def test_casts_by_element_type(tmp_path: Path) -> None:
     assert v["to_half"] == v["to_float"] == "supported" and "float16" in why["to_half"]
     assert v["to_itself"] == "supported" and "removes it" in why["to_itself"]
     assert v["to_int"] == "risky" and "int32" in why["to_int"]
+
+
+def _pooled(tmp_path: Path) -> Path:
+    """CLIP's pooled token: hidden[arange(batch), argmax(ids)] as exported, ``arange(batch) * seq + argmax``."""
+    c = {n: nh.from_array(np.array(v, np.int64), n) for n, v in (("zero", 0), ("one", 1), ("i0", [0]),
+                                                                 ("i1", [1]), ("m1", [-1]))}
+    nodes = [h.make_node("ArgMax", ["input_ids"], ["am"], name="argmax", axis=-1, keepdims=0),
+             h.make_node("Shape", ["hidden"], ["hs"], name="hshape"),
+             h.make_node("Gather", ["hs", "zero"], ["b"], name="batch", axis=0),
+             h.make_node("Range", ["zero", "b", "one"], ["rows"], name="rows"),
+             h.make_node("Gather", ["hs", "one"], ["s"], name="seq", axis=0),
+             h.make_node("Mul", ["rows", "s"], ["offs"], name="offsets"),
+             h.make_node("Add", ["am", "offs"], ["flat_idx"], name="pooled_index"),
+             h.make_node("Reshape", ["hidden", "m1"], ["flat"], name="flatten_rows", allowzero=0),
+             h.make_node("Gather", ["flat", "flat_idx"], ["pooled"], name="pooled_gather", axis=0)]
+    m = make(nodes, [vi("input_ids", T.INT64, ["batch", "sequence"]), vi("hidden", T.FLOAT, ["batch", "sequence"])],
+             [vi("pooled", T.FLOAT, ["batch"])], list(c.values()))
+    return save(m, tmp_path / "pooled.onnx")
+
+
+@pytest.mark.parametrize("batch,dropped", [(1, True), (2, False)])
+def test_an_add_of_zero_at_build_is_dropped(tmp_path: Path, batch: int, dropped: bool) -> None:
+    """At batch 1 arange(batch) * seq is [0]: the toolkit's remove_invalid_add drops the Add; at batch 2 it runs
+    (on the host: integer work). The values come from the shapes given (--shape)."""
+    model = _pooled(tmp_path)
+    rep = inspect_model(model, ["rk3588"], shapes={"input_ids": [batch, 8], "hidden": [batch, 8]})
+    why = rep.node_reasons["rk3588"].get("pooled_index", "")
+    host = {x.node for x in rep.targets["rk3588"].model.host_nodes}  # type: ignore[union-attr]
+    assert ("pooled_index" not in host) is dropped and ("all zeros at build" in why) is dropped
+    assert {"argmax", "pooled_gather"} <= host
