@@ -145,7 +145,8 @@ class TargetProfile:
                 "source": self.source, "date_read": self.date_read, "path": self.path,
                 "domains": sorted(self.ops), "op_counts": counts, "unlisted": self.unlisted,
                 "dynamic_shapes": self.rules.dynamic_shapes,
-                "opset": [self.rules.opset_min, self.rules.opset_max]}
+                "opset": [self.rules.opset_min, self.rules.opset_max],
+                "graph": None if self.graph is None else {"fold": self.graph.fold, "source": self.graph.source}}
 
 
 # -- parsing ------------------------------------------------------------------------------------------
