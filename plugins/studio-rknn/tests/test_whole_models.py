@@ -97,6 +97,27 @@ def test_blip_toolkit_crash_is_the_toolkits(toolkit_env: Path, exported: dict[st
     assert c["tool_crashed"] and not c["tool_fails"] and c["model_agrees"] is None
     assert c["tool_model"]["verdict"] == "tool-crashed" and "fold_constant" in c["tool_model"]["crash"]
     assert data["verification"]["targets"]["rk3588"]["holds"] == "static"
+    _gui_shows_the_crash(data)
+
+
+def _gui_shows_the_crash(data: dict) -> None:
+    """The Verify tab renders that same report: the toolkit's crash, with its version, not a refused model."""
+    pytest.importorskip("PySide6")
+    from PySide6.QtWidgets import QApplication
+
+    from studio.gui.inspector.verify_panel import VerifyPanel
+    from studio.inspect.report import InspectionReport
+
+    app = QApplication.instance() or QApplication([])
+    rep = InspectionReport.from_dict(data)
+    panel = VerifyPanel()
+    panel.show_verification(rep.verification, rep)
+    top = panel.tree.topLevelItem(0)
+    assert top.text(0) == "rk3588 · rknn-rk3588" and top.text(1) == "—"
+    assert top.text(2).startswith("rknn-toolkit2 2.5.0: crashed (a fault of the tool, not a verdict on the model)")
+    assert "refuses" not in top.text(2)
+    panel.deleteLater()
+    app.processEvents()
 
 
 def test_verify_without_static_shapes_names_the_inputs(toolkit_env: Path, exported: dict[str, Path],
