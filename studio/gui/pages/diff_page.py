@@ -145,6 +145,10 @@ class DiffPage(Page):
         split.addWidget(self.table)
         split.setStretchFactor(0, 3)
         split.setStretchFactor(1, 1)
+        # graphs a reader can look at on a 1366x768 screen: the page scrolls rather than squeeze them
+        views.setMinimumHeight(260)
+        self.table.setMinimumHeight(110)
+        split.setChildrenCollapsible(False)
         root.addWidget(split, 1)
 
     # ---- context ---------------------------------------------------------------------------------------
