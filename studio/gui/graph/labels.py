@@ -237,9 +237,15 @@ class LabelLayer(QGraphicsItem):
             self._region = view_rect.adjusted(-mx, -my, mx, my)
             self._place(lod, self._region)
             if self._key is not None and key[0] == self._key[0]:  # moved out of the region: repaint it all
-                QTimer.singleShot(0, self.update)
+                QTimer.singleShot(0, self._repaint)
             self._key = key
         self._paint_chips(painter, option.exposedRect)
+
+    def _repaint(self) -> None:
+        import shiboken6
+
+        if shiboken6.isValid(self) and self.scene() is not None:  # the scene may be gone (a new layout)
+            self.update()
 
     @staticmethod
     def _viewport_scene_rect(painter: QPainter, widget: QWidget | None) -> QRectF:
