@@ -81,7 +81,7 @@ class PackagingPage(Page):
         form.addRow("Export", browse_row(self.source_edit, self._browse_source))
         # a compiled folder: runtime tvm, its parity figures, the arch check; the same height for any source, so
         # the buttons below never move
-        self.source_info = FixedLinesLabel(4)
+        self.source_info = FixedLinesLabel(3)
         form.addRow("", self.source_info)
         self.source_edit.textChanged.connect(self._source_changed)
         self.board_combo = QComboBox()
@@ -234,7 +234,8 @@ class PackagingPage(Page):
         self.openssf.set_source(self.source_edit.text().strip() or None)
         c = self._compiled_source()
         b = self._boards.get(self.board_combo.currentData()) if hasattr(self, "_boards") else None
-        text, mismatch = compiled_source_text(c, b) if c is not None else ("", False)
+        text, mismatch = compiled_source_text(c, b) if c is not None else (
+            "A `studio compile` folder as the export shows its runtime, parity and CPU check here.", False)
         set_role(self.source_info, "banner-fail" if mismatch else "muted")
         margin = 6 if mismatch else 0
         self.source_info.setContentsMargins(margin, margin // 3, margin, margin // 3)
@@ -403,6 +404,11 @@ class PackagingPage(Page):
         rep, ver = res
         self.package_report, self.verify_report = rep, ver
         self.bundle_path = Path(rep.bundle)
+        if self.state.workspace is not None and self.state.model_name:
+            try:  # the current model's newest bundle: what Fleet rolls out by default
+                self.state.record_artifact("bundle", self.bundle_path)
+            except StudioError as exc:
+                self.sig_log.emit(f"the bundle was not recorded for {self.state.model_name}: {exc.message}")
         self.build_btn.setEnabled(True)
         self.progress.setValue(100)
         set_role(self.result_card, "banner-ok" if rep.verdict != "fail" else "banner-fail")
