@@ -9,8 +9,10 @@ neither given, unknown modality / input name, bad flag value); 130 cancelled.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 
@@ -86,13 +88,31 @@ def run(args: argparse.Namespace) -> int:
         attn_implementation=args.attn_implementation, with_past=args.with_past, precision=args.precision,
         precision_atol=args.precision_atol, precision_min_cosine=args.precision_min_cosine,
         kv_cache_dtype=args.kv_cache_dtype)
-    with job_progress("export", enabled=not args.quiet) as job:
-        report = export_model(options, job)
+    with stdout_to_stderr(args.json), job_progress("export", enabled=not args.quiet) as job:
+        report = export_model(options, job)  # with --json, exporter chatter (C++ included) goes to stderr
     if args.json:
         print(report.to_json())
     else:
         print(render_summary(report))
     return 0 if report.status == "succeeded" else 1
+
+
+@contextmanager
+def stdout_to_stderr(active: bool) -> Iterator[None]:
+    """File descriptor 1 pointed at stderr while the export runs: the TorchScript exporter's C++ log ("Torch IR
+    graph at exception") and any library print bypass sys.stdout, and --json stdout must be the report alone."""
+    if not active:
+        yield
+        return
+    sys.stdout.flush()
+    saved = os.dup(1)
+    try:
+        os.dup2(2, 1)
+        yield
+    finally:
+        sys.stdout.flush()
+        os.dup2(saved, 1)
+        os.close(saved)
 
 
 def render_summary(report) -> str:  # type: ignore[no-untyped-def]

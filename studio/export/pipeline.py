@@ -68,12 +68,16 @@ def run_export(options: ExportOptions, job: JobState | None = None) -> ExportRep
 def unforeseen(run: ExportRun, exc: Exception) -> Diagnosis:
     """A failure no stage diagnosed itself: classified by the diagnose module under the stage it happened in."""
     from studio.export import diagnose as dg
+    from studio.export.locate import locate_exception
 
     diag = dg.diagnose_exception(run.stage, exc)
+    where = locate_exception(exc, run.model)
+    diag.module = diag.module or where.module
+    if where.source:
+        diag.message += f" (at {where.source}: {where.code})"
     if diag.error_class in ("unknown", "exporter_error"):
         diag.error_class = "unexpected_error"
-        diag.fix = (f"an unforeseen {type(exc).__name__} in stage '{run.stage}': the raw log has the traceback; "
-                    "check the model folder against its config, or report it with the log")
+        diag.fix = dg.fix_for_unexpected(exc, run.stage, where, run.options)
     run.job.log(f"{diag.stage} failed [{diag.error_class}]: {diag.message}")
     return diag
 

@@ -300,6 +300,7 @@ def _assemble(model_dir: Path, config: dict[str, Any], mapped: dict[str, str]) -
         else:
             sub[role] = None
     missing_tok = [r for r in roles if "tokenizer" in r and r not in sub]
+    extra: dict[str, str] = {}
     if missing_tok:
         from studio.export.placeholder_tokenizer import build_placeholder_tokenizer
 
@@ -312,15 +313,10 @@ def _assemble(model_dir: Path, config: dict[str, Any], mapped: dict[str, str]) -
         own, notes = processor_kwargs(proc_cls, config)
         if notes:
             derived.append(f"processor {proc_cls.__name__}: " + ", ".join(notes))
-        proc = _tolerant(proc_cls)(**sub, **own)
+        proc = _construct(proc_cls, sub, own, config, missing_tok, extra)
         if placeholder:  # a second pass: the processor's own hard-coded token strings join the vocabulary
-            extra = _processor_tokens(proc)
-            from studio.export.placeholder_tokenizer import build_placeholder_tokenizer
-
-            tok = build_placeholder_tokenizer(config, extra)
-            for r in missing_tok:
-                sub[r] = tok
-            proc = _tolerant(proc_cls)(**sub, **own)
+            extra.update(_processor_tokens(proc))
+            proc = _construct(proc_cls, sub, own, config, missing_tok, extra)
     else:
         proc = ComposedProcessor(sub)
     if placeholder:
@@ -333,6 +329,29 @@ def _assemble(model_dir: Path, config: dict[str, Any], mapped: dict[str, str]) -
                                                                  "derived")
     return ProcessorSource(proc, origin, classes, derived, placeholder, {k: v for k, v in sub.items() if v is not None},
                            folder_roles)
+
+
+def _construct(proc_cls: Any, sub: dict[str, Any], own: dict[str, Any], config: dict[str, Any],
+               missing_tok: list[str], extra: dict[str, str]) -> Any:
+    """The processor; with a placeholder tokenizer, each special-token attribute the processor reads from it
+    (``tokenizer.image_boundary_token``...) is added as ``<name>`` and construction tried again."""
+    import re
+
+    from studio.export.placeholder_tokenizer import build_placeholder_tokenizer
+
+    for _ in range(12):
+        if missing_tok:
+            tok = build_placeholder_tokenizer(config, extra)
+            for r in missing_tok:
+                sub[r] = tok
+        try:
+            return _tolerant(proc_cls)(**sub, **own)
+        except AttributeError as exc:
+            m = re.search(r"has no attribute '?(\w+_token)'?", str(exc))
+            if not missing_tok or not m or m.group(1) in extra:
+                raise
+            extra[m.group(1)] = f"<{m.group(1).removesuffix('_token')}>"
+    return _tolerant(proc_cls)(**sub, **own)
 
 
 class ComposedProcessor:

@@ -36,9 +36,18 @@ def export_graph(run: ExportRun, model: Any, ex: ExampleInputs) -> Any:
         try:
             return _export()
         except Exception as first:  # noqa: BLE001
-            if not gqa_eager_fallback(first, model, options, ex.export_wrapper, report, run.job):
+            if gqa_eager_fallback(first, model, options, ex.export_wrapper, report, run.job):
+                return _export()
+            if not exporter_fallback(first, run):
                 raise
-            return _export()
+            try:
+                return _export()
+            except Exception as second:  # noqa: BLE001 - both failed: the first exporter's error is the diagnosis
+                run.job.log(f"dynamo fallback failed too: {type(second).__name__}: {str(second)[:300]}")
+                report.warnings.append(f"exporter fallback: dynamo failed too ({type(second).__name__}: "
+                                       f"{str(second).strip().splitlines()[0][:200] if str(second).strip() else ''})")
+                options.exporter, options.opset = "torchscript", run.report.options["opset"]
+                raise first from None
     except Exception as exc:  # noqa: BLE001
         diag = dg.diagnose_exception("export", exc, model=ex.export_wrapper, exporter=options.exporter,
                                      opset=options.opset)
@@ -51,6 +60,32 @@ def export_graph(run: ExportRun, model: Any, ex: ExampleInputs) -> Any:
             if module and diag.error_class == "unsupported_op" and "avoid" not in diag.fix:
                 diag.fix += f", or avoid {diag.op_type} in {module}"
         fail(run, diag)
+
+
+def exporter_fallback(exc: BaseException, run: ExportRun) -> bool:
+    """The TorchScript exporter failed inside its own conversion (a symbolic function, not the model's code): try
+    torch.export (dynamo) at opset >= 18 once, and say so. Any other failure stands."""
+    from studio.export.locate import locate_exception
+
+    options = run.options
+    if options.exporter != "torchscript" or options.with_past:
+        return False
+    files = []
+    tb = exc.__traceback__
+    while tb is not None:
+        files.append(tb.tb_frame.f_code.co_filename)
+        tb = tb.tb_next
+    if not files or "/torch/onnx/" not in files[-1]:
+        return False
+    where = locate_exception(exc)
+    at = f" at {where.source} ({where.module})" if where.source else ""
+    run.report.warnings.append(f"exporter fallback: TorchScript could not convert the model's code{at}: "
+                               f"{type(exc).__name__}: {str(exc).strip()[:160]}; exported with --exporter dynamo "
+                               f"--opset {max(18, options.opset)} instead (parity checked as usual)")
+    run.report.options["exporter"] = "dynamo (automatic: TorchScript conversion failed)"
+    options.exporter, options.opset = "dynamo", max(18, options.opset)
+    run.job.log(f"TorchScript conversion failed{at}: retrying with torch.export (dynamo)")
+    return True
 
 
 def note_export(run: ExportRun, result: Any) -> None:
