@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import random
 import subprocess
 import sys
 import tempfile
@@ -22,6 +23,9 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
+# the architectures issue 34 measured before this work (run first; every other row follows in a seeded order)
+ISSUE_TYPES = ("qwen2_5_vl", "qwen3_vl", "smolvlm", "llava_next", "idefics3", "pix2struct", "siglip2", "moonshine",
+               "gemma3", "altclip", "blip-2")
 TASKS = (("image-text-to-text", "MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES"),
          ("speech-to-text", "MODEL_FOR_SPEECH_SEQ_2_SEQ_MAPPING_NAMES"),
          ("zero-shot-image-classification", "MODEL_FOR_ZERO_SHOT_IMAGE_CLASSIFICATION_MAPPING_NAMES"),
@@ -152,11 +156,26 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--timeout", type=int, default=300)
     p.add_argument("--out", default=None, help="markdown table to write (docs/coverage.md for the full run)")
     p.add_argument("--json", default=None, help="rows as JSON")
+    p.add_argument("--from-json", default=None, help="render --out from rows a run wrote (a partial run included)")
     args = p.parse_args(argv)
+    if args.from_json:
+        rows = json.loads(Path(args.from_json).read_text(encoding="utf-8"))
+        total = len(architectures())
+        text = markdown(rows, f"python -m bench.coverage --json {args.from_json} (rows {len(rows)} of {total})", 0.0)
+        if len(rows) < total:
+            text = text.replace("# Export coverage\n", f"# Export coverage (partial: {len(rows)} of {total} rows)\n")
+        Path(args.out or "docs/coverage.md").write_text(text, encoding="utf-8")
+        print(text.split("\n\n")[2])
+        return 0
     rows_in = architectures()
     if args.types:
         wanted = args.types.split(",")
         rows_in = [r for r in rows_in if r[0] in wanted]
+    # the issue's ten first, then a seeded shuffle: a run stopped early is still a fair sample of the mappings
+    first = [r for r in rows_in if r[0] in ISSUE_TYPES]
+    rest = [r for r in rows_in if r[0] not in ISSUE_TYPES]
+    random.Random(0).shuffle(rest)
+    rows_in = first + rest
     rows_in = rows_in[: args.limit] if args.limit else rows_in
     t0 = time.perf_counter()
     rows = []

@@ -121,6 +121,7 @@ def render_summary(report) -> str:  # type: ignore[no-untyped-def]
     lines = [f"export {report.status}: {report.model_dir} ({report.model_class or report.model_type})"]
     for o in report.outputs:
         lines.append(f"  wrote {o.path}  [{o.kind}{'/' + o.modality if o.modality else ''}]")
+    lines += input_lines(report)
     opset = f"opset {report.opset}   " if getattr(report, "opset", None) else ""
     lines.append(f"  {opset}checker: {v.checker}   shape inference: {v.shape_inference}   ORT load: {v.ort_load}")
     for name, info in report.parts.items():
@@ -160,6 +161,25 @@ def render_summary(report) -> str:  # type: ignore[no-untyped-def]
     timings = ", ".join(f"{k} {v:.1f}s" for k, v in report.timings.items())
     lines.append(f"  timings: {timings}")
     return "\n".join(lines)
+
+
+def input_lines(report) -> list[str]:  # type: ignore[no-untyped-def]
+    """The signature with dims, where the example inputs came from, what was added, the modalities exported."""
+    out = []
+    if report.signature:
+        sig = ", ".join(f"{s.modality}:{s.name}[{','.join(s.dynamic_axes.get(i, str(d)) for i, d in enumerate(s.example_shape))}]"
+                        for s in report.signature)
+        out.append(f"  inputs: {sig}")
+    ex = getattr(report, "example_inputs", None) or {}
+    if ex.get("processor"):
+        out.append(f"  example inputs: {ex['processor']} ({ex.get('origin', '?')}), {ex.get('prompt', '')}"
+                   + (f"; added: {', '.join(ex['added'])}" if ex.get("added") else "")
+                   + (f"; static {ex['static']} axes" if ex.get("static") else ""))
+    mods = getattr(report, "modalities", None) or {}
+    if mods:
+        line = f"  modalities: {', '.join(mods.get('exported', []))} (declared: {', '.join(mods.get('declared', []))})"
+        out.append(line + ("  TEXT ONLY (asked)" if mods.get("text_only") else ""))
+    return out
 
 
 def precision_lines(prec: dict | None) -> list[str]:  # type: ignore[type-arg]

@@ -19,7 +19,7 @@ from studio.core.jobs import JobState, Stages
 from studio.export.api import Diagnosis, ExportOptions, ExportReport
 from studio.export.signatures import recipe_for
 from studio.export.stages.check import name_dims_after_parity
-from studio.export.stages.derive import derive_example_inputs
+from studio.export.stages.derive import derive_example_inputs, derived_files
 from studio.export.stages.generation import validate_generation
 from studio.export.stages.inputs import build_example_inputs
 from studio.export.stages.load import load_source, probe_processor, probe_tokenizer
@@ -116,7 +116,7 @@ def _run(run: ExportRun) -> None:
     ex, result, checked, runs = export_validated(run, model, ex, begin, stages.within)
     name_dims_after_parity(run, runs)
 
-    written: list[tuple[Path, str, str | None]] = [(run.model_path, "model", None)]
+    written: list[tuple[Path, str, str | None]] = [(run.model_path, "model", None), *derived_files(run)]
     if options.split_modalities:
         begin("split", "exporting per-modality parts")
         with timed(report, "split"):

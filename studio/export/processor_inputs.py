@@ -251,6 +251,9 @@ _COUNT_ATTRS = re.compile(r"^(num_additional_image_tokens|image_seq_length|num_i
                           r"tokens_per_image|num_query_tokens|audio_seq_length)$")
 
 
+MAX_ATTEMPTS = 10  # prompt forms tried before the diagnosis (each runs the processor and the model once)
+
+
 class ExampleInputError(Exception):
     """The processor could not make inputs the model's forward takes: names the input, the processor, the cause."""
 
@@ -355,7 +358,7 @@ def derive_inputs(model: Any, source: ProcessorSource, config: dict[str, Any], m
     in_forward: list[tuple[str, BaseException]] = []  # the processor ran, the model refused: the telling ones
     first: tuple[str, BaseException] | None = None
     notes: list[str] = []
-    for ph in attempts(source, modalities):
+    for ph in attempts(source, modalities)[:MAX_ATTEMPTS]:
         for _ in range(3):  # a count calibration re-runs the same form
             step = "processor"
             try:

@@ -139,6 +139,17 @@ def config_kwargs(obj_defaults: dict[str, Any], config: dict[str, Any], role: st
                     kwargs[key] = src[cfg_key]
                     notes.append(f"{key}={src[cfg_key]} from the config's {cfg_key}")
                 break
+    positions = next((s.get("max_source_positions") for s in sources if isinstance(s.get("max_source_positions"), int)),
+                     None)
+    hop, rate = obj_defaults.get("hop_length"), obj_defaults.get("sampling_rate")
+    if role == "feature_extractor" and positions and isinstance(hop, int) and isinstance(rate, int) \
+            and "chunk_length" in obj_defaults:
+        # a log-mel window for an encoder of max_source_positions: its stride-2 convolution halves 2x that many
+        seconds = 2 * positions * hop / rate
+        if seconds == int(seconds) and int(seconds) != obj_defaults.get("chunk_length"):
+            kwargs["chunk_length"] = int(seconds)
+            notes.append(f"chunk_length={int(seconds)} s ({2 * positions} frames) from the config's "
+                         "max_source_positions")
     image_size = next((s.get("image_size") for s in sources if isinstance(s.get("image_size"), int)), None)
     size = obj_defaults.get("size")
     if role == "image_processor" and image_size and isinstance(size, dict):
@@ -376,6 +387,13 @@ class ComposedProcessor:
         return out
 
 
+def _hw(size: Any) -> tuple[int, int] | None:
+    """(height, width) of a processor size (a dict or transformers' SizeDict); None when it is not a fixed size."""
+    get = size.get if isinstance(size, dict) else (lambda k: getattr(size, k, None))
+    h, w = get("height"), get("width")
+    return (int(h), int(w)) if isinstance(h, int) and isinstance(w, int) else None
+
+
 def check_folder_processor(source: ProcessorSource, config: dict[str, Any], model_dir: Path) -> None:
     """A folder processor that contradicts the config (image size, mel bins, image token id) is bad input:
     InputError naming the file and the key, before any export work."""
@@ -387,11 +405,10 @@ def check_folder_processor(source: ProcessorSource, config: dict[str, Any], mode
     if image is not None and "image_processor" in source.folder_roles:
         sizes = [s.get("image_size") for s in _sub_configs(config, "image_processor")
                  if isinstance(s.get("image_size"), int)]
-        size = getattr(image, "crop_size", None) if getattr(image, "do_center_crop", False) else \
-            getattr(image, "size", None)
-        if sizes and isinstance(size, dict) and {"height", "width"} <= set(size) \
-                and (size["height"], size["width"]) != (sizes[0], sizes[0]):
-            raise InputError(f"{where} resizes images to {size['height']}x{size['width']} but config.json's "
+        size = _hw(getattr(image, "crop_size", None) if getattr(image, "do_center_crop", False) else
+                   getattr(image, "size", None))
+        if sizes and size and size != (sizes[0], sizes[0]):
+            raise InputError(f"{where} resizes images to {size[0]}x{size[1]} but config.json's "
                              f"vision image_size is {sizes[0]}", offending=str(model_dir / where),
                              hint="the processor files belong to another checkpoint: copy the ones saved with this "
                                   "model, or delete them to let the studio derive them from config.json")

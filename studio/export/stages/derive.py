@@ -59,6 +59,7 @@ def derive_example_inputs(run: ExportRun, model: Any) -> ExampleInputs | None:
     if source is None or not (source.serves() - {"text"}):
         return None
     check_folder_processor(source, config, options.model_dir)
+    check_token_ids(run)
     params = forward_params(model)
     declared = set(declared_modalities(config)) | (source.serves() - {"text"})
     user = {s.name: s for s in run.specs} if options.input_signature is not None else {}
@@ -78,6 +79,37 @@ def derive_example_inputs(run: ExportRun, model: Any) -> ExampleInputs | None:
     run.specs = specs
     report.signature = specs
     return _example_inputs(run, model, specs, der, params)
+
+
+def derived_files(run: ExportRun) -> list[tuple[Any, str, str | None]]:
+    """The sub-processor settings built from the config (the folder had none), written beside the export so clients
+    and the agent pre-process as the validation did; listed in the report."""
+    if run.derived is None or run.derived.source.origin == "folder":
+        return []
+    paths = run.derived.source.write_derived(run.tmp / "derived")
+    if paths:
+        run.report.example_inputs["files"] = [p.name for p in paths]
+        run.report.warnings.append("derived: " + ", ".join(p.name for p in paths) + " written beside the export "
+                                   "(built from config.json; the folder has none)")
+    return [(p, "processor", None) for p in paths]
+
+
+def check_token_ids(run: ExportRun) -> None:
+    """A media placeholder id the embedding table cannot hold (``image_token_index: 500`` with 120 ids) makes
+    every prompt fail inside the model: say which key, before the processor is tried."""
+    from studio.export.placeholder_tokenizer import config_special_ids, text_vocab_size
+
+    vocab = text_vocab_size(run.config)
+    bad = {k: v for k, v in config_special_ids(run.config).items()
+           if v >= vocab and any(m in k for m in ("image", "video", "audio", "boi", "boa"))}
+    if bad:
+        key, value = next(iter(bad.items()))
+        fail(run, Diagnosis(
+            stage="inputs", error_class="token_id_out_of_vocab",
+            message=(f"config.json's {key} id {value} is outside the text vocabulary ({vocab} ids): the model's "
+                     "embedding lookup fails on every prompt that carries it"),
+            fix=f"set {key}_id / {key}_index in config.json to the id the tokenizer gives it (below {vocab}), or "
+                "grow the text vocab_size to the tokenizer's", module="config.json"))
 
 
 def narrowed_inputs(run: ExportRun, what: str) -> ExampleInputs | None:
