@@ -204,4 +204,20 @@ def shrink_config(config: Any) -> Any:
     small = shrink_dict(d, remap, VOCAB)
     for key in ("transformers_version", "architectures", "_name_or_path"):
         small.pop(key, None)
+    _fit_image_tokens(small)
     return type(config).from_dict(small)
+
+
+def _fit_image_tokens(d: dict[str, Any]) -> None:
+    """A default config whose tokens-per-image count exceeds its tower's patches (Gemma3's 256 over 14x14) cannot
+    pool them: the count becomes the patch grid (a square, as pooling to a square needs)."""
+    vision = d.get("vision_config")
+    if not isinstance(vision, dict):
+        return
+    size, patch = vision.get("image_size"), vision.get("patch_size")
+    if not (isinstance(size, int) and isinstance(patch, int) and patch > 0):
+        return
+    patches = (size // patch) ** 2
+    for key in ("mm_tokens_per_image", "image_seq_length", "num_image_tokens"):
+        if isinstance(d.get(key), int) and d[key] > patches:
+            d[key] = patches

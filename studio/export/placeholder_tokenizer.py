@@ -95,5 +95,16 @@ def build_placeholder_tokenizer(config: dict[str, Any], extra_tokens: dict[str, 
         standard["pad_token"] = standard.get("eos_token", "[UNK]")
     tok = PreTrainedTokenizerFast(tokenizer_object=model, unk_token="[UNK]", extra_special_tokens=strings,
                                   **standard)
+    for name, text in strings.items():  # processors read both tokenizer.image_token and .image_token.content
+        tok.__dict__[name] = TokenText(text)
     tok.studio_placeholder = True  # read by the report: the ids are right, the words are not
     return tok
+
+
+class TokenText(str):
+    """A special token's text that also answers ``.content`` (what an AddedToken has): some processors read one,
+    some the other."""
+
+    @property
+    def content(self) -> str:
+        return str(self)

@@ -51,6 +51,12 @@ def export_graph(run: ExportRun, model: Any, ex: ExampleInputs) -> Any:
     except Exception as exc:  # noqa: BLE001
         diag = dg.diagnose_exception("export", exc, model=ex.export_wrapper, exporter=options.exporter,
                                      opset=options.opset)
+        from studio.export.locate import locate_exception
+
+        where = locate_exception(exc, ex.export_wrapper)
+        if where.source and where.source not in diag.message:
+            diag.message += f" (at {where.source}: {where.code})"
+            diag.module = diag.module or where.module
         if diag.op_type and diag.op_type.startswith("aten::") and (diag.module is None or diag.snippet is None):
             module, snippet = dg.locate_torch_op(ex.export_wrapper, ex.args0, diag.op_type)
             diag.module = diag.module or module
@@ -63,23 +69,17 @@ def export_graph(run: ExportRun, model: Any, ex: ExampleInputs) -> Any:
 
 
 def exporter_fallback(exc: BaseException, run: ExportRun) -> bool:
-    """The TorchScript exporter failed inside its own conversion (a symbolic function, not the model's code): try
-    torch.export (dynamo) at opset >= 18 once, and say so. Any other failure stands."""
+    """The TorchScript exporter failed (a symbolic function it lacks, or the tracer tripping over model code that
+    wants Python numbers): try torch.export (dynamo) at opset >= 18 once, and say so. With both failing, the first
+    failure is the diagnosis and the second is named beside it."""
     from studio.export.locate import locate_exception
 
     options = run.options
-    if options.exporter != "torchscript" or options.with_past:
-        return False
-    files = []
-    tb = exc.__traceback__
-    while tb is not None:
-        files.append(tb.tb_frame.f_code.co_filename)
-        tb = tb.tb_next
-    if not files or "/torch/onnx/" not in files[-1]:
+    if options.exporter != "torchscript" or options.with_past or isinstance(exc, (MemoryError, KeyboardInterrupt)):
         return False
     where = locate_exception(exc)
     at = f" at {where.source} ({where.module})" if where.source else ""
-    run.report.warnings.append(f"exporter fallback: TorchScript could not convert the model's code{at}: "
+    run.report.warnings.append(f"exporter fallback: TorchScript failed on the model's code{at}: "
                                f"{type(exc).__name__}: {str(exc).strip()[:160]}; exported with --exporter dynamo "
                                f"--opset {max(18, options.opset)} instead (parity checked as usual)")
     run.report.options["exporter"] = "dynamo (automatic: TorchScript conversion failed)"
