@@ -74,10 +74,15 @@ def build_placeholder_tokenizer(config: dict[str, Any], extra_tokens: dict[str, 
             strings.setdefault(name, text)
             continue
         idx = specials.get(name)
-        if idx is None or idx >= vocab_size or idx in vocab.values():
-            idx = next(free, None)
-            if idx is None:
-                continue
+        if idx is not None and idx < vocab_size:
+            # the processor hard-codes its own string for a token the config names: that string takes the
+            # config's id (the default "<name>" keeps it too), and the tokenizer attribute becomes the string
+            vocab[text] = idx
+            strings[name] = text
+            continue
+        idx = next(free, None)
+        if idx is None:
+            continue
         taken.add(idx)
         vocab[text] = idx
         strings[name] = text

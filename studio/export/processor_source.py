@@ -129,10 +129,12 @@ def config_kwargs(obj_defaults: dict[str, Any], config: dict[str, Any], role: st
     notes: list[str] = []
     sources = _sub_configs(config, role)
     for key, default in obj_defaults.items():
-        if isinstance(default, bool) or not isinstance(default, (int, float)):
+        unset_synonym = default is None and key in SYNONYMS  # e.g. image_seq_length left None by the default
+        if not unset_synonym and (isinstance(default, bool) or not isinstance(default, (int, float))):
             continue
         for cfg_key in SYNONYMS.get(key, (key,)):
-            src = next((s for s in sources if isinstance(s.get(cfg_key), type(default))
+            kind = int if default is None else type(default)
+            src = next((s for s in sources if isinstance(s.get(cfg_key), kind)
                         and not isinstance(s.get(cfg_key), bool)), None)
             if src is not None:
                 if src[cfg_key] != default:
@@ -151,6 +153,11 @@ def config_kwargs(obj_defaults: dict[str, Any], config: dict[str, Any], role: st
             notes.append(f"chunk_length={int(seconds)} s ({2 * positions} frames) from the config's "
                          "max_source_positions")
     image_size = next((s.get("image_size") for s in sources if isinstance(s.get("image_size"), int)), None)
+    patch = next((s.get("patch_size") for s in sources if isinstance(s.get("patch_size"), int)), None)
+    if role == "image_processor" and "image_seq_length" in obj_defaults and obj_defaults["image_seq_length"] is None \
+            and "image_seq_length" not in kwargs and image_size and patch:
+        kwargs["image_seq_length"] = (image_size // patch) ** 2  # one token per patch of the vision tower's grid
+        notes.append(f"image_seq_length={kwargs['image_seq_length']} from the config's image_size / patch_size")
     size = obj_defaults.get("size")
     if role == "image_processor" and image_size and isinstance(size, dict):
         if {"height", "width"} <= set(size) and (size["height"], size["width"]) != (image_size, image_size):
@@ -328,6 +335,7 @@ def _assemble(model_dir: Path, config: dict[str, Any], mapped: dict[str, str]) -
         if placeholder:  # a second pass: the processor's own hard-coded token strings join the vocabulary
             extra.update(_processor_tokens(proc))
             proc = _construct(proc_cls, sub, own, config, missing_tok, extra)
+        derived += _fill_unset_counts(proc, config)
     else:
         proc = ComposedProcessor(sub)
     if placeholder:
@@ -340,6 +348,21 @@ def _assemble(model_dir: Path, config: dict[str, Any], mapped: dict[str, str]) -
                                                                  "derived")
     return ProcessorSource(proc, origin, classes, derived, placeholder, {k: v for k, v in sub.items() if v is not None},
                            folder_roles)
+
+
+def _fill_unset_counts(proc: Any, config: dict[str, Any]) -> list[str]:
+    """An image-token count the processor read as None from a default image processor (PaliGemma's
+    ``image_seq_length``): one token per patch of the vision tower's grid, from image_size / patch_size."""
+    sources = _sub_configs(config, "image_processor")
+    size = next((s.get("image_size") for s in sources if isinstance(s.get("image_size"), int)), None)
+    patch = next((s.get("patch_size") for s in sources if isinstance(s.get("patch_size"), int)), None)
+    notes = []
+    for obj in (proc, getattr(proc, "image_processor", None)):
+        if obj is not None and size and patch and hasattr(obj, "image_seq_length") and obj.image_seq_length is None:
+            obj.image_seq_length = (size // patch) ** 2
+            notes.append(f"{type(obj).__name__}.image_seq_length={obj.image_seq_length} from the config's "
+                         "image_size / patch_size")
+    return notes
 
 
 def _construct(proc_cls: Any, sub: dict[str, Any], own: dict[str, Any], config: dict[str, Any],
