@@ -113,7 +113,7 @@ def test_coverage_sample(tmp_path: Path) -> None:
     from bench.coverage import main as coverage
 
     rows_file = tmp_path / "rows.json"
-    assert coverage(["--types", "siglip2,moonshine", "--json", str(rows_file), "--out",
+    assert coverage(["--types", "siglip2,moonshine", "--timeout", "900", "--json", str(rows_file), "--out",
                      str(tmp_path / "coverage.md")]) == 0
     rows = {r["model_type"]: r for r in json.loads(rows_file.read_text())}
     assert set(rows) == {"siglip2", "moonshine"}

@@ -51,11 +51,17 @@ def derive_example_inputs(run: ExportRun, model: Any) -> ExampleInputs | None:
     try:
         source = load_processor(options.model_dir, config)
     except Exception as exc:  # noqa: BLE001 - a processor that cannot be built is a located diagnosis
+        import re
+
+        pip = re.search(r"pip install ([\w\-\[\]=.<>]+)", str(exc))
+        missing = re.search(r"requires the (\w+) library", str(exc))
+        fix = (f"install what the processor needs (pip install {pip.group(1)}) and export again" if pip else
+               f"install {missing.group(1)} (the processor class needs it) and export again" if missing else
+               "add the checkpoint's processor files (preprocessor_config.json, tokenizer) to the folder; the "
+               "studio derives the rest from config.json")
         fail(run, _diagnosis(run, "processor_unavailable", exc,
                              f"no processor could be built for model type '{run.recipe.model_type}': "
-                             f"{type(exc).__name__}: {str(exc).strip()[:300]}",
-                             "add the checkpoint's processor files (preprocessor_config.json, tokenizer) to the "
-                             "folder; the studio derives the rest from config.json"))
+                             f"{type(exc).__name__}: {str(exc).strip()[:300]}", fix))
     if source is None or not (source.serves() - {"text"}):
         return None
     check_folder_processor(source, config, options.model_dir)

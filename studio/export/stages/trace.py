@@ -47,6 +47,7 @@ def export_graph(run: ExportRun, model: Any, ex: ExampleInputs) -> Any:
                 report.warnings.append(f"exporter fallback: dynamo failed too ({type(second).__name__}: "
                                        f"{str(second).strip().splitlines()[0][:200] if str(second).strip() else ''})")
                 options.exporter, options.opset = "torchscript", run.report.options["opset"]
+                report.options["exporter"] = "torchscript (dynamo fallback failed too)"
                 raise first from None
     except Exception as exc:  # noqa: BLE001
         diag = dg.diagnose_exception("export", exc, model=ex.export_wrapper, exporter=options.exporter,
@@ -57,6 +58,10 @@ def export_graph(run: ExportRun, model: Any, ex: ExampleInputs) -> Any:
         if where.source and where.source not in diag.message:
             diag.message += f" (at {where.source}: {where.code})"
             diag.module = diag.module or where.module
+        if any(w.startswith("exporter fallback: dynamo failed too") for w in report.warnings):
+            diag.fix = (f"both exporters fail on the model's code{' at ' + where.source if where.source else ''} "
+                        "(TorchScript, then torch.export at opset 18; both errors are in the report): that line "
+                        "needs an export-friendly rewrite, or leave out the input it reads with --input-signature")
         if diag.op_type and diag.op_type.startswith("aten::") and (diag.module is None or diag.snippet is None):
             module, snippet = dg.locate_torch_op(ex.export_wrapper, ex.args0, diag.op_type)
             diag.module = diag.module or module
