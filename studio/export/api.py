@@ -144,6 +144,11 @@ class ExportReport(Report):
     peak_rss_gb: dict[str, float] = field(default_factory=dict)  # stage -> the process's peak RSS at its end (GB)
     generation: GenerationValidation | None = None  # with_past exports only
     precision: dict[str, Any] = field(default_factory=dict)  # --precision / --kv-cache-dtype: per-part figures
+    # how the example inputs were made: processor class and origin (folder / derived), prompt form, derived
+    # defaults, inputs added beside the signature's, processor outputs the forward does not take
+    example_inputs: dict[str, Any] = field(default_factory=dict)
+    # declared (config sub-configs + processor), exported (consumed by the graph), text_only (asked for)
+    modalities: dict[str, Any] = field(default_factory=dict)
 
 
 def export_model(options: ExportOptions, job: Any = None) -> ExportReport:

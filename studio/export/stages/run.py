@@ -35,6 +35,8 @@ class ExportRun:
     job: JobState
     tmp: Path
     stage: str = "load"  # the stage in progress (the pipeline's catch-all names it in its diagnosis)
+    derived: Any = None  # stages/derive.DerivedInputs: how the example inputs were made (None: generic inputs)
+    model: Any = None  # the loaded HF model (set by the pipeline after "load")
 
     @property
     def model_path(self) -> Path:
