@@ -33,13 +33,19 @@ def export_graph(run: ExportRun, model: Any, ex: ExampleInputs) -> Any:
         report.warnings.extend(f"export patch: {n}" for n in notes)
         return res
 
+    from studio.core.errors import JobCancelled
+
     try:
         try:
             return _export()
+        except JobCancelled:
+            raise
         except Exception as first:  # noqa: BLE001
             if not gqa_eager_fallback(first, model, options, ex.export_wrapper, report, run.job):
                 raise
             return _export()
+    except JobCancelled:
+        raise
     except Exception as exc:  # noqa: BLE001
         diag = dg.diagnose_exception("export", exc, model=ex.export_wrapper, exporter=options.exporter,
                                      opset=options.opset)
