@@ -154,7 +154,7 @@ def estimate(config: dict[str, Any], model_dir: Path | str, *, exporter: str = "
     stored = max(w.dtypes, key=w.dtypes.__getitem__) if w.dtypes else "F32"
     scale = _TORCH_BYTES.get(dtype, 4) / _ST_BYTES.get(stored, 4)
     W, L = int(w.bytes * scale), int(w.largest * scale)  # noqa: N806 - the module docstring's names
-    keeps_torch = with_past or split or precision  # a later stage still runs PyTorch after parity
+    keeps_torch = split or precision  # a later stage runs PyTorch beside ONNX Runtime (generation reloads it)
     stages = {"load": W,
               # TorchScript: its copy of the tensor it writes; below 2 GB its whole-graph shape inference holds
               # the proto and its bytes (2W more); dynamo builds the ONNX IR beside the program (about W more)

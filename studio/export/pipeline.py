@@ -117,8 +117,8 @@ def _run(run: ExportRun) -> None:
 
     begin("parity", f"parity on {len(ex.cases)} inputs")
     with timed(report, "parity"), run.job.interruptible():
-        later = options.split_modalities or options.precision or options.kv_cache_dtype != "float32" or options.with_past
-        runs = run_parity(run, ex, checked, result, progress=lambda f: stages.within("parity", f), release=not later)
+        keep = options.split_modalities or options.precision or options.kv_cache_dtype != "float32"
+        runs = run_parity(run, ex, checked, result, progress=lambda f: stages.within("parity", f), release=not keep)
     checked.session = None  # ONNX Runtime's copy of the weights goes before the stages that build their own
     name_dims_after_parity(run, runs)
 
@@ -138,6 +138,8 @@ def _run(run: ExportRun) -> None:
     if options.with_past:
         begin("generation", "greedy generation vs HF generate()")
         with timed(report, "generation"), run.job.interruptible():
+            if run.torch_model is None:  # released for parity: loaded again (mapped from the checkpoint, seconds)
+                model = run.torch_model = load_source(run)
             written += validate_generation(run, model, progress=lambda f: stages.within("generation", f))
 
     begin("write", f"writing {options.output}")

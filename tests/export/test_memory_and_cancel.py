@@ -42,8 +42,9 @@ def test_estimate_reads_the_checkpoint_headers(clip: Path) -> None:
     est = estimate(json.loads((clip / "config.json").read_text()), clip)
     assert est.weight_bytes == w.bytes and est.load_dtype == "float32"
     assert est.peak > est.weight_bytes and est.fits  # a tiny model fits anywhere
-    plain, past = (estimate({}, clip, with_past=flag) for flag in (False, True))
-    assert past.stages["parity"] > plain.stages["parity"]  # PyTorch is kept through parity when generation follows
+    plain, split, past = estimate({}, clip), estimate({}, clip, split=True), estimate({}, clip, with_past=True)
+    assert split.stages["parity"] > plain.stages["parity"]  # PyTorch is kept through parity when a split follows
+    assert "generation" in past.stages and past.stages["parity"] == plain.stages["parity"]  # reloaded after
 
 
 def test_an_export_that_cannot_fit_stops_at_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
