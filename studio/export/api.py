@@ -142,6 +142,7 @@ class ExportReport(Report):
     diagnosis: Diagnosis | None = None
     timings: dict[str, float] = field(default_factory=dict)  # stage -> seconds
     peak_rss_gb: dict[str, float] = field(default_factory=dict)  # stage -> the process's peak RSS at its end (GB)
+    memory: dict[str, Any] = field(default_factory=dict)  # the estimate made before the export (studio.export.memory)
     generation: GenerationValidation | None = None  # with_past exports only
     precision: dict[str, Any] = field(default_factory=dict)  # --precision / --kv-cache-dtype: per-part figures
     # how the example inputs were made: processor class and origin (folder / derived), prompt form, derived

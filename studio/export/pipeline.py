@@ -38,6 +38,9 @@ def run_export(options: ExportOptions, job: JobState | None = None) -> ExportRep
     job = job or JobState(name="export")
     t_start = time.perf_counter()
     report, config, specs = open_report(options)
+    from studio.export.memory import check_fits
+
+    report.memory = check_fits(options, config).to_dict()  # MemoryShortfall (exit 2) before anything is written
     out = options.output
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent))
@@ -85,14 +88,9 @@ def unforeseen(run: ExportRun, exc: Exception) -> Diagnosis:
 def _run(run: ExportRun) -> None:
     """The stages in order, each under its job stage (the GUI's export page and the tests watch these names)."""
     options, report = run.options, run.report
-    weights = {"load": 3.0, "export": 4.0, "check": 1.0, "parity": 2.0}
-    if options.split_modalities:
-        weights["split"] = 6.0
-    if options.precision or options.kv_cache_dtype != "float32":
-        weights["precision"] = 3.0
-    if options.with_past:
-        weights["generation"] = 2.0
-    weights["write"] = 0.5
+    from studio.export.memory import stage_seconds
+
+    weights = stage_seconds(int(report.memory.get("weight_bytes") or 0), options)  # the stages' expected seconds
     stages = Stages(run.job, weights)
 
     def begin(name: str, status: str) -> None:  # run.stage: what the catch-all's diagnosis names
@@ -101,7 +99,7 @@ def _run(run: ExportRun) -> None:
 
     begin("load", f"loading {options.model_dir.name}")
     with timed(report, "load"):
-        model = load_source(run)
+        model = run.torch_model = load_source(run)  # the stages release its weights when none later needs them
         probe_tokenizer(options.model_dir, run.config, report)
         probe_processor(options.model_dir, report)
     if options.with_past and is_seq2seq(run.config):  # Whisper: two graphs, its own stages
@@ -113,7 +111,9 @@ def _run(run: ExportRun) -> None:
     run.stage, run.model = "inputs", model
     ex = build_past_inputs(run, model) if options.with_past else \
         derive_example_inputs(run, model) or build_example_inputs(run, model)  # the processor's, else generic
-    ex, result, checked, runs = export_validated(run, model, ex, begin, stages.within)
+    ex, result, checked, runs = export_validated(run, model, ex, begin, stages, weights["export"])
+    model = run.model  # narrowing may have loaded it again after parity released it
+    checked.session = None  # ONNX Runtime's copy of the weights goes before the stages that build their own
     name_dims_after_parity(run, runs)
 
     written: list[tuple[Path, str, str | None]] = [(run.model_path, "model", None), *derived_files(run)]
@@ -131,7 +131,9 @@ def _run(run: ExportRun) -> None:
 
     if options.with_past:
         begin("generation", "greedy generation vs HF generate()")
-        with timed(report, "generation"):
+        with timed(report, "generation"), run.job.interruptible():
+            if run.torch_model is None:  # released for parity: loaded again (mapped from the checkpoint, seconds)
+                model = run.torch_model = load_source(run)
             written += validate_generation(run, model, progress=lambda f: stages.within("generation", f))
 
     begin("write", f"writing {options.output}")

@@ -33,9 +33,13 @@ def export_graph(run: ExportRun, model: Any, ex: ExampleInputs) -> Any:
         report.warnings.extend(f"export patch: {n}" for n in notes)
         return res
 
+    from studio.core.errors import JobCancelled
+
     try:
         try:
             return _export()
+        except JobCancelled:
+            raise
         except Exception as first:  # noqa: BLE001
             if gqa_eager_fallback(first, model, options, ex.export_wrapper, report, run.job):
                 return _export()
@@ -50,6 +54,8 @@ def export_graph(run: ExportRun, model: Any, ex: ExampleInputs) -> Any:
                 options.exporter, options.opset = "torchscript", run.report.options["opset"]
                 report.options["exporter"] = "torchscript (dynamo fallback failed too)"
                 raise first from None
+    except JobCancelled:
+        raise
     except Exception as exc:  # noqa: BLE001
         diag = dg.diagnose_exception("export", exc, model=ex.export_wrapper, exporter=options.exporter,
                                      opset=options.opset)

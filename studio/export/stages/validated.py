@@ -11,20 +11,25 @@ failure at the traced case itself is a real one and stays diagnosed.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from studio.export.stages.check import check_exported, run_parity
 from studio.export.stages.inputs import ExampleInputs
 from studio.export.stages.run import ExportRun, StageFailed, timed
+from studio.export.stages.load import load_source
 from studio.export.stages.trace import export_graph, note_export
+
+if TYPE_CHECKING:
+    from studio.core.jobs import Stages
 
 LEVELS = ("media", "batch")  # what a narrowing fixes, in order
 
 
 def export_validated(run: ExportRun, model: Any, ex: ExampleInputs, begin: Callable[[str, str], None],
-                     within: Callable[[str, float], None]) -> tuple[ExampleInputs, Any, Any, Any]:
+                     stages: Stages, export_seconds: float) -> tuple[ExampleInputs, Any, Any, Any]:
     """Export, check and parity (narrowing when it can); returns the inputs used, the exporter's result, the
-    checked model and the parity runs."""
+    checked model and the parity runs. ``run.model`` is the PyTorch model afterwards (loaded again when parity
+    released its weights and a narrowing needed them)."""
     from studio.export.stages.derive import check_declared, check_modalities
 
     report, options = run.report, run.options
@@ -32,17 +37,20 @@ def export_validated(run: ExportRun, model: Any, ex: ExampleInputs, begin: Calla
     level = 0
     while True:
         begin("export", f"exporting with {options.exporter} at opset {options.opset}")
-        with timed(report, "export"):
-            result = export_graph(run, model, ex)
+        with timed(report, "export"), stages.timed_guess("export", export_seconds), run.job.interruptible():
+            result = export_graph(run, model, ex)  # one long call: a ticker moves its fraction, Cancel interrupts
         note_export(run, result)
         begin("check", "onnx.checker, shape inference, ONNX Runtime load")
         with timed(report, "check"):
             checked = check_exported(run, ex.input_names)
             check_modalities(run, checked)
         begin("parity", f"parity on {len(ex.cases)} inputs")
+        # PyTorch's weights go once its answers are in, unless a later stage runs it (a narrowing reloads them)
+        keep = options.split_modalities or options.precision or options.kv_cache_dtype != "float32"
         try:
-            with timed(report, "parity"):
-                runs = run_parity(run, ex, checked, result, progress=lambda f: within("parity", f))
+            with timed(report, "parity"), run.job.interruptible():
+                runs = run_parity(run, ex, checked, result, progress=lambda f: stages.within("parity", f),
+                                  release=not keep)
             return ex, result, checked, runs
         except StageFailed:
             narrowed = None
@@ -51,7 +59,8 @@ def export_validated(run: ExportRun, model: Any, ex: ExampleInputs, begin: Calla
                 level += 1
             if narrowed is None:
                 raise
-            ex = narrowed
+            ex, model = narrowed, run.model
+            checked.session = None
 
 
 def _narrow(run: ExportRun, ex: ExampleInputs, result: Any, level: int) -> ExampleInputs | None:
@@ -63,6 +72,8 @@ def _narrow(run: ExportRun, ex: ExampleInputs, result: Any, level: int) -> Examp
     if run.derived is None or not cases or not cases[0].passed:
         return None
     what = LEVELS[level]
+    if run.torch_model is None:  # parity released the weights: the narrowed inputs and the export need them
+        run.model = run.torch_model = load_source(run)
     new = narrowed_inputs(run, what)
     if new is None:
         return None
