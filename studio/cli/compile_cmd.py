@@ -58,6 +58,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--calibration", type=Path, metavar="DIR_OR_TXT",
                    help="int8 calibration samples: a folder of .npz (arrays named like the inputs) or the "
                         "toolkit's dataset .txt (default: 8 seeded samples)")
+    p.add_argument("--auto-hybrid", type=float, default=None, metavar="COS",
+                   help="rknn int8: keep the layers whose per-layer cosine falls below COS in float16 "
+                        "(rknn-toolkit2's auto_hybrid), e.g. 0.999")
     p.add_argument("--atol", type=float, default=None, help="parity tolerance (default: tvm 1e-4, rknn fp16 5e-2)")
     p.add_argument("--rtol", type=float, default=None, help="parity tolerance (default: tvm 1e-3, rknn fp16 5e-2)")
     p.add_argument("--runs", type=int, default=20, help="latency runs per runtime (0: no latency)")
@@ -113,7 +116,7 @@ def _compile_onnx(args: argparse.Namespace) -> int:
                           localise=not args.no_localise, simplify=args.simplify, atol=args.atol, rtol=args.rtol,
                           latency_runs=max(0, args.runs), save_failing_subgraph=args.save_failing,
                           backend=args.backend, quantize=args.quantize,
-                          calibration=args.calibration)
+                          calibration=args.calibration, auto_hybrid=args.auto_hybrid)
     with job_progress("compile", enabled=not args.json) as job:
         rep = compile_model(opts, job)
     if args.report:

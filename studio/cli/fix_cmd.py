@@ -1,5 +1,7 @@
 """`studio fix MODEL.onnx --out OUT.onnx [--static batch=1,sequence=64] [--simplify] [--fp16 [PART ...]]
-[--int8 [PART ...]]`: each fix with a parity report and the before/after inspection per target.
+[--int8 [PART ...]] [--int8-static [PART ...] --calibration DIR] [--keep-fp32 NODE,...] [--drop-nan-guards]
+[--unfuse-attention] [--host-split TARGET]`: each fix with a parity report and the before/after inspection per
+target. The order is fixed: static, simplify, unfuse, NaN guards, host split, precision.
 
 Exit codes: 0 = written and parity passed; 1 = written but parity failed; 2 = bad input / nothing written.
 """
@@ -23,6 +25,20 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="convert to FP16: no PART = the model itself, else those parts of a split export")
     p.add_argument("--int8", nargs="*", metavar="PART", default=None,
                    help="dynamic INT8 quantization: no PART = the model itself, else those parts")
+    p.add_argument("--int8-static", nargs="*", metavar="PART", default=None,
+                   help="static INT8 (QDQ) calibrated on --calibration: no PART = the model itself, else those parts")
+    p.add_argument("--calibration", type=Path, metavar="DIR",
+                   help="calibration samples: images, texts (.txt, one per line), .wav or .npz; also written as the "
+                        "output's inputs to OUT_STEM.calibration/ (for studio compile --calibration)")
+    p.add_argument("--keep-fp32", metavar="NODE,...", default="",
+                   help="nodes kept in float32 by --fp16 / --int8-static (a block list, e.g. from studio optimize)")
+    p.add_argument("--drop-nan-guards", action="store_true",
+                   help="remove Where(IsNaN(x), C, x) guards (fully masked attention rows give NaN instead of C)")
+    p.add_argument("--unfuse-attention", action="store_true",
+                   help="studio.fused::FusedAttention back to MatMul / Softmax / MatMul")
+    p.add_argument("--host-split", metavar="TARGET", default=None,
+                   help="move the input preparation TARGET places on its host (integer / boolean work, runtime-index "
+                        "lookups at the inputs) into OUT_STEM.host.onnx; the output keeps the device's work")
     p.add_argument("--fuse-attention", action="store_true",
                    help="rewrite attention subgraphs into studio.fused::FusedAttention (parity vs unfused)")
     p.add_argument("--custom-op-lib", type=Path, default=None, metavar="LIB.so",
@@ -50,8 +66,10 @@ def run(args: argparse.Namespace) -> int:
 
         return run_fuse_cli(args, _flag)
     rep = fix_model(args.model, args.out, static=parse_static(args.static) or None, simplify=args.simplify,
-                    fp16=_flag(args.fp16), int8=_flag(args.int8), targets=args.target,
-                    parity_cases=args.cases, profile_dirs=args.profile_dir)
+                    fp16=_flag(args.fp16), int8=_flag(args.int8), int8_static=_flag(args.int8_static),
+                    calibration=args.calibration, keep_fp32=[n for n in args.keep_fp32.split(",") if n],
+                    drop_nan_guards=args.drop_nan_guards, unfuse=args.unfuse_attention, host_split=args.host_split,
+                    targets=args.target, parity_cases=args.cases, profile_dirs=args.profile_dir)
     if args.report:
         rep.save(args.report)
     sys.stdout.write(rep.to_json() + "\n" if args.json else render_fix_text(rep))

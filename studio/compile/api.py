@@ -42,6 +42,7 @@ class CompileOptions:
     backend: str = "tvm"  # "tvm" (built in) or a compiler a plugin contributes ("rknn": plugins/studio-rknn)
     quantize: str = ""  # "" (the backend's float build: fp16 for rknn) or "int8"
     calibration: Path | None = None  # int8: a folder of .npy/.npz samples, or a dataset list (default: seeded)
+    auto_hybrid: float | None = None  # rknn int8: layers whose per-layer cosine falls below it stay float16
 
 
 @dataclass
@@ -204,6 +205,11 @@ def compile_model(options: CompileOptions, job: Any = None) -> CompileReport:
                              hint=f"backends: {known}; rknn comes with plugins/studio-rknn "
                                   "(make venv installs it; its toolkit: studio-rknn-env create)") from exc
         return compiler(options, job)
+    if options.auto_hybrid is not None:
+        from studio.core.errors import InputError
+
+        raise InputError("--auto-hybrid is an rknn int8 option; TVM builds float", offending="--auto-hybrid",
+                         hint="drop it, or compile with --backend rknn --quantize int8")
     from studio.compile.pipeline import run_compile
 
     return run_compile(options, job)

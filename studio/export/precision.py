@@ -11,12 +11,12 @@ images from the model's own processor; dynamic as the no-calibration choice).
 
 from __future__ import annotations
 
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from studio.core.errors import InputError
+from studio.optimize.quantize import INT8_OPS  # noqa: F401 - the ops INT8 converts, re-exported
 
 PRECISIONS = ("fp32", "fp16", "int8", "int8-dynamic")
 KV_CACHE_DTYPES = ("float32", "float16")
@@ -24,7 +24,6 @@ KV_CACHE_DTYPES = ("float32", "float16")
 # softmax and exp need the range, and the converter's default list (Range, CumSum, TopK, Resize, ...)
 FP16_BLOCK = ("Pow", "ReduceMean", "ReduceSum", "Sqrt", "Reciprocal", "Softmax", "Exp", "Log", "Erf",
               "LayerNormalization", "SimplifiedLayerNormalization", "RMSNormalization")
-INT8_OPS = ("MatMul", "Gemm", "Conv")
 # default pass bounds against the FP32 part: (max abs, min cosine); INT8 is judged by cosine alone
 TOLERANCE = {"fp16": (5e-2, 0.999), "int8": (float("inf"), 0.98), "int8-dynamic": (float("inf"), 0.98)}
 # the parts each split kind writes (name, modality); without --split-modalities the one target is "model"
@@ -249,33 +248,11 @@ def _fix_float_casts(model: Any) -> Any:
 
 
 def to_int8_static(model: Any, calibration: list[dict[str, Any]]) -> Any:
-    """Static QDQ INT8 (uint8 activations, int8 weights) of MatMul / Gemm / Conv, ranges from ``calibration``."""
-    import logging
+    """Static QDQ INT8 (uint8 activations, int8 weights) of MatMul / Gemm / Conv, ranges from ``calibration``
+    (the one implementation: studio.optimize.quantize)."""
+    from studio.optimize.quantize import to_int8_static as _to_int8_static
 
-    import onnx
-    from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
-
-    class Reader(CalibrationDataReader):
-        def __init__(self) -> None:
-            self.items = iter(calibration)
-
-        def get_next(self) -> dict[str, Any] | None:
-            return next(self.items, None)
-
-    with tempfile.TemporaryDirectory(prefix="studio-int8s-") as d:
-        src, dst = Path(d) / "in.onnx", Path(d) / "out.onnx"
-        onnx.save(model, str(src))
-        root = logging.getLogger()
-        level = root.level
-        root.setLevel(logging.ERROR)  # the quantizer logs pre-processing advice on the root logger
-        try:
-            quantize_static(str(src), str(dst), Reader(), quant_format=QuantFormat.QDQ,
-                            op_types_to_quantize=list(INT8_OPS), activation_type=QuantType.QUInt8,
-                            weight_type=QuantType.QInt8, per_channel=True,
-                            calibration_providers=["CPUExecutionProvider"])
-        finally:
-            root.setLevel(level)
-        return onnx.load(str(dst))
+    return _to_int8_static(model, calibration)
 
 
 def cache_io_fp16(model: Any, past: list[str], present: list[str]) -> tuple[Any, int]:

@@ -57,6 +57,8 @@ class FixedFile:
     precision: str = "fp32"
     parity: ParityReport | None = None
     diff: AnalysisDiff | None = None
+    host: str | None = None  # the host graph of a host split (run before this file)
+    calibration: str | None = None  # the calibration samples as this file's inputs (.npz per sample)
 
 
 @dataclass
@@ -153,9 +155,10 @@ def save_model_atomic(model: Any, out: Path, check: Any = None) -> Any:
 
 
 def _parity_on(src: Path, tmp: Path, dst: Path, prec: str, static: dict[str, int] | None,
-               cases: int) -> ParityReport:
-    """Parity on the temp file (a model ORT cannot load is never moved into place)."""
-    rep = check_parity(src, tmp, prec, dims=static, cases=cases)
+               cases: int, host: Any = None) -> ParityReport:
+    """Parity on the temp file (a model ORT cannot load is never moved into place); with a host graph, the
+    original against host graph -> device graph."""
+    rep = check_parity(src, tmp, prec, dims=static, cases=cases, host=host)
     rep.fixed = str(dst)
     return rep
 
@@ -181,65 +184,77 @@ def analysis_diff(before: Any, after: Any) -> AnalysisDiff:
 
 
 def fix_model(model: Path | str, out: Path | str, *, static: dict[str, int] | None = None, simplify: bool = False,
-              fp16: bool | list[str] = False, int8: bool | list[str] = False, targets: list[str] | None = None,
+              fp16: bool | list[str] = False, int8: bool | list[str] = False,
+              int8_static: bool | list[str] = False, calibration: Path | str | None = None,
+              keep_fp32: list[str] | None = None, drop_nan_guards: bool = False, unfuse: bool = False,
+              host_split: str | None = None, targets: list[str] | None = None,
               parity_cases: int = 2, profile_dirs: list[Path] | None = None,
               job: JobState | None = None) -> FixReport:
     """Apply the chosen fixes to ``model`` (and to the named parts of a split export) and write ``out``.
 
-    ``fp16`` / ``int8``: True = the model file itself; a list = those part names (siblings
+    ``fp16`` / ``int8`` / ``int8_static``: True = the model file itself; a list = those part names (siblings
     ``<stem>.<part>.onnx``), written as ``<out stem>.<part>.onnx``. Every written file gets a parity report
-    and an inspection diff for ``targets`` (default: all).
+    and an inspection diff for ``targets`` (default: all). ``host_split`` (a target id) also writes the host
+    graph ``<out stem>.host.onnx``; ``calibration`` (a folder of samples) also writes the samples as the output
+    model's inputs in ``<out stem>.calibration/`` (what ``studio compile --calibration`` reads).
     """
     from studio.inspect.api import inspect_model
-    from studio.optimize import passes
+    from studio.optimize.pipeline import FixSteps, device_feeds, transform
 
     job = job or JobState(name="fix")
     model, out = Path(model), Path(out)
     check_out_path(model, out, "fixed")
+    cal = Path(calibration) if calibration is not None else None
+    if cal is not None:
+        from studio.optimize.calibration import scan
+
+        scan(cal)  # a missing or empty folder is named before any work
     parts = find_parts(model)
     wanted: dict[str, str] = {}  # part -> precision
-    for flag, prec in ((fp16, "fp16"), (int8, "int8")):
+    for flag, prec in ((fp16, "fp16"), (int8, "int8"), (int8_static, "int8-static")):
         if isinstance(flag, list):
             for p in flag:
                 if p not in parts:
                     raise InputError(f"no part '{p}' beside {model.name}", offending=p,
                                      hint=f"parts found: {', '.join(parts) or 'none'} ({model.stem}.<part>.onnx)")
                 if p in wanted:
-                    raise InputError(f"part '{p}' given both --fp16 and --int8", offending=p)
+                    raise InputError(f"part '{p}' given two precisions", offending=p)
                 wanted[p] = prec
-    if fp16 is True and int8 is True:
-        raise InputError("choose --fp16 or --int8 for the model, not both", offending="--fp16/--int8")
-    main_prec = "fp16" if fp16 is True else "int8" if int8 is True else "fp32"
-    if not (static or simplify or main_prec != "fp32" or wanted):
-        raise InputError("nothing to fix", hint="give --static, --simplify, --fp16 or --int8")
+    mains = [prec for flag, prec in ((fp16, "fp16"), (int8, "int8"), (int8_static, "int8-static")) if flag is True]
+    if len(mains) > 1:
+        raise InputError("choose one precision for the model, not " + " and ".join(mains),
+                         offending="/".join(f"--{m}" for m in mains))
+    main_prec = mains[0] if mains else "fp32"
+    base = FixSteps(static=static, simplify=simplify, unfuse=unfuse, drop_nan_guards=drop_nan_guards,
+                    host_split=host_split, keep_fp32=list(keep_fp32 or []), calibration=cal, profile_dirs=profile_dirs)
+    if not (base.any() or main_prec != "fp32" or wanted):
+        raise InputError("nothing to fix", hint="give --static, --simplify, --fp16, --int8, --int8-static, "
+                                                "--drop-nan-guards, --unfuse-attention or --host-split")
+    if "int8-static" in {main_prec, *wanted.values()} and cal is None:
+        raise InputError("--int8-static needs calibration samples", offending="--int8-static",
+                         hint="add --calibration DIR (images, texts, .wav or .npz samples)")
 
     rep = FixReport(model=str(model), output=str(out),
                     options={"static": static or {}, "simplify": simplify, "fp16": fp16, "int8": int8,
-                             "targets": targets or ["all"]})
+                             "int8_static": int8_static, "calibration": str(cal) if cal else None,
+                             "keep_fp32": list(keep_fp32 or []), "drop_nan_guards": drop_nan_guards,
+                             "unfuse": unfuse, "host_split": host_split, "targets": targets or ["all"]})
     jobs = [("model", model, out, main_prec)] + [
         (p, parts[p], out.parent / f"{out.stem}.{p}.onnx", prec) for p, prec in wanted.items()]
     total = len(jobs)
     for i, (part, src, dst, prec) in enumerate(jobs):
         job.set_status(f"fixing {src.name}")
-        m = _load_full(src)
-        f = FixedFile(part=part, source=str(src), output=str(dst), precision=prec)
-        if static:
-            m, changed = passes.make_static(m, static, strict=(part == "model"))
-            f.steps.append("static: " + ("; ".join(changed) or "no matching dims"))
-        job.check_cancelled()
-        if simplify:
-            n0 = len(m.graph.node)
-            m = passes.simplify(m)
-            f.steps.append(f"simplify (onnxslim): {n0} -> {len(m.graph.node)} nodes")
-        job.check_cancelled()
-        if prec == "fp16":
-            m = passes.to_fp16(m)
-            f.steps.append("fp16 (onnxconverter-common, float32 inputs/outputs kept)")
-        elif prec == "int8":
-            m = passes.to_int8_dynamic(m)
-            f.steps.append("int8 dynamic quantization (onnxruntime.quantization, QInt8 weights)")
-        f.parity = save_model_atomic(m, dst, lambda tmp, src=src, prec=prec, dst=dst: _parity_on(src, tmp, dst, prec,
-                                                                                      static, parity_cases))
+        steps = FixSteps(**{**base.__dict__, "precision": prec})
+        t = transform(_load_full(src), steps, strict=(part == "model"), processor_dir=src.parent, job=job)
+        f = FixedFile(part=part, source=str(src), output=str(dst), precision=prec, steps=list(t.steps))
+        f.parity = save_model_atomic(t.model, dst, lambda tmp, src=src, prec=prec, dst=dst, host=t.host: _parity_on(
+            src, tmp, dst, prec, static, parity_cases, host))
+        if t.host is not None:
+            host_path = dst.parent / f"{dst.stem}.host.onnx"
+            save_model_atomic(t.host, host_path)
+            f.host = str(host_path)
+        if t.calibration is not None:
+            f.calibration = str(write_calibration(device_feeds(t), dst.parent / f"{dst.stem}.calibration"))
         job.set_progress(100 * (i + 0.5) / total)
         before = inspect_model(src, targets, profile_dirs=profile_dirs)
         after = inspect_model(dst, targets, profile_dirs=profile_dirs)
@@ -249,11 +264,31 @@ def fix_model(model: Path | str, out: Path | str, *, static: dict[str, int] | No
     return rep
 
 
+def write_calibration(feeds: list[dict[str, Any]], folder: Path) -> Path:
+    """The feeds as ``folder/NNNN.npz``, written in a temp sibling and renamed (a re-run replaces it whole)."""
+    from studio.optimize.calibration import save_feeds
+
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{folder.name}.", dir=folder.parent))
+    try:
+        save_feeds(feeds, tmp)
+        if folder.exists():
+            shutil.rmtree(folder)
+        os.replace(tmp, folder)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return folder
+
+
 def render_fix_text(rep: FixReport) -> str:
     lines = [f"fixed {rep.model} -> {rep.output}"]
     for f in rep.files:
         lines.append(f"\n[{f.part}] {f.source} -> {f.output} ({f.precision})")
         lines += [f"  - {s}" for s in f.steps]
+        if f.host:
+            lines.append(f"  host graph (run before it, on the host): {f.host}")
+        if f.calibration:
+            lines.append(f"  calibration samples as its inputs: {f.calibration}")
         if f.parity:
             lines.append(f.parity.summary_line("parity", "ORT"))
         if f.diff:

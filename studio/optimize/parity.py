@@ -11,7 +11,8 @@ import numpy as np
 from studio.core.errors import ValidationError
 
 # Tolerances per precision: (max_abs, min_cosine). INT8 dynamic quantization is judged by cosine similarity.
-TOLERANCE = {"fp32": (1e-4, 0.99999), "fp16": (5e-2, 0.999), "int8": (float("inf"), 0.98)}
+TOLERANCE = {"fp32": (1e-4, 0.99999), "fp16": (5e-2, 0.999), "int8": (float("inf"), 0.98),
+             "int8-static": (float("inf"), 0.98)}
 
 
 @dataclass
@@ -60,15 +61,18 @@ class ParityReport:
                 + (f" (>= {self.min_cosine})" if cosine_bound else "") + (f"  errors: {errs}" if errs else ""))
 
 
-def _session(path: Path) -> Any:
+def _session(path: Path | Any) -> Any:
+    """An ORT CPU session of a file, or of a ModelProto held in memory."""
     import onnxruntime as ort
 
     so = ort.SessionOptions()
     so.log_severity_level = 3
+    src = str(path) if isinstance(path, (str, Path)) else path.SerializeToString()
+    name = Path(path).name if isinstance(path, (str, Path)) else "the host graph"
     try:
-        return ort.InferenceSession(str(path), so, providers=["CPUExecutionProvider"])
+        return ort.InferenceSession(src, so, providers=["CPUExecutionProvider"])
     except Exception as exc:  # ORT raises its own exception types
-        raise ValidationError(f"ONNX Runtime cannot load {path.name}: {str(exc)[:300]}", offending=str(path),
+        raise ValidationError(f"ONNX Runtime cannot load {name}: {str(exc)[:300]}", offending=str(name),
                               hint="check the model with `studio inspect --target ort-cpu`") from None
 
 
@@ -112,15 +116,35 @@ def compare_outputs(names: list[str], ref: list[Any], new: list[Any], atol: floa
 
 
 def check_parity(original: Path, fixed: Path, precision: str = "fp32", *, dims: dict[str, int] | None = None,
-                 cases: int = 2, seed: int = 0) -> ParityReport:
+                 cases: int = 2, seed: int = 0, host: Any = None) -> ParityReport:
+    """``fixed`` against ``original`` on random inputs; ``host`` (a ModelProto): the host graph of a host split,
+    run first on the original's inputs, its outputs fed to ``fixed``."""
     atol, min_cos = TOLERANCE[precision]
     rep = ParityReport(original=str(original), fixed=str(fixed), precision=precision, atol=atol, min_cosine=min_cos)
     ref, new = _session(Path(original)), _session(Path(fixed))
+    pre = _session(host) if host is not None else None
     rng = np.random.default_rng(seed)
     for _ in range(cases):
-        feed = random_feed(new, dims or {}, rng)
-        rep.cases.append(run_case(ref, new, feed, atol, min_cos, cast_for_ref=True))
+        if pre is None:
+            feed = random_feed(new, dims or {}, rng)
+            rep.cases.append(run_case(ref, new, feed, atol, min_cos, cast_for_ref=True))
+            continue
+        feed = random_feed(ref, dims or {}, rng)
+        rep.cases.append(run_case(ref, _Chain(pre, new), feed, atol, min_cos))
     return rep
+
+
+class _Chain:
+    """A host graph then the device graph, behind the two calls ``run_case`` makes of a session."""
+
+    def __init__(self, host: Any, device: Any) -> None:
+        self.host, self.device = host, device
+
+    def run(self, names: Any, feed: dict[str, np.ndarray]) -> list[Any]:
+        made = dict(zip([o.name for o in self.host.get_outputs()],
+                        self.host.run(None, {i.name: feed[i.name] for i in self.host.get_inputs()}), strict=True))
+        both = {**feed, **made}
+        return self.device.run(names, {i.name: both[i.name] for i in self.device.get_inputs()})
 
 
 def run_case(ref: Any, new: Any, feed: dict[str, np.ndarray], atol: float, min_cos: float, *,

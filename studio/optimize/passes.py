@@ -88,8 +88,9 @@ def simplify(model: Any) -> Any:
     return out
 
 
-def to_fp16(model: Any) -> Any:
-    """FP16 weights and compute, float32 inputs/outputs kept (onnxconverter-common)."""
+def to_fp16(model: Any, keep_fp32: list[str] | tuple[str, ...] = ()) -> Any:
+    """FP16 weights and compute, float32 inputs/outputs kept (onnxconverter-common); nodes named in
+    ``keep_fp32`` stay float32 (the converter's node block list)."""
     try:
         from onnxconverter_common import float16
     except ImportError:
@@ -98,9 +99,11 @@ def to_fp16(model: Any) -> Any:
     _separate_consumed_outputs(src)
     del src.graph.value_info[:]
     if src.ByteSize() < LIMIT:
-        return float16.convert_float_to_float16(src, keep_io_types=True, disable_shape_infer=False)
+        return float16.convert_float_to_float16(src, keep_io_types=True, disable_shape_infer=False,
+                                                node_block_list=list(keep_fp32) or None)
     src = infer_shapes(src)  # past 2 GB: the converter's own inference would serialize the whole model
-    return float16.convert_float_to_float16(src, keep_io_types=True, disable_shape_infer=True)
+    return float16.convert_float_to_float16(src, keep_io_types=True, disable_shape_infer=True,
+                                            node_block_list=list(keep_fp32) or None)
 
 
 def _separate_consumed_outputs(model: Any) -> None:

@@ -127,6 +127,10 @@ def compile_rknn(options: CompileOptions, job: JobState | None = None) -> Compil
     if options.quantize not in ("", "fp16", "int8"):
         raise InputError(f"--quantize {options.quantize} is not an rknn build", offending=options.quantize,
                          hint="fp16 (default) or int8")
+    hybrid = options.auto_hybrid
+    if hybrid is not None and (dtype != "int8" or not 0.0 < hybrid <= 1.0):
+        raise InputError(f"--auto-hybrid {hybrid}: a per-layer cosine in (0, 1] for an int8 build",
+                         offending="--auto-hybrid", hint="e.g. --quantize int8 --auto-hybrid 0.999")
     leaf = f"{options.target}-rknn"
     out = Path(options.out).resolve() if options.out else default_out(model, leaf)
     check_out(out, model, leaf)
@@ -149,7 +153,7 @@ def compile_rknn(options: CompileOptions, job: JobState | None = None) -> Compil
                         device="npu", out_dir=str(out), input_shapes=shapes,
                         input_dtypes={i["name"]: i["dtype"] for i in mi.inputs}, backend=BACKEND,
                         toolchain={"name": "rknn-toolkit2", "version": version, "platform": platform,
-                                   "dtype": dtype, "environment": str(status.path)})
+                                   "dtype": dtype, "environment": str(status.path), "auto_hybrid": hybrid})
     with tempfile.TemporaryDirectory(prefix="studio-rknn-compile-") as tmp_s, atomic_path(out, is_dir=True) as tmp_out:
         tmp = Path(tmp_s)
         tmp_out.mkdir(parents=True, exist_ok=True)
@@ -157,7 +161,8 @@ def compile_rknn(options: CompileOptions, job: JobState | None = None) -> Compil
         stages.begin("build", f"rknn-toolkit2 {version}: building {model.name} for {platform} ({dtype})")
         t0 = time.perf_counter()
         try:
-            built = build_rknn(model, tmp_out / RKNN_FILE, shapes=shapes, platform=platform, dataset=dataset, mi=mi)
+            built = build_rknn(model, tmp_out / RKNN_FILE, shapes=shapes, platform=platform, dataset=dataset, mi=mi,
+                               auto_hybrid=hybrid)
         except client.WorkerError as exc:
             nodes = _named_nodes(str(exc))
             rep.diagnosis = CompileDiagnosis(
@@ -170,11 +175,11 @@ def compile_rknn(options: CompileOptions, job: JobState | None = None) -> Compil
         finally:
             rep.timings["build"] = round(time.perf_counter() - t0, 3)
         _copy_source(model, tmp_out / SOURCE_FILE)
-        feed = _feed(mi.inputs, options.seed)
+        feed = _first_sample(options, mi.inputs) or _feed(mi.inputs, options.seed)
         if options.verify:
             stages.begin("verify", "parity: the toolkit's x86 simulator against ONNX Runtime")
             t0 = time.perf_counter()
-            _parity(rep, model, feed, platform, dataset, dtype, atol, rtol, mi)
+            _parity(rep, model, feed, platform, dataset, dtype, atol, rtol, mi, hybrid)
             rep.timings["verify"] = round(time.perf_counter() - t0, 3)
         else:
             rep.parity.status = "skipped: --no-verify"
@@ -182,7 +187,7 @@ def compile_rknn(options: CompileOptions, job: JobState | None = None) -> Compil
             stages.begin("accuracy", "accuracy_analysis: per-layer error of the int8 build")
             t0 = time.perf_counter()
             try:
-                rows = accuracy(model, feed, dataset, tmp / "accuracy", platform=platform, mi=mi)
+                rows = accuracy(model, feed, dataset, tmp / "accuracy", platform=platform, mi=mi, auto_hybrid=hybrid)
                 rep.layer_errors = rows
             except client.WorkerError as exc:
                 rep.warnings.append(f"accuracy_analysis did not run: {exc}")
@@ -294,15 +299,28 @@ def _feed(inputs: list[dict[str, Any]], seed: int) -> dict[str, np.ndarray]:
     return random_feed({i["name"]: i["shape"] for i in inputs}, {i["name"]: i["dtype"] for i in inputs}, seed)
 
 
+def _first_sample(options: CompileOptions, inputs: list[dict[str, Any]]) -> dict[str, np.ndarray] | None:
+    """The first calibration sample (.npz) when a calibration folder of them is given: parity on a real input
+    (an int8 build calibrated on real data can miss on random values it never saw)."""
+    cal = options.calibration
+    files = sorted(Path(cal).glob("*.npz")) if cal is not None and Path(cal).is_dir() else []
+    if not files:
+        return None
+    with np.load(files[0]) as z:
+        if not all(i["name"] in z for i in inputs):
+            return None
+        return {i["name"]: np.asarray(z[i["name"]], dtype=np.dtype(i["dtype"])).reshape(i["shape"]) for i in inputs}
+
+
 def _parity(rep: CompileReport, model: Path, feed: dict[str, np.ndarray], platform: str, dataset: Path | None,
-            dtype: str, atol: float, rtol: float, mi: Any = None) -> None:
+            dtype: str, atol: float, rtol: float, mi: Any = None, hybrid: float | None = None) -> None:
     from studio.compile.pipeline import compare_outputs
     from studio.core.runner import OnnxRuntimeRunner
     from studio_rknn.plugin import simulate
 
     with OnnxRuntimeRunner(model) as ort_r:
         ref = ort_r.infer(feed)
-    got_list = simulate(model, feed, platform=platform, dataset=dataset, mi=mi)
+    got_list = simulate(model, feed, platform=platform, dataset=dataset, mi=mi, auto_hybrid=hybrid)
     got = {name: np.asarray(a).reshape(np.shape(ref[name])) if np.size(a) == np.size(ref[name]) else a
            for name, a in zip(ref, got_list, strict=False)}
     ok, rows = compare_outputs(ref, got, atol, rtol)
@@ -335,7 +353,8 @@ def _meta(rep: CompileReport, inputs: list[dict[str, Any]], model: Path, platfor
 
         outs = [{"name": o.name, "shape": []} for o in onnx.load(str(model), load_external_data=False).graph.output]
     return {"schema_version": 1, "backend": BACKEND, "platform": platform, "toolkit": "rknn-toolkit2",
-            "toolkit_version": version, "dtype": dtype, "target_id": rep.target, "libraries": [RKNN_FILE],
+            "toolkit_version": version, "dtype": dtype, "target_id": rep.target,
+            "auto_hybrid": rep.toolchain.get("auto_hybrid"), "libraries": [RKNN_FILE],
             "source_onnx": SOURCE_FILE, "crop": crop, "inputs": inputs, "outputs": [o["name"] for o in outs],
             "output_specs": [{"name": o["name"], "shape": o["shape"], "dtype": "float32"} for o in outs],
             "rknn_bytes": built.get("bytes"), "rknn_sha256": sha256_file(Path(built["output"])),

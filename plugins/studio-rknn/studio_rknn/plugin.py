@@ -39,20 +39,22 @@ def _ready(env: Path | None) -> None:
 
 
 def build_rknn(model: Path, output: Path, *, shapes: dict[str, list[int]] | None = None, platform: str = "rk3588",
-               dataset: Path | None = None, env: Path | None = None, mi: Any = None) -> dict[str, Any]:
+               dataset: Path | None = None, env: Path | None = None, mi: Any = None,
+               auto_hybrid: float | None = None) -> dict[str, Any]:
     """Export ``output`` (.rknn): fp16, or int8 (w8a8) calibrated on ``dataset`` (a text file, one line per
-    sample, the .npy path of each input separated by spaces, as the toolkit reads it)."""
+    sample, the .npy path of each input separated by spaces, as the toolkit reads it); ``auto_hybrid``: int8 with
+    the layers below that per-layer cosine kept in float16 (the toolkit's auto_hybrid)."""
     _ready(env)
     mi = mi or static_inputs(Path(model), shapes)  # ``mi``: the caller's, when it read the model already
     with tempfile.TemporaryDirectory(prefix="studio-rknn-") as tmp:
         return client.call("build", env=env, model=str(Path(model).resolve()), inputs=mi.inputs, platform=platform,
                            crop=mi.resized,
                            output=str(Path(output).resolve()), dataset=str(dataset) if dataset else None,
-                           log=str(Path(tmp) / "build.log"))
+                           auto_hybrid=auto_hybrid, log=str(Path(tmp) / "build.log"))
 
 
 def simulate(model: Path, feeds: dict[str, Any], *, platform: str = "rk3588", env: Path | None = None,
-             dataset: Path | None = None, mi: Any = None) -> list[Any]:
+             dataset: Path | None = None, mi: Any = None, auto_hybrid: float | None = None) -> list[Any]:
     """Outputs of the toolkit's x86 simulator for ``feeds`` (name -> array), in the model's output order."""
     import numpy as np
 
@@ -67,12 +69,12 @@ def simulate(model: Path, feeds: dict[str, Any], *, platform: str = "rk3588", en
         res = client.call("infer", env=env, model=str(Path(model).resolve()), inputs=mi.inputs, platform=platform,
                           crop=mi.resized,
                           arrays=arrays, out_dir=str(Path(tmp) / "out"), log=str(Path(tmp) / "infer.log"),
-                          dataset=str(dataset) if dataset else None)
+                          dataset=str(dataset) if dataset else None, auto_hybrid=auto_hybrid)
         return [np.load(p) for p in res["outputs"]]
 
 
 def accuracy(model: Path, feeds: dict[str, Any], dataset: Path, out_dir: Path, *, platform: str = "rk3588",
-             env: Path | None = None, mi: Any = None) -> list[dict[str, Any]]:
+             env: Path | None = None, mi: Any = None, auto_hybrid: float | None = None) -> list[dict[str, Any]]:
     """The toolkit's accuracy_analysis of the int8 build on one sample: per-layer cosine / euclidean error
     (rows keyed by tensor name), its files left in ``out_dir``."""
     import numpy as np
@@ -90,5 +92,5 @@ def accuracy(model: Path, feeds: dict[str, Any], dataset: Path, out_dir: Path, *
     client.call("accuracy", env=env, model=str(Path(model).resolve()), inputs=mi.inputs, platform=platform,
                 crop=mi.resized,
                 arrays=arrays, dataset=str(dataset), out_dir=str(out_dir / "analysis"),
-                log=str(out_dir / "accuracy.log"))
+                log=str(out_dir / "accuracy.log"), auto_hybrid=auto_hybrid)
     return parse_accuracy((out_dir / "analysis" / "error_analysis.txt").read_text(encoding="utf-8"))

@@ -14,6 +14,8 @@ Actions (each answers ``{"ok": bool, "action": ..., "result": {...}, "error": st
   build       model, inputs, output [, dataset]   export a .rknn (fp16, or int8 with a calibration list)
   infer       model|rknn, inputs, arrays, out_dir  simulator outputs as .npy files
   accuracy    model, inputs, dataset, out_dir      accuracy_analysis (per-layer error of the int8 model)
+  evaluate    model, inputs, samples, out_dir [, dataset, auto_hybrid, export, analyse]   one build, then the
+              simulator on every sample (and accuracy_analysis of the first): what ``studio optimize`` judges by
 
 ``worker.py --serve`` stays up for the agent's simulator runtime: the first line is a ``build``-like request
 (model, inputs, platform, crop, dataset), answered once the simulator is ready; then each line
@@ -133,8 +135,11 @@ def _prepare(r: Any, req: dict[str, Any], quantize: bool, reached: dict[str, Any
     """config -> load_onnx -> build, the shared first half of every action; ``reached`` records the stage."""
     reached = reached if reached is not None else {}
     cfg: dict[str, Any] = {"target_platform": req.get("platform", "rk3588")}
+    hybrid = req.get("auto_hybrid") if quantize else None
     if quantize:
         cfg["quantized_dtype"] = req.get("quantized_dtype", "w8a8")
+    if hybrid:  # int8 with the layers whose per-layer cosine falls below the threshold kept in float16
+        cfg["auto_hybrid_cos_thresh"] = float(hybrid)
     _call("config", r.config, **cfg)
     _mark(reached, "config")
     names = [i["name"] for i in req["inputs"]]
@@ -144,7 +149,8 @@ def _prepare(r: Any, req: dict[str, Any], quantize: bool, reached: dict[str, Any
     _call("load", r.load_onnx, model=req["model"], inputs=(names or None) if req.get("crop") else None,
           input_size_list=sizes or None)
     _mark(reached, "load")
-    _call("build", r.build, do_quantization=quantize, dataset=req.get("dataset") if quantize else None)
+    extra = {"auto_hybrid": True} if hybrid else {}
+    _call("build", r.build, do_quantization=quantize, dataset=req.get("dataset") if quantize else None, **extra)
     _mark(reached, "build")
 
 
@@ -253,7 +259,67 @@ def do_accuracy(req: dict[str, Any]) -> dict[str, Any]:
             "files": sorted(str(p.relative_to(out_dir)) for p in out_dir.rglob("*") if p.is_file())}
 
 
-ACTIONS = {"check": do_check, "check_many": do_check_many, "build": do_build, "infer": do_infer,
+def do_evaluate(req: dict[str, Any]) -> dict[str, Any]:
+    """Build once (fp16, int8, or int8 with auto_hybrid), export the .rknn when asked, run accuracy_analysis on
+    the first sample when asked (int8), then the simulator on each sample; a failure is recorded with its stage
+    (the studio reads placement from the log, as for ``check``)."""
+    import numpy as np
+
+    log = Path(req["log"])
+    log.write_bytes(b"")
+    out_dir = Path(req["out_dir"])
+    out_dir.mkdir(parents=True, exist_ok=True)
+    res: dict[str, Any] = {"log": str(log), "reached": "", "failed_stage": "", "error": "", "outputs": [],
+                           "rknn_bytes": 0, "accuracy_dir": ""}
+    t0 = time.perf_counter()
+    quantize = bool(req.get("dataset"))
+    r = None
+    try:
+        with Redirect(log):
+            try:
+                r = _rknn()
+                _prepare(r, req, quantize=quantize, reached=res)
+                if req.get("export"):
+                    _call("export", r.export_rknn, req["export"])
+                    res["rknn_bytes"] = Path(req["export"]).stat().st_size
+                if req.get("analyse") and quantize and req.get("samples"):
+                    acc = out_dir / "analysis"
+                    try:
+                        _call("accuracy", r.accuracy_analysis, inputs=list(req["samples"][0]), output_dir=str(acc))
+                        res["accuracy_dir"] = str(acc)
+                    except StageFailed as exc:  # the per-layer table is a bonus, the build stands
+                        res["accuracy_error"] = str(exc)
+                _call("init_runtime", r.init_runtime)
+                _mark(res, "init_runtime")
+                for k, arrays in enumerate(req.get("samples") or []):
+                    outs = r.inference(inputs=[np.load(p) for p in arrays], data_format="nchw")
+                    if outs is None:
+                        raise StageFailed("inference", f"inference returned no outputs for sample {k}")
+                    files = []
+                    for i, o in enumerate(outs):
+                        f = out_dir / f"s{k:04d}_o{i}.npy"
+                        np.save(f, np.asarray(o))
+                        files.append(str(f))
+                    res["outputs"].append(files)
+                res["reached"] = "inference"
+            except StageFailed as exc:
+                res["failed_stage"], res["error"] = exc.stage, str(exc)
+            except Exception as exc:
+                res["failed_stage"] = STAGES[STAGES.index(res["reached"]) + 1] if res["reached"] in STAGES[:-1] \
+                    else (res["reached"] or "config")
+                res["error"] = f"{type(exc).__name__}: {exc}"
+            finally:
+                if r is not None:
+                    try:
+                        r.release()
+                    except Exception:
+                        pass
+    finally:
+        res["seconds"] = round(time.perf_counter() - t0, 3)
+    return res
+
+
+ACTIONS = {"check": do_check, "evaluate": do_evaluate, "check_many": do_check_many, "build": do_build, "infer": do_infer,
            "accuracy": do_accuracy}
 
 
@@ -281,7 +347,7 @@ def handle(req: dict[str, Any]) -> dict[str, Any]:
                 "error": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc()}
 
 
-PATH_KEYS = ("model", "rknn", "output", "out", "out_dir", "log", "dataset")  # a request's fields that are paths
+PATH_KEYS = ("model", "rknn", "output", "out", "out_dir", "log", "dataset", "export")  # a request's fields that are paths
 PATH_LIST_KEYS = ("arrays",)
 
 
