@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 from studio.export.stages.check import check_exported, run_parity
 from studio.export.stages.inputs import ExampleInputs
-from studio.export.stages.run import ExportRun, StageFailed, timed
 from studio.export.stages.load import load_source
+from studio.export.stages.run import ExportRun, StageFailed, timed
 from studio.export.stages.trace import export_graph, note_export
 
 if TYPE_CHECKING:
