@@ -55,8 +55,10 @@ bench: $(STAMP) bytecode
 icons: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(PY) -m studio.desktop.icons
 
+# ruff, then the import contracts of pyproject.toml's [tool.importlinter] (the layers; Qt and torch kept out)
 lint: $(STAMP)
 	$(PY) -m ruff check studio plugins tests bench
+	PYTHONPATH=.$${PYTHONPATH:+:$$PYTHONPATH} $(VENV)/bin/lint-imports --no-logo
 
 # Debian's aarch64 cross compiler links TVM's cross-built objects into a board .so (studio compile --target aarch64).
 # Best effort: without it (not root, no apt) the tests of the .so step skip with a reason; the .tar path still runs.

@@ -1,13 +1,12 @@
-"""The core stays headless: no PySide6 in core packages, no torch behind inspect/triton/package/agent; and the
-edge layers point one way: studio.edge below, studio.package and studio.agent above it, neither importing the other."""
+"""The core stays headless at import time: no PySide6 in core packages, no torch behind inspect/triton/package/agent,
+checked by importing each module with those packages blocked. Which package may import which (the layers, the edge
+layer below package and agent, Qt and torch even inside functions) is import-linter's: tests/core/test_layers.py."""
 
 from __future__ import annotations
 
-import ast
 import subprocess
 import sys
 import textwrap
-from pathlib import Path
 
 import pytest
 
@@ -76,64 +75,6 @@ def test_cli_paths_do_not_import_torch(argv: list[str]) -> None:
 def test_agent_imports_without_torch_and_qt() -> None:
     proc = _run("import studio.agent.server", {"torch", "transformers", "PySide6"})
     assert proc.returncode == 0, proc.stderr[-2000:]
-
-
-# -------------------------------------------------------------------------------- edge layering (AST, no imports)
-
-STUDIO = Path(__file__).resolve().parents[2] / "studio"
-# The agent reads the board registry (board_accepts, detect_board) from studio.package.boards until the board data
-# lives in one registry below both (issue 17's board work); nothing else of studio.package.
-AGENT_MAY_IMPORT = {"studio.package.boards"}
-
-
-def _imports_of(package: str) -> list[tuple[str, int, str]]:
-    """(file, line, imported module) for every import in a package, module-level or inside functions."""
-    root = STUDIO.parent
-    found: list[tuple[str, int, str]] = []
-    for path in sorted((root / package.replace(".", "/")).rglob("*.py")):
-        rel = path.relative_to(root).as_posix()
-        here = rel.removesuffix(".py").removesuffix("/__init__").split("/")
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), rel)):
-            if isinstance(node, ast.Import):
-                found += [(rel, node.lineno, a.name) for a in node.names]
-            elif isinstance(node, ast.ImportFrom):
-                base = node.module or ""
-                if node.level:  # relative: resolve against the importing module's package
-                    pkg = here if path.name == "__init__.py" else here[:-1]
-                    base = ".".join(pkg[: len(pkg) - node.level + 1] + ([base] if base else []))
-                found.append((rel, node.lineno, base))
-                found += [(rel, node.lineno, f"{base}.{a.name}") for a in node.names]  # from studio import agent
-    return found
-
-
-def _within(module: str, package: str) -> bool:
-    return module == package or module.startswith(package + ".")
-
-
-def _into(imports: list[tuple[str, int, str]], package: str, allowed: set[str] | None = None) -> list[str]:
-    return [f"{f}:{n} imports {m}" for f, n, m in imports
-            if _within(m, package) and not any(_within(m, a) for a in allowed or ())]
-
-
-def test_package_never_imports_agent() -> None:
-    assert _into(_imports_of("studio.package"), "studio.agent") == []
-
-
-def test_agent_imports_of_package_are_the_board_registry_only() -> None:
-    bad = _into(_imports_of("studio.agent"), "studio.package", AGENT_MAY_IMPORT)
-    assert bad == [], "the agent takes bundle verification, keys and tensor names from studio.edge"
-
-
-def test_edge_imports_neither_package_nor_agent() -> None:
-    imports = _imports_of("studio.edge")
-    assert _into(imports, "studio.package") + _into(imports, "studio.agent") == []
-    assert {m.split(".")[1] for _, _, m in imports if m.startswith("studio.")} <= {"core", "edge"}
-
-
-def test_the_walk_sees_imports() -> None:
-    """The contract checks above pass vacuously if the walk finds nothing: it must see the known edges."""
-    assert "studio/agent/core.py" in {f for f, _, m in _imports_of("studio.agent") if m == "studio.edge.verify"}
-    assert _into(_imports_of("studio.package"), "studio.edge")
 
 
 def test_diff_command_runs_without_torch_and_qt(tmp_path) -> None:  # type: ignore[no-untyped-def]
