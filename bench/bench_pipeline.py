@@ -27,8 +27,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from studio.agent.kserve import InferRequest  # noqa: E402
 from studio.agent.pipeline import StagedPipeline  # noqa: E402
-from studio.agent.preprocess import build_preprocessors  # noqa: E402
 from studio.agent.runtime import ServedModel, _specs  # noqa: E402
+from studio.edge.preprocess import build_preprocessors  # noqa: E402
 
 
 def make_model(path: Path, k: int) -> None:

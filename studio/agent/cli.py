@@ -90,11 +90,30 @@ def _read_token(path: Path) -> str:
     return token
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    if "_ARGCOMPLETE" in os.environ:  # a shell's Tab (studio.cli.completion)
-        from studio.cli.completion import complete_and_exit
+def _board_candidates(prefix: str = "", **_: Any) -> list[str]:
+    """`--board`: a board id from the board registry, or 'auto' (detect) / 'any' (accept every bundle)."""
+    from studio.core.completion import quiet
+    from studio.package.boards import board_ids  # the board registry (see the agent-package import contract)
 
-        complete_and_exit("studio-agent")
+    return ["auto", "any", *quiet(board_ids)]
+
+
+def completion_parser() -> argparse.ArgumentParser:
+    """The agent's parser with its board flag marked for completion (the parser it runs with stays plain)."""
+    from studio.core.completion import complete_with
+
+    p = build_parser()
+    for action in p._actions:
+        if "--board" in action.option_strings:
+            complete_with(action, _board_candidates)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    if "_ARGCOMPLETE" in os.environ:  # a shell's Tab (studio.core.completion; the script: studio.cli.completion)
+        from studio.core.completion import answer_and_exit
+
+        answer_and_exit(completion_parser())
     args = build_parser().parse_args(argv)
     from studio.core.errors import StudioError
 

@@ -24,10 +24,35 @@ from fastapi.responses import JSONResponse
 from starlette.responses import Response
 
 from studio.agent.core import AgentCore, unknown_model
-from studio.agent.generation import GenerateInputError, GenerationSlots, StopStrings
 from studio.agent.limits import LimitExceeded, Limits, decompress, read_body
 from studio.agent.metrics import AgentMetrics
 from studio.agent.responses import error_response
+from studio.generate.serving import GenerateInputError, StopStrings
+
+
+class GenerationSlots:
+    """Generations running per model name; a full model answers 503 with Retry-After (like the InflightGate)."""
+
+    def __init__(self, per_model: int, retry_after_s: int = 1) -> None:
+        self.per_model, self.retry_after_s = per_model, retry_after_s
+        self._n: dict[str, int] = {}
+        self._lock = threading.Lock()
+
+    def try_enter(self, name: str) -> bool:
+        with self._lock:
+            n = self._n.get(name, 0)
+            if n >= self.per_model:
+                return False
+            self._n[name] = n + 1
+            return True
+
+    def leave(self, name: str) -> None:
+        with self._lock:
+            self._n[name] = max(0, self._n.get(name, 1) - 1)
+
+    def count(self, name: str) -> int:
+        return self._n.get(name, 0)
+
 
 UNKNOWN_MODEL = "unknown"
 FIRST_SEND_WAIT_S = 0.005  # the most a generation waits for its first event to be written (a slow loop)

@@ -43,7 +43,7 @@ class PipelineJob:
 
 
 class StagedPipeline:
-    """Stages for one served model with raw inputs (see :mod:`studio.agent.preprocess`)."""
+    """Stages for one served model with raw inputs (see :mod:`studio.edge.preprocess`)."""
 
     def __init__(self, model: Any, *, pre_workers: int = 2, infer_workers: int = 1, depth: int = 8,
                  observer: StageObserver | None = None) -> None:

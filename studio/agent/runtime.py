@@ -15,13 +15,13 @@ from typing import Any
 
 import numpy as np
 
-from studio.agent.generation import is_generation_model, load_generation
 from studio.core.errors import BundleError, ModelError
 from studio.core.external_data import check_model_files
 from studio.edge.manifest import Manifest
 from studio.edge.tensors import KSERVE_TO_NP, ORT_TO_KSERVE
 from studio.edge.trust import TrustedKeys
 from studio.edge.verify import verify_directory
+from studio.generate.serving import is_generation_model, load_generation
 
 
 @dataclass
@@ -48,7 +48,7 @@ class ServedModel:
     output_names: list[str] = field(default_factory=list)
     avg_run_s: float = 1.0  # moving average of session.run time; starts "slow" until measured
     raw_inputs: dict[str, Any] = field(default_factory=dict)  # name -> preprocess.RawInput (staged pipeline)
-    generation: Any = None  # studio.agent.generation model (generate routes) when the bundle marks it one
+    generation: Any = None  # studio.generate.serving model (generate routes) when the bundle marks it one
 
     #: models whose runs average below this are run on the event loop itself: a thread hand-off would cost
     #: more than the run (sub-millisecond edge models), while slower ones go to the worker pool
@@ -246,7 +246,7 @@ def _load_models(dep: Deployment, models_spec: list[dict[str, Any]], runtime: di
                                            providers=sess.get_providers(), output_names=[o.name for o in outs],
                                            generation=gen)
         if spec.get("raw_inputs"):  # processor files declared by `studio package`: loaded (and checked) now
-            from studio.agent.preprocess import build_preprocessors
+            from studio.edge.preprocess import build_preprocessors
 
             models[spec["name"]].raw_inputs = build_preprocessors(spec["raw_inputs"], directory)
 

@@ -9,25 +9,14 @@ when called and never import torch or Qt (tests/cli/test_completion.py checks bo
 
 from __future__ import annotations
 
-import argparse
-from collections.abc import Callable, Iterable
 from typing import Any
 
-Completer = Callable[..., Iterable[str]]
+# marking a flag and a Tab that never fails are core's (studio.core.completion): the agent and the GUI use them too
+from studio.core.completion import Completer, complete_with
+from studio.core.completion import quiet as _quiet
 
-
-def complete_with(action: argparse.Action, completer: Completer) -> argparse.Action:
-    """Attach ``completer`` to a flag (argcomplete reads ``action.completer``); returns the action."""
-    action.completer = completer  # type: ignore[attr-defined]
-    return action
-
-
-def _quiet(fn: Callable[[], Iterable[str]]) -> list[str]:
-    """A completer never fails a Tab: a broken profile or plugin gives no candidates from that source."""
-    try:
-        return list(fn())
-    except Exception:  # noqa: BLE001 (any error in a registry: complete nothing rather than print a traceback)
-        return []
+__all__ = ["Completer", "complete_with", "targets", "targets_or_all", "boards", "agent_boards", "compile_targets",
+           "pages"]
 
 
 def _profile_dirs(parsed_args: Any) -> list[Any] | None:
@@ -80,6 +69,6 @@ def compile_targets(prefix: str = "", **_: Any) -> list[str]:
 
 def pages(prefix: str = "", **_: Any) -> list[str]:
     """`studio gui --page`: the sidebar's page ids, read from the page modules without importing Qt."""
-    from studio.gui.page_ids import page_ids
+    from studio.gui.page_ids import complete_pages
 
-    return _quiet(page_ids)
+    return complete_pages(prefix)

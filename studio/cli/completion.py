@@ -13,16 +13,10 @@ from __future__ import annotations
 import argparse
 import os
 import shlex
-import sys
 from collections.abc import Callable
 
 PROGRAMS = ("studio", "multimodal-export", "multimodal-serve", "studio-agent")
 SHELLS = ("bash", "zsh")
-
-
-def requested() -> bool:
-    """True when a shell's completion function started this process."""
-    return "_ARGCOMPLETE" in os.environ
 
 
 def _typed_words() -> list[str]:
@@ -82,15 +76,10 @@ def program_parser(prog: str) -> argparse.ArgumentParser:
         from studio.cli.triton_cmd import serve_alias_parser
 
         return serve_alias_parser()
-    if prog == "studio-agent":  # the agent's parser stays free of CLI imports: its board flag is marked here
-        from studio.agent.cli import build_parser
-        from studio.cli.completers import agent_boards, complete_with
+    if prog == "studio-agent":  # the agent marks its own board flag (studio.agent.cli.completion_parser)
+        from studio.agent.cli import completion_parser
 
-        p = build_parser()
-        for action in p._actions:
-            if "--board" in action.option_strings:
-                complete_with(action, agent_boards)
-        return p
+        return completion_parser()
     raise ValueError(f"no completion for {prog!r}; programs: {', '.join(PROGRAMS)}")
 
 
@@ -98,15 +87,11 @@ def complete_and_exit(prog: str, parser_factory: Callable[[], argparse.ArgumentP
     """Answer the shell's completion request for ``prog`` and exit; return at once when none was made.
 
     Without argcomplete (a broken install) the process exits 1 and the shell falls back to file names."""
+    from studio.core.completion import answer_and_exit, requested
+
     if not requested():
         return
-    try:
-        import argcomplete
-    except ImportError:
-        sys.exit(1)
-    parser = parser_factory() if parser_factory is not None else program_parser(prog)
-    argcomplete.autocomplete(parser, always_complete_options="long", exit_method=os._exit)
-    os._exit(1)  # autocomplete returned: the request was not for this parser
+    answer_and_exit(parser_factory() if parser_factory is not None else program_parser(prog))
 
 
 def script(shell: str) -> str:

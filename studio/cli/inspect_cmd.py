@@ -190,6 +190,11 @@ def _node_data(args: argparse.Namespace, reports: list) -> None:
     if len(reports) != 1:
         raise InputError("--node-data takes one model at a time", offending="--node-data",
                          hint="inspect each part on its own")
-    for path in export_overlays(reports[0], args.models[0], args.node_data, heat=args.node_data_heat,
+    heat = None
+    if args.node_data_heat:
+        from studio.profiling.report import ProfileReport
+
+        heat = ProfileReport.load(args.node_data_heat)
+    for path in export_overlays(reports[0], args.models[0], args.node_data, heat=heat,
                                 divergence=args.node_data_divergence):
         print(f"wrote Model Explorer node data {path}", file=sys.stderr)

@@ -403,7 +403,7 @@ def serve_alias_main(argv: Sequence[str] | None = None) -> int:
     cuda:N: an onnxruntime_onnx repository for KIND_GPU (persistent, --repo) served by a real GPU tritonserver;
     without one it exits 2 naming the repository and the docker line that serves it on a GPU host.
     """
-    from studio.cli.main import guarded
+    from studio.core.entry import guarded
 
     if "_ARGCOMPLETE" in os.environ:  # a shell's Tab (studio.cli.completion)
         from studio.cli.completion import complete_and_exit

@@ -21,7 +21,7 @@ def run(args: argparse.Namespace) -> int:
 
     if args.action == "init":
         if args.demo:
-            from studio.core.demo import create_demo_workspace
+            from studio.export.demo import create_demo_workspace
 
             ws = create_demo_workspace(args.dir)
         else:

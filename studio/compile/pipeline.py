@@ -248,7 +248,7 @@ _KINDS = {".so": "library", ".tar": "objects", ".bin": "params", ".json": "metad
 
 
 def _artifact(f: Path) -> Artifact:
-    from studio.compile.elf import file_machines
+    from studio.edge.elf import file_machines
 
     return Artifact(f.name, _KINDS.get(f.suffix, "file"), f.stat().st_size, sha256_file(f),
                     file_machines(f) if f.suffix in (".so", ".tar") else {})

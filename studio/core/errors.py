@@ -111,7 +111,7 @@ class JobCancelled(StudioError, kind="cancelled"):
 class StudioDeprecationWarning(DeprecationWarning):
     """An old spelling the studio still accepts (``--shape NAME:1,64``); the message says what to write instead.
 
-    The CLI prints each one once to stderr as ``warning: ...`` (studio.cli.notices); the GUI shows it in place."""
+    The CLI prints each one once to stderr as ``warning: ...`` (studio.core.entry); the GUI shows it in place."""
 
 
 @dataclass

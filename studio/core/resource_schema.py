@@ -47,7 +47,7 @@ class ResourceModel(BaseModel):
 
 class RenamedKeyWarning(StudioDeprecationWarning):
     """A resource file uses the old spelling of a key: it still works; the message names the file, the line and
-    the new key (the CLI prints it once as ``warning: ...``: studio.cli.notices)."""
+    the new key (the CLI prints it once as ``warning: ...``: studio.core.entry)."""
 
 
 _WARNED: dict[Any, Any] = {}  # warnings.warn_explicit's registry: each (message, line) once per process

@@ -1,7 +1,7 @@
 """The raw inputs a bundle's ``runtime.json`` declares: which tensors text, images and audio become.
 
 Why here: ``studio package`` decides them from the processor files it packs (:func:`declare_raw_inputs`) and the
-agent builds its preprocessors from the same names and settings (``studio.agent.preprocess``); the two must
+agent builds its preprocessors from the same names and settings (``studio.edge.preprocess``); the two must
 agree, and neither side owns the other.
 """
 

@@ -1,6 +1,6 @@
 """Speech-to-text generation from a Whisper export: a WAV in, transcript tokens and text out, ONNX Runtime only.
 
-The loop: the WAV read and turned into log-mel features by the agent's own front end (studio.agent.preprocess,
+The loop: the WAV read and turned into log-mel features by the agent's own front end (studio.edge.preprocess,
 the one feature extractor the studio has), the encoder graph once (hidden states and every layer's cross K/V),
 then the decoder graph from the init tokens (decoder_start + forced ids, one prefill on a zero-length self
 past) and one step per new token, the self cache growing and the cross K/V fed unchanged. HF generate()'s
@@ -92,8 +92,8 @@ class SpeechRuntime:
 # ------------------------------------------------------------------------------------------------- audio in
 def audio_front_end(folder: Path) -> Any:
     """The agent's AudioPreprocessor on the export's processor file (WAV decode, resampling, Whisper log-mel)."""
-    from studio.agent.preprocess import AudioPreprocessor
     from studio.core.processor_files import PROCESSOR_FILES
+    from studio.edge.preprocess import AudioPreprocessor
 
     files = {name: folder / name for name in PROCESSOR_FILES if (folder / name).is_file()}
     if not files:
@@ -110,7 +110,7 @@ def audio_front_end(folder: Path) -> Any:
 def read_wave(pre: Any, gen: SpeechGenerationConfig, audio: Path | str | bytes | np.ndarray) -> np.ndarray:
     """A mono float waveform at the model's rate from a WAV path, WAV bytes or samples; InputError naming
     --audio for a missing file, a file that is not PCM WAV, or a clip longer than the model's window."""
-    from studio.agent.preprocess import RawInputError
+    from studio.edge.preprocess import RawInputError
 
     if audio is None:
         raise InputError("no --audio given: this export transcribes speech", offending="--audio",

@@ -7,6 +7,6 @@ import sys
 from studio.gui.app import main
 
 if __name__ == "__main__":
-    from studio.cli.main import guarded
+    from studio.core.entry import guarded
 
     sys.exit(guarded(main))

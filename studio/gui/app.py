@@ -23,8 +23,8 @@ def default_demo_dir() -> Path:
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    from studio.cli import completers
-    from studio.cli.completers import complete_with
+    from studio.core.completion import complete_with
+    from studio.gui.page_ids import complete_pages
 
     g = p.add_mutually_exclusive_group()
     g.add_argument("--demo", metavar="DIR", nargs="?", const=str(default_demo_dir()),
@@ -35,7 +35,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--screenshot", metavar="FILE",
                    help="render one page offscreen to this PNG and exit (no display needed; for bug reports, docs)")
     complete_with(p.add_argument("--page", metavar="NAME",
-                                 help="with --screenshot: the page to show (export, inspect, ...)"), completers.pages)
+                                 help="with --screenshot: the page to show (export, inspect, ...)"), complete_pages)
     p.add_argument("--size", metavar="WxH", default=None,
                    help=f"with --screenshot: window size (default {SCREENSHOT_SIZE[0]}x{SCREENSHOT_SIZE[1]})")
     p.add_argument("paths", nargs="*", metavar="PATH",

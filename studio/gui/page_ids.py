@@ -73,3 +73,10 @@ def page_ids() -> list[str]:
     except Exception:  # noqa: BLE001 (a broken plugin registry: the built-in pages still complete)
         pass
     return ids
+
+
+def complete_pages(prefix: str = "", **_: object) -> list[str]:
+    """`studio gui --page` / `python -m studio.gui --page`: the page ids, for the shell's Tab."""
+    from studio.core.completion import quiet
+
+    return quiet(page_ids)

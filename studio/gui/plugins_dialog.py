@@ -115,7 +115,7 @@ class PluginsDialog(QDialog):
 
     def reload(self, refresh: bool = False, check: bool = False) -> None:
         """Re-read the registry (``refresh``: rediscover entry points; ``check``: import every contribution)."""
-        from studio.cli.main import plugin_commands
+        from studio.core.commands import plugin_commands
         from studio.core.plugins import check_all, discover
 
         self.plugins = discover(refresh=refresh)

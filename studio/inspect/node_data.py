@@ -143,7 +143,7 @@ def heat_overlay(profile: Any) -> Overlay:
 
 
 def divergence_overlay(errors: dict[str, float], name: str = "divergence (1 - cosine)") -> Overlay:
-    """Per-node error (e.g. ``compile.layer_errors.node_error_heat``: 1 - cosine per node) on the heat ramp."""
+    """Per-node error (e.g. ``studio.inspect.layer_errors.node_error_heat``: 1 - cosine per node) on the heat ramp."""
     return Overlay(name=name, values={k: float(v) for k, v in errors.items()},
                    gradient=[dict(g) for g in HEAT_GRADIENT])
 
@@ -303,10 +303,11 @@ def read_node_data(path: Path | str, lm: LoadedModel) -> Overlay:
 
 # -- what `studio inspect --node-data` writes -----------------------------------------------------------------
 
-def export_overlays(report: Any, model: Path | str, out: Path | str, *, heat: Path | str | None = None,
+def export_overlays(report: Any, model: Path | str, out: Path | str, *, heat: Any = None,
                     divergence: Path | str | None = None) -> list[Path]:
-    """Write one node data file per overlay: each target's verdicts, then the heat of a saved profile report
-    and the divergence of a compile report (``layer_errors``) or of a JSON object node -> number.
+    """Write one node data file per overlay: each target's verdicts, then the heat of a profile report
+    (``heat``: a loaded ``studio.profiling.report.ProfileReport``, which the caller reads: profiling sits above
+    inspect) and the divergence of a compile report (``layer_errors``) or of a JSON object node -> number.
 
     One overlay goes to ``out`` itself; several go beside it as ``<out stem>.<target | heat | divergence>.json``."""
     from studio.inspect.api import load_structure
@@ -314,9 +315,7 @@ def export_overlays(report: Any, model: Path | str, out: Path | str, *, heat: Pa
     lm = load_structure(model)
     overlays: list[tuple[str, Overlay]] = [(t, verdict_overlay(report, t, lm)) for t in report.targets]
     if heat is not None:
-        from studio.profiling.report import ProfileReport
-
-        overlays.append(("heat", heat_overlay(ProfileReport.load(heat))))
+        overlays.append(("heat", heat_overlay(heat)))
     if divergence is not None:
         overlays.append(("divergence", divergence_overlay(_divergence_values(Path(divergence), Path(model), lm))))
     if not overlays:
@@ -342,7 +341,7 @@ def _divergence_values(path: Path, model: Path, lm: LoadedModel) -> dict[str, fl
         if not rows:
             raise InputError("the compile report has no per-layer errors", offending=f"{path} [layer_errors]",
                              hint="only int8 rknn builds with accuracy analysis record them")
-        from studio.compile.layer_errors import node_error_heat
+        from studio.inspect.layer_errors import node_error_heat
 
         by_name = {ref.name: ref.key for ref in lm.nodes if not ref.graph}
         return {by_name.get(n, n): v for n, v in node_error_heat(model, rows).items()}

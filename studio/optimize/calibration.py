@@ -3,7 +3,7 @@
 The folder holds what a user has: images (.png .jpg ...), texts (.txt, one sample per line), audio (.wav), or
 arrays (.npz, one sample each, arrays named like the model's inputs). Raw samples go through the model's own
 processor files (its tokenizer.json, its image / feature-extractor settings), with the preprocessing the edge
-agent runs (studio.agent.preprocess: PIL, numpy and tokenizers, no torch), so calibration sees what deployment
+agent runs (studio.edge.preprocess: PIL, numpy and tokenizers, no torch), so calibration sees what deployment
 sees. Texts are padded to one length: the model's static sequence dim, else the longest text.
 
     cal = calibration_feeds(Path("cal"), Path("export/model.text.onnx"))
@@ -100,7 +100,7 @@ def calibration_feeds(folder: Path | str, model: Path | str, *, processor_dir: P
                          offending=", ".join(missing),
                          hint=f"the folder beside the model ({proc}) needs its tokenizer / processor files (an "
                               "export folder has them), or give .npz samples named like the inputs")
-    from studio.agent.preprocess import build_preprocessors
+    from studio.edge.preprocess import build_preprocessors
 
     pre = build_preprocessors(declared, proc)
     samples: dict[str, list[Any]] = {}

@@ -355,7 +355,7 @@ def build_bundle(source: Path | str, board: str | BoardProfile, signing_key: Any
         if raw_inputs:
             models[-1]["raw_inputs"] = raw_inputs
         generation = _generation_of(p, src.files)
-        if generation:  # the agent serves it on /generate too (studio.agent.generation)
+        if generation:  # the agent serves it on /generate too (studio.generate.serving)
             models[-1]["generation"] = generation
     runtime = {"schema_version": 1, "runtime": cp.runtime_name(csrc) if csrc is not None else profile.runtime,
                "board": profile.id,

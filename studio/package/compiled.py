@@ -72,15 +72,6 @@ class CompiledSource:
                 "speedup_vs_ort": lat.get("speedup_vs_ort")}
 
 
-def _elf_arches(path: Path) -> set[str]:
-    from studio.compile.elf import file_machines
-
-    try:
-        return set(file_machines(path).values())
-    except Exception:  # a truncated tar or a non-ELF file: fall back to the metadata
-        return set()
-
-
 def read_compiled(folder: Path | str) -> CompiledSource:
     """Read a compile output folder; InputError when it is not one or has no library."""
     folder = Path(folder)
@@ -111,7 +102,9 @@ def read_compiled(folder: Path | str) -> CompiledSource:
     if not (folder / params).is_file():
         raise InputError(f"{folder} has no {params}", offending=str(folder / params),
                          hint="re-run `studio compile`; the folder is incomplete")
-    arches = _elf_arches(folder / library)
+    from studio.edge.elf import elf_arches
+
+    arches = elf_arches(folder / library)  # empty for a truncated tar or a non-ELF file: the metadata decides
     if len(arches) == 1:
         arch, how = norm_arch(next(iter(arches))), f"ELF header of {library}"
     elif len(arches) > 1:

@@ -11,7 +11,7 @@ board (``select_for_board``):
   for other runtimes (TensorRT engines, ``.rknn``, ``.om``, ``.tflite``, ...) and framework weights
   (``.safetensors``, ``.pt``, ``pytorch_model*.bin``, ...) that ONNX Runtime never loads.
 
-No TVM import: ELF machines are read from the headers (studio.compile.elf).
+No TVM import: ELF machines are read from the headers (studio.edge.elf).
 """
 
 from __future__ import annotations
@@ -58,12 +58,9 @@ class Selection:
 
 
 def _elf_arches(path: Path) -> set[str]:
-    from studio.compile.elf import file_machines
+    from studio.edge.elf import elf_arches
 
-    try:
-        return {norm_arch(m) for m in file_machines(path).values()}
-    except Exception:  # not a tar / unreadable: no machine known
-        return set()
+    return {norm_arch(m) for m in elf_arches(path)}
 
 
 def _is_elf(path: Path) -> bool:

@@ -23,6 +23,7 @@ from typing import Any
 
 from studio.core.errors import InputError, StudioError
 from studio.core.jobs import JobState
+from studio.edge.sse import sse_data
 from studio.telemetry import samples as S
 from studio.telemetry.due_timer import AsyncDueTimer
 from studio.telemetry.histogram import LatencyHistogram, summarize_seconds
@@ -37,7 +38,6 @@ from studio.telemetry.load_types import (
     classify_error,
     level_label,
 )
-from studio.triton.generate_client import sse_data
 
 SOURCE = "client (generate)"
 

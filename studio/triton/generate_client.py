@@ -2,14 +2,13 @@
 the same for Triton and the edge agent: the request body (text, image and audio as base64, sampling parameters),
 the server-sent events read one ``data: {...}`` line at a time, and a streamed answer with its timings.
 
-``sse_data`` is the one parser of an event line; the load generator (``studio.telemetry.genload``) reads its
-streams with it too.
+``studio.edge.sse.sse_data`` is the one parser of an event line; the load generator (``studio.telemetry.genload``)
+reads its streams with it too.
 """
 
 from __future__ import annotations
 
 import base64
-import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -17,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from studio.core.errors import InputError, StudioError
+from studio.edge.sse import sse_data
 
 
 class GenerateError(StudioError, kind="server"):
@@ -39,17 +39,6 @@ class GenerateAnswer:
     @property
     def tokens_per_s(self) -> float:
         return self.tokens / (self.total_ms / 1e3) if self.total_ms > 0 else 0.0
-
-
-def sse_data(line: str) -> dict[str, Any] | None:
-    """One server-sent-events line: the JSON of a ``data:`` line, None for anything else (comments, blanks)."""
-    if not line.startswith("data:"):
-        return None
-    try:
-        ev = json.loads(line[5:])
-    except ValueError:
-        return {"error": f"not JSON: {line[:80]!r}"}
-    return ev if isinstance(ev, dict) else {"error": f"not an object: {line[:80]!r}"}
 
 
 def takes_generate(metadata: dict[str, Any]) -> bool:

@@ -60,7 +60,7 @@ def generation_config(name: str, record: dict[str, Any], instances: int) -> Any:
 def add_generation_model(opts: Any, folder: Path, report: Any, job: Any) -> Any:
     """NAME as a decoupled generate model (see the module docstring); the report names it the entry model."""
     from studio.triton.pymodels import GENERATE_MODEL
-    from studio.triton.repo_builder import BuiltModel, _install_trust, _sign_version
+    from studio.triton.repo_builder import BuiltModel
 
     try:
         record = json.loads((folder / GENERATION_FILE).read_text(encoding="utf-8"))
@@ -87,12 +87,12 @@ def add_generation_model(opts: Any, folder: Path, report: Any, job: Any) -> Any:
                 shutil.copy2(folder / f, tmp / f)
         shutil.copy2(GENERATE_MODEL, tmp / "model.py")
         if opts.sign_key is not None:
-            _sign_version(tmp, opts.name, v, opts)
+            rf.sign_version(tmp, opts.name, v, opts.sign_key)
 
     rf.write_version(model_dir, v, fill)
     rf.write_env(model_dir, opts.site_packages or rf.default_site_packages())
     if opts.trust:
-        _install_trust(model_dir, cfg, opts)
+        rf.install_trust(model_dir, cfg, opts.trust)
     tc.write_config(model_dir / "config.pbtxt", cfg)
     report.models.append(BuiltModel(opts.name, "generate", "python", v, str(model_dir), tc.config_to_dict(cfg)))
     report.entry_model = opts.name

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from studio.core.atomic import atomic_path, write_text_atomic
+from studio.core.atomic import atomic_path
 from studio.core.errors import InputError, ModelError
 from studio.core.jobs import JobState
 from studio.core.reports import Report
@@ -246,30 +246,6 @@ def _apply_accelerator(cfg: Any, opts: BuildOptions, flavor: str) -> None:
 # -- writing -----------------------------------------------------------------------------------------------
 
 
-def _sign_version(tmp: Path, name: str, version: int, opts: BuildOptions) -> None:
-    """Sign the version folder (model files and model.py) with studio.package's manifest format."""
-    from studio.package.bundle import sign_directory
-
-    sign_directory(tmp, opts.sign_key, name=name, version=str(version), exclude=("__pycache__/*",))
-
-
-def _install_trust(model_dir: Path, cfg: Any, opts: BuildOptions) -> None:
-    """Copy the trusted public keys beside the versions and tell model.py to verify before loading.
-
-    The default ``trusted_keys/`` sits in the repository; a server operator can point the
-    ``studio_trusted_keys`` parameter at a folder outside the repository instead.
-    """
-    from studio.edge.trust import load_trusted_keys, public_key_line
-
-    trusted = load_trusted_keys(*opts.trust)
-    folder = model_dir / TRUST_DIR
-    folder.mkdir(parents=True, exist_ok=True)
-    for kid, key in trusted.keys.items():
-        write_text_atomic(folder / f"{kid}.pub", public_key_line(key, kid) + "\n")
-    tc.set_parameter(cfg, "studio_verify", "manifest")
-    tc.set_parameter(cfg, "studio_trusted_keys", TRUST_DIR)
-
-
 def _add_onnx_model(name: str, onnx_path: Path, sig: OnnxSignature, opts: BuildOptions, max_batch: int,
                     report: BuildReport, version: int | None) -> BuiltModel:
     from studio.triton.pymodels import ONNX_MODEL
@@ -283,13 +259,13 @@ def _add_onnx_model(name: str, onnx_path: Path, sig: OnnxSignature, opts: BuildO
         if opts.flavor == "python":
             shutil.copy2(ONNX_MODEL, tmp / "model.py")
         if opts.sign_key is not None:
-            _sign_version(tmp, name, v, opts)
+            rf.sign_version(tmp, name, v, opts.sign_key)
 
     rf.write_version(model_dir, v, fill)
     if opts.flavor == "python":
         rf.write_env(model_dir, opts.site_packages or default_site_packages())
     if opts.trust:
-        _install_trust(model_dir, cfg, opts)
+        rf.install_trust(model_dir, cfg, opts.trust)
     tc.write_config(model_dir / "config.pbtxt", cfg)
     built = BuiltModel(name, "onnx", opts.flavor, v, str(model_dir), tc.config_to_dict(cfg))
     report.models.append(built)

@@ -9,7 +9,7 @@ import sysconfig
 from pathlib import Path
 from typing import Any
 
-from studio.core.atomic import atomic_path, write_json_atomic
+from studio.core.atomic import atomic_path, write_json_atomic, write_text_atomic
 from studio.core.errors import InputError
 
 ENV_FILE = "studio_env.json"
@@ -82,3 +82,29 @@ def repo_models(repo: Path | str) -> list[str]:
 
 __all__ = ["ENV_FILE", "TRUST_DIR", "copy_onnx", "default_site_packages", "next_version", "repo_models",
            "studio_path", "write_env", "write_version"]
+
+
+def sign_version(tmp: Path, name: str, version: int, sign_key: Any) -> None:
+    """Sign a version folder (model files and model.py) with the edge bundle's manifest format."""
+    from studio.package.bundle import sign_directory
+
+    sign_directory(tmp, sign_key, name=name, version=str(version), exclude=("__pycache__/*",))
+
+
+def install_trust(model_dir: Path, cfg: Any, trust: Any) -> None:
+    """Copy the trusted public keys (``trust``: the key files / folders) beside the versions and tell model.py
+    to verify before loading.
+
+    The default ``trusted_keys/`` sits in the repository; a server operator can point the
+    ``studio_trusted_keys`` parameter at a folder outside the repository instead.
+    """
+    from studio.edge.trust import load_trusted_keys, public_key_line
+    from studio.triton import config as tc
+
+    trusted = load_trusted_keys(*trust)
+    folder = model_dir / TRUST_DIR
+    folder.mkdir(parents=True, exist_ok=True)
+    for kid, key in trusted.keys.items():
+        write_text_atomic(folder / f"{kid}.pub", public_key_line(key, kid) + "\n")
+    tc.set_parameter(cfg, "studio_verify", "manifest")
+    tc.set_parameter(cfg, "studio_trusted_keys", TRUST_DIR)

@@ -13,8 +13,8 @@ import pytest
 from conftest import needs_tvm
 
 from studio.compile.api import CompileOptions, CompileReport, compile_model
-from studio.compile.elf import elf_machine, file_machines
 from studio.core.errors import InputError, TargetError
+from studio.edge.elf import elf_machine, file_machines
 
 pytestmark = needs_tvm
 

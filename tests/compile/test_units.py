@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from studio.compile.elf import elf_machine
 from studio.compile.mlc import mlc_status, plan_llm
 from studio.compile.targets import resolve_target, target_ids
 from studio.core.errors import InputError
+from studio.edge.elf import elf_machine
 
 
 def test_targets_are_json_dicts_and_boards_resolve() -> None:

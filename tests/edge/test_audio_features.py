@@ -17,8 +17,8 @@ import httpx
 import numpy as np
 import pytest
 
-from studio.agent.preprocess import AudioPreprocessor, LogMelFeatures, build_preprocessors, slaney_mel_filters
 from studio.core.errors import BundleError
+from studio.edge.preprocess import AudioPreprocessor, LogMelFeatures, build_preprocessors, slaney_mel_filters
 from studio.edge.raw_inputs import declare_raw_inputs
 from tests.edge.helpers import export_sample
 

@@ -23,7 +23,7 @@ EM = {"x86_64": 62, "aarch64": 183}
 
 
 def elf(machine: str, size: int = 256) -> bytes:
-    """An ELF64 little-endian header for ``machine`` (what studio.compile.elf reads), padded to ``size``."""
+    """An ELF64 little-endian header for ``machine`` (what studio.edge.elf reads), padded to ``size``."""
     head = b"\x7fELF" + bytes([2, 1, 1]) + bytes(9) + struct.pack("<HH", 3, EM[machine])
     return head + bytes(size - len(head))
 

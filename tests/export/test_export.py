@@ -114,7 +114,7 @@ def test_write_sample_is_deterministic(tmp_path: Path) -> None:
 
 
 def test_demo_workspace_uses_samples(tmp_path: Path) -> None:
-    from studio.core.demo import DEMO_SAMPLES, create_demo_workspace
+    from studio.export.demo import DEMO_SAMPLES, create_demo_workspace
 
     ws = create_demo_workspace(tmp_path / "ws")
     for name in DEMO_SAMPLES:

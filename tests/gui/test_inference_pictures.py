@@ -123,7 +123,7 @@ def test_zero_shot_scores_and_the_models_view_after_a_real_inference(qtbot, wind
 
 def test_audio_shows_its_waveform_and_log_mel_through_the_agents_front_end(qtbot, tmp_path: Path,
                                                                             artifacts_dir: Path) -> None:
-    from studio.agent.preprocess import LogMelFeatures
+    from studio.edge.preprocess import LogMelFeatures
     from studio.edge.raw_inputs import processor_config
     from studio.export.api import write_sample
     from studio.gui.devices.inference_form import InferenceForm

@@ -358,7 +358,7 @@ def test_cli_gui_help_is_light() -> None:
 def test_demo_flag_opens_at_once_and_fills_workspace_as_a_job(qtbot, tmp_path: Path,  # noqa: ANN001
                                                                artifacts_dir: Path) -> None:
     pytest.importorskip("torch")
-    from studio.core.demo import DEMO_SAMPLES
+    from studio.export.demo import DEMO_SAMPLES
     from studio.gui.app import build_window
 
     demo = tmp_path / "demo"

@@ -28,3 +28,14 @@ def test_page_ids_without_qt_match_the_loaded_pages(qtbot) -> None:  # noqa: ANN
                 lp.page.shutdown()
                 lp.page.deleteLater()
         jobs.shutdown()
+
+
+def test_every_page_spec_names_a_module_that_exists() -> None:
+    from studio.gui.pages import PAGE_SPECS, module_exists
+
+    assert [m for m, _ in PAGE_SPECS if not module_exists(m)] == []
+
+
+def test_a_missing_page_module_is_an_error_naming_it() -> None:
+    with pytest.raises(ModuleNotFoundError, match=r"studio\.gui\.pages\.nowhere_page.*PAGE_SPECS"):
+        load_pages(None, [("studio.gui.pages.nowhere_page", "NowherePage")])

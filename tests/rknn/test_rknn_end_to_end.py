@@ -179,7 +179,7 @@ def test_control_flow_the_toolkit_folds_wrongly_is_caught_by_parity_and_fixed_by
 
 def test_int8_build_reports_per_layer_error_mapped_to_nodes(rknn_env: Path, clip_parts: dict[str, Path],
                                                            tmp_path: Path) -> None:
-    from studio.compile.layer_errors import node_error_heat
+    from studio.inspect.layer_errors import node_error_heat
 
     part = clip_parts["vision"]
     rep = _compile(part, tmp_path / "v8", tmp_path, "--target", "rk3588", "--quantize", "int8")

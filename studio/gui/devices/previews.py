@@ -3,7 +3,7 @@ the model's view of it, the waveform and log-mel of an audio input, zero-shot la
 
 Nothing here preprocesses on its own: the model's view is the tensor the request carried (studio.triton.inputs
 made it; ``image_view`` undoes its normalisation for drawing) or, for a raw image / audio input the server
-preprocesses, what the agent's own preprocessors (studio.agent.preprocess) compute from the processor file.
+preprocesses, what the agent's own preprocessors (studio.edge.preprocess) compute from the processor file.
 """
 
 from __future__ import annotations
@@ -105,7 +105,7 @@ def build(feed: Any, outputs: dict[str, np.ndarray], *, image: str | None, audio
 
 def _server_image_view(pv: Previews, t: np.ndarray, processor: str | None) -> None:
     """A raw image input: the server (an agent's pipeline) preprocesses it; its ImagePreprocessor shows how."""
-    from studio.agent.preprocess import ImagePreprocessor
+    from studio.edge.preprocess import ImagePreprocessor
 
     files = _processor_files(processor)
     if not files:
@@ -128,7 +128,7 @@ def _server_image_view(pv: Previews, t: np.ndarray, processor: str | None) -> No
 def _audio_views(pv: Previews, path: Path, processor: str | None) -> None:
     """Waveform and log-mel of an audio file through the agent's own front end (resampled to the processor's
     rate; log-mel where the processor describes one, as Whisper's does)."""
-    from studio.agent.preprocess import AudioPreprocessor, LogMelFeatures
+    from studio.edge.preprocess import AudioPreprocessor, LogMelFeatures
     from studio.edge.raw_inputs import is_whisper_features, processor_config
 
     files = _processor_files(processor)

@@ -21,8 +21,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from studio.core.demo import DEMO_SAMPLES
 from studio.core.workspace import Workspace
+from studio.export.demo import DEMO_SAMPLES
 from studio.gui.export_wizard.common import Step, muted
 from studio.gui.file_dialogs import start_dir
 from studio.gui.theme import set_role

@@ -1,8 +1,9 @@
 """The sidebar's page registry: an ordered list of (module path, class name).
 
 Pages are added by later issues as ``studio/gui/pages/<x>_page.py`` subclasses of ``studio.gui.page.Page``.
-Only entries whose module exists are listed (so a page not written yet is simply absent); a page whose import
-or construction fails is still listed, with its error, and the rest of the window works. When an entry's class
+Every entry's module must exist: a missing one is a mistake in this list and ``load_pages`` raises naming it
+(it used to be skipped silently, which hid three stale entries). A page whose import or construction fails is
+still listed, with its error, and the rest of the window works. When an entry's class
 name is not found the module's only Page subclass is used, so a page may pick its own class name.
 Pages contributed by plugins (manifest ``provides.pages``) follow the built-in ones, resolved through the plugin
 registry when the window is built; a failing one is an entry with its error, like a broken built-in page.
@@ -24,16 +25,13 @@ if TYPE_CHECKING:
 PAGE_SPECS: list[tuple[str, str]] = [
     ("studio.gui.pages.export_page", "ExportPage"),
     ("studio.gui.pages.inspect_page", "InspectPage"),
-    ("studio.gui.pages.inspector_page", "InspectorPage"),
     ("studio.gui.pages.diff_page", "DiffPage"),
     ("studio.gui.pages.compile_page", "CompilePage"),
     ("studio.gui.pages.triton_page", "TritonPage"),
-    ("studio.gui.pages.package_page", "PackagePage"),
     ("studio.gui.pages.packaging_page", "PackagingPage"),
     ("studio.gui.pages.devices_page", "DevicesPage"),
     ("studio.gui.pages.fleet_page", "FleetPage"),
     ("studio.gui.pages.dashboards_page", "DashboardsPage"),
-    ("studio.gui.pages.dashboard_page", "DashboardPage"),
 ]
 
 
@@ -112,12 +110,14 @@ def plugin_pages(jobs: JobRunner | None, skip: list[tuple[str, str]] | None = No
 
 
 def load_pages(jobs: JobRunner | None, specs: list[tuple[str, str]] | None = None) -> list[LoadedPage]:
-    """Import and build every available page in order, then the plugins' pages (only with the default
-    ``specs``: a window built for a chosen list gets exactly that); failures become entries with an error."""
+    """Import and build every page in order, then the plugins' pages (only with the default ``specs``: a window
+    built for a chosen list gets exactly that); failures become entries with an error, but a module that does not
+    exist raises ModuleNotFoundError (a wrong entry in the list, not a broken page)."""
     out: list[LoadedPage] = []
     for module, class_name in specs if specs is not None else PAGE_SPECS:
         if not module_exists(module):
-            continue
+            raise ModuleNotFoundError(f"page module '{module}' ({class_name}) does not exist: correct or remove its "
+                                      "entry in studio.gui.pages.PAGE_SPECS, or add the module", name=module)
         title, page_id = _title_from(module, class_name)
         try:
             mod = importlib.import_module(module)

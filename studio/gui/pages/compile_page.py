@@ -470,7 +470,7 @@ class CompilePage(Page):
         rep = self.report
         if rep is None or not getattr(rep, "layer_errors", None):
             return
-        from studio.compile.layer_errors import node_error_heat
+        from studio.inspect.layer_errors import node_error_heat
 
         heat = node_error_heat(rep.model, rep.layer_errors)
         worst = max(heat, key=heat.get) if heat else None  # centred on the worst layer

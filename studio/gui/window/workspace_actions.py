@@ -53,7 +53,7 @@ class WorkspaceActions:
 
     def start_demo(self, root: Path | str) -> JobHandle | None:
         """Open the demo workspace at once and fill it with the sample models as a job."""
-        from studio.core.demo import create_demo_workspace
+        from studio.export.demo import create_demo_workspace
 
         root = Path(root)
         ws = self.create_workspace(root)

@@ -10,7 +10,7 @@ Output ``text_output`` (BYTES). With ``stream`` true each text piece is its own 
 returns). ``request.is_cancelled()`` is checked after every token: a cancelled request stops there.
 
 Why it imports the studio: the generation loop, sampling and request checks are the ones the agent runs
-(``studio.generate.api.TextGenerator``, ``studio.agent.generation``), so both servers answer the same text and
+(``studio.generate.api.TextGenerator``, ``studio.generate.serving``), so both servers answer the same text and
 the same errors. The stub runs the system interpreter without PYTHONPATH, so the venv's site-packages and the
 studio's folder are appended from ``studio_env.json`` first (as the other pymodels do). One request at a time
 per instance (``instance_group`` count sets the concurrency).
@@ -76,7 +76,7 @@ class TritonPythonModel:
     def initialize(self, args):
         import triton_python_backend_utils as pb_utils
 
-        from studio.agent.generation import load_generation
+        from studio.generate.serving import load_generation
 
         self.pb = pb_utils
         cfg = json.loads(args["model_config"])
@@ -117,7 +117,7 @@ class TritonPythonModel:
             output_tensors=[self.pb.Tensor("text_output", np.array([text.encode("utf-8")], dtype=np.object_))])
 
     def execute(self, requests):
-        from studio.agent.generation import GenerateInputError, StopStrings
+        from studio.generate.serving import GenerateInputError, StopStrings
 
         final = self.pb.TRITONSERVER_RESPONSE_COMPLETE_FINAL
         invalid = getattr(self.pb.TritonError, "INVALID_ARG", None)

@@ -1,6 +1,6 @@
-"""Generation kinds that take media on the agent: "vlm" (Qwen2-VL: image + text) and "encoder-decoder" (Whisper).
+"""Generation kinds that take media (agent and Triton): "vlm" (Qwen2-VL: image + text) and "encoder-decoder" (Whisper).
 
-Registered in :data:`studio.agent.generation.GENERATION_KINDS`. The request's ``image`` / ``audio`` field holds
+Registered in :data:`studio.generate.serving.GENERATION_KINDS`. The request's ``image`` / ``audio`` field holds
 the file's bytes as base64 (PNG/JPEG/... for an image, PCM WAV for audio), the same field Triton's generate
 endpoint maps to the BYTES input of that name. Every check the runtime makes on its input (studio.generate.vlm /
 speech: unreadable or truncated image, an aspect ratio the processor refuses, a WAV that is not PCM, a clip longer
@@ -20,7 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from studio.agent.generation import (
+from studio.core.errors import InputError
+from studio.generate.serving import (
     GENERATION_KINDS,
     GenerateInputError,
     GenerateRequest,
@@ -28,7 +29,6 @@ from studio.agent.generation import (
     decode_media,
     request_fields,
 )
-from studio.core.errors import InputError
 
 FLAG_FIELDS = {"--image": "image", "--audio": "audio", "--prompt": "text_input", "--prompt-ids": "text_input",
                "--max-new-tokens": "max_new_tokens"}

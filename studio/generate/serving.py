@@ -1,4 +1,6 @@
-"""Generation models on the agent: a bundle model exported with its KV cache, its request checks and its slots.
+"""Generation models served: a model exported with its KV cache, its request checks, its stop strings. The edge
+agent (its /generate routes; slots in studio.agent.generate_routes) and Triton's generate model.py both serve
+through this module, so both answer the same text and refuse the same requests.
 
 A bundle model whose ``runtime.json`` entry carries ``"generation"`` (``studio package`` of an export folder with
 ``generation.json``) is loaded here next to its ONNX session. The request schema is Triton's generate extension
@@ -9,7 +11,7 @@ taken and fails as :class:`GenerateInputError` naming the field (HTTP 400).
 Export kinds plug in through :data:`GENERATION_KINDS`, keyed by generation.json's ``kind`` (absent:
 "decoder-only"; the exports also write "vlm" and "encoder-decoder"): a kind lists the media fields it takes
 (``image`` / ``audio`` as base64 bytes) and turns a checked request into a generation. "vlm" and
-"encoder-decoder" live in studio.agent.generation_media; a text-only model answers a request with an image or
+"encoder-decoder" live in studio.generate.serving_media; a text-only model answers a request with an image or
 audio by naming the field.
 """
 
@@ -18,7 +20,6 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -271,28 +272,4 @@ class StopStrings:
         return out
 
 
-class GenerationSlots:
-    """Generations running per model name; a full model answers 503 with Retry-After (like the InflightGate)."""
-
-    def __init__(self, per_model: int, retry_after_s: int = 1) -> None:
-        self.per_model, self.retry_after_s = per_model, retry_after_s
-        self._n: dict[str, int] = {}
-        self._lock = threading.Lock()
-
-    def try_enter(self, name: str) -> bool:
-        with self._lock:
-            n = self._n.get(name, 0)
-            if n >= self.per_model:
-                return False
-            self._n[name] = n + 1
-            return True
-
-    def leave(self, name: str) -> None:
-        with self._lock:
-            self._n[name] = max(0, self._n.get(name, 1) - 1)
-
-    def count(self, name: str) -> int:
-        return self._n.get(name, 0)
-
-
-import studio.agent.generation_media  # noqa: E402,F401  (registers "vlm" and "encoder-decoder"; it imports the above)
+import studio.generate.serving_media  # noqa: E402,F401  (registers "vlm" and "encoder-decoder"; it imports the above)

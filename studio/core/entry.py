@@ -1,7 +1,7 @@
-"""Old spellings the core still accepts, told to the CLI user: each StudioDeprecationWarning once, on stderr.
-
-``studio.cli.main.guarded`` runs every command inside ``studio_warnings_to_stderr()``; the line reads
-``warning: --shape 'x:1,64' is an old spelling; write x=1,64`` (the way errors read ``error: ...``).
+"""How an entry point runs a command (`studio`, `python -m studio.gui`): a StudioError is printed as
+``error: ...`` with its hint and no traceback (unless --debug), Ctrl-C exits 130, and every StudioDeprecationWarning
+(an old spelling the core still accepts) is printed once as ``warning: --shape 'x:1,64' is an old spelling; write
+x=1,64``, the way errors read.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, TextIO
 
-from studio.core.errors import StudioDeprecationWarning
+from studio.core.errors import StudioDeprecationWarning, StudioError
 
 
 @contextmanager
@@ -35,3 +35,21 @@ def studio_warnings_to_stderr() -> Iterator[None]:
         warnings.simplefilter("always", StudioDeprecationWarning)
         warnings.showwarning = show
         yield
+
+
+def guarded(fn, debug: bool = False) -> int:  # type: ignore[no-untyped-def]
+    """Run ``fn``; print StudioErrors without a traceback (unless --debug) and return an exit code."""
+    try:
+        with studio_warnings_to_stderr():  # old spellings: `warning: ...` once each
+            rc = fn()
+        return int(rc or 0)
+    except StudioError as exc:
+        if debug:
+            import traceback
+
+            traceback.print_exc()
+        print(exc.render(), file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130

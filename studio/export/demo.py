@@ -1,4 +1,5 @@
-"""The built-in demo workspace of `make run`: tiny sample models written from transformers configs."""
+"""The built-in demo workspace of `make run`: tiny sample models written from transformers configs (export's
+samples, so it lives here, above core)."""
 
 from __future__ import annotations
 

@@ -38,3 +38,11 @@ def file_machines(path: Path) -> dict[str, str]:
     if em is not None:
         out[path.name] = MACHINES.get(em, str(em))
     return out
+
+
+def elf_arches(path: Path) -> set[str]:
+    """The machine names of an ELF file or .tar of objects; empty when it is neither (truncated, not ELF)."""
+    try:
+        return set(file_machines(path).values())
+    except Exception:  # noqa: BLE001 (a truncated tar or a non-ELF file: no machine known; callers fall back)
+        return set()
