@@ -12,12 +12,14 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, TextIO
 
-from studio.core.errors import StudioDeprecationWarning, StudioError
+# studio.core.errors is imported inside the functions: `studio --version` imports this module and must stay fast
 
 
 @contextmanager
 def studio_warnings_to_stderr() -> Iterator[None]:
     """Inside: every StudioDeprecationWarning is printed once per message; other warnings go where they went."""
+    from studio.core.errors import StudioDeprecationWarning
+
     seen: set[str] = set()
     previous = warnings.showwarning
 
@@ -39,6 +41,8 @@ def studio_warnings_to_stderr() -> Iterator[None]:
 
 def guarded(fn, debug: bool = False) -> int:  # type: ignore[no-untyped-def]
     """Run ``fn``; print StudioErrors without a traceback (unless --debug) and return an exit code."""
+    from studio.core.errors import StudioError
+
     try:
         with studio_warnings_to_stderr():  # old spellings: `warning: ...` once each
             rc = fn()
