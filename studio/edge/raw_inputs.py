@@ -20,6 +20,10 @@ IMAGE_TENSORS = ("pixel_values",)
 AUDIO_TENSORS = ("input_values", "input_features", "audio", "waveform")
 
 
+class RawInputError(ValueError):
+    """A raw input (text, image or WAV bytes) that cannot be decoded (the agent answers HTTP 400)."""
+
+
 def processor_config(files: dict[str, Path], section: str) -> dict[str, Any]:
     """The image / audio processor's settings from the bundle's processor file (either transformers layout)."""
     for name in PROCESSOR_FILES:

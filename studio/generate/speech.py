@@ -1,6 +1,6 @@
 """Speech-to-text generation from a Whisper export: a WAV in, transcript tokens and text out, ONNX Runtime only.
 
-The loop: the WAV read and turned into log-mel features by the agent's own front end (studio.edge.preprocess,
+The loop: the WAV read and turned into log-mel features by the shared front end (studio.edge.preprocess_audio,
 the one feature extractor the studio has), the encoder graph once (hidden states and every layer's cross K/V),
 then the decoder graph from the init tokens (decoder_start + forced ids, one prefill on a zero-length self
 past) and one step per new token, the self cache growing and the cross K/V fed unchanged. HF generate()'s
@@ -91,7 +91,8 @@ class SpeechRuntime:
 
 # ------------------------------------------------------------------------------------------------- audio in
 def audio_front_end(folder: Path) -> Any:
-    """The agent's AudioPreprocessor on the export's processor file (WAV decode, resampling, Whisper log-mel)."""
+    """The shared AudioPreprocessor (studio.edge) on the export's processor file (WAV decode, resampling, Whisper
+    log-mel), the one the agent and Triton test inference use."""
     from studio.core.processor_files import PROCESSOR_FILES
     from studio.edge.preprocess import AudioPreprocessor
 

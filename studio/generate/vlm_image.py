@@ -1,16 +1,16 @@
 """Qwen2-VL's image side without torch: image file -> flattened patches + grid (the exported preprocessor config),
 the prompt's image-placeholder run, and the 3-D M-RoPE prefill positions (HF ``get_rope_index`` in numpy).
 
-The patching mirrors transformers' Qwen2-VL image processor (PIL backend): RGB, ``smart_resize`` to a multiple
-of ``patch_size * merge_size`` within [min_pixels, max_pixels] (bicubic), rescale, normalise, then patches in
-(merge block, row, column) order with the frame repeated ``temporal_patch_size`` times. The settings are read
-with ``studio.core.processor_files.read_processor``, the one reader every client uses.
+The patching is the shared image pre-processing's (studio.edge.preprocess_image: transformers' Qwen2-VL image
+processor, PIL backend, step for step): RGB, ``smart_resize`` to a multiple of ``patch_size * merge_size`` within
+[min_pixels, max_pixels], rescale, normalise, then patches in (merge block, row, column) order with the frame
+repeated ``temporal_patch_size`` times; the pixel bounds and patch sizes are generation.json's. The settings are
+read with ``studio.core.processor_files.read_processor``, the one reader every client uses.
 """
 
 from __future__ import annotations
 
 import io
-import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -19,8 +19,7 @@ import numpy as np
 
 from studio.core.errors import InputError
 from studio.core.processor_files import read_processor
-
-MAX_ASPECT = 200  # HF smart_resize refuses a longer/shorter side ratio above this
+from studio.edge.preprocess_image import ImageSettings, PatchSettings, image_patches
 
 
 @dataclass
@@ -49,26 +48,6 @@ class ImageInput:
         return int(np.prod(self.grid_thw[0]))
 
 
-def smart_resize(height: int, width: int, factor: int, min_pixels: int, max_pixels: int,
-                 flag: str = "--image") -> tuple[int, int]:
-    """HF ``smart_resize``: sides a multiple of ``factor``, area within [min_pixels, max_pixels], aspect kept."""
-    if min(height, width) < 1 or max(height, width) / min(height, width) > MAX_ASPECT:
-        raise InputError(f"{flag} is {width}x{height} pixels: its aspect ratio is beyond {MAX_ASPECT}:1, which the "
-                         "Qwen2-VL image processor refuses", offending=flag,
-                         hint="crop the image to a less extreme shape (the processor resizes any size within "
-                              f"{MAX_ASPECT}:1 to {min_pixels}..{max_pixels} pixels)")
-    h_bar, w_bar = round(height / factor) * factor, round(width / factor) * factor
-    if h_bar * w_bar > max_pixels:
-        beta = math.sqrt((height * width) / max_pixels)
-        h_bar = max(factor, math.floor(height / beta / factor) * factor)
-        w_bar = max(factor, math.floor(width / beta / factor) * factor)
-    elif h_bar * w_bar < min_pixels:
-        beta = math.sqrt(min_pixels / (height * width))
-        h_bar = math.ceil(height * beta / factor) * factor
-        w_bar = math.ceil(width * beta / factor) * factor
-    return h_bar, w_bar
-
-
 class ImageProcessor:
     """The export folder's Qwen2-VL image processor settings, applied with PIL and numpy."""
 
@@ -79,11 +58,14 @@ class ImageProcessor:
             raise InputError(f"the export's image processor settings cannot be read: {exc}", offending=str(folder),
                              hint="re-export the model (preprocessor_config.json is copied beside it)") from exc
         self.v = vision
-        self.resample = int(c.get("resample", 3))
-        self.scale = float(c.get("rescale_factor", 1 / 255)) if c.get("do_rescale", True) else 1.0
-        self.normalize = bool(c.get("do_normalize", True))
-        self.mean = np.asarray(c.get("image_mean", [0.48145466, 0.4578275, 0.40821073]), np.float32)[:, None, None]
-        self.std = np.asarray(c.get("image_std", [0.26862954, 0.26130258, 0.27577711]), np.float32)[:, None, None]
+        base = ImageSettings.from_config({**c, "patch_size": None})  # resample, rescale, normalise: the file's
+        mean = c.get("image_mean", [0.48145466, 0.4578275, 0.40821073])
+        std = c.get("image_std", [0.26862954, 0.26130258, 0.27577711])
+        self.settings = ImageSettings(
+            size={}, resample=base.resample, do_rescale=base.do_rescale, scale=base.scale,
+            do_normalize=base.do_normalize, mean=tuple(mean), std=tuple(std),
+            patches=PatchSettings(vision.patch_size, vision.merge_size, vision.temporal_patch_size,
+                                  vision.min_pixels, vision.max_pixels))
 
     def load(self, path: Path | str | bytes, flag: str = "--image") -> ImageInput:
         """An image file (or its bytes) -> patches; InputError naming ``flag`` for a missing or unreadable file."""
@@ -108,28 +90,9 @@ class ImageProcessor:
         return self.from_pil(img, flag)
 
     def from_pil(self, img: Any, flag: str = "--image") -> ImageInput:
-        from PIL import Image
-
-        v = self.v
-        rgb = img.convert("RGB") if img.mode != "RGB" else img
-        w, h = rgb.size
-        rh, rw = smart_resize(h, w, v.patch_size * v.merge_size, v.min_pixels, v.max_pixels, flag)
-        if (rw, rh) != (w, h):
-            rgb = rgb.resize((rw, rh), resample=Image.Resampling(self.resample))
-        x = np.asarray(rgb, dtype=np.uint8).astype(np.float32).transpose(2, 0, 1) * np.float32(self.scale)
-        if self.normalize:
-            x = (x - self.mean) / self.std
-        pixels, gh, gw = patchify(x, v.patch_size, v.merge_size, v.temporal_patch_size)
-        return ImageInput(pixels, np.array([[1, gh, gw]], dtype=np.int64), (w, h), (rw, rh))
-
-
-def patchify(image: np.ndarray, patch: int, merge: int, temporal: int) -> tuple[np.ndarray, int, int]:
-    """``[C, H, W]`` -> ``[gh * gw, C * temporal * patch * patch]`` in HF's order (merge blocks together)."""
-    c, h, w = image.shape
-    gh, gw = h // patch, w // patch
-    x = image.reshape(c, gh // merge, merge, patch, gw // merge, merge, patch).transpose(1, 4, 2, 5, 0, 3, 6)
-    x = np.broadcast_to(x[:, :, :, :, :, None], (*x.shape[:5], temporal, *x.shape[5:]))
-    return np.ascontiguousarray(x.reshape(gh * gw, c * temporal * patch * patch), dtype=np.float32), gh, gw
+        """A PIL image -> patches, through the one image pre-processing (studio.edge.preprocess_image)."""
+        pixels, grid, resized = image_patches(img, self.settings, flag)
+        return ImageInput(pixels, grid, img.size, resized)
 
 
 def image_prompt(vision: VisionSettings, images: list[ImageInput], text_ids: list[int]) -> list[int]:

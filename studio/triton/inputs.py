@@ -40,8 +40,10 @@ def prepare_inputs(cfg: dict[str, Any], *, image: Path | str | None = None, text
                    texts: list[str] | None = None) -> Feed:
     """Build request tensors from an image file, text, an audio file and/or arrays, using the model config.
 
-    BYTES inputs receive raw text / file bytes; numeric inputs get pixels (resized, normalised with the
-    processor's mean/std when given), token ids from ``tokenizer`` (tokenizer.json) or a waveform. ``texts``:
+    BYTES inputs receive raw text / file bytes; numeric inputs get pixels through the one image pre-processing
+    (studio.edge.preprocess_image: the processor's resize, crop and normalisation, as HF and the agent make them;
+    Qwen2-VL's patches), token ids from ``tokenizer`` (tokenizer.json), a waveform (resampled to the processor's
+    rate) or Whisper's log-mel ``input_features`` (studio.edge.preprocess_audio). ``texts``:
     several texts in one request (a zero-shot model's labels), padded to the longest with the tokenizer's
     pad token and masked. The result is a dict whose ``roles`` say what each tensor carries (Feed).
     """
@@ -85,16 +87,13 @@ def prepare_inputs(cfg: dict[str, Any], *, image: Path | str | None = None, text
             if tokenizer is None:
                 raise InputError("text needs the model's tokenizer: the model takes token ids, not text",
                                  offending="text", hint="pass the tokenizer.json (or its folder) of the model")
-            tok = _tokenizer(Path(tokenizer))
-            encs = tok.encode_batch(many)
-            width = max(len(e.ids) for e in encs)
-            pad = _pad_id(tok, Path(tokenizer))
-            cols = {"input_ids": [e.ids + [pad] * (width - len(e.ids)) for e in encs],
-                    "attention_mask": [e.attention_mask + [0] * (width - len(e.ids)) for e in encs],
-                    "token_type_ids": [e.type_ids + [0] * (width - len(e.ids)) for e in encs]}
+            from studio.edge.preprocess_text import tokenize
+
+            tok, settings = _tokenizer(Path(tokenizer))
+            cols = tokenize(tok, settings, many)  # the one text pre-processing (the agent's, HF's padding)
             for n, rows in cols.items():
                 if n in by_name and n not in feed:
-                    a = np.asarray(rows if texts is not None else rows[0], dtype=_dtype(by_name[n]))
+                    a = (rows if texts is not None else rows[0]).astype(_dtype(by_name[n]))
                     feed[n] = batch(a, by_name[n]) if texts is None else a  # [texts, tokens]: batch first
                     feed.roles[n] = "tokens"
             if "input_ids" not in by_name:
@@ -105,7 +104,15 @@ def prepare_inputs(cfg: dict[str, Any], *, image: Path | str | None = None, text
             raise InputError(f"image {image} does not exist", offending=str(image))
         inp = free(lambda i: _dtype(i) == np.dtype(object))
         numeric = free(lambda i: _dtype(i).kind == "f" and len(dims(i)) == (3 if batched else 4))
-        if numeric is not None:
+        patched = free(lambda i: i["name"] == "pixel_values" and _dtype(i).kind == "f" and len(dims(i)) == 2)
+        if patched is not None and _patching(processor):  # Qwen2-VL's vision graph: patches + grid
+            feed[patched["name"]], grid = _image_patches(image, patched, processor)
+            feed.roles[patched["name"]] = "image"
+            grid_inp = free(lambda i: i["name"] in ("image_grid_thw", "grid_thw"))
+            if grid_inp is not None:
+                feed[grid_inp["name"]] = grid.astype(_dtype(grid_inp))
+                feed.roles[grid_inp["name"]] = "array"
+        elif numeric is not None:
             feed[numeric["name"]] = _image_tensor(image, numeric, dims(numeric), batched, processor)
             feed.roles[numeric["name"]] = "image"
         elif inp is not None:
@@ -118,10 +125,15 @@ def prepare_inputs(cfg: dict[str, Any], *, image: Path | str | None = None, text
         if not audio.is_file():
             raise InputError(f"audio file {audio} does not exist", offending=str(audio))
         numeric = free(lambda i: _dtype(i).kind == "f" and len(dims(i)) == 1)
+        feats = free(lambda i: i["name"] == "input_features" and _dtype(i).kind == "f")
         inp = free(lambda i: _dtype(i) == np.dtype(object))
+        mel = _log_mel(audio, processor) if numeric is None and feats is not None else None
         if numeric is not None:
-            feed[numeric["name"]] = batch(_wave(audio).astype(_dtype(numeric)), numeric)
+            feed[numeric["name"]] = batch(_read_audio(audio, processor).astype(_dtype(numeric)), numeric)
             feed.roles[numeric["name"]] = "audio"
+        elif mel is not None and feats is not None:  # Whisper: the log-mel features, as the agent makes them
+            feed[feats["name"]] = batch(mel.astype(_dtype(feats)), feats)
+            feed.roles[feats["name"]] = "array"
         elif inp is not None:
             feed[inp["name"]] = batch(np.array([audio.read_bytes()], dtype=object))
             feed.roles[inp["name"]] = "audio-bytes"
@@ -136,96 +148,130 @@ def prepare_inputs(cfg: dict[str, Any], *, image: Path | str | None = None, text
 
 
 def _tokenizer(path: Path) -> Any:
-    from tokenizers import Tokenizer
+    """The tokenizer (tokenizer.json or its folder) and its pad id / length (studio.edge.preprocess_text)."""
+    from studio.edge.preprocess_text import load_tokenizer
 
-    return Tokenizer.from_file(str(path if path.is_file() else path / "tokenizer.json"))
-
-
-def _pad_id(tok: Any, path: Path) -> int:
-    """The id texts are padded with: the tokenizer's own padding, else tokenizer_config.json's pad_token."""
-    padding = tok.padding
-    if padding and padding.get("pad_id") is not None:
-        return int(padding["pad_id"])
-    cfg_file = (path.parent if path.is_file() else path) / "tokenizer_config.json"
     try:
-        import json
+        return load_tokenizer(path)
+    except Exception as exc:  # tokenizers raises its own Exception for a bad file
+        raise InputError(f"cannot load the tokenizer {path}: {exc}", offending=str(path),
+                         hint="choose the model's tokenizer.json (or the export folder holding it)") from exc
 
-        pad = json.loads(cfg_file.read_text(encoding="utf-8")).get("pad_token")
-    except (OSError, ValueError):
-        pad = None
-    pad = pad.get("content") if isinstance(pad, dict) else pad
-    found = tok.token_to_id(pad) if isinstance(pad, str) else None
-    return int(found) if found is not None else 0
+
+def _processor_section(processor: Path | str | None, section: str) -> dict[str, Any]:
+    """The processor file's ``section`` (the one reader, studio.core.processor_files); {} without one."""
+    if processor is None:
+        return {}
+    from studio.core.processor_files import read_processor
+
+    try:
+        return read_processor(processor, section)
+    except (OSError, ValueError) as exc:
+        raise InputError(f"processor file in {processor} is unreadable: {exc}", offending=str(processor),
+                         hint="choose the export's preprocessor_config.json or processor_config.json") from exc
+
+
+def _patching(processor: Path | str | None) -> bool:
+    """Whether the processor cuts images into patches (Qwen2-VL's)."""
+    cfg = _processor_section(processor, "image_processor")
+    return bool(cfg.get("patch_size") and cfg.get("merge_size"))
+
+
+def _image_settings(processor: Path | str | None, h: int, w: int) -> Any:
+    """The image processor's settings; where it names no output size (or there is no processor), the model's
+    input size (224 where that is dynamic) without normalisation: the image resized straight, scaled to [0, 1]."""
+    from studio.edge.preprocess_image import ImageSettings
+
+    cfg = _processor_section(processor, "image_processor")
+    fixed = {"height": h if h > 0 else 224, "width": w if w > 0 else 224}
+    if not cfg:
+        return ImageSettings(size=fixed, do_normalize=False)
+    s = ImageSettings.from_config(cfg)
+    if not s.size and not s.crop and s.patches is None:
+        s = ImageSettings.from_config({**cfg, "size": fixed})
+    return s
+
+
+def _open(path: Path) -> Any:
+    from studio.edge.preprocess_image import open_image
+    from studio.edge.raw_inputs import RawInputError
+
+    try:
+        return open_image(path.read_bytes())
+    except ImportError as exc:
+        raise DependencyMissing.for_module("pillow", "export", "reading image files") from exc
+    except RawInputError as exc:
+        raise InputError(f"{path}: {exc}", offending=str(path), hint="give a PNG, JPEG, GIF, BMP or TIFF file") from None
 
 
 def _image_tensor(path: Path, inp: dict[str, Any], d: list[int], batched: bool,
                   processor: Path | str | None) -> np.ndarray:
-    try:
-        from PIL import Image
-    except ImportError as exc:
-        raise DependencyMissing.for_module("pillow", "export", "reading image files") from exc
-    c, h, w = d[-3:]
-    h = h if h > 0 else 224
-    w = w if w > 0 else 224
-    mean, std = [0.0, 0.0, 0.0], [1.0, 1.0, 1.0]
-    if processor is not None:
-        from studio.core.processor_files import read_processor
+    """The image through the one image pre-processing (studio.edge.preprocess_image: the processor's resize
+    filter, centre crop, rescale and normalisation, as HF and the edge agent do), checked against the input."""
+    from studio.edge.preprocess_image import image_pixels
 
-        try:
-            pc = read_processor(processor, "image_processor")
-        except (OSError, ValueError) as exc:
-            raise InputError(f"processor file in {processor} is unreadable: {exc}", offending=str(processor),
-                             hint="choose the export's preprocessor_config.json or processor_config.json") from exc
-        mean, std = pc.get("image_mean", mean), pc.get("image_std", std)
-    with Image.open(path) as im:
-        im = im.convert("RGB" if c == 3 else "L").resize((w, h))
-        a = np.asarray(im, dtype=np.float32) / 255.0
-    if a.ndim == 2:
-        a = a[..., None]
-    a = (a - np.asarray(mean[: a.shape[-1]], np.float32)) / np.asarray(std[: a.shape[-1]], np.float32)
-    a = a.transpose(2, 0, 1).astype(_dtype(inp))
+    c, h, w = d[-3:]
+    x = image_pixels(_open(path), _image_settings(processor, h, w), channels=1 if c == 1 else 3)
+    if (h > 0 and x.shape[1] != h) or (w > 0 and x.shape[2] != w):
+        raise InputError(f"the processor makes {x.shape[2]}x{x.shape[1]} pixel images but input "
+                         f"'{inp['name']}' takes {w}x{h}", offending=str(processor),
+                         hint="choose the model's own processor file (the export's preprocessor_config.json)")
+    a = x.astype(_dtype(inp))
     return a[None] if batched or len(d) == 4 else a  # [N, C, H, W] declared in full (max_batch_size 0)
 
 
+def _image_patches(path: Path, inp: dict[str, Any], processor: Path | str | None) -> tuple[np.ndarray, np.ndarray]:
+    """Qwen2-VL's vision input: the flattened patches and their grid, as HF's processor cuts them."""
+    from studio.edge.preprocess_image import ImageSettings, image_patches
+
+    pixels, grid, _ = image_patches(_open(path), ImageSettings.from_config(
+        _processor_section(processor, "image_processor")), flag=str(path))
+    return pixels.astype(_dtype(inp)), grid
+
+
 def image_view(tensor: np.ndarray, processor: Path | str | None = None) -> np.ndarray:
-    """The picture a pixel tensor made here shows, as HxWxC uint8: _image_tensor undone (the processor's
-    mean / std, then the 1/255 scale), for drawing what the model was given."""
-    x = np.asarray(tensor, dtype=np.float32)
-    while x.ndim > 3:
-        x = x[0]
-    c = x.shape[0]
-    mean, std = [0.0] * c, [1.0] * c
-    if processor is not None:
-        from studio.core.processor_files import read_processor
+    """The picture a pixel tensor made here shows, as HxWxC uint8: the processor's normalisation and rescale
+    undone (studio.edge.preprocess_image.pixels_view), for drawing what the model was given."""
+    from studio.edge.preprocess_image import pixels_view
 
-        try:
-            pc = read_processor(processor, "image_processor")
-        except (OSError, ValueError):
-            pc = {}
-        mean, std = pc.get("image_mean", mean)[:c], pc.get("image_std", std)[:c]
-    x = x * np.asarray(std, np.float32).reshape(c, 1, 1) + np.asarray(mean, np.float32).reshape(c, 1, 1)
-    img = np.clip(np.rint(x.transpose(1, 2, 0) * 255.0), 0, 255).astype(np.uint8)
-    return np.repeat(img, 3, axis=2) if c == 1 else img
+    try:
+        s = _image_settings(processor, 0, 0)
+    except InputError:
+        s = _image_settings(None, 0, 0)
+    return pixels_view(tensor, s)
 
 
-def _wave(path: Path) -> np.ndarray:
-    import wave
+def _audio_settings(processor: Path | str | None) -> dict[str, Any]:
+    return _processor_section(processor, "feature_extractor")
+
+
+def _read_audio(path: Path, processor: Path | str | None) -> np.ndarray:
+    """A .npy waveform as is, else the WAV through the shared reader (studio.edge.preprocess_audio), at the
+    processor's sampling rate when one is given (the file's own rate otherwise)."""
+    from studio.edge.preprocess_audio import read_wav, resample_linear
+    from studio.edge.raw_inputs import RawInputError
 
     if path.suffix.lower() == ".npy":
         return np.load(path).astype(np.float32).reshape(-1)
     try:
-        with wave.open(str(path), "rb") as w:
-            n, width, ch = w.getnframes(), w.getsampwidth(), w.getnchannels()
-            raw = w.readframes(n)
-    except (wave.Error, EOFError) as exc:
-        raise InputError(f"{path} is not a PCM WAV file: {exc}", offending=str(path),
-                         hint="convert it to 16-bit PCM WAV, or pass a .npy waveform") from exc
-    dt = {1: np.uint8, 2: np.int16, 4: np.int32}.get(width)
-    if dt is None:
-        raise InputError(f"{path}: {8 * width}-bit samples are not supported", offending=str(path))
-    a = np.frombuffer(raw, dtype=dt).astype(np.float32)
-    if width == 1:
-        a = (a - 128.0) / 128.0
-    else:
-        a /= float(2 ** (8 * width - 1))
-    return a.reshape(-1, ch).mean(axis=1)
+        x, rate = read_wav(path.read_bytes())
+    except RawInputError as exc:
+        raise InputError(f"{path}: {exc}", offending=str(path),
+                         hint="convert it to 16-bit PCM WAV, or pass a .npy waveform") from None
+    cfg = _audio_settings(processor)
+    want = int(cfg.get("sampling_rate") or rate)
+    x = resample_linear(x, rate, want)
+    if cfg.get("do_normalize") and cfg.get("feature_extractor_type") != "WhisperFeatureExtractor":
+        x = (x - x.mean()) / np.sqrt(x.var() + 1e-7)
+    return x
+
+
+def _log_mel(path: Path, processor: Path | str | None) -> np.ndarray | None:
+    """Whisper's ``input_features`` ``[n_mels, frames]`` of the audio when the processor is Whisper's."""
+    from studio.edge.preprocess_audio import LogMelFeatures
+    from studio.edge.raw_inputs import is_whisper_features
+
+    cfg = _audio_settings(processor)
+    if not is_whisper_features(cfg):
+        return None
+    return LogMelFeatures(cfg).one(_read_audio(path, processor))

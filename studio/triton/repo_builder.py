@@ -309,8 +309,10 @@ def _add_tokenizer_pipeline(text_model: str, sig: OnnxSignature, tokenizer: Path
                        else [-1, -1])
     tok.instance_group.add(count=1, kind=m.ModelInstanceGroup.KIND_CPU)
     tc.set_parameter(tok, "tokenizer_file", "tokenizer.json")
-    pad_id = _pad_id(tokenizer)
-    tc.set_parameter(tok, "pad_id", str(pad_id))
+    settings = _text_settings(tokenizer)  # the one text pre-processing's pad id and length (as the agent's)
+    tc.set_parameter(tok, "pad_id", str(settings.pad_id))
+    if settings.max_len is not None:
+        tc.set_parameter(tok, "max_length", str(settings.max_len))
     files = {f: tokenizer.parent / f for f in TOKENIZER_FILES if (tokenizer.parent / f).is_file()}
     files["tokenizer.json"] = tokenizer
     _add_python_model(tok_name, TOKENIZER_MODEL, tok, files, opts, report, "tokenizer")
@@ -341,19 +343,14 @@ def _add_tokenizer_pipeline(text_model: str, sig: OnnxSignature, tokenizer: Path
     report.entry_model = pipe_name
 
 
-def _pad_id(tokenizer: Path) -> int:
+def _text_settings(tokenizer: Path) -> Any:
+    """Pad id and maximum length by studio.edge.preprocess_text's rule (pad 0, no limit for an unreadable file)."""
+    from studio.edge.preprocess_text import TextSettings, load_tokenizer
+
     try:
-        data = json.loads(tokenizer.read_text(encoding="utf-8"))
-        pad = (data.get("padding") or {}).get("pad_id")
-        if pad is not None:
-            return int(pad)
-        vocab = (data.get("model") or {}).get("vocab") or {}
-        for tok in ("[PAD]", "<pad>", "<|endoftext|>"):
-            if isinstance(vocab, dict) and tok in vocab:
-                return int(vocab[tok])
-    except (ValueError, OSError):
-        pass
-    return 0
+        return load_tokenizer(tokenizer)[1]
+    except Exception:  # noqa: BLE001 (tokenizers raises its own Exception; the model step reports the file)
+        return TextSettings(0, None)
 
 
 def _add_router(name: str, parts: dict[str, tuple[str, OnnxSignature]], opts: BuildOptions, max_batch: int,

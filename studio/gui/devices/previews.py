@@ -104,7 +104,7 @@ def build(feed: Any, outputs: dict[str, np.ndarray], *, image: str | None, audio
 
 
 def _server_image_view(pv: Previews, t: np.ndarray, processor: str | None) -> None:
-    """A raw image input: the server (an agent's pipeline) preprocesses it; its ImagePreprocessor shows how."""
+    """A raw image input: the server (an agent's pipeline) preprocesses it; the shared ImagePreprocessor shows how."""
     from studio.edge.preprocess import ImagePreprocessor
 
     files = _processor_files(processor)
@@ -112,15 +112,18 @@ def _server_image_view(pv: Previews, t: np.ndarray, processor: str | None) -> No
         pv.notes.append("the model takes the image file itself: choose the processor file to see what the "
                         "server makes of it")
         return
+    from studio.edge.preprocess_image import pixels_view
+
     try:
         pre = ImagePreprocessor(files)
+        if pre.settings.patches is not None:
+            pv.notes.append("the server cuts the image into patches (Qwen2-VL): no picture of them is drawn")
+            return
         x = pre.one(bytes(np.asarray(t).reshape(-1)[0]))
     except Exception as exc:  # BundleError, RawInputError: said, not drawn
         pv.notes.append(f"the server-side view could not be made: {exc}")
         return
-    scale = pre.scale if pre.do_rescale else 1.0
-    img = (x * pre.std + pre.mean if pre.do_normalize else x) / scale
-    pv.model_view = np.clip(np.rint(img.transpose(1, 2, 0)), 0, 255).astype(np.uint8)
+    pv.model_view = pixels_view(x, pre.settings)
     pv.model_view_note = (f"{x.shape[2]}×{x.shape[1]}: what the server's preprocessor makes of it "
                           f"({next(iter(files))})")
 
