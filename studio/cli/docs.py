@@ -56,7 +56,7 @@ def studio_tree() -> Command:
     from studio.cli import main as cli
 
     top = _bare_top_parser()
-    root = Command("studio", top, top.description or "")
+    root = Command("studio", top, top.description or "")  # children: the full parsers, not the usage stubs
     for name, (_module, help_) in cli.COMMANDS.items():
         if not cli._available(name):
             continue
@@ -73,6 +73,12 @@ def _bare_top_parser() -> argparse.ArgumentParser:
                                 "accelerators, Triton and edge boards.")
     p.add_argument("--version", action="version", version=f"studio {__version__}")
     p.add_argument("--debug", action="store_true", help="show tracebacks on errors")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")  # for the usage line; the tree lists the commands
+    from studio.cli import main as cli
+
+    for name, (_module, help_) in cli.COMMANDS.items():
+        if cli._available(name):
+            sub.add_parser(name, help=help_, add_help=False)
     return p
 
 
@@ -96,8 +102,14 @@ def anchor(name: str) -> str:
     return name.lower().replace(" ", "_")
 
 
-def _cell(text: str) -> str:
-    return " ".join(text.split()).replace("|", "\\|")
+def _cell(text: str, code: bool = False) -> str:
+    """One table cell: one line; a pipe escaped, except inside a code span, where the table parser skips it."""
+    text = " ".join(text.split())
+    if code:
+        return text
+    for raw, safe in (("|", "\\|"), ("*", "\\*"), ("[", "\\["), ("<", "&lt;")):  # help text is not Markdown
+        text = text.replace(raw, safe)
+    return text
 
 
 def _home(text: str) -> str:
@@ -132,7 +144,7 @@ def _usage(parser: argparse.ArgumentParser) -> str:
 def command_markdown(cmd: Command, level: int) -> list[str]:
     out = [f"{'#' * level} {cmd.name} {{ #{anchor(cmd.name)} }}", ""]
     if cmd.help:
-        out += [_home(cmd.help[0].upper() + cmd.help[1:]) + ("" if cmd.help.endswith(".") else "."), ""]
+        out += [_cell(_home(cmd.help[0].upper() + cmd.help[1:])) + ("" if cmd.help.endswith(".") else "."), ""]
     out += ["```text", _home(_usage(cmd.parser)), "```", ""]
     if cmd.children:
         out += ["| subcommand | what it does |", "|---|---|"]
@@ -141,10 +153,10 @@ def command_markdown(cmd: Command, level: int) -> list[str]:
     rows = _flag_rows(cmd.parser)
     if rows:
         out += ["| argument | meaning |", "|---|---|"]
-        out += [f"| `{_cell(inv)}` | {_cell(_home(h))} |" for inv, h in rows]
+        out += [f"| `{_cell(inv, code=True)}` | {_cell(_home(h))} |" for inv, h in rows]
         out.append("")
-    if cmd.parser.epilog:
-        out += [_home(cmd.parser.epilog), ""]
+    if cmd.parser.epilog:  # as argparse prints it
+        out += ["```text", _home(cmd.parser.epilog.strip()), "```", ""]
     return out
 
 
