@@ -179,13 +179,23 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m studio.cli.docs", description="write the CLI reference page")
     p.add_argument("out", nargs="?", help="the Markdown file to write (default: stdout)")
     args = p.parse_args(argv)
-    text = cli_reference()
-    if args.out:
-        from studio.core.atomic import write_text_atomic
+    from studio.cli.main import guarded
 
-        write_text_atomic(Path(args.out), text)
-    else:
-        sys.stdout.write(text)
+    return guarded(lambda: _write(args.out))
+
+
+def _write(out: str | None) -> int:
+    from studio.core.atomic import write_text_atomic
+    from studio.core.errors import InputError
+
+    if out is None:
+        sys.stdout.write(cli_reference())
+        return 0
+    path = Path(out)
+    if not path.parent.is_dir():
+        raise InputError(f"the folder for the CLI reference does not exist: {path.parent}", offending=str(path.parent),
+                         hint="create it first, or write the page somewhere else")
+    write_text_atomic(path, cli_reference())
     return 0
 
 

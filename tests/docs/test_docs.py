@@ -314,3 +314,16 @@ def test_readme_is_short_and_points_into_the_docs() -> None:
     for needed in ("make run", "make test", "docs/images/", "docs/install.md", "docs/troubleshooting.md",
                    "docs/api.md", "docs/guide/export.md"):
         assert needed in text, needed
+
+
+def test_cli_docs_module_writes_the_page(tmp_path: Path) -> None:
+    """`python -m studio.cli.docs OUT.md` writes the page the site shows (and a bad folder is a clear error)."""
+    from studio.cli.docs import cli_reference, main
+
+    out = tmp_path / "cli.md"
+    assert main([str(out)]) == 0
+    assert out.read_text(encoding="utf-8") == cli_reference()
+    r = subprocess.run([sys.executable, "-m", "studio.cli.docs", str(tmp_path / "no" / "such" / "cli.md")],
+                       capture_output=True, text=True, timeout=120, cwd=ROOT, check=False)
+    assert r.returncode == 2, r.stderr
+    assert "error:" in r.stderr and "Traceback" not in r.stderr, r.stderr
