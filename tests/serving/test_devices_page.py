@@ -13,7 +13,6 @@ pytest.importorskip("pytestqt")
 from PIL import Image  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
-from studio.core.ports import free_port  # noqa: E402
 from studio.core.settings import Settings  # noqa: E402
 from studio.core.workspace import Workspace  # noqa: E402
 from studio.gui.main_window import MainWindow  # noqa: E402
@@ -23,6 +22,7 @@ from studio.gui.widgets.confirm import pending, press  # noqa: E402
 from studio.triton.client import TritonClient  # noqa: E402
 from studio.triton.repo_builder import BuildOptions, build_repo  # noqa: E402
 from studio.triton.server import LocalTritonServer  # noqa: E402
+from tests.edge.helpers import free_port  # noqa: E402
 from tests.serving import tiny_models as tm  # noqa: E402
 
 pytestmark = [pytest.mark.gui, pytest.mark.triton, pytest.mark.timeout(300),

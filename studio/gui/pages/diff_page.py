@@ -63,6 +63,7 @@ class DiffPage(Page):
         super().__init__(jobs, parent)
         self.report: Any | None = None
         self._typed_a = self._typed_b = False
+        self._structure_only = False  # the user chose "(structure only)" here: the combo stops following
         self._linking = False
         self._build()
 
@@ -96,8 +97,9 @@ class DiffPage(Page):
         self.target_combo = QComboBox()
         self.target_combo.addItem("(structure only)", None)
         self._fill_targets()
-        self.target_combo.setToolTip("also compare each node's verdict for this target: a built-in, plugin or "
-                                     "workspace profile (runs the inspector on both models)")
+        self.target_combo.setToolTip("also compare each node's verdict for this target: the workspace's current "
+                                     "target (choosing another here makes it every page's), or structure only")
+        self.target_combo.activated.connect(self._target_picked)
         bar.addWidget(self.target_combo)
         self.compare_btn = QPushButton("Compare")
         self.compare_btn.setDefault(True)
@@ -174,7 +176,24 @@ class DiffPage(Page):
 
     def context_changed(self) -> None:
         self._fill_targets()
+        self._show_target()
         self._follow_state()
+
+    def _show_target(self) -> None:
+        """The combo shows the workspace's current target unless the user asked for structure only here."""
+        if self._structure_only or not self.target:
+            return
+        i = self.target_combo.findData(self.target)
+        if i >= 0 and i != self.target_combo.currentIndex():
+            self.target_combo.setCurrentIndex(i)
+
+    def _target_picked(self, index: int) -> None:
+        """A target picked here is the workspace's target (every page follows); "(structure only)" stays local:
+        it is a way to compare, not a target."""
+        tid = self.target_combo.itemData(index)
+        self._structure_only = tid is None
+        if tid is not None:
+            self.choose_target(tid)
 
     def state_changed(self, topic: str, payload: object) -> None:
         if topic in ("model", "artifacts", "workspace"):
