@@ -27,7 +27,7 @@ from studio.agent.core import AgentCore, unknown_model
 from studio.agent.limits import LimitExceeded, Limits, decompress, read_body
 from studio.agent.metrics import AgentMetrics
 from studio.agent.responses import error_response
-from studio.generate.serving import GenerateInputError, StopStrings
+from studio.generate.requests import GenerateInputError, StopStrings
 
 
 class GenerationSlots:

@@ -1,6 +1,7 @@
 """Generation kinds that take media (agent and Triton): "vlm" (Qwen2-VL: image + text) and "encoder-decoder" (Whisper).
 
-Registered in :data:`studio.generate.serving.GENERATION_KINDS`. The request's ``image`` / ``audio`` field holds
+Listed in :data:`studio.generate.serving.GENERATION_KINDS` (which imports this module; this one imports only
+the request checks of studio.generate.requests). The request's ``image`` / ``audio`` field holds
 the file's bytes as base64 (PNG/JPEG/... for an image, PCM WAV for audio), the same field Triton's generate
 endpoint maps to the BYTES input of that name. Every check the runtime makes on its input (studio.generate.vlm /
 speech: unreadable or truncated image, an aspect ratio the processor refuses, a WAV that is not PCM, a clip longer
@@ -21,8 +22,7 @@ from typing import Any
 import numpy as np
 
 from studio.core.errors import InputError
-from studio.generate.serving import (
-    GENERATION_KINDS,
+from studio.generate.requests import (
     GenerateInputError,
     GenerateRequest,
     check_sampling,
@@ -177,5 +177,3 @@ class SpeechGeneration:
         self.generator.generate(np.zeros(max(1, self.gen.window_samples // 10), np.float32), max_new_tokens=2)
         return time.perf_counter() - t0
 
-
-GENERATION_KINDS.update({VisionGeneration.kind: VisionGeneration, SpeechGeneration.kind: SpeechGeneration})

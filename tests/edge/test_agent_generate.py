@@ -216,7 +216,8 @@ def test_inference_token_two_concurrent_generations_and_no_torch(export_dir: Pat
 def test_an_export_kind_the_agent_cannot_run_yet_installs_without_generate(export_dir: Path, tmp_path: Path) -> None:
     import shutil
 
-    from studio.generate.serving import GenerateInputError, load_generation
+    from studio.generate.requests import GenerateInputError
+    from studio.generate.serving import load_generation
 
     other = tmp_path / "diffusion"  # "vlm" and "encoder-decoder" are served (tests/edge/test_agent_generate_media.py)
     shutil.copytree(export_dir, other)
@@ -230,7 +231,7 @@ def test_an_export_kind_the_agent_cannot_run_yet_installs_without_generate(expor
 
 
 def test_stop_strings_hold_a_tail_that_may_begin_one() -> None:
-    from studio.generate.serving import StopStrings
+    from studio.generate.requests import StopStrings
 
     s = StopStrings(["END"])
     assert [s.feed(p) for p in ("ab", "cE", "N", "xyz")] == ["ab", "c", "", "ENxyz"] and not s.hit

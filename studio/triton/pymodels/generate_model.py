@@ -117,7 +117,7 @@ class TritonPythonModel:
             output_tensors=[self.pb.Tensor("text_output", np.array([text.encode("utf-8")], dtype=np.object_))])
 
     def execute(self, requests):
-        from studio.generate.serving import GenerateInputError, StopStrings
+        from studio.generate.requests import GenerateInputError, StopStrings
 
         final = self.pb.TRITONSERVER_RESPONSE_COMPLETE_FINAL
         invalid = getattr(self.pb.TritonError, "INVALID_ARG", None)
