@@ -17,7 +17,7 @@ import datetime as _dt
 import functools
 from typing import Any
 
-from studio.inspect.profiles import Constraint, GlobalRules, OpRule, TargetProfile, norm_domain
+from studio.inspect.profile_model import Constraint, GlobalRules, OpRule, TargetProfile, norm_domain
 
 MAX_VERSION = 2**31 - 1
 FUNCTION_REASON = "no CPU kernel; ONNX Runtime inlines the op's ONNX function body"

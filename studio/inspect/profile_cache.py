@@ -18,9 +18,9 @@ import pickle
 from collections.abc import Callable
 from pathlib import Path
 
-from studio.inspect.profiles import TargetProfile
+from studio.inspect.profile_model import TargetProfile
 
-_OWN = ("profiles.py", "profile_schema.py", "ort_profile.py", "custom_domains.py", "profile_cache.py",
+_OWN = ("profiles.py", "profile_model.py", "profile_schema.py", "ort_profile.py", "custom_domains.py", "profile_cache.py",
         "../core/resource_schema.py")
 
 

@@ -2,7 +2,7 @@
 and the TargetProfile built from a validated one.
 
 Imported only when a profile is read from its YAML (a cache miss: ``profile_cache``); the analysis works on
-the plain dataclasses of ``studio.inspect.profiles``. `studio schema targets` prints this model's JSON Schema.
+the plain dataclasses of ``studio.inspect.profile_model``. `studio schema targets` prints this model's JSON Schema.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from pydantic import (
 
 from studio.core.errors import TargetError
 from studio.core.resource_schema import ResourceModel, resource_error, validate
-from studio.inspect.profiles import (
+from studio.inspect.profile_model import (
     DEFAULT_DOMAIN,
     PROFILE_SCHEMA,
     Accelerated,
