@@ -164,17 +164,24 @@ class RuntimeMissing(ModelError, kind="dependency"):
 
 def runtime_loader(name: str, manifest: Manifest, runtime: dict[str, Any]) -> Any:
     """The loader of a bundle runtime ("tvm", "rknn", a plugin's) from the plugin registry, or RuntimeMissing
-    naming what to install. Loaders take (directory, spec, manifest, runtime, board=...) -> ServedModel."""
+    naming what to install. Loaders take (directory, spec, manifest, runtime, board=...) -> ServedModel. A
+    runtime contribution may name a ``missing`` hook (name, version, its runtime.json section) that raises the
+    precise RuntimeMissing itself: this loader knows no runtime by name."""
     from studio.core.errors import PluginError
-    from studio.core.plugins import resolve
+    from studio.core.plugins import contribution, import_object, resolve
 
     try:
         return resolve("runtimes", name)
     except PluginError as exc:
-        if name == "tvm":  # the exact apache-tvm version and the pip line for the board
-            from studio.agent.tvm_backend import require_runtime
-
-            require_runtime(manifest.name, manifest.version, dict(runtime.get("tvm") or {}))
+        c = contribution("runtimes", name)
+        missing = c.meta.get("missing") if c is not None else None
+        if missing:  # the runtime's own account of what to install (tvm: the exact apache-tvm and the pip line)
+            try:
+                explain = import_object(str(missing))
+            except (ImportError, AttributeError, ValueError):
+                explain = None
+            if callable(explain):
+                explain(manifest.name, manifest.version, dict(runtime.get(name) or {}))  # raises RuntimeMissing
         install = str((runtime.get(name) or {}).get("install") or "")
         raise RuntimeMissing(
             f"bundle {manifest.name} {manifest.version} needs the '{name}' runtime, which this agent cannot load: "

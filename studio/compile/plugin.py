@@ -28,6 +28,8 @@ def manifest() -> dict:
                                                    "help": "studio compile --mlc-llm HF_DIR"}},
                          "compile_targets": list(GENERIC) + boards,  # TVM target ids, not inspector profiles
                          "runtimes": {"tvm": {"object": "studio.agent.tvm_backend:load_tvm_model",
+                                              # without apache-tvm: the exact version and pip line to install
+                                              "missing": "studio.agent.tvm_backend:require_runtime",
                                               "help": "the edge agent serves compiled TVM modules"}},
                          "cli": {"compile": {"module": "studio.cli.compile_cmd",
                                              "help": "compile ONNX with TVM Relax for an edge target"}},
