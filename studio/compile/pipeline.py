@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import onnx
 
-from studio.compile.api import (
+from studio.compile.contract import (
     REPORT_FILE,
     Artifact,
     CompileDiagnosis,
@@ -21,12 +21,11 @@ from studio.compile.api import (
     Latency,
     OutputParity,
     Parity,
-    default_out,
     sha256_file,
     time_it,
 )
 from studio.compile.graph import graph_inputs, graph_output_names, load_model, random_feed, resolve_shapes
-from studio.compile.outputs import check_out
+from studio.compile.outputs import check_out, default_out
 from studio.compile.targets import CompileTarget, cross_compiler_available, resolve_target
 from studio.compile.tvm_backend import StageFailure, TVMStageError
 from studio.core.atomic import atomic_path, write_json_atomic
