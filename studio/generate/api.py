@@ -1,4 +1,5 @@
-"""The generation contract: an export folder and a prompt in, one GenerationResult out (the CLI and tests call it).
+"""The generation entry point: an export folder and a prompt in, one GenerationResult (studio.generate.result)
+out; the CLI, the agent and tests call it.
 
 ``generate`` raises InputError naming the flag for bad input (an empty or too long prompt, max_new_tokens < 1,
 a negative temperature, top_p outside (0, 1], a folder without generation.json) before any work, and never
@@ -9,48 +10,17 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from studio.core.errors import InputError
-from studio.core.reports import Report
 from studio.generate.config import GenerationConfig, read_generation
+from studio.generate.result import GenerationResult, text_streamer
 from studio.generate.sampling import SamplingOptions
 
+__all__ = ["RUNTIMES", "GenerationResult", "TextGenerator", "generate", "text_streamer"]  # the result: result.py
+
 RUNTIMES = ("studio", "genai")  # the studio's ORT loop; onnxruntime-genai (optional package) on the same graph
-
-
-@dataclass
-class GenerationResult(Report):
-    text: str
-    token_ids: list[int]  # the new ids (a stop id, when one ended it, is the last)
-    prompt_token_ids: list[int]
-    finish_reason: str  # "stop" | "length" | "max_context" | "cancelled"
-    ttft_ms: float  # prompt ids in -> first new token (prefill + sampling)
-    tokens_per_s: float  # new tokens / total generation time (prefill included)
-    decode_tokens_per_s: float | None
-    total_ms: float
-    encode_ms: float
-    sampling: dict[str, Any] = field(default_factory=dict)
-    hf_parity: dict[str, Any] = field(default_factory=dict)
-    export_dir: str = ""
-    runtime: str = "studio ORT loop"
-
-
-def text_streamer(decode: Callable[[list[int]], str], on_text: Callable[[str], None]) -> Callable[[int], None]:
-    """Token -> the text it adds (decoding the whole answer each time keeps multi-byte characters whole)."""
-    seen: list[int] = []
-    shown = [""]
-
-    def emit(tok: int) -> None:
-        seen.append(tok)
-        text = decode(seen)
-        if text.startswith(shown[0]) and not text.endswith("\ufffd"):
-            on_text(text[len(shown[0]):])
-            shown[0] = text
-
-    return emit
 
 
 class TextGenerator:

@@ -174,7 +174,7 @@ class SpeechGenerator:
                  hf_parity: bool = False, on_text: Callable[[str], None] | None = None,
                  should_stop: Callable[[], bool] | None = None) -> Any:
         """``should_stop``: asked after each token (the serving agent's cancel hook); True ends it "cancelled"."""
-        from studio.generate.api import GenerationResult, text_streamer
+        from studio.generate.result import GenerationResult, text_streamer
 
         sampling = (sampling or SamplingOptions()).check()
         if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, int) or not 1 <= max_new_tokens:

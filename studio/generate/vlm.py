@@ -168,7 +168,7 @@ class VisionLanguageGenerator:
                  on_text: Callable[[str], None] | None = None, should_stop: Callable[[], bool] | None = None) -> Any:
         """``image``: a file path, its bytes, or an ImageInput; None asks the text-only question. ``should_stop``:
         asked after each token; True ends it "cancelled"."""
-        from studio.generate.api import GenerationResult
+        from studio.generate.result import GenerationResult
 
         sampling = (sampling or SamplingOptions()).check()
         if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, int) or max_new_tokens < 1:
@@ -178,7 +178,7 @@ class VisionLanguageGenerator:
         ids, images = self.prepare(prompt, image, prompt_ids)
         encode_ms = (time.perf_counter() - t0) * 1e3
         stops = set(self.gen.eos_token_ids if stop_token_ids is None else stop_token_ids)
-        from studio.generate.api import text_streamer
+        from studio.generate.result import text_streamer
 
         emit = None if on_text is None else text_streamer(self.tokenizer.decode, on_text)
         out = self.runtime.generate(ids, images, max_new_tokens, sampling, stops, on_token=emit,
