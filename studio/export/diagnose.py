@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from studio.export.api import Diagnosis, ValidationCase
+from studio.export.contract import Diagnosis, ValidationCase
 
 RAW_LOG_LIMIT = 20000
 

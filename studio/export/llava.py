@@ -20,7 +20,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from studio.export.api import InputSpec
+from studio.export.contract import InputSpec
 
 
 def image_token_id(config: dict[str, Any]) -> int | None:
@@ -156,7 +156,7 @@ def make_inputs(specs: list[InputSpec], config: dict[str, Any], case: Any, token
 def plan_parts(model: nn.Module, names: set[str]) -> list[Any]:
     """tower -> projector -> decoder chained, plus the standalone text-only decoder."""
     from studio.core.errors import InputError
-    from studio.export.split import CausalLMLogits, Part
+    from studio.export.split_parts import CausalLMLogits, Part
 
     if not {"input_ids", "attention_mask", "pixel_values"} <= names:
         raise InputError("--split-modalities for LLaVA needs text:input_ids, text:attention_mask and "

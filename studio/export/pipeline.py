@@ -16,7 +16,7 @@ from pathlib import Path
 
 from studio.core.errors import JobCancelled, StudioError
 from studio.core.jobs import JobState, Stages
-from studio.export.api import Diagnosis, ExportOptions, ExportReport
+from studio.export.contract import Diagnosis, ExportOptions, ExportReport
 from studio.export.signatures import recipe_for
 from studio.export.stages.check import name_dims_after_parity
 from studio.export.stages.derive import derive_example_inputs, derived_files

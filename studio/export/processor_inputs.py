@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from studio.export.api import InputSpec
+from studio.export.contract import InputSpec
 from studio.export.processor_source import ProcessorSource
 
 DROP = {"labels", "return_loss", "output_attentions", "output_hidden_states", "return_dict", "use_cache"}

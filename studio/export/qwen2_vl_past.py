@@ -19,7 +19,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from studio.export.api import InputSpec
+from studio.export.contract import InputSpec
 from studio.generate.config import CacheLayout, layout_from_config
 
 VISION_FILE = "vision.onnx"

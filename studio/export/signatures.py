@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from studio.core.errors import InputError, ModelError
-from studio.export.api import MODALITIES, InputSpec
+from studio.export.contract import MODALITIES, InputSpec
 
 # name -> (modality, dtype, axis names). Shapes come from the config (see example_shape).
 KNOWN_INPUTS: dict[str, tuple[str, str, dict[int, str]]] = {

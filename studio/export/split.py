@@ -13,27 +13,14 @@ per-modality and every request runs the fusion part.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
 import torch
 from torch import nn
 
 from studio.core.errors import InputError
-from studio.export.api import InputSpec
-
-
-@dataclass
-class Part:
-    name: str
-    modality: str  # "vision" | "text" | "audio" | "fusion"
-    module: nn.Module
-    inputs: list[str]
-    outputs: list[str]
-    input_axes: dict[str, dict[int, str]]
-    output_axes: dict[str, dict[int, str]] = field(default_factory=dict)
-    standalone: bool = False  # not in the chain: validated alone against its own torch module
-
+from studio.export.contract import InputSpec
+from studio.export.split_parts import CausalLMLogits, Part  # shared with the LLaVA family (llava.py)
 
 SPLIT_KINDS = ("dual_encoder", "encoder_decoder", "vlm_decoder", "vlm_llava", "single_stream")
 # axes of the parts that follow from a signature axis: kept dynamic when that axis is
@@ -103,17 +90,6 @@ class SpeechDecoder(nn.Module):
                          decoder_input_ids=decoder_input_ids,
                          decoder_attention_mask=torch.ones_like(decoder_input_ids), use_cache=False)
         return out.logits
-
-
-class CausalLMLogits(nn.Module):
-    """Text-only decoder: ``(input_ids, attention_mask) -> logits`` of the unmodified HF forward."""
-
-    def __init__(self, model: nn.Module) -> None:
-        super().__init__()
-        self.model = model
-
-    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
-        return self.model(input_ids=input_ids, attention_mask=attention_mask, use_cache=False).logits
 
 
 class ViltTextEmbeddings(nn.Module):

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from studio.core.errors import JobCancelled
-from studio.export.api import InputSpec, OutputCheck, ValidationCase
+from studio.export.contract import InputSpec, OutputCheck, ValidationCase
 from studio.export.signatures import TRACE_SIZES, example_shape
 
 NP_DTYPES = {"int64": np.int64, "int32": np.int32, "float32": np.float32, "float16": np.float16, "bool": np.bool_}

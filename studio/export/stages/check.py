@@ -67,7 +67,7 @@ def check_exported(run: ExportRun, input_names: list[str]) -> Checked:
 def too_big_for_one_file(run: ExportRun, path: Any) -> None:
     """--no-external-data past protobuf's limit: said now, before parity, not at the write stage."""
     from studio.core.external_data import PROTOBUF_LIMIT, data_name
-    from studio.export.api import Diagnosis
+    from studio.export.contract import Diagnosis
 
     data = path.with_name(data_name(path))
     if run.options.external_data is False and data.exists() and data.stat().st_size > PROTOBUF_LIMIT - (64 << 20):

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from studio.export.api import Diagnosis, InputSpec
+from studio.export.contract import Diagnosis, InputSpec
 from studio.export.stages.inputs import ExampleInputs, axis_limits
 from studio.export.stages.run import ExportRun, fail, to_torch
 

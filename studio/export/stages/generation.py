@@ -19,36 +19,15 @@ from typing import Any
 import numpy as np
 
 from studio.core.errors import JobCancelled
-from studio.export.api import Diagnosis, GenerationValidation
+from studio.export.contract import Diagnosis, GenerationValidation
+from studio.export.stages.generation_record import generation_config
 from studio.export.stages.run import ExportRun, fail
-from studio.generate.config import GenerationConfig, layout_from_config, special_ids, text_config, write_files
+from studio.generate.config import GenerationConfig, write_files
 
 # (prompt text, new tokens): short / medium / long prompts, short / long generations
 PROMPTS = [("a photo of a cat", 16), ("what is the color of the car near the house?", 24), ("two", 8),
            ("how many people are there in the picture of the red house with a green tree and a blue car", 12)]
 RUNTIME = "studio ORT loop (session.run), CPUExecutionProvider"
-
-
-def generation_config(run: ExportRun) -> GenerationConfig:
-    """The record ``studio generate`` reads: cache layout, special ids, max context, the source folder."""
-    cfg = run.config
-    gen_file = run.options.model_dir / "generation_config.json"
-    try:
-        gcfg = json.loads(gen_file.read_text(encoding="utf-8")) if gen_file.is_file() else {}
-    except ValueError:
-        gcfg = {}
-        run.report.warnings.append("generation_config.json is not valid JSON: special ids come from config.json")
-    t = text_config(cfg)
-    max_context = int(t.get("max_position_embeddings") or t.get("n_positions") or 2048)
-    cache = layout_from_config(cfg)
-    from studio.export.stages.precision import cache_dtype_of  # the graph's cache type (--kv-cache-dtype)
-
-    cache.dtype = cache_dtype_of(run.model_path) or cache.dtype
-    return GenerationConfig(model_file=run.options.output.name, model_type=str(cfg.get("model_type")),
-                            cache=cache, max_context=max_context,
-                            inputs=list(run.input_names), outputs=["logits", *layout_from_config(cfg).present_names()],
-                            source_model_dir=str(Path(run.options.model_dir).resolve()),
-                            **special_ids(cfg, gcfg))
 
 
 def _generate_both(run: ExportRun, model: Any, progress: Callable[[float], None] | None

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from studio.export.api import InputSpec
+from studio.export.contract import InputSpec
 from studio.export.stages.run import ExportRun, to_torch
 
 
@@ -82,7 +82,7 @@ def family_feeds(run: ExportRun, model: Any) -> Callable[[Any], dict[str, np.nda
     except Exception as exc:  # noqa: BLE001 - the tower fails on a plain image: a diagnosis naming the config
         import traceback
 
-        from studio.export.api import Diagnosis
+        from studio.export.contract import Diagnosis
         from studio.export.stages.run import fail
 
         fail(run, Diagnosis(

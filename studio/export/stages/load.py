@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from studio.core.errors import InputError, StudioError
-from studio.export.api import ExportReport, InputSpec
+from studio.export.contract import ExportReport, InputSpec
 from studio.export.stages.run import ExportRun, fail
 
 PROCESSOR_FILES = ("processor_config.json", "preprocessor_config.json", "video_preprocessor_config.json")

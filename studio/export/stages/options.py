@@ -7,7 +7,7 @@ from typing import Any
 
 from studio.core.errors import InputError
 from studio.core.jobs import JobState
-from studio.export.api import MODALITIES, ExportOptions, ExportReport, InputSpec, Validation
+from studio.export.contract import MODALITIES, ExportOptions, ExportReport, InputSpec, Validation
 from studio.export.signatures import (
     apply_dynamic,
     complete_spec,

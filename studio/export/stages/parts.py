@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from studio.export.api import InputSpec, OutputCheck, ValidationCase
+from studio.export.contract import InputSpec, OutputCheck, ValidationCase
 from studio.export.stages.check import ParityRuns
 from studio.export.stages.inputs import ExampleInputs, axis_limits
 from studio.export.stages.run import ExportRun, fail, to_torch
@@ -106,7 +106,7 @@ def export_parts(run: ExportRun, model: Any, ex: ExampleInputs, runs: ParityRuns
         report.parts[name]["boundary"] = ("none (standalone)" if report.parts[name]["standalone"]
                                           else "matched" if not problems else "; ".join(problems))
     if problems:
-        from studio.export.api import Diagnosis
+        from studio.export.contract import Diagnosis
 
         fail(run, Diagnosis(stage="split", error_class="boundary_mismatch", message="; ".join(problems),
                             fix="re-export the parts together with the same --dynamic axes"))

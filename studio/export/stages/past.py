@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from studio.core.errors import InputError
-from studio.export.api import ExportOptions, InputSpec
+from studio.export.contract import ExportOptions, InputSpec
 from studio.export.stages.inputs import ExampleInputs, axis_limits
 from studio.export.stages.run import ExportRun, fail, to_torch
 from studio.export.validate import CaseSpec, _id_limit
@@ -164,7 +164,7 @@ def build_past_inputs(run: ExportRun, model: Any) -> ExampleInputs:
         fail(run, diag)
     want = [(1, layout.kv_heads, 3, layout.head_dim)] * (2 * layout.layers)
     if [tuple(s) for s in shapes] != want:
-        from studio.export.api import Diagnosis
+        from studio.export.contract import Diagnosis
 
         fail(run, Diagnosis(stage="export", error_class="cache_layout_mismatch",
                             message=f"the model's cache has shapes {shapes[:2]}... ({len(shapes)} tensors) but the "
@@ -195,7 +195,7 @@ def _forward_params(model: Any) -> set[str]:
 
 
 def _no_positions(model: Any) -> Any:
-    from studio.export.api import Diagnosis
+    from studio.export.contract import Diagnosis
 
     return Diagnosis(stage="export", error_class="cache_layout_unsupported",
                      message=f"{type(model).__name__}.forward takes no position_ids: the decode steps could not "

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from studio.export.api import Diagnosis, GenerationValidation, InputSpec
+from studio.export.contract import Diagnosis, GenerationValidation, InputSpec
 from studio.export.stages.run import ExportRun, fail, to_torch
 from studio.generate.speech_config import SpeechGenerationConfig, seq2seq_names, write_speech_record
 

@@ -12,7 +12,7 @@ from typing import Any, NoReturn
 import numpy as np
 
 from studio.core.jobs import JobState
-from studio.export.api import ExportOptions, ExportReport, InputSpec
+from studio.export.contract import ExportOptions, ExportReport, InputSpec
 
 
 class StageFailed(Exception):

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from studio.core.jobs import JobState
-from studio.export.api import ExportOptions, ExportReport
+from studio.export.contract import ExportOptions, ExportReport
 from studio.export.stages.inputs import ExampleInputs
 from studio.export.stages.run import ExportRun, fail
 

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from studio.core.errors import JobCancelled
-from studio.export.api import Diagnosis, GenerationValidation
+from studio.export.contract import Diagnosis, GenerationValidation
 from studio.export.stages.run import ExportRun, fail
 from studio.generate.config import GenerationConfig
 
@@ -46,7 +46,7 @@ def vision_settings(run: ExportRun) -> dict[str, Any]:
 
 def vlm_generation_config(run: ExportRun) -> GenerationConfig:
     from studio.export.qwen2_vl_past import VISION_FILE
-    from studio.export.stages.generation import generation_config
+    from studio.export.stages.generation_record import generation_config
 
     gen = generation_config(run)
     gen.kind = "vlm"

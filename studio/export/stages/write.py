@@ -8,7 +8,7 @@ import shutil
 from pathlib import Path
 
 from studio.core.external_data import LARGE_BYTES, data_name, write_inline
-from studio.export.api import ExportOptions, ExportReport, OutputFile
+from studio.export.contract import ExportOptions, ExportReport, OutputFile
 from studio.export.signatures import WEIGHT_FILES
 from studio.export.stages.run import ExportRun, fail
 
@@ -36,7 +36,7 @@ def copy_companions(model_dir: Path, tmp: Path, output: Path) -> list[tuple[Path
 
 def write_outputs(run: ExportRun, written: list[tuple[Path, str, str | None]]) -> None:
     """Companions, then the parts, then the model renamed from the temp folder; ``report.outputs`` lists them."""
-    from studio.export.api import Diagnosis
+    from studio.export.contract import Diagnosis
 
     options, report = run.options, run.report
     try:
