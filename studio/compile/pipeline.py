@@ -102,7 +102,15 @@ def run_compile(options: CompileOptions, job: JobState | None = None) -> Compile
     if options.precheck:
         from studio.compile.precheck import precheck
 
-        pc = precheck(model, model_path)
+        if options.simplify:  # the inspector judges what TVM will import: the simplified graph, not the file
+            import tempfile
+
+            with tempfile.TemporaryDirectory(prefix="studio-precheck-") as tmp:
+                simplified = Path(tmp) / model_path.name
+                onnx.save(model, str(simplified))
+                pc = precheck(model, simplified)
+        else:
+            pc = precheck(model, model_path)
         rep.dynamic_trace = pc.dynamic
         rep.precheck = {"inspector": pc.inspector, "verdict": pc.verdict,
                         "findings": [f.__dict__ for f in pc.findings], "warnings": [f.__dict__ for f in pc.warnings]}

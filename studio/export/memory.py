@@ -125,11 +125,22 @@ def load_dtype(config: dict[str, Any], weights: Weights) -> str:
     return str(value).removeprefix("torch.")
 
 
-def machine_available() -> tuple[int, str]:
-    """Memory this process may still take: MemAvailable, lowered by a cgroup limit (v2 or v1) when there is one."""
+def _mem_available() -> int:
+    """The kernel's MemAvailable (no psutil: the export extra does not install it); psutil elsewhere."""
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024
+    except OSError:
+        pass
     import psutil
 
-    avail, source = int(psutil.virtual_memory().available), "MemAvailable"
+    return int(psutil.virtual_memory().available)
+
+
+def machine_available() -> tuple[int, str]:
+    """Memory this process may still take: MemAvailable, lowered by a cgroup limit (v2 or v1) when there is one."""
+    avail, source = _mem_available(), "MemAvailable"
     for limit_file, usage_file in (("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory.current"),
                                    ("/sys/fs/cgroup/memory/memory.limit_in_bytes",
                                     "/sys/fs/cgroup/memory/memory.usage_in_bytes")):

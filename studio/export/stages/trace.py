@@ -80,15 +80,24 @@ def export_graph(run: ExportRun, model: Any, ex: ExampleInputs) -> Any:
         fail(run, diag)
 
 
+# failures whose cause and fix are a setting the user chose (an op that needs a higher opset than asked for, SDPA
+# forced where TorchScript cannot convert it): switching exporter and opset would hand back a graph they did not ask
+# for, so these stay diagnosed
+KEEP_CHOICE = frozenset({"unsupported_op_at_opset", "gqa_sdpa"})
+
+
 def exporter_fallback(exc: BaseException, run: ExportRun) -> bool:
     """The TorchScript exporter failed (a symbolic function it lacks, or the tracer tripping over model code that
     wants Python numbers): try torch.export (dynamo) at opset >= 18 once, and say so. With both failing, the first
     failure is the diagnosis and the second is named beside it."""
+    from studio.export.diagnose import diagnose_exception
     from studio.export.locate import locate_exception
 
     options = run.options
     if options.exporter != "torchscript" or options.with_past or isinstance(exc, (MemoryError, KeyboardInterrupt)):
         return False
+    if diagnose_exception("export", exc).error_class in KEEP_CHOICE:
+        return False  # the cause is the user's own setting (opset, attention): its fix is theirs to take
     where = locate_exception(exc)
     at = f" at {where.source} ({where.module})" if where.source else ""
     run.report.warnings.append(f"exporter fallback: TorchScript failed on the model's code{at}: "
