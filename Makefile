@@ -55,10 +55,11 @@ bench: $(STAMP) bytecode
 icons: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(PY) -m studio.desktop.icons
 
-# ruff, then the import contracts of pyproject.toml's [tool.importlinter] (the layers; Qt and torch kept out)
+# ruff, then the import contracts of pyproject.toml's [tool.importlinter] (the layers, no circles, Qt and torch kept
+# out); --no-cache: its cache once answered from files edited since (1 s to build the graph afresh)
 lint: $(STAMP)
 	$(PY) -m ruff check studio plugins tests bench tools
-	PYTHONPATH=.$${PYTHONPATH:+:$$PYTHONPATH} $(VENV)/bin/lint-imports --no-logo
+	PYTHONPATH=.$${PYTHONPATH:+:$$PYTHONPATH} $(VENV)/bin/lint-imports --no-logo --no-cache
 
 # The documentation site (docs/, mkdocs.yml) into site/; --strict: a warning (broken link or anchor) fails it.
 # The CLI reference and the benchmarks page are made during the build (tools/mkdocs_hooks.py).

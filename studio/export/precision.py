@@ -139,8 +139,7 @@ def check_precision(options: Any, split: str | None, modalities: list[str]) -> N
     wanted = parse_precision(options.precision)
     options.kv_cache_dtype = check_kv_dtype(options.kv_cache_dtype, bool(options.with_past))
     if options.with_past and (wanted or options.kv_cache_dtype != "float32"):
-        from studio.export.signatures import read_config
-        from studio.export.stages.past import is_decoder_only
+        from studio.export.signatures import is_decoder_only, read_config
 
         config = read_config(options.model_dir)
         if not is_decoder_only(config):  # Whisper / Qwen2-VL with a cache: several graphs, their own loop

@@ -106,26 +106,6 @@ def vlm_cases(count: int) -> list[Any]:
     return cases[:max(count, 3)]
 
 
-def build_vlm_past_inputs(run: Any, model: Any) -> Any:
-    """The cache-carrying Qwen2-VL decoder to trace (the vision graph is exported in the generation stage)."""
-    from studio.export.stages.inputs import ExampleInputs, axis_limits
-    from studio.export.stages.run import to_torch
-
-    layout = layout_from_config(run.config)
-    wrapper = Qwen2VLDecoderWithPast(model, layout.layers).eval()
-    cases = vlm_cases(max(3, int(run.options.validation_cases) + 1))
-    feeds0 = vlm_feeds(layout, run.config, cases[0])
-    names = run.input_names
-    output_axes = {"logits": {0: "batch", 1: "sequence"},
-                   **{n: {0: "batch", 2: "total_sequence"} for n in layout.present_names()}}
-    run.job.log(f"with past (Qwen2-VL): {layout.layers} layers x (key, value) of (batch, {layout.kv_heads}, "
-                f"past_sequence, {layout.head_dim}); M-RoPE positions (3, batch, sequence) from the runtime")
-    return ExampleInputs(names, ["logits", *layout.present_names()], wrapper, wrapper, cases, feeds0,
-                         tuple(to_torch(feeds0[n]) for n in names), {s.name: dict(s.dynamic_axes) for s in run.specs},
-                         axis_limits(run.config), output_axes=output_axes,
-                         make_feeds=lambda case: vlm_feeds(layout, run.config, case))
-
-
 def export_vision(model: Any, path: Any, opset: int) -> None:
     """The vision encoder graph: ``(pixel_values [patches, C*T*P*P], image_grid_thw [images, 3]) -> image_embeds``."""
     from studio.export.exporters import export_onnx

@@ -282,3 +282,8 @@ def apply_dynamic(specs: list[InputSpec], dynamic: list[str] | None) -> list[Inp
 
 def expected_tokenizer(config: dict[str, Any]) -> str | None:
     return recipe_for(config).expected_tokenizer
+
+
+def is_decoder_only(config: dict[str, Any]) -> bool:
+    archs = config.get("architectures") or []
+    return bool(archs) and str(archs[0]).endswith("ForCausalLM") and not config.get("is_encoder_decoder")

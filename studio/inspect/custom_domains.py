@@ -8,7 +8,7 @@ every other target reports the nodes as unsupported (its profile does not list t
 
 from __future__ import annotations
 
-from studio.inspect.profiles import OpRule
+from studio.inspect.profile_model import OpRule
 
 STUDIO_FUSED = "studio.fused"
 # domain -> op types the studio implements in it

@@ -129,15 +129,15 @@ def fallback_cost(lm: Any, host: set[str], placed: set[str], shapes_note: str = 
     """What host fallback costs in ``lm`` (an inspector LoadedModel): ``host`` node keys run on the host,
     ``placed`` the node keys that run at all (folded and removed nodes excluded). A transfer is a tensor made
     on one side and read on the other (graph inputs and outputs are not counted: every model moves those)."""
+    from studio.inspect.flops import numel_of, safe_flops
     from studio.inspect.model import dtype_bytes
-    from studio.inspect.stats import _numel_of, _safe_flops
 
     cost = FallbackCost(note=shapes_note)
     side: dict[str, bool] = {}  # tensor -> made on the host
     assumed: list[bool] = []
     flops = lm.cache.get("node-flops")
     if flops is None:  # every target prices its fallback on the same nodes
-        flops = lm.cache["node-flops"] = {r.key: _safe_flops(lm, r, assumed) for r in lm.nodes if not r.graph}
+        flops = lm.cache["node-flops"] = {r.key: safe_flops(lm, r, assumed) for r in lm.nodes if not r.graph}
         lm.cache["node-flops-assumed"] = bool(assumed)
     assumed = [True] if lm.cache.get("node-flops-assumed") else []
     for ref in lm.nodes:
@@ -163,7 +163,7 @@ def fallback_cost(lm: Any, host: set[str], placed: set[str], shapes_note: str = 
             crossed.add(i)
             t = lm.tensors.get(i)
             if t is not None and t.shape is not None:
-                n, dyn = _numel_of(tuple(t.shape))
+                n, dyn = numel_of(tuple(t.shape))
                 cost.transfer_bytes += int(n * dtype_bytes(t.elem_type))
                 if dyn:
                     assumed.append(True)

@@ -19,7 +19,7 @@ from studio.core.errors import TargetError
 from studio.core.resource_schema import ResourceModel, apply_renames, resource_error, validate
 
 if TYPE_CHECKING:
-    from studio.package.boards import BoardProfile
+    from studio.package.board_model import BoardProfile
 
 WHAT = "board profile"
 HINT = ("compare with studio/resources/boards/generic-x86_64.yaml (`studio schema boards` prints the JSON Schema "
@@ -123,7 +123,7 @@ def read_board(path: Path) -> BoardProfile:
 
 def parse(data: Any, path: Path | str, text: str | None = None) -> BoardProfile:
     """Validate one board mapping (``text``: its YAML, for line numbers) and build the BoardProfile."""
-    from studio.package.boards import BoardCompile, BoardProfile
+    from studio.package.board_model import BoardCompile, BoardProfile
 
     data = apply_renames(data, RENAMES, path=path, text=text, what=WHAT, kind="boards")
     f = validate(BoardFile, data, path=path, text=text, error_cls=TargetError, what=WHAT, hint=HINT)

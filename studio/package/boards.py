@@ -5,51 +5,15 @@
 from __future__ import annotations
 
 import platform
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from studio.core.errors import InstallError, TargetError
 from studio.core.paths import resource_folder
+from studio.package.board_model import BoardCompile, BoardProfile  # the data model, re-exported
 
-
-@dataclass
-class BoardCompile:
-    """The board file's ``compile`` section: what TVM builds for (``studio.compile.targets``)."""
-
-    tvm_target: dict[str, Any] | None = None  # an explicit TVM target JSON dict
-    mcpu: str | None = None  # the LLVM CPU (else the Cortex core named in ``cpu``)
-    description: str | None = None
-    notes: list[str] = field(default_factory=list)
-
-
-@dataclass
-class BoardProfile:
-    id: str
-    name: str
-    cpu_arch: str
-    target: str  # the inspector target id of the board's accelerator
-    accelerator: str = ""
-    cpu: str = ""
-    memory_mb: int = 0
-    runtime: str = "onnxruntime"
-    execution_providers: list[str] = field(default_factory=lambda: ["CPUExecutionProvider"])
-    power_sensor: dict[str, Any] = field(default_factory=dict)
-    temperature_sensor: dict[str, Any] = field(default_factory=dict)
-    optional_targets: list[str] = field(default_factory=list)
-    compile: BoardCompile = field(default_factory=BoardCompile)
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any], source: str = "") -> BoardProfile:
-        """A board from a mapping (a file's content), validated: TargetError names the field."""
-        from studio.package.board_schema import parse
-
-        return parse(data, source)
-
-    def to_dict(self) -> dict[str, Any]:
-        from dataclasses import asdict
-
-        return asdict(self)
+__all__ = ["BoardCompile", "BoardProfile", "board_accepts", "board_arch", "board_ids", "boards_dir", "default_board",
+           "detect_board", "list_boards", "load_board"]
 
 
 def boards_dir() -> Path:

@@ -60,7 +60,7 @@ def generation_config(name: str, record: dict[str, Any], instances: int) -> Any:
 def add_generation_model(opts: Any, folder: Path, report: Any, job: Any) -> Any:
     """NAME as a decoupled generate model (see the module docstring); the report names it the entry model."""
     from studio.triton.pymodels import GENERATE_MODEL
-    from studio.triton.repo_builder import BuiltModel
+    from studio.triton.repo_report import BuiltModel
 
     try:
         record = json.loads((folder / GENERATION_FILE).read_text(encoding="utf-8"))

@@ -15,15 +15,14 @@ from typing import Any
 from studio.core.atomic import atomic_path
 from studio.core.errors import InputError, ModelError
 from studio.core.jobs import JobState
-from studio.core.reports import Report
 from studio.triton import config as tc
 from studio.triton import repo_files as rf
 from studio.triton.dtypes import onnx_to_config, onnx_type_name
 from studio.triton.generate_repo import add_generation_model, generation_folder
 from studio.triton.onnx_io import OnnxSignature, TensorSig, read_signature
 from studio.triton.repo_files import ENV_FILE, TRUST_DIR, default_site_packages, repo_models, studio_path
+from studio.triton.repo_report import BuildReport, BuiltModel  # re-exported
 
-SCHEMA_VERSION = 1
 FLAVORS = ("onnxruntime", "python")
 MODALITY_WORDS = {"text": "text", "vision": "vision", "image": "vision", "visual": "vision", "audio": "audio",
                   "speech": "audio"}
@@ -56,26 +55,6 @@ class BuildOptions:
     site_packages: list[str] | None = None  # for python-flavour models; default: this interpreter's
     sign_key: Any = None  # nacl SigningKey: each ONNX model version gets a signed manifest (studio.package)
     trust: list[str] = field(default_factory=list)  # public keys (files / folders / key strings) to verify with
-
-
-@dataclass
-class BuiltModel:
-    name: str
-    kind: str  # "onnx" | "tokenizer" | "pipeline" | "router" | "generate" (studio.triton.generate_repo)
-    flavor: str
-    version: int
-    path: str
-    config: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass
-class BuildReport(Report):
-    schema_version: int = SCHEMA_VERSION
-    repo: str = ""
-    name: str = ""
-    models: list[BuiltModel] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
-    entry_model: str = ""  # the model a client should call
 
 
 # -- inputs ------------------------------------------------------------------------------------------------

@@ -15,6 +15,7 @@ import numpy as np
 
 from studio.core.errors import InputError
 from studio.export.contract import ExportOptions, InputSpec
+from studio.export.signatures import is_decoder_only
 from studio.export.stages.inputs import ExampleInputs, axis_limits
 from studio.export.stages.run import ExportRun, fail, to_torch
 from studio.export.validate import CaseSpec, _id_limit
@@ -23,11 +24,6 @@ from studio.generate.config import CacheLayout, layout_from_config
 TRACE = {"batch": 2, "sequence": 3, "past_sequence": 5}
 NOT_YET: dict[str, str] = {}  # decoder families without a cache yet (Whisper has its own: stages/past_seq2seq.py)
 VLM_WITH_PAST = ("qwen2_vl",)  # vision graph + M-RoPE decoder with past (studio.export.qwen2_vl_past)
-
-
-def is_decoder_only(config: dict[str, Any]) -> bool:
-    archs = config.get("architectures") or []
-    return bool(archs) and str(archs[0]).endswith("ForCausalLM") and not config.get("is_encoder_decoder")
 
 
 def resolve_with_past(options: ExportOptions, config: dict[str, Any]) -> tuple[bool, str | None]:
@@ -150,7 +146,6 @@ def build_past_inputs(run: ExportRun, model: Any) -> ExampleInputs:
     from studio.export.decoder import DecoderWithPast, probe_cache
 
     if run.config.get("model_type") in VLM_WITH_PAST:
-        from studio.export.qwen2_vl_past import build_vlm_past_inputs
 
         return build_vlm_past_inputs(run, model)
     layout = layout_from_config(run.config)
@@ -200,3 +195,22 @@ def _no_positions(model: Any) -> Any:
     return Diagnosis(stage="export", error_class="cache_layout_unsupported",
                      message=f"{type(model).__name__}.forward takes no position_ids: the decode steps could not "
                              "tell the model where the new token stands", fix="export with --no-with-past")
+
+
+def build_vlm_past_inputs(run: Any, model: Any) -> Any:
+    """The cache-carrying Qwen2-VL decoder to trace (the vision graph is exported in the generation stage)."""
+    from studio.export.qwen2_vl_past import Qwen2VLDecoderWithPast, vlm_cases, vlm_feeds
+
+    layout = layout_from_config(run.config)
+    wrapper = Qwen2VLDecoderWithPast(model, layout.layers).eval()
+    cases = vlm_cases(max(3, int(run.options.validation_cases) + 1))
+    feeds0 = vlm_feeds(layout, run.config, cases[0])
+    names = run.input_names
+    output_axes = {"logits": {0: "batch", 1: "sequence"},
+                   **{n: {0: "batch", 2: "total_sequence"} for n in layout.present_names()}}
+    run.job.log(f"with past (Qwen2-VL): {layout.layers} layers x (key, value) of (batch, {layout.kv_heads}, "
+                f"past_sequence, {layout.head_dim}); M-RoPE positions (3, batch, sequence) from the runtime")
+    return ExampleInputs(names, ["logits", *layout.present_names()], wrapper, wrapper, cases, feeds0,
+                         tuple(to_torch(feeds0[n]) for n in names), {s.name: dict(s.dynamic_axes) for s in run.specs},
+                         axis_limits(run.config), output_axes=output_axes,
+                         make_feeds=lambda case: vlm_feeds(layout, run.config, case))
