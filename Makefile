@@ -10,7 +10,7 @@ PYTEST_ARGS ?=
 # Pinned versions that install together (pip would otherwise backtrack through GB-sized wheels).
 CONSTRAINTS ?= packaging/constraints.txt
 
-.PHONY: run test test-core bench lint venv clean cross-toolchain desktop-deps rknn-env bytecode
+.PHONY: run test test-core bench lint venv clean cross-toolchain desktop-deps rknn-env bytecode icons
 
 $(STAMP): pyproject.toml $(CONSTRAINTS) plugins/studio-openvino/pyproject.toml plugins/studio-rknn/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -51,6 +51,10 @@ test-core: $(STAMP)
 bench: $(STAMP) bytecode
 	$(PY) -m bench.run_all
 
+# The PNG sizes of the icon, rendered from studio/resources/desktop/deployment-studio.svg (tests/gui/test_icons.py).
+icons: $(STAMP)
+	QT_QPA_PLATFORM=offscreen $(PY) -m studio.desktop.icons
+
 lint: $(STAMP)
 	$(PY) -m ruff check studio plugins tests bench
 
@@ -63,14 +67,19 @@ cross-toolchain:
 	      gcc-aarch64-linux-gnu libc6-dev-arm64-cross) >/dev/null || echo "cross-toolchain: apt-get failed"; \
 	  else echo "cross-toolchain: not root or no apt-get; aarch64 .so tests will skip"; fi; }
 
-# Xvfb, openbox and Qt's xcb libraries for the tests that open a real X window (window fits the screen).
-# Best effort like the cross toolchain: without them those tests skip with a reason.
+# Xvfb, openbox and Qt's xcb libraries for the tests that open a real X window (window fits the screen); zsh and
+# bash-completion for the shell completion tests; desktop-file-utils, xdg-utils and shared-mime-info for the
+# desktop entry / MIME tests (libfile-mimeinfo-perl: xdg-mime's filetype query and xdg-open). Best effort like the cross toolchain: without them those tests skip with a reason.
 desktop-deps:
-	@command -v Xvfb >/dev/null 2>&1 && command -v openbox >/dev/null 2>&1 && command -v xdotool >/dev/null 2>&1 || { \
+	@command -v Xvfb >/dev/null 2>&1 && command -v openbox >/dev/null 2>&1 && command -v xdotool >/dev/null 2>&1 \
+	  && command -v zsh >/dev/null 2>&1 && command -v tmux >/dev/null 2>&1 && [ -f /usr/share/bash-completion/bash_completion ] \
+	  && command -v desktop-file-validate >/dev/null 2>&1 && command -v xdg-mime >/dev/null 2>&1 \
+	  && command -v update-mime-database >/dev/null 2>&1 && command -v mimetype >/dev/null 2>&1 || { \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
 	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-	      xvfb openbox x11-utils xdotool) >/dev/null || echo "desktop-deps: apt-get failed"; \
-	  else echo "desktop-deps: not root or no apt-get; real-display tests will skip"; fi; }
+	      xvfb openbox x11-utils xdotool zsh tmux bash-completion desktop-file-utils xdg-utils shared-mime-info libfile-mimeinfo-perl) \
+	      >/dev/null || echo "desktop-deps: apt-get failed"; \
+	  else echo "desktop-deps: not root or no apt-get; real-display, shell and desktop-entry tests will skip"; fi; }
 	-@QT_QPA_PLATFORM=xcb $(PY) -m studio.gui.platform_check --install --quiet
 
 clean:

@@ -105,6 +105,8 @@ def measure(corpus: dict[str, dict[str, Any]], targets: list[str], cache: Path |
         for t, e in usable:
             row = out["targets"][t]
             res = tool_answer(e, path, shapes, cache)
+            if not res.crash and res.tool:
+                row["tool"] = res.tool  # the version that answered (the registry's line names its folder too)
             c = compare(rep, res, lm)
             tool_v, static_v = c.tool_model, c.static_model
             rec = {"model": mid, "family": m["family"], "variant": m["variant"], "target": t,
@@ -158,6 +160,7 @@ def fold_disagreements(corpus: dict[str, dict[str, Any]], res: dict[str, Any], d
     from studio.verify.registry import all_verifiers
 
     entries = {e.name: e for e in all_verifiers()}
+    dest.mkdir(parents=True, exist_ok=True)
     said: list[str] = []
     for t, row in res["targets"].items():
         e = entries[TARGETS[t]]

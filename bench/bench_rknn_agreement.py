@@ -54,7 +54,7 @@ def _at_opset(model: Any, opset: int) -> Any | None:
         return None
 
 
-def save_corpus(work: Path, limit: int | None, downgrade: int | None = None
+def save_corpus(work: Path, limit: int | None, downgrade: int | None = None, only: list[str] | None = None
                 ) -> tuple[list[dict[str, Any]], dict[str, str]]:
     """Jobs for the toolkit (one per case with tensor inputs) and the cases left out, with why. With
     ``downgrade``, only cases above that ai.onnx opset, converted down to it (the toolkit refuses them as
@@ -68,7 +68,8 @@ def save_corpus(work: Path, limit: int | None, downgrade: int | None = None
     jobs, skipped = [], {}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        cases = [c for c in collect_testcases("") if c.model is not None]
+        cases = [c for c in collect_testcases("") if c.model is not None
+                 and (not only or any(o in c.name for o in only))]
     for case in cases[:limit]:
         inits = {t.name for t in case.model.graph.initializer}
         names = [i.name for i in case.model.graph.input if i.name not in inits]
@@ -115,14 +116,15 @@ def static_verdict(path: Path, profile: Path | None) -> tuple[bool, str]:
     return t.verdict == "fail", "; ".join(reasons)[:300]
 
 
-def run(work: Path, profile: Path | None, limit: int | None, downgrade: int | None = None) -> dict[str, Any]:
+def run(work: Path, profile: Path | None, limit: int | None, downgrade: int | None = None,
+        only: list[str] | None = None) -> dict[str, Any]:
     client, envmod, logparse, verifier = _plugin()
     op_stats: dict[str, collections.Counter[str]] = collections.defaultdict(collections.Counter)
     status = envmod.check_env()
     if not status.ok:
         raise SystemExit(f"rknn toolchain not usable: {status.reason}")
     t0 = time.perf_counter()
-    jobs, skipped = save_corpus(work, limit, downgrade)
+    jobs, skipped = save_corpus(work, limit, downgrade, only)
     answers = work / (f"toolkit-opset{downgrade}.jsonl" if downgrade else "toolkit.jsonl")
     records = client.check_many(jobs, answers, timeout_per_job=60,
                                 progress=lambda d, n: print(f"\rtoolkit {d}/{n}", end="", file=sys.stderr))
@@ -217,6 +219,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--limit", type=int)
     ap.add_argument("--downgrade", type=int, metavar="OPSET",
                     help="instead: the cases above OPSET converted down to it (onnx version converter)")
+    ap.add_argument("--only", action="append", default=None, metavar="SUBSTR",
+                    help="only the cases whose name holds SUBSTR (repeatable): a re-check of the ops a profile edit "
+                         "touched")
     ap.add_argument("--json", type=Path)
     ap.add_argument("--markdown", action="store_true")
     ap.add_argument("--op-table", action="store_true", help="print the toolkit's per-op answers (verdict/placement)")
@@ -224,7 +229,7 @@ def main(argv: list[str] | None = None) -> int:
     from studio.core.paths import cache_dir
 
     work = args.work or cache_dir() / "bench-rknn-agreement"
-    res = run(work, args.profile, args.limit, args.downgrade)
+    res = run(work, args.profile, args.limit, args.downgrade, args.only)
     if args.json:
         args.json.write_text(json.dumps(res, indent=1), encoding="utf-8")
     if args.op_table:

@@ -22,7 +22,7 @@ from typing import Any
 
 # symbolic dim name -> the size verifiers build at (rknn-toolkit2 builds static graphs only)
 DIM_DEFAULTS = {"batch": 1, "images": 1, "sequence": 8, "decoder_sequence": 4, "past_sequence": 4,
-                "samples": 1600, "patches": 16, "height": 32, "width": 32}
+                "total_sequence": 12, "samples": 1600, "patches": 16, "height": 32, "width": 32}
 DEFAULT_DIM = 8
 # the exporter names an audio model's attention_mask axis "sequence" although it masks the samples: the same
 # length for both, or the graph is built at shapes no processor would give it

@@ -62,6 +62,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--infer-token-file", type=Path,
                    help="require 'Authorization: Bearer TOKEN' (this file's token) for inference and model metadata "
                         "on HTTP and gRPC; off by default (health and /metrics stay open)")
+    p.add_argument("--require-openssf", action="append", type=Path, default=None, metavar="PEM",
+                   help="refuse bundles whose model/ lacks an OpenSSF signature (model.sig) verified by this public "
+                        "key or CA certificate (repeatable; `studio package --openssf-key` writes it); needs the "
+                        "openssf extra")
+    p.add_argument("--require-openssf-identity", default=None, metavar="ID",
+                   help="with --require-openssf-issuer: accept Sigstore signatures by this identity (offline check)")
+    p.add_argument("--require-openssf-issuer", default=None, metavar="URL", help="the OIDC issuer of that identity")
     p.add_argument("--name", default=None, help="name advertised over mDNS (default: host name)")
     p.add_argument("--no-mdns", action="store_true", help="do not advertise over mDNS")
     p.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
@@ -84,6 +91,10 @@ def _read_token(path: Path) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    if "_ARGCOMPLETE" in os.environ:  # a shell's Tab (studio.cli.completion)
+        from studio.cli.completion import complete_and_exit
+
+        complete_and_exit("studio-agent")
     args = build_parser().parse_args(argv)
     from studio.core.errors import StudioError
 
@@ -122,7 +133,7 @@ def _serve(args: argparse.Namespace) -> int:
     cfg = AgentConfig(data=args.data, trusted=trusted, token=_read_token(args.token_file), board=board,
                       max_upload_bytes=int(args.max_upload_mb * (1 << 20)), keep_versions=args.keep_versions,
                       threads=args.threads, name=args.name or socket.gethostname(),
-                      allow_trust_push=args.allow_trust_push)
+                      allow_trust_push=args.allow_trust_push, openssf=_openssf_policy(args))
     core = AgentCore(cfg)
     core.start()
     metrics = AgentMetrics(core)
@@ -178,6 +189,21 @@ def _serve(args: argparse.Namespace) -> int:
         if otel is not None:
             otel.shutdown()
     return 0
+
+
+def _openssf_policy(args: argparse.Namespace) -> Any:
+    """--require-openssf*: the OpenSSFTrust every bundle's model/ must verify against (None: not required);
+    model_signing is loaded now, so a missing extra stops the start rather than the first deploy."""
+    if not (args.require_openssf or args.require_openssf_identity or args.require_openssf_issuer):
+        return None
+    from studio.edge.openssf import OpenSSFTrust, model_signing
+
+    trust = OpenSSFTrust.from_files(args.require_openssf, args.require_openssf_identity, args.require_openssf_issuer,
+                                    flag="--require-openssf")
+    model_signing()
+    logging.getLogger("studio.agent").info("bundles must carry an OpenSSF signature of model/ verified by %s",
+                                           trust.describe())
+    return trust
 
 
 def _limits(args: argparse.Namespace) -> Any:

@@ -20,7 +20,7 @@ from studio.agent.runtime import Deployment, ServedModel, load_deployment, warmu
 from studio.agent.statistics import StatisticsRegistry
 from studio.agent.store import BundleStore
 from studio.agent.trust import PushedKey, TrustStore
-from studio.core.errors import InputError, StudioError
+from studio.core.errors import BundleError, InputError, StudioError
 from studio.edge.manifest import Manifest
 from studio.edge.trust import TrustedKeys
 from studio.edge.verify import extract_verified
@@ -55,6 +55,7 @@ class AgentConfig:
     threads: int = 0
     name: str = "studio-agent"
     allow_trust_push: bool = False  # accept signing keys over POST /agent/trust (see studio.agent.trust)
+    openssf: Any = None  # an edge.openssf.OpenSSFTrust: bundles must carry an OpenSSF signature of model/ it verifies
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -127,6 +128,7 @@ class AgentCore:
                                      f"{self.config.board}", offending=manifest.board,
                                      hint=f"package it again with --board {self.config.board}")
                 name, version = manifest.name, manifest.version
+                openssf = self._check_openssf(staging) if self.config.openssf else None
                 if self.store.has_version(name, version):
                     raise Conflict(f"{name} version {version} is already installed on this agent",
                                    offending=f"{name}:{version}",
@@ -136,7 +138,28 @@ class AgentCore:
                     vdir = self.store.install(staging, name, version)
             finally:
                 shutil.rmtree(staging, ignore_errors=True)
-            return self._load_and_activate(name, version, vdir, event="activated", fresh=True)
+            result = self._load_and_activate(name, version, vdir, event="activated", fresh=True)
+            return {**result, "openssf": openssf} if openssf else result
+
+    def _check_openssf(self, staging: Path) -> dict[str, Any]:
+        """`--require-openssf`: the bundle's model/ must verify against its model.sig and the configured trust."""
+        from studio.edge.openssf import BUNDLE_MODEL_DIR, SIGNATURE_FILE, verify_folder
+
+        try:
+            if not (staging / SIGNATURE_FILE).is_file():
+                raise BundleError(f"the bundle carries no OpenSSF signature ({SIGNATURE_FILE}) and this agent "
+                                  "requires one (--require-openssf)", offending=SIGNATURE_FILE,
+                                  hint="package it with `studio package ... --openssf-key KEY.pem` (the key whose "
+                                       "public half the agent was started with)")
+            check = verify_folder(staging / BUNDLE_MODEL_DIR, self.config.openssf, staging / SIGNATURE_FILE)
+        except StudioError as exc:  # name the bundle's files, not the agent's staging folder
+            self.events["rejected"] += 1
+            where = f"{staging}/"
+            exc.message = exc.message.replace(where, "bundle:").replace(str(staging), "bundle")
+            exc.offending = (exc.offending or "").replace(where, "")
+            raise
+        log.info("OpenSSF signature of model/ verified: %s (%s)", check.signer, check.trusted_by)
+        return {"signer": check.signer, "method": check.method, "files": check.files}
 
     def _extract(self, upload: Path, staging: Path) -> Manifest:
         """Verify and extract ``upload`` into ``staging`` and delete it; a full disk is a StorageError raised

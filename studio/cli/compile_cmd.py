@@ -25,10 +25,14 @@ from pathlib import Path
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    from studio.cli import completers
+    from studio.cli.completers import complete_with
+
     p.add_argument("model", nargs="?", type=Path, help="the ONNX model (or part) to compile")
-    p.add_argument("--target", default="llvm",
-                   help="llvm (this host), aarch64, aarch64-neon, opencl, vulkan, or a board id "
-                        "(rk3588, jetson-orin-nano, rpi5, atlas-310p, generic-x86_64, generic-aarch64)")
+    complete_with(p.add_argument("--target", default="llvm",
+                                 help="llvm (this host), aarch64, aarch64-neon, opencl, vulkan, or a board id "
+                                      "(rk3588, jetson-orin-nano, rpi5, atlas-310p, generic-x86_64, generic-aarch64)"),
+                  completers.compile_targets)
     p.add_argument("--out", type=Path,
                    help="output folder, never inside an export folder (default: WORKSPACE/compiled/NAME-TARGET "
                         "for a model in a workspace, else ./compiled/NAME-TARGET, moved beside the model's folder "

@@ -18,12 +18,16 @@ EXIT_CHANGED = 1
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    from studio.cli import completers
+    from studio.cli.completers import complete_with
+
     p.add_argument("model_a", type=Path, metavar="A.onnx", help="the model before")
     p.add_argument("model_b", type=Path, metavar="B.onnx", help="the model after")
     p.add_argument("--format", "-f", choices=("text", "json", "html"), default="text")
     p.add_argument("--output", "-o", type=Path, help="write the report here (atomically) instead of stdout")
-    p.add_argument("--target", "-t", default=None, metavar="ID",
-                   help="also compare each node's verdict for this target (see `studio targets`)")
+    complete_with(p.add_argument("--target", "-t", default=None, metavar="ID",
+                                 help="also compare each node's verdict for this target (see `studio targets`)"),
+                  completers.targets)
     p.add_argument("--fail-on-change", action="store_true", help="exit 1 when the models differ")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress lines on stderr")
 

@@ -9,8 +9,10 @@ neither given, unknown modality / input name, bad flag value); 130 cancelled.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 
@@ -89,13 +91,31 @@ def run(args: argparse.Namespace) -> int:
         attn_implementation=args.attn_implementation, with_past=args.with_past, precision=args.precision,
         precision_atol=args.precision_atol, precision_min_cosine=args.precision_min_cosine,
         kv_cache_dtype=args.kv_cache_dtype, external_data=args.external_data)
-    with job_progress("export", enabled=not args.quiet) as job:
-        report = export_model(options, job)
+    with stdout_to_stderr(args.json), job_progress("export", enabled=not args.quiet) as job:
+        report = export_model(options, job)  # with --json, exporter chatter (C++ included) goes to stderr
     if args.json:
         print(report.to_json())
     else:
         print(render_summary(report))
     return 0 if report.status == "succeeded" else 1
+
+
+@contextmanager
+def stdout_to_stderr(active: bool) -> Iterator[None]:
+    """File descriptor 1 pointed at stderr while the export runs: the TorchScript exporter's C++ log ("Torch IR
+    graph at exception") and any library print bypass sys.stdout, and --json stdout must be the report alone."""
+    if not active:
+        yield
+        return
+    sys.stdout.flush()
+    saved = os.dup(1)
+    try:
+        os.dup2(2, 1)
+        yield
+    finally:
+        sys.stdout.flush()
+        os.dup2(saved, 1)
+        os.close(saved)
 
 
 def render_summary(report) -> str:  # type: ignore[no-untyped-def]
@@ -104,6 +124,7 @@ def render_summary(report) -> str:  # type: ignore[no-untyped-def]
     lines = [f"export {report.status}: {report.model_dir} ({report.model_class or report.model_type})"]
     for o in report.outputs:
         lines.append(f"  wrote {o.path}  [{o.kind}{'/' + o.modality if o.modality else ''}]")
+    lines += input_lines(report)
     opset = f"opset {report.opset}   " if getattr(report, "opset", None) else ""
     lines.append(f"  {opset}checker: {v.checker}   shape inference: {v.shape_inference}   ORT load: {v.ort_load}")
     for name, info in report.parts.items():
@@ -150,6 +171,25 @@ def render_summary(report) -> str:  # type: ignore[no-untyped-def]
     return "\n".join(lines)
 
 
+def input_lines(report) -> list[str]:  # type: ignore[no-untyped-def]
+    """The signature with dims, where the example inputs came from, what was added, the modalities exported."""
+    out = []
+    if report.signature:
+        sig = ", ".join(f"{s.modality}:{s.name}[{','.join(s.dynamic_axes.get(i, str(d)) for i, d in enumerate(s.example_shape))}]"
+                        for s in report.signature)
+        out.append(f"  inputs: {sig}")
+    ex = getattr(report, "example_inputs", None) or {}
+    if ex.get("processor"):
+        out.append(f"  example inputs: {ex['processor']} ({ex.get('origin', '?')}), {ex.get('prompt', '')}"
+                   + (f"; added: {', '.join(ex['added'])}" if ex.get("added") else "")
+                   + (f"; static {ex['static']} axes" if ex.get("static") else ""))
+    mods = getattr(report, "modalities", None) or {}
+    if mods:
+        line = f"  modalities: {', '.join(mods.get('exported', []))} (declared: {', '.join(mods.get('declared', []))})"
+        out.append(line + ("  TEXT ONLY (asked)" if mods.get("text_only") else ""))
+    return out
+
+
 def precision_lines(prec: dict | None) -> list[str]:  # type: ignore[type-arg]
     """One line per converted part: precision, figures vs the FP32 part and vs HF, the fallback if taken."""
     if not prec:
@@ -173,6 +213,10 @@ def alias_main(argv: Sequence[str] | None = None) -> int:
     """`multimodal-export MODEL_DIR|--model DIR|HUB_ID ...`: the same flags as `studio export`."""
     from studio.cli.main import run_command
 
+    if "_ARGCOMPLETE" in os.environ:  # a shell's Tab (studio.cli.completion)
+        from studio.cli.completion import complete_and_exit
+
+        complete_and_exit("multimodal-export")
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in argv
     return run_command("export", argv, prog="multimodal-export", debug=debug)

@@ -14,6 +14,9 @@ from pathlib import Path
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    from studio.cli import completers
+    from studio.cli.completers import complete_with
+
     p.add_argument("model", type=Path, metavar="MODEL.onnx")
     p.add_argument("--out", "-o", type=Path, required=True, help="output .onnx path (parts go beside it)")
     p.add_argument("--static", metavar="DIM=N,...", help="make dims static: symbol or INPUT:AXIS, e.g. batch=1,sequence=64")
@@ -41,7 +44,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--custom-op-lib", type=Path, default=None, metavar="LIB.so",
                    help="native library implementing studio.fused ops for the parity run (default: the "
                         "onnxruntime-extensions Python op)")
-    p.add_argument("--target", "-t", action="append", default=None, help="targets for the before/after analysis")
+    complete_with(p.add_argument("--target", "-t", action="append", default=None,
+                                 help="targets for the before/after analysis"), completers.targets)
     p.add_argument("--profile-dir", action="append", type=Path, default=None, metavar="DIR")
     p.add_argument("--cases", type=int, default=2, help="random parity cases per file (default 2)")
     p.add_argument("--report", type=Path, help="also write the fix report as JSON here")

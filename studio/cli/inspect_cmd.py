@@ -25,10 +25,14 @@ FAIL_LEVELS = ("unsupported", "risky", "unknown", "dynamic")
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    from studio.cli import completers
+    from studio.cli.completers import complete_with
+
     p.add_argument("models", nargs="+", metavar="MODEL.onnx",
                    help="model to inspect; several files = parts of a split export (boundaries are checked)")
-    p.add_argument("--target", "-t", action="append", default=None, metavar="NAME",
-                   help="target id (repeatable) or 'all' (default: all); see `studio targets`")
+    complete_with(p.add_argument("--target", "-t", action="append", default=None, metavar="NAME",
+                                 help="target id (repeatable) or 'all' (default: all); see `studio targets`"),
+                  completers.targets_or_all)
     p.add_argument("--format", "-f", choices=("text", "json", "html", "sarif"), default="text")
     p.add_argument("--output", "-o", type=Path, help="write the report here (atomically) instead of stdout")
     p.add_argument("--fail-on", choices=FAIL_LEVELS, default=None,

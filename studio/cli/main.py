@@ -42,6 +42,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "plugins": ("studio.cli.plugins_cmd", "list plugins and their state"),
     "workspace": ("studio.cli.workspace_cmd", "create or show a workspace"),
     "gui": ("studio.cli.gui_cmd", "open the studio window"),
+    "completion": ("studio.cli.completion_cmd", "print or install shell completion (bash, zsh)"),
 }
 
 
@@ -158,6 +159,10 @@ def guarded(fn, debug: bool = False) -> int:  # type: ignore[no-untyped-def]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    if "_ARGCOMPLETE" in os.environ:  # a shell's Tab (studio.cli.completion): answer and exit
+        from studio.cli.completion import complete_and_exit
+
+        complete_and_exit("studio")
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in argv[:1]
     if debug:

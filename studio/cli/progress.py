@@ -8,11 +8,12 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, TextIO
 
-from studio.core.jobs import JobState
+from studio.core.jobs import Eta, JobState, StageProgress, format_eta
 
 
 class ProgressBar:
-    """Draws ``[#####.....]  42%  status`` on one line; in non-TTY mode prints status lines only."""
+    """Draws ``[#####.....]  42%  about 3m 10s left  parity 4/7 50%  status`` on one line; in non-TTY mode prints
+    the status lines (with the stage and the estimate) only."""
 
     def __init__(self, job: JobState, stream: TextIO | None = None, enabled: bool = True,
                  width: int = 30) -> None:
@@ -21,7 +22,11 @@ class ProgressBar:
         self.tty = self.stream.isatty()
         self.width = width
         self.status = ""
+        self.stage = ""
         self.start = time.monotonic()
+        self.eta = Eta()
+        self._pct = 0.0
+        self._printed: dict[str, float] = {}  # piped output: the last quarter printed per stage
         job.subscribe(self._on_event)
 
     def _on_event(self, event: str, value: Any) -> None:
@@ -30,18 +35,37 @@ class ProgressBar:
         if event == "status":
             self.status = str(value)
             if not self.tty:
-                print(f"[{time.monotonic() - self.start:6.1f}s] {self.status}", file=self.stream, flush=True)
+                left = format_eta(self.eta.value)
+                print(f"[{time.monotonic() - self.start:6.1f}s] {self.status}" + (f"  ({left})" if left else ""),
+                      file=self.stream, flush=True)
             else:
                 self._draw(None)
-        elif event == "progress" and self.tty:
-            self._draw(float(value))
+        elif event == "stage":
+            self.stage = value.text() if isinstance(value, StageProgress) else str(value)
+            if self.tty:
+                self._draw(None)
+            elif isinstance(value, StageProgress) and 0 < value.fraction and \
+                    value.fraction >= self._printed.get(value.name, 0.0) + 0.25:  # piped: a line per quarter
+                self._printed[value.name] = value.fraction
+                left = format_eta(self.eta.value)
+                print(f"[{time.monotonic() - self.start:6.1f}s]   {self.stage}" + (f"  ({left})" if left else ""),
+                      file=self.stream, flush=True)
+        elif event == "progress":
+            self._pct = float(value)
+            self.eta.update(self._pct)
+            if self.tty:
+                self._draw(self._pct)
+
+    def line(self) -> str:
+        """The bar as it is drawn now (without the carriage return)."""
+        filled = int(self.width * self._pct / 100)
+        extra = "  ".join(x for x in (format_eta(self.eta.value), self.stage) if x)
+        return f"[{'#' * filled}{'.' * (self.width - filled)}] {self._pct:5.1f}%  {extra}  {self.status[:50]:<50}"
 
     def _draw(self, percent: float | None) -> None:
-        pct = percent if percent is not None else getattr(self, "_pct", 0.0)
-        self._pct = pct
-        filled = int(self.width * pct / 100)
-        line = f"\r[{'#' * filled}{'.' * (self.width - filled)}] {pct:5.1f}%  {self.status[:60]:<60}"
-        self.stream.write(line)
+        if percent is not None:
+            self._pct = percent
+        self.stream.write("\r" + self.line())
         self.stream.flush()
 
     def close(self) -> None:

@@ -32,6 +32,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"{p.id:14} {p.kind:8} {ops if p.kind != 'none' else '-':>5}  {dyn:11} {opset:9} {p.name}")
         print(f"{'':14} source: {p.source} (read {p.date_read})" + (f"  [{p.path}]" if p.path and not
               str(p.path).startswith(str(_builtin())) else ""))
+        if p.graph is not None:
+            print(f"{'':14} whole-graph rules ({p.graph.fold}): {' '.join(p.graph.source.split())}")
     return 0
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import signal
 import sys
 import threading
@@ -404,6 +405,17 @@ def serve_alias_main(argv: Sequence[str] | None = None) -> int:
     """
     from studio.cli.main import guarded
 
+    if "_ARGCOMPLETE" in os.environ:  # a shell's Tab (studio.cli.completion)
+        from studio.cli.completion import complete_and_exit
+
+        complete_and_exit("multimodal-serve")
+    p = serve_alias_parser()
+    args = p.parse_args(list(sys.argv[1:] if argv is None else argv))
+    return guarded(lambda: _serve_alias(args), debug=args.debug)
+
+
+def serve_alias_parser() -> argparse.ArgumentParser:
+    """multimodal-serve's flags (also what its shell completion offers)."""
     p = argparse.ArgumentParser(prog="multimodal-serve", description="serve one ONNX model on Triton")
     p.add_argument("--model", required=True, help="an .onnx file or export folder")
     _gpu_args(p, "cpu (default): the bundled CPU tritonserver; cuda:N: a GPU repository for a GPU tritonserver")
@@ -416,8 +428,7 @@ def serve_alias_main(argv: Sequence[str] | None = None) -> int:
                    help="a GPU tritonserver binary for cuda (default: tritonserver on PATH)")
     p.add_argument("--debug", action="store_true")
     _serve_args(p)
-    args = p.parse_args(list(sys.argv[1:] if argv is None else argv))
-    return guarded(lambda: _serve_alias(args), debug=args.debug)
+    return p
 
 
 def _serve_alias(args: argparse.Namespace) -> int:

@@ -220,14 +220,15 @@ def _copy_range(src_fd: int, dst_fd: int, src_off: int, length: int, dst_off: in
 
 def write_layout(src: Path | str, dest: Path | str, *, external: bool = True, threshold: int = THRESHOLD,
                  progress: Callable[[int], None] | None = None, check_cancel: Callable[[], None] | None = None,
-                 model: Any = None) -> LayoutResult:
+                 model: Any = None, consume: bool = False) -> LayoutResult:
     """Rewrite the model at ``src`` (inline weights, one data file, or torch's one file per tensor) as ``dest`` +
     ``dest.data`` (``external``) or as one file; returns what was written and the data files it read (the caller
     deletes those once it no longer needs ``src``). ``src`` may equal ``dest``: the graph is replaced last.
 
     Memory: the graph without its weights, plus inline tensors when the source has them (then it is < 2 GB), plus
     one copy chunk. ``progress(n)`` hears bytes copied; ``check_cancel`` may raise between tensors (the partial
-    data file is removed)."""
+    data file is removed). ``consume``: a source file holding one tensor (TorchScript's layout) is deleted once
+    copied, so the disk holds one tensor twice at most, not the whole model (the caller's private files only)."""
     src, dest = Path(src), Path(dest)
     model = model if model is not None else read_graph(src)
     sources = check_data_files(model, src)
@@ -238,6 +239,11 @@ def write_layout(src: Path | str, dest: Path | str, *, external: bool = True, th
     tmp_data = dest.with_name(f".{data_name(dest)}.partial") if data_path is not None else None
     result = LayoutResult(model=dest, data=data_path, sources=[d.path for d in sources])
     fds: dict[str, int] = {}
+    users: dict[str, int] = {}  # location -> tensors still to copy from it
+    for t in iter_tensors(model):
+        if is_external(t):
+            loc = _entries(t).get("location", "")
+            users[loc] = users.get(loc, 0) + 1
     out_fd = os.open(tmp_data, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644) if tmp_data is not None else None
     tmp_graph = dest.with_name(f".{dest.name}.partial")
     try:
@@ -252,13 +258,20 @@ def write_layout(src: Path | str, dest: Path | str, *, external: bool = True, th
                     fds[loc] = os.open(_safe_location(loc, src), os.O_RDONLY)
                 length = int(e["length"]) if e.get("length") else tensor_nbytes(t)
                 src_off = int(e.get("offset") or 0)
-                if out_fd is None or length < threshold:  # back inline (small tensors; small models: checked above)
+                inline = out_fd is None or length < threshold  # back inline (small tensors; small models)
+                if inline:
                     t.raw_data = os.pread(fds[loc], length, src_off)
+                else:
+                    offset = -(-offset // ALIGN) * ALIGN
+                    _copy_range(fds[loc], out_fd, src_off, length, offset, progress)
+                users[loc] -= 1
+                if consume and users[loc] == 0 and (data_path is None or loc != data_path.name):
+                    os.close(fds.pop(loc))
+                    _safe_location(loc, src).unlink(missing_ok=True)
+                if inline:
                     del t.external_data[:]
                     t.data_location = 0
                     continue
-                offset = -(-offset // ALIGN) * ALIGN
-                _copy_range(fds[loc], out_fd, src_off, length, offset, progress)
             else:
                 if out_fd is None or not t.HasField("raw_data") or len(t.raw_data) < threshold:
                     continue

@@ -24,7 +24,8 @@ from studio.core.workspace import DeviceEntry, ModelEntry, Workspace
 TOPICS = ("workspace", "model", "target", "artifacts", "devices", "device_state", "selection")
 # What a model can carry besides its own file: the export's parts and companions, and what later steps made.
 ARTIFACT_KINDS = ("onnx", "parts", "tokenizer", "processor", "export_report", "inspection", "repository",
-                  "bundle", "compiled", "sample_image", "sample_audio")
+                  "bundle", "compiled", "sample_image", "sample_audio", "fix_source")
+# fix_source: on a fix's output (an entry of its own), the model it was made from: Diff's A
 LIST_KINDS = ("repository", "bundle", "compiled")  # several of each over time; newest last
 # Device states a poller may report; everything else is a failure reason shown as "down".
 OK_STATES = ("ok",)

@@ -47,10 +47,11 @@ def _same_file(a: Path, b: Path) -> bool:
 
 
 def diff_models(a: Path | str, b: Path | str, *, target: str | None = None,
-                job: JobState | None = None) -> DiffReport:
+                job: JobState | None = None, profile_dirs: list[Path] | None = None) -> DiffReport:
     """Match the nodes of ``a`` and ``b`` and list what was added, removed or changed.
 
-    ``target``: also compare each matched node's verdict for that target (``studio.inspect`` on both).
+    ``target``: also compare each matched node's verdict for that target (``studio.inspect`` on both), a
+    built-in, plugin or ``profile_dirs`` (e.g. WORKSPACE/targets) profile.
     Raises InputError / ModelError for a missing or unreadable file, TargetError for an unknown target."""
     job = job or JobState(name="diff")
     pa, pb = Path(a), Path(b)
@@ -61,8 +62,8 @@ def diff_models(a: Path | str, b: Path | str, *, target: str | None = None,
         from studio.inspect.api import inspect_model
 
         job.set_status(f"inspecting both models for {target}")
-        ra = inspect_model(pa, [target])
-        rb = inspect_model(pb, [target])
+        ra = inspect_model(pa, [target], profile_dirs=profile_dirs)
+        rb = inspect_model(pb, [target], profile_dirs=profile_dirs)
         verdicts = (ra.node_verdicts.get(target, {}), rb.node_verdicts.get(target, {}))
         timings["verdicts"] = time.perf_counter() - t0
     with gc_paused():
@@ -176,6 +177,7 @@ def _summary(sa: Side, sb: Side, m: Matching, rep: DiffReport) -> DiffSummary:
     changed = rep.changes_of(CHANGED)
     s.changed, s.removed, s.added = len(changed), m.a2b.count(-1), m.b2a.count(-1)
     s.unchanged = s.matched - s.changed
+    s.changed_shape_only = sum(1 for n in changed if n.shape_only)
     kinds: dict[str, int] = {}
     for n in changed:
         for k in n.kinds:
@@ -195,6 +197,8 @@ def _summary(sa: Side, sb: Side, m: Matching, rep: DiffReport) -> DiffSummary:
     else:
         tensor_bits = [f"{sum(d.values())} {name}" for name, d in (("graph inputs", s.inputs),
                        ("graph outputs", s.outputs), ("initializers", s.initializers)) if d]
-        s.message = (f"{s.changed} changed, {s.added} added, {s.removed} removed; {how}"
+        split = (f" ({s.changed - s.changed_shape_only} in op, attributes or wiring, {s.changed_shape_only} in shapes "
+                 f"only)" if s.changed_shape_only else "")
+        s.message = (f"{s.changed} changed{split}, {s.added} added, {s.removed} removed; {how}"
                      + (f"; changed {', '.join(tensor_bits)}" if tensor_bits else ""))
     return s

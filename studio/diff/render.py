@@ -62,8 +62,9 @@ def render_text(r: DiffReport, limit: int = TEXT_LIMIT) -> str:
         lines.append(f"verdicts for target: {r.target}")
     lines.append(s.message)
     by = ", ".join(f"{k} {v}" for k, v in s.matched_by.items())
-    lines.append(f"  matched {s.matched} ({by or 'none'}); unchanged {s.unchanged}, changed {s.changed}, "
-                 f"added {s.added}, removed {s.removed}")
+    lines.append(f"  matched {s.matched} ({by or 'none'}); unchanged {s.unchanged}, changed {s.changed} "
+                 f"({s.changed - s.changed_shape_only} op / attribute / wiring, {s.changed_shape_only} shapes only), "
+                 f"added {s.added} (in B only), removed {s.removed} (in A only)")
     if s.changed_by_kind:
         lines.append("  changed by kind: " + ", ".join(f"{k} {v}" for k, v in s.changed_by_kind.items()))
     lines += [f"  note: {n}" for n in r.notes]

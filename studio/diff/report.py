@@ -15,6 +15,9 @@ SCHEMA_VERSION = 1
 ADDED, REMOVED, CHANGED = "added", "removed", "changed"
 # what a changed node or tensor can differ in
 KINDS = ("op_type", "domain", "attribute", "inputs", "outputs", "shape", "dtype", "verdict")
+# a node changed in these kinds only did the same thing on differently shaped tensors (a static-dims fix
+# re-shapes every node downstream of a batch dim): told apart from nodes whose op, attributes or wiring changed
+SHAPE_ONLY_KINDS = frozenset({"shape"})
 
 
 @dataclass
@@ -45,6 +48,11 @@ class NodeChange:
     def kinds(self) -> list[str]:
         return list(dict.fromkeys(c.kind for c in self.changes))
 
+    @property
+    def shape_only(self) -> bool:
+        """A changed node whose only differences are its tensors' shapes (SHAPE_ONLY_KINDS)."""
+        return self.status == CHANGED and bool(self.changes) and set(self.kinds) <= SHAPE_ONLY_KINDS
+
 
 @dataclass
 class TensorChange:
@@ -71,6 +79,7 @@ class DiffSummary:
     added: int = 0
     removed: int = 0
     changed: int = 0
+    changed_shape_only: int = 0  # of ``changed``: nodes whose only change is their tensors' shapes
     changed_by_kind: dict[str, int] = field(default_factory=dict)  # kind -> changed nodes with that kind
     inputs: dict[str, int] = field(default_factory=dict)  # status -> graph inputs
     outputs: dict[str, int] = field(default_factory=dict)

@@ -66,13 +66,21 @@ class VerifyReport(Report):
     seconds: float
     forced: bool = False
     ok: bool = True
+    openssf: dict[str, Any] | None = None  # the OpenSSF signature of model/ (studio.edge.openssf.check_bundle)
     schema_version: int = 1
 
     def render(self) -> str:
         mb = self.total_bytes / 1e6
-        return (f"OK  {self.bundle}: {self.name} {self.version} for {self.board} (target {self.target}), "
+        text = (f"OK  {self.bundle}: {self.name} {self.version} for {self.board} (target {self.target}), "
                 f"{self.files} files, {mb:.1f} MB, signed by {self.signer_key_id}, "
                 f"verified in {self.seconds:.2f} s" + ("  [packaged with --force]" if self.forced else ""))
+        o = self.openssf or {}
+        if o.get("ok"):
+            text += (f"\nOK  OpenSSF signature {o.get('signature')}: model/ ({o.get('files')} files) signed by "
+                     f"{o.get('signer')} (trusted: {o.get('trusted_by')}; {o.get('tool')})")
+        elif o:
+            text += f"\n    OpenSSF signature {o.get('signature')} by {o.get('signer')}: NOT checked ({o.get('note')})"
+        return text
 
 
 def _check_signature(manifest_raw: bytes | None, sig_raw: bytes | None, trusted: TrustedKeys) -> Manifest:

@@ -142,8 +142,14 @@ class ExportReport(Report):
     diagnosis: Diagnosis | None = None
     timings: dict[str, float] = field(default_factory=dict)  # stage -> seconds
     peak_rss_gb: dict[str, float] = field(default_factory=dict)  # stage -> the process's peak RSS at its end (GB)
+    memory: dict[str, Any] = field(default_factory=dict)  # the estimate made before the export (studio.export.memory)
     generation: GenerationValidation | None = None  # with_past exports only
     precision: dict[str, Any] = field(default_factory=dict)  # --precision / --kv-cache-dtype: per-part figures
+    # how the example inputs were made: processor class and origin (folder / derived), prompt form, derived
+    # defaults, inputs added beside the signature's, processor outputs the forward does not take
+    example_inputs: dict[str, Any] = field(default_factory=dict)
+    # declared (config sub-configs + processor), exported (consumed by the graph), text_only (asked for)
+    modalities: dict[str, Any] = field(default_factory=dict)
 
 
 def export_model(options: ExportOptions, job: Any = None) -> ExportReport:

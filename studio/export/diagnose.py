@@ -434,3 +434,28 @@ def diagnose_tokenizer(found: str | None, expected: str | None, model_type: str)
         return (f"tokenizer_mismatch: the folder's tokenizer is {found} but {model_type} models expect {expected}; "
                 "ids will not match the embedding table (copy the tokenizer files of the original checkpoint)")
     return None
+
+
+def fix_for_unexpected(exc: BaseException, stage: str, where: Any, options: Any) -> str:
+    """A fix that fits an unforeseen failure's cause: an exporter's internal conversion error (try the other
+    exporter / opset), a shape or dtype refusal in the model's code (the inputs), or the model's own code."""
+    text = f"{type(exc).__name__}: {exc}"
+    other = "dynamo" if getattr(options, "exporter", "torchscript") == "torchscript" else "torchscript"
+    src = f" at {where.source}" if getattr(where, "source", None) else ""
+    if "/torch/onnx/" in "".join(_tb_files(exc)) or re.search(r"symbolic|onnx|opset", text, re.I):
+        return (f"the {getattr(options, 'exporter', 'torchscript')} exporter could not convert the model's code{src}: "
+                f"try --exporter {other}" + (" --opset 18" if other == "dynamo" else " --opset 17"))
+    if re.search(r"shape|size|dimension|dtype|expected", text, re.I):
+        return (f"the model's code{src} refused the example inputs of stage '{stage}': check the processor files "
+                "and config.json sizes against each other (the report's example_inputs says what was used)")
+    return (f"an unforeseen {type(exc).__name__} in stage '{stage}'{src}: the raw log has the traceback; check the "
+            "model folder against its config, or report it with the log")
+
+
+def _tb_files(exc: BaseException) -> list[str]:
+    files = []
+    tb = exc.__traceback__
+    while tb is not None:
+        files.append(tb.tb_frame.f_code.co_filename)
+        tb = tb.tb_next
+    return files

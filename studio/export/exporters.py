@@ -206,4 +206,4 @@ def place_export(raw: Path, path: Path, external_data: bool | None) -> Path | No
         raw.with_name(data_name(raw)).replace(data)  # already one data file named after the model: moved as is
         raw.replace(path)
         return data
-    return write_layout(raw, path, external=True, model=graph).data
+    return write_layout(raw, path, external=True, model=graph, consume=True).data  # the private files go as copied

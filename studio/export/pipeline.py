@@ -18,7 +18,8 @@ from studio.core.errors import JobCancelled, StudioError
 from studio.core.jobs import JobState, Stages
 from studio.export.api import Diagnosis, ExportOptions, ExportReport
 from studio.export.signatures import recipe_for
-from studio.export.stages.check import check_exported, name_dims_after_parity, run_parity
+from studio.export.stages.check import name_dims_after_parity
+from studio.export.stages.derive import derive_example_inputs, derived_files
 from studio.export.stages.generation import validate_generation
 from studio.export.stages.inputs import build_example_inputs
 from studio.export.stages.load import load_source, probe_processor, probe_tokenizer
@@ -27,7 +28,7 @@ from studio.export.stages.parts import export_parts
 from studio.export.stages.past import build_past_inputs
 from studio.export.stages.past_seq2seq import export_speech, is_seq2seq
 from studio.export.stages.run import ExportRun, StageFailed, timed
-from studio.export.stages.trace import export_graph, note_export
+from studio.export.stages.validated import export_validated
 from studio.export.stages.write import close_report, write_outputs
 
 __all__ = ["run_export", "check_options"]
@@ -37,6 +38,9 @@ def run_export(options: ExportOptions, job: JobState | None = None) -> ExportRep
     job = job or JobState(name="export")
     t_start = time.perf_counter()
     report, config, specs = open_report(options)
+    from studio.export.memory import check_fits
+
+    report.memory = check_fits(options, config).to_dict()  # MemoryShortfall (exit 2) before anything is written
     out = options.output
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent))
@@ -67,12 +71,16 @@ def run_export(options: ExportOptions, job: JobState | None = None) -> ExportRep
 def unforeseen(run: ExportRun, exc: Exception) -> Diagnosis:
     """A failure no stage diagnosed itself: classified by the diagnose module under the stage it happened in."""
     from studio.export import diagnose as dg
+    from studio.export.locate import locate_exception
 
     diag = dg.diagnose_exception(run.stage, exc)
+    where = locate_exception(exc, run.model)
+    diag.module = diag.module or where.module
+    if where.source:
+        diag.message += f" (at {where.source}: {where.code})"
     if diag.error_class in ("unknown", "exporter_error"):
         diag.error_class = "unexpected_error"
-        diag.fix = (f"an unforeseen {type(exc).__name__} in stage '{run.stage}': the raw log has the traceback; "
-                    "check the model folder against its config, or report it with the log")
+        diag.fix = dg.fix_for_unexpected(exc, run.stage, where, run.options)
     run.job.log(f"{diag.stage} failed [{diag.error_class}]: {diag.message}")
     return diag
 
@@ -80,14 +88,9 @@ def unforeseen(run: ExportRun, exc: Exception) -> Diagnosis:
 def _run(run: ExportRun) -> None:
     """The stages in order, each under its job stage (the GUI's export page and the tests watch these names)."""
     options, report = run.options, run.report
-    weights = {"load": 3.0, "export": 4.0, "check": 1.0, "parity": 2.0}
-    if options.split_modalities:
-        weights["split"] = 6.0
-    if options.precision or options.kv_cache_dtype != "float32":
-        weights["precision"] = 3.0
-    if options.with_past:
-        weights["generation"] = 2.0
-    weights["write"] = 0.5
+    from studio.export.memory import stage_seconds
+
+    weights = stage_seconds(int(report.memory.get("weight_bytes") or 0), options)  # the stages' expected seconds
     stages = Stages(run.job, weights)
 
     def begin(name: str, status: str) -> None:  # run.stage: what the catch-all's diagnosis names
@@ -96,7 +99,7 @@ def _run(run: ExportRun) -> None:
 
     begin("load", f"loading {options.model_dir.name}")
     with timed(report, "load"):
-        model = load_source(run)
+        model = run.torch_model = load_source(run)  # the stages release its weights when none later needs them
         probe_tokenizer(options.model_dir, run.config, report)
         probe_processor(options.model_dir, report)
     if options.with_past and is_seq2seq(run.config):  # Whisper: two graphs, its own stages
@@ -105,24 +108,15 @@ def _run(run: ExportRun) -> None:
         with timed(report, "write"):
             write_outputs(run, [(run.model_path, "model", None), *written])
         return
-    run.stage = "inputs"
-    ex = build_past_inputs(run, model) if options.with_past else build_example_inputs(run, model)
-
-    begin("export", f"exporting with {options.exporter} at opset {options.opset}")
-    with timed(report, "export"):
-        result = export_graph(run, model, ex)
-    note_export(run, result)
-
-    begin("check", "onnx.checker, shape inference, ONNX Runtime load")
-    with timed(report, "check"):
-        checked = check_exported(run, ex.input_names)
-
-    begin("parity", f"parity on {len(ex.cases)} inputs")
-    with timed(report, "parity"):
-        runs = run_parity(run, ex, checked, result, progress=lambda f: stages.within("parity", f))
+    run.stage, run.model = "inputs", model
+    ex = build_past_inputs(run, model) if options.with_past else \
+        derive_example_inputs(run, model) or build_example_inputs(run, model)  # the processor's, else generic
+    ex, result, checked, runs = export_validated(run, model, ex, begin, stages, weights["export"])
+    model = run.model  # narrowing may have loaded it again after parity released it
+    checked.session = None  # ONNX Runtime's copy of the weights goes before the stages that build their own
     name_dims_after_parity(run, runs)
 
-    written: list[tuple[Path, str, str | None]] = [(run.model_path, "model", None)]
+    written: list[tuple[Path, str, str | None]] = [(run.model_path, "model", None), *derived_files(run)]
     if options.split_modalities:
         begin("split", "exporting per-modality parts")
         with timed(report, "split"):
@@ -137,7 +131,9 @@ def _run(run: ExportRun) -> None:
 
     if options.with_past:
         begin("generation", "greedy generation vs HF generate()")
-        with timed(report, "generation"):
+        with timed(report, "generation"), run.job.interruptible():
+            if run.torch_model is None:  # released for parity: loaded again (mapped from the checkpoint, seconds)
+                model = run.torch_model = load_source(run)
             written += validate_generation(run, model, progress=lambda f: stages.within("generation", f))
 
     begin("write", f"writing {options.output}")

@@ -203,10 +203,11 @@ def default_signature(model_dir: Path) -> list[InputSpec]:
     config = read_config(Path(model_dir))
     recipe = recipe_for(config)
     pairs = list(recipe.inputs)
-    if not pairs:
+    if not pairs:  # a provisional form (the wizard's pre-filled page): the export derives the real one from the
+        # processor; every known input the forward takes, media included, so no modality starts out missing
         params = forward_params(model_class(recipe))
-        main = [n for n in params if n in KNOWN_INPUTS][:3] or params[:1]
-        pairs = [(modality_of(n), n) for n in main]
+        main = [n for n in params if n in KNOWN_INPUTS and n not in ("position_ids", "decoder_attention_mask")]
+        pairs = [(modality_of(n), n) for n in (main or params[:1])]
     return [complete_spec(InputSpec(modality=m, name=n), config) for m, n in pairs]
 
 

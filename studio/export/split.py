@@ -37,7 +37,7 @@ class Part:
 
 SPLIT_KINDS = ("dual_encoder", "encoder_decoder", "vlm_decoder", "vlm_llava", "single_stream")
 # axes of the parts that follow from a signature axis: kept dynamic when that axis is
-DERIVED_AXES = {"image_batch": "batch", "text_batch": "batch", "image_tokens": "patches"}
+DERIVED_AXES = {"image_batch": "batch", "text_batch": "batch", "image_tokens": "patches", "images": "batch"}
 
 
 def _features(out: Any) -> torch.Tensor:

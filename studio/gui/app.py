@@ -1,7 +1,10 @@
-"""Start the studio window: `python -m studio.gui [--demo DIR] [--workspace DIR]` and `studio gui`.
+"""Start the studio window: `python -m studio.gui [--demo DIR] [--workspace DIR] [PATH...]` and `studio gui`.
 
 The window appears at once; the demo workspace's sample models are written by a job whose progress shows in the
 Jobs panel. Without flags the last workspace is reopened, else the demo workspace in its default place.
+PATHs (an .onnx file, an export folder, a HuggingFace model folder) open on their page (studio.desktop.open_paths);
+when a studio is already open on the same workspace, they go to it over its local socket and this launch exits
+(studio.desktop.instance). `--install-desktop` / `--uninstall-desktop` / `--desktop-status`: studio.desktop.entry.
 """
 
 from __future__ import annotations
@@ -20,6 +23,9 @@ def default_demo_dir() -> Path:
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    from studio.cli import completers
+    from studio.cli.completers import complete_with
+
     g = p.add_mutually_exclusive_group()
     g.add_argument("--demo", metavar="DIR", nargs="?", const=str(default_demo_dir()),
                    help="create (or reuse) the demo workspace in DIR and open it "
@@ -28,9 +34,37 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--theme", choices=["light", "dark"], help="override the saved theme for this session")
     p.add_argument("--screenshot", metavar="FILE",
                    help="render one page offscreen to this PNG and exit (no display needed; for bug reports, docs)")
-    p.add_argument("--page", metavar="NAME", help="with --screenshot: the page to show (export, inspect, ...)")
+    complete_with(p.add_argument("--page", metavar="NAME",
+                                 help="with --screenshot: the page to show (export, inspect, ...)"), completers.pages)
     p.add_argument("--size", metavar="WxH", default=None,
                    help=f"with --screenshot: window size (default {SCREENSHOT_SIZE[0]}x{SCREENSHOT_SIZE[1]})")
+    p.add_argument("paths", nargs="*", metavar="PATH",
+                   help="open these: an .onnx model (Inspect), an export folder (Inspect), a HuggingFace model "
+                        "folder (the export wizard); handed to the studio already open on the workspace, if any "
+                        "(put PATHs before --demo, whose DIR is optional)")
+    p.add_argument("--new-instance", action="store_true",
+                   help="open a separate window even when a studio is already open on this workspace")
+    d = p.add_mutually_exclusive_group()
+    d.add_argument("--install-desktop", action="store_true",
+                   help="add the studio to the desktop's application menu (per user, with its icon) and make it "
+                        "open .onnx files, then exit")
+    d.add_argument("--uninstall-desktop", action="store_true", help="remove what --install-desktop wrote, then exit")
+    d.add_argument("--desktop-status", action="store_true",
+                   help="say whether the desktop entry is installed and still starts an existing studio (exit 1 "
+                        "when it is broken)")
+
+
+def workspace_dir(args: argparse.Namespace) -> Path:
+    """The workspace ``build_window`` opens for these arguments, known before Qt starts (the instance key)."""
+    from studio.core.settings import Settings
+    from studio.core.workspace import WORKSPACE_FILE
+
+    if getattr(args, "demo", None):
+        return Path(args.demo)
+    if getattr(args, "workspace", None):
+        return Path(args.workspace)
+    last = Settings.load().last_workspace
+    return Path(last) if last and (Path(last) / WORKSPACE_FILE).is_file() else default_demo_dir()
 
 
 def build_window(args: argparse.Namespace):  # noqa: ANN201 (returns MainWindow; Qt imported lazily)
@@ -70,14 +104,70 @@ def main(argv: list[str] | None = None) -> int:
     return run(args)
 
 
+def _desktop(args: argparse.Namespace) -> int | None:
+    """--install-desktop / --uninstall-desktop / --desktop-status (no window); None when none was asked."""
+    from studio.desktop import entry
+
+    if getattr(args, "install_desktop", False):
+        print(entry.install().render())
+        return 0
+    if getattr(args, "uninstall_desktop", False):
+        removed = entry.uninstall()
+        print("\n".join(f"removed {r}" for r in removed) or f"no desktop entry at {entry.entry_path()}")
+        return 0
+    if getattr(args, "desktop_status", False):
+        st = entry.status()
+        print(st.render())
+        return 1 if st.problems or not st.installed else 0
+    return None
+
+
+def _hand_off(ws: Path, requests: list) -> int:  # type: ignore[type-arg]
+    """Give the paths to the studio already open on ``ws`` and say what it did."""
+    from studio.desktop.instance import hand_off
+
+    reply = hand_off(ws, requests)
+    if not reply.get("ok"):
+        print(f"error: the studio open on {ws} refused the paths: {reply.get('error')}", file=sys.stderr)
+        return 2
+    where = f"the studio already open on {ws} (pid {reply.get('pid')})"
+    if not reply.get("opened"):
+        print(f"{where}: brought its window to the front")
+    bad = 0
+    for item in reply.get("opened", []):
+        if item.get("opened"):
+            print(f"opened {item['path']} ({item['what']}) on the {item['page']} page of {where}")
+        else:
+            bad += 1
+            print(f"error: {where} has no {item['page']} page for {item['path']}", file=sys.stderr)
+    return 2 if bad else 0
+
+
 def run(args: argparse.Namespace) -> int:
+    from studio.desktop.entry import stale_entry_warning
+    from studio.desktop.open_paths import classify_all
     from studio.gui.platform_check import check_display, check_libraries
 
+    done = _desktop(args)
+    if done is not None:
+        return done
+    warning = stale_entry_warning()
+    if warning:
+        print(warning, file=sys.stderr)
+    requests = classify_all(getattr(args, "paths", None))  # a bad path: exit 2 before any window
     shot = _screenshot_request(args)
     if shot is not None:  # a headless look needs no display: render offscreen unless a platform was chosen
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     check_display()
     check_libraries()
+    instance = None
+    if shot is None and not getattr(args, "new_instance", False):
+        from studio.desktop.instance import claim
+
+        ws = workspace_dir(args)
+        instance = claim(ws)
+        if instance is None:
+            return _hand_off(ws, requests)
     try:
         from PySide6.QtWidgets import QApplication
     except ImportError as exc:
@@ -92,6 +182,10 @@ def run(args: argparse.Namespace) -> int:
     app.setOrganizationName(ORGANIZATION)
     app.setApplicationName(APPLICATION)
     win = build_window(args)
+    from studio.gui.instance_server import InstanceServer, open_requests
+
+    server = InstanceServer(win, instance) if instance is not None else None
+    open_requests(win, requests)
     if shot is not None:
         from studio.gui.screenshot import take_screenshot
 
@@ -100,7 +194,11 @@ def run(args: argparse.Namespace) -> int:
         win.close()
         return 0
     win.show()
-    return int(app.exec())
+    try:
+        return int(app.exec())
+    finally:
+        if server is not None:
+            server.close()
 
 
 def _screenshot_request(args: argparse.Namespace) -> tuple[Path, str | None, tuple[int, int]] | None:

@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from studio.core.jobs import Eta, StageProgress, format_eta
 from studio.gui.jobs_qt import JobHandle, JobRunner
 from studio.gui.theme import set_role
 from studio.gui.widgets.layout import muted_label
@@ -60,6 +61,9 @@ class JobRow(QFrame):
         self.title.setStyleSheet("font-weight: 600;")
         self.title.setWordWrap(True)
         self.status = muted_label("starting…")
+        self.stage = muted_label("")
+        self.stage.setVisible(False)
+        self.eta = Eta()
         self.bar = QProgressBar()
         self.bar.setRange(0, 100)
         self.bar.setTextVisible(False)
@@ -81,11 +85,18 @@ class JobRow(QFrame):
         lay.addWidget(self.title)
         lay.addWidget(self.bar)
         lay.addWidget(self.status)
+        lay.addWidget(self.stage)
         lay.addLayout(buttons)
 
     def set_progress(self, pct: float) -> None:
         self.bar.setValue(int(round(pct)))
-        self.state.setText(f"running  {pct:.0f}%")
+        left = format_eta(self.eta.update(pct))
+        self.state.setText(f"running  {pct:.0f}%" + (f"  ·  {left}" if left else ""))
+
+    def set_stage(self, stage: StageProgress) -> None:
+        """The stage running now and how far into it (a staged job: export, inspect, ...)."""
+        self.stage.setText(f"stage {stage.index} of {stage.count}: {stage.name}, {100 * stage.fraction:.0f}% done")
+        self.stage.setVisible(True)
 
     def set_status(self, text: str) -> None:
         self.status.setText(text)
@@ -93,6 +104,7 @@ class JobRow(QFrame):
     def finish(self) -> None:
         h = self.handle
         self.cancel_btn.setVisible(False)
+        self.stage.setVisible(False)
         if h.status == "done":
             self.bar.setValue(100)
             self.state.setText("done")
@@ -150,6 +162,7 @@ class JobsPanel(QWidget):
         runner.sig_started.connect(self._started)
         runner.sig_progress.connect(lambda h, p: self._row(h) and self._row(h).set_progress(p))
         runner.sig_status.connect(lambda h, s: self._row(h) and self._row(h).set_status(s))
+        runner.sig_stage.connect(lambda h, st: self._row(h) and self._row(h).set_stage(st))
         runner.sig_finished.connect(self._finished)
 
     def _row(self, h: JobHandle) -> JobRow | None:

@@ -89,6 +89,7 @@ class JobRunner(QObject):
     sig_status = Signal(object, str)
     sig_log = Signal(object, str)
     sig_partial = Signal(object, object)
+    sig_stage = Signal(object, object)  # JobHandle, studio.core.jobs.StageProgress
     sig_finished = Signal(object)  # JobHandle (status done/failed/cancelled)
 
     _ids = itertools.count(1)
@@ -158,6 +159,8 @@ class JobRunner(QObject):
             self.sig_log.emit(h, str(value))
         elif event == "partial":
             self.sig_partial.emit(h, value)
+        elif event == "stage":
+            self.sig_stage.emit(h, value)
 
     def _on_done(self, job_id: int, result: Any) -> None:
         h = self.handles[job_id]

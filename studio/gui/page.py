@@ -121,6 +121,10 @@ class Page(QWidget):
     def open_payload(self, payload: object) -> None:
         """Override to act on ``sig_open_page`` from another page (for example a node to focus)."""
 
+    def opened_path(self) -> str | None:
+        """The file or folder the page shows (a path opened in it), for whoever handed it one."""
+        return None
+
     def focus_problem(self, problem: Problem) -> None:
         """A click on one of this page's problems: show what it names. By default the location is a node or
         file opened like a payload; pages with forms override this so a click never rewrites a field."""

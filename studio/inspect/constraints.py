@@ -102,6 +102,13 @@ def check_constraint(c: Constraint, ref: NodeRef, lm: LoadedModel, dyn: DynamicR
         if info is not None and info.shape is not None and c.value is not None and len(info.shape) > c.value:
             return NodeVerdict(c.verdict, "constraint-rank", f"rank {len(info.shape)} > {c.value}: {c.reason}",
                                "reshape to a lower rank around this node")
+    elif c.kind == "nonempty":
+        for idx in c.inputs or [0]:
+            info = lm.tensors.get(n_in[idx]) if idx < len(n_in) and n_in[idx] else None
+            if info is not None and info.shape is not None and 0 in info.shape:
+                return NodeVerdict(c.verdict, "constraint-empty", f"input {idx} ('{n_in[idx]}') is empty "
+                                   f"(shape {info.shape}): {c.reason}", "give it at least one element, or fold "
+                                   "the node to a constant before the import", tensor=n_in[idx])
     elif c.kind == "static_shape":
         for i in list(n_in) + list(ref.outputs):
             if i and i in dyn.tensors:

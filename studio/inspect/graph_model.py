@@ -32,6 +32,7 @@ class Placement:
     accelerated: dict[str, str] = field(default_factory=dict)  # node key -> why a host-listed op stays on the device
     removed: dict[str, str] = field(default_factory=dict)  # node key -> why the toolchain drops it (no-op)
     source: str = ""
+    data_dependent: set[str] = field(default_factory=set)  # node keys whose shape needs run-time values
 
     @property
     def special(self) -> set[str]:
@@ -44,33 +45,53 @@ class Placement:
         return self.folded | set(self.removed)
 
 
-def _data_dependent(dyn: DynamicReport) -> set[str]:
-    """Tensors whose shape depends on values (data-dependent ops, control flow): their Shape never folds."""
-    kinds = {o.id: o.kind for o in dyn.origins}
-    return {name for name, t in dyn.tensors.items() if any(kinds.get(o, "input") != "input" for o in t.origins)}
+@dataclass
+class Folding:
+    """What a build knows before it places anything: tensors with known values, folded nodes, and the nodes
+    whose output shape still depends on values computed at run time (data-dependent at this build)."""
+
+    constants: set[str]
+    folded: set[str]
+    data_dependent: set[str]
 
 
-def build_constants(lm: LoadedModel, dyn: DynamicReport, rules: GraphRules) -> tuple[set[str], set[str]]:
-    """(tensors known at build, node keys folded): constant subgraphs, and with ``fold: build_shapes`` also
-    Shape / Size of every tensor whose shape does not depend on values (the inputs are fixed at build)."""
+def build_constants(lm: LoadedModel, dyn: DynamicReport, rules: GraphRules) -> Folding:
+    """Constant subgraphs fold; with ``fold: build_shapes`` also Shape / Size of every tensor whose shape does
+    not depend on run-time values (the inputs are fixed at build), so shape arithmetic is a constant and only
+    a shape given by computed values (a Range over an input's values, NonZero) is data-dependent."""
+    from studio.inspect.dynamic import ALWAYS_DATA_DEPENDENT, SHAPE_INPUTS
+
     consts = set(lm.constants)
     had_empty = "" in consts
     consts.add("")
     folded: set[str] = set()
     shapes = rules.fold == "build_shapes"
-    data_dep = _data_dependent(dyn) if shapes else set()
+    if not shapes:
+        out = Folding(consts, folded, set(dyn.data_dependent_nodes))
+    else:
+        out = Folding(consts, folded, set())
+    by_values: set[str] = set()  # tensors whose shape depends on run-time values
     for ref in lm.nodes:
         op, ins = ref.op_type, ref.inputs
         if op in NON_FOLDABLE or ref.graph:
             continue
         if op == "Constant" or (ins and consts.issuperset(ins)) or (
-                shapes and op in ("Shape", "Size") and ins and ins[0] not in data_dep):
+                shapes and op in ("Shape", "Size") and ins and ins[0] not in by_values):
             consts.update(o for o in ref.outputs if o)
             if op != "Constant":
                 folded.add(ref.key)
+            continue
+        if not shapes:
+            continue
+        given = SHAPE_INPUTS.get(op, ())
+        if op in ALWAYS_DATA_DEPENDENT or any(i < len(ins) and ins[i] and ins[i] not in consts for i in given):
+            out.data_dependent.add(ref.key)
+            by_values.update(o for o in ref.outputs if o)
+        elif any(i in by_values for i in ins):
+            by_values.update(o for o in ref.outputs if o)
     if not had_empty:
         consts.discard("")
-    return consts, folded
+    return out
 
 
 def _elem(lm: LoadedModel, name: str) -> str:
@@ -115,16 +136,42 @@ def _accelerated(rule: Accelerated, ref: NodeRef, lm: LoadedModel, consts: set[s
     return bool(rule.const_inputs or rule.after or rule.before or rule.dtypes)
 
 
-def place(lm: LoadedModel, dyn: DynamicReport, prof: TargetProfile) -> Placement | None:
-    """Where the toolchain puts each main-graph node of ``lm``; None when the profile has no ``graph:``."""
+def _zero_operands(lm: LoadedModel, rules: GraphRules, consts: set[str], folded: set[str],
+                   fixed: LoadedModel | None) -> dict[str, str]:
+    """Node key -> why, for the nodes ``zero_operand`` makes no-ops: an operand that is all zeros at build (an
+    ``arange(batch) * seq`` at batch 1 added to an index). The values are computed only when a node could be one."""
+    cands = [r for r in lm.nodes if not r.graph and r.key not in folded and r.op_type in rules.zero_operand
+             and any(i < len(r.inputs) and r.inputs[i] in consts for i in rules.zero_operand[r.op_type])]
+    if not cands:
+        return {}
+    from studio.inspect.build_values import refined
+
+    _fixed, values = refined(fixed, lm, consts)
+    out: dict[str, str] = {}
+    for r in cands:
+        for i in rules.zero_operand[r.op_type]:
+            v = values.get(r.inputs[i]) if i < len(r.inputs) else None
+            if v is not None and v[1] and not any(v[1]):
+                out[r.key] = f"input {i} is all zeros at build: {rules.zero_operand_reason}"
+                break
+    return out
+
+
+def place(lm: LoadedModel, dyn: DynamicReport, prof: TargetProfile,
+          fixed: LoadedModel | None = None) -> Placement | None:
+    """Where the toolchain puts each main-graph node of ``lm``; None when the profile has no ``graph:``.
+    ``fixed``: the model at the build's static shapes, when given (the values shape arithmetic folds to)."""
     rules = prof.graph
     if rules is None:
         return None
-    consts, folded = build_constants(lm, dyn, rules)
-    out = Placement(constants=consts, folded=folded, source=rules.source)
+    fold = build_constants(lm, dyn, rules)
+    consts, folded = fold.constants, fold.folded
+    out = Placement(constants=consts, folded=folded, source=rules.source, data_dependent=fold.data_dependent)
     host_types = set(rules.host_dtypes)
+    if rules.zero_operand and fixed is not None:
+        out.removed.update(_zero_operands(lm, rules, consts, folded, fixed))
     for ref in lm.nodes:
-        if ref.graph or ref.key in folded or ref.op_type == "Constant":
+        if ref.graph or ref.key in folded or ref.key in out.removed or ref.op_type == "Constant":
             continue
         op, ins = ref.op_type, ref.inputs
         if op == "Cast" and _cast_to_itself(ref, lm):

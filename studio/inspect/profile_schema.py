@@ -151,8 +151,15 @@ class SameDtype(_Constraint):
         return self
 
 
+class NonEmpty(_Constraint):
+    """The inputs at these indices are not empty tensors (a shape vector of length 0: a scalar result)."""
+
+    kind: Literal["nonempty"]
+    inputs: list[StrictInt] = Field(default_factory=lambda: [0])
+
+
 ConstraintSpec = Annotated[ConstInput | AttrConstraint | Batch1 | DtypeConstraint | MaxRank | StaticShape
-                           | SameDtype, Field(discriminator="kind")]
+                           | SameDtype | NonEmpty, Field(discriminator="kind")]
 
 
 class ShapeValues(ResourceModel):
@@ -189,6 +196,10 @@ class Graph(ResourceModel):
         default_factory=dict, description="op -> index inputs: an index computed at run time puts it on the host")
     runtime_index_reason: Text = ""
     accelerated: dict[str, AcceleratedOp] = Field(default_factory=dict)
+    zero_operand: dict[str, list[StrictInt]] = Field(
+        default_factory=dict, description="op -> inputs: one that is all zeros at build makes the node a no-op "
+                                          "the toolchain removes")
+    zero_operand_reason: Text = ""
 
 
 OpLists = dict[str, list[StrictStr]]
@@ -293,7 +304,8 @@ def build(f: TargetFile, path: Path | str, text: str | None = None) -> TargetPro
             runtime_index={k: list(v) for k, v in g.runtime_index.items()},
             runtime_index_reason=g.runtime_index_reason,
             accelerated={k: Accelerated(reason=a.reason, const_inputs=list(a.const_inputs), after=a.after,
-                                        before=a.before, dtypes=list(a.dtypes)) for k, a in g.accelerated.items()})
+                                        before=a.before, dtypes=list(a.dtypes)) for k, a in g.accelerated.items()},
+            zero_operand={k: list(v) for k, v in g.zero_operand.items()}, zero_operand_reason=g.zero_operand_reason)
     rules.domains = sorted(prof.ops) or [DEFAULT_DOMAIN]
     return prof
 

@@ -19,7 +19,7 @@ PROFILE_SCHEMA = 1
 DEFAULT_DOMAIN = "ai.onnx"
 OP_STATUSES = ("supported", "risky", "unsupported", "unknown", "cpu")
 RULE_LEVELS = ("allowed", "risky", "unsupported")  # the schema (profile_schema.py) holds the same literals
-CONSTRAINT_KINDS = ("const_input", "attr", "batch1", "dtype", "max_rank", "static_shape", "same_dtype")
+CONSTRAINT_KINDS = ("const_input", "attr", "batch1", "dtype", "max_rank", "static_shape", "same_dtype", "nonempty")
 BUILTIN_IDS = ("tensorrt", "openvino", "qnn-htp", "ascend-310p", "rk3588", "tvm-relax", "ort-cpu",
                "hailo-8", "mlu370")
 
@@ -32,7 +32,7 @@ def norm_domain(domain: str | None) -> str:
 class Constraint:
     """One per-op rule; ``verdict`` is what a node gets when it breaks the rule."""
 
-    kind: str  # const_input | attr | batch1 | dtype | max_rank | static_shape | same_dtype
+    kind: str  # const_input | attr | batch1 | dtype | max_rank | static_shape | same_dtype | nonempty
     reason: str
     verdict: str = "unsupported"  # "unsupported" | "risky"
     inputs: list[int] = field(default_factory=list)  # const_input / dtype: input indices (dtype default [0])
@@ -111,6 +111,8 @@ class GraphRules:
     runtime_index: dict[str, list[int]] = field(default_factory=dict)  # op -> index inputs: computed = host
     runtime_index_reason: str = ""
     accelerated: dict[str, Accelerated] = field(default_factory=dict)
+    zero_operand: dict[str, list[int]] = field(default_factory=dict)  # op -> inputs: all zeros at build = removed
+    zero_operand_reason: str = ""
 
 
 @dataclass
@@ -143,7 +145,8 @@ class TargetProfile:
                 "source": self.source, "date_read": self.date_read, "path": self.path,
                 "domains": sorted(self.ops), "op_counts": counts, "unlisted": self.unlisted,
                 "dynamic_shapes": self.rules.dynamic_shapes,
-                "opset": [self.rules.opset_min, self.rules.opset_max]}
+                "opset": [self.rules.opset_min, self.rules.opset_max],
+                "graph": None if self.graph is None else {"fold": self.graph.fold, "source": self.graph.source}}
 
 
 # -- parsing ------------------------------------------------------------------------------------------

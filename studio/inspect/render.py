@@ -26,6 +26,8 @@ RULE_TEXT = {
     "constraint-dtype": "Input dtype not accepted",
     "constraint-rank": "Tensor rank too high",
     "constraint-static": "Tensor must have a static shape",
+    "constraint-empty": "Input must not be empty",
+    "host-placement": "Node runs on the host (the toolchain's whole-graph placement)",
     "dynamic-shape": "Dynamic shape the target cannot handle",
     "opset": "Model opset outside the target's range",
     "dtype-int64": "INT64 tensors",
@@ -197,11 +199,15 @@ def render_html(r: InspectionReport) -> str:
                ("external data", f"{human_bytes(s.external_data_bytes)} in {', '.join(s.external_data_files) or '-'}"),
                ("estimated FLOPs", _count(s.flops)), ("peak activations", human_bytes(s.activation_bytes_peak)),
                ("estimate note", s.estimate_note or "-"), ("shape inference", r.shape_inference))),
-           "</table><h2>Targets</h2><table><tr><th>target</th><th>verdict</th><th>supported</th><th>risky</th>"
-           "<th>unsupported</th><th>unknown</th><th>source</th></tr>"]
+           "</table><h2>Targets</h2><table><tr><th>target</th><th>verdict</th><th>whole model</th>"
+           "<th>supported</th><th>risky</th><th>unsupported</th><th>unknown</th><th>source</th></tr>"]
+    held = (r.verification or {}).get("targets", {})
     for t in r.targets.values():
         c = t.counts
-        out.append(f"<tr class='{e(t.verdict)}'><td>{e(t.id)}</td><td>{e(t.verdict)}</td>"
+        mv = held.get(t.id, {}).get("verified") if held.get(t.id, {}).get("holds") == "verified" else None
+        whole = (f"{mv['verdict']} [verified: {mv['by']}]" if mv else
+                 f"{t.model.summary()} [static]" if t.model is not None else "")
+        out.append(f"<tr class='{e(t.verdict)}'><td>{e(t.id)}</td><td>{e(t.verdict)}</td><td>{e(whole)}</td>"
                    f"<td>{c.get('supported', 0)}</td><td>{c.get('risky', 0)}</td><td>{c.get('unsupported', 0)}</td>"
                    f"<td>{c.get('unknown', 0)}</td><td>{e(t.source)}</td></tr>")
     out.append("</table><h2>Dynamic dims</h2>")

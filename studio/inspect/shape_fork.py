@@ -111,9 +111,25 @@ def _write_all(fd: int, data: bytes) -> None:
 
 
 def enabled() -> bool:
-    """Whether a fork is safe here (Linux memfd, a single thread, not switched off)."""
+    """Whether a fork is safe here (Linux memfd, a single thread, not switched off). "Single" counts the OS's
+    threads: Python's ``threading.active_count()`` does not see threads it did not start (a QThread running the
+    GUI's inspect job, ONNX Runtime's pools), and a fork beside one of them can inherit a lock it holds: the child
+    hung inside onnx, and the job with it, in about one GUI inspection of two under load."""
     return (hasattr(os, "memfd_create") and hasattr(os, "fork") and os.environ.get("STUDIO_SHAPE_FORK") != "0"
-            and threading.active_count() == 1)
+            and threading.current_thread() is threading.main_thread() and threading.active_count() == 1
+            and _os_threads() == 1)
+
+
+def _os_threads() -> int:
+    """Threads of this process as the kernel counts them (/proc/self/status), 0 when unknown."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("Threads:"):
+                    return int(line.split()[1])
+    except (OSError, ValueError):
+        pass
+    return 0
 
 
 def prefetch(path: Path | str) -> None:

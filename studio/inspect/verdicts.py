@@ -229,18 +229,21 @@ def evaluate_target(lm: LoadedModel, dyn: DynamicReport, prof: TargetProfile,
     if prof.shape_values is not None:
         from studio.inspect.shape_values import shape_value_findings
 
-        shape_flags, _ = shape_value_findings(lm, set(prof.shape_values.accepts))
+        shape_flags, kinds = shape_value_findings(lm, set(prof.shape_values.accepts))
     special = dd | set(shape_flags) if (dd and dyn_level != "allowed") or shape_flags else set()
     memo: dict[Any, Any] = {}
+    if prof.shape_values is not None:  # what the importer holds at import: constants, shape values, dimensions
+        memo["constants"] = set(lm.initializers) | {t for t, v in kinds.items() if v.kind != "tensor"}
     elems = _elem_types(lm)
     placement = None
     if prof.graph is not None:  # the toolchain's own folding and host placement come first
         from studio.inspect.graph_model import place
 
-        placement = place(lm, dyn, prof)
+        placement = place(lm, dyn, prof, cost_lm)
         assert placement is not None
         memo["constants"] = placement.constants
-        special = special | placement.special
+        dd = placement.data_dependent  # at the build's shapes: only shapes given by run-time values
+        special = (dd if dyn_level != "allowed" else set()) | set(shape_flags) | placement.special
     host: list[tuple[int, str]] = []  # (position, why) of the nodes that run on the host
 
     counts = {v: 0 for v in ("supported", "risky", "unsupported", "unknown")}

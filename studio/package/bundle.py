@@ -25,7 +25,7 @@ import json
 import os
 import tarfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +33,6 @@ from studio import __version__
 from studio.core.atomic import atomic_path
 from studio.core.errors import BundleError, InputError, TargetError
 from studio.core.jobs import JobState
-from studio.core.reports import Report
 from studio.edge.manifest import (
     HASH_CHUNK,
     MANIFEST_NAME,
@@ -50,6 +49,7 @@ from studio.edge.tensors import onnx_elem_to_kserve
 from studio.edge.trust import encode_public, key_id
 from studio.package.boards import BoardProfile, load_board
 from studio.package.keys import KeyStore
+from studio.package.package_report import PackageReport
 
 RUNTIME_NAME = "runtime.json"
 COMPAT_NAME = "compat-report.json"
@@ -61,43 +61,6 @@ COMPANION_FILES = ("config.json", "generation_config.json", "tokenizer.json", "t
                    "spiece.model", "sentencepiece.bpe.model", "preprocessor_config.json", "processor_config.json",
                    "added_tokens.json", "chat_template.json", "export-report.json",
                    "generation.json", "genai_config.json")  # a KV-cache export (studio.generate): the agent generates
-
-
-@dataclass
-class PackageReport(Report):
-    bundle: str
-    name: str
-    version: str
-    board: str
-    target: str
-    verdict: str
-    forced: bool
-    files: int
-    total_bytes: int
-    seconds: float
-    signer_key_id: str
-    served_models: list[str] = field(default_factory=list)
-    runtime: str = "onnxruntime"  # "tvm" when the bundle serves a compiled module
-    compiled: dict[str, Any] = field(default_factory=dict)  # library, kind, arch, TVM version, parity
-    warnings: list[str] = field(default_factory=list)
-    left_out: list[dict[str, Any]] = field(default_factory=list)  # files of the source not packed, and why
-    schema_version: int = 1
-
-    def render(self) -> str:
-        text = (f"wrote {self.bundle}: {self.name} {self.version} for {self.board} "
-                f"(target {self.target}: {self.verdict}{', FORCED' if self.forced else ''}), {self.files} files, "
-                f"{self.total_bytes / 1e6:.1f} MB, signed by {self.signer_key_id}, {self.seconds:.2f} s; "
-                f"serves {', '.join(self.served_models)}")
-        if self.compiled:
-            c = self.compiled
-            par = c.get("parity") or {}
-            what = (f"rknn ({c.get('toolkit')} {c.get('toolkit_version')}, {c.get('model')}, {c.get('platform')}, "
-                    f"{c.get('dtype')})" if c.get("runtime") == "rknn" else
-                    f"tvm {c.get('version')} ({c.get('library')}, {c.get('library_kind')}, {c.get('arch')})")
-            text += (f"\n  runtime: {what}; parity vs ONNX Runtime ({par.get('mode') or 'compile'}): "
-                     f"{par.get('status')}"
-                     + (f", max abs {par['max_abs']:.3g}" if par.get("max_abs") is not None else ""))
-        return text + "".join(f"\n  warning: {w}" for w in self.warnings)
 
 
 @dataclass
@@ -295,7 +258,8 @@ def _select(src: _Source, source: Path, profile: BoardProfile, served_compiled: 
 def build_bundle(source: Path | str, board: str | BoardProfile, signing_key: Any, out: Path | str, *,
                  name: str | None = None, version: str | None = None, force: bool = False,
                  job: JobState | None = None, keys_dir: Path | str | None = None,
-                 passphrase: str | None = None, compiled: Path | str | None = None) -> PackageReport:
+                 passphrase: str | None = None, compiled: Path | str | None = None,
+                 openssf_key: Path | str | None = None, openssf_trust: Any = None) -> PackageReport:
     """Package ``source`` for ``board`` into the signed tar ``out`` (written atomically).
 
     ``signing_key`` is a nacl SigningKey, or a key name / ``.key`` path decrypted with ``passphrase``
@@ -306,6 +270,8 @@ def build_bundle(source: Path | str, board: str | BoardProfile, signing_key: Any
     From a folder, only what the board's runtime uses is packed: compiled modules, native code, other
     runtimes' models and framework weights in it are left out, each named in ``left_out`` and the warnings
     (studio.package.contents); a folder holding no ONNX model but one compile output packs that module.
+    A folder arriving with an OpenSSF signature is checked against ``openssf_trust`` (an edge.openssf.OpenSSFTrust;
+    unchecked: a warning); ``openssf_key`` also signs the packed ``model/`` folder into ``model.sig``.
     """
     from studio.package import compiled as cp
 
@@ -328,7 +294,10 @@ def build_bundle(source: Path | str, board: str | BoardProfile, signing_key: Any
         src = _Source(files={}, onnx=[], stem=csrc.stem)
     else:
         src = collect_source(Path(source))
-    warnings: list[str] = []
+    from studio.package.openssf_sign import check_arriving
+
+    arriving, unchecked = check_arriving(Path(source), openssf_trust)  # before anything is written
+    warnings: list[str] = [unchecked] if unchecked else []
     if nested is not None:
         warnings.append(f"{source} holds no ONNX model: packaged its compiled module {nested}")
     left_out = _select(src, Path(source), profile, Path(compiled) if compiled is not None else None)
@@ -403,6 +372,12 @@ def build_bundle(source: Path | str, board: str | BoardProfile, signing_key: Any
         src.files.update(csrc.files)
     generated = {RUNTIME_NAME: json.dumps(runtime, indent=2).encode(),
                  COMPAT_NAME: json.dumps(compat, indent=2, default=str).encode()}
+    openssf: dict[str, Any] = {}
+    if openssf_key is not None:
+        from studio.package.openssf_sign import SIGNATURE_FILE, sign_model_files
+
+        job.set_status("signing model/ (OpenSSF)")
+        generated[SIGNATURE_FILE], openssf = sign_model_files(src.files, Path(openssf_key), out.parent)
     total = sum(p.stat().st_size for p in src.files.values()) or 1
     done = 0
 
@@ -449,7 +424,7 @@ def build_bundle(source: Path | str, board: str | BoardProfile, signing_key: Any
                          total_bytes=manifest.total_size, seconds=round(time.perf_counter() - t0, 3),
                          signer_key_id=key_id(pub), served_models=[m["name"] for m in models],
                          runtime=runtime["runtime"], compiled=compiled_info, warnings=warnings,
-                         left_out=[lo.to_dict() for lo in left_out])
+                         left_out=[lo.to_dict() for lo in left_out], openssf=openssf, openssf_source=arriving)
 
 
 def sign_directory(directory: Path | str, signing_key: Any, *, name: str, version: str, board: str = "any",

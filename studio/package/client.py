@@ -46,13 +46,15 @@ class DeployReport(Report):
     upload_s: float
     total_s: float
     served_models: list[str] = field(default_factory=list)
+    openssf: dict[str, Any] | None = None  # the agent's OpenSSF check (started with --require-openssf)
     schema_version: int = 1
 
     def render(self) -> str:
         prev = f" (was {self.previous})" if self.previous else ""
         return (f"deployed {self.name} {self.version}{prev} to {self.agent}: "
                 f"{self.upload_bytes / 1e6:.1f} MB in {self.upload_s:.2f} s, warm-up {self.warmup_ms:.1f} ms; "
-                f"serving {', '.join(self.served_models)}")
+                f"serving {', '.join(self.served_models)}"
+                + (f"; OpenSSF signature by {self.openssf.get('signer')} verified by the agent" if self.openssf else ""))
 
 
 class AgentClient:
@@ -178,4 +180,5 @@ def deploy_bundle(bundle: Path | str, agent: str, token: str, job: JobState | No
     return DeployReport(agent=client.url, bundle=str(bundle), name=res["name"], version=res["version"],
                         previous=res.get("previous"), warmup_ms=float(res.get("warmup_ms", 0.0)),
                         upload_bytes=os.path.getsize(bundle), upload_s=round(t1 - t0, 3),
-                        total_s=round(time.perf_counter() - t0, 3), served_models=res.get("served_models", []))
+                        total_s=round(time.perf_counter() - t0, 3), served_models=res.get("served_models", []),
+                        openssf=res.get("openssf"))

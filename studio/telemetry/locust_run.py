@@ -103,7 +103,7 @@ class LocustGenerator:
                 "max_connections": cfg.max_connections, "connect_timeout_s": self.options.connect_timeout_s}
 
     def run(self) -> list[LevelResult]:
-        from studio.triton.server import free_port
+        from studio.core.ports import free_port
 
         if not self.requests:
             self.prepare()

@@ -14,6 +14,17 @@ from studio.core.errors import DependencyMissing, InputError
 from studio.triton.dtypes import v2_to_numpy
 
 
+class Feed(dict):
+    """The request tensors (a plain dict to every caller) and what each one carries: ``roles[name]`` is
+    "text" (BYTES text), "tokens" (token ids, masks), "image" (pixels), "image-bytes" (an encoded image),
+    "audio" (a waveform), "audio-bytes" (a WAV file) or "array" (given as is). Test inference draws the
+    model's view of its inputs from it instead of working the preprocessing out again."""
+
+    def __init__(self, *args: Any, **kw: Any) -> None:
+        super().__init__(*args, **kw)
+        self.roles: dict[str, str] = {k: "array" for k in self}
+
+
 def _config_inputs(cfg: dict[str, Any]) -> tuple[int, list[dict[str, Any]]]:
     return int(cfg.get("max_batch_size", 0) or 0), list(cfg.get("input", []))
 
@@ -26,16 +37,22 @@ def _dtype(inp: dict[str, Any]) -> np.dtype:
 def prepare_inputs(cfg: dict[str, Any], *, image: Path | str | None = None, text: str | None = None,
                    audio: Path | str | None = None, tokenizer: Path | str | None = None,
                    processor: Path | str | None = None, arrays: dict[str, np.ndarray] | None = None,
-                   ) -> dict[str, np.ndarray]:
+                   texts: list[str] | None = None) -> Feed:
     """Build request tensors from an image file, text, an audio file and/or arrays, using the model config.
 
     BYTES inputs receive raw text / file bytes; numeric inputs get pixels (resized, normalised with the
-    processor's mean/std when given), token ids from ``tokenizer`` (tokenizer.json) or a waveform.
+    processor's mean/std when given), token ids from ``tokenizer`` (tokenizer.json) or a waveform. ``texts``:
+    several texts in one request (a zero-shot model's labels), padded to the longest with the tokenizer's
+    pad token and masked. The result is a dict whose ``roles`` say what each tensor carries (Feed).
     """
     max_batch, inputs = _config_inputs(cfg)
     batched = max_batch > 0
-    feed: dict[str, np.ndarray] = dict(arrays or {})
+    feed = Feed(arrays or {})
     by_name = {i["name"]: i for i in inputs}
+    if texts is not None and text is not None:
+        raise InputError("give text or texts, not both", offending="text")
+    if texts is not None and not texts:
+        raise InputError("no text given", offending="text", hint="type at least one label")
 
     def dims(inp: dict[str, Any]) -> list[int]:
         return [int(d) for d in inp.get("dims", [])]
@@ -52,25 +69,34 @@ def prepare_inputs(cfg: dict[str, Any], *, image: Path | str | None = None, text
     def free(pred: Any) -> dict[str, Any] | None:
         return next((i for i in inputs if i["name"] not in feed and pred(i)), None)
 
-    if text is not None:
+    many = list(texts) if texts is not None else ([text] if text is not None else None)
+    if many is not None:
         inp = free(lambda i: _dtype(i) == np.dtype(object))
         if inp is not None:
             shape = dims(inp)
-            a = np.array([text.encode("utf-8")], dtype=object)
-            feed[inp["name"]] = a.reshape([1] * (len(shape) + int(batched))) if shape else a
+            a = np.array([t.encode("utf-8") for t in many], dtype=object)
+            if texts is None and shape:  # one text: as many leading 1s as the declared rank wants
+                a = a.reshape([1] * (len(shape) + int(batched)))
+            elif texts is not None and (batched or len(shape) > 1):
+                a = a.reshape([len(many)] + [1] * (len(shape) + int(batched) - 1))
+            feed[inp["name"]] = a
+            feed.roles[inp["name"]] = "text"
         else:
             if tokenizer is None:
                 raise InputError("text needs the model's tokenizer: the model takes token ids, not text",
                                  offending="text", hint="pass the tokenizer.json (or its folder) of the model")
-            from tokenizers import Tokenizer
-
-            t = Path(tokenizer)
-            tok = Tokenizer.from_file(str(t if t.is_file() else t / "tokenizer.json"))
-            enc = tok.encode(text)
-            cols = {"input_ids": enc.ids, "attention_mask": enc.attention_mask, "token_type_ids": enc.type_ids}
-            for n, vals in cols.items():
+            tok = _tokenizer(Path(tokenizer))
+            encs = tok.encode_batch(many)
+            width = max(len(e.ids) for e in encs)
+            pad = _pad_id(tok, Path(tokenizer))
+            cols = {"input_ids": [e.ids + [pad] * (width - len(e.ids)) for e in encs],
+                    "attention_mask": [e.attention_mask + [0] * (width - len(e.ids)) for e in encs],
+                    "token_type_ids": [e.type_ids + [0] * (width - len(e.ids)) for e in encs]}
+            for n, rows in cols.items():
                 if n in by_name and n not in feed:
-                    feed[n] = batch(np.asarray(vals, dtype=_dtype(by_name[n])), by_name[n])
+                    a = np.asarray(rows if texts is not None else rows[0], dtype=_dtype(by_name[n]))
+                    feed[n] = batch(a, by_name[n]) if texts is None else a  # [texts, tokens]: batch first
+                    feed.roles[n] = "tokens"
             if "input_ids" not in by_name:
                 raise InputError("the model has no input_ids input for the tokenised text", offending="text")
     if image is not None:
@@ -81,8 +107,10 @@ def prepare_inputs(cfg: dict[str, Any], *, image: Path | str | None = None, text
         numeric = free(lambda i: _dtype(i).kind == "f" and len(dims(i)) == (3 if batched else 4))
         if numeric is not None:
             feed[numeric["name"]] = _image_tensor(image, numeric, dims(numeric), batched, processor)
+            feed.roles[numeric["name"]] = "image"
         elif inp is not None:
             feed[inp["name"]] = batch(np.array([image.read_bytes()], dtype=object))
+            feed.roles[inp["name"]] = "image-bytes"
         else:
             raise InputError("the model has no image-shaped input (float C,H,W or BYTES)", offending=str(image))
     if audio is not None:
@@ -93,8 +121,10 @@ def prepare_inputs(cfg: dict[str, Any], *, image: Path | str | None = None, text
         inp = free(lambda i: _dtype(i) == np.dtype(object))
         if numeric is not None:
             feed[numeric["name"]] = batch(_wave(audio).astype(_dtype(numeric)), numeric)
+            feed.roles[numeric["name"]] = "audio"
         elif inp is not None:
             feed[inp["name"]] = batch(np.array([audio.read_bytes()], dtype=object))
+            feed.roles[inp["name"]] = "audio-bytes"
         else:
             raise InputError("the model has no waveform input (float [samples]) or BYTES input for audio",
                              offending=str(audio), hint="pass precomputed features as a .npy array instead")
@@ -103,6 +133,29 @@ def prepare_inputs(cfg: dict[str, Any], *, image: Path | str | None = None, text
         raise InputError(f"nothing given fills the model's inputs ({names})", offending=names,
                          hint="give an image, text, audio file or arrays (.npy) for them")
     return feed
+
+
+def _tokenizer(path: Path) -> Any:
+    from tokenizers import Tokenizer
+
+    return Tokenizer.from_file(str(path if path.is_file() else path / "tokenizer.json"))
+
+
+def _pad_id(tok: Any, path: Path) -> int:
+    """The id texts are padded with: the tokenizer's own padding, else tokenizer_config.json's pad_token."""
+    padding = tok.padding
+    if padding and padding.get("pad_id") is not None:
+        return int(padding["pad_id"])
+    cfg_file = (path.parent if path.is_file() else path) / "tokenizer_config.json"
+    try:
+        import json
+
+        pad = json.loads(cfg_file.read_text(encoding="utf-8")).get("pad_token")
+    except (OSError, ValueError):
+        pad = None
+    pad = pad.get("content") if isinstance(pad, dict) else pad
+    found = tok.token_to_id(pad) if isinstance(pad, str) else None
+    return int(found) if found is not None else 0
 
 
 def _image_tensor(path: Path, inp: dict[str, Any], d: list[int], batched: bool,
@@ -132,6 +185,27 @@ def _image_tensor(path: Path, inp: dict[str, Any], d: list[int], batched: bool,
     a = (a - np.asarray(mean[: a.shape[-1]], np.float32)) / np.asarray(std[: a.shape[-1]], np.float32)
     a = a.transpose(2, 0, 1).astype(_dtype(inp))
     return a[None] if batched or len(d) == 4 else a  # [N, C, H, W] declared in full (max_batch_size 0)
+
+
+def image_view(tensor: np.ndarray, processor: Path | str | None = None) -> np.ndarray:
+    """The picture a pixel tensor made here shows, as HxWxC uint8: _image_tensor undone (the processor's
+    mean / std, then the 1/255 scale), for drawing what the model was given."""
+    x = np.asarray(tensor, dtype=np.float32)
+    while x.ndim > 3:
+        x = x[0]
+    c = x.shape[0]
+    mean, std = [0.0] * c, [1.0] * c
+    if processor is not None:
+        from studio.core.processor_files import read_processor
+
+        try:
+            pc = read_processor(processor, "image_processor")
+        except (OSError, ValueError):
+            pc = {}
+        mean, std = pc.get("image_mean", mean)[:c], pc.get("image_std", std)[:c]
+    x = x * np.asarray(std, np.float32).reshape(c, 1, 1) + np.asarray(mean, np.float32).reshape(c, 1, 1)
+    img = np.clip(np.rint(x.transpose(1, 2, 0) * 255.0), 0, 255).astype(np.uint8)
+    return np.repeat(img, 3, axis=2) if c == 1 else img
 
 
 def _wave(path: Path) -> np.ndarray:

@@ -13,7 +13,6 @@ import importlib.util
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -28,6 +27,7 @@ from typing import Any
 
 from studio.core.errors import DependencyMissing, InputError, StudioError
 from studio.core.paths import cache_dir
+from studio.core.ports import free_ports
 
 CONTROL_MODES = ("explicit", "poll", "none")
 
@@ -97,12 +97,6 @@ def find_tritonserver() -> TritonInstall:
     return TritonInstall(binary, backends, [libs] if libs.is_dir() else [])
 
 
-def free_port(host: str = "127.0.0.1") -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind((host, 0))
-        return int(s.getsockname()[1])
-
-
 def _http_ok(url: str, timeout: float = 1.0) -> bool:
     try:
         with urllib.request.urlopen(url, timeout=timeout) as r:  # noqa: S310 - loopback URL we built
@@ -155,9 +149,10 @@ class LocalTritonServer:
             raise InputError(f"unknown model control mode {model_control_mode!r}", offending="--model-control-mode",
                              hint="use explicit or poll")
         self.host = host
-        self.http_port = http_port or free_port(host)
-        self.grpc_port = grpc_port or free_port(host)
-        self.metrics_port = metrics_port or free_port(host)
+        fresh = iter(free_ports(3, host))  # taken together: never the same port twice
+        self.http_port = http_port or next(fresh)
+        self.grpc_port = grpc_port or next(fresh)
+        self.metrics_port = metrics_port or next(fresh)
         self.mode = model_control_mode
         self.load_models = list(load_models)
         self.poll_secs = max(1, int(repository_poll_secs))

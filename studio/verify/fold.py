@@ -136,6 +136,11 @@ def fold(report: Any, target: str, dest: Path) -> FoldResult:
         return FoldResult(target, None, skipped="no verifier ran for this target")
     changes = plan(comp, res)
     if not changes:
+        if comp.get("model_agrees") is False:  # the whole-model verdicts differ, no op-level rule says why
+            return FoldResult(target, None, skipped=(
+                f"the tool says {comp['tool_model'].get('verdict')} and the profile "
+                f"{comp['static_model'].get('verdict')}, but no op of the model is judged differently: nothing "
+                f"to fold at op level ({(comp.get('error') or '')[:160]})"))
         return FoldResult(target, None, skipped="the tool and the profile agree on every node")
     prof = load_target(target)
     if prof.kind == "runtime":

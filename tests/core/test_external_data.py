@@ -80,6 +80,11 @@ def test_layout_and_fold_back(tmp_path: Path) -> None:
         np.testing.assert_array_equal(_run(one), want)
         onnx.checker.check_model(str(one), full_check=True)
         assert weight_bytes(read_graph(one)) == weight_bytes(g)
+    # the export's own private files: each one-tensor file deleted as soon as it is copied
+    (tmp_path / "consumed").mkdir()
+    write_layout(spread, tmp_path / "consumed" / "model.onnx", consume=True)
+    assert sorted(p.name for p in spread.parent.iterdir()) == ["m.onnx"]
+    np.testing.assert_array_equal(_run(tmp_path / "consumed" / "model.onnx"), want)
 
 
 def test_missing_truncated_and_escaping_data_files(tmp_path: Path) -> None:

@@ -13,7 +13,7 @@ import pytest
 
 CORE_PACKAGES = ["studio.core", "studio.export.api", "studio.inspect", "studio.optimize", "studio.triton",
                  "studio.edge", "studio.package", "studio.agent", "studio.telemetry", "studio.compile",
-                 "studio.profiling", "studio.diff", "studio.generate", "studio.fleet"]
+                 "studio.profiling", "studio.diff", "studio.generate", "studio.fleet", "studio.desktop"]
 
 BLOCKER = textwrap.dedent("""
     import importlib.abc, sys
@@ -56,7 +56,8 @@ def test_core_imports_without_pyside6_and_torch(package: str) -> None:
 
 
 @pytest.mark.parametrize("argv", [["--version"], ["inspect", "--help"], ["triton", "--help"],
-                                  ["package", "--help"], ["--help"], ["diff", "--help"], ["generate", "--help"]])
+                                  ["package", "--help"], ["--help"], ["diff", "--help"], ["generate", "--help"],
+                                  ["completion", "bash"], ["gui", "--help"]])
 def test_cli_paths_do_not_import_torch(argv: list[str]) -> None:
     code = f"""
         import sys

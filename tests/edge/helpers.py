@@ -23,10 +23,21 @@ from onnx import TensorProto, helper, numpy_helper
 PASSPHRASE = "correct horse battery staple"
 
 
+_GIVEN: set[int] = set()  # ports handed out in this process: never handed out twice
+
+
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A loopback port nobody listens on now and that this process has not handed out before: the kernel may
+    give the same ephemeral port to two binds in a row once the first is closed (two of a fleet's eight agents
+    were given 49935 on a loaded machine, and the fleet file refused the second)."""
+    for _ in range(100):
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        if port not in _GIVEN:
+            _GIVEN.add(port)
+            return port
+    raise RuntimeError("no fresh loopback port after 100 tries")
 
 
 def free_port_with(digits: str) -> int:
@@ -35,12 +46,15 @@ def free_port_with(digits: str) -> int:
         for p in range(int(digits) * scale, (int(digits) + 1) * scale):
             if p > 65535:
                 break
+            if p in _GIVEN:
+                continue
             with socket.socket() as s:
                 try:
                     s.bind(("127.0.0.1", p))
                 except OSError:
                     continue
-                return p
+            _GIVEN.add(p)
+            return p
     raise RuntimeError(f"no free loopback port holding {digits}")
 
 

@@ -136,7 +136,7 @@ def test_sample_exports_with_dynamic_axes_and_parity(name: str, exported: dict[s
     # a case with both batch and (when the model has one) sequence length different from the trace
     first = r.signature[0].name
     assert moved.input_shapes[first][0] != traced.input_shapes[first][0]
-    seq_inputs = [s.name for s in r.signature if 1 in s.dynamic_axes]
+    seq_inputs = [s.name for s in r.signature if s.dynamic_axes.get(1) in ("sequence", "decoder_sequence")]
     for n in seq_inputs:
         assert moved.input_shapes[n][1] != traced.input_shapes[n][1]
     for c in v.cases:
@@ -365,10 +365,23 @@ def test_qwen2_vl_text_only_gqa_falls_back_to_eager(samples: Path, tmp_path: Pat
     assert _leftovers(tmp_path / "b") == []
 
 
-def test_qwen2_vl_partial_vision_signature_is_an_input_error(samples: Path, tmp_path: Path) -> None:
-    with pytest.raises(InputError, match="image_grid_thw"):
-        export_model(ExportOptions(model_dir=samples / "tiny-qwen2-vl", output=tmp_path / "m.onnx",
-                                   input_signature="text:input_ids,text:attention_mask,vision:pixel_values"))
+def test_seed_line_qwen2_vl_adds_image_grid_thw(samples: Path, tmp_path: Path,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    """The seed's own command line on its flagship: the grid is the processor's companion of pixel_values, added
+    and named in the report (never an InputError asking the user for it)."""
+    from studio.cli.export_cmd import alias_main
+
+    out = tmp_path / "X.onnx"
+    rc = alias_main(["--model", str(samples / "tiny-qwen2-vl"), "--input-signature",
+                     "text:input_ids,text:attention_mask,vision:pixel_values", "--output", str(out), "--json",
+                     "--quiet"])
+    report = json.loads(capsys.readouterr().out)
+    assert rc == 0 and out.is_file(), report["diagnosis"]
+    assert [s["name"] for s in report["signature"]] == ["input_ids", "attention_mask", "pixel_values",
+                                                        "image_grid_thw"]
+    assert report["example_inputs"]["added"] == ["image_grid_thw"]
+    assert any(w.startswith("input added: image_grid_thw") for w in report["warnings"])
+    assert report["modalities"]["exported"] == ["text", "vision"]
 
 
 def test_processor_class_recorded_or_torchvision_hint(exported: dict[str, ExportReport]) -> None:

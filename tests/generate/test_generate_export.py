@@ -193,17 +193,17 @@ def _tiny_llava(folder: Path, image_token_index: int) -> Path:
 
 def test_an_unforeseen_failure_is_a_diagnosis(tmp_path: Path) -> None:
     """The issue's case, a tiny LLaVA built from its config, exports now (example inputs carry the image tokens
-    the tower's features need). An image token id outside the text vocabulary fails inside the HF forward with an
-    IndexError no stage foresaw: the pipeline's catch-all makes it a diagnosis naming the stage, with the
-    traceback in the raw log, and nothing is written."""
+    the tower's features need). An image token id outside the text vocabulary would fail inside the HF forward
+    on every prompt: the inputs stage names the config key, its value and the vocabulary, and nothing is
+    written."""
     ok = export_model(ExportOptions(model_dir=_tiny_llava(tmp_path / "llava", 100), output=tmp_path / "ok" / "m.onnx"))
     assert ok.status == "succeeded", ok.diagnosis
     report = export_model(ExportOptions(model_dir=_tiny_llava(tmp_path / "bad", 500),
                                         output=tmp_path / "out" / "model.onnx"))
     assert report.status == "failed" and report.outputs == []
     d = report.diagnosis
-    assert d is not None and d.error_class == "unexpected_error" and d.stage in ("inputs", "trace", "parity")
-    assert "index out of range" in d.message and "IndexError" in d.fix and "Traceback" in d.raw_log
+    assert d is not None and d.error_class == "token_id_out_of_vocab" and d.stage == "inputs"
+    assert "image_token" in d.message and "500" in d.message and "120" in d.message and "vocab_size" in d.fix
     assert not (tmp_path / "out" / "model.onnx").exists()
 
 

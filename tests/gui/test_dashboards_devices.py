@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import gc
 import os
-import socket
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -22,7 +21,7 @@ pytest.importorskip("tritonclient")
 from studio.core.workspace import DeviceEntry, Workspace  # noqa: E402
 from studio.gui.triton.local_server import device_entry  # noqa: E402
 from studio.telemetry import samples as S  # noqa: E402
-from tests.edge.helpers import PASSPHRASE, AgentProcess, deploy_tiny, dev_keys  # noqa: E402
+from tests.edge.helpers import PASSPHRASE, AgentProcess, deploy_tiny, dev_keys, free_port  # noqa: E402
 from tests.gui.gui_helpers import main_window  # noqa: E402
 
 pytestmark = [pytest.mark.gui, pytest.mark.triton, pytest.mark.timeout(300),
@@ -68,12 +67,6 @@ def triton(tmp_path: Path):  # type: ignore[no-untyped-def]
     srv.cleanup()
 
 
-def _closed_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def test_targets_from_devices_watch_each_servers_own_process(qtbot, tmp_path: Path, agent: AgentProcess, triton,
                                                              artifacts_dir: Path) -> None:  # type: ignore[no-untyped-def]
     ws = Workspace.create(tmp_path / "ws", name="dash-devices")
@@ -87,7 +80,7 @@ def test_targets_from_devices_watch_each_servers_own_process(qtbot, tmp_path: Pa
     state.add_device(device_entry(triton))
     token_file = str(tmp_path / "agent.token")
     state.add_device(DeviceEntry("edge", agent.url, "agent", extra={"token_file": token_file}))
-    down = f"http://127.0.0.1:{_closed_port()}"
+    down = f"http://127.0.0.1:{free_port()}"
     state.add_device(DeviceEntry("gone", down, "agent"))
     assert picker.names() == ["local-triton", "edge", "gone"]  # listed at once, before any poll answers
     qtbot.waitUntil(lambda: state.device_state("local-triton").ok and state.device_state("edge").ok

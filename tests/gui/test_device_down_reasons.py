@@ -4,7 +4,6 @@ spoken to the agent's plain-HTTP port)."""
 
 from __future__ import annotations
 
-import socket
 from pathlib import Path
 
 import pytest
@@ -17,14 +16,9 @@ from studio.gui.devices.reasons import down_reason, status_text
 from studio.gui.main_window import MainWindow
 from studio.gui.pages.devices_page import DevicesPage
 from tests.edge.conftest import agent, keys, token_file, trust_file  # noqa: F401  (the real agent process)
+from tests.edge.helpers import free_port
 
 pytestmark = [pytest.mark.gui, pytest.mark.timeout(180)]
-
-
-def _closed_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]  # closed again on return: connecting is refused
 
 
 def _list_row(page: DevicesPage, name: str) -> tuple[str, str]:
@@ -86,7 +80,7 @@ def test_the_words_for_each_failure() -> None:
 
 def test_refused_shows_in_the_list_and_the_agents_table(qtbot, window: MainWindow) -> None:  # type: ignore[no-untyped-def]
     devices = window.page("devices")
-    triton_url, agent_url = f"http://127.0.0.1:{_closed_port()}", f"http://127.0.0.1:{_closed_port()}"
+    triton_url, agent_url = f"http://127.0.0.1:{free_port()}", f"http://127.0.0.1:{free_port()}"
     window.state.add_device(DeviceEntry("gone", triton_url, "triton"))
     qtbot.waitUntil(lambda: "disconnected: connection refused" in _list_row(devices, "gone")[0], timeout=20_000)
     text, tip = _list_row(devices, "gone")

@@ -12,7 +12,7 @@ import onnx
 import pytest
 from onnx import TensorProto, helper
 from PySide6.QtCore import QRectF
-from PySide6.QtGui import QImage, QPainter
+from PySide6.QtGui import QImage, QPainter, QPixmap
 
 from studio.gui.graph.hierarchy import IO_PREFIX
 from studio.gui.graph.labels import place
@@ -28,25 +28,36 @@ SIZES = {"1366x768": (900, 500), "1920x1080": (1480, 820)}  # the graph's share 
 
 class TextRecorder(QPainter):
     """A QPainter that notes every drawText with the device pixel size of its font (the scene's items get
-    this very object in their paint(): PySide hands back the Python wrapper)."""
+    this very object in their paint(): PySide hands back the Python wrapper), and every label-layer chip: a
+    pixmap of text at a known pixel size, drawn at the painter's scale."""
 
-    def __init__(self, device: QImage) -> None:
+    def __init__(self, device: QImage, layer: Any = None) -> None:
         super().__init__(device)
         self.texts: list[tuple[str, float]] = []
+        self.layer = layer
 
-    def drawText(self, *args: Any) -> Any:  # noqa: N802
-        text = next((a for a in args if isinstance(a, str)), "")
+    def _note(self, text: str) -> None:
         f = self.font()
         px = f.pixelSize() if f.pixelSize() > 0 else f.pointSizeF() * 96 / 72
         self.texts.append((text, px * abs(self.worldTransform().m11())))
+
+    def drawText(self, *args: Any) -> Any:  # noqa: N802
+        self._note(next((a for a in args if isinstance(a, str)), ""))
         return super().drawText(*args)
+
+    def drawPixmap(self, *args: Any) -> Any:  # noqa: N802
+        pm = next((a for a in args if isinstance(a, QPixmap)), None)
+        chip = self.layer.chip_text(pm.cacheKey()) if pm is not None and self.layer is not None else None
+        if chip is not None:
+            self.texts.append((chip[0], chip[1] * abs(self.worldTransform().m11())))
+        return super().drawPixmap(*args)
 
 
 def drawn_texts(view: GraphView) -> list[tuple[str, float]]:
     """What the view draws now: (text, device pixel size) of every label."""
     img = QImage(view.viewport().size(), QImage.Format.Format_ARGB32)
     img.fill(0)
-    rec = TextRecorder(img)
+    rec = TextRecorder(img, view.gscene.labels if view.gscene is not None else None)
     view.render(rec, QRectF(img.rect()), view.viewport().rect())
     rec.end()
     return [(t, px) for t, px in rec.texts if t.strip()]

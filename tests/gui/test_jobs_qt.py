@@ -158,3 +158,41 @@ def test_a_job_that_used_tritonclient_leaves_no_gevent_loop_behind(qtbot) -> Non
     runner.wait_all()
     assert live_gevent_hubs() - hubs <= 1, f"{live_gevent_hubs() - hubs} gevent hubs more after 30 jobs"
     assert len(list(Path("/proc/self/fd").iterdir())) - fds < 6
+
+
+def test_jobs_panel_shows_the_stage_and_the_time_left_and_cancel_interrupts(qtbot) -> None:  # noqa: ANN001
+    """A staged job: its row names the stage and how far into it, and estimates the time left; Cancel stops a
+    long call inside it (no safe point of its own) at once."""
+    from studio.core.jobs import Stages
+    from studio.gui.jobs_panel import JobsPanel
+
+    runner = JobRunner()
+    panel = JobsPanel(runner)
+    qtbot.addWidget(panel)
+    in_call = threading.Event()
+
+    def work(job: JobState) -> None:
+        stages = Stages(job, {"parity": 1.0, "trace": 3.0})
+        stages.begin("parity", "parity on 4 inputs")
+        for i in range(4):
+            time.sleep(0.35)
+            stages.within("parity", (i + 1) / 4)
+        stages.begin("trace", "exporting")
+        with job.interruptible():
+            in_call.set()
+            n = 0
+            while True:  # a long call that never looks at the cancel flag
+                n += 1
+
+    h = runner.start("export", "staged", work)
+    row = lambda: panel.rows[h.id]  # noqa: E731
+    qtbot.waitUntil(lambda: "trace" in row().stage.text(), timeout=10000)
+    assert row().stage.text() == "stage 2 of 2: trace, 0% done" and row().stage.isVisible() is not None
+    assert "left" in row().state.text()  # 1.4 s in, 25 % done: an estimate is shown
+    assert in_call.wait(5)
+    t0 = time.monotonic()
+    with qtbot.waitSignal(runner.sig_finished, timeout=10000):
+        runner.cancel(h.id)
+    assert h.status == "cancelled" and time.monotonic() - t0 < 2.0
+    assert row().state.text() == "cancelled"
+    runner.wait_all()

@@ -42,6 +42,8 @@ def test_a_target_chosen_on_inspect_is_every_pages_target(qtbot, window) -> None
     assert compile_.backend_combo.currentData() == (npu.id if npu else "tvm")
     assert compile_.target_combo.currentData() == "rk3588"
     assert package.board_combo.currentData() == "rk3588"  # the board whose accelerator is the target
+    diff = window.page("diff")
+    assert diff.target_combo.currentData() == "rk3588"  # Diff's verdicts are for the same target
     # the toolbar's choice reaches the inspector (it once kept its own)
     window.select_target("openvino")
     assert inspect.current_target == "openvino" and window.state.target == "openvino"
@@ -50,6 +52,14 @@ def test_a_target_chosen_on_inspect_is_every_pages_target(qtbot, window) -> None
     window.select_target("rk3588")
     assert package.board_combo.currentData() == "rpi5"
     assert compile_.target_combo.currentData() == "rk3588"
+    # a target picked on Diff is everyone's; "(structure only)" is Diff's own way to compare, not a target
+    diff.target_combo.activated.emit(diff.target_combo.findData("tvm-relax"))
+    diff.target_combo.setCurrentIndex(diff.target_combo.findData("tvm-relax"))
+    assert window.state.target == "tvm-relax" and inspect.current_target == "tvm-relax"
+    diff.target_combo.setCurrentIndex(0)
+    diff.target_combo.activated.emit(0)
+    window.select_target("rk3588")
+    assert window.state.target == "rk3588" and diff.target_combo.currentData() is None
 
 
 def test_ort_cpu_packages_for_this_hosts_generic_board(qtbot, window) -> None:  # type: ignore[no-untyped-def]

@@ -64,6 +64,7 @@ def test_packaging_page_build_verify_deploy_rollback(qtbot, tmp_path: Path, arti
         _wait_job(qtbot, jobs, "package")
         assert page.bundle_path == ws.root / "bundles" / "tiny-mlp-1.tar" and page.bundle_path.is_file()
         assert page.verify_report.ok and "signed and verified" in page.result_title.text()
+        assert page.state.artifact("bundle") == str(page.bundle_path)  # Fleet offers it from the state
         assert page.files.rowCount() == 3  # runtime.json, compat-report.json, model/model.onnx
         assert not page.deploy_btn.isEnabled()  # no agent yet
 

@@ -7,7 +7,6 @@ agents, the toolbar said "0 ok of 1" while a table said connected, and Dashboard
 
 from __future__ import annotations
 
-import socket
 from pathlib import Path
 
 import pytest
@@ -19,14 +18,9 @@ from studio.core.workspace import DeviceEntry, Workspace
 from studio.gui.main_window import MainWindow
 from studio.gui.theme import apply_theme
 from studio.gui.widgets.confirm import pending, press
+from tests.edge.helpers import free_port
 
 pytestmark = pytest.mark.gui
-
-
-def _closed_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]  # closed again on return: connecting is refused
 
 
 @pytest.fixture
@@ -43,7 +37,7 @@ def window(qtbot, tmp_path: Path):  # type: ignore[no-untyped-def]
 
 def test_an_agent_added_on_one_page_is_on_every_page(qtbot, window: MainWindow, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     package, devices, dashboards = window.page("package"), window.page("devices"), window.page("dashboards")
-    url = f"http://127.0.0.1:{_closed_port()}"
+    url = f"http://127.0.0.1:{free_port()}"
     window.go_to_page("package")
     package.agents.url_edit.setText(url)
     package.agents.add_btn.click()
@@ -221,11 +215,11 @@ def test_test_inference_takes_the_exports_tokenizer_and_processor(qtbot, window:
 
 def test_a_server_served_again_on_new_ports_is_followed_and_keeps_its_record(qtbot, window: MainWindow) -> None:  # type: ignore[no-untyped-def]
     devices = window.page("devices")
-    first = f"http://127.0.0.1:{_closed_port()}"
+    first = f"http://127.0.0.1:{free_port()}"
     window.state.add_device(DeviceEntry("local-triton", first, "triton",
                                         extra={"metrics_url": first + "/metrics", "local": True, "pid": 1}))
     assert devices.servers["local-triton"].url == first
-    again = f"http://127.0.0.1:{_closed_port()}"
+    again = f"http://127.0.0.1:{free_port()}"
     window.state.add_device(DeviceEntry("local-triton", again, "triton",
                                         extra={"metrics_url": again + "/metrics", "local": True, "pid": 2}))
     assert devices.servers["local-triton"].url == again  # polled at its new address, not the old one
@@ -237,7 +231,7 @@ def test_a_server_served_again_on_new_ports_is_followed_and_keeps_its_record(qtb
 def test_another_servers_answer_is_not_left_in_test_inference(qtbot, window: MainWindow) -> None:  # type: ignore[no-untyped-def]
     devices = window.page("devices")
     for name in ("a", "b"):
-        window.state.add_device(DeviceEntry(name, f"http://127.0.0.1:{_closed_port()}", "triton"))
+        window.state.add_device(DeviceEntry(name, f"http://127.0.0.1:{free_port()}", "triton"))
     devices.server_list.setCurrentRow(0)
     devices.infer_out.setPlainText("error: a's answer")
     devices.server_list.setCurrentRow(1)

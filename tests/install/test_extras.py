@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.edge.helpers import make_mlp
-from tests.install.helpers import signed_bundle, wheel_agent
+from tests.install.helpers import KEY_ENV, signed_bundle, wheel_agent
 from tests.install.venvs import WheelVenv
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(3600)]
@@ -22,7 +22,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(3600)]
 # extra -> (pulls torch, pulls Qt), as the README's Extras table says
 TABLE = {"core": (False, False), "export": (True, False), "optimize": (False, False), "gui": (False, True),
          "triton": (False, False), "agent": (False, False), "telemetry": (False, False), "compile": (False, False),
-         "gpu": (False, False), "cluster": (False, False), "locust": (False, False)}
+         "gpu": (False, False), "cluster": (False, False), "locust": (False, False), "openssf": (False, False)}
 
 
 def _pulls(venv: WheelVenv) -> tuple[bool, bool]:
@@ -147,3 +147,32 @@ def test_all_and_dev_are_the_project_venv() -> None:
 
     assert importlib.util.find_spec("torch") and importlib.util.find_spec("PySide6"), sys.prefix
     assert importlib.util.find_spec("tvm") and importlib.util.find_spec("tritonclient.grpc")
+
+
+def test_openssf_signs_and_verifies_with_only_its_extra(venv_for, outside: Path) -> None:  # type: ignore[no-untyped-def]
+    """model_signing imports OpenSSL without declaring it: the extra must bring it, and the studio's signature
+    must pass that venv's own `model_signing verify key`."""
+    ssf = venv_for("openssf")
+    ssf.run_python("from cryptography.hazmat.primitives import serialization as s\n"
+                   "from cryptography.hazmat.primitives.asymmetric import ec\n"
+                   "k = ec.generate_private_key(ec.SECP256R1())\n"
+                   "open('k.pem', 'wb').write(k.private_bytes(s.Encoding.PEM, s.PrivateFormat.PKCS8, "
+                   "s.NoEncryption()))\n"
+                   "open('k.pub', 'wb').write(k.public_key().public_bytes(s.Encoding.PEM, "
+                   "s.PublicFormat.SubjectPublicKeyInfo))\n", cwd=outside)
+    ssf.run("studio", "keys", "generate", "release", cwd=outside, env=KEY_ENV)
+    trust = outside / "release.pub"
+    ssf.run("studio", "keys", "export-public", "release", "--out", trust, cwd=outside)
+    make_mlp(outside / "src" / "model.onnx")
+    bundle = outside / "b.tar"
+    ssf.run("studio", "package", outside / "src", "--board", "generic-x86_64", "--key", "release", "--out", bundle,
+            "--openssf-key", outside / "k.pem", cwd=outside, env=KEY_ENV)
+    out = ssf.run("studio", "verify", bundle, "--trust", trust, "--openssf-trust", outside / "k.pub", cwd=outside)
+    assert "OK  OpenSSF signature" in out.stdout, out.stdout
+    import tarfile
+
+    with tarfile.open(bundle) as tf:
+        tf.extractall(outside / "x", filter="data")
+    ok = ssf.run("model_signing", "verify", "key", "--signature", outside / "x" / "model.sig", "--public_key",
+                 outside / "k.pub", outside / "x" / "model", cwd=outside)
+    assert "Verification succeeded" in ok.stdout

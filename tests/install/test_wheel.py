@@ -26,7 +26,8 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(3600)]
 
 RESOURCES = ["studio/resources/targets/tensorrt.yaml", "studio/resources/boards/rk3588.yaml",
              "studio/resources/sla/tiers.yaml", "studio/resources/themes/dark.qss",
-             "studio/resources/themes/light.qss"]
+             "studio/resources/themes/light.qss", "studio/resources/desktop/deployment-studio.svg",
+             "studio/resources/desktop/icons/48x48/deployment-studio.png"]
 
 
 def test_wheel_ships_resources_as_package_data(wheel: Path) -> None:

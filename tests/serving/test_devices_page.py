@@ -21,7 +21,8 @@ from studio.gui.theme import apply_theme  # noqa: E402
 from studio.gui.widgets.confirm import pending, press  # noqa: E402
 from studio.triton.client import TritonClient  # noqa: E402
 from studio.triton.repo_builder import BuildOptions, build_repo  # noqa: E402
-from studio.triton.server import LocalTritonServer, free_port  # noqa: E402
+from studio.triton.server import LocalTritonServer  # noqa: E402
+from tests.edge.helpers import free_port  # noqa: E402
 from tests.serving import tiny_models as tm  # noqa: E402
 
 pytestmark = [pytest.mark.gui, pytest.mark.triton, pytest.mark.timeout(300),

@@ -148,7 +148,7 @@ def test_bad_input_exits_nonzero_without_traceback(tmp_path: Path) -> None:
 def test_unreachable_server_is_a_clear_error(tmp_path: Path) -> None:
     from studio.core.errors import ConnectionFailed
     from studio.triton.client import TritonClient
-    from studio.triton.server import free_port
+    from tests.edge.helpers import free_port
 
     port = free_port()
     for url in (f"http://127.0.0.1:{port}", f"grpc://127.0.0.1:{port}"):

@@ -118,7 +118,7 @@ def test_workers_started_like_lab_hosts_get_the_workload_from_the_master(agent: 
     """Two workers started the way a lab host starts them, in a directory of their own with nothing but the
     master's address (no run file): one with the studio's module, one with the ``locust`` command."""
     import studio.telemetry.locustfile as locustfile
-    from studio.triton.server import free_port
+    from studio.core.ports import free_port
 
     port = free_port()
     cmds = [[sys.executable, "-m", "studio.telemetry.locustfile", "--master-host", "127.0.0.1",

@@ -21,10 +21,10 @@ _FOLD = re.compile(r"^D fold_constant remove nodes = (?P<rm>\[.*\])\s*$")
 _LOWER = re.compile(r"No lowering found for: (?P<node>.+?), node type = (?P<op>\S+?), use CustomOperatorLower")
 # lines the toolkit prints as errors on every successful build too: not a verdict
 NOISE = ("Unkown op target: 0", "rknn-toolkit2 version:", "dataconvert type -1 is unsupport")
-# exceptions that are faults in the toolkit's own code, not its refusal of a model: the toolkit refuses with an
-# "E stage: <its words>" line and a ValueError carrying them (rknn_log.error_catch_decorator)
-INTERNAL_ERRORS = ("TypeError", "AttributeError", "IndexError", "KeyError", "NameError", "UnboundLocalError",
-                   "AssertionError", "ZeroDivisionError", "RecursionError", "SystemError", "OverflowError")
+# The toolkit refuses a model in its own words: an "E stage: <words>" line, raised as a ValueError by its logger
+# (rknn_log.RKNNLog.e). Any other exception out of its code (a TypeError in fold_constant, onnxruntime failing in
+# the session its fold pass runs) is a fault of the toolkit, not a verdict on the model.
+REFUSAL_FRAME = "rknn_log.RKNNLog.e"
 
 
 def strip_ansi(text: str) -> str:
@@ -62,8 +62,9 @@ class Trace:
 
     @property
     def internal(self) -> bool:
-        """A fault of the toolkit's own code (TypeError, AttributeError, ...), not a refusal it raised."""
-        return self.exception.split(":", 1)[0].rsplit(".", 1)[-1] in INTERNAL_ERRORS
+        """A fault of the toolkit's own code (TypeError, an onnxruntime error in its fold pass, ...), not a
+        refusal its logger raised."""
+        return REFUSAL_FRAME not in self.text
 
 
 @dataclass

@@ -38,3 +38,34 @@ def test_accuracy_analysis_rows() -> None:
     rows = parse_accuracy((DATA / "error_analysis.txt").read_text())
     by = {r["tensor"]: r for r in rows}
     assert by["x"]["entire_cos"] == 1.0 and by["y_int8"]["single_cos"] < 1.0
+
+
+def test_a_toolkit_crash_is_told_from_its_refusal() -> None:
+    """BLIP's build dies in the toolkit's own fold_constant (TypeError): the toolkit's fault, with its trace; a
+    Resize with a non-constant scale is the toolkit refusing the model (its words, then a ValueError)."""
+    crash = parse_log((DATA / "blip_build_crash.log").read_text()).crash()
+    assert crash is not None and crash.stage == "build" and crash.internal
+    assert crash.exception == "TypeError: argument of type 'NoneType' is not iterable"
+    assert "graph_optimizer.GraphOptimizer.fold_constant" in crash.text
+    refusal = parse_log((DATA / "resize_dynamic.log").read_text())
+    assert refusal.crash() is None and refusal.traces and not refusal.traces[0].internal
+    assert refusal.refusals[0].startswith("build: The input 2 of Resize('Y') need to be constant!")
+
+
+def test_crash_results_name_the_tool_and_never_refuse_a_node() -> None:
+    from studio_rknn.verifier import ModelInputs, RknnVerifier, result_from_run
+
+    log = parse_log((DATA / "blip_build_crash.log").read_text())
+    v = RknnVerifier(name="rknn-rk3588", target="rk3588", platform="rk3588")
+    rec = {"reached": "load", "failed_stage": "build", "error": "TypeError: argument of type 'NoneType' is not "
+           "iterable"}
+    res = result_from_run(v, rec, log, ModelInputs([], []), "rknn-toolkit2 2.5.0", {}, 1.0)
+    assert res.crash.startswith("rknn-toolkit2 2.5.0 failed inside its own code at build")
+    assert "TypeError" in res.crash and res.error.startswith("build: TypeError")
+    stalled = result_from_run(v, {"reached": "build", "failed_stage": "timeout", "error": "did not finish"},
+                              parse_log(""), ModelInputs([], []), "rknn-toolkit2 2.5.0", {}, 1.0)
+    assert stalled.crash == "rknn-toolkit2 2.5.0: did not finish"
+    refused = result_from_run(v, {"reached": "load", "failed_stage": "build", "error": "ValueError: x"},
+                              parse_log((DATA / "resize_dynamic.log").read_text()), ModelInputs([], []),
+                              "rknn-toolkit2 2.5.0", {}, 1.0)
+    assert not refused.crash and refused.error.startswith("build: The input 2 of Resize('Y')")

@@ -78,9 +78,12 @@ def too_big_for_one_file(run: ExportRun, path: Any) -> None:
 
 
 def run_parity(run: ExportRun, ex: ExampleInputs, checked: Checked, result: Any,
-               progress: Callable[[float], None] | None = None) -> ParityRuns:
+               progress: Callable[[float], None] | None = None, *, release: bool = False) -> ParityRuns:
     """PyTorch (the unmodified model) vs ONNX Runtime on every case; a mismatch is diagnosed with the tracer's
-    warnings (a frozen Python value is the usual cause). ``progress`` gets the fraction of cases done."""
+    warnings (a frozen Python value is the usual cause). ``progress`` gets the fraction of the work done.
+
+    PyTorch answers every case first; with ``release`` (no later stage runs PyTorch) its weights are freed before
+    ONNX Runtime runs, so the two copies of the weights are never held at once."""
     import torch
 
     from studio.export import diagnose as dg
@@ -88,23 +91,30 @@ def run_parity(run: ExportRun, ex: ExampleInputs, checked: Checked, result: Any,
 
     options, report, job = run.options, run.report, run.job
     runs = ParityRuns()
+    n = len(ex.cases)
     for i, case in enumerate(ex.cases):
         feeds = ex.feeds0 if i == 0 else (ex.make_feeds(case) if ex.make_feeds is not None
                                           else make_inputs(run.specs, run.config, case))
         with torch.no_grad():
             ref = ex.wrapper(*[to_torch(feeds[n]) for n in ex.input_names])
-        refd = {n: t.detach().float().numpy() if t.is_floating_point() else t.detach().numpy()
-                for n, t in zip(ex.output_names, ref, strict=True)}
+        runs.references.append({n: t.detach().float().numpy() if t.is_floating_point() else t.detach().numpy()
+                                for n, t in zip(ex.output_names, ref, strict=True)})
+        runs.case_feeds.append(feeds)
+        del ref
+        job.log(f"parity [{case.name}]: PyTorch answered")
+        if progress is not None:
+            progress((i + 1) / (2 * n))
+    if release:
+        run.release_torch("parity has PyTorch's answers and no later stage runs it")
+    for i, (case, feeds, refd) in enumerate(zip(ex.cases, runs.case_feeds, runs.references, strict=True)):
         vc, got = run_case(case, "model", checked.session, feeds, refd, options.atol, options.rtol)
         report.validation.cases.append(vc)
         job.set_partial(f"case:{case.name}", vc)
         job.log(f"parity [{case.name}]: {'passed' if vc.passed else 'FAILED'} "
                 + ", ".join(f"{o.output} abs={o.max_abs:.2g}" for o in vc.outputs))
-        runs.references.append(refd)
-        runs.case_feeds.append(feeds)
         runs.ort_outputs.append(got)
         if progress is not None:
-            progress((i + 1) / len(ex.cases))
+            progress((n + i + 1) / (2 * n))
     if not all(c.passed for c in report.validation.cases):
         diag = dg.diagnose_parity(report.validation.cases, tracer_warnings=result.tracer_warnings,
                                   model=ex.export_wrapper, onnx_model=checked.onnx_model, atol=options.atol,

@@ -66,15 +66,21 @@ def _generate_both(run: ExportRun, model: Any, progress: Callable[[float], None]
     run.report.generation = check
     prompts = [(ids[: gen.max_context - 1], min(new, gen.max_context - len(ids[: gen.max_context - 1])))
                for ids, new in prompt_ids(run, gen.cache.vocab_size)]
+    refs = []  # HF first, then PyTorch's weights go (the last stage that needs them), then ONNX Runtime's loop
+    for i, (ids, new) in enumerate(prompts):
+        refs.append(hf_greedy(model, ids, new, gen.eos_token_ids, gen.pad_token_id))
+        if progress is not None:
+            progress((i + 1) / (2 * len(prompts)))
+    del model
+    run.release_torch("the generation check has HF's answers")
     rt = DecoderRuntime(run.model_path, gen, config=run.config)  # what `studio generate` runs: fused attention
     check.runtime = f"{RUNTIME}; fused attention {rt.fused_note}"
     results = []
-    for i, (ids, new) in enumerate(prompts):
+    for i, ((ids, new), ref) in enumerate(zip(prompts, refs, strict=True)):
         got = rt.generate(ids, new, stop_ids=set(gen.eos_token_ids), record_logits=True)
-        ref = hf_greedy(model, ids, new, gen.eos_token_ids, gen.pad_token_id)
         results.append(compare_steps(got.token_ids, got.step_logits, ref, len(ids), new))
         if progress is not None:
-            progress((i + 1) / len(prompts))
+            progress((len(prompts) + i + 1) / (2 * len(prompts)))
     return gen, check, results
 
 

@@ -98,7 +98,8 @@ def family_feeds(run: ExportRun, model: Any) -> Callable[[Any], dict[str, np.nda
 
 
 def discover_outputs(model: Any, specs: list[InputSpec], config: dict[str, Any],
-                     make_feeds: Callable[[Any], dict[str, np.ndarray]] | None = None) -> list[str]:
+                     make_feeds: Callable[[Any], dict[str, np.ndarray]] | None = None,
+                     forward_kwargs: dict[str, Any] | None = None) -> list[str]:
     """Generic models: the tensor fields the model returns on the traced inputs (the family's, if it has any)."""
     import torch
 
@@ -107,7 +108,7 @@ def discover_outputs(model: Any, specs: list[InputSpec], config: dict[str, Any],
     probe = CaseSpec("probe", {}, 0)
     feeds = make_feeds(probe) if make_feeds is not None else make_inputs(specs, config, probe)
     with torch.no_grad():
-        out = model(**{k: to_torch(v) for k, v in feeds.items()})
+        out = model(**{k: to_torch(v) for k, v in feeds.items()}, **(forward_kwargs or {}))
     if isinstance(out, torch.Tensor):
         return ["output"]
     skip = {"past_key_values", "hidden_states", "attentions", "encoder_hidden_states", "encoder_attentions"}

@@ -56,6 +56,9 @@ def check_options(options: ExportOptions) -> tuple[dict[str, Any], list[InputSpe
         raise InputError("tolerances must be >= 0", offending=f"atol={options.atol} rtol={options.rtol}",
                          hint="for example --atol 1e-4 --rtol 1e-3")
     config = read_config(options.model_dir)
+    from studio.export.modalities import check_known_model_type
+
+    check_known_model_type(config, str(options.model_dir / "config.json"))
     from studio.export.stages.past import decoder_specs, resolve_with_past
     from studio.export.stages.past_seq2seq import is_seq2seq, resolve_seq2seq_past, seq2seq_specs
 
@@ -74,14 +77,7 @@ def check_options(options: ExportOptions) -> tuple[dict[str, Any], list[InputSpe
         if s.modality not in MODALITIES:
             raise InputError(f"unknown modality '{s.modality}'", offending=f"{s.modality}:{s.name}",
                              hint=f"modalities are: {', '.join(MODALITIES)}")
-    names = [s.name for s in specs]
     recipe = recipe_for(config)
-    if recipe.model_type == "qwen2_vl" and {"pixel_values", "image_grid_thw"} & set(names):
-        missing = [n for n in ("input_ids", "attention_mask", "pixel_values", "image_grid_thw") if n not in names]
-        if missing:
-            raise InputError(f"a Qwen2-VL image signature needs {', '.join(missing)} too", offending=",".join(names),
-                             hint="use text:input_ids,text:attention_mask,vision:pixel_values,vision:image_grid_thw "
-                                  "(or text:input_ids,text:attention_mask for the text-only decoder)")
     if options.split_modalities:
         from studio.export.split import SPLIT_KINDS
 

@@ -287,6 +287,7 @@ def export_speech(run: ExportRun, model: Any, begin: Callable[[str, str], None],
         try:
             companions = copy_companions(options.model_dir, run.tmp, options.output)  # the front end's settings
             del companions
+            derived = derive_feature_extractor(run, run.tmp / "companions")
             gen = speech_record(run, enc_path.name, _feature_settings(run.tmp / "companions"))
             check = generation_parity(run, model, gen, progress=lambda f: within("generation", f))
         except Exception as exc:  # noqa: BLE001 - a failing loop is a diagnosis, not a traceback
@@ -312,7 +313,29 @@ def export_speech(run: ExportRun, model: Any, begin: Callable[[str, str], None],
         check.files = [path.name]
         report.parts = {"encoder": _part_info(enc_path, enc_sess, "audio"),
                         "decoder": _part_info(run.model_path, dec_sess, "text")}
-    return [(enc_path, "part", "audio"), (path, "config", None)]
+    return [(enc_path, "part", "audio"), (path, "config", None), *((p, "processor", "audio") for p in derived)]
+
+
+def derive_feature_extractor(run: ExportRun, folder: Path) -> list[Path]:
+    """A folder without preprocessor_config.json: the feature extractor transformers maps to the type, built from
+    the config (mel bins from num_mel_bins), written beside the export and named in the report."""
+    from studio.core.processor_files import PROCESSOR_FILES
+    from studio.export.processor_source import load_processor
+
+    if any((folder / n).is_file() for n in PROCESSOR_FILES):
+        return []
+    source = load_processor(run.options.model_dir, run.config)
+    if source is None:
+        return []
+    written = source.write_derived(folder)
+    for note in source.derived:
+        run.report.warnings.append(f"derived: {note}")
+    if written:
+        run.report.warnings.append("derived: " + ", ".join(p.name for p in written) + " written beside the export "
+                                   "(the folder has none; built from config.json)")
+        run.report.example_inputs = {"processor": source.name, "origin": source.origin, "derived": source.derived,
+                                     "files": [p.name for p in written]}
+    return written
 
 
 def _part_info(path: Path, session: Any, modality: str) -> dict[str, Any]:

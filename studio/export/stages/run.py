@@ -35,6 +35,23 @@ class ExportRun:
     job: JobState
     tmp: Path
     stage: str = "load"  # the stage in progress (the pipeline's catch-all names it in its diagnosis)
+    derived: Any = None  # stages/derive.DerivedInputs: how the example inputs were made (None: generic inputs)
+    model: Any = None  # the loaded HF model (set by the pipeline after "load")
+    torch_model: Any = None  # the loaded PyTorch model, while a later stage may still need its weights
+
+    def release_torch(self, why: str) -> bool:
+        """Free the PyTorch model's weights (every parameter and buffer emptied, wherever the module object is
+        still referenced) once no later stage needs them, so ONNX Runtime's copy is the only one left. Returns
+        whether anything was released; the stages call it at the point their PyTorch work ends."""
+        model, self.torch_model = self.torch_model, None
+        if model is None:
+            return False
+        from studio.export.memory import free_weights
+
+        freed = free_weights(model)
+        self.job.log(f"released {freed / 1e9:.2f} GB of PyTorch weights ({why}): ONNX Runtime's is the one "
+                     "copy from here on")
+        return True
 
     @property
     def model_path(self) -> Path:

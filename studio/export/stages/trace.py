@@ -33,16 +33,42 @@ def export_graph(run: ExportRun, model: Any, ex: ExampleInputs) -> Any:
         report.warnings.extend(f"export patch: {n}" for n in notes)
         return res
 
+    from studio.core.errors import JobCancelled
+
     try:
         try:
             return _export()
+        except JobCancelled:
+            raise
         except Exception as first:  # noqa: BLE001
-            if not gqa_eager_fallback(first, model, options, ex.export_wrapper, report, run.job):
+            if gqa_eager_fallback(first, model, options, ex.export_wrapper, report, run.job):
+                return _export()
+            if not exporter_fallback(first, run):
                 raise
-            return _export()
+            try:
+                return _export()
+            except Exception as second:  # noqa: BLE001 - both failed: the first exporter's error is the diagnosis
+                run.job.log(f"dynamo fallback failed too: {type(second).__name__}: {str(second)[:300]}")
+                report.warnings.append(f"exporter fallback: dynamo failed too ({type(second).__name__}: "
+                                       f"{str(second).strip().splitlines()[0][:200] if str(second).strip() else ''})")
+                options.exporter, options.opset = "torchscript", run.report.options["opset"]
+                report.options["exporter"] = "torchscript (dynamo fallback failed too)"
+                raise first from None
+    except JobCancelled:
+        raise
     except Exception as exc:  # noqa: BLE001
         diag = dg.diagnose_exception("export", exc, model=ex.export_wrapper, exporter=options.exporter,
                                      opset=options.opset)
+        from studio.export.locate import locate_exception
+
+        where = locate_exception(exc, ex.export_wrapper)
+        if where.source and where.source not in diag.message:
+            diag.message += f" (at {where.source}: {where.code})"
+            diag.module = diag.module or where.module
+        if any(w.startswith("exporter fallback: dynamo failed too") for w in report.warnings):
+            diag.fix = (f"both exporters fail on the model's code{' at ' + where.source if where.source else ''} "
+                        "(TorchScript, then torch.export at opset 18; both errors are in the report): that line "
+                        "needs an export-friendly rewrite, or leave out the input it reads with --input-signature")
         if diag.op_type and diag.op_type.startswith("aten::") and (diag.module is None or diag.snippet is None):
             module, snippet = dg.locate_torch_op(ex.export_wrapper, ex.args0, diag.op_type)
             diag.module = diag.module or module
@@ -52,6 +78,26 @@ def export_graph(run: ExportRun, model: Any, ex: ExampleInputs) -> Any:
             if module and diag.error_class == "unsupported_op" and "avoid" not in diag.fix:
                 diag.fix += f", or avoid {diag.op_type} in {module}"
         fail(run, diag)
+
+
+def exporter_fallback(exc: BaseException, run: ExportRun) -> bool:
+    """The TorchScript exporter failed (a symbolic function it lacks, or the tracer tripping over model code that
+    wants Python numbers): try torch.export (dynamo) at opset >= 18 once, and say so. With both failing, the first
+    failure is the diagnosis and the second is named beside it."""
+    from studio.export.locate import locate_exception
+
+    options = run.options
+    if options.exporter != "torchscript" or options.with_past or isinstance(exc, (MemoryError, KeyboardInterrupt)):
+        return False
+    where = locate_exception(exc)
+    at = f" at {where.source} ({where.module})" if where.source else ""
+    run.report.warnings.append(f"exporter fallback: TorchScript failed on the model's code{at}: "
+                               f"{type(exc).__name__}: {str(exc).strip()[:160]}; exported with --exporter dynamo "
+                               f"--opset {max(18, options.opset)} instead (parity checked as usual)")
+    run.report.options["exporter"] = "dynamo (automatic: TorchScript conversion failed)"
+    options.exporter, options.opset = "dynamo", max(18, options.opset)
+    run.job.log(f"TorchScript conversion failed{at}: retrying with torch.export (dynamo)")
+    return True
 
 
 def note_export(run: ExportRun, result: Any) -> None:

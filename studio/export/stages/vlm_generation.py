@@ -72,10 +72,10 @@ def _generate_both(run: ExportRun, model: Any, gen: GenerationConfig,
 
     from studio.generate.parity import compare_steps
     from studio.generate.vlm import VisionLanguageRuntime
+    from studio.generate.vlm import vision_settings as runtime_vision
     from studio.generate.vlm_image import ImageProcessor, VisionSettings, image_prompt
     from studio.generate.vlm_parity import hf_vlm_greedy
 
-    rt = VisionLanguageRuntime(run.tmp, gen)
     proc = ImageProcessor(run.options.model_dir, VisionSettings(**gen.vision))
     try:
         from studio.generate.tokenizer import TextTokenizer
@@ -84,21 +84,30 @@ def _generate_both(run: ExportRun, model: Any, gen: GenerationConfig,
     except Exception:  # noqa: BLE001 - no tokenizer.json: seeded ids test the graphs as well
         tok = None
     rng = np.random.default_rng(11)
-    results = []
+    cases, n = [], len(VLM_PROMPTS)  # HF first, then PyTorch's weights go, then ONNX Runtime's loop
     for i, (text, size, new) in enumerate(VLM_PROMPTS):
         run.job.check_cancelled()
         ids = tok.encode(text) if tok is not None else [int(t) for t in rng.integers(0, 200, size=len(text) // 3)]
         images = [] if size is None else \
             [proc.from_pil(Image.fromarray(rng.integers(0, 256, (size[1], size[0], 3), dtype=np.uint8)))]
-        prompt = image_prompt(rt.vision_cfg, images, ids)[: gen.max_context - 2]
+        prompt = image_prompt(runtime_vision(gen), images, ids)[: gen.max_context - 2]
         new = min(new, gen.max_context - len(prompt) - 1)
-        got = rt.generate(prompt, images, new, stop_ids=set(gen.eos_token_ids), record_logits=True)
         ref = hf_vlm_greedy(model, prompt, images, new, gen.eos_token_ids, gen.pad_token_id)
+        cases.append((size, images, prompt, new, ref))
+        if progress is not None:
+            progress((i + 1) / (2 * n))
+    del model
+    run.release_torch("the generation check has HF's answers")
+    rt = VisionLanguageRuntime(run.tmp, gen)
+    results = []
+    for i, (size, images, prompt, new, ref) in enumerate(cases):
+        run.job.check_cancelled()
+        got = rt.generate(prompt, images, new, stop_ids=set(gen.eos_token_ids), record_logits=True)
         r = asdict(compare_steps(got.token_ids, got.step_logits, ref, len(prompt), new))
         r["image"] = None if size is None else {"size": list(size), "grid_thw": images[0].grid_thw[0].tolist()}
         results.append(r)
         if progress is not None:
-            progress((i + 1) / len(VLM_PROMPTS))
+            progress((n + i + 1) / (2 * n))
     return results
 
 

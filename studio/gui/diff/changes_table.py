@@ -14,9 +14,17 @@ from PySide6.QtGui import QColor
 from studio.gui.graph import palette
 from studio.gui.widgets.tables import RowsModel
 
-HEADERS = ("Change", "In A", "In B", "Op", "What changed")
-# the diff's colours are the verdict palette's: green added, amber changed, red removed
-STATUS_COLOUR = {"added": "supported", "changed": "risky", "removed": "unsupported"}
+HEADERS = ("Change", "In A (before)", "In B (after)", "Op", "What changed")
+# the diff's colours are the verdict palette's: green added, amber op changed, lavender shape only, red removed
+STATUS_COLOUR = {"added": "supported", "changed": "risky", "shape only": "unknown", "removed": "unsupported"}
+STATUS_WORD = {"added": "added (B only)", "removed": "removed (A only)", "changed": "changed",
+               "shape only": "shape only"}
+
+
+def status_of(node: Any) -> str:
+    """A node change's class as the page colours it: added, removed, changed (op, attributes, wiring) or
+    shape only (the same op on differently shaped tensors)."""
+    return "shape only" if getattr(node, "shape_only", False) else node.status
 
 
 def _short(v: Any) -> str:
@@ -47,7 +55,7 @@ class ChangesModel(RowsModel):
         if report is not None:
             for n in report.nodes:
                 op = n.op_a if n.op_a == n.op_b or not n.op_b else (n.op_b if not n.op_a else f"{n.op_a} → {n.op_b}")
-                self.rows.append((n.status, n.a, n.b, op, change_text(n) if n.status == "changed" else ""))
+                self.rows.append((status_of(n), n.a, n.b, op, change_text(n) if n.status == "changed" else ""))
             for t in report.tensors:
                 what = ""
                 if t.status == "changed":
@@ -60,7 +68,7 @@ class ChangesModel(RowsModel):
 
     def cell(self, row: Any, col: int, role: int) -> Any:
         if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole):
-            value = row[col]
+            value = STATUS_WORD.get(row[0], row[0]) if col == 0 else row[col]
             return "—" if value is None else value
         if role == Qt.ItemDataRole.ForegroundRole and col == 0:
             return QColor(palette.verdict_colors(self.theme)[STATUS_COLOUR[row[0]]][0])

@@ -20,10 +20,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 from PySide6.QtCore import QPointF, QRectF, Qt, QTimer
-from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPainter, QPen
+from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPainter, QPen, QPixmap
 from PySide6.QtWidgets import QGraphicsItem, QStyleOptionGraphicsItem, QWidget
 
-from studio.gui.graph.lod import LOD_LABEL, LOD_OVERVIEW
+from studio.gui.graph.lod import LAYER_GROUP_PX, LAYER_PX, LOD_LABEL, LOD_OVERVIEW
 from studio.gui.graph.model import KIND_GROUP, KIND_OP
 
 if TYPE_CHECKING:
@@ -35,7 +35,7 @@ GAP = 2.0  # free space kept between chips
 MAX_CHIP_PX = 190.0  # a longer name is elided in the middle
 TRIES = 3  # candidates tried per chip-sized cell
 MIN_SHORT_PX = 40.0  # a name is shortened to its box's width only when the box is at least this wide
-REGION = 1.0  # viewports of margin placed around the visible one (panning within it keeps the placement)
+REGION = 0.5  # viewports of margin placed around the visible one (panning within it keeps the placement)
 
 # priority classes (lower: placed first)
 P_PINNED, P_FRAME, P_GROUP, P_IO, P_OP = 0, 1, 2, 3, 4
@@ -91,10 +91,9 @@ def place(x: np.ndarray, y: np.ndarray, w: np.ndarray, h: np.ndarray, order: np.
     out: list[int] = []
     owners = owner.tolist() if owner is not None else None
     done: set[int] = set()
-    for k, i in enumerate(tries.tolist()):
+    for i, a, b, c, d in zip(tries.tolist(), gy0.tolist(), gy1.tolist(), gx0.tolist(), gx1.tolist(), strict=True):
         if owners is not None and owners[i] in done:
             continue
-        a, b, c, d = gy0[k], gy1[k], gx0[k], gx1[k]
         cells = occ[a:b, c:d]
         if not cells.any():
             cells[:, :] = True
@@ -102,6 +101,77 @@ def place(x: np.ndarray, y: np.ndarray, w: np.ndarray, h: np.ndarray, order: np.
             if owners is not None:
                 done.add(owners[i])
     return out
+
+
+_BADNESS = np.array([0, 1, 3, 4, 2], dtype=np.int64)  # palette.VERDICTS index -> how bad (unsupported worst)
+
+
+@dataclass
+class _Static:
+    """Per scene, zoom-independent: each unit's centre, name, chip size, class, group size, op-type count; each
+    open group's frame box, title and depth."""
+
+    cx: np.ndarray
+    cy: np.ndarray
+    text: list[str]
+    kind: list[str]
+    big: np.ndarray  # group-sized font
+    w: np.ndarray  # chip width (device px, whole name)
+    h: np.ndarray
+    cls: np.ndarray  # P_GROUP | P_IO | P_OP
+    size: np.ndarray
+    freq: np.ndarray
+    fx0: np.ndarray
+    fy0: np.ndarray
+    fx1: np.ndarray
+    fy1: np.ndarray
+    fw: np.ndarray
+    fh: np.ndarray
+    fdepth: np.ndarray
+    ftext: list[str]
+
+    @classmethod
+    def of(cls, layer: LabelLayer) -> _Static:
+        gs = layer.gs
+        g, th, nodes = gs.geometry, gs.theme, gs.graph.nodes
+        n = len(nodes)
+        counts = Counter(node.op_type for node in nodes if node.kind == KIND_OP)
+        text, kind = [""] * n, [""] * n
+        big = np.zeros(n, dtype=bool)
+        klass = np.full(n, P_OP, dtype=np.int64)
+        size = np.zeros(n, dtype=np.int64)
+        freq = np.zeros(n, dtype=np.int64)
+        for i, node in enumerate(nodes):
+            if node.kind == KIND_GROUP:
+                io = gs.is_io_group(i)
+                text[i], kind[i], klass[i], size[i] = f"⊞ {node.op_type}", "io" if io else "group", P_GROUP, \
+                    gs.group_size(i)
+                big[i] = not io
+            elif node.kind == KIND_OP:
+                text[i], kind[i], freq[i] = node.op_type, "op", counts[node.op_type]
+            else:
+                text[i], kind[i], klass[i] = (node.outputs or node.inputs or [node.name])[0], "io", P_IO
+        w, h = np.empty(n), np.empty(n)
+        limit = MAX_CHIP_PX - 2 * PAD_X
+        for i in range(n):
+            fm, px = (th.fm_layer_group, LAYER_GROUP_PX) if big[i] else (th.fm_layer, LAYER_PX)
+            width = layer._width(text[i], fm, px)
+            if width > limit:
+                text[i] = fm.elidedText(text[i], Qt.TextElideMode.ElideMiddle, limit)
+                width = layer._width(text[i], fm, px)
+            w[i], h[i] = width + 2 * PAD_X, fm.height() + 2 * PAD_Y
+        frames = [f.frame for f in gs.frames]
+        ftext = [f"▾ {fr.label}" for fr in frames]
+        fm = th.fm_layer_group
+        fw = np.array([layer._width(t, fm, LAYER_GROUP_PX) + 2 * PAD_X for t in ftext]) if frames else np.zeros(0)
+        fh = np.full(len(frames), fm.height() + 2 * PAD_Y)
+
+        def arr(attr: str) -> np.ndarray:
+            return np.array([getattr(fr, attr) for fr in frames], dtype=np.float64) if frames else np.zeros(0)
+
+        return cls(cx=(g.x0 + g.x1) / 2, cy=(g.y0 + g.y1) / 2, text=text, kind=kind, big=big, w=w, h=h, cls=klass,
+                   size=size, freq=freq, fx0=arr("x0"), fy0=arr("y0"), fx1=arr("x1"), fy1=arr("y1"), fw=fw, fh=fh,
+                   fdepth=np.array([fr.depth for fr in frames], dtype=np.int64), ftext=ftext)
 
 
 class LabelLayer(QGraphicsItem):
@@ -116,6 +186,9 @@ class LabelLayer(QGraphicsItem):
         self._region = QRectF()
         self._version = 0
         self._widths: dict[tuple[str, int], float] = {}
+        self._static_data: _Static | None = None
+        self._pixmaps: dict[tuple, QPixmap] = {}  # chip pixmaps by text, kind, colours and size
+        self._pixmap_text: dict[int, tuple[str, int]] = {}
         self.setZValue(8)  # above tiles and frames, below the selection overlay
         self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemUsesExtendedStyleOption, True)
 
@@ -123,7 +196,8 @@ class LabelLayer(QGraphicsItem):
         return self._rect
 
     def invalidate(self) -> None:
-        """Verdicts, selection or search changed: place again at the next paint."""
+        """Verdicts, selection, search or theme changed: place again at the next paint (names, sizes and
+        boxes are the scene's own and stay: a theme changes colours, not the fonts' pixel sizes)."""
         self._version += 1
         self.update()
 
@@ -145,84 +219,86 @@ class LabelLayer(QGraphicsItem):
             w = self._widths[key] = fm.horizontalAdvance(text)
         return w
 
+    def _static(self) -> _Static:
+        """What does not change with the zoom, per unit and per frame: made once per scene (numpy arrays, so a
+        zoom step places thousands of units without a Python loop over them)."""
+        if self._static_data is None:
+            self._static_data = _Static.of(self)
+        return self._static_data
+
     def _place(self, lod: float, region: QRectF) -> None:
         gs = self.gs
-        g = gs.geometry
-        th = gs.theme
-        nodes = gs.graph.nodes
-        cand_text: list[str] = []
-        cand: list[tuple[float, float, float, float, int, str, bool, tuple[float, ...]]] = []
-        pinned = set(gs.overlay.matches.tolist()) | ({gs.overlay.selected} if gs.overlay.selected is not None
-                                                      else set())
+        st = self._static()
         rx0, ry0, rx1, ry1 = region.left(), region.top(), region.right(), region.bottom()
-        # frame titles: top-left of each open group, outer ones first
-        for f in gs.frames:
-            fr = f.frame
-            if fr.x1 < rx0 or fr.x0 > rx1 or fr.y1 < ry0 or fr.y0 > ry1:
-                continue
-            cand_text.append(f"▾ {fr.label}")
-            cand.append((fr.x0, fr.y0, 0.0, 0.0, -1, "frame", False, (P_FRAME, fr.depth, 0.0)))
-        vis = np.flatnonzero((g.x1 >= rx0) & (g.x0 <= rx1) & (g.y1 >= ry0) & (g.y0 <= ry1))
-        overview = lod < LOD_OVERVIEW
-        ops = Counter(nodes[i].op_type for i in vis.tolist() if nodes[i].kind == KIND_OP)
-        sev = {0: 0, 1: 1, 4: 2, 2: 3, 3: 4}  # verdict index -> badness (unsupported worst)
-        for i in vis.tolist():
-            node = nodes[i]
-            cx, cy = float(g.x0[i] + g.x1[i]) / 2, float(g.y0[i] + g.y1[i]) / 2
-            if node.kind == KIND_GROUP:
-                kind = "io" if gs.is_io_group(i) else "group"
-                size = gs.group_size(i)
-                text = f"⊞ {node.op_type}"
-                prio: tuple[float, ...] = (P_GROUP, -size, 0.0)
-            elif overview:
-                continue  # far out only groups and frames are named
-            elif node.kind == KIND_OP:
-                kind, text = "op", node.op_type
-                prio = (P_OP, -sev.get(int(gs.verdict_index[i]), 0), ops[node.op_type])
-            else:
-                kind = "io"
-                text = (node.outputs or node.inputs or [node.name])[0]
-                prio = (P_IO, 0.0, 0.0)
-            if i in pinned:
-                prio = (P_PINNED, 0.0, 0.0)
-            cand_text.append(text)
-            cand.append((cx, cy, 0.0, 0.0, i, kind, True, prio))
         self._chips = []
-        if not cand:
+        # units in the region (far out: groups only) and frames in the region
+        g = gs.geometry
+        inside = (g.x1 >= rx0) & (g.x0 <= rx1) & (g.y1 >= ry0) & (g.y0 <= ry1)
+        if lod < LOD_OVERVIEW:
+            inside &= st.cls == P_GROUP
+        units = np.flatnonzero(inside)
+        frames = np.flatnonzero((st.fx1 >= rx0) & (st.fx0 <= rx1) & (st.fy1 >= ry0) & (st.fy0 <= ry1))
+        if not len(units) and not len(frames):
             return
-        # stage 0: each name whole (up to MAX_CHIP_PX); stage 1, for the ones that found no room: the name
-        # elided to the box's own width on screen (attention_mask -> atte…mask), when that still says something
-        rows: list[tuple[int, int, str, float, float]] = []  # (candidate, stage, text, width, height)
-        for k, ((_x, _y, _w, _h, unit, kind, centred, _p), text) in enumerate(zip(cand, cand_text, strict=True)):
-            font = self.font_for(kind)
-            fm = th.fm_layer_group if font is th.font_layer_group else th.fm_layer
-            px = font.pixelSize()
-            full = self._width(text, fm, px)
-            if full > MAX_CHIP_PX - 2 * PAD_X:
-                text = fm.elidedText(text, Qt.TextElideMode.ElideMiddle, MAX_CHIP_PX - 2 * PAD_X)
-                full = self._width(text, fm, px)
-            height = fm.height() + 2 * PAD_Y
-            rows.append((k, 0, text, full + 2 * PAD_X, height))
-            box = float(g.x1[unit] - g.x0[unit]) * lod if centred and unit >= 0 else 0.0
-            if box >= MIN_SHORT_PX and box < full + 2 * PAD_X:
-                short = fm.elidedText(text, Qt.TextElideMode.ElideMiddle, box - 2 * PAD_X)
-                if len(short.replace("…", "")) >= 3:
-                    rows.append((k, 1, short, self._width(short, fm, px) + 2 * PAD_X, height))
-        m = len(rows)
-        xs, ys, ws, hs = np.empty(m), np.empty(m), np.empty(m), np.empty(m)
-        cen, owner, stage = np.empty(m, dtype=bool), np.empty(m, dtype=np.int64), np.empty(m, dtype=np.int64)
-        for r, (k, st, _text, width, height) in enumerate(rows):
-            x, y, _w, _h, _u, _kind, centred, _p = cand[k]
-            xs[r] = x * lod + (0.0 if centred else PAD_X)
-            ys[r] = y * lod + (0.0 if centred else PAD_Y + 2)
-            ws[r], hs[r], cen[r], owner[r], stage[r] = width, height, centred, k, st
-        order = np.array(sorted(range(m), key=lambda r: (rows[r][1], *cand[rows[r][0]][7], rows[r][0])),
-                         dtype=np.int64)
+        # priority: class, then within it (groups: bigger first; ops: worse verdict, then rarer op type)
+        cls = st.cls[units].copy()
+        pinned = [i for i in ([gs.overlay.selected] if gs.overlay.selected is not None else [])
+                  + gs.overlay.matches.tolist() if 0 <= i < len(st.cls)]
+        if pinned:
+            cls[np.isin(units, pinned)] = P_PINNED
+        badness = _BADNESS[np.asarray(gs.verdict_index, dtype=np.int64)[units]]
+        second = np.where(cls == P_GROUP, -st.size[units], np.where(cls == P_OP, -badness, 0)).astype(np.float64)
+        third = np.where(cls == P_OP, st.freq[units], 0).astype(np.float64)
+        n_u, n_f = len(units), len(frames)
+        # candidates: units (centred) then frames (top-left corner); stage 0 whole names
+        xs = np.concatenate([st.cx[units] * lod, st.fx0[frames] * lod + PAD_X])
+        ys = np.concatenate([st.cy[units] * lod, st.fy0[frames] * lod + PAD_Y + 2])
+        ws = np.concatenate([st.w[units], st.fw[frames]])
+        hs = np.concatenate([st.h[units], st.fh[frames]])
+        cen = np.concatenate([np.ones(n_u, dtype=bool), np.zeros(n_f, dtype=bool)])
+        key1 = np.concatenate([cls, np.full(n_f, P_FRAME)]).astype(np.float64)
+        key2 = np.concatenate([second, st.fdepth[frames].astype(np.float64)])
+        key3 = np.concatenate([third, np.zeros(n_f)])
+        owner = np.arange(n_u + n_f)
+        stage = np.zeros(n_u + n_f, dtype=np.int64)
+        texts: list[str | None] = [None] * (n_u + n_f)  # None: the static full text
+        # stage 1: a name that is wider than its box (and the box wide enough to say something) shortened to it
+        box = (g.x1[units] - g.x0[units]) * lod
+        short = np.flatnonzero((box >= MIN_SHORT_PX) & (box < st.w[units]))
+        if len(short):
+            extra_txt: list[str] = []
+            extra_w = np.empty(len(short))
+            th = gs.theme
+            for k, j in enumerate(short.tolist()):
+                i = int(units[j])
+                fm, px = (th.fm_layer_group, LAYER_GROUP_PX) if st.big[i] else (th.fm_layer, LAYER_PX)
+                t = fm.elidedText(st.text[i], Qt.TextElideMode.ElideMiddle, float(box[j]) - 2 * PAD_X)
+                extra_txt.append(t if len(t.replace("…", "")) >= 3 else "")
+                extra_w[k] = self._width(t, fm, px) + 2 * PAD_X
+            keep = np.array([bool(t) for t in extra_txt], dtype=bool)
+            short, extra_w = short[keep], extra_w[keep]
+            extra_txt = [t for t in extra_txt if t]
+            xs, ys = np.concatenate([xs, xs[short]]), np.concatenate([ys, ys[short]])
+            ws, hs = np.concatenate([ws, extra_w]), np.concatenate([hs, hs[short]])
+            cen = np.concatenate([cen, np.ones(len(short), dtype=bool)])
+            key1, key2, key3 = (np.concatenate([key1, key1[short]]), np.concatenate([key2, key2[short]]),
+                                np.concatenate([key3, key3[short]]))
+            owner = np.concatenate([owner, short])
+            stage = np.concatenate([stage, np.ones(len(short), dtype=np.int64)])
+            texts += extra_txt
+        order = np.lexsort((np.arange(len(xs)), key3, key2, key1, stage))
         for r in place(xs, ys, ws, hs, order, cen, owner, stage):
-            k, _st, text, width, height = rows[r]
-            x, y, _w, _h, unit, kind, centred, _p = cand[k]
-            ax, ay = (x, y) if centred else (x + PAD_X / lod, y + (PAD_Y + 2) / lod)
-            self._chips.append(Chip(text, ax, ay, width, height, unit, kind, centred))
+            k = int(owner[r])
+            if k < n_u:
+                i = int(units[k])
+                text = texts[r] if texts[r] is not None else st.text[i]
+                kind = st.kind[i]
+                self._chips.append(Chip(text, float(st.cx[i]), float(st.cy[i]), float(ws[r]), float(hs[r]), i, kind))
+            else:
+                f = int(frames[k - n_u])
+                self._chips.append(Chip(st.ftext[f], float(st.fx0[f]) + PAD_X / lod,
+                                        float(st.fy0[f]) + (PAD_Y + 2) / lod, float(ws[r]), float(hs[r]), -1,
+                                        "frame", centred=False))
 
     # ---- painting --------------------------------------------------------------------------------------
     def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None) -> None:
@@ -237,38 +313,68 @@ class LabelLayer(QGraphicsItem):
             self._region = view_rect.adjusted(-mx, -my, mx, my)
             self._place(lod, self._region)
             if self._key is not None and key[0] == self._key[0]:  # moved out of the region: repaint it all
-                QTimer.singleShot(0, self.update)
+                QTimer.singleShot(0, self._repaint)
             self._key = key
         self._paint_chips(painter, option.exposedRect)
 
+    def _repaint(self) -> None:
+        import shiboken6
+
+        if shiboken6.isValid(self) and self.scene() is not None:  # the scene may be gone (a new layout)
+            self.update()
+
     @staticmethod
     def _viewport_scene_rect(painter: QPainter, widget: QWidget | None) -> QRectF:
+        """The scene area being drawn: the view's viewport, or (QGraphicsView.render into an image) the device."""
         inv, ok = painter.worldTransform().inverted()
-        if widget is None or not ok:
+        if not ok:
             return QRectF(-1e9, -1e9, 2e9, 2e9)
-        return inv.mapRect(QRectF(widget.rect()))
+        return inv.mapRect(QRectF(widget.rect() if widget is not None else painter.viewport()))
 
     def _paint_chips(self, painter: QPainter, exposed: QRectF) -> None:
+        """Each chip as a pixmap drawn 1:1 in device pixels (made once per text and colours: a zoom step
+        paints a few hundred chips, and shaping their text anew each time cost more than the rest)."""
         t = painter.worldTransform()
         painter.save()
         painter.resetTransform()
-        painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
-        painter.setRenderHint(QPainter.RenderHint.TextAntialiasing, True)
         device_exposed = t.mapRect(exposed).adjusted(-2, -2, 2, 2)
         for c in self._chips:
             p = t.map(QPointF(c.x, c.y))
-            r = QRectF(p.x() - c.w / 2, p.y() - c.h / 2, c.w, c.h) if c.centred else QRectF(p.x(), p.y(), c.w, c.h)
-            if not r.intersects(device_exposed):
+            x, y = (p.x() - c.w / 2, p.y() - c.h / 2) if c.centred else (p.x(), p.y())
+            if not device_exposed.intersects(QRectF(x, y, c.w, c.h)):
                 continue
-            fill, border, text = self._colours(c)
-            painter.setPen(QPen(border, 1.0))
-            painter.setBrush(fill)
-            radius = c.h / 2 if c.kind == "io" else 4.0
-            painter.drawRoundedRect(r, radius, radius)
-            painter.setFont(self.font_for(c.kind))
-            painter.setPen(text)
-            painter.drawText(r, Qt.AlignmentFlag.AlignCenter, c.text)
+            painter.drawPixmap(QPointF(round(x), round(y)), self._chip_pixmap(c))
         painter.restore()
+
+    def _chip_pixmap(self, c: Chip) -> QPixmap:
+        fill, border, text = self._colours(c)
+        key = (c.text, c.kind, fill.rgba(), border.rgba(), text.rgba(), int(c.w), int(c.h))
+        pm = self._pixmaps.get(key)
+        if pm is None:
+            if len(self._pixmaps) > 4096:  # a long session of zooming through many names: start again
+                self._pixmaps.clear()
+                self._pixmap_text.clear()
+            pm = QPixmap(int(c.w) + 1, int(c.h) + 1)
+            pm.fill(Qt.GlobalColor.transparent)
+            qp = QPainter(pm)
+            qp.setRenderHint(QPainter.RenderHint.Antialiasing, True)
+            qp.setRenderHint(QPainter.RenderHint.TextAntialiasing, True)
+            r = QRectF(0.5, 0.5, c.w - 1, c.h - 1)
+            qp.setPen(QPen(border, 1.0))
+            qp.setBrush(fill)
+            radius = r.height() / 2 if c.kind == "io" else 4.0
+            qp.drawRoundedRect(r, radius, radius)
+            qp.setFont(self.font_for(c.kind))
+            qp.setPen(text)
+            qp.drawText(r, Qt.AlignmentFlag.AlignCenter, c.text)
+            qp.end()
+            self._pixmaps[key] = pm
+            self._pixmap_text[pm.cacheKey()] = (c.text, self.font_for(c.kind).pixelSize())
+        return pm
+
+    def chip_text(self, cache_key: int) -> tuple[str, int] | None:
+        """(text, font pixel size) of a chip pixmap drawn at 1:1 (what a test reads off the painter)."""
+        return self._pixmap_text.get(cache_key)
 
     def _colours(self, c: Chip) -> tuple[QColor, QColor, QColor]:
         """(fill, border, text) of a chip: the box's own colours, so a chip inside its box reads as its label."""

@@ -173,8 +173,11 @@ class FixFlow:
                 + "<p><a href='studio:diff'>Compare the two graphs side by side (Diff page)</a></p>")
         if page.workspace is not None:
             try:
-                page.workspace.add_model(outcome.path, kind="onnx", source=f"{outcome.kind} fix of {before.model}")
+                entry = page.workspace.add_model(outcome.path, kind="onnx",
+                                                 source=f"{outcome.kind} fix of {before.model}")
                 page.workspace.save()
+                if page.state.workspace is page.workspace:  # Diff opens on the original (A) and this (B)
+                    page.state.record_artifact("fix_source", outcome.source, entry.name)
                 page.sig_workspace_changed.emit()
             except Exception as exc:  # the fixed file exists either way; the workspace is a convenience
                 page.sig_log.emit(f"could not add {outcome.path} to the workspace: {exc}")

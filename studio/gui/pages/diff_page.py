@@ -2,8 +2,13 @@
 
 The comparison is studio.diff's (``diff_models``, the same report `studio diff` prints); this page reads the
 two graphs for drawing, shows the report and links the views: a row of the table, or a node clicked in one
-view, selects the node and its counterpart in the other. Model A follows the current model until the user
-types; B is chosen here (a fix output, an int8 copy, another export).
+view, selects the node and its counterpart in the other.
+
+A is "before" and B "after", and the page says which file each is: by default A is the original a fix was
+made from and B the fix's output (studio.gui.diff.sides, from the workspace state's ``fix_source``), so
+nodes a fix dropped read as removed. Nodes whose only change is their tensors' shapes (a static-dims fix
+re-shapes everything downstream) are coloured and counted apart from op, attribute and wiring changes.
+Until the user types a path, both fields follow the state.
 """
 
 from __future__ import annotations
@@ -28,21 +33,25 @@ from PySide6.QtWidgets import (
 )
 
 from studio.core.errors import JobCancelled, Problem, StudioError
-from studio.gui.diff.changes_table import STATUS_COLOUR, ChangesModel
+from studio.gui.diff.changes_table import STATUS_COLOUR, ChangesModel, status_of
+from studio.gui.diff.sides import default_sides
 from studio.gui.file_dialogs import start_dir
+from studio.gui.graph import palette
 from studio.gui.graph.view import GraphView
 from studio.gui.page import Page
 from studio.gui.widgets.field_error import FieldError
 
-DIFF_WORDS = {"unsupported": "removed", "risky": "changed", "supported": "added"}
+DIFF_WORDS = {"unsupported": "removed", "risky": "changed", "unknown": "shape only", "supported": "added"}
+LEGEND = (("removed", "removed (A only)"), ("changed", "op / attributes / wiring changed"),
+          ("shape only", "shapes only"), ("added", "added (B only)"))
 
 
-def _diff_job(a: Path, b: Path, target: str | None, job: Any) -> tuple[Any, Any, Any]:
+def _diff_job(a: Path, b: Path, target: str | None, job: Any, profile_dirs: list[Path]) -> tuple[Any, Any, Any]:
     """Worker side: both graphs for drawing and the diff report."""
     from studio.diff.api import diff_models
     from studio.gui.inspector.model_loading import load_graph_job
 
-    report = diff_models(a, b, target=target, job=job)
+    report = diff_models(a, b, target=target, job=job, profile_dirs=profile_dirs or None)
     return load_graph_job(a, job), load_graph_job(b, job), report
 
 
@@ -53,7 +62,8 @@ class DiffPage(Page):
     def __init__(self, jobs: Any = None, parent: QWidget | None = None) -> None:
         super().__init__(jobs, parent)
         self.report: Any | None = None
-        self._typed_a = False
+        self._typed_a = self._typed_b = False
+        self._structure_only = False  # the user chose "(structure only)" here: the combo stops following
         self._linking = False
         self._build()
 
@@ -63,32 +73,40 @@ class DiffPage(Page):
         root.addWidget(head)
         form = QGridLayout()
         self.a_edit, self.b_edit = QLineEdit(), QLineEdit()
-        self.a_edit.setPlaceholderText("model A (.onnx): the current model")
-        self.b_edit.setPlaceholderText("model B (.onnx): e.g. the output of a fix, an int8 copy, another export")
+        self.a_edit.setPlaceholderText("model A, before (.onnx): e.g. the original a fix was made from")
+        self.b_edit.setPlaceholderText("model B, after (.onnx): e.g. the output of a fix, an int8 copy, another export")
         self.a_edit.textEdited.connect(lambda _t: setattr(self, "_typed_a", True))
-        for row, (label, edit) in enumerate((("Model A", self.a_edit), ("Model B", self.b_edit))):
-            form.addWidget(QLabel(label), row, 0)
-            form.addWidget(edit, row, 1)
+        self.b_edit.textEdited.connect(lambda _t: setattr(self, "_typed_b", True))
+        self.a_why, self.b_why = QLabel(""), QLabel("")  # what each file is (from the workspace state)
+        for row, (label, edit, why) in enumerate((("A (before)", self.a_edit, self.a_why),
+                                                  ("B (after)", self.b_edit, self.b_why))):
+            form.addWidget(QLabel(f"<b>{label}</b>"), 2 * row, 0)
+            form.addWidget(edit, 2 * row, 1)
             browse = QPushButton("Browse…")
             browse.clicked.connect(lambda _c=False, e=edit: self._choose(e))
-            form.addWidget(browse, row, 2)
+            form.addWidget(browse, 2 * row, 2)
+            why.setProperty("role", "muted")
+            why.hide()  # shown with a text (_say)
+            form.addWidget(why, 2 * row + 1, 1)
         bar = QHBoxLayout()
+        self.swap_btn = QPushButton("Swap A ⇄ B")
+        self.swap_btn.setToolTip("compare the other way round (B becomes before)")
+        self.swap_btn.clicked.connect(self.swap)
+        bar.addWidget(self.swap_btn)
         bar.addWidget(QLabel("Verdicts for"))
         self.target_combo = QComboBox()
         self.target_combo.addItem("(structure only)", None)
-        from studio.inspect.profiles import BUILTIN_IDS
-
-        for tid in BUILTIN_IDS:
-            self.target_combo.addItem(tid, tid)
-        self.target_combo.setToolTip("also compare each node's verdict for this target (runs the inspector on "
-                                     "both models)")
+        self._fill_targets()
+        self.target_combo.setToolTip("also compare each node's verdict for this target: the workspace's current "
+                                     "target (choosing another here makes it every page's), or structure only")
+        self.target_combo.activated.connect(self._target_picked)
         bar.addWidget(self.target_combo)
         self.compare_btn = QPushButton("Compare")
         self.compare_btn.setDefault(True)
         self.compare_btn.clicked.connect(self.compare)
         bar.addWidget(self.compare_btn)
         bar.addStretch(1)
-        form.addLayout(bar, 2, 1, 1, 2)
+        form.addLayout(bar, 4, 1, 1, 2)
         root.addLayout(form)
         self.error = FieldError()
         root.addWidget(self.error)
@@ -96,11 +114,15 @@ class DiffPage(Page):
         self.summary.setWordWrap(True)
         self.summary.setTextFormat(Qt.TextFormat.RichText)
         root.addWidget(self.summary)
+        self.legend = QLabel("")  # the four colours with their counts
+        self.legend.setTextFormat(Qt.TextFormat.RichText)
+        root.addWidget(self.legend)
+        self._show_legend(None)
 
         split = QSplitter(Qt.Orientation.Vertical)
         views = QSplitter(Qt.Orientation.Horizontal)
         self.view_a, self.view_b = GraphView(), GraphView()
-        for title, view in (("A", self.view_a), ("B", self.view_b)):
+        for title, view in (("A (before)", self.view_a), ("B (after)", self.view_b)):
             box = QWidget()
             lay = QVBoxLayout(box)
             lay.setContentsMargins(0, 0, 0, 0)
@@ -125,28 +147,92 @@ class DiffPage(Page):
         split.addWidget(self.table)
         split.setStretchFactor(0, 3)
         split.setStretchFactor(1, 1)
+        # graphs a reader can look at on a 1366x768 screen: the page scrolls rather than squeeze them
+        views.setMinimumHeight(260)
+        self.table.setMinimumHeight(110)
+        split.setChildrenCollapsible(False)
         root.addWidget(split, 1)
 
     # ---- context ---------------------------------------------------------------------------------------
+    def _fill_targets(self) -> None:
+        """Every target the inspector checks: built-in, plugins' and the workspace's profiles."""
+        from studio.gui.targets import target_ids
+
+        keep = self.target_combo.currentData()
+        ids = target_ids(self._profile_dirs())
+        have = [self.target_combo.itemData(i) for i in range(1, self.target_combo.count())]
+        if ids != have:
+            self.target_combo.blockSignals(True)
+            while self.target_combo.count() > 1:
+                self.target_combo.removeItem(1)
+            for tid in ids:
+                self.target_combo.addItem(tid, tid)
+            self.target_combo.setCurrentIndex(max(0, self.target_combo.findData(keep)))
+            self.target_combo.blockSignals(False)
+
+    def _profile_dirs(self) -> list[Path]:
+        ws = getattr(self, "workspace", None)
+        return [ws.targets_dir] if ws is not None and ws.targets_dir.is_dir() else []
+
     def context_changed(self) -> None:
-        """Model A follows the current model (its ONNX file) until the user types another one."""
-        if self._typed_a:
+        self._fill_targets()
+        self._show_target()
+        self._follow_state()
+
+    def _show_target(self) -> None:
+        """The combo shows the workspace's current target unless the user asked for structure only here."""
+        if self._structure_only or not self.target:
             return
-        onnx = self.state.artifact("onnx") if self.state is not None else None
-        path = onnx or self.state.model_path()
-        if path is not None and str(path).endswith(".onnx"):
-            self.a_edit.setText(str(path))
+        i = self.target_combo.findData(self.target)
+        if i >= 0 and i != self.target_combo.currentIndex():
+            self.target_combo.setCurrentIndex(i)
+
+    def _target_picked(self, index: int) -> None:
+        """A target picked here is the workspace's target (every page follows); "(structure only)" stays local:
+        it is a way to compare, not a target."""
+        tid = self.target_combo.itemData(index)
+        self._structure_only = tid is None
+        if tid is not None:
+            self.choose_target(tid)
+
+    def state_changed(self, topic: str, payload: object) -> None:
+        if topic in ("model", "artifacts", "workspace"):
+            self._follow_state()
+
+    def _follow_state(self) -> None:
+        """A and B from the state (the fix's source and the fix), each until the user types or browses there."""
+        if self.state is None:
+            return
+        a, b = default_sides(self.state)
+        for typed, edit, why, side in ((self._typed_a, self.a_edit, self.a_why, a),
+                                       (self._typed_b, self.b_edit, self.b_why, b)):
+            if typed:
+                continue
+            if side.path and edit.text() != side.path:
+                edit.setText(side.path)
+            _say(why, side.why if side.path else "")
 
     def open_payload(self, payload: object) -> None:
-        """{"a": path, "b": path} (e.g. the inspector's "Compare with…" after a fix); both given: compare."""
+        """{"a": path, "b": path} (e.g. the inspector's "Compare with…" after a fix: its source and output);
+        both given: compare."""
         if isinstance(payload, dict):
-            if payload.get("a"):
-                self.a_edit.setText(str(payload["a"]))
-                self._typed_a = True
-            if payload.get("b"):
-                self.b_edit.setText(str(payload["b"]))
+            for key, edit, why in (("a", self.a_edit, self.a_why), ("b", self.b_edit, self.b_why)):
+                if payload.get(key):
+                    edit.setText(str(payload[key]))
+                    _say(why, str(payload.get(f"{key}_why", "before" if key == "a" else "after")))
+                    setattr(self, f"_typed_{key}", True)
             if payload.get("a") and payload.get("b"):
                 self.compare()
+
+    def swap(self) -> None:
+        """B becomes before and A after (both then count as chosen)."""
+        a, b = self.a_edit.text(), self.b_edit.text()
+        wa, wb = self.a_why.text(), self.b_why.text()
+        self.a_edit.setText(b)
+        self.b_edit.setText(a)
+        _say(self.a_why, wb.replace("after:", "before:", 1))
+        _say(self.b_why, wa.replace("before:", "after:", 1))
+        self._typed_a = self._typed_b = True
 
     def _choose(self, edit: QLineEdit) -> None:
         path, _ = QFileDialog.getOpenFileName(self, "ONNX model", start_dir(edit.text() or None, self.workspace,
@@ -154,8 +240,8 @@ class DiffPage(Page):
                                               "ONNX models (*.onnx);;All files (*)")
         if path:
             edit.setText(path)
-            if edit is self.a_edit:
-                self._typed_a = True
+            setattr(self, "_typed_a" if edit is self.a_edit else "_typed_b", True)
+            _say(self.a_why if edit is self.a_edit else self.b_why, "chosen here")
 
     # ---- running ---------------------------------------------------------------------------------------
     def compare(self) -> None:
@@ -175,7 +261,8 @@ class DiffPage(Page):
         target = self.target_combo.currentData()
         self.summary.setText("comparing…")
         self.compare_btn.setEnabled(False)
-        self.jobs.start("diff", f"diff {a.name} {b.name}", lambda job: _diff_job(a, b, target, job),
+        dirs = self._profile_dirs()
+        self.jobs.start("diff", f"diff {a.name} {b.name}", lambda job: _diff_job(a, b, target, job, dirs),
                         on_done=self._show, on_failed=self._failed)
 
     def _failed(self, err: StudioError) -> None:
@@ -192,20 +279,36 @@ class DiffPage(Page):
         self.compare_btn.setEnabled(True)
         self.report = report
         s = report.summary
-        self.label_a.setText(f"A: {Path(report.model_a).name} ({s.nodes_a:,} nodes)")
-        self.label_b.setText(f"B: {Path(report.model_b).name} ({s.nodes_b:,} nodes)")
+        self.label_a.setText(f"A (before): {Path(report.model_a).name} ({s.nodes_a:,} nodes)")
+        self.label_b.setText(f"B (after): {Path(report.model_b).name} ({s.nodes_b:,} nodes)")
         self.summary.setText(summary_html(report))
+        self._show_legend(report)
         self.changes.set_report(report)
         self.table.resizeColumnsToContents()
-        marks_a = {n.a: STATUS_COLOUR[n.status] for n in report.nodes if n.a}
-        marks_b = {n.b: STATUS_COLOUR[n.status] for n in report.nodes if n.b}
+        marks_a = {n.a: STATUS_COLOUR[status_of(n)] for n in report.nodes if n.a}
+        marks_b = {n.b: STATUS_COLOUR[status_of(n)] for n in report.nodes if n.b}
         self.view_a.set_verdicts(marks_a)
         self.view_b.set_verdicts(marks_b)
         self.view_a.set_graph(graph_a)
         self.view_b.set_graph(graph_b)
         self._pair_a = {a: b for a, b, _how in report.pairs()}
         self._pair_b = {b: a for a, b, _how in report.pairs()}
-        self.sig_log.emit(f"diff: {s.changed} changed, {s.removed} removed, {s.added} added")
+        self.sig_log.emit(f"diff {Path(report.model_a).name} -> {Path(report.model_b).name}: {s.removed} removed, "
+                          f"{s.added} added, {s.changed - s.changed_shape_only} changed, "
+                          f"{s.changed_shape_only} in shapes only")
+
+    def _show_legend(self, report: Any | None) -> None:
+        """A swatch per colour, with the report's count of each (none before a comparison)."""
+        colours = palette.verdict_colors(palette.current_theme())
+        s = report.summary if report is not None else None
+        counts = {} if s is None else {"removed": s.removed, "added": s.added, "shape only": s.changed_shape_only,
+                                       "changed": s.changed - s.changed_shape_only}
+        parts = []
+        for key, words in LEGEND:
+            n = f" <b>{counts[key]:,}</b>" if key in counts else ""
+            parts.append(f"<span style='color:{colours[STATUS_COLOUR[key]][0]}; font-size:12pt'>■</span> "
+                         f"{words}{n}")
+        self.legend.setText("&nbsp;&nbsp;&nbsp;".join(parts))
 
     # ---- linking ---------------------------------------------------------------------------------------
     def _row_chosen(self, *_args: Any) -> None:
@@ -233,19 +336,30 @@ class DiffPage(Page):
 
 
 
+def _say(label: QLabel, text: str) -> None:
+    label.setText(text)
+    label.setVisible(bool(text))
+
+
 def summary_html(report: Any) -> str:
-    """One line a reader takes in at once, then the kinds of change and any note."""
+    """One line a reader takes in at once, read from A (before) to B (after), then the kinds of change."""
+    from html import escape
+
     s = report.summary
+    a, b = escape(Path(report.model_a).name), escape(Path(report.model_b).name)
     if s.unrelated:
-        return f"<b>Nothing matched.</b> {s.message}"
+        return f"<b>Nothing matched.</b> {escape(s.message)}"
     if not report.has_changes:
-        return f"<b>No change</b>: {s.matched:,} nodes matched ({s.matched_by_name:,} by name)."
+        return f"<b>No change</b> from A ({a}) to B ({b}): {s.matched:,} nodes matched ({s.matched_by_name:,} by name)."
     kinds = ", ".join(f"{k} {v}" for k, v in sorted(s.changed_by_kind.items(), key=lambda kv: -kv[1]))
-    text = (f"<b>{s.changed:,} changed</b> ({kinds or 'no detail'}), <b>{s.removed:,} removed</b>, "
-            f"<b>{s.added:,} added</b>; {s.matched:,} of {s.nodes_a:,} / {s.nodes_b:,} nodes matched "
-            f"({s.matched_by_name:,} by name, {s.matched_by_structure:,} by structure).")
+    ops = s.changed - s.changed_shape_only
+    text = (f"From A ({a}) to B ({b}): <b>{s.removed:,} removed</b> (in A only), <b>{s.added:,} added</b> "
+            f"(in B only), <b>{ops:,} changed</b> in op, attributes or wiring, <b>{s.changed_shape_only:,} in "
+            f"shapes only</b>; {s.matched:,} of {s.nodes_a:,} / {s.nodes_b:,} nodes matched "
+            f"({s.matched_by_name:,} by name, {s.matched_by_structure:,} by structure)."
+            + (f"<br><span style='color:gray'>changed nodes by kind: {escape(kinds)}</span>" if kinds else ""))
     for note in report.notes:
-        text += f"<br><span style='color:gray'>{note}</span>"
+        text += f"<br><span style='color:gray'>{escape(note)}</span>"
     return text
 
 

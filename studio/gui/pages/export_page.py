@@ -166,6 +166,9 @@ class ExportPage(Page):
             self.source.set_folder(Path(payload))
             self.set_step(SOURCE)
 
+    def opened_path(self) -> str | None:
+        return self.source.folder.text() or None
+
     def _load_samples(self) -> None:
         try:
             from studio.export.api import list_samples

@@ -241,6 +241,9 @@ class InspectPage(Page):
         self.selection.pending_node = node
         self.open_model(path)
 
+    def opened_path(self) -> str | None:
+        return str(self.model_path) if self.model_path is not None else None
+
     def open_in_compile(self) -> None:
         """One click to the Compile page with this model and the current target (mapped to a board there)."""
         if self.model_path is not None:
@@ -300,13 +303,11 @@ class InspectPage(Page):
     def inspect_current(self) -> None:
         if self.model_path is None:
             return
-        from studio.inspect.api import inspect_model
-
         path = self.model_path
         dirs = self.target_profile_dirs()
         self.status_label.setText("inspecting…")
         self.jobs.start("inspect.report", f"inspect {path.name}",
-                        lambda job: inspect_model(path, None, profile_dirs=dirs, job=job),
+                        lambda job: _inspect_job(path, dirs, job),
                         on_done=self._on_report, on_failed=self.job_failed)
 
     def _on_graph_loaded(self, graph: GraphData) -> None:
@@ -478,6 +479,13 @@ class InspectPage(Page):
                 h.state.cancel()
         if self.netron is not None:
             self.netron.shutdown()
+
+
+def _inspect_job(path: Path, dirs: list[Path] | None, job: Any) -> Any:
+    """Worker side: the inspector's first import too (0.1-0.2 s of module loading) stays off the GUI thread."""
+    from studio.inspect.api import inspect_model
+
+    return inspect_model(path, None, profile_dirs=dirs, job=job)
 
 
 def _theme() -> str:

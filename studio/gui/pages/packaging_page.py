@@ -35,12 +35,14 @@ from studio.gui.widgets.bundle_actions import (
     PublicKeyDialog,
     choose_bundle,
     fill_files_table,
+    package_result_text,
     verify_existing,
 )
 from studio.gui.widgets.field_error import FieldError
 from studio.gui.widgets.fixed_lines import FixedLinesLabel
 from studio.gui.widgets.flow import FlowLayout, keep_wrapped_height
 from studio.gui.widgets.layout import add_heading, browse_row
+from studio.gui.widgets.openssf_box import OpenSSFBox
 from studio.gui.widgets.source_info import compiled_source_text
 from studio.gui.widgets.tables import readonly_table
 
@@ -79,7 +81,7 @@ class PackagingPage(Page):
         form.addRow("Export", browse_row(self.source_edit, self._browse_source))
         # a compiled folder: runtime tvm, its parity figures, the arch check; the same height for any source, so
         # the buttons below never move
-        self.source_info = FixedLinesLabel(4)
+        self.source_info = FixedLinesLabel(3)
         form.addRow("", self.source_info)
         self.source_edit.textChanged.connect(self._source_changed)
         self.board_combo = QComboBox()
@@ -124,6 +126,9 @@ class PackagingPage(Page):
         form.addRow("", self.force_check)
         box.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Fixed)  # never squeezed: buttons stay
         ll.addWidget(box)
+        self.openssf = OpenSSFBox(self.jobs)  # the source's OpenSSF signature, and the key that signs model/
+        self.openssf.sig_log.connect(self.sig_log.emit)
+        ll.addWidget(self.openssf)
         self.error = FieldError(self)
         ll.addWidget(self.error)
 
@@ -149,8 +154,8 @@ class PackagingPage(Page):
         self.progress = QProgressBar()
         self.progress.setRange(0, 100)
         self.progress.setValue(0)
-        self.status_label = QLabel("Choose an export, a board and a key, then build.")
-        set_role(self.status_label, "muted")
+        self.status_label = FixedLinesLabel(2)  # a deploy's long line never widens the page nor clips
+        self.status_label.setText("Choose an export, a board and a key, then build.")
         ll.addWidget(self.progress)
         ll.addWidget(self.status_label)
 
@@ -226,9 +231,11 @@ class PackagingPage(Page):
             return None
 
     def _source_changed(self) -> None:
+        self.openssf.set_source(self.source_edit.text().strip() or None)
         c = self._compiled_source()
         b = self._boards.get(self.board_combo.currentData()) if hasattr(self, "_boards") else None
-        text, mismatch = compiled_source_text(c, b) if c is not None else ("", False)
+        text, mismatch = compiled_source_text(c, b) if c is not None else (
+            "A `studio compile` folder as the export shows its runtime, parity and CPU check here.", False)
         set_role(self.source_info, "banner-fail" if mismatch else "muted")
         margin = 6 if mismatch else 0
         self.source_info.setContentsMargins(margin, margin // 3, margin, margin // 3)
@@ -368,6 +375,7 @@ class PackagingPage(Page):
         try:
             compiled = self._compiled_source()
             name = self.name_edit.text().strip() or (compiled.stem if compiled else collect_source(Path(src)).stem)
+            ssf_trust, ssf_key = self.openssf.trust(), self.openssf.signing_key()
         except StudioError as exc:
             self.error.show_error(exc.message, self.source_edit, hint=exc.hint)
             return
@@ -377,7 +385,8 @@ class PackagingPage(Page):
 
         def work(job: Any) -> Any:
             sk = store.load_signing_key(key, passphrase)
-            rep = build_bundle(src, board, sk, out, name=name, version=version, force=force, job=job)
+            rep = build_bundle(src, board, sk, out, name=name, version=version, force=force, job=job,
+                               openssf_key=ssf_key, openssf_trust=ssf_trust)
             job.set_status("verifying the bundle offline")
             ver = verify_bundle(out, load_trusted_keys(bytes(sk.verify_key)), job)
             return rep, ver
@@ -395,24 +404,20 @@ class PackagingPage(Page):
         rep, ver = res
         self.package_report, self.verify_report = rep, ver
         self.bundle_path = Path(rep.bundle)
+        if self.state.workspace is not None and self.state.model_name:
+            try:  # the current model's newest bundle: what Fleet rolls out by default
+                self.state.record_artifact("bundle", self.bundle_path)
+            except StudioError as exc:
+                self.sig_log.emit(f"the bundle was not recorded for {self.state.model_name}: {exc.message}")
         self.build_btn.setEnabled(True)
         self.progress.setValue(100)
         set_role(self.result_card, "banner-ok" if rep.verdict != "fail" else "banner-fail")
         self.result_title.setText(f"✔ {rep.name} {rep.version} for {rep.board}: signed and verified")
-        self.result_text.setText(
-            f"{self.bundle_path}\ntarget {rep.target}: {rep.verdict}{'  (FORCED)' if rep.forced else ''}; "
-            f"{rep.files} files, {rep.total_bytes / 1e6:.2f} MB; signer {rep.signer_key_id}; "
-            f"verified in {ver.seconds:.2f} s; serves {', '.join(rep.served_models)}"
-            + (f"\nruntime: tvm {rep.compiled.get('version')} ({rep.compiled.get('library')}, "
-               f"{rep.compiled.get('library_kind')}); parity {rep.compiled.get('parity', {}).get('status')}"
-               if rep.compiled else "") + "".join(f"\nwarning: {w}" for w in rep.warnings))
-        self._show_files()
+        self.result_text.setText(package_result_text(rep, ver))
+        fill_files_table(self.files, self.bundle_path)
         self.status_label.setText("Bundle ready: choose an agent and deploy.")
         self.sig_log.emit(rep.render())
         self._update_buttons()
-
-    def _show_files(self) -> None:
-        fill_files_table(self.files, self.bundle_path)
 
     def open_bundle(self, path: Path | None = None) -> None:
         """Deploy an existing .tar: verified against the studio's keys first (a tampered one is refused here)."""
@@ -428,7 +433,7 @@ class PackagingPage(Page):
         set_role(self.result_card, "banner-ok")
         self.result_title.setText(f"✔ {ver.name} {ver.version} for {ver.board}: verified")
         self.result_text.setText(ver.render())
-        self._show_files()
+        fill_files_table(self.files, self.bundle_path)
         self._update_buttons()
 
     def _build_failed(self, err: StudioError) -> None:

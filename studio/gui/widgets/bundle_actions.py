@@ -50,6 +50,21 @@ def verify_existing(bundle: Path, job: Any = None) -> Any:
     return verify_bundle(bundle, trust, job)  # raises BundleError: untrusted signer, tampered file, extras
 
 
+def package_result_text(rep: Any, ver: Any) -> str:
+    """The Package page's result card: where the bundle is, the board verdict, signatures, runtime, warnings."""
+    text = (f"{rep.bundle}\ntarget {rep.target}: {rep.verdict}{'  (FORCED)' if rep.forced else ''}; "
+            f"{rep.files} files, {rep.total_bytes / 1e6:.2f} MB; signer {rep.signer_key_id}; "
+            f"verified in {ver.seconds:.2f} s; serves {', '.join(rep.served_models)}")
+    if rep.compiled:
+        text += (f"\nruntime: tvm {rep.compiled.get('version')} ({rep.compiled.get('library')}, "
+                 f"{rep.compiled.get('library_kind')}); parity {rep.compiled.get('parity', {}).get('status')}")
+    if rep.openssf_source:
+        text += f"\nsource: OpenSSF signature by {rep.openssf_source.get('signer')} verified"
+    if rep.openssf:
+        text += f"\nOpenSSF: model/ signed by {rep.openssf.get('signer')} ({rep.openssf.get('file')})"
+    return text + "".join(f"\nwarning: {w}" for w in rep.warnings)
+
+
 def fill_files_table(table: Any, bundle: Path | None) -> None:
     """The bundle's files (path, size, SHA-256) from its manifest."""
     import tarfile

@@ -1,0 +1,223 @@
+"""One generic shrinker: any transformers config class at tiny dimensions, by key names alone.
+
+Why by key names: the coverage table must build every architecture in transformers' auto mappings without a line
+of per-architecture config code. Width keys become one width (so every "this hidden equals that hidden" relation
+between sub-configs still holds), depth keys two layers, head keys four heads (two key/value heads where the
+original shares them), feed-forward keys one size, expert counts four; the vocabulary shrinks to VOCAB and every
+special token id past it is moved inside it (distinct ids, same relations); lists that index layers are clipped,
+lists whose sum is a head dimension (M-RoPE sections) are rescaled. Image sizes, patch sizes, mel bins and
+positions stay as the defaults set them, so the default processor of the type still fits the config.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+HEADS = 4
+KV_HEADS = 2
+MAX_HEAD_DIM = 128  # the original head size is kept up to this (rotary sections in model code assume it)
+FFN = 128
+WIDTH = HEADS * 16  # replaced per config by HEADS * its head size (shrink_config)
+HEAD_DIM = 16
+LAYERS = 2
+EXPERTS = 4
+VOCAB = 1024
+
+_WIDTH = re.compile(r"^(hidden_size|d_model|embed_dim|n_embd|dim|model_dim|d_embed|embedding_size|"
+                    r"projection_dim|projection_size|project_dim|word_embed_proj_dim|out_hidden_size|"
+                    r"(\w+_)?hidden_size|(\w+_)?hidden_dim|(\w+_)?embed_dim|(\w+_)?d_model|hidden_dim|"
+                    r"image_text_hidden_size|text_embed_dim|vision_embed_dim|audio_embed_dim|mm_hidden_size|"
+                    r"encoder_hidden_size|hidden_channels|output_dim|proj_dim|(\w+_)?projection_dim|codebook_dim|condition_dim)$")
+_NOT_WIDTH = re.compile(r"(patch|kernel|stride|window|vocab|position|length|size_per|bucket|intermediate|head_dim"
+                        r"|rank|num_|max_|min_|image|input|conv|pad|sample|frame|chunk|mel|bins)")
+_LAYERS = re.compile(r"^(num_hidden_layers|num_layers|n_layer|n_layers|depth|encoder_layers|decoder_layers|"
+                     r"num_decoder_layers|num_encoder_layers|(\w+_)?num_hidden_layers|(\w+_)?num_layers|"
+                     r"(\w+_)?layers)$")
+_NOT_LAYERS = re.compile(r"(freq|max_window|dropout|drop|skip|first_k|moe_layer_freq|scale|index|indices|"
+                         r"interval|every|sparse|mamba|stride|_ids$|full_attn|layer_types|norm)")
+_HEADS = re.compile(r"^(num_attention_heads|num_heads|n_head|n_heads|(\w+_)?attention_heads|(\w+_)?num_heads|"
+                    r"(\w+_)?num_attention_heads)$")
+_KV_HEADS = re.compile(r"^((\w+_)?num_key_value_heads|n_kv_heads|num_kv_heads|multi_query_group_num|"
+                       r"(\w+_)?key_value_heads)$")
+_HEAD_DIM = re.compile(r"^(head_dim|d_kv|attention_head_dim|kv_channels|(\w+_)?head_dim|head_size|"
+                       r"qk_nope_head_dim|qk_rope_head_dim|v_head_dim|qk_head_dim)$")
+_FFN = re.compile(r"^(intermediate_size|ffn_dim|d_ff|mlp_dim|n_inner|(\w+_)?intermediate_size|(\w+_)?ffn_dim|"
+                  r"moe_intermediate_size|shared_expert_intermediate_size|encoder_ffn_dim|decoder_ffn_dim|"
+                  r"mlp_hidden_dim|intermediate_dim|ffn_hidden_size|dim_feedforward|feed_forward_dim)$")
+_EXPERTS = re.compile(r"^(num_experts|n_routed_experts|num_local_experts|moe_num_experts|n_experts|"
+                      r"(\w+_)?num_experts)$")
+_TOPK = re.compile(r"^(num_experts_per_tok|top_k|moe_topk|num_experts_per_token|topk_group|n_group)$")
+_TOKEN_ID = re.compile(r"(_token_id|_token_index|_token_ids|_id|_index)$")
+_VOCAB = re.compile(r"^(\w+_)?vocab_size$")
+
+
+def _ints(values: Any) -> bool:
+    return isinstance(values, list) and bool(values) and all(isinstance(v, int) and not isinstance(v, bool)
+                                                          for v in values)
+
+
+def shrink_dict(d: dict[str, Any], remap: dict[int, int], vocab: int, depth: int = 0,
+                head_dims: set[int] | None = None) -> dict[str, Any]:
+    """A shrunk copy of one config dict (sub-configs recursively); ``remap`` collects special ids moved."""
+    out: dict[str, Any] = {}
+    old_layers = next((d[k] for k in ("num_hidden_layers", "num_layers", "depth", "n_layer", "decoder_layers")
+                       if isinstance(d.get(k), int)), None)
+    head_dims = (head_dims or set()) | _old_head_dims(d)
+    # counts that size a sibling list (conv layers and their conv_dim / conv_stride lists) keep their value
+    list_lengths = {len(v) for k, v in d.items() if isinstance(v, list) and v and old_layers != len(v)}
+    for key, value in d.items():
+        if isinstance(value, dict):
+            if value and all(isinstance(k, str) and k.isdigit() for k in value) and old_layers \
+                    and "label" not in key:
+                value = _layer_keyed(value)
+            out[key] = shrink_dict(value, remap, vocab, depth + 1, head_dims) if depth < 6 else value
+            continue
+        if isinstance(value, bool) or value is None:
+            out[key] = value
+            continue
+        if isinstance(value, int):
+            keep = _LAYERS.match(key) and value in list_lengths and "hidden" not in key
+            out[key] = value if keep else _shrink_int(key, value, d, remap, vocab)
+            continue
+        if isinstance(value, list) and old_layers and len(value) == old_layers and old_layers > LAYERS:
+            value = _per_layer(value)  # one entry per layer: as many as the shrunk model has, each kind kept
+        if _ints(value):
+            out[key] = _shrink_list(key, value, old_layers, head_dims, remap, vocab)
+            continue
+        out[key] = value
+    return out
+
+
+def _per_layer(values: list[Any]) -> list[Any]:
+    """A per-layer list cut to LAYERS entries, keeping one entry of each kind the original mixes when it can."""
+    hashable = [v if not isinstance(v, (list, dict)) else repr(v) for v in values]
+    kinds = list(dict.fromkeys(hashable))
+    if len(kinds) <= LAYERS:
+        firsts = [hashable.index(k) for k in kinds]
+        rest = [i for i in range(len(values)) if i not in firsts]
+        picked = sorted((firsts + rest)[:LAYERS])
+        return [values[i] for i in picked]
+    return values[:LAYERS]
+
+
+def _layer_keyed(value: dict[str, Any]) -> dict[str, Any]:
+    """A dict keyed by layer index: entries past the shrunk depth move to the last layers (order kept)."""
+    keys = sorted(value, key=lambda k: int(k))
+    inside = [k for k in keys if int(k) < LAYERS]
+    outside = [k for k in keys if int(k) >= LAYERS][: max(0, LAYERS - len(inside))]
+    out = {k: value[k] for k in inside}
+    free = [i for i in range(LAYERS - 1, -1, -1) if str(i) not in out and f"{i:02d}" not in out]
+    width = len(keys[0])
+    for k, slot in zip(outside, free, strict=False):
+        out[str(slot).zfill(width)] = value[k]
+    return out
+
+
+def _old_head_dims(d: dict[str, Any]) -> set[int]:
+    """Head dimensions a config implies (explicit keys, or hidden / heads): what rotary sections sum to."""
+    dims = {int(v) for k, v in d.items() if isinstance(v, int) and not isinstance(v, bool) and _HEAD_DIM.match(k)}
+    hidden, heads = d.get("hidden_size"), d.get("num_attention_heads")
+    if isinstance(hidden, int) and isinstance(heads, int) and heads:
+        dims.add(hidden // heads)
+    return {x for x in dims if x > 1}
+
+
+def _shrink_int(key: str, value: int, d: dict[str, Any], remap: dict[int, int], vocab: int) -> int:
+    if _VOCAB.match(key) and value > vocab:
+        return vocab
+    if _TOKEN_ID.search(key) and "token" in key and value >= vocab:
+        return _remap(value, remap, vocab)
+    if value <= 1:
+        return value
+    if _KV_HEADS.match(key):
+        heads = next((d[k] for k in ("num_attention_heads", "num_heads") if isinstance(d.get(k), int)), value)
+        return HEADS if value >= heads else KV_HEADS
+    if _HEADS.match(key):
+        return min(value, HEADS)
+    if _HEAD_DIM.match(key):
+        return min(value, HEAD_DIM)
+    if _FFN.match(key):
+        return min(value, FFN)
+    if _EXPERTS.match(key):
+        return min(value, EXPERTS)
+    if _TOPK.match(key):
+        return min(value, 2)
+    if _LAYERS.match(key) and not _NOT_LAYERS.search(key):
+        return min(value, LAYERS)
+    if _WIDTH.match(key) and not _NOT_WIDTH.search(key.replace("hidden_size", "").replace("embed_dim", "")):
+        return min(value, WIDTH)
+    return value
+
+
+def _shrink_list(key: str, value: list[int], old_layers: int | None, head_dims: set[int],
+                 remap: dict[int, int], vocab: int) -> list[int]:
+    if "token" in key and any(v >= vocab for v in value):
+        return [_remap(v, remap, vocab) if v >= vocab else v for v in value]
+    total = sum(value)
+    if "section" in key and len(value) <= 4 and any(total in (h, h // 2) for h in head_dims):
+        target = HEAD_DIM if total in head_dims else HEAD_DIM // 2
+        scaled = [max(1, v * target // total) for v in value]
+        scaled[scaled.index(max(scaled))] += target - sum(scaled)
+        return scaled
+    if old_layers and re.search(r"(index|indexes|indices|layers|layer_ids|_layer)$", key) and \
+            all(-old_layers - 1 <= v <= old_layers for v in value):
+        clipped = [v if v < 0 else min(v, LAYERS - 1) for v in value]
+        return list(dict.fromkeys(clipped))
+    if _FFN.match(key):
+        return [min(v, FFN) for v in value]
+    if re.search(r"(depths|layers_per|num_layers|blocks)$", key):
+        return [min(v, LAYERS) for v in value]
+    if re.search(r"(hidden_sizes|dims|channels|embed_dims|hidden_dims|widths)$", key):
+        return [min(v, WIDTH) for v in value]
+    if re.search(r"(heads|num_heads)$", key):
+        return [min(v, HEADS) for v in value]
+    return value
+
+
+def _remap(value: int, remap: dict[int, int], vocab: int) -> int:
+    """A special id past the shrunk vocabulary -> a distinct id at its top (the same old id -> the same new id)."""
+    if value not in remap:
+        remap[value] = vocab - 1 - len(remap)
+    return remap[value]
+
+
+def _all_head_dims(d: dict[str, Any], depth: int = 0) -> set[int]:
+    dims = _old_head_dims(d)
+    for v in d.values():
+        if isinstance(v, dict) and depth < 4:
+            dims |= _all_head_dims(v, depth + 1)
+    return dims
+
+
+def shrink_config(config: Any) -> Any:
+    """A new config of the same class at tiny dimensions (None-safe: sub-configs rebuilt by the class itself).
+
+    The head size is the largest the original uses (up to MAX_HEAD_DIM), every width HEADS times it: model code
+    that assumes a head size (M-RoPE sections default to a 128-wide head) still runs."""
+    global WIDTH, HEAD_DIM
+    d = config.to_dict()
+    HEAD_DIM = min(MAX_HEAD_DIM, max(_all_head_dims(d) or {16}))
+    HEAD_DIM -= HEAD_DIM % 2
+    WIDTH = HEADS * HEAD_DIM
+    remap: dict[int, int] = {}
+    small = shrink_dict(d, remap, VOCAB)
+    for key in ("transformers_version", "architectures", "_name_or_path"):
+        small.pop(key, None)
+    _fit_image_tokens(small)
+    return type(config).from_dict(small)
+
+
+def _fit_image_tokens(d: dict[str, Any]) -> None:
+    """A default config whose tokens-per-image count exceeds its tower's patches (Gemma3's 256 over 14x14) cannot
+    pool them: the count becomes the patch grid (a square, as pooling to a square needs)."""
+    vision = d.get("vision_config")
+    if not isinstance(vision, dict):
+        return
+    size, patch = vision.get("image_size"), vision.get("patch_size")
+    if not (isinstance(size, int) and isinstance(patch, int) and patch > 0):
+        return
+    patches = (size // patch) ** 2
+    for key in ("mm_tokens_per_image", "image_seq_length", "num_image_tokens"):
+        if isinstance(d.get(key), int) and d[key] > patches:
+            d[key] = patches

@@ -1,0 +1,115 @@
+"""A stand-in tokenizer for building example inputs when a model folder has none.
+
+Why it exists: a multimodal processor (image tokens expanded into the prompt, audio tokens, boi / eoi markers) needs
+a tokenizer, and a folder holding only config.json and weights has none. The graph's inputs are token ids, so the
+tokenizer's only job here is to put the ids the model's forward looks for where the processor puts them: every
+special token the config names (``image_token_id`` / ``boi_token_index`` / ``audio_token_id`` / ...) becomes a
+string ``<image>`` / ``<boi>`` / ``<audio>`` at exactly that id, exposed as the tokenizer attribute processors read
+(``tokenizer.image_token``); ordinary words take ids below them. It is never written beside an export: clients
+must bring the real tokenizer, and the report says so.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+WORDS = ("a photo of the cat dog bird on red blue green grass near two small large house car tree what is color "
+         "how many people are there yes no one three picture image with describe transcribe this audio clip").split()
+_SPECIAL_KEY = re.compile(r"^(\w+?)_token_(id|index)$")
+_STANDARD = ("bos", "eos", "pad", "unk", "sep", "cls", "mask")
+
+
+def config_special_ids(config: dict[str, Any]) -> dict[str, int]:
+    """``name_token -> id`` for every ``<name>_token_id`` / ``<name>_token_index`` the config (or a sub-config)
+    sets to an int: the ids the model's own code compares input_ids against."""
+    found: dict[str, int] = {}
+
+    def walk(d: dict[str, Any], depth: int) -> None:
+        for key, value in d.items():
+            if isinstance(value, dict) and depth < 3:
+                walk(value, depth + 1)
+                continue
+            m = _SPECIAL_KEY.match(str(key))
+            if m and isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+                found.setdefault(f"{m.group(1)}_token", int(value))
+
+    walk(config, 0)
+    return found
+
+
+def text_vocab_size(config: dict[str, Any]) -> int:
+    text = config.get("text_config") if isinstance(config.get("text_config"), dict) else {}
+    decoder = config.get("decoder") if isinstance(config.get("decoder"), dict) else {}
+    for d in (text, config, decoder):
+        if isinstance(d.get("vocab_size"), int) and d["vocab_size"] > 0:
+            return int(d["vocab_size"])
+    return max([*config_special_ids(config).values(), 1000]) + 1
+
+
+def build_placeholder_tokenizer(config: dict[str, Any], extra_tokens: dict[str, str] | None = None) -> Any:
+    """A PreTrainedTokenizerFast whose special tokens sit at the config's ids (see the module docstring).
+
+    ``extra_tokens``: attribute name -> string of tokens a processor hard-codes (``<fake_token_around_image>``);
+    each gets the config id of the same name when there is one, else a free id."""
+    from tokenizers import Tokenizer, models, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast
+
+    vocab_size = text_vocab_size(config)
+    specials = config_special_ids(config)
+    taken = set(specials.values())
+    free = (i for i in range(vocab_size) if i not in taken)
+    strings: dict[str, str] = {}  # attribute -> string
+    vocab: dict[str, int] = {}
+    for name, idx in sorted(specials.items(), key=lambda kv: kv[1]):
+        if idx >= vocab_size:
+            continue  # an id past the embedding table: the model cannot take it either
+        text = f"<{name.removesuffix('_token')}>"
+        if text in vocab:
+            continue
+        vocab[text] = idx
+        strings[name] = text
+    for name, text in (extra_tokens or {}).items():
+        if text in vocab:
+            strings.setdefault(name, text)
+            continue
+        idx = specials.get(name)
+        if idx is not None and idx < vocab_size:
+            # the processor hard-codes its own string for a token the config names: that string takes the
+            # config's id (the default "<name>" keeps it too), and the tokenizer attribute becomes the string
+            vocab[text] = idx
+            strings[name] = text
+            continue
+        idx = next(free, None)
+        if idx is None:
+            continue
+        taken.add(idx)
+        vocab[text] = idx
+        strings[name] = text
+    unk = next(free)
+    vocab["[UNK]"] = unk
+    for w in WORDS:
+        nxt = next(free, None)
+        if nxt is None:
+            break
+        vocab[w] = nxt
+    model = Tokenizer(models.WordLevel(vocab, unk_token="[UNK]"))
+    model.pre_tokenizer = pre_tokenizers.Whitespace()
+    standard = {f"{s}_token": strings.pop(f"{s}_token") for s in _STANDARD if f"{s}_token" in strings}
+    if "pad_token" not in standard:
+        standard["pad_token"] = standard.get("eos_token", "[UNK]")
+    tok = PreTrainedTokenizerFast(tokenizer_object=model, unk_token="[UNK]", extra_special_tokens=strings,
+                                  **standard)
+    for name, text in strings.items():  # processors read both tokenizer.image_token and .image_token.content
+        tok.__dict__[name] = TokenText(text)
+    tok.studio_placeholder = True  # read by the report: the ids are right, the words are not
+    return tok
+
+
+class TokenText(str):
+    """A special token's text that also answers ``.content`` (what an AddedToken has): some processors read one,
+    some the other."""
+
+    @property
+    def content(self) -> str:
+        return str(self)

@@ -1,0 +1,397 @@
+"""Example inputs made by the model's processor on a synthetic image, clip and prompt, and the signature read off
+them: every tensor the processor returns that the model's forward takes is a graph input, with the dtype and
+shape the processor gave it and the axes that changed between runs declared dynamic.
+
+The runs (``MEDIA_CASES``) differ in batch size, prompt length and image size / clip length, so an axis that
+follows the batch is named ``batch``, one that follows the prompt ``sequence``, and any other axis that moved
+(patches, images, frames) is named after the first input it appears in; an axis that never moved is static (a
+fixed-resolution processor resizes every image to the size the model needs). An encoder-decoder whose processor
+makes no ``decoder_input_ids`` gets them from the tokenizer: the decoder start id, then the prompt's ids.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from studio.export.api import InputSpec
+from studio.export.processor_source import ProcessorSource
+
+DROP = {"labels", "return_loss", "output_attentions", "output_hidden_states", "return_dict", "use_cache"}
+
+
+@dataclass(frozen=True)
+class MediaCase:
+    """One processor run: rows, their prompts, one image (width, height) and one clip (seconds) per row."""
+
+    name: str
+    prompts: tuple[str, ...]
+    image: tuple[int, int]
+    seconds: tuple[float, ...]
+    decoder_tokens: int
+    seed: int
+
+    @property
+    def batch(self) -> int:
+        return len(self.prompts)
+
+
+MEDIA_CASES = (
+    MediaCase("traced (batch=2)", ("a photo of a cat", "what is the color of the car near the house"), (64, 48),
+              (1.0, 0.6), 4, 0),
+    MediaCase("batch=3, longer prompts, new image", (
+        "how many people are there in the picture", "two", "describe the red house with a green tree and a blue car"),
+        (80, 56), (0.8, 0.5, 1.2), 6, 1),
+    MediaCase("batch=1, short prompt", ("yes",), (56, 56), (0.4,), 3, 2),
+)
+
+
+@dataclass
+class Placeholders:
+    """The prompt prefix that asks the processor for one image / one clip per row ("" when it adds them)."""
+
+    image: str = ""
+    audio: str = ""
+    nested_images: bool = False  # the processor wants [[img], [img]] for a batch of prompts
+    send_text: bool = True
+    pad_all: bool = False  # padding=True for every modality (clips of different lengths into one tensor)
+
+
+@dataclass
+class ProcessorRun:
+    """What one run of the processor gave, numpy only."""
+
+    case: MediaCase
+    tensors: dict[str, np.ndarray]
+    modality: dict[str, str] = field(default_factory=dict)
+
+
+def synthetic_image(case: MediaCase, row: int) -> Any:
+    """A seeded RGB image with structure (a gradient plus noise), so resizing and normalising do real work."""
+    from PIL import Image
+
+    w, h = case.image
+    rng = np.random.default_rng(100 * case.seed + row)
+    y, x = np.mgrid[0:h, 0:w]
+    base = np.stack([x * 255 / max(w - 1, 1), y * 255 / max(h - 1, 1), (x + y) * 127 / max(w + h - 2, 1)], -1)
+    img = np.clip(base + rng.normal(0, 20, base.shape), 0, 255).astype(np.uint8)
+    return Image.fromarray(img, "RGB")
+
+
+def synthetic_clip(case: MediaCase, row: int, rate: int) -> np.ndarray:
+    """A seeded clip: a sweep plus a little noise, ``case.seconds[row]`` long."""
+    seconds = case.seconds[row % len(case.seconds)]
+    t = np.arange(max(int(seconds * rate), 1)) / rate
+    rng = np.random.default_rng(200 * case.seed + row)
+    wave = 0.4 * np.sin(2 * np.pi * (220 + 600 * t / max(seconds, 1e-3)) * t) + rng.normal(0, 0.02, t.size)
+    return wave.astype(np.float32)
+
+
+def sampling_rate(source: ProcessorSource) -> int:
+    fe = source.sub.get("feature_extractor") or source.sub.get("audio_processor")
+    return int(getattr(fe, "sampling_rate", 16000) or 16000)
+
+
+def placeholder_candidates(source: ProcessorSource, modality: str) -> list[str]:
+    """The strings a processor may want in the prompt for one image / clip: its own declared tokens, then none."""
+    tok = next((o for r, o in source.sub.items() if "tokenizer" in r), None)
+    attrs = ("image_token", "boi_token", "image_placeholder") if modality == "vision" else \
+        ("audio_token", "boa_token", "audio_placeholder")
+    found: list[str] = []
+    for obj in (source.processor, tok):
+        for a in attrs:
+            try:
+                v = getattr(obj, a, None)
+            except Exception:  # noqa: BLE001
+                v = None
+            v = getattr(v, "content", v)
+            if isinstance(v, str) and v and v not in found:
+                found.append(v)
+    return [*found, ""]
+
+
+def fit_prompt(source: ProcessorSource, prompt: str, limit: int | None, extra: int = 0) -> str:
+    """The prompt cut (whole words) to half the model's text positions (plus ``extra``: each case's own, so cut
+    prompts still differ in length): a tiny config's 16 positions hold it."""
+    tok = next((o for r, o in source.sub.items() if "tokenizer" in r), None)
+    if not limit or tok is None:
+        return prompt
+    words = prompt.split()
+    budget = min(limit // 2 + extra, limit - 2)
+    while len(words) > 1 and len(tok(" ".join(words), add_special_tokens=True)["input_ids"]) > budget:
+        words = words[:-1]
+    return " ".join(words)
+
+
+def text_positions(config: dict[str, Any]) -> int | None:
+    text = config.get("text_config") if isinstance(config.get("text_config"), dict) else config
+    value = text.get("max_position_embeddings") or text.get("n_positions") or text.get("max_target_positions")
+    return int(value) if isinstance(value, int) and value > 0 else None
+
+
+def run_processor(source: ProcessorSource, case: MediaCase, modalities: set[str], ph: Placeholders,
+                  limit: int | None = None) -> dict[str, Any]:
+    """The processor on one case's prompts, images and clips; raw outputs (torch or numpy tensors, lists)."""
+    kw: dict[str, Any] = {}
+    if "vision" in modalities:
+        images = [synthetic_image(case, r) for r in range(case.batch)]
+        kw["images"] = [[im] for im in images] if ph.nested_images else images
+    if "audio" in modalities:
+        rate = sampling_rate(source)
+        kw["audio"] = [synthetic_clip(case, r, rate) for r in range(case.batch)]
+        kw["sampling_rate"] = rate
+    if ph.send_text and any("tokenizer" in r for r in source.sub):
+        prompts = [fit_prompt(source, p, limit, case.seed) for p in case.prompts]
+        kw["text"] = [f"{ph.image}{ph.audio}{p}" for p in prompts]
+        kw["text_kwargs"] = {"padding": True}  # rows of different lengths; the audio keeps its own padding
+    if ph.pad_all:
+        kw["padding"] = True
+        kw.pop("text_kwargs", None)
+    out = source.processor(return_tensors="pt", **kw)
+    return dict(out.items()) if hasattr(out, "items") else dict(out)
+
+
+def to_numpy(value: Any) -> np.ndarray | None:
+    """A processor output as a numpy array (None for lists of ragged items, strings and other non-tensors)."""
+    try:
+        import torch
+
+        if isinstance(value, torch.Tensor):
+            if value.dtype == torch.bfloat16:
+                value = value.float()
+            return value.detach().cpu().numpy()
+    except ImportError:  # pragma: no cover - torch is there whenever a model is exported
+        pass
+    if isinstance(value, np.ndarray):
+        return value
+    return None
+
+
+def modality_of_key(source: ProcessorSource, key: str, asked: set[str]) -> str:
+    """Which sub-processor makes a tensor: its ``model_input_names`` say, else the name does."""
+    from studio.export.signatures import modality_of
+
+    for role, obj in source.sub.items():
+        names = list(getattr(obj, "model_input_names", []) or [])
+        if key in names:
+            if "tokenizer" in role and "text" in asked | {"text"}:
+                return "text"
+            if role == "image_processor":
+                return "vision"
+            if role in ("feature_extractor", "audio_processor"):
+                return "audio" if not (key == "attention_mask" and "tokenizer" in str(source.sub)) else "text"
+    guess = modality_of(key)
+    return guess if guess in asked | {"text"} else "text"
+
+
+def decoder_ids(source: ProcessorSource, config: dict[str, Any], case: MediaCase) -> np.ndarray:
+    """``decoder_input_ids`` for an encoder-decoder: the start id, then the prompt's ids (padded by repetition so
+    every row has ``case.decoder_tokens`` ids; the graph's sequence axis is what varies)."""
+    text = config.get("text_config") if isinstance(config.get("text_config"), dict) else {}
+    decoder = config.get("decoder") if isinstance(config.get("decoder"), dict) else {}
+    start = next((d.get(k) for d in (config, text, decoder) for k in ("decoder_start_token_id", "bos_token_id",
+                                                                      "pad_token_id") if isinstance(d.get(k), int)), 0)
+    tok = next((o for r, o in source.sub.items() if "tokenizer" in r), None)
+    vocab = next((d.get("vocab_size") for d in (text, decoder, config) if isinstance(d.get("vocab_size"), int)), 100)
+    rows = []
+    for p in case.prompts:
+        ids = list(tok(p, add_special_tokens=False)["input_ids"]) if tok is not None else []
+        ids = [i for i in ids if 0 <= i < vocab] or [min(5, vocab - 1)]
+        ids = (ids * case.decoder_tokens)[: case.decoder_tokens - 1]
+        rows.append([int(start), *ids])
+    return np.asarray(rows, dtype=np.int64)
+
+
+def name_axes(runs: list[dict[str, np.ndarray]], text_key: str | None) -> dict[str, dict[int, str]]:
+    """Per input, the axes whose size changed across the runs, named by what they followed (see the module
+    docstring)."""
+    batches = [len(c.prompts) for c in MEDIA_CASES[: len(runs)]]
+    seqs = [r[text_key].shape[-1] for r in runs] if text_key else []
+    patterns: dict[tuple[int, ...], str] = {tuple(batches): "batch"}
+    if seqs:
+        patterns.setdefault(tuple(seqs), "sequence")
+    axes: dict[str, dict[int, str]] = {}
+    for name in runs[0]:
+        shapes = [r[name].shape for r in runs if name in r]
+        if len({len(s) for s in shapes}) != 1:
+            continue
+        out: dict[int, str] = {}
+        for axis in range(len(shapes[0])):
+            sizes = tuple(s[axis] for s in shapes)
+            if len(set(sizes)) == 1:
+                continue
+            if sizes not in patterns:
+                flat = len(shapes[0]) == 2 and axis == 0 and runs[0][name].dtype.kind == "f"
+                patterns[sizes] = "patches" if flat else f"{name}_{axis}"  # rows of flattened patches / frames
+            out[axis] = patterns[sizes]
+        axes[name] = out
+    return axes
+
+
+def specs_from_runs(runs: list[ProcessorRun], order: list[str]) -> list[InputSpec]:
+    """The signature: one InputSpec per tensor, in the forward's parameter order, from the traced run's tensors."""
+    first = runs[0]
+    text_key = "input_ids" if "input_ids" in first.tensors else \
+        "decoder_input_ids" if "decoder_input_ids" in first.tensors else None
+    axes = name_axes([r.tensors for r in runs], text_key)
+    if text_key == "decoder_input_ids":
+        axes = {k: {i: ("decoder_sequence" if n == "sequence" else n) for i, n in v.items()} for k, v in axes.items()}
+    names = sorted(first.tensors, key=lambda n: order.index(n) if n in order else len(order))
+    return [InputSpec(first.modality.get(n, "text"), n, axes.get(n, {}), str(first.tensors[n].dtype),
+                      list(first.tensors[n].shape)) for n in names]
+
+
+# ------------------------------------------------------------------------------------------------ derivation
+
+_MISMATCH = re.compile(r"tokens:?\s*(\d+),?\s*features:?\s*(\d+)", re.I)
+_COUNT_ATTRS = re.compile(r"^(num_additional_image_tokens|image_seq_length|num_image_tokens|image_seq_len|"
+                          r"tokens_per_image|num_query_tokens|audio_seq_length)$")
+
+
+MAX_ATTEMPTS = 10  # prompt forms tried before the diagnosis (each runs the processor and the model once)
+
+
+class ExampleInputError(Exception):
+    """The processor could not make inputs the model's forward takes: names the input, the processor, the cause."""
+
+    def __init__(self, message: str, attempts: list[str], cause: BaseException | None) -> None:
+        super().__init__(message)
+        self.attempts = attempts
+        self.cause = cause
+
+
+@dataclass
+class Derivation:
+    """How the example inputs were made, and the runs themselves."""
+
+    placeholders: Placeholders
+    runs: list[ProcessorRun]
+    notes: list[str] = field(default_factory=list)
+    dropped: list[str] = field(default_factory=list)  # processor outputs the forward does not take
+
+
+def attempts(source: ProcessorSource, modalities: set[str]) -> list[Placeholders]:
+    """Prompt forms to try, most specific first: each of the processor's own placeholder tokens (an image and / or
+    a clip per row), a flat then a nested image list, then the prompt without placeholders, then no text."""
+    images = placeholder_candidates(source, "vision") if "vision" in modalities else [""]
+    clips = placeholder_candidates(source, "audio") if "audio" in modalities else [""]
+    out = [Placeholders(i, a, nested, True, pad) for i in images for a in clips for nested in (False, True)
+           for pad in (False, True)]
+    if any("tokenizer" in r for r in source.sub) and modalities:
+        out += [Placeholders(send_text=False), Placeholders(send_text=False, pad_all=True)]
+    seen: set[tuple[Any, ...]] = set()
+    unique = []
+    for p in out:
+        key = (p.image, p.audio, p.nested_images, p.send_text, p.pad_all)
+        if key not in seen and not (p.nested_images and "vision" not in modalities):
+            seen.add(key)
+            unique.append(p)
+    return unique
+
+
+def case_tensors(source: ProcessorSource, config: dict[str, Any], case: MediaCase, modalities: set[str],
+                 ph: Placeholders, params: list[str]) -> tuple[dict[str, np.ndarray], list[str]]:
+    """One case's graph inputs (numpy) and the processor outputs the forward does not take."""
+    raw = run_processor(source, case, modalities, ph, text_positions(config))
+    tensors: dict[str, np.ndarray] = {}
+    dropped: list[str] = []
+    for key, value in raw.items():
+        arr = to_numpy(value)
+        if key in params and key not in DROP and arr is not None:
+            tensors[key] = arr
+        elif key not in DROP:
+            dropped.append(key)
+    if "decoder_input_ids" in params and "decoder_input_ids" not in tensors and is_encoder_decoder(config):
+        tensors["decoder_input_ids"] = decoder_ids(source, config, case)
+    return tensors, dropped
+
+
+def text_width(config: dict[str, Any]) -> int:
+    text = config.get("text_config") if isinstance(config.get("text_config"), dict) else config
+    return int(text.get("hidden_size") or text.get("d_model") or 0)
+
+
+def is_encoder_decoder(config: dict[str, Any]) -> bool:
+    return bool(config.get("is_encoder_decoder") or isinstance(config.get("decoder"), dict)
+                or isinstance(config.get("decoder_config"), dict))
+
+
+def _calibrate(source: ProcessorSource, message: str, images: int, hidden: int) -> str | None:
+    """transformers' shared check ("tokens: X, features: Y") says the processor expanded one image into a count the
+    model's tower does not return: move the processor's own count setting by the difference (per image). Some
+    versions of the check print the features' element count: divided by the text width when it is a multiple."""
+    m = _MISMATCH.search(message)
+    if not m or images < 1:
+        return None
+    tokens, features = int(m.group(1)), int(m.group(2))
+    if hidden > 1 and features > 4 * tokens and features % hidden == 0:
+        features //= hidden
+    tokens, features = tokens // images, features // images
+    if tokens == features:
+        return None
+    for obj in (source.processor, source.sub.get("image_processor")):
+        for attr in dir(obj):
+            if not _COUNT_ATTRS.match(attr):
+                continue
+            value = getattr(obj, attr, None)
+            if isinstance(value, bool) or not isinstance(value, int):
+                continue
+            new = features if value == tokens else value + (features - tokens) if "additional" in attr else None
+            if new is None or new < 0:
+                continue
+            setattr(obj, attr, new)
+            return f"{type(obj).__name__}.{attr} {value} -> {new}: the model's tower returns {features} features " \
+                   f"per image where the processor made {tokens} placeholder tokens"
+    return None
+
+
+def derive_inputs(model: Any, source: ProcessorSource, config: dict[str, Any], modalities: set[str],
+                  params: list[str]) -> Derivation:
+    """Find the prompt form the model's forward accepts (it is the judge), then run every MEDIA_CASE with it.
+    Raises ExampleInputError naming the processor and the last cause when no form works."""
+    import torch
+
+    tried: list[str] = []
+    in_forward: list[tuple[str, BaseException]] = []  # the processor ran, the model refused: the telling ones
+    first: tuple[str, BaseException] | None = None
+    notes: list[str] = []
+    for ph in attempts(source, modalities)[:MAX_ATTEMPTS]:
+        for _ in range(3):  # a count calibration re-runs the same form
+            step = "processor"
+            try:
+                tensors, dropped = case_tensors(source, config, MEDIA_CASES[0], modalities, ph, params)
+                step = "forward"
+                with torch.no_grad():
+                    model(**{k: torch.from_numpy(np.ascontiguousarray(v)) for k, v in tensors.items()})
+            except Exception as exc:  # noqa: BLE001 - the next form is tried; all failing is the diagnosis
+                fixed = _calibrate(source, str(exc), MEDIA_CASES[0].batch, text_width(config))
+                if fixed:
+                    notes.append(f"token count calibrated: {fixed}")
+                    continue
+                line = f"{describe(ph)}: {step} raised {type(exc).__name__}: {str(exc).strip()[:240]}"
+                tried.append(line)
+                first = first or (line, exc)
+                if step == "forward" and (ph.send_text or not in_forward):
+                    in_forward.append((line, exc))
+                break
+            runs = [ProcessorRun(MEDIA_CASES[0], tensors)]
+            for case in MEDIA_CASES[1:]:
+                more, _ = case_tensors(source, config, case, modalities, ph, params)
+                runs.append(ProcessorRun(case, more))
+            for r in runs:
+                r.modality = {k: modality_of_key(source, k, modalities) for k in r.tensors}
+            return Derivation(ph, runs, notes, dropped)
+    line, cause = in_forward[0] if in_forward else first or ("", None)  # type: ignore[assignment]
+    raise ExampleInputError(f"{source.name} could not make inputs {type(model).__name__}.forward takes "
+                            f"({len(tried)} prompt forms tried; the telling one: {line})", tried, cause)
+
+
+def describe(ph: Placeholders) -> str:
+    parts = [f"image placeholder {ph.image!r}" if ph.image else "", f"audio placeholder {ph.audio!r}" if ph.audio
+             else "", "nested image lists" if ph.nested_images else "", "padding=True" if ph.pad_all else ""]
+    if not ph.send_text:
+        return "media only (no prompt)" + (", padding=True" if ph.pad_all else "")
+    return "prompt with " + (", ".join(p for p in parts if p) or "no placeholder")

@@ -1,0 +1,126 @@
+"""The Package page's OpenSSF model signing box: the signature the chosen source folder arrived with (who signed
+it, checked against a trusted public key or CA certificate as a job), and the ECDSA key that also signs the
+bundle's model/ (`studio package --openssf-trust / --openssf-key`). The checks are studio.edge.openssf's."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import Signal
+from PySide6.QtWidgets import (
+    QFileDialog,
+    QFormLayout,
+    QGroupBox,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QWidget,
+)
+
+from studio.core.errors import StudioError
+from studio.gui.theme import set_role
+from studio.gui.widgets.layout import browse_row
+
+PEM_FILTER = "PEM files (*.pem *.pub *.crt);;All files (*)"
+
+
+class OpenSSFBox(QGroupBox):
+    sig_log = Signal(str)
+
+    def __init__(self, jobs: Any, parent: QWidget | None = None) -> None:
+        super().__init__("OpenSSF model signing (optional)", parent)
+        self.jobs = jobs
+        self.source: Path | None = None
+        self.check_result: Any = None
+        form = QFormLayout(self)
+        row = QHBoxLayout()
+        self.status = QLabel("")
+        self.status.setWordWrap(True)
+        self.check_btn = QPushButton("Check")
+        self.check_btn.setToolTip("verify the source folder's OpenSSF signature against the trusted key")
+        self.check_btn.clicked.connect(self.check)
+        row.addWidget(self.status, 1)
+        row.addWidget(self.check_btn)
+        form.addRow("Source", row)
+        self.trust_edit = QLineEdit()
+        self.trust_edit.setPlaceholderText("publisher's public key or CA certificate (PEM)")
+        self.trust_edit.setToolTip("a source arriving with an OpenSSF signature is checked against this before "
+                                   "it is packaged; a mismatch stops the build and names the file")
+        form.addRow("Trusted", browse_row(self.trust_edit, lambda: self._browse(self.trust_edit, "Trusted key")))
+        self.key_edit = QLineEdit()
+        self.key_edit.setPlaceholderText("ECDSA private key (PEM) to also sign model/ (model.sig)")
+        self.key_edit.setToolTip("`model_signing verify key` accepts the bundle's model/ with its public half; "
+                                 "an encrypted key reads STUDIO_OPENSSF_KEY_PASSWORD")
+        form.addRow("Sign with", browse_row(self.key_edit, lambda: self._browse(self.key_edit, "Signing key")))
+        self.set_source(None)
+
+    def _browse(self, edit: QLineEdit, title: str) -> None:
+        path, _ = QFileDialog.getOpenFileName(self, title, edit.text() or str(Path.home()), PEM_FILTER)
+        if path:
+            edit.setText(path)
+
+    def _say(self, text: str, role: str) -> None:
+        set_role(self.status, role)
+        self.status.setText(text)
+
+    def set_source(self, source: Path | str | None) -> None:
+        """Say what the source arrived with (read from the signature file: nothing is hashed yet)."""
+        from studio.edge.openssf import find_signature, read_signature
+
+        self.source = Path(source) if source else None
+        self.check_result = None
+        sig = find_signature(self.source) if self.source is not None and self.source.is_dir() else None
+        self.check_btn.setEnabled(sig is not None)
+        if sig is None:
+            self._say("no OpenSSF signature with this source" if self.source is not None else "", "muted")
+            return
+        try:
+            info = read_signature(sig)
+        except StudioError as exc:
+            self._say(f"✘ {exc.message}", "fail")
+            return
+        self._say(f"{sig.name}: {len(info.files)} files signed by {info.signer()}; not checked yet", "warn")
+
+    def trust(self) -> Any:
+        """The OpenSSFTrust of the Trusted field (None when empty); InputError names a bad file."""
+        from studio.edge.openssf import OpenSSFTrust
+
+        text = self.trust_edit.text().strip()
+        return OpenSSFTrust.from_files([text]) if text else None
+
+    def signing_key(self) -> Path | None:
+        text = self.key_edit.text().strip()
+        return Path(text) if text else None
+
+    def check(self) -> None:
+        from studio.edge.openssf import verify_folder
+
+        if self.source is None:
+            return
+        try:
+            trust = self.trust()
+        except StudioError as exc:
+            self._say(f"✘ {exc.message}", "fail")
+            return
+        if trust is None:
+            self._say("choose the publisher's public key (or CA certificate) under Trusted, then Check", "warn")
+            return
+        source = self.source
+        self.check_btn.setEnabled(False)
+        self._say("checking…", "muted")
+        self.jobs.start("package:openssf", f"Check the OpenSSF signature of {source.name}",
+                        lambda job: verify_folder(source, trust), self._checked, self._failed)
+
+    def _checked(self, check: Any) -> None:
+        self.check_result = check
+        self.check_btn.setEnabled(True)
+        self._say(f"✔ {check.files} files signed by {check.signer} (trusted: {Path(check.trusted_by).name})",
+                  "ok")
+        self.sig_log.emit(check.render())
+
+    def _failed(self, err: StudioError) -> None:
+        self.check_btn.setEnabled(True)
+        self._say(f"✘ {err.message}", "fail")
+        self.sig_log.emit(err.render())
