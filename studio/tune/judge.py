@@ -144,7 +144,7 @@ def _judge(task: Task, out: Judged) -> None:
             f": {b.node} ({b.op_type}), {b.rule}" if b and b.node else f": {b.rule}" if b else "")
         return
     _evaluate(task, recipe, device, cal, out)
-    if task.layer_errors and out.status == "built" and recipe.precision in ("fp16", "int8-static"):
+    if task.layer_errors and out.status == "built" and recipe.precision != "fp32":
         _ort_layer_errors(task, recipe, t.model, source, feeds, out)
 
 
@@ -236,7 +236,7 @@ def _ort_layer_errors(task: Task, recipe: Any, model: Any, source: Any, feeds: l
     fp32 = replace(recipe, precision="fp32", keep_fp32=())
     ref = transform(source, fp32.fix_steps(task.target, None, None), processor_dir=Path(task.processor_dir)).model
     rows = layer_errors(ref, model, feeds)
-    if recipe.precision == "int8-static":
+    if recipe.precision in ("int8-static", "int8"):
         rows = [r for r in rows if r.op_type in INT8_OPS]
     import onnxruntime as ort
 

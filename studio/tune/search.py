@@ -100,7 +100,9 @@ class _Search:
         for name, (_p, info, _res) in self.parts.items():
             first = cands.allowed(self.o.target, self.o.precisions)[0]
             for r in cands.structures(info, self.o.target):
-                pairs.append(self._candidate(name, cands.apply_precision(r, self.o.target, first), "structure"))
+                r = cands.apply_precision(r, self.o.target, first)
+                # a reduced precision forced from the start: its per-layer error names the blocking layers
+                pairs.append(self._candidate(name, r, "structure", layer_errors=r.precision != "fp32"))
         self.run_round(pairs, "graph changes")
 
     def _best_structure(self, res: PartResult) -> Candidate | None:
@@ -125,7 +127,7 @@ class _Search:
             base = Recipe.from_dict(best.recipe)
             for prec in cands.allowed(self.o.target, self.o.precisions)[1:]:
                 r = cands.apply_precision(base, self.o.target, prec)
-                pairs.append(self._candidate(name, r, "precision", layer_errors=r.precision in ("fp16", "int8-static")))
+                pairs.append(self._candidate(name, r, "precision", layer_errors=r.precision != "fp32"))
         self.run_round(pairs, "precisions")
 
     def block_lists(self) -> None:
