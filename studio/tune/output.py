@@ -56,9 +56,12 @@ def restore(hit: Path, out: Path, key: str) -> TuneReport:
             f = tmp / name
             if f.is_file() and old:
                 f.write_text(f.read_text(encoding="utf-8").replace(old, str(out)), encoding="utf-8")
+    from studio.core.atomic import write_text_atomic
+
     rep = TuneReport.load(out / REPORT_FILE)
     rep.cached = True
     rep.notes.append(f"cached result {key[:12]} (same model, samples, options and tool versions): nothing rebuilt")
+    write_text_atomic(out / REPORT_FILE, rep.to_json())  # the file says where it came from too
     return rep
 
 
