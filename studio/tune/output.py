@@ -87,14 +87,15 @@ def choose(res: PartResult, o: Any) -> None:
         c.pareto = c.id in front
     ok = [c for c in built if c.meets_budget]
 
-    def rank(c: Candidate) -> tuple[float, float, bool, float]:
-        # objective, then accuracy (to 6 places: the last digits of a cosine are noise), then keeping the inputs'
-        # dynamic sizes where the target does not need them fixed, then size
+    def rank(c: Candidate) -> tuple[float, bool, float, float]:
+        # objective, then keeping the inputs' dynamic sizes where the target does not need them fixed (a text
+        # part fixed at the samples' length takes no other), then accuracy (to 6 places: the last digits of a
+        # cosine are noise), then size
         ob = _objective(c, o.objective)
         acc = _acc(c, o.budget)
         keeps_dynamic = not c.recipe.get("static") or o.target in NEEDS_STATIC
-        return (ob if ob is not None else float("-inf"), round(acc, 6) if acc is not None else float("-inf"),
-                keeps_dynamic, -float(c.judged.get("size_bytes") or 0))
+        return (ob if ob is not None else float("-inf"), keeps_dynamic,
+                round(acc, 6) if acc is not None else float("-inf"), -float(c.judged.get("size_bytes") or 0))
 
     if ok:
         best = max(ok, key=rank)
