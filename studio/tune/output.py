@@ -82,7 +82,8 @@ def _acc(c: Candidate, budget: Any) -> float | None:
 def choose(res: PartResult, o: Any) -> None:
     built = [c for c in res.candidates if c.status == "built" and c.accuracy is not None]
     pts = [(c.id, _objective(c, o.objective), _acc(c, o.budget)) for c in built]
-    front = pareto([(i, ob, a) for i, ob, a in pts if ob is not None and a is not None])
+    # accuracy to 6 places, as the choice reads it: a cosine's last digits are noise, not a trade-off
+    front = pareto([(i, ob, round(a, 6)) for i, ob, a in pts if ob is not None and a is not None])
     for c in built:
         c.pareto = c.id in front
     ok = [c for c in built if c.meets_budget]
