@@ -140,7 +140,7 @@ class OptimizeDialog(QDialog):
         split = QSplitter(Qt.Orientation.Horizontal)
         split.addWidget(self.scatter)
         split.addWidget(self.table)
-        split.setSizes([360, 700])
+        split.setSizes([300, 760])
         body = QSplitter(Qt.Orientation.Vertical)
         body.addWidget(split)
         body.addWidget(self.details)
@@ -286,7 +286,11 @@ class OptimizeDialog(QDialog):
         if err is None:
             self.error_label.hide()
             return
-        self.error_label.setText(err.message + (f"\nhint: {err.hint}" if getattr(err, "hint", "") else ""))
+        text = err.message + (f"\nhint: {err.hint}" if getattr(err, "hint", "") else "")
+        lines = text.splitlines()
+        short = "\n".join(lines[:4])[:600]  # a long trace stays in the tooltip and the Jobs panel's log
+        self.error_label.setText(short + (" …" if short != text else ""))
+        self.error_label.setToolTip(text[:4000])
         self.error_label.show()
 
     # ---- selection and use --------------------------------------------------------------------------------

@@ -14,13 +14,15 @@ from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QHeaderView,
+    QLabel,
     QTableWidget,
     QTableWidgetItem,
     QVBoxLayout,
     QWidget,
 )
 
-COLUMNS = ("Part", "Id", "Recipe", "Status", "Tool verdict", "NPU", "Accuracy", "Size", "Host latency")
+COLUMNS = ("Part", "Id", "Precision", "Graph changes", "Status", "Tool verdict", "NPU", "Accuracy", "Size",
+           "Latency")
 ID_ROLE = Qt.ItemDataRole.UserRole + 1
 OBJECTIVE_AXIS = {"npu-coverage": "nodes on the device (%)", "size": "size (KiB)", "host-latency": "host latency (ms)"}
 COLORS = {"chosen": "#e8710a", "pareto": "#1967d2", "met": "#188038", "other": "#9aa0a6"}
@@ -56,13 +58,17 @@ class CandidateTable(QTableWidget):
         self.verticalHeader().hide()
         h = self.horizontalHeader()
         h.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        h.setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
+        h.setSectionResizeMode(3, QHeaderView.ResizeMode.Stretch)
+        self.setTextElideMode(Qt.TextElideMode.ElideRight)  # the full recipe is in the tooltip and the details
         self.rows: dict[str, int] = {}
+        self.setColumnHidden(0, True)
         self.itemSelectionChanged.connect(self._on_select)
 
     def clear_rows(self) -> None:
         self.setRowCount(0)
         self.rows.clear()
+        self.setColumnHidden(0, True)  # the Part column shows once a second part appears
+
 
     def put(self, c: Any, metric: str) -> None:
         row = self.rows.get(c.id)
@@ -70,15 +76,18 @@ class CandidateTable(QTableWidget):
             row = self.rowCount()
             self.insertRow(row)
             self.rows[c.id] = row
+            if row and self.isColumnHidden(0) and self.item(0, 0) is not None and self.item(0, 0).text() != c.part:
+                self.setColumnHidden(0, False)
         j = c.judged or {}
         verdict = (j.get("verdict") or {}).get("verdict") or ""
         cov = j.get("coverage")
         acc = c.accuracy_value(metric) if c.accuracy else None
         mark = " ★" if c.chosen else " ◆" if c.pareto else ""
-        cells = [c.part, c.id + mark, c.label, c.status, verdict, "-" if cov is None else f"{100 * cov:.0f}%",
+        changes, _sep, prec = c.label.partition(" | ")
+        cells = [c.part, c.id + mark, prec, changes, c.status, verdict, "-" if cov is None else f"{100 * cov:.0f}%",
                  fmt_acc(acc, metric), fmt_size(j.get("size_bytes")),
                  "-" if c.latency_ms is None else f"{c.latency_ms:.3f} ms"]
-        tips = ["", "★ chosen, ◆ on the Pareto front", "\n".join(c.recipe.get("notes") or []),
+        tips = ["", "★ chosen, ◆ on the Pareto front", c.label, "\n".join([c.label, *(c.recipe.get("notes") or [])]),
                 j.get("error", "")[:600], (j.get("verdict") or {}).get("by", "") or j.get("tool", ""),
                 j.get("tool", ""), (c.accuracy or {}).get("by", ""), j.get("size_by", ""), c.latency_by]
         for col, (text, tip) in enumerate(zip(cells, tips, strict=True)):
@@ -90,9 +99,9 @@ class CandidateTable(QTableWidget):
                 f = item.font()
                 f.setBold(True)
                 item.setFont(f)
-            if col == 3 and c.status in ("failed", "crashed", "error"):
+            if col == 4 and c.status in ("failed", "crashed", "error"):
                 item.setForeground(QColor("#c5221f"))
-            if col == 6 and c.accuracy is not None:
+            if col == 7 and c.accuracy is not None:
                 item.setForeground(QColor(COLORS["met"] if c.meets_budget else "#c5221f"))
             self.setItem(row, col, item)
 
@@ -122,7 +131,14 @@ class CandidateScatter(QWidget):
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
         self.plot = pg.PlotWidget(background="w")
-        lay.addWidget(self.plot)
+        lay.addWidget(self.plot, 1)
+        legend = QLabel(f"<span style='color:{COLORS['chosen']}'>★</span> chosen · "
+                        f"<span style='color:{COLORS['pareto']}'>●</span> Pareto front · "
+                        f"<span style='color:{COLORS['met']}'>●</span> meets the budget · "
+                        f"<span style='color:{COLORS['other']}'>●</span> misses it · dashed: the budget")
+        legend.setWordWrap(True)
+        legend.setProperty("role", "muted")
+        lay.addWidget(legend)
         self.setMinimumSize(260, 200)
         self.plot.showGrid(x=True, y=True, alpha=0.25)
         self.points = pg.ScatterPlotItem(size=11, hoverable=True, tip=None)
