@@ -10,7 +10,7 @@ PYTEST_ARGS ?=
 # Pinned versions that install together (pip would otherwise backtrack through GB-sized wheels).
 CONSTRAINTS ?= packaging/constraints.txt
 
-.PHONY: run test test-core bench lint venv clean cross-toolchain desktop-deps rknn-env bytecode icons
+.PHONY: run test test-core bench lint venv clean cross-toolchain desktop-deps rknn-env bytecode icons docs docs-screenshots
 
 $(STAMP): pyproject.toml $(CONSTRAINTS) plugins/studio-openvino/pyproject.toml plugins/studio-rknn/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -56,7 +56,16 @@ icons: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(PY) -m studio.desktop.icons
 
 lint: $(STAMP)
-	$(PY) -m ruff check studio plugins tests bench
+	$(PY) -m ruff check studio plugins tests bench tools
+
+# The documentation site (docs/, mkdocs.yml) into site/; --strict: a warning (broken link or anchor) fails it.
+# The CLI reference and the benchmarks page are made during the build (tools/mkdocs_hooks.py).
+docs: $(STAMP)
+	$(PY) -m mkdocs build --strict --site-dir site
+
+# The user guide's screenshots, docs/images/PAGE.png, from `studio gui --screenshot` on a fresh demo workspace.
+docs-screenshots: $(STAMP)
+	$(PY) tools/docs_screenshots.py --out docs/images
 
 # Debian's aarch64 cross compiler links TVM's cross-built objects into a board .so (studio compile --target aarch64).
 # Best effort: without it (not root, no apt) the tests of the .so step skip with a reason; the .tar path still runs.
@@ -83,7 +92,7 @@ desktop-deps:
 	-@QT_QPA_PLATFORM=xcb $(PY) -m studio.gui.platform_check --install --quiet
 
 clean:
-	rm -rf $(VENV) .pytest_cache build *.egg-info
+	rm -rf $(VENV) .pytest_cache build *.egg-info site
 
 # rknn-toolkit2 2.5.0 in its own venv (~/.cache/deployment-studio/rknn-2.5.0, STUDIO_RKNN_ENV overrides):
 # about 80 s and 1.3 GiB the first time, then cached; best-effort (the rknn tests skip with the reason without it)

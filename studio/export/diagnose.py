@@ -253,8 +253,10 @@ def diagnose_exception(stage: str, exc: BaseException, *, model: Any = None, exp
     import traceback
 
     text = f"{type(exc).__name__}: {exc}"
+    seen = [exc]
     chain = exc.__cause__ or exc.__context__
-    while chain is not None:
+    while chain is not None and chain not in seen:  # an explicit `raise a from b` can close a loop
+        seen.append(chain)
         text += f"\ncaused by {type(chain).__name__}: {chain}"
         chain = chain.__cause__ or chain.__context__
     raw = "\n".join(list(log) + ["".join(traceback.format_exception(exc))])[-RAW_LOG_LIMIT:]

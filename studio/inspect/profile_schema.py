@@ -37,7 +37,7 @@ from studio.inspect.profiles import (
 )
 
 WHAT = "target profile"
-HINT = ("see the 'Inspector' section of README.md for the profile format, or compare with "
+HINT = ("see docs/guide/inspect.md (Target profiles) for the profile format, or compare with "
         "studio/resources/targets/tensorrt.yaml (`studio schema targets` prints the JSON Schema to check it with)")
 
 Name = Annotated[StrictStr, Field(min_length=1)]

@@ -182,3 +182,16 @@ def test_close_report_drops_outputs_of_a_failed_export(tmp_path: Path) -> None:
     close_report(r, ExportOptions(model_dir=tmp_path, output=tmp_path / "m.onnx", report=tmp_path / "r.json"), 1.5)
     assert r.outputs == [] and r.parts["text"]["path"] is None and r.timings["total"] == 1.5
     assert json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))["status"] == "failed"
+
+
+def test_a_cause_loop_is_diagnosed_not_walked_forever() -> None:
+    """`raise a from b` after b was raised while handling a closes a loop Python's own context check leaves open
+    (the exporter fallback's two failures hung the export in diagnose_exception)."""
+    from studio.export.diagnose import diagnose_exception
+    from studio.export.locate import locate_exception
+
+    a, b = RuntimeError("first exporter"), ValueError("second exporter")
+    a.__cause__, b.__cause__ = b, a
+    diag = diagnose_exception("export", a)
+    assert "first exporter" in diag.message
+    locate_exception(a)

@@ -246,3 +246,27 @@ def test_netron_tab(qtbot, page: InspectPage, model_path: Path, artifacts_dir: P
     qtbot.wait(300)
     page.grab().save(str(artifacts_dir / "inspect_netron_tab.png"))
 
+
+
+def test_graph_opens_at_fit_and_an_empty_findings_table_gives_it_the_height(qtbot, tmp_path: Path) -> None:
+    """At a 1366x768 window's page size the graph opens showing its whole top level, and a target without
+    findings leaves the table at its header (the graph had 200 px beside an empty table); findings again: a third."""
+    from tests.edge.helpers import make_mlp
+
+    page = shown(qtbot, InspectPage(), 840, 600)
+    try:
+        _load(qtbot, page, make_mlp(tmp_path / "mlp.onnx"))
+        page.set_target("ort-cpu")
+        assert not page.report.findings_for("ort-cpu")
+        split = page.findings.parentWidget()
+        qtbot.waitUntil(lambda: page.table.height() <= page.table.minimumSizeHint().height() + 8)  # its header
+        view = page.view
+        x0, y0, x1, y1 = view.gscene.geometry.layout.bounds
+        filled = max((x1 - x0) * view.zoom / view.viewport().width(), (y1 - y0) * view.zoom / view.viewport().height())
+        assert filled >= 0.8 or view.zoom >= 1.0, (filled, view.zoom)  # Fit (a tiny graph stops at its own size)
+        with_findings = next(t for t in page.report.targets if page.report.findings_for(t))
+        page.set_target(with_findings)
+        graph_h, table_h = split.sizes()
+        assert table_h >= 0.3 * (graph_h + table_h), split.sizes()
+    finally:
+        page.jobs.shutdown()

@@ -1,4 +1,4 @@
-"""The README's Extras table, row by row: each row's commands run in a venv holding only that extra.
+"""The Extras table (docs/install.md), row by row: each row's commands run in a venv holding only that extra.
 
 One cached deps-only venv per extra (tests/install/venvs.py), the session's fresh wheel installed into it with
 --no-deps; commands run with cwd outside the checkout. Each row also checks the table's "pulls torch" and
@@ -19,7 +19,7 @@ from tests.install.venvs import WheelVenv
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(3600)]
 
-# extra -> (pulls torch, pulls Qt), as the README's Extras table says
+# extra -> (pulls torch, pulls Qt), as the Extras table in docs/install.md says
 TABLE = {"core": (False, False), "export": (True, False), "optimize": (False, False), "gui": (False, True),
          "triton": (False, False), "agent": (False, False), "telemetry": (False, False), "compile": (False, False),
          "gpu": (False, False), "cluster": (False, False), "locust": (False, False), "openssf": (False, False)}

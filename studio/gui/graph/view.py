@@ -29,7 +29,7 @@ from studio.gui.graph import palette
 from studio.gui.graph.expansion import Expansion, wants_hierarchy
 from studio.gui.graph.font_note import FontNote
 from studio.gui.graph.layout_worker import RUNNING, LayoutWorker, forget_finished
-from studio.gui.graph.lod import FIT_MAX, LOD_LABEL, LOD_NAME, LOD_OVERVIEW
+from studio.gui.graph.lod import FIT_MAX, LOD_NAME, LOD_OVERVIEW
 from studio.gui.graph.model import KIND_GROUP, GraphData
 from studio.gui.graph.scene import GraphGeometry, GraphScene
 from studio.gui.graph.view_groups import GroupsMixin
@@ -51,6 +51,7 @@ class GraphView(GroupsMixin, QGraphicsView):
         self.setScene(QGraphicsScene(self))
         self.gscene: GraphScene | None = None
         self.graph: GraphData | None = None  # what is drawn: the base graph, or its visible units with groups
+        self._at_fit = False  # the view shows Fit and nobody zoomed since: a resize fits again
         self.base_graph: GraphData | None = None
         self.expansion: Expansion | None = None
         self._focus: tuple[str, str] | None = None  # ("node", name) | ("group", path) to show after a relayout
@@ -201,20 +202,11 @@ class GraphView(GroupsMixin, QGraphicsView):
         self.sig_layout_ready.emit(geometry)
 
     def _initial_view(self) -> None:
-        """Whole graph (as Fit shows it) when its boxes are big enough for their own text, else the top of it
-        at a width that shows a layer."""
+        """The whole top level, as Fit shows it: boxes too small for their own text are named by the label layer
+        at a legible size (the view once opened at the top of the graph, half of it out of sight)."""
         assert self.gscene is not None
-        r = self.gscene.geometry.scene_rect
-        vw, vh = max(self.viewport().width(), 200), max(self.viewport().height(), 200)
-        x0, y0, x1, y1 = self.gscene.geometry.layout.bounds
-        fit = min(vw / max(x1 - x0 + 80, 1.0), vh / max(y1 - y0 + 60, 1.0))
         self.resetTransform()
-        if fit >= LOD_LABEL:
-            self.fit_all()
-        else:
-            s = max(LOD_LABEL, min(1.0, vw / r.width()))
-            self._set_scale(s)
-            self.centerOn(QPointF(r.center().x(), r.top() + vh / 2 / s))
+        self.fit_all()
 
     # ---- state from the page ---------------------------------------------------------------------------
     def _apply(self, method: str, value: object) -> None:
@@ -351,6 +343,7 @@ class GraphView(GroupsMixin, QGraphicsView):
         self._set_scale(s)
 
     def _set_scale(self, s: float) -> None:
+        self._at_fit = False
         s = max(MIN_SCALE, min(MAX_SCALE, s))
         cur = self.transform().m11()
         if cur > 0:
@@ -379,6 +372,7 @@ class GraphView(GroupsMixin, QGraphicsView):
             if self.zoom > FIT_MAX:  # a tiny graph: do not blow the boxes up
                 self._set_scale(FIT_MAX)
             self.sync_level_of_detail()
+            self._at_fit = True
 
     def wheelEvent(self, event: QWheelEvent) -> None:
         if event.modifiers() & Qt.KeyboardModifier.ShiftModifier:
@@ -411,6 +405,8 @@ class GraphView(GroupsMixin, QGraphicsView):
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
+        if self._at_fit:  # a splitter or dock moved while the view showed Fit: it still does
+            self.fit_all()
         if self.font_note.isVisible():
             self.font_note.place()
 

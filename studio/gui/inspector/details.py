@@ -154,7 +154,8 @@ def stats_html(stats: Any, graph: GraphData | None, report: Any, theme: str = "l
         rows.insert(1, ("IR / producer", f"{report.ir_version} · {escape(report.producer or '—')}"))
     out.append("<table class='t' width='100%'>")
     for k, v in rows:
-        out.append(f"<tr><td class='muted' width='38%' nowrap>{k}</td><td>{v}</td></tr>")
+        # the key column as wide as its longest key: a fixed share broke "Parameters" mid-word in a narrow dock
+        out.append(f"<tr><td class='muted' nowrap>{k}</td><td>{v}</td></tr>")
     out.append("</table>")
     if stats.estimate_note:
         out.append(f"<p class='muted'>{escape(stats.estimate_note)}</p>")

@@ -4,6 +4,7 @@ fix changed (rich text from ``details``), the Profile tab and the Verify tab (re
 
 from __future__ import annotations
 
+from PySide6.QtGui import QTextOption
 from PySide6.QtWidgets import QFrame, QTabWidget, QTextBrowser, QWidget
 
 from studio.gui.inspector.profile_panel import ProfilePanel
@@ -17,6 +18,8 @@ def text_panel(placeholder: str) -> QTextBrowser:
     b.setFrameShape(QFrame.Shape.NoFrame)
     b.setPlaceholderText(placeholder)
     b.document().setDocumentMargin(10)
+    # words break at their boundaries only (QTextEdit's default also breaks anywhere: "Parameter s", "pe ak")
+    b.setWordWrapMode(QTextOption.WrapMode.WordWrap)
     return b
 
 
