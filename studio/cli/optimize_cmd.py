@@ -13,6 +13,7 @@ reported and written); 2 bad input (unknown target, malformed budget, empty cali
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 from pathlib import Path
 
@@ -46,6 +47,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="print the report as JSON")
 
 
+def _interrupt(signum: int, _frame: object) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
 def run(args: argparse.Namespace) -> int:
     from studio.cli.progress import job_progress
     from studio.tune.options import TuneOptions, parse_budget
@@ -58,7 +63,11 @@ def run(args: argparse.Namespace) -> int:
                        precisions=[x for v in args.precision for x in v.split(",") if x], workers=args.workers,
                        use_cache=not args.no_cache, force=args.force, latency_runs=max(1, args.latency_runs),
                        profile_dirs=args.profile_dir)
-    with job_progress("optimize", enabled=not args.json) as job:
-        rep = optimize_for_target(opts, job)
+    previous = signal.signal(signal.SIGTERM, _interrupt)  # a kill stops the workers and tools like Ctrl+C does
+    try:
+        with job_progress("optimize", enabled=not args.json) as job:
+            rep = optimize_for_target(opts, job)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
     sys.stdout.write(rep.to_json() + "\n" if args.json else render_text(rep))
     return 0 if rep.met else 1

@@ -60,8 +60,8 @@ class Judged:
 
 
 def worker_init() -> None:
-    """Pool worker start-up: its own process group (a cancel kills it with the tools it started) and low priority
-    (the GUI and the user's other work keep their share of the two cores)."""
+    """Pool worker start-up: its own process group (a cancel kills it with the tools it started), low priority
+    (the GUI and the user's other work keep their share of the two cores), killed when its parent dies."""
     try:
         os.setpgrp()
     except OSError:
@@ -69,6 +69,13 @@ def worker_init() -> None:
     try:
         os.nice(10)
     except OSError:
+        pass
+    try:  # Linux: die with the process that started us (a killed studio leaves no worker behind its back)
+        import ctypes
+        import signal
+
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, int(signal.SIGKILL))  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
         pass
 
 

@@ -221,8 +221,10 @@ def optimize_for_target(options: TuneOptions, job: JobState | None = None) -> Tu
             search.structures()
             search.precisions()
             search.block_lists()
-        finally:
-            search.pool.close() if not job.cancel_requested else search.pool.stop()
+        except BaseException:  # a cancel, Ctrl+C, a bug: the workers (own process groups) and their tools go too
+            search.pool.stop()
+            raise
+        search.pool.close()
         rep.timings["search"] = round(time.perf_counter() - t0, 2)
         if search.timed_out:
             rep.warnings.append(f"the time limit ({options.time_limit_min:g} min) passed: candidates not judged "
