@@ -6,6 +6,7 @@ target's compiled build, recipe.sh, optimize_report.json).
 from __future__ import annotations
 
 import json
+import shlex
 import shutil
 from pathlib import Path
 from typing import Any
@@ -240,11 +241,17 @@ def write(rep: TuneReport, parts: dict[str, Any], out: Path, o: Any, calibration
             r = Recipe.from_dict(c.recipe)
             needs_cal = r.precision == "int8-static" or r.build == "int8"
             rel = _copy_variant(c, tmp / name, needs_cal)
-            res.files = {k: str(out / name / v) for k, v in rel.items()}
             model = out / name / "model.onnx"
             res.commands = fix_command(r, p.path, model, o.target, cal_ref if needs_cal else None)
-            if not r.needs_fix():
-                res.commands = [f"cp {p.path} {model}"]
+            if not res.commands:  # nothing to change: the source itself, with its external data under its own name
+                data = p.path.parent / f"{p.path.name}.data"
+                shutil.copy2(p.path, tmp / name / "model.onnx")
+                res.commands = [f"cp {shlex.quote(str(p.path))} {shlex.quote(str(model))}"]
+                if data.is_file():
+                    shutil.copy2(data, tmp / name / data.name)
+                    rel["data"] = data.name
+                    res.commands.append(f"cp {shlex.quote(str(data))} {shlex.quote(str(out / name))}/")
+            res.files = {k: str(out / name / v) for k, v in rel.items()}
             res.commands += compile_command(r, model, out / name / _compiled_leaf(o.target), o.target)
         (tmp / RECIPE_FILE).write_text("#!/bin/sh\n# studio optimize: the chosen variant of each part, by hand\n"
                                        "set -e\n" + "\n".join(rep.commands()) + "\n", encoding="utf-8")

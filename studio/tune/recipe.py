@@ -91,8 +91,9 @@ def _q(p: Path | str) -> str:
 
 
 def fix_command(r: Recipe, source: Path, out: Path, target: str, calibration: Path | None) -> list[str]:
-    """``studio fix ...`` writing ``out`` (empty when the recipe changes nothing: the source is used as is)."""
-    if not r.needs_fix():
+    """``studio fix ...`` writing ``out`` (and, given ``calibration``, the samples as ``out``'s inputs beside it);
+    empty when the recipe changes nothing and needs no samples: the source is used as is."""
+    if not r.needs_fix() and calibration is None:
         return []
     cmd = ["studio", "fix", _q(source), "--out", _q(out)]
     if r.static:
