@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 from studio.core.errors import InputError
-from studio.tune.candidates import NEEDS_STATIC
 from studio.tune.metrics import pareto
 from studio.tune.recipe import RKNN_TARGETS, Recipe, compile_command, fix_command
 from studio.tune.report import RECIPE_FILE, REPORT_FILE, Blocking, Candidate, PartResult, TuneReport
@@ -80,6 +79,17 @@ def _acc(c: Candidate, budget: Any) -> float | None:
     return None if v is None else (v if budget.op == ">=" else -v)
 
 
+def rank_key(c: Candidate, objective: str, budget: Any, static_needed: bool) -> tuple[bool, float, float, float]:
+    """Larger is better: keeping the inputs' dynamic sizes unless the target needs them fixed (a text part fixed at
+    the samples' length takes no other: never traded for a smaller file), then the objective, then accuracy to 6
+    places (a cosine's last digits are noise), then size."""
+    ob = _objective(c, objective)
+    acc = _acc(c, budget)
+    keeps_dynamic = not c.recipe.get("static") or static_needed
+    return (keeps_dynamic, ob if ob is not None else float("-inf"),
+            round(acc, 6) if acc is not None else float("-inf"), -float(c.judged.get("size_bytes") or 0))
+
+
 def choose(res: PartResult, o: Any) -> None:
     built = [c for c in res.candidates if c.status == "built" and c.accuracy is not None]
     pts = [(c.id, _objective(c, o.objective), _acc(c, o.budget)) for c in built]
@@ -89,15 +99,8 @@ def choose(res: PartResult, o: Any) -> None:
         c.pareto = c.id in front
     ok = [c for c in built if c.meets_budget]
 
-    def rank(c: Candidate) -> tuple[float, bool, float, float]:
-        # objective, then keeping the inputs' dynamic sizes where the target does not need them fixed (a text
-        # part fixed at the samples' length takes no other), then accuracy (to 6 places: the last digits of a
-        # cosine are noise), then size
-        ob = _objective(c, o.objective)
-        acc = _acc(c, o.budget)
-        keeps_dynamic = not c.recipe.get("static") or o.target in NEEDS_STATIC
-        return (ob if ob is not None else float("-inf"), keeps_dynamic,
-                round(acc, 6) if acc is not None else float("-inf"), -float(c.judged.get("size_bytes") or 0))
+    def rank(c: Candidate) -> tuple[bool, float, float, float]:
+        return rank_key(c, o.objective, o.budget, res.static_needed)
 
     if ok:
         best = max(ok, key=rank)
@@ -198,6 +201,10 @@ def finish(rep: TuneReport, parts: dict[str, Any], o: Any, evaluator: Any, calib
         if o.objective == "host-latency":
             choose(res, o)
         ch = res.chosen_candidate()
+        if ch is not None and ch.recipe.get("static"):
+            dims = ", ".join(f"{k}={v}" for k, v in ch.recipe["static"].items())
+            res.warnings.append(f"the chosen variant takes only these input sizes (the samples'): {dims}"
+                                + ("" if res.static_needed else "; no dynamic variant met the budget"))
         if ch is not None and ch.judged.get("files", {}).get("host"):
             res.warnings.append("the chosen variant has a host graph (model.host.onnx: the input preparation the "
                                 f"{o.target} profile places on the host) that runs before it on the host")

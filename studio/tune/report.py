@@ -72,6 +72,7 @@ class PartResult:
     reference_latency_ms: float | None = None
     reference_latency_by: str = ""
     dims: dict[str, int] = field(default_factory=dict)
+    static_needed: bool = False  # the target builds at fixed shapes, or its profile flags the dynamic inputs
     findings: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
 

@@ -106,17 +106,14 @@ class _Search:
         self.run_round(pairs, "graph changes")
 
     def _best_structure(self, res: PartResult) -> Candidate | None:
+        """The structure the precisions are tried on: the one the final choice would rank first at this precision."""
+        from studio.tune.output import rank_key
+
         built = [c for c in res.candidates if c.status == "built" and c.round == "structure"]
         if not built:
             return None
-        metric = self.o.budget.metric
-        sign = 1 if self.o.budget.op == ">=" else -1
-
-        def key(c: Candidate) -> tuple[float, float]:
-            acc = c.accuracy_value(metric)
-            return (c.judged.get("coverage") or 0.0, sign * acc if acc is not None else float("-inf"))
-
-        return max(built, key=key)
+        objective = "npu-coverage" if self.o.objective == "host-latency" else self.o.objective  # not timed yet
+        return max(built, key=lambda c: rank_key(c, objective, self.o.budget, res.static_needed))
 
     def precisions(self) -> None:
         pairs = []
@@ -139,6 +136,8 @@ class _Search:
             for c in [c for c in res.candidates if c.round == "precision" and c.status == "built"
                       and not c.meets_budget]:
                 r = Recipe.from_dict(c.recipe)
+                if r.precision == "int8":
+                    continue  # ORT's dynamic int8 has no block list: keep_fp32 is fp16's and int8-static's
                 if r.build == "int8":
                     for th in cands.hybrid_thresholds(self.o.budget):
                         pairs.append(self._candidate(name, replace(r, auto_hybrid=th, notes=(
@@ -205,7 +204,8 @@ def optimize_for_target(options: TuneOptions, job: JobState | None = None) -> Tu
             rep.tools["reference"] = reference(p, cal.feeds, work / p.name / "reference")
             info = part_info(p, options.target, dims, options.profile_dirs)
             res = PartResult(part=p.name, source=str(p.path), dims=dims, findings=info.findings,
-                             reference_by=rep.tools["reference"])
+                             reference_by=rep.tools["reference"],
+                             static_needed=options.target in cands.NEEDS_STATIC or info.dynamic_risky)
             rep.parts.append(res)
             search.parts[p.name] = (p, info, res)
             sources.append(cal.source)

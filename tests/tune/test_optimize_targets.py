@@ -134,3 +134,25 @@ def test_unmeetable_budget_exits_1_with_blocking_layers(clip_export: Path, calib
     assert part["blocking"][0]["rule"] == "budget"
     layers = [b for b in part["blocking"] if b["rule"] == "per-layer error"]
     assert layers and all(b["node"] and "onnxruntime" in b["tool"] for b in layers)
+
+
+def test_block_lists_grow_from_the_per_layer_error(clip_export: Path, calibration: Path, tmp_path: Path,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """int8 static misses cosine >= 0.9999 on the text part: the next round keeps its worst layers in float (the
+    nodes ONNX Runtime's per-layer error names), and the choice stays dynamic-shaped on a target that allows it."""
+    out = tmp_path / "blocks"
+    rc = run_cli("optimize", clip_export, "--target", "ort-cpu", "--part", "text", "--calibration", calibration,
+                 "--budget", "cosine>=0.9999", "--precision", "fp32", "--precision", "int8", "--out", out,
+                 "--latency-runs", "2")
+    assert rc == 0, capsys.readouterr().out
+    (part,) = _report(out)["parts"]
+    int8 = next(c for c in part["candidates"] if c["round"] == "precision")
+    assert int8["recipe"]["precision"] == "int8-static" and not int8["meets_budget"]
+    worst = [r["node"] for r in int8["judged"]["layer_errors"]]
+    grown = [c for c in part["candidates"] if c["round"] == "block-list"]
+    assert grown and all(set(c["recipe"]["keep_fp32"]) <= set(worst) for c in grown)
+    assert sorted(len(c["recipe"]["keep_fp32"]) for c in grown) == sorted({len(c["recipe"]["keep_fp32"]) for c in grown})
+    best_grown = max(c["judged"]["accuracy"]["cosine"] for c in grown)
+    assert best_grown > int8["judged"]["accuracy"]["cosine"]
+    chosen = _chosen(part)
+    assert chosen["meets_budget"] and not chosen["recipe"]["static"]  # ort-cpu takes any length: stays dynamic
