@@ -211,6 +211,9 @@ def finish(rep: TuneReport, parts: dict[str, Any], o: Any, evaluator: Any, calib
         if ch is not None and (ch.judged.get("coverage") or 0) < 1.0 and o.target in RKNN_TARGETS:
             res.warnings.append(f"the chosen variant leaves {len((ch.judged.get('verdict') or {}).get('host_nodes') or [])}"
                                 " node(s) on the host CPU (see blocking)")
+    if o.objective == "host-latency" and o.target in RKNN_TARGETS:
+        rep.warnings.append(f"objective host-latency on {o.target}: its NPU is not here, so each candidate's device "
+                            "graph was timed in ONNX Runtime on this host, a proxy for the board's latency")
     rep.status = "met" if rep.parts and all(p.met for p in rep.parts) else "not-met"
 
 
