@@ -22,6 +22,7 @@ def model(tmp_path: Path) -> Path:
 
 @pytest.mark.parametrize("argv, named", [
     (["--target", "rk9999"], "rk9999"),
+    (["--target", "tensorrt"], "no tool here can judge target 'tensorrt'"),
     (["--target", "ort-cpu", "--budget", "cosine>0.99"], "cosine>0.99"),
     (["--target", "ort-cpu", "--budget", "psnr>=30"], "psnr"),
     (["--target", "ort-cpu", "--budget", "cosine<=0.99"], "cosine"),

@@ -5,7 +5,8 @@ and "Use this": the chosen variant becomes the current model (workspace entry, t
 Compile and Package.
 
 The work is ``studio.tune.search.optimize_for_target``, exactly what the CLI line under the form runs; this
-module only collects the form, starts the job and renders what it publishes.
+module only collects the form, starts the job and renders what it publishes. Closing the window leaves the search
+running (the Jobs panel shows it and cancels it; "Optimize…" shows the window again); Cancel stops it.
 """
 
 from __future__ import annotations
@@ -370,9 +371,6 @@ class OptimizeDialog(QDialog):
             page.open_model(path)
         self.status_label.setText(f"now the current model: {path}")
 
-    def closeEvent(self, event: Any) -> None:  # noqa: N802 (Qt's name)
-        self.cancel()
-        super().closeEvent(event)
 
 
 __all__ = ["OPTIMIZE_JOB", "OptimizeDialog", "judged_targets"]
