@@ -12,6 +12,7 @@ import os
 import signal
 import time
 from collections.abc import Callable
+from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
 from studio.core.errors import JobCancelled
@@ -39,8 +40,11 @@ class Pool:
         deadline TimeUp, both after stopping every worker."""
         if not tasks:
             return []
-        pool = self._get()
-        futures = {pool.submit(judge, t): t for t in tasks}
+        try:
+            futures = {self._get().submit(judge, t): t for t in tasks}
+        except BrokenProcessPool:  # a worker died in an earlier round (the OOM killer): start a fresh pool
+            self.stop()
+            futures = {self._get().submit(judge, t): t for t in tasks}
         results: list[Judged] = []
         pending = set(futures)
         while pending:

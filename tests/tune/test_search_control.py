@@ -51,3 +51,33 @@ def test_time_limit_keeps_what_was_judged(clip_export: Path, calibration: Path, 
     assert "skipped" in statuses
     assert rc == (0 if part["met"] else 1)
     assert all(c["judged"].get("error") for c in part["candidates"] if c["status"] == "skipped")
+
+
+def test_a_worker_killed_mid_round_is_a_crash_and_the_search_goes_on(clip_export: Path, calibration: Path,
+                                                                     tmp_path: Path) -> None:
+    """As the OOM killer would: the candidates that worker's pool had pending are reported crashed, the next round
+    gets a fresh pool and the result is still written."""
+    import os
+    import signal
+
+    job = JobState(name="optimize")
+    killed: list[int] = []
+
+    def listener(event: str, value: object) -> None:
+        if event == "partial" and not killed:
+            workers = [p.pid for p in multiprocessing.active_children() if p.pid is not None]
+            if workers:
+                os.kill(workers[0], signal.SIGKILL)
+                killed.append(workers[0])
+
+    job.subscribe(listener)
+    out = tmp_path / "survived"
+    opts = TuneOptions(model=clip_export, target="ort-cpu", budget=parse_budget("cosine>=0.99"),
+                       calibration=calibration, out=out, parts=["vision"], latency_runs=2)
+    rep = optimize_for_target(opts, job)
+    assert killed
+    (part,) = rep.parts
+    crashed = [c for c in part.candidates if c.status == "crashed"]
+    assert crashed and all("died" in c.judged["error"] for c in crashed)
+    assert any(c.round == "precision" and c.status == "built" for c in part.candidates)
+    assert (out / REPORT_FILE).is_file() and part.chosen
