@@ -78,3 +78,20 @@ def test_budget_parsing() -> None:
     for bad in ("cosine", "cosine>=", ">=0.9", "cosine>=nan", "max-abs<=-1", "top1-agree>=0"):
         with pytest.raises(InputError):
             parse_budget(bad)
+
+
+def test_a_target_whose_tool_is_missing_here(tmp_path: Path, private_cache: Path,
+                                             monkeypatch: pytest.MonkeyPatch,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    """rk3588 without rknn-toolkit2's environment: exit 2 with the command that creates it, nothing written."""
+    monkeypatch.setenv("STUDIO_RKNN_ENV", str(tmp_path / "no-env"))
+    out = tmp_path / "result"
+    onnx_model = tmp_path / "real.onnx"
+    from tests.edge.helpers import make_mlp
+
+    make_mlp(onnx_model)
+    rc = run_cli("optimize", onnx_model, "--target", "rk3588", "--out", out)
+    err = capsys.readouterr().err
+    assert rc == 2, err
+    assert "rk3588" in err and "studio-rknn-env create" in err
+    assert not out.exists() and not private_cache.exists()
