@@ -69,9 +69,11 @@ class _Search:
         self.job.set_partial("candidate", c)
         self.job.set_progress(90.0 * self.done / max(self.expected, self.done + 1))
         acc = c.accuracy_value(self.o.budget.metric)
-        self.job.log(f"[{c.part}] {c.id} {c.label}: {c.status}"
-                     + (f", {self.o.budget.metric} {acc:.6g}" if acc is not None else "")
-                     + (f" ({c.judged.get('error', '')[:120]})" if c.status not in ("built",) else ""))
+        verdict = (c.judged.get("verdict") or {}).get("verdict")
+        # a status line per candidate: the CLI prints each as it comes, the GUI shows the latest
+        self.job.set_status(f"[{c.part}] {c.id} {c.label}: {c.status}" + (f" ({verdict})" if verdict else "")
+                            + (f", {self.o.budget.metric} {acc:.6g}" if acc is not None else "")
+                            + (f": {c.judged.get('error', '')[:120]}" if c.status != "built" else ""))
 
     def run_round(self, pairs: list[tuple[Candidate, Any]], name: str) -> None:
         pairs = [(c, t) for c, t in pairs if c is not None]
