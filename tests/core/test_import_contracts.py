@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-CORE_PACKAGES = ["studio.core", "studio.export.api", "studio.inspect", "studio.optimize", "studio.triton",
+CORE_PACKAGES = ["studio.core", "studio.export.api", "studio.inspect", "studio.optimize", "studio.tune", "studio.triton",
                  "studio.edge", "studio.package", "studio.agent", "studio.telemetry", "studio.compile",
                  "studio.profiling", "studio.diff", "studio.generate", "studio.fleet", "studio.desktop"]
 
