@@ -30,6 +30,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "bench": ("studio.cli.bench_cmd", "drive load against a KServe v2 server and judge SLAs"),
     "report": ("studio.cli.report_cmd", "render a telemetry recording"),
     "compile": ("studio.cli.compile_cmd", "compile ONNX with TVM Relax for an edge target"),
+    "optimize": ("studio.cli.optimize_cmd", "search fixes and precisions for a target: the variant its own tool "
+                                            "builds within an accuracy budget"),
     "profile": ("studio.cli.profile_cmd", "per-operator profile of an ONNX model"),
     "diff": ("studio.cli.diff_cmd", "diff two ONNX models: added, removed and changed nodes"),
     "plugins": ("studio.cli.plugins_cmd", "list plugins and their state"),

@@ -40,10 +40,11 @@ GROUP = "studio.plugins"
 BUILTIN_DIST = "deployment-studio"
 # kind -> the hook a plugin's module defines to resolve one named contribution of that kind
 KINDS: dict[str, str] = {"targets": "target", "verifiers": "verifier", "runtimes": "runtime",
-                         "compilers": "compiler", "cli": "cli_command", "pages": "page"}
+                         "compilers": "compiler", "cli": "cli_command", "pages": "page",
+                         "evaluators": "evaluator"}  # evaluators: a target's tool judging a candidate (studio.tune)
 _SHORT_KEY = {"cli": "help", "pages": "title", "targets": "path"}  # what a bare string value means
 _KIND_REQUIRES = {"pages": ["PySide6"]}  # pages need Qt: without it they are unavailable, not broken
-_UNIQUE_KINDS = ("verifiers", "runtimes", "compilers", "cli", "pages")  # a second plugin using a taken name gets an error
+_UNIQUE_KINDS = ("verifiers", "runtimes", "compilers", "cli", "pages", "evaluators")  # a second plugin using a taken name gets an error
 
 
 def _one_line(exc: BaseException) -> str:
@@ -330,7 +331,7 @@ def _resolve_declared(c: Contribution) -> Any:
 
 _RESOLVERS: dict[str, Callable[[Contribution], Any]] = {
     "targets": _resolve_target, "verifiers": _resolve_named, "runtimes": _resolve_named,
-    "compilers": _resolve_named, "cli": _resolve_cli, "pages": _resolve_page}
+    "compilers": _resolve_named, "cli": _resolve_cli, "pages": _resolve_page, "evaluators": _resolve_named}
 
 
 # -- discovery --------------------------------------------------------------------------------------------

@@ -227,7 +227,7 @@ def fix_model(model: Path | str, out: Path | str, *, static: dict[str, int] | No
     main_prec = mains[0] if mains else "fp32"
     base = FixSteps(static=static, simplify=simplify, unfuse=unfuse, drop_nan_guards=drop_nan_guards,
                     host_split=host_split, keep_fp32=list(keep_fp32 or []), calibration=cal, profile_dirs=profile_dirs)
-    if not (base.any() or main_prec != "fp32" or wanted):
+    if not (base.any() or main_prec != "fp32" or wanted or cal is not None):
         raise InputError("nothing to fix", hint="give --static, --simplify, --fp16, --int8, --int8-static, "
                                                 "--drop-nan-guards, --unfuse-attention or --host-split")
     if "int8-static" in {main_prec, *wanted.values()} and cal is None:

@@ -101,7 +101,8 @@ def layer_errors(reference: Any, candidate: Any, feeds: list[dict[str, Any]], ma
             if x.shape != y.shape or not x.size:
                 continue
             nx, ny = np.linalg.norm(x), np.linalg.norm(y)
-            cos = float(x @ y / (nx * ny)) if nx > 0 and ny > 0 else (1.0 if np.array_equal(x, y) else 0.0)
+            with np.errstate(all="ignore"):  # fp16's saturated -10000s overflow the norms: an inf error, said as 1
+                cos = float(x @ y / (nx * ny)) if nx > 0 and ny > 0 else (1.0 if np.array_equal(x, y) else 0.0)
             err = 1.0 - cos if np.isfinite(cos) else 1.0
             worst[name] = max(worst.get(name, 0.0), err)
     out: list[LayerError] = []

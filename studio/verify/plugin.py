@@ -14,5 +14,10 @@ def manifest() -> dict:
             "provides": {"verifiers": {"ort-cpu": {"target": "ort-cpu", "requires": ["onnxruntime"],
                                                    "tool": "onnxruntime"},
                                        "tvm-relax": {"target": "tvm-relax", "requires": ["tvm"],
-                                                     "tool": "apache-tvm"}}},
+                                                     "tool": "apache-tvm"}},
+                         # the target search's judges (studio.tune): the same tools, run on every sample
+                         "evaluators": {"ort-cpu": {"target": "ort-cpu", "requires": ["onnxruntime"],
+                                                    "module": "studio.tune.builtin_eval", "tool": "onnxruntime"},
+                                        "tvm-relax": {"target": "tvm-relax", "requires": ["tvm"],
+                                                      "module": "studio.tune.builtin_eval", "tool": "apache-tvm"}}},
             "module": "studio.verify.builtin"}

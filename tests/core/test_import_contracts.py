@@ -10,7 +10,7 @@ import textwrap
 
 import pytest
 
-CORE_PACKAGES = ["studio.core", "studio.export.api", "studio.export.contract", "studio.inspect", "studio.optimize", "studio.triton",
+CORE_PACKAGES = ["studio.core", "studio.export.api", "studio.export.contract", "studio.inspect", "studio.optimize", "studio.tune", "studio.triton",
                  "studio.edge", "studio.package", "studio.agent", "studio.telemetry", "studio.compile",
                  "studio.profiling", "studio.diff", "studio.generate", "studio.fleet", "studio.desktop"]
 

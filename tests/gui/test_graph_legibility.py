@@ -272,3 +272,22 @@ def test_the_platform_check_names_the_cjk_font_package_when_none_is_installed() 
                           env={**os.environ, "QT_QPA_PLATFORM": "offscreen"})
     assert done.returncode == 0  # fonts are a warning, never a failure
     assert ("apt-get install -y --no-install-recommends fonts-noto-cjk" in done.stderr) == (not have_cjk)
+
+
+def test_a_name_shortened_to_its_box_widens_only_into_free_space() -> None:
+    """A wide name reserves its short form first: a neighbour's name is never blanked by it (an input pill stood
+    empty beside a long group name), and it widens back to the whole name where nothing else was placed."""
+    import numpy as np
+
+    # unit 0 at x=100 (whole name 160 px wide, short 60 px), unit 1 at x=190 (whole name 60 px wide)
+    x = np.array([100.0, 190.0, 100.0])
+    y = np.array([50.0, 50.0, 50.0])
+    w = np.array([160.0, 60.0, 60.0])
+    h = np.array([16.0, 16.0, 16.0])
+    owner = np.array([0, 1, 0])
+    order = np.array([2, 1])  # the short form of unit 0 first (a group), then unit 1
+    placed = place(x, y, w, h, order, owner=owner, stage=np.zeros(3, dtype=np.int64), upgrade={2: 0})
+    assert sorted(placed) == [1, 2]  # both named; unit 0 stays short (its whole name would cover unit 1's)
+    alone = place(x[[0, 2]], y[[0, 2]], w[[0, 2]], h[[0, 2]], np.array([1]), owner=np.array([0, 0]),
+                  stage=np.zeros(2, dtype=np.int64), upgrade={1: 0})
+    assert alone == [0]  # nothing beside it: the whole name

@@ -26,7 +26,7 @@ def test_distribution_declares_its_entry_point_and_console_script() -> None:
 
     m = manifest()
     assert set(m) == {"name", "description", "provides", "module", "requires", "hint"}
-    assert set(m["provides"]) <= {"verifiers", "compilers", "runtimes", "targets"}
+    assert set(m["provides"]) <= {"verifiers", "compilers", "runtimes", "targets", "evaluators"}
 
 
 def test_verifiers_meet_the_contract_and_import_no_toolkit() -> None:

@@ -10,7 +10,9 @@ def manifest() -> dict:
             "description": "OpenVINO verifier: read_model's conversion errors, Core().query_model(model, 'CPU') "
                            "per node and compile_model(model, 'CPU'); NPU rows stay from the published list",
             # target / tool: what `studio inspect` reads to offer --verify without importing the verifier
-            "provides": {"verifiers": {"openvino-cpu": {"target": "openvino", "tool": "openvino"}}},
+            "provides": {"verifiers": {"openvino-cpu": {"target": "openvino", "tool": "openvino"}},
+                         "evaluators": {"openvino": {"target": "openvino", "tool": "openvino",
+                                                     "module": "studio_openvino.evaluate"}}},
             "module": "studio_openvino.verifier",
             "requires": ["openvino"],
             "hint": f"install OpenVINO: python3 -m pip install {OPENVINO_PIN}"}

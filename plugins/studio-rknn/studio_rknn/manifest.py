@@ -18,6 +18,9 @@ def manifest() -> dict:
                                                         "(fp16, or int8), simulator parity against ORT",
                                                 "targets": list(PLATFORMS), "precisions": ["", "int8"],
                                                 "status": "studio_rknn.compile:toolkit_status"}},
+                         "evaluators": {p: {"target": p, "module": "studio_rknn.evaluate", "tool": "rknn-toolkit2",
+                                            "help": "studio optimize: build + x86 simulator on every sample"}
+                                        for p in PLATFORMS},
                          "runtimes": {"rknn": {"object": "studio_rknn.runtime:load_rknn_model",
                                                "help": "the edge agent serves .rknn bundles (rknn-toolkit-lite2 "
                                                        "on a board, the toolkit's simulator on x86)"}}},

@@ -57,12 +57,14 @@ class Chip:
 
 def place(x: np.ndarray, y: np.ndarray, w: np.ndarray, h: np.ndarray, order: np.ndarray,
           centred: np.ndarray | None = None, owner: np.ndarray | None = None,
-          stage: np.ndarray | None = None) -> list[int]:
+          stage: np.ndarray | None = None, upgrade: dict[int, int] | None = None) -> list[int]:
     """Greedy placement without overlaps, in device pixels: candidates in ``order`` (most important first),
     chip i centred on (x[i], y[i]) (or with its top-left corner there where ``centred`` is False), of size
     w[i] x h[i]. Several candidates may share an ``owner`` (a full name, then a shorter one tried later): once
     one of them is placed the others are skipped. Returns the indices placed. Cost is linear: an occupancy
-    grid of CELL_W x CELL_H cells, and at most TRIES candidates per chip-sized cell and ``stage`` tried."""
+    grid of CELL_W x CELL_H cells, and at most TRIES candidates per chip-sized cell and ``stage`` tried.
+    ``upgrade`` maps a placed candidate to a wider one around it (a name shortened to its box -> the whole name):
+    after everything is placed, the wider one replaces it where the space around is still free."""
     n = len(order)
     if n == 0:
         return []
@@ -70,7 +72,8 @@ def place(x: np.ndarray, y: np.ndarray, w: np.ndarray, h: np.ndarray, order: np.
     x0 = np.where(cen, x - w / 2, x) - GAP / 2
     y0 = np.where(cen, y - h / 2, y) - GAP / 2
     x1, y1 = x0 + w + GAP, y0 + h + GAP
-    ox, oy = float(x0[order].min()), float(y0[order].min())
+    span = np.r_[order, np.fromiter(upgrade.values(), dtype=np.int64)] if upgrade else order
+    ox, oy = float(x0[span].min()), float(y0[span].min())
     # at most TRIES per coarse cell of a typical chip's size (the first in priority order): a dense zoomed-out
     # graph has thousands of candidates for a few hundred places
     cw, ch = max(float(np.median(w[order])), 8.0), max(float(np.median(h[order])), 8.0)
@@ -87,7 +90,8 @@ def place(x: np.ndarray, y: np.ndarray, w: np.ndarray, h: np.ndarray, order: np.
     gy0 = np.floor((y0[tries] - oy) / CELL_H).astype(np.int64)
     gx1 = np.ceil((x1[tries] - ox) / CELL_W).astype(np.int64)
     gy1 = np.ceil((y1[tries] - oy) / CELL_H).astype(np.int64)
-    occ = np.zeros((int(gy1.max()) + 1, int(gx1.max()) + 1), dtype=bool)
+    occ = np.zeros((int(np.ceil((y1[span].max() - oy) / CELL_H)) + 1,
+                    int(np.ceil((x1[span].max() - ox) / CELL_W)) + 1), dtype=bool)
     out: list[int] = []
     owners = owner.tolist() if owner is not None else None
     done: set[int] = set()
@@ -100,7 +104,33 @@ def place(x: np.ndarray, y: np.ndarray, w: np.ndarray, h: np.ndarray, order: np.
             out.append(i)
             if owners is not None:
                 done.add(owners[i])
+    if upgrade:
+        _upgrade(out, upgrade, occ, x0, y0, x1, y1, ox, oy)
     return out
+
+
+def _upgrade(out: list[int], upgrade: dict[int, int], occ: np.ndarray, x0: np.ndarray, y0: np.ndarray,
+             x1: np.ndarray, y1: np.ndarray, ox: float, oy: float) -> None:
+    """Widen placed chips in place (``out``) where their wider candidate's cells are free but for their own."""
+
+    def cells(i: int) -> tuple[int, int, int, int]:
+        return (int(np.floor((y0[i] - oy) / CELL_H)), int(np.ceil((y1[i] - oy) / CELL_H)),
+                int(np.floor((x0[i] - ox) / CELL_W)), int(np.ceil((x1[i] - ox) / CELL_W)))
+
+    for k, i in enumerate(out):
+        j = upgrade.get(i)
+        if j is None:
+            continue
+        a, b, c, d = cells(i)
+        ja, jb, jc, jd = cells(j)
+        if ja < 0 or jc < 0 or jb > occ.shape[0] or jd > occ.shape[1]:
+            continue  # past the grid's edge: nothing known there, keep the short name
+        occ[a:b, c:d] = False
+        if occ[ja:jb, jc:jd].any():
+            occ[a:b, c:d] = True
+        else:
+            occ[ja:jb, jc:jd] = True
+            out[k] = j
 
 
 _BADNESS = np.array([0, 1, 3, 4, 2], dtype=np.int64)  # palette.VERDICTS index -> how bad (unsupported worst)
@@ -286,8 +316,21 @@ class LabelLayer(QGraphicsItem):
             owner = np.concatenate([owner, short])
             stage = np.concatenate([stage, np.ones(len(short), dtype=np.int64)])
             texts += extra_txt
+        # a name wider than its box that has a short form reserves the short one first (its whole name would
+        # spill over a neighbour's box and blank that neighbour's name) and widens afterwards where space is free
+        upgrade: dict[int, int] = {}
+        if len(short):
+            first_short = n_u + n_f
+            for k, j in enumerate(short.tolist()):
+                upgrade[first_short + k] = j
+            stage[first_short:] = 0
+            drop = np.zeros(len(xs), dtype=bool)
+            drop[short] = True
+        else:
+            drop = np.zeros(len(xs), dtype=bool)
         order = np.lexsort((np.arange(len(xs)), key3, key2, key1, stage))
-        for r in place(xs, ys, ws, hs, order, cen, owner, stage):
+        order = order[~drop[order]]
+        for r in place(xs, ys, ws, hs, order, cen, owner, stage, upgrade):
             k = int(owner[r])
             if k < n_u:
                 i = int(units[k])

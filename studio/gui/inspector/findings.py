@@ -160,6 +160,7 @@ class FindingsPanel(QWidget):
         fh = FlowLayout(spacing=6)
         self.findings_label = QLabel("Findings")
         self.findings_label.setProperty("role", "subheading")
+        self.findings_label.setWordWrap(True)  # a tool's long verdict never widens the window
         fh.addWidget(self.findings_label)
         self.all_targets_box = QCheckBox("all targets")
         fh.addWidget(self.all_targets_box)
@@ -189,29 +190,33 @@ class FindingsPanel(QWidget):
         summary, eff = report.targets.get(target), effs[target]
         where = "all targets" if every else target
         verdict = ""
+        tip = ""
         if summary and not every:
-            verdict = (f" — {eff.model.summary().split(' (')[0].upper()} (verified: {eff.model.by})"
-                       if eff.verified and eff.model is not None else f" — {SUMMARY_LABEL.get(summary.verdict, '')}")
+            if eff.verified and eff.model is not None:  # the verdict's word and its tool; the whole line on hover
+                word = eff.model.verdict.replace("-", " ").upper()
+                verdict, tip = f" — {word} (verified: {eff.model.by.split(' (')[0]})", eff.model.headline()
+            else:
+                verdict = f" — {SUMMARY_LABEL.get(summary.verdict, '')}"
         n_over = sum(1 for v in over.values() if v)
         overridden = f", {n_over} overridden by the tool" if n_over else ""
         self.findings_label.setText(f"Findings for {where} ({len(found):,}{overridden}){verdict}")
+        self.findings_label.setToolTip(tip)
         self._fit_splitter(bool(found))
 
     def _fit_splitter(self, any_found: bool) -> None:
-        """No findings: the table shrinks to its header and the graph above takes the height (at 1366x768 it had
-        200 px beside an empty table); findings again: back to a third."""
+        """No findings: the table keeps its header only (a maximum height, so the splitter gives the graph above
+        the rest whatever the heading's wrapped height; at 1366x768 the graph had 200 px beside an empty table);
+        findings again: no maximum, and back to a third."""
         from PySide6.QtWidgets import QSplitter
 
-        split = self.parentWidget()
-        if not isinstance(split, QSplitter) or split.count() != 2:
-            return
-        sizes, total = split.sizes(), sum(split.sizes())
-        small = self.sizeHint().height() - self.table.sizeHint().height() + self.table.horizontalHeader().height() + 8
-        if total <= 0:
-            return
-        if not any_found and sizes[1] > small:
-            split.setSizes([total - small, small])
+        if not any_found:
+            self.table.setMaximumHeight(self.table.minimumSizeHint().height())
             self._shrunk = True
-        elif any_found and getattr(self, "_shrunk", False):
-            split.setSizes([total * 2 // 3, total - total * 2 // 3])
-            self._shrunk = False
+            return
+        self.table.setMaximumHeight(16777215)  # QWIDGETSIZE_MAX
+        split = self.parentWidget()
+        if getattr(self, "_shrunk", False) and isinstance(split, QSplitter) and split.count() == 2:
+            total = sum(split.sizes())
+            if total > 0:
+                split.setSizes([total * 2 // 3, total - total * 2 // 3])
+        self._shrunk = False

@@ -1,15 +1,12 @@
 """Inspector page: an ONNX model against every target at once, on a graph that highlights what will not run.
 
-Loading and inspection run as JobRunner jobs (graph first, so the view appears while the targets are
-checked); the page only renders the InspectionReport from studio.inspect and starts studio.optimize fixes.
-The native graph view and the Netron tab share one selection with the findings table and the node panel.
-Profile runs studio.profiling (ONNX Runtime's per-node profiler) as a job: its times colour both views as heat,
-fill the Profile tab (top-N nodes linked to the graph, per-module times, before/after a fix) and are saved
-with the workspace, so reopening the model shows them again.
+Loading and inspection run as JobRunner jobs (graph first, so the view appears while the targets are checked);
+the page renders the InspectionReport from studio.inspect. Profile runs studio.profiling (ORT's per-node
+profiler) as a job: its times colour both views as heat, fill the Profile tab and are saved with the workspace.
 
 The page holds the shared state (model, graph, report, target, selected node) and lays out the widgets of
 studio.gui.inspector; the flows there do the rest: ``SelectionSync`` (one selection everywhere), ``FixFlow``
-(fix jobs) and ``ProfileFlow`` (profile jobs and the profile shown).
+(fix jobs), ``ProfileFlow``, ``VerifyFlow`` and ``OptimizeFlow`` (studio optimize in a window of its own).
 """
 
 from __future__ import annotations
@@ -35,6 +32,7 @@ from studio.gui.inspector.graph_toolbar import GraphLegend, GraphToolbar
 from studio.gui.inspector.header import InspectHeader
 from studio.gui.inspector.model_loading import load_graph_job, resolve_model_file
 from studio.gui.inspector.node_data_flow import NodeDataFlow
+from studio.gui.inspector.optimize_flow import OptimizeFlow
 from studio.gui.inspector.profile_flow import PROFILE_JOB, ProfileFlow
 from studio.gui.inspector.selection_sync import SelectionSync
 from studio.gui.inspector.side_tabs import SideTabs
@@ -76,8 +74,7 @@ class InspectPage(Page):
         self.header = h = InspectHeader()
         self.model_label, self.status_label = h.model_label, h.status_label
         self.open_button, self.reinspect_button = h.open_button, h.reinspect_button
-        self.profile_action, self.compile_button, self.serve_button = h.profile_action, h.compile_button, \
-            h.serve_button
+        self.profile_action, self.compile_button, self.serve_button = h.profile_action, h.compile_button, h.serve_button
         h.open_button.clicked.connect(lambda: self._choose_model())
         h.reinspect_button.clicked.connect(lambda: self.inspect_current())
         h.profile_action.clicked.connect(lambda: self.profile_current())
@@ -135,9 +132,11 @@ class InspectPage(Page):
         self.profile_panel.sig_nodes_highlighted.connect(self.selection.on_profile_module)
         self.side.currentChanged.connect(self._on_side_tab)
         self.verifier = VerifyFlow(self, self.side.verify_panel)  # "Verify with the real toolchain" + Verify tab
+        self.optimizer = OptimizeFlow(self)  # "Optimize…": studio optimize in a window of its own
         strip_row = QHBoxLayout()
         strip_row.addWidget(self.target_strip, 1)
-        strip_row.addWidget(self.verifier.button, 0, Qt.AlignmentFlag.AlignTop)
+        for b in (self.verifier.button, self.optimizer.button):
+            strip_row.addWidget(b, 0, Qt.AlignmentFlag.AlignTop)
         outer.addLayout(strip_row)
 
         top = QSplitter(Qt.Orientation.Horizontal)
@@ -288,6 +287,7 @@ class InspectPage(Page):
         self.compile_button.setEnabled(True)
         self.serve_button.setEnabled(True)
         self.verifier.reset()
+        self.optimizer.reset()
         self.jobs.start("inspect.graph", f"load graph {p.name}", lambda job: load_graph_job(p, job),
                         on_done=self._on_graph_loaded, on_failed=self.job_failed)
         self.inspect_current()
