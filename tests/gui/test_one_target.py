@@ -79,3 +79,19 @@ def test_new_export_starts_from_the_current_models_source(qtbot, window) -> None
     window.select_model("tiny-clip")
     assert export.source.ws_combo.currentData() == "tiny-clip"
     assert window.workspace.origin("tiny-whisper-onnx").name == "tiny-whisper"
+
+
+def test_a_file_opened_on_inspect_stays_when_the_target_changes(qtbot, window, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """The workspace's current model is an ONNX export; a file opened from disk (File > Open, `studio gui A.onnx`)
+    is what the Inspector shows until the current model changes, whatever target is picked."""
+    inspect = window.page("inspect")
+    other = make_mlp(tmp_path / "elsewhere" / "a.onnx")
+    window.open_page("inspect", str(other))
+    qtbot.waitUntil(lambda: inspect.report is not None and inspect.model_path == other, timeout=60_000)
+    window.select_target("rk3588")
+    window.go_to_page("inspect")
+    assert inspect.model_path == other
+    window.select_model("tiny-clip")  # an HF model: nothing for the inspector to follow
+    window.select_model("tiny-whisper-onnx")  # the current model changed: the inspector follows it
+    qtbot.waitUntil(lambda: inspect.model_path is not None and inspect.model_path.name == "model.onnx",
+                    timeout=60_000)

@@ -41,6 +41,7 @@ from studio.gui.inspector.verify_panel import VerifyFlow
 from studio.gui.jobs_qt import JobRunner
 from studio.gui.page import Page
 from studio.gui.targets import DEFAULT_TARGETS
+from studio.gui.theme import current_theme
 
 
 class InspectPage(Page):
@@ -52,13 +53,14 @@ class InspectPage(Page):
     def __init__(self, jobs: JobRunner | None = None, parent: QWidget | None = None) -> None:
         super().__init__(jobs, parent)
         self.model_path: Path | None = None
+        self._followed: tuple[Any, str | None] = (None, None)  # the workspace model the page last followed
         self.graph: GraphData | None = None
         self.report: Any = None  # studio.inspect.report.InspectionReport
         self._pending_heat: tuple[dict[str, float], str] | None = None  # painted when the graph is laid out
         self.last_fix: Any = None  # studio.gui.inspector.fixes.FixOutcome of the last fix
         self.current_target: str = DEFAULT_TARGETS[0]
         self.selected_node: str | None = None
-        self.theme = _theme()
+        self.theme = current_theme()  # "light" without the themed application (tests, embedding)
         self.selection = SelectionSync(self)
         self.fixer = FixFlow(self)
         self.profiler = ProfileFlow(self)
@@ -197,7 +199,9 @@ class InspectPage(Page):
     def context_changed(self) -> None:
         if self.target and self.target != self.current_target:
             self.set_target(self.target)
-        if self.workspace is not None and self.model_name:
+        followed = (self.workspace.root if self.workspace is not None else None, self.model_name)
+        if self.workspace is not None and self.model_name and followed != self._followed:  # a changed model only:
+            self._followed = followed  # a file opened here (File > Open, `studio gui A.onnx`) stays on a new target
             entry = self.workspace.model(self.model_name)
             if entry is not None and entry.kind == "onnx":
                 try:
@@ -486,15 +490,6 @@ def _inspect_job(path: Path, dirs: list[Path] | None, job: Any) -> Any:
     from studio.inspect.api import inspect_model
 
     return inspect_model(path, None, profile_dirs=dirs, job=job)
-
-
-def _theme() -> str:
-    try:
-        from studio.gui.theme import current_theme
-
-        return current_theme()
-    except Exception:  # a page can be shown without the themed application (tests, embedding)
-        return "light"
 
 
 __all__ = ["InspectPage", "resolve_model_file", "load_graph_job", "PROFILE_JOB"]
