@@ -105,6 +105,8 @@ class JobRow(QFrame):
         h = self.handle
         self.cancel_btn.setVisible(False)
         self.stage.setVisible(False)
+        if self.status.text() == "starting…":  # a job that never said what it was doing: no stale "starting…"
+            self.status.setVisible(False)
         if h.status == "done":
             self.bar.setValue(100)
             self.state.setText("done")

@@ -196,3 +196,17 @@ def test_jobs_panel_shows_the_stage_and_the_time_left_and_cancel_interrupts(qtbo
     assert h.status == "cancelled" and time.monotonic() - t0 < 2.0
     assert row().state.text() == "cancelled"
     runner.wait_all()
+
+
+def test_a_finished_job_that_never_said_what_it_did_shows_no_starting(qtbot) -> None:  # noqa: ANN001
+    """A quick job with no status of its own ends as "done", not "starting…" above "done"."""
+    from studio.gui.jobs_panel import JobsPanel
+
+    runner = JobRunner()
+    panel = JobsPanel(runner)
+    qtbot.addWidget(panel)
+    with qtbot.waitSignal(runner.sig_finished, timeout=10000):
+        h = runner.start("x", "quick", lambda job: 1)
+    row = panel.rows[h.id]
+    assert row.state.text() == "done" and row.status.isHidden()
+    runner.wait_all()
