@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 from datetime import date
@@ -75,13 +76,16 @@ def main(argv: list[str] | None = None) -> int:
                     help="also time the default flow (KV cache + generation check) of Whisper and Qwen2-VL")
     ap.add_argument("--append", action="store_true", help="append the tables to BENCHMARKS.md")
     args = ap.parse_args(argv)
-    from bench.real_models import build
-
     work = Path(tempfile.mkdtemp(prefix="bench-export-real-"))
     export_rows, inspect_rows, default_rows = [], [], []
     try:
         for name in args.models.split(","):
-            model = build(name, args.models_dir / name)
+            # built in a child process: a child's ru_maxrss starts at its parent's high-water mark (it carries
+            # over through fork/vfork and exec), so a bench process that had held the 3 GB model itself would
+            # lend every later measurement its 4.5 GB
+            model = args.models_dir / name
+            subprocess.run([PY, "-m", "bench.real_models", name, str(model)], cwd=ROOT, check=True,
+                           stdout=subprocess.DEVNULL)
             extra = ["--no-with-past"] if name in SINGLE_PASS else []
             ours, plain = [], []
             for i in range(args.reps):

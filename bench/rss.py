@@ -1,7 +1,9 @@
 """Wall time and peak memory of a command, as the benchmarks of big models report them.
 
 Peak RSS is the kernel's own figure for the child (``ru_maxrss`` of the waited process: its high-water mark, read
-when it exits, so no sampling can miss a spike inside a C++ call); a sampler adds a timeline (RSS every 0.2 s with
+when it exits, so no sampling can miss a spike inside a C++ call). That figure starts at the caller's own
+high-water mark (carried through fork / vfork and exec): keep the calling process small (build models in a child,
+as bench_export_real does). A sampler adds a timeline (RSS every 0.2 s with
 the last status line the command printed) to say where the peak was.
 
     .venv/bin/python -m bench.rss -- CMD ARGS...
