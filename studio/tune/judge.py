@@ -210,7 +210,7 @@ def _rknn_rows(rows: list[dict[str, Any]], device: Path, tool: str, top: int = 1
     """accuracy_analysis rows -> the ONNX nodes with the worst own error (1 - single cosine)."""
     import onnx
 
-    from studio.compile.layer_errors import match
+    from studio.inspect.layer_errors import match
 
     graph = onnx.load(str(device), load_external_data=False).graph
     owner: dict[str, str] = {}
