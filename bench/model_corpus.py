@@ -26,7 +26,11 @@ DIM_DEFAULTS = {"batch": 1, "images": 1, "sequence": 8, "decoder_sequence": 4, "
 DEFAULT_DIM = 8
 # the exporter names an audio model's attention_mask axis "sequence" although it masks the samples: the same
 # length for both, or the graph is built at shapes no processor would give it
-FAMILY_DIMS = {f: {"sequence": DIM_DEFAULTS["samples"]} for f in ("wav2vec2", "hubert", "wavlm", "data2vec-audio")}
+AUDIO_FAMILIES = ("wav2vec2", "hubert", "wavlm", "data2vec-audio")
+FAMILY_DIMS = {f: {"sequence": DIM_DEFAULTS["samples"]} for f in AUDIO_FAMILIES}
+# an audio model's other symbolic axes are samples too (the exporter may name input_values' axis after the input:
+# at DEFAULT_DIM = 8 samples the feature extractor's first Conv kernel is longer than the input)
+FAMILY_DEFAULT_DIM = {f: DIM_DEFAULTS["samples"] for f in AUDIO_FAMILIES}
 
 
 def _text(**kw: Any) -> dict[str, Any]:
@@ -75,7 +79,10 @@ def _models() -> dict[str, tuple[Callable[[], Any], str]]:
                                                               image_size=32)), "vision:pixel_values"),
         "resnet": (lambda: T.ResNetModel(T.ResNetConfig(embedding_size=8, hidden_sizes=[8, 16], depths=[1, 1],
                                                         layer_type="basic")), "vision:pixel_values"),
-        "mobilenet-v2": (lambda: T.MobileNetV2Model(T.MobileNetV2Config(image_size=32, depth_multiplier=0.25)),
+        # initializer_range 0.2: at the default 0.02 the random activations vanish through 17 ReLU6 blocks (outputs
+        # ~1e-26 whatever the input) and rknn-toolkit2 refuses the model as "All outputs ... are constants"
+        "mobilenet-v2": (lambda: T.MobileNetV2Model(T.MobileNetV2Config(image_size=32, depth_multiplier=0.25,
+                                                                        initializer_range=0.2)),
                          "vision:pixel_values"),
         "segformer": (lambda: T.SegformerModel(T.SegformerConfig(
             num_encoder_blocks=2, depths=[1, 1], sr_ratios=[2, 1], hidden_sizes=[8, 16], num_attention_heads=[1, 2],
@@ -118,7 +125,8 @@ def default_shapes(model: Path, family: str = "") -> dict[str, list[int]]:
         info = lm.tensors.get(name)
         if info is None or info.shape is None:
             continue
-        out[name] = [d if isinstance(d, int) and d > 0 else dims.get(str(d), 1 if ax == 0 else DEFAULT_DIM)
+        other = FAMILY_DEFAULT_DIM.get(family, DEFAULT_DIM)
+        out[name] = [d if isinstance(d, int) and d > 0 else dims.get(str(d), 1 if ax == 0 else other)
                      for ax, d in enumerate(info.shape)]
     return out
 
@@ -133,7 +141,7 @@ def _symbols(model: Path, family: str) -> dict[str, int]:
         info = lm.tensors.get(name)
         for ax, d in enumerate((info.shape or []) if info else []):
             if isinstance(d, str) and d:
-                out.setdefault(d, dims.get(d, 1 if ax == 0 else DEFAULT_DIM))
+                out.setdefault(d, dims.get(d, 1 if ax == 0 else FAMILY_DEFAULT_DIM.get(family, DEFAULT_DIM)))
     return out
 
 
@@ -173,7 +181,8 @@ def _export(hf: Path, out: Path, signature: str) -> tuple[list[Path], str]:
     if rep.status != "succeeded":
         d = rep.diagnosis
         return [], f"{d.stage}: {d.message}" if d is not None else rep.status
-    return sorted(p for p in out.glob("*.onnx")), ""
+    variants = {f"model.{v}.onnx" for v in VARIANTS}  # written beside it by variants(): not the export's graphs
+    return sorted(p for p in out.glob("*.onnx") if p.name not in variants), ""
 
 
 def build(work: Path, only: list[str] | None = None, log: Any = sys.stderr) -> Corpus:

@@ -313,11 +313,88 @@ def _const_len(lm: LoadedModel, name: str) -> int | None:
     return info.shape[0]
 
 
+# Relax's broadcasting ops (InferBinaryBroadcastShape): a dim they cannot prove equal keeps only the rank.
+_BROADCAST = {"Add", "Sub", "Mul", "Div", "Pow", "Mod", "And", "Or", "Xor", "Less", "LessOrEqual", "Greater",
+              "GreaterOrEqual", "Equal", "Where", "Max", "Min"}
+
+
+def _shape_loss(lm: LoadedModel, values: dict[str, Value]) -> list[ShapeFinding]:
+    """Relax tensors that keep only their rank, and the Reshape that then cannot infer its -1.
+
+    A Range whose bounds are not all constants at import (a dim read from a shape counts: TVM's Range converter
+    folds constants only) or a NonZero gives a fresh symbolic length (``range_len_0``). A broadcast of that length
+    against any other dim but 1 cannot be proved equal, so Relax keeps ``ndim`` only (the shape is lost, ONNX's
+    own inference still says the static dim), and every op after it keeps that; a Reshape
+    with a -1 of such a tensor then stops the import (apache-tvm 0.27, Qwen2-VL's vision rotary embedding:
+    bench/bench_model_agreement.py). The dims are ONNX shape inference's (a value-read length is a fresh
+    ``unk__N`` it carries downstream).
+    """
+    value_dims: set[str] = set()
+    lost: set[str] = set()
+    out: list[ShapeFinding] = []
+    for ref in lm.nodes:
+        if ref.graph:
+            continue
+        op = ref.op_type
+        dims = [lm.tensors[i].shape if i in lm.tensors else None for i in ref.inputs]
+        if op == "NonZero" or (op == "Range" and any(values.get(i, _TENSOR).kind != CONST for i in ref.inputs if i)):
+            for o in ref.outputs:
+                info = lm.tensors.get(o)
+                if info is not None and info.shape is not None:
+                    value_dims.update(d for d in info.shape if isinstance(d, str))
+            continue
+        if any(i in lost for i in ref.inputs if i):
+            if op == "Reshape" and len(ref.inputs) > 1 and ref.inputs[0] in lost:
+                new = _literal_parts(lm, ref.inputs[1])
+                if new is not None and -1 in new:
+                    out.append(ShapeFinding(ref.key, ref.inputs[0], (
+                        f"input 0 ('{ref.inputs[0]}') has lost its shape in Relax (rank only): upstream a dim read "
+                        "from run-time values (a Range or NonZero length) was broadcast against a static dim, "
+                        "which Relax cannot prove equal; with a -1 in the new shape the import stops with "
+                        "'Reshape expects the input tensor to have known shape when there is some dimension "
+                        f"length to infer' ({_WHERE})"),
+                        "give the Range constant bounds (fold the values it reads, e.g. a static grid), or make "
+                        "the new shape fully explicit (no -1)"))
+                    continue
+                if new is not None and all(d > 0 for d in new):
+                    continue  # an explicit new shape (no -1, no 0) gives the shape back
+            if op != "Shape":
+                lost.update(o for o in ref.outputs if o)
+            continue
+        if op in _BROADCAST and value_dims and all(d is not None for d in dims):
+            rank = max(len(d) for d in dims if d is not None)
+            for ax in range(1, rank + 1):
+                col = [d[-ax] for d in dims if d is not None and len(d) >= ax]
+                fresh = {c for c in col if isinstance(c, str) and c in value_dims}
+                if fresh and any(c != 1 and c not in fresh for c in col) or len(fresh) > 1:
+                    lost.update(o for o in ref.outputs if o)
+                    break
+    return out
+
+
+def _literal_parts(lm: LoadedModel, name: str, depth: int = 0) -> list[int] | None:
+    """The literal ints of a new shape TVM folds at import (a constant, or a Concat / Unsqueeze / Cast /
+    Identity of constants and of dims read from shapes, which are never negative); None when it cannot tell."""
+    got = _const_ints(lm, name)
+    ref = lm.producers.get(name)
+    if got is not None or ref is None or depth > 8:
+        return got
+    if ref.op_type in ("Unsqueeze", "Cast", "Identity") and ref.inputs:
+        return _literal_parts(lm, ref.inputs[0], depth + 1)
+    if ref.op_type == "Gather" and ref.inputs and ref.inputs[0] in lm.producers \
+            and lm.producers[ref.inputs[0]].op_type == "Shape":
+        return []  # a dim of a shape: known, never -1
+    if ref.op_type == "Concat":
+        parts = [_literal_parts(lm, i, depth + 1) for i in ref.inputs if i]
+        return None if any(p is None for p in parts) else [x for p in parts if p is not None for x in p]
+    return None
+
+
 def shape_value_findings(lm: LoadedModel, accepts: set[str]) -> tuple[dict[str, ShapeFinding], dict[str, Value]]:
     """The first finding per node (by NodeRef.key) and TVM's kind of every main-graph value."""
     w = _Walk(lm, accepts)
     w.run()
     out: dict[str, ShapeFinding] = {}
-    for f in w.findings:
+    for f in [*w.findings, *_shape_loss(lm, w.values)]:
         out.setdefault(f.node, f)
     return out, w.values

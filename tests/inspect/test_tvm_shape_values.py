@@ -86,6 +86,31 @@ def runtime_reshape(path: Path) -> Path:
                  [h.make_tensor_value_info("y", T.FLOAT, None)], path)
 
 
+def range_broadcast(path: Path, new_shape: tuple[int, ...] = (-1,), rows: int = 6) -> Path:
+    """Qwen2-VL's vision rotary pattern: Range over a dim read from a shape (TVM's Range converter gives it a fresh
+    length, range_len_0), broadcast by Mul against x's static rows; Relax keeps the rank only, so a Reshape with a
+    -1 cannot infer it. With an explicit new shape, or against a row count of 1, the import goes through."""
+    nodes = [h.make_node("Shape", ["x"], ["s"], name="shape"),
+             h.make_node("Gather", ["s", "zero"], ["n"], name="gather"),
+             h.make_node("Range", ["start", "n", "one"], ["r"], name="range"),
+             h.make_node("Cast", ["r"], ["rf"], to=T.FLOAT, name="cast"),
+             h.make_node("Unsqueeze", ["rf", "axes"], ["r2"], name="unsqueeze"),
+             h.make_node("Mul", ["x", "r2"], ["m"], name="mul"),
+             h.make_node("Reshape", ["m", "new"], ["y"], name="reshape")]
+    return _save(nodes, [h.make_tensor_value_info("x", T.FLOAT, [rows, 4])],
+                 [h.make_tensor_value_info("y", T.FLOAT, None)], path,
+                 [_i64("zero", [0], []), _i64("start", [0], []), _i64("one", [1], []), _i64("axes", [1]),
+                  _i64("new", list(new_shape))])
+
+
+def range_explicit(path: Path) -> Path:
+    return range_broadcast(path, (24,))
+
+
+def range_one_row(path: Path) -> Path:
+    return range_broadcast(path, rows=1)
+
+
 def pow_model(path: Path, exp_type: int) -> Path:
     return _save([h.make_node("Pow", ["x", "e"], ["y"], name="pow")],
                  [h.make_tensor_value_info("x", T.FLOAT, [3]), h.make_tensor_value_info("e", exp_type, [3])],
@@ -127,6 +152,16 @@ def test_runtime_reshape_shape_is_refused(tmp_path: Path) -> None:
     assert "computed at run time by Concat" in next(f.message for f in dyn.findings if f.node == "reshape")
 
 
+def test_shape_lost_by_a_range_broadcast_stops_a_reshape_with_minus_one(tmp_path: Path) -> None:
+    rep = inspect_model(range_broadcast(tmp_path / "m.onnx"), ["tvm-relax"])
+    assert rep.node_verdicts["tvm-relax"]["reshape"] == "unsupported", rep.findings
+    f = next(f for f in rep.findings if f.node == "reshape")
+    assert f.rule == "shape-value" and f.tensor == "m"
+    assert "Reshape expects the input tensor to have known shape" in f.message and "Range" in f.message
+    for ok in (range_explicit(tmp_path / "e.onnx"), range_one_row(tmp_path / "one.onnx")):
+        assert set(inspect_model(ok, ["tvm-relax"]).node_verdicts["tvm-relax"].values()) == {"supported"}
+
+
 def test_pow_with_a_different_exponent_type(tmp_path: Path) -> None:
     mixed = inspect_model(pow_model(tmp_path / "mixed.onnx", T.INT64), ["tvm-relax"])
     assert mixed.node_verdicts["tvm-relax"]["pow"] == "unsupported"
@@ -154,6 +189,8 @@ def test_shape_values_block_is_validated() -> None:
     (runtime_reshape, True, "Reshape requires the input new shape to be Shape"),
     (cast_then_reshape, True, "Reshape requires the input new shape to be Shape"),
     (shape_reshape, False, ""), (dynamic_flatten, False, ""), (shape_cast_div, False, ""), (cast_tail, False, ""),
+    (range_broadcast, True, "Reshape expects the input tensor to have known shape"), (range_explicit, False, ""),
+    (range_one_row, False, ""),
 ])
 def test_real_tvm_import_agrees(tmp_path: Path, build, fails: bool, words: str) -> None:  # noqa: ANN001
     from studio.verify.compare import compare
