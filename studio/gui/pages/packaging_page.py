@@ -59,6 +59,7 @@ class PackagingPage(Page):
         self.deploy_report: Any = None
         self._auto_source = ""  # what the page itself put in the Export field (it follows the current model)
         self._auto_board: str | None = None  # likewise the board (it follows the target and the agents)
+        self._boards: dict[str, Any] = {}  # filled by reload_boards once the form exists
         self._build()
         self.reload_boards()
         self.reload_keys()
@@ -210,13 +211,11 @@ class PackagingPage(Page):
             self.key_combo.setCurrentIndex(max(0, self.key_combo.findData(select)))
 
     def _board_changed(self) -> None:
-        b = self._boards.get(self.board_combo.currentData()) if hasattr(self, "_boards") else None
-        if b is not None:
+        if (b := self._boards.get(self.board_combo.currentData())) is not None:
             self.board_info.setText(f"{b.cpu_arch}, {b.accelerator} → inspector target {b.target}; "
                                     f"{b.runtime} with {', '.join(b.execution_providers)}; "
                                     f"power: {b.power_sensor.get('kind', 'none')}")
-        if hasattr(self, "source_info"):
-            self._source_changed()
+        self._source_changed()  # the board's CPU check of a compiled source
 
     def _compiled_source(self) -> Any:
         """The CompiledSource when the chosen source is a `studio compile` folder, else None."""
@@ -232,22 +231,22 @@ class PackagingPage(Page):
 
     def _source_changed(self) -> None:
         self.openssf.set_source(self.source_edit.text().strip() or None)
-        c = self._compiled_source()
-        b = self._boards.get(self.board_combo.currentData()) if hasattr(self, "_boards") else None
+        c, b = self._compiled_source(), self._boards.get(self.board_combo.currentData())
         text, mismatch = compiled_source_text(c, b) if c is not None else (
             "A `studio compile` folder as the export shows its runtime, parity and CPU check here.", False)
         set_role(self.source_info, "banner-fail" if mismatch else "muted")
         margin = 6 if mismatch else 0
         self.source_info.setContentsMargins(margin, margin // 3, margin, margin // 3)
         self.source_info.setText(text)
-        self._follow_board()
+        self._follow_board(c)  # the folder read once per change
 
-    def _follow_board(self) -> None:
+    def _follow_board(self, compiled: Any = False) -> None:
         """The board follows the workspace (compiled source, current target, agents' boards: ``default_board``)
         while the combo shows what the page chose: a user's own pick stays."""
         from studio.package.boards import default_board
 
-        c, states = self._compiled_source(), [self.state.device_state(d.name) for d in self.state.devices("agent")]
+        c = self._compiled_source() if compiled is False else compiled  # False: not read yet
+        states = [self.state.device_state(d.name) for d in self.state.devices("agent")]
         board = default_board(self.target, c.meta.get("board") if c else None, tuple(s.board for s in states))
         if board and board != self.board_combo.currentData() == self._auto_board:
             self._auto_board = board  # what the page itself shows; a user's pick differs from it and stays
@@ -421,8 +420,7 @@ class PackagingPage(Page):
 
     def open_bundle(self, path: Path | None = None) -> None:
         """Deploy an existing .tar: verified against the studio's keys first (a tampered one is refused here)."""
-        path = path or choose_bundle(self, self.workspace)
-        if path is None:
+        if (path := path or choose_bundle(self, self.workspace)) is None:
             return
         self.error.clear_error()
         self.jobs.start("package:verify", f"Verify {path.name}", lambda job: verify_existing(path, job),
