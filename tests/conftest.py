@@ -40,16 +40,17 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 
 
-@pytest.hookimpl(wrapper=True)
-def pytest_fixture_setup(fixturedef: pytest.FixtureDef, request: pytest.FixtureRequest):  # type: ignore[no-untyped-def]
-    """Once pytest-qt's QApplication exists, collect garbage on the GUI thread only, as the studio does
-    (studio.gui.gc_guard): a worker thread collecting a previous test's widgets hung or aborted the run."""
-    result = yield
-    if fixturedef.argname == "qapp":
-        from studio.gui import gc_guard
+@pytest.fixture(scope="session")
+def qapp(qapp):  # type: ignore[no-untyped-def]  # pytest-qt's, with the studio's collector installed on it
+    """pytest-qt's QApplication, collecting garbage on the GUI thread only, as the studio does
+    (studio.gui.gc_guard): a worker thread collecting a previous test's widgets hung or aborted the run, and one
+    deleting them off the GUI thread made Qt warn "Timers cannot be started from another thread" in the next
+    test. (A ``pytest_fixture_setup`` hook here never saw this session-scoped fixture: pytest calls that hook
+    through the session node, which only sees root-level conftests.)"""
+    from studio.gui import gc_guard
 
-        gc_guard.install(result)
-    return result
+    gc_guard.install(qapp)
+    return qapp
 
 
 @pytest.fixture(autouse=True)
