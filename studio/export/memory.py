@@ -224,11 +224,12 @@ def check_fits(options: Any, config: dict[str, Any]) -> MemoryEstimate:
 
 def free_weights(model: Any) -> int:
     """Empty every parameter and buffer of ``model`` in place (its module objects may stay referenced by
-    wrappers and frames; their storage goes), collect, and give the freed heap back to the system. Returns the
+    wrappers and frames; their storage goes), collect (studio.core.gc_pause.collect: in the GUI the collection
+    runs on the GUI thread, never on this job's worker), and give the freed heap back to the system. Returns the
     bytes freed."""
-    import gc
-
     import torch
+
+    from studio.core.gc_pause import collect
 
     freed, seen = 0, set()
     with torch.no_grad():
@@ -244,7 +245,7 @@ def free_weights(model: Any) -> int:
                     empty = torch.empty(0, dtype=t.dtype)
                     store[name] = torch.nn.Parameter(empty, requires_grad=False) \
                         if isinstance(t, torch.nn.Parameter) else empty
-    gc.collect()
+    collect()
     trim_heap()
     return freed
 

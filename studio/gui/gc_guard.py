@@ -8,7 +8,8 @@ held the GIL and waited for that lock (a hang), and deletes off the GUI thread a
 
 So the GUI turns automatic collection off and collects on a timer on its own thread, generation by generation with
 Python's own thresholds (what pyqtgraph's ``GarbageCollector`` does for the same reason). Workers see the collector
-off, so ``studio.core.gc_pause.gc_paused`` in a worker leaves it off.
+off, so ``studio.core.gc_pause.gc_paused`` in a worker leaves it off, and library code's
+``studio.core.gc_pause.collect`` on a worker becomes a request this collector honours at its next tick.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ import gc
 import threading
 
 from PySide6.QtCore import QCoreApplication, QObject, QTimer
+
+from studio.core import gc_pause
 
 INTERVAL_MS = 500
 SWEEP_EVERY = 10  # ticks: a young-generation pass at least this often (5 s), whatever the counts say
@@ -31,6 +34,7 @@ class MainThreadCollector(QObject):
         super().__init__(parent)
         self._thread = threading.current_thread()
         gc.disable()
+        gc_pause.set_owner(self._thread)  # library code's collect() on a worker becomes a request to this thread
         self.collections = 0
         self._ticks = 0
         self.timer = QTimer(self)
@@ -48,6 +52,9 @@ class MainThreadCollector(QObject):
         if gc.isenabled():  # someone turned it back on (a gc_paused that began before install): off again
             gc.disable()
         self._ticks += 1
+        if gc_pause.take_request():  # a worker asked for a full collection (the export releasing weights)
+            self.collections += 1
+            return gc.collect()
         t0, t1, t2 = gc.get_threshold()
         c0, c1, c2 = gc.get_count()
         if c0 <= t0 and self._ticks % SWEEP_EVERY:

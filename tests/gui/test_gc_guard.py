@@ -66,3 +66,22 @@ def test_the_checks_collect_on_the_gui_thread(qapp, qtbot) -> None:
     gc.enable()  # turned back on behind its back (a worker's pause that began before install): off again
     guard.check()
     assert not gc.isenabled()
+
+
+def test_a_workers_explicit_collect_runs_on_the_gui_thread(qapp) -> None:
+    """The export releasing PyTorch's weights calls studio.core.gc_pause.collect on its job's worker: in the GUI
+    that is a request the GUI thread's collector honours, never a collection on the worker (the walkthrough's
+    export deleted the previous test's widgets there: "Timers cannot be started from another thread")."""
+    from studio.core import gc_pause
+
+    guard = gc_guard.install(qapp)
+    guard.collect_all()
+    seen: list[str] = []
+    _garbage_widget(seen)
+    got: list[int] = []
+    t = threading.Thread(target=lambda: got.append(gc_pause.collect()), name="export-worker")
+    t.start()
+    t.join()
+    assert got == [0] and seen == []  # asked for, not run, on the worker
+    guard.check()  # the next tick: a full collection on this thread
+    assert seen == ["MainThread"] and not gc_pause.take_request()
