@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from studio.core.parity import OutputParity
 from studio.core.reports import Report
 
 SCHEMA_VERSION = 1
@@ -58,21 +59,11 @@ class OutputFile:
 
 
 @dataclass
-class OutputCheck:
-    """Parity of one output for one validation case."""
-
-    output: str
-    max_abs: float
-    max_rel: float
-    passed: bool
-
-
-@dataclass
 class ValidationCase:
     name: str  # e.g. "traced shapes", "batch=3 sequence=11"
     graph: str  # which graph: "model" or a part name, or "chained parts"
     input_shapes: dict[str, list[int]]
-    outputs: list[OutputCheck] = field(default_factory=list)
+    outputs: list[OutputParity] = field(default_factory=list)  # studio.core.parity's, one per output
     passed: bool = False
     error: str | None = None
 
