@@ -81,15 +81,14 @@ def _float_tensors(model: Any) -> dict[str, Any]:
 def layer_errors(reference: Any, candidate: Any, feeds: list[dict[str, Any]], max_feeds: int = 4) -> list[LayerError]:
     """Per-node error of ``candidate`` against ``reference`` (ModelProtos) on ``feeds``, worst added first."""
     import numpy as np
-    import onnxruntime as ort
+
+    from studio.core.runner import ort_session, session_options
 
     ref_t, cand_t = _float_tensors(reference), _float_tensors(candidate)
     shared = [n for n in ref_t if n in cand_t]
-    so = ort.SessionOptions()
-    so.log_severity_level = 3
-    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL  # keep every named tensor
-    ref_s = ort.InferenceSession(_with_outputs(reference, shared, ref_t), so, providers=["CPUExecutionProvider"])
-    cand_s = ort.InferenceSession(_with_outputs(candidate, shared, cand_t), so, providers=["CPUExecutionProvider"])
+    so = session_options(optimization="disable")  # keep every named tensor
+    ref_s = ort_session(_with_outputs(reference, shared, ref_t), so, what="the reference")
+    cand_s = ort_session(_with_outputs(candidate, shared, cand_t), so, what="the candidate")
     worst: dict[str, float] = {}
     for feed in feeds[:max_feeds]:
         a = dict(zip([o.name for o in ref_s.get_outputs()], ref_s.run(None, feed), strict=True))
