@@ -1,4 +1,5 @@
-"""One runner interface for every place a model runs (ORT local, the TVM module, the rknn simulator).
+"""One runner interface for every place a model runs: ORT here (below), a Triton server (``triton/runner.py``),
+an edge agent's served model (``package/agent_runner.py``), a TVM module (``compile/runner.py``).
 
 ``activate / infer / deactivate``, usable as a context manager, with per-call timing recorded so
 comparisons and benchmarks are written once against it (after Polygraphy's BaseRunner).
