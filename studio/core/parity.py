@@ -167,6 +167,19 @@ def cast_to(specs: Mapping[str, tuple[str, Sequence[Any]]], feed: Mapping[str, n
 # -- comparison ----------------------------------------------------------------------------------------------
 
 
+def cosine(reference: Any, candidate: Any) -> float:
+    """The cosine of two arrays flattened (float64); two all-zero arrays agree (1.0): a ReLU head on a negative
+    batch is the same output, not an undefined cosine; one zero array against another: 0.0. Overflow (an fp16
+    graph's saturated values) gives a non-finite cosine, never a warning."""
+    r = np.asarray(reference, dtype=np.float64).ravel()
+    c = np.asarray(candidate, dtype=np.float64).ravel()
+    with np.errstate(all="ignore"):
+        nr, nc = float(np.linalg.norm(r)), float(np.linalg.norm(c))
+        if nr > 0 and nc > 0:
+            return float(r @ c / (nr * nc))
+    return 1.0 if np.array_equal(r, c) else 0.0
+
+
 def compare_output(name: str, reference: Any, candidate: Any, tol: Tolerance) -> OutputParity:
     """One output judged by the tolerance rule (module docstring)."""
     ref, got = np.asarray(reference), np.asarray(candidate)
@@ -178,13 +191,11 @@ def compare_output(name: str, reference: Any, candidate: Any, tol: Tolerance) ->
     diff = np.abs(g64 - r64)
     max_abs = float(diff.max())
     max_rel = min(float((diff / np.maximum(np.abs(r64), REL_FLOOR)).max()), REL_CAP)
-    nr, ng = float(np.linalg.norm(r64)), float(np.linalg.norm(g64))
-    # two all-zero outputs are the same output (a ReLU head on a negative batch), not an undefined cosine
-    cosine = float(r64.ravel() @ g64.ravel() / (nr * ng)) if nr > 0 and ng > 0 else (1.0 if max_abs == 0 else 0.0)
+    cos = cosine(r64, g64)
     passed = bool(np.all(np.isclose(g64, r64, atol=tol.atol, rtol=tol.rtol)))
     if tol.min_cosine is not None:
-        passed = passed and cosine >= tol.min_cosine
-    return OutputParity(name, max_abs, max_rel, passed, cosine, list(ref.shape))
+        passed = passed and cos >= tol.min_cosine
+    return OutputParity(name, max_abs, max_rel, passed, cos, list(ref.shape))
 
 
 def compare(reference: Mapping[str, Any], candidate: Mapping[str, Any], tol: Tolerance) -> list[OutputParity]:

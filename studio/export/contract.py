@@ -44,7 +44,7 @@ class ExportOptions:
     with_past: bool | None = None  # KV cache inputs/outputs; None: on for decoder-only (*ForCausalLM) models
     # per part after export: {"vision": "int8", "text": "fp16"} or "vision=int8,text=fp16" (studio.export.precision)
     precision: dict[str, str] | str | None = None
-    precision_atol: float | None = None  # pass bounds vs the FP32 part; None: per precision (precision.TOLERANCE)
+    precision_atol: float | None = None  # pass bounds vs the FP32 part; None: per precision (core.parity.TOLERANCES)
     precision_min_cosine: float | None = None
     kv_cache_dtype: str = "float32"  # "float16": past/present in FP16 (with_past exports)
     external_data: bool | None = None  # weights in <model>.onnx.data; None: when they pass ~1.8 GB (2 GB: protobuf)

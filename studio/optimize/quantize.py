@@ -82,6 +82,7 @@ def layer_errors(reference: Any, candidate: Any, feeds: list[dict[str, Any]], ma
     """Per-node error of ``candidate`` against ``reference`` (ModelProtos) on ``feeds``, worst added first."""
     import numpy as np
 
+    from studio.core.parity import cosine
     from studio.core.runner import ort_session, session_options
 
     ref_t, cand_t = _float_tensors(reference), _float_tensors(candidate)
@@ -99,9 +100,7 @@ def layer_errors(reference: Any, candidate: Any, feeds: list[dict[str, Any]], ma
             y = np.asarray(b[name], dtype=np.float64).ravel()
             if x.shape != y.shape or not x.size:
                 continue
-            nx, ny = np.linalg.norm(x), np.linalg.norm(y)
-            with np.errstate(all="ignore"):  # fp16's saturated -10000s overflow the norms: an inf error, said as 1
-                cos = float(x @ y / (nx * ny)) if nx > 0 and ny > 0 else (1.0 if np.array_equal(x, y) else 0.0)
+            cos = cosine(x, y)  # fp16's saturated -10000s can overflow the norms: an inf error, said as 1
             err = 1.0 - cos if np.isfinite(cos) else 1.0
             worst[name] = max(worst.get(name, 0.0), err)
     out: list[LayerError] = []

@@ -17,6 +17,7 @@ from studio.core.parity import (
     Tolerance,
     compare,
     compare_output,
+    cosine,
     random_inputs,
     run_parity,
 )
@@ -57,6 +58,11 @@ def test_one_rule_elementwise_then_cosine() -> None:
     assert row.cosine is not None and row.cosine < 0.98 and not row.passed
     assert compare_output("y", ref, ref * 1.5, TOLERANCES["int8"]).passed  # scale: cosine 1, atol infinite
     assert not compare_output("y", ref, np.full_like(ref, np.nan), TOLERANCES["int8"]).passed
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # an fp16 graph's saturated values: a non-finite cosine, never a warning
+        assert not np.isfinite(cosine(np.full(4, 1e300), np.full(4, 1e300)))
     wrong = compare_output("y", ref, ref.reshape(10, 10), TOLERANCES["fp32"])
     assert not wrong.passed and wrong.shape == [10, 10] and wrong.max_abs == float("inf")
 
