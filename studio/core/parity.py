@@ -1,7 +1,8 @@
 """Parity, written once: inputs, a reference and a candidate run through the runner interface, one tolerance rule.
 
 Every check that two runs compute the same thing (export: ONNX Runtime vs PyTorch; fix and fuse: the fixed graph
-vs the original; compile: the compiled module vs ONNX Runtime; rknn: the simulator vs ONNX Runtime) makes its
+vs the original; compile: the compiled module vs ONNX Runtime; rknn: the simulator vs ONNX Runtime; a board:
+``package.agent_runner.AgentRunner`` vs ONNX Runtime) makes its
 inputs with ``random_inputs`` (or brings its own), runs both sides as ``studio.core.runner`` runners (or brings
 the reference's answers, as export does with PyTorch's) and judges each output with ``compare``:
 
@@ -33,7 +34,7 @@ from typing import Any
 import numpy as np
 
 ID_HIGH = 3  # random ids are drawn from [0, 3): valid in any vocabulary, any small gather table
-REL_FLOOR = 1e-12  # max_rel's denominator floor, and the cap of a reported ratio below
+REL_FLOOR = 1e-12  # max_rel's denominator floor; REL_CAP: the largest ratio reported
 REL_CAP = 1e30
 
 
