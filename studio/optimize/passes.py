@@ -1,7 +1,7 @@
 """The individual fixes, each ModelProto -> ModelProto: static dims, onnxslim simplification, FP16, INT8.
 
-No home-made graph passes: simplification is onnxslim, FP16 is onnxconverter-common, INT8 is ONNX Runtime's
-dynamic quantization. Static dims rewrite only the declared input dims and re-run ONNX shape inference.
+No home-made graph passes: simplification is onnxslim, FP16 is onnxconverter-common (with two Cast repairs around
+it, for what its 1.16 rewrite gets wrong), INT8 is ONNX Runtime's dynamic quantization. Static dims rewrite only the declared input dims and re-run ONNX shape inference.
 """
 
 from __future__ import annotations
@@ -97,13 +97,68 @@ def to_fp16(model: Any, keep_fp32: list[str] | tuple[str, ...] = ()) -> Any:
         raise DependencyMissing.for_module("onnxconverter-common", "optimize", "FP16 conversion") from None
     src = _copy(model)
     _separate_consumed_outputs(src)
+    _drop_noop_casts(src)
     del src.graph.value_info[:]
     if src.ByteSize() < LIMIT:
-        return float16.convert_float_to_float16(src, keep_io_types=True, disable_shape_infer=False,
-                                                node_block_list=list(keep_fp32) or None)
-    src = infer_shapes(src)  # past 2 GB: the converter's own inference would serialize the whole model
-    return float16.convert_float_to_float16(src, keep_io_types=True, disable_shape_infer=True,
-                                            node_block_list=list(keep_fp32) or None)
+        out = float16.convert_float_to_float16(src, keep_io_types=True, disable_shape_infer=False,
+                                               node_block_list=list(keep_fp32) or None)
+    else:
+        src = infer_shapes(src)  # past 2 GB: the converter's own inference would serialize the whole model
+        out = float16.convert_float_to_float16(src, keep_io_types=True, disable_shape_infer=True,
+                                               node_block_list=list(keep_fp32) or None)
+    _align_float_casts(out)
+    return out
+
+
+def _drop_noop_casts(model: Any) -> int:
+    """Remove ``Cast`` nodes whose input already has the target type (an exporter's ``x.to(weight.dtype)``),
+    rewiring their readers to the input; returns how many went. onnxconverter-common drops such a Cast on a graph
+    input itself but leaves its readers on the float32 input with no float16 Cast in front: ONNX Runtime then
+    refuses the model ("Type parameter (T) of Optype (Conv) bound to different types", CLIP's patch embedding)."""
+    g = model.graph
+    types = {i.name: i.type.tensor_type.elem_type for i in g.input}
+    types.update((t.name, t.data_type) for t in g.initializer)
+    if any(n.op_type == "Cast" and n.input and n.input[0] not in types for n in g.node):
+        inferred = infer_shapes(_copy(model) if model.ByteSize() < LIMIT else model)
+        types.update((v.name, v.type.tensor_type.elem_type) for v in inferred.graph.value_info)
+    outputs = {o.name for o in g.output}
+    drop = [n for n in g.node if n.op_type == "Cast" and n.domain in ("", "ai.onnx") and n.output[0] not in outputs
+            and types.get(n.input[0], 0) != 0
+            and types[n.input[0]] == next((a.i for a in n.attribute if a.name == "to"), -1)]
+    for cast in drop:
+        src, dst = cast.input[0], cast.output[0]
+        for n in _all_nodes(g):  # subgraphs (If / Loop bodies) read outer names too
+            for k, i in enumerate(n.input):
+                if i == dst:
+                    n.input[k] = src
+        g.node.remove(cast)
+    return len(drop)
+
+
+def _align_float_casts(model: Any) -> int:
+    """A ``Cast(to=FLOAT)`` from an integer (rotary position ids, ViLT's and WavLM's masks) whose output the
+    converter typed float16 gets ``to=FLOAT16``: onnxconverter-common 1.16 retypes the tensor but not the Cast, and
+    ONNX Runtime refuses the mismatch. Returns how many were changed."""
+    from onnx import TensorProto
+
+    typed = {v.name: v.type.tensor_type.elem_type for v in model.graph.value_info}
+    changed = 0
+    for n in _all_nodes(model.graph):
+        if n.op_type != "Cast" or typed.get(n.output[0]) != TensorProto.FLOAT16:
+            continue
+        for a in n.attribute:
+            if a.name == "to" and a.i == TensorProto.FLOAT:
+                a.i = TensorProto.FLOAT16
+                changed += 1
+    return changed
+
+
+def _all_nodes(graph: Any) -> Any:
+    for n in graph.node:
+        yield n
+        for a in n.attribute:
+            for sub in ([a.g] if a.HasField("g") else []) + list(a.graphs):
+                yield from _all_nodes(sub)
 
 
 def _separate_consumed_outputs(model: Any) -> None:
