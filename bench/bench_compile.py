@@ -45,13 +45,14 @@ def _models(tmp: Path, with_clip: bool) -> list[tuple[str, Path, dict[str, list[
 def _latency(model: Path, out_dir: Path, shapes: dict[str, list[int]], runs: int) -> dict[str, float]:
     import onnx
 
-    from studio.compile.graph import graph_inputs, random_feed
+    from studio.compile.graph import graph_inputs
     from studio.compile.pipeline import alternate_runs
     from studio.compile.runner import TVMRunner
+    from studio.core.parity import random_inputs
     from studio.core.runner import OnnxRuntimeRunner
 
     dtypes = {i.name: i.dtype for i in graph_inputs(onnx.load(str(model)))}
-    feed = random_feed(shapes, dtypes)
+    feed = random_inputs({k: (dtypes[k], v) for k, v in shapes.items()})
     with OnnxRuntimeRunner(model) as o, TVMRunner(out_dir, verify_signature=False) as t:
         om, tm = alternate_runs(o, t, feed, runs, warmup=20)
     q = statistics.quantiles

@@ -219,15 +219,17 @@ def load_deployment(directory: Path, trusted: TrustedKeys, *, threads: int = 0, 
     dep = Deployment(name=manifest.name, version=manifest.version, directory=directory, manifest=manifest,
                      models=models)
     try:
-        _load_models(dep, models_spec, runtime, ort, opts, providers, board)
+        _load_models(dep, models_spec, runtime, opts, providers, board)
     except BaseException:
         dep.close()  # a runtime started for an earlier model of the bundle
         raise
     return dep
 
 
-def _load_models(dep: Deployment, models_spec: list[dict[str, Any]], runtime: dict[str, Any], ort: Any, opts: Any,
+def _load_models(dep: Deployment, models_spec: list[dict[str, Any]], runtime: dict[str, Any], opts: Any,
                  providers: list[str], board: str) -> None:
+    from studio.core.runner import ort_session
+
     directory, manifest, models = dep.directory, dep.manifest, dep.models
     for spec in models_spec:
         rt = str(spec.get("runtime") or "onnxruntime")
@@ -242,8 +244,7 @@ def _load_models(dep: Deployment, models_spec: list[dict[str, Any]], runtime: di
             gen = load_generation(path.parent, threads=opts.intra_op_num_threads or None)
         try:
             shared = getattr(gen, "session", None)
-            sess = shared if shared is not None else \
-                ort.InferenceSession(str(path), sess_options=opts, providers=providers)
+            sess = shared if shared is not None else ort_session(path, opts, providers, error=None)
         except Exception as exc:
             raise ModelError(f"ONNX Runtime cannot load {spec['path']}: {exc}", offending=str(path),
                              hint="check the model with `studio inspect`") from exc

@@ -22,13 +22,12 @@ from studio.compile.contract import (  # the contract, re-exported: callers impo
     CompileOptions,
     CompileReport,
     Latency,
-    OutputParity,
     Parity,
     sha256_file,
     time_it,
 )
 
-__all__ = ["SCHEMA_VERSION", "REPORT_FILE", "CompileOptions", "Artifact", "OutputParity", "Parity", "Latency",
+__all__ = ["SCHEMA_VERSION", "REPORT_FILE", "CompileOptions", "Artifact", "Parity", "Latency",
            "CompileDiagnosis", "CompileReport", "sha256_file", "time_it", "default_out", "compile_model",
            "list_targets", "availability"]
 

@@ -18,9 +18,10 @@ from typing import Any
 
 import onnx
 
-from studio.compile.graph import ancestors, node_label, probe_tensors, random_feed, subgraph
+from studio.compile.graph import ancestors, node_label, probe_tensors, subgraph
 from studio.compile.tvm_backend import StageFailure
 from studio.core.jobs import JobState
+from studio.core.parity import random_inputs
 
 Trial = Callable[[onnx.ModelProto, dict[str, list[int]], dict[str, str]], StageFailure | None]
 MAX_DEPTH = 8
@@ -79,7 +80,7 @@ def localise(model: onnx.ModelProto, shapes: dict[str, list[int]], dtypes: dict[
 
     best: tuple[list[int], str, onnx.ModelProto, dict[str, list[int]]] | None = None
     # 2. the culprit's ancestor cone cut at growing depth, with ORT-computed values for cut tensors
-    feed = random_feed(shapes, dtypes)
+    feed = random_inputs({k: (dtypes.get(k, "float32"), v) for k, v in shapes.items()})
     known: dict[str, Any] = probe_tensors(model, feed) if n <= 5000 else {}
     full_cone = ancestors(nodes, culprit_i)
     if known:

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from studio.core.parity import OutputParity
 from studio.core.reports import Report
 
 SCHEMA_VERSION = 1
@@ -50,22 +51,12 @@ class Artifact:
 
 
 @dataclass
-class OutputParity:
-    output: str
-    shape: list[int]
-    max_abs: float
-    max_rel: float
-    passed: bool
-    cosine: float | None = None  # cosine similarity with ONNX Runtime's output (quantized builds are judged by it)
-
-
-@dataclass
 class Parity:
     status: str = "not run"  # "passed" | "failed" | "skipped: ..." | "not run"
     mode: str = ""  # "artifact" (the written library on this host) | "host-proxy" (same module built for llvm)
     atol: float = 1e-4
     rtol: float = 1e-3
-    outputs: list[OutputParity] = field(default_factory=list)
+    outputs: list[OutputParity] = field(default_factory=list)  # one per output, by studio.core.parity's rule
     input_shapes: dict[str, list[int]] = field(default_factory=dict)
 
 

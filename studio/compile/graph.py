@@ -1,4 +1,4 @@
-"""ONNX graph helpers for the compile path: inputs and static shapes, random feeds, sub-graph extraction.
+"""ONNX graph helpers for the compile path: inputs and static shapes, sub-graph extraction.
 
 Sub-graphs are cut by hand (a node set, its outside inputs turned into graph inputs or constants) rather than
 with ``onnx.utils.Extractor``, because the bisection needs to feed cut tensors either as inputs or as the
@@ -123,23 +123,6 @@ def resolve_shapes(inputs: list[InputInfo], overrides: dict[str, list[int]]) -> 
     return ShapePlan(shapes, dtypes, dynamic, warnings)
 
 
-def random_feed(shapes: dict[str, list[int]], dtypes: dict[str, str], seed: int = 0) -> dict[str, np.ndarray]:
-    """Random inputs safe for any model: small non-negative ids (never out of a vocabulary), masks of ones."""
-    rng = np.random.default_rng(seed)
-    feed = {}
-    for name, shape in shapes.items():
-        dt = np.dtype(dtypes.get(name, "float32"))
-        if dt.kind == "f":
-            feed[name] = rng.standard_normal(shape).astype(dt)
-        elif dt.kind == "b":
-            feed[name] = np.ones(shape, dtype=dt)
-        elif "mask" in name.lower():
-            feed[name] = np.ones(shape, dtype=dt)
-        else:
-            feed[name] = rng.integers(0, 3, size=shape).astype(dt)
-    return feed
-
-
 # -- sub-graphs ----------------------------------------------------------------------------------------------
 
 
@@ -233,7 +216,7 @@ def _order_key(nodes: Sequence[onnx.NodeProto]):  # type: ignore[no-untyped-def]
 
 def probe_tensors(model: onnx.ModelProto, feed: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     """Every intermediate tensor's value on ``feed``, computed by ONNX Runtime ({} when ORT cannot run it)."""
-    import onnxruntime as ort
+    from studio.core.runner import ort_session, session_options
 
     m = onnx.ModelProto()
     m.CopyFrom(model)
@@ -251,10 +234,7 @@ def probe_tensors(model: onnx.ModelProto, feed: dict[str, np.ndarray]) -> dict[s
                 m.graph.output.append(types.get(o) or helper.make_empty_tensor_value_info(o))
                 have.add(o)
     try:
-        opts = ort.SessionOptions()
-        opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-        opts.log_severity_level = 3
-        sess = ort.InferenceSession(m.SerializeToString(), opts, providers=["CPUExecutionProvider"])
+        sess = ort_session(m, session_options(optimization="disable"))
         names = [o.name for o in sess.get_outputs()]
         values = sess.run(names, {k: v for k, v in feed.items() if k in {i.name for i in sess.get_inputs()}})
     except Exception:

@@ -19,18 +19,18 @@ from studio.compile.contract import (
     CompileOptions,
     CompileReport,
     Latency,
-    OutputParity,
     Parity,
     sha256_file,
     time_it,
 )
-from studio.compile.graph import graph_inputs, graph_output_names, load_model, random_feed, resolve_shapes
+from studio.compile.graph import graph_inputs, graph_output_names, load_model, resolve_shapes
 from studio.compile.outputs import check_out, default_out
 from studio.compile.targets import CompileTarget, cross_compiler_available, resolve_target
 from studio.compile.tvm_backend import StageFailure, TVMStageError
 from studio.core.atomic import atomic_path, write_json_atomic
 from studio.core.errors import InputError, StudioError, ValidationError
 from studio.core.jobs import JobState, Stages
+from studio.core.parity import OutputParity
 
 TVM_ATOL, TVM_RTOL = 1e-4, 1e-3  # parity tolerances when none are given
 WEIGHTS = {"simplify": 5, "precheck": 5, "import": 10, "lower": 10, "build": 35, "export": 10, "verify": 30}
@@ -263,43 +263,21 @@ def _artifact(f: Path) -> Artifact:
 
 def _verify(rep: CompileReport, model_path: Path, runner: Any, shapes: dict[str, list[int]],
             dtypes: dict[str, str], options: CompileOptions, job: JobState) -> None:
+    from studio.core.parity import Tolerance, compare, random_inputs
     from studio.core.runner import OnnxRuntimeRunner
 
-    feed = random_feed(shapes, dtypes, options.seed)
+    feed = random_inputs({n: (dtypes[n], shape) for n, shape in shapes.items()}, rng=options.seed)
     p: Parity = rep.parity
     p.atol, p.rtol, p.input_shapes = options.atol, options.rtol, shapes
     with OnnxRuntimeRunner(model_path) as ort_r, runner as tvm_r:
         ref = ort_r.infer(feed)
         got = tvm_r.infer(feed)
-        ok, p.outputs = compare_outputs(ref, got, options.atol, options.rtol)
-        p.status = "passed" if ok else "failed"
+        p.outputs = compare(ref, got, Tolerance(options.atol, options.rtol))
+        p.status = "passed" if all(o.passed for o in p.outputs) else "failed"
         if options.latency_runs > 0:
             _latency(rep.latency, ort_r, tvm_r, feed, options.latency_runs, job)
             if p.mode == "host-proxy":
                 rep.latency.note = "host-proxy build on this host, not the board's latency"
-
-
-def compare_outputs(ref: dict[str, Any], got: dict[str, Any], atol: float, rtol: float) -> tuple[bool, list[OutputParity]]:
-    """Each reference output against the compiled one (missing or reshaped: failed), with the cosine too."""
-    ok, rows = True, []
-    for name, want in ref.items():
-        have = got.get(name)
-        if have is None or np.shape(have) != np.shape(want):
-            rows.append(OutputParity(name, list(np.shape(want if have is None else have)), float("inf"),
-                                     float("inf"), False))
-            ok = False
-            continue
-        want64, have64 = np.asarray(want, dtype=np.float64), np.asarray(have, dtype=np.float64)
-        diff = np.abs(want64 - have64)
-        max_abs = float(diff.max()) if diff.size else 0.0
-        max_rel = float((diff / np.maximum(np.abs(want64), 1e-12)).max()) if diff.size else 0.0
-        passed = bool(np.allclose(have64, want64, atol=atol, rtol=rtol))
-        norm = float(np.linalg.norm(want64) * np.linalg.norm(have64))
-        # two all-zero outputs are the same output (a ReLU head on a negative batch), not an undefined cosine
-        cosine = float(np.dot(want64.ravel(), have64.ravel()) / norm) if norm > 0 else (1.0 if max_abs == 0 else 0.0)
-        ok &= passed
-        rows.append(OutputParity(name, list(want64.shape), max_abs, max_rel, passed, cosine))
-    return ok, rows
 
 
 def alternate_runs(ort_r: Any, tvm_r: Any, feed: dict[str, np.ndarray], runs: int, *, warmup: int = 3,

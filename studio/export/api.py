@@ -19,14 +19,13 @@ from studio.export.contract import (  # the contract, re-exported: the CLI, the 
     ExportReport,
     GenerationValidation,
     InputSpec,
-    OutputCheck,
     OutputFile,
     Validation,
     ValidationCase,
 )
 
 __all__ = [
-    "SCHEMA_VERSION", "MODALITIES", "InputSpec", "ExportOptions", "OutputFile", "OutputCheck",
+    "SCHEMA_VERSION", "MODALITIES", "InputSpec", "ExportOptions", "OutputFile",
     "ValidationCase", "Validation", "Diagnosis", "GenerationValidation", "ExportReport", "export_model",
     "infer_signature", "list_samples", "write_sample",
 ]

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from studio.core.parity import OutputParity
 from studio.core.reports import Report
 
 SCHEMA_VERSION = 1
@@ -43,7 +44,7 @@ class ExportOptions:
     with_past: bool | None = None  # KV cache inputs/outputs; None: on for decoder-only (*ForCausalLM) models
     # per part after export: {"vision": "int8", "text": "fp16"} or "vision=int8,text=fp16" (studio.export.precision)
     precision: dict[str, str] | str | None = None
-    precision_atol: float | None = None  # pass bounds vs the FP32 part; None: per precision (precision.TOLERANCE)
+    precision_atol: float | None = None  # pass bounds vs the FP32 part; None: per precision (core.parity.TOLERANCES)
     precision_min_cosine: float | None = None
     kv_cache_dtype: str = "float32"  # "float16": past/present in FP16 (with_past exports)
     external_data: bool | None = None  # weights in <model>.onnx.data; None: when they pass ~1.8 GB (2 GB: protobuf)
@@ -58,21 +59,11 @@ class OutputFile:
 
 
 @dataclass
-class OutputCheck:
-    """Parity of one output for one validation case."""
-
-    output: str
-    max_abs: float
-    max_rel: float
-    passed: bool
-
-
-@dataclass
 class ValidationCase:
     name: str  # e.g. "traced shapes", "batch=3 sequence=11"
     graph: str  # which graph: "model" or a part name, or "chained parts"
     input_shapes: dict[str, list[int]]
-    outputs: list[OutputCheck] = field(default_factory=list)
+    outputs: list[OutputParity] = field(default_factory=list)  # studio.core.parity's, one per output
     passed: bool = False
     error: str | None = None
 

@@ -24,8 +24,6 @@ KV_CACHE_DTYPES = ("float32", "float16")
 # softmax and exp need the range, and the converter's default list (Range, CumSum, TopK, Resize, ...)
 FP16_BLOCK = ("Pow", "ReduceMean", "ReduceSum", "Sqrt", "Reciprocal", "Softmax", "Exp", "Log", "Erf",
               "LayerNormalization", "SimplifiedLayerNormalization", "RMSNormalization")
-# default pass bounds against the FP32 part: (max abs, min cosine); INT8 is judged by cosine alone
-TOLERANCE = {"fp16": (5e-2, 0.999), "int8": (float("inf"), 0.98), "int8-dynamic": (float("inf"), 0.98)}
 # the parts each split kind writes (name, modality); without --split-modalities the one target is "model"
 PARTS = {
     "dual_encoder": (("vision", "vision"), ("text", "text"), ("fusion", "fusion")),
@@ -317,16 +315,13 @@ def figures(pairs: list[tuple[Any, Any]]) -> Figures:
     """Worst max abs diff and cosine over (reference, candidate) float arrays."""
     import numpy as np
 
+    from studio.core.parity import INT8, compare_output
+
     fig = Figures(outputs=len(pairs))
-    for ref, got in pairs:
-        x = np.asarray(ref, dtype=np.float64).ravel()
-        y = np.asarray(got, dtype=np.float64).ravel()
-        if x.shape != y.shape:
+    for ref, got in pairs:  # flattened: the figures, not the shapes (a part may hand back [N] for [1, N])
+        row = compare_output("", np.ravel(ref), np.ravel(got), INT8)
+        if row.max_abs == float("inf"):
             return Figures(float("inf"), 0.0, len(pairs))
-        if not x.size:
-            continue
-        fig.max_abs = max(fig.max_abs, float(np.abs(x - y).max()))
-        nx, ny = np.linalg.norm(x), np.linalg.norm(y)
-        cos = float(x @ y / (nx * ny)) if nx > 0 and ny > 0 else (1.0 if np.array_equal(x, y) else 0.0)
-        fig.cosine = min(fig.cosine, cos)
+        fig.max_abs = max(fig.max_abs, row.max_abs)
+        fig.cosine = min(fig.cosine, row.cosine if row.cosine is not None else 1.0)
     return fig

@@ -14,7 +14,8 @@ from typing import Any
 import numpy as np
 
 from studio.core.errors import JobCancelled
-from studio.export.contract import InputSpec, OutputCheck, ValidationCase
+from studio.core.parity import OutputParity, Tolerance, compare_output
+from studio.export.contract import InputSpec, ValidationCase
 from studio.export.signatures import TRACE_SIZES, example_shape
 
 NP_DTYPES = {"int64": np.int64, "int32": np.int32, "float32": np.float32, "float16": np.float16, "bool": np.bool_}
@@ -117,14 +118,14 @@ def check_graph(path: Path) -> tuple[str, str, list[str]]:
 
 
 def ort_session(path: Path) -> Any:
-    import onnxruntime as ort
+    """The exported file's session (``studio.core.runner.ort_session``); ORT's own exception when it refuses,
+    for ``diagnose`` to read."""
+    from studio.core.runner import ort_session as session
+    from studio.core.runner import session_options
 
-    opts = ort.SessionOptions()
-    opts.log_severity_level = 3
     # validation runs a handful of cases: the weights stay mapped from the data file (no prepacked copy, whose
     # building took 3 of the 3.3 s a 3 GB decoder's session needed, and as much memory again as the weights)
-    opts.add_session_config_entry("session.disable_prepacking", "1")
-    return ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
+    return session(path, session_options(config={"session.disable_prepacking": "1"}), error=None)
 
 
 def declared_output_dims(session: Any) -> dict[str, list[Any]]:
@@ -132,36 +133,28 @@ def declared_output_dims(session: Any) -> dict[str, list[Any]]:
 
 
 def compare(name: str, got: np.ndarray, ref: np.ndarray, atol: float, rtol: float,
-            declared: list[Any] | None = None) -> tuple[OutputCheck, str | None]:
-    """One output's parity; returns the check and an error text when shapes disagree."""
+            declared: list[Any] | None = None) -> tuple[OutputParity, str | None]:
+    """One output's parity (``studio.core.parity``'s rule, no cosine bound); returns it and an error text when
+    the shape disagrees with PyTorch's or with the graph's declared dims."""
     if declared is not None:
         bad = [i for i, d in enumerate(declared) if isinstance(d, int) and i < got.ndim and d != got.shape[i]]
         if len(declared) != got.ndim or bad:
-            return (OutputCheck(name, float("inf"), float("inf"), False),
+            return (OutputParity(name, float("inf"), float("inf"), False),
                     f"output '{name}' declared shape {declared} but ORT returned {list(got.shape)}")
     if got.shape != ref.shape:
-        return (OutputCheck(name, float("inf"), float("inf"), False),
+        return (OutputParity(name, float("inf"), float("inf"), False),
                 f"output '{name}' has shape {list(got.shape)} in ONNX but {list(ref.shape)} in PyTorch")
-    g = got.astype(np.float64)
-    r = ref.astype(np.float64)
-    if g.size == 0:
-        return OutputCheck(name, 0.0, 0.0, True), None
-    diff = np.abs(g - r)
-    max_abs = float(diff.max())
-    max_rel = float((diff / (np.abs(r) + 1e-12)).max())
-    finite = bool(np.isfinite(g).all() == np.isfinite(r).all())
-    passed = finite and bool(np.all(diff <= atol + rtol * np.abs(r)))
-    return OutputCheck(name, max_abs, min(max_rel, 1e30), passed), None
+    return compare_output(name, ref, got, Tolerance(atol, rtol)), None
 
 
 def run_case(case: CaseSpec, graph: str, session: Any, feeds: dict[str, np.ndarray],
              reference: dict[str, np.ndarray], atol: float, rtol: float) -> tuple[ValidationCase, dict[str, np.ndarray]]:
     """Run ORT on ``feeds`` and compare every output with ``reference`` (name -> array)."""
     vc = ValidationCase(name=case.name, graph=graph, input_shapes={k: list(v.shape) for k, v in feeds.items()})
-    try:
-        names = [o.name for o in session.get_outputs()]
-        wanted = {i.name for i in session.get_inputs()}  # the exporter may drop an input the trace never used
-        got = dict(zip(names, session.run(None, {k: v for k, v in feeds.items() if k in wanted}), strict=True))
+    from studio.core.runner import OnnxRuntimeRunner
+
+    try:  # the runner leaves out an input the exporter dropped (the trace never used it)
+        got = OnnxRuntimeRunner.wrap(session).infer(feeds)
     except JobCancelled:
         raise
     except Exception as exc:  # noqa: BLE001 - a runtime failure on new shapes is a finding, not a crash
@@ -171,7 +164,7 @@ def run_case(case: CaseSpec, graph: str, session: Any, feeds: dict[str, np.ndarr
     errors: list[str] = []
     for name, ref in reference.items():
         if name not in got:
-            vc.outputs.append(OutputCheck(name, float("inf"), float("inf"), False))
+            vc.outputs.append(OutputParity(name, float("inf"), float("inf"), False))
             errors.append(f"output '{name}' missing from the ONNX graph")
             continue
         check, err = compare(name, got[name], ref, atol, rtol, declared.get(name))

@@ -114,7 +114,7 @@ class DecoderRuntime:
         """``fused``: run each layer's attention as one GroupQueryAttention (studio.generate.fused, batch 1 as
         this loop is; ~25 % faster per step at hidden 512); the exported graph when it does not apply, with the
         reason in ``fused_note``. ``config``: the HF config (default: config.json beside the model)."""
-        import onnxruntime as ort
+        from studio.core.runner import ort_session
 
         self.gen = gen
         self.path = Path(model_path)
@@ -122,8 +122,7 @@ class DecoderRuntime:
         self.fused_note = "off (fused=False): the exported graph"
         self.session = self._fused_session(threads, config) if fused else None
         if self.session is None:
-            self.session = ort.InferenceSession(str(self.path), session_options(threads),
-                                                providers=["CPUExecutionProvider"])
+            self.session = ort_session(self.path, session_options(threads), error=None)
         self.io_binding = io_binding
         names = {i.name for i in self.session.get_inputs()}
         self.use_positions = "position_ids" in names
@@ -141,8 +140,7 @@ class DecoderRuntime:
         """A session on the fused-attention variant (studio.generate.fused), or None with the reason noted."""
         import tempfile
 
-        import onnxruntime as ort
-
+        from studio.core.runner import ort_session
         from studio.generate.fused import Fused, fuse_attention, read_config, session_source
 
         cfg = read_config(self.path.parent) if config is None else config
@@ -153,7 +151,7 @@ class DecoderRuntime:
                     self.fused_note = f"not applied ({got}): the exported graph"
                     return None
                 opts = session_options(threads)
-                session = ort.InferenceSession(session_source(got, opts), opts, providers=["CPUExecutionProvider"])
+                session = ort_session(session_source(got, opts), opts, error=None)
             except Exception as exc:  # noqa: BLE001 - any failure of the rewrite leaves the exported graph
                 self.fused_note = f"not applied ({type(exc).__name__}: {exc}): the exported graph"
                 return None

@@ -27,13 +27,12 @@ class SpeechRuntime:
     """The two ORT sessions of a speech export and the loop that drives them (batch 1)."""
 
     def __init__(self, folder: Path, gen: SpeechGenerationConfig, threads: int | None = 1) -> None:
-        import onnxruntime as ort
+        from studio.core.runner import ort_session
 
         self.gen = gen
         opts = session_options(threads)
-        providers = ["CPUExecutionProvider"]
-        self.encoder = ort.InferenceSession(str(folder / gen.encoder_file), opts, providers=providers)
-        self.decoder = ort.InferenceSession(str(folder / gen.decoder_file), opts, providers=providers)
+        self.encoder = ort_session(folder / gen.encoder_file, opts, error=None)
+        self.decoder = ort_session(folder / gen.decoder_file, opts, error=None)
         names = gen.names
         self.cross_out, self.cross_in = names["cross_present"], names["cross_past"]
         self.self_past, self.present = names["self_past"], names["present"]

@@ -60,13 +60,13 @@ class VisionLanguageRuntime:
     """Two ORT sessions (vision, decoder with past) and the loop that drives them; batch 1, one or more images."""
 
     def __init__(self, folder: Path, gen: GenerationConfig, threads: int | None = 1) -> None:
-        import onnxruntime as ort
+        from studio.core.runner import ort_session
 
         self.gen = gen
         self.vision_cfg = vision_settings(gen)
         opts = session_options(threads)
-        self.vision = ort.InferenceSession(str(folder / gen.parts["vision"]), opts, providers=["CPUExecutionProvider"])
-        self.decoder = ort.InferenceSession(str(folder / gen.model_file), opts, providers=["CPUExecutionProvider"])
+        self.vision = ort_session(folder / gen.parts["vision"], opts, error=None)
+        self.decoder = ort_session(folder / gen.model_file, opts, error=None)
         self.cache_dtype = NP_CACHE.get(gen.cache.dtype, np.float32)
         self.past, self.present = gen.cache.past_names(), gen.cache.present_names()
 

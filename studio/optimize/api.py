@@ -20,8 +20,8 @@ from typing import Any
 
 from studio.core.errors import InputError, ModelError
 from studio.core.jobs import JobState
+from studio.core.parity import REWRITE, TOLERANCES, ParityReport
 from studio.core.reports import Report
-from studio.optimize.parity import ParityReport, check_parity
 
 SCHEMA_VERSION = 1
 EXTERNAL_THRESHOLD = 1_800_000_000  # protobuf's 2 GB limit: larger models keep external weights
@@ -49,13 +49,54 @@ class AnalysisDiff:
 
 
 @dataclass
+class FixParity(ParityReport):
+    """Parity of a fixed file against the original (``studio.core.parity``), named as fix reports name it."""
+
+    original: str = ""
+    fixed: str = ""
+    precision: str = "fp32"  # "fp32" (judged as a rewrite) | "fp16" | "int8" | "int8-static"
+
+
+def check_parity(original: Path | str | Any, fixed: Path | str | Any, precision: str = "fp32", *,
+                 dims: dict[str, int] | None = None, cases: int = 2, seed: int = 0, host: Any = None,
+                 candidate: Any = None) -> FixParity:
+    """``fixed`` against ``original`` (paths or ModelProtos) on seeded random inputs; ``host`` (a ModelProto): the
+    host graph of a host split, run first on the original's inputs, its outputs fed to ``fixed``; ``candidate``:
+    a runner already made for ``fixed`` (a custom-op runtime registered). fp32 is judged as a rewrite
+    (``REWRITE``), other precisions by ``TOLERANCES``."""
+    from studio.core.errors import ValidationError
+    from studio.core.parity import run_parity
+    from studio.core.runner import ChainedRunner, OnnxRuntimeRunner
+
+    tol = REWRITE if precision == "fp32" else TOLERANCES[precision]
+    rep = FixParity(atol=tol.atol, rtol=tol.rtol, min_cosine=tol.min_cosine, original=_label(original),
+                    fixed=_label(fixed), precision=precision)
+    with OnnxRuntimeRunner(original, error=ValidationError) as ref:
+        new = candidate or OnnxRuntimeRunner(fixed, error=ValidationError)
+        if host is None:
+            with new:
+                rep.cases = run_parity(ref, new, tolerance=tol, cases=cases, seed=seed, dims=dims,
+                                       inputs_from=None if candidate is None else ref,
+                                       cast_for_reference=candidate is None, strict=candidate is not None).cases
+        else:
+            with ChainedRunner(OnnxRuntimeRunner(host, error=ValidationError), new) as chain:
+                rep.cases = run_parity(ref, chain, tolerance=tol, cases=cases, seed=seed, dims=dims,
+                                       inputs_from=ref).cases
+    return rep
+
+
+def _label(model: Any) -> str:
+    return str(model) if isinstance(model, (str, Path)) else "(in memory)"
+
+
+@dataclass
 class FixedFile:
     part: str  # "model" or a part name
     source: str
     output: str
     steps: list[str] = field(default_factory=list)
     precision: str = "fp32"
-    parity: ParityReport | None = None
+    parity: FixParity | None = None
     diff: AnalysisDiff | None = None
     host: str | None = None  # the host graph of a host split (run before this file)
     calibration: str | None = None  # the calibration samples as this file's inputs (.npz per sample)
@@ -155,7 +196,7 @@ def save_model_atomic(model: Any, out: Path, check: Any = None) -> Any:
 
 
 def _parity_on(src: Path, tmp: Path, dst: Path, prec: str, static: dict[str, int] | None,
-               cases: int, host: Any = None) -> ParityReport:
+               cases: int, host: Any = None) -> FixParity:
     """Parity on the temp file (a model ORT cannot load is never moved into place); with a host graph, the
     original against host graph -> device graph."""
     rep = check_parity(src, tmp, prec, dims=static, cases=cases, host=host)

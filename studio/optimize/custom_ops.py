@@ -174,11 +174,10 @@ def make_session(model: Path | str | Any, *, custom_op_lib: Path | str | None = 
     weights resolve). Raises ModelError when ORT refuses the model, DependencyMissing without the runtime.
     """
     import onnx
-    import onnxruntime as ort
 
-    so = sess_options or ort.SessionOptions()
-    if sess_options is None:
-        so.log_severity_level = 3
+    from studio.core.runner import ort_session, session_options
+
+    so = sess_options or session_options()
     providers = providers or ["CPUExecutionProvider"]
     proto = model if not isinstance(model, (str, Path)) else None
     where = str(model) if proto is None else (proto.graph.name or "model")
@@ -211,8 +210,4 @@ def make_session(model: Path | str | Any, *, custom_op_lib: Path | str | None = 
                 so.add_session_config_entry("session.model_external_initializers_file_folder_path",
                                             str(Path(model).resolve().parent))
         feed = to_python_op_domain(proto).SerializeToString()
-    try:
-        return ort.InferenceSession(feed, so, providers=providers)
-    except Exception as exc:  # ORT raises its own exception types
-        raise ModelError(f"ONNX Runtime cannot load {where}: {str(exc)[:300]}", offending=where,
-                         hint="check it with `studio inspect --target ort-cpu`") from None
+    return ort_session(feed, so, providers, what=where)

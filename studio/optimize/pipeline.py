@@ -76,17 +76,10 @@ def _feeds(model: Any, folder: Path, processor_dir: Path) -> tuple[list[dict[str
 
 def run_host(host: Any, feeds: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The host graph on each feed: the device graph's inputs (the feed's own arrays it passes through kept)."""
-    import onnxruntime as ort
+    from studio.core.runner import OnnxRuntimeRunner
 
-    so = ort.SessionOptions()
-    so.log_severity_level = 3
-    s = ort.InferenceSession(host.SerializeToString(), so, providers=["CPUExecutionProvider"])
-    names = [o.name for o in s.get_outputs()]
-    out = []
-    for f in feeds:
-        res = s.run(None, {i.name: f[i.name] for i in s.get_inputs()})
-        out.append({**f, **dict(zip(names, res, strict=True))})
-    return out
+    with OnnxRuntimeRunner(host) as r:
+        return [{**f, **r.infer(f)} for f in feeds]
 
 
 def transform(m: Any, steps: FixSteps, *, strict: bool = True, processor_dir: Path | None = None,

@@ -81,15 +81,15 @@ def _float_tensors(model: Any) -> dict[str, Any]:
 def layer_errors(reference: Any, candidate: Any, feeds: list[dict[str, Any]], max_feeds: int = 4) -> list[LayerError]:
     """Per-node error of ``candidate`` against ``reference`` (ModelProtos) on ``feeds``, worst added first."""
     import numpy as np
-    import onnxruntime as ort
+
+    from studio.core.parity import cosine
+    from studio.core.runner import ort_session, session_options
 
     ref_t, cand_t = _float_tensors(reference), _float_tensors(candidate)
     shared = [n for n in ref_t if n in cand_t]
-    so = ort.SessionOptions()
-    so.log_severity_level = 3
-    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL  # keep every named tensor
-    ref_s = ort.InferenceSession(_with_outputs(reference, shared, ref_t), so, providers=["CPUExecutionProvider"])
-    cand_s = ort.InferenceSession(_with_outputs(candidate, shared, cand_t), so, providers=["CPUExecutionProvider"])
+    so = session_options(optimization="disable")  # keep every named tensor
+    ref_s = ort_session(_with_outputs(reference, shared, ref_t), so, what="the reference")
+    cand_s = ort_session(_with_outputs(candidate, shared, cand_t), so, what="the candidate")
     worst: dict[str, float] = {}
     for feed in feeds[:max_feeds]:
         a = dict(zip([o.name for o in ref_s.get_outputs()], ref_s.run(None, feed), strict=True))
@@ -100,9 +100,7 @@ def layer_errors(reference: Any, candidate: Any, feeds: list[dict[str, Any]], ma
             y = np.asarray(b[name], dtype=np.float64).ravel()
             if x.shape != y.shape or not x.size:
                 continue
-            nx, ny = np.linalg.norm(x), np.linalg.norm(y)
-            with np.errstate(all="ignore"):  # fp16's saturated -10000s overflow the norms: an inf error, said as 1
-                cos = float(x @ y / (nx * ny)) if nx > 0 and ny > 0 else (1.0 if np.array_equal(x, y) else 0.0)
+            cos = cosine(x, y)  # fp16's saturated -10000s can overflow the norms: an inf error, said as 1
             err = 1.0 - cos if np.isfinite(cos) else 1.0
             worst[name] = max(worst.get(name, 0.0), err)
     out: list[LayerError] = []

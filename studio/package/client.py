@@ -143,6 +143,24 @@ class AgentClient:
         return self._request("POST", f"/agent/models/{model}/rollback",
                              json={"version": version} if version else None)
 
+    def model_metadata(self, model: str) -> dict[str, Any]:
+        """KServe v2 model metadata: name, versions, platform, inputs and outputs (name, datatype, shape)."""
+        return self._request("GET", f"/v2/models/{model}")
+
+    def infer(self, model: str, inputs: dict[str, Any], outputs: list[str] | None = None) -> dict[str, Any]:
+        """One KServe v2 JSON inference; name -> numpy array (each output's datatype and shape as served)."""
+        import numpy as np
+
+        from studio.core.kserve_dtypes import V2_TO_NUMPY, numpy_to_v2
+
+        body: dict[str, Any] = {"inputs": [{"name": n, "shape": list(np.shape(a)), "datatype": numpy_to_v2(
+            np.asarray(a).dtype), "data": np.asarray(a).ravel().tolist()} for n, a in inputs.items()]}
+        if outputs:
+            body["outputs"] = [{"name": n} for n in outputs]
+        got = self._request("POST", f"/v2/models/{model}/infer", json=body)
+        return {o["name"]: np.asarray(o["data"], dtype=V2_TO_NUMPY.get(o["datatype"], np.float32)
+                                      ).reshape(o["shape"]) for o in got.get("outputs", [])}
+
     def upload(self, bundle: Path | str, job: JobState | None = None) -> dict[str, Any]:
         bundle = Path(bundle)
         if not bundle.is_file():

@@ -24,10 +24,10 @@ import numpy as np
 
 from studio.core.errors import InputError, ModelError
 from studio.core.jobs import JobState
+from studio.core.runner import OPT_LEVELS
 from studio.core.shapes import check_against
 from studio.profiling.report import FOLDED, FUSED, MEASURED, NOT_RUN, REMOVED, NodeTime, ProfileReport
 
-OPT_LEVELS = ("disable", "basic", "extended", "all")
 DEFAULT_DIM = {"batch": 1}
 DEFAULT_SYMBOLIC = 8
 
@@ -46,38 +46,14 @@ def node_keys(graph: Any) -> list[tuple[str, Any]]:
 
 
 def make_feed(sess: Any, shapes: dict[str, list[int]] | None, seed: int = 0) -> dict[str, np.ndarray]:
-    """Inputs for a profile: given shapes, else symbolic dims = 1 for batch-like names, 8 otherwise.
-    Ids are small and valid for any vocabulary, masks are ones."""
-    shapes = dict(shapes or {})
-    check_against(shapes, {i.name: list(i.shape) for i in sess.get_inputs()})
-    rng = np.random.default_rng(seed)
-    symbols: dict[str, int] = {}  # symbolic dims fixed by the given shapes apply to every input sharing them
-    for i in sess.get_inputs():
-        if i.name in shapes and len(shapes[i.name]) == len(i.shape):
-            for want, have in zip(shapes[i.name], i.shape, strict=True):
-                if not isinstance(have, int) and have:
-                    symbols.setdefault(str(have), int(want))
-    feed: dict[str, np.ndarray] = {}
-    for i in sess.get_inputs():
-        if i.name in shapes:
-            shape = list(shapes[i.name])
-        else:
-            shape = [d if isinstance(d, int) else symbols.get(str(d), DEFAULT_DIM.get(str(d).lower(), DEFAULT_SYMBOLIC))
-                     for d in i.shape]
-        t = i.type
-        if "int" in t:
-            dtype = np.int64 if "int64" in t else np.int32
-            feed[i.name] = (np.ones(shape, dtype=dtype) if "mask" in i.name
-                            else rng.integers(0, 5, size=shape).astype(dtype))
-        elif "bool" in t:
-            feed[i.name] = np.ones(shape, dtype=bool)
-        elif "float16" in t:
-            feed[i.name] = rng.standard_normal(shape).astype(np.float16)
-        elif "double" in t:
-            feed[i.name] = rng.standard_normal(shape)
-        else:
-            feed[i.name] = rng.standard_normal(shape).astype(np.float32)
-    return feed
+    """Inputs for a profile (``studio.core.parity.random_inputs``): given shapes, else symbolic dims = 1 for
+    batch, 8 otherwise. Ids are small and valid for any vocabulary, masks are ones."""
+    from studio.core.parity import random_inputs
+    from studio.core.runner import OnnxRuntimeRunner
+
+    specs = OnnxRuntimeRunner.wrap(sess).input_metadata()
+    check_against(dict(shapes or {}), {n: shape for n, (_t, shape) in specs.items()})
+    return random_inputs(specs, shapes=shapes, dims=DEFAULT_DIM, default_dim=DEFAULT_SYMBOLIC, rng=seed)
 
 
 def _percentile(xs: list[float], q: float) -> float:
@@ -115,25 +91,20 @@ def parse_trace(events: list[dict[str, Any]], warmup: int) -> tuple[list[float],
 
 
 def _session_options(level: str, prof_dir: Path, opt_path: Path | None, threads: int | None = None) -> Any:
-    import onnxruntime as ort
+    """``studio.core.runner.session_options`` with ORT's profiler on (and the optimized graph dumped)."""
+    from studio.core.runner import session_options
 
-    so = ort.SessionOptions()
-    if threads:
-        so.intra_op_num_threads = threads
-    so.log_severity_level = 3
-    so.enable_profiling = True
-    so.profile_file_prefix = str(prof_dir / "ort")
-    so.graph_optimization_level = {
-        "disable": ort.GraphOptimizationLevel.ORT_DISABLE_ALL, "basic": ort.GraphOptimizationLevel.ORT_ENABLE_BASIC,
-        "extended": ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED,
-        "all": ort.GraphOptimizationLevel.ORT_ENABLE_ALL}[level]
+    config = {}
     if opt_path is not None:
-        so.optimized_model_filepath = str(opt_path)
         # the optimized graph is read for its lineage only: its weights go to a data file beside it (in the
         # profile's temp folder), so a model past 2 GB can be dumped at all and the graph parses small
-        so.add_session_config_entry("session.optimized_model_external_initializers_file_name",
-                                    f"{opt_path.name}.data")
-        so.add_session_config_entry("session.optimized_model_external_initializers_min_size_in_bytes", "1024")
+        config = {"session.optimized_model_external_initializers_file_name": f"{opt_path.name}.data",
+                  "session.optimized_model_external_initializers_min_size_in_bytes": "1024"}
+    so = session_options(threads=threads, optimization=level, config=config)
+    so.enable_profiling = True
+    so.profile_file_prefix = str(prof_dir / "ort")
+    if opt_path is not None:
+        so.optimized_model_filepath = str(opt_path)
     return so
 
 

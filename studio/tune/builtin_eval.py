@@ -37,12 +37,10 @@ def output_names(model: Path) -> list[str]:
 
 
 def ort_session(model: Path) -> Any:
-    import onnxruntime as ort
+    from studio.core.runner import ort_session as session
+    from studio.core.runner import session_options
 
-    so = ort.SessionOptions()
-    so.log_severity_level = 3
-    so.intra_op_num_threads = 1  # two candidates run side by side on two cores
-    return ort.InferenceSession(str(model), so, providers=["CPUExecutionProvider"])
+    return session(model, session_options(threads=1))  # two candidates run side by side on two cores
 
 
 class OrtEvaluator:

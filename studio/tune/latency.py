@@ -34,13 +34,11 @@ def measure(runners: dict[str, Runner], feed: dict[str, Any], runs: int = 30, wa
 
 def ort_runner(model: Any, host: Any = None) -> Runner:
     """An ONNX Runtime CPU runner of a device graph (file path), with its host graph first when it has one."""
-    import onnxruntime as ort
+    from studio.core.runner import ort_session, session_options
 
-    so = ort.SessionOptions()
-    so.log_severity_level = 3
-    so.intra_op_num_threads = 1
-    dev = ort.InferenceSession(str(model), so, providers=["CPUExecutionProvider"])
-    pre = ort.InferenceSession(str(host), so, providers=["CPUExecutionProvider"]) if host else None
+    so = session_options(threads=1)
+    dev = ort_session(model, so)
+    pre = ort_session(host, so) if host else None
     dev_in = [i.name for i in dev.get_inputs()]
     if pre is None:
         return lambda feed: dev.run(None, {n: feed[n] for n in dev_in})
@@ -59,12 +57,9 @@ def chained(host: Any, device_runner: Runner, device_inputs: list[str]) -> Runne
     """A target runtime's runner (fed only ``device_inputs``) with the host graph (ONNX Runtime) in front."""
     if host is None:
         return lambda feed: device_runner({n: feed[n] for n in device_inputs})
-    import onnxruntime as ort
+    from studio.core.runner import ort_session, session_options
 
-    so = ort.SessionOptions()
-    so.log_severity_level = 3
-    so.intra_op_num_threads = 1
-    pre = ort.InferenceSession(str(host), so, providers=["CPUExecutionProvider"])
+    pre = ort_session(host, session_options(threads=1))
     pre_in = [i.name for i in pre.get_inputs()]
     pre_out = [o.name for o in pre.get_outputs()]
 

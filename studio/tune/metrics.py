@@ -13,6 +13,8 @@ from typing import Any
 
 import numpy as np
 
+from studio.core.parity import cosine
+
 
 @dataclass
 class Accuracy:
@@ -50,10 +52,7 @@ def accuracy(reference: list[list[Any]], got: list[list[Any]]) -> Accuracy | Non
                 continue
             d = float(np.abs(x64 - y64).max()) if x64.size else 0.0
             acc.max_abs = max(acc.max_abs, d)
-            a, b = x64.ravel(), y64.ravel()
-            na, nb = np.linalg.norm(a), np.linalg.norm(b)
-            cos = float(a @ b / (na * nb)) if na > 0 and nb > 0 else (1.0 if d == 0 else 0.0)
-            acc.cosine = min(acc.cosine, cos)
+            acc.cosine = min(acc.cosine, cosine(x64, y64))
             if x64.ndim >= 1 and x64.shape[-1] > 1:
                 ra = x64.reshape(-1, x64.shape[-1]).argmax(-1)
                 rb = y64.reshape(-1, x64.shape[-1]).argmax(-1)

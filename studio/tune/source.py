@@ -106,10 +106,10 @@ def reference(part: Part, feeds: list[dict[str, np.ndarray]], folder: Path) -> s
     """The FP32 original's outputs on every sample (ONNX Runtime), saved as ``folder/NNNN.npz`` (o0, o1, ...)."""
     import onnxruntime as ort
 
+    from studio.core.runner import ort_session
+
     folder.mkdir(parents=True, exist_ok=True)
-    so = ort.SessionOptions()
-    so.log_severity_level = 3
-    s = ort.InferenceSession(str(part.path), so, providers=["CPUExecutionProvider"])
+    s = ort_session(part.path)
     names = [i.name for i in s.get_inputs()]
     for k, f in enumerate(feeds):
         outs = s.run(None, {n: f[n] for n in names})

@@ -40,12 +40,10 @@ class OrtVerifier:
 
     def _session(self, model: str | bytes) -> str:
         """"" when a session builds, else ORT's message."""
-        import onnxruntime as ort
+        from studio.core.runner import ort_session, session_options
 
-        so = ort.SessionOptions()
-        so.log_severity_level = 4
-        try:
-            ort.InferenceSession(model, so, providers=list(self.providers))
+        try:  # ORT's own words are the verdict: error=None keeps its exception
+            ort_session(model, session_options(log_level=4), list(self.providers), error=None)
         except Exception as exc:  # ORT raises its own types (Fail, NotImplemented, InvalidGraph, ...)
             return str(exc)
         return ""

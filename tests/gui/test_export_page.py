@@ -12,12 +12,12 @@ pytest.importorskip("pytestqt")
 from PySide6.QtCore import Qt  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
+from studio.core.parity import OutputParity as OutputCheck  # noqa: E402
 from studio.core.workspace import Workspace  # noqa: E402
 from studio.export.api import (  # noqa: E402
     Diagnosis,
     ExportReport,
     InputSpec,
-    OutputCheck,
     OutputFile,
     Validation,
     ValidationCase,

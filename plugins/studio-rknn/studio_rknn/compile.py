@@ -72,8 +72,6 @@ def platform_of(target: str) -> str:
 def calibration_list(options: CompileOptions, inputs: list[dict[str, Any]], folder: Path, samples: int = 8) -> Path:
     """The toolkit's dataset file (one line per sample, one .npy per input): from ``options.calibration``
     (a dataset .txt as is, or a folder of .npz / per-input .npy files), else seeded samples of each input."""
-    from studio.compile.graph import random_feed
-
     cal = options.calibration
     if cal is not None and Path(cal).is_file() and Path(cal).suffix == ".txt":
         return Path(cal).resolve()
@@ -92,9 +90,7 @@ def calibration_list(options: CompileOptions, inputs: list[dict[str, Any]], fold
             raise InputError(f"calibration folder {cal} holds no .npz samples", offending=str(cal),
                              hint="save each sample with numpy.savez(PATH, **{input_name: array})")
     else:
-        shapes = {i["name"]: i["shape"] for i in inputs}
-        dtypes = {i["name"]: i["dtype"] for i in inputs}
-        feeds = [random_feed(shapes, dtypes, seed) for seed in range(samples)]
+        feeds = [_feed(inputs, seed) for seed in range(samples)]
     lines = []
     for k, feed in enumerate(feeds):
         paths = []
@@ -294,9 +290,9 @@ def _dim_values(graph: object, shapes: dict[str, list[int]]) -> str:
 
 
 def _feed(inputs: list[dict[str, Any]], seed: int) -> dict[str, np.ndarray]:
-    from studio.compile.graph import random_feed
+    from studio.core.parity import random_inputs
 
-    return random_feed({i["name"]: i["shape"] for i in inputs}, {i["name"]: i["dtype"] for i in inputs}, seed)
+    return random_inputs({i["name"]: (i["dtype"], i["shape"]) for i in inputs}, rng=seed)
 
 
 def _first_sample(options: CompileOptions, inputs: list[dict[str, Any]]) -> dict[str, np.ndarray] | None:
@@ -314,7 +310,7 @@ def _first_sample(options: CompileOptions, inputs: list[dict[str, Any]]) -> dict
 
 def _parity(rep: CompileReport, model: Path, feed: dict[str, np.ndarray], platform: str, dataset: Path | None,
             dtype: str, atol: float, rtol: float, mi: Any = None, hybrid: float | None = None) -> None:
-    from studio.compile.pipeline import compare_outputs
+    from studio.core.parity import INT8, Tolerance, compare
     from studio.core.runner import OnnxRuntimeRunner
     from studio_rknn.plugin import simulate
 
@@ -323,11 +319,12 @@ def _parity(rep: CompileReport, model: Path, feed: dict[str, np.ndarray], platfo
     got_list = simulate(model, feed, platform=platform, dataset=dataset, mi=mi, auto_hybrid=hybrid)
     got = {name: np.asarray(a).reshape(np.shape(ref[name])) if np.size(a) == np.size(ref[name]) else a
            for name, a in zip(ref, got_list, strict=False)}
-    ok, rows = compare_outputs(ref, got, atol, rtol)
+    # studio.core.parity's rule: int8 by the cosine alone (its atol / rtol recorded, not judged), fp16 by both
+    tol = INT8 if dtype == "int8" else Tolerance(atol, rtol, MIN_COSINE[dtype])
+    rows = compare(ref, got, tol)
     p = rep.parity
     p.mode, p.atol, p.rtol, p.input_shapes, p.outputs = "simulator", atol, rtol, dict(rep.input_shapes), rows
-    cosine_ok = all(o.cosine is not None and o.cosine >= MIN_COSINE[dtype] for o in rows) and bool(rows)
-    p.status = "passed" if cosine_ok and (ok or dtype == "int8") else "failed"
+    p.status = "passed" if rows and all(o.passed for o in rows) else "failed"
     rep.notes.append(f"parity in rknn-toolkit2's x86 simulator ({dtype}), not on the NPU: the board's runtime "
                      f"runs the same model.rknn; passed = cosine >= {MIN_COSINE[dtype]}"
                      + ("" if dtype == "int8" else f" and within atol {atol} / rtol {rtol}"))

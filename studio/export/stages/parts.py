@@ -13,7 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from studio.export.contract import InputSpec, OutputCheck, ValidationCase
+from studio.core.parity import OutputParity
+from studio.export.contract import InputSpec, ValidationCase
 from studio.export.stages.check import ParityRuns
 from studio.export.stages.inputs import ExampleInputs, axis_limits
 from studio.export.stages.run import ExportRun, fail, to_torch
@@ -131,8 +132,8 @@ def export_parts(run: ExportRun, model: Any, ex: ExampleInputs, runs: ParityRuns
                 vc.outputs.append(chk)
                 if name in ort_outputs[ci]:
                     mono, err2 = compare(name, tensors[name], ort_outputs[ci][name], options.atol, options.rtol)
-                    vc.outputs.append(OutputCheck(f"{name} vs {options.output.name}", mono.max_abs, mono.max_rel,
-                                                  mono.passed))
+                    vc.outputs.append(OutputParity(f"{name} vs {options.output.name}", mono.max_abs, mono.max_rel,
+                                                   mono.passed, mono.cosine, mono.shape))
                     err = err or err2
                 if err:
                     case_errors.append(err)

@@ -17,7 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from studio.export.precision import TOLERANCE, Figures, PartPrecision, figures, resolve
+from studio.core.parity import TOLERANCES
+from studio.export.precision import Figures, PartPrecision, figures, resolve
 from studio.export.stages.check import ParityRuns
 from studio.export.stages.inputs import ExampleInputs
 from studio.export.stages.run import ExportRun, to_torch
@@ -107,7 +108,8 @@ def _attempt(run: ExportRun, name: str, path: Path, prec: str, kv: str | None, f
     from studio.export.validate import ort_session
 
     options = run.options
-    atol, min_cos = TOLERANCE.get(prec if prec != "fp32" else "fp16", TOLERANCE["fp16"])
+    tol = TOLERANCES.get(prec if prec != "fp32" else "fp16", TOLERANCES["fp16"])  # bounds vs the FP32 part
+    atol, min_cos = tol.atol, tol.min_cosine if tol.min_cosine is not None else 0.0
     atol = options.precision_atol if options.precision_atol is not None else atol
     min_cos = options.precision_min_cosine if options.precision_min_cosine is not None else min_cos
     res = PartPrecision(part=name, requested=prec, applied=prec, atol=atol, min_cosine=min_cos,
