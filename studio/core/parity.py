@@ -126,6 +126,11 @@ def np_dtype(type_name: str) -> np.dtype:
         return np.dtype(np.float32)
 
 
+# symbolic dims the studio's exports declare as the sum of others (studio.export.stages.past: the attention mask of
+# a decoder with its KV cache is (batch, total_sequence = past_sequence + sequence))
+SUM_DIMS: dict[str, tuple[str, ...]] = {"total_sequence": ("past_sequence", "sequence")}
+
+
 def random_inputs(specs: Mapping[str, tuple[str, Sequence[Any]]], *, shapes: Mapping[str, Sequence[int]] | None = None,
                   dims: Mapping[str, int] | None = None, default_dim: int = 2,
                   rng: np.random.Generator | int = 0) -> dict[str, np.ndarray]:
@@ -142,13 +147,19 @@ def random_inputs(specs: Mapping[str, tuple[str, Sequence[Any]]], *, shapes: Map
             for want, have in zip(shapes[name], shape, strict=True):
                 if not isinstance(have, int) and have:
                     symbols.setdefault(str(have), int(want))
+    def size(d: Any) -> int:
+        if isinstance(d, int) and d >= 0:
+            return d
+        key = str(d)
+        if key in dims or key.lower() in dims or key in symbols:
+            return int(dims.get(key, dims.get(key.lower(), symbols.get(key, default_dim))))
+        if key in SUM_DIMS:  # a decoder with past: the mask covers the cache and the new tokens
+            return sum(size(part) for part in SUM_DIMS[key])
+        return default_dim
+
     feed: dict[str, np.ndarray] = {}
     for name, (type_name, shape) in specs.items():
-        if name in shapes:
-            dims_now = [int(d) for d in shapes[name]]
-        else:
-            dims_now = [d if isinstance(d, int) and d >= 0 else
-                        dims.get(str(d), dims.get(str(d).lower(), symbols.get(str(d), default_dim))) for d in shape]
+        dims_now = [int(d) for d in shapes[name]] if name in shapes else [size(d) for d in shape]
         dt = np_dtype(type_name)
         if dt.kind == "f":
             feed[name] = gen.standard_normal(dims_now).astype(dt)

@@ -133,3 +133,17 @@ def test_ort_session_names_the_file(tmp_path: Path) -> None:
     with pytest.raises(Exception) as info:  # export diagnoses ORT's own words
         ort_session(bad, error=None)
     assert not isinstance(info.value, ModelError)
+
+
+def test_a_decoder_with_past_gets_a_mask_over_cache_and_new_tokens() -> None:
+    """total_sequence = past_sequence + sequence (the studio's decoder-with-past contract): a mask as long as the
+    new tokens alone made the fp16 fix of a tiny Qwen2 with its KV cache fail in ONNX Runtime's Gather."""
+    from studio.core.parity import random_inputs
+
+    specs = {"input_ids": ("tensor(int64)", ["batch", "sequence"]),
+             "attention_mask": ("tensor(int64)", ["batch", "total_sequence"]),
+             "past_key_values.0.key": ("tensor(float)", ["batch", 2, "past_sequence", 8])}
+    feed = random_inputs(specs, dims={"sequence": 3, "past_sequence": 5})
+    assert feed["attention_mask"].shape == (2, 8) and feed["past_key_values.0.key"].shape == (2, 2, 5, 8)
+    assert random_inputs(specs)["attention_mask"].shape == (2, 4)  # both defaulted: 2 + 2
+    assert random_inputs(specs, dims={"total_sequence": 6})["attention_mask"].shape == (2, 6)  # given wins
