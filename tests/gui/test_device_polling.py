@@ -106,7 +106,8 @@ def test_restart_with_restored_devices(agent, tmp_path: Path) -> None:  # noqa: 
     ws = Workspace.create(tmp_path / "ws", name="restart")
     ws.devices = _devices(agent.url, agent.token_file, wrong)
     ws.save()
-    env = {**os.environ, "STUDIO_CONFIG_DIR": str(tmp_path / "config"), "QT_QPA_PLATFORM": "offscreen"}
+    env = {**os.environ, "STUDIO_CONFIG_DIR": str(tmp_path / "config"), "QT_QPA_PLATFORM": "offscreen",
+           "PYTHONFAULTHANDLER": "1"}  # a crash prints every thread's stack into the assertion's stderr
     for launch in range(2):
         out = subprocess.run([sys.executable, "-m", "tests.gui.restart_probe", str(ws.root), "3"], cwd=ROOT,
                              env=env, capture_output=True, text=True, timeout=180)
@@ -161,3 +162,17 @@ def test_a_wrong_token_is_fixed_in_place(qtbot, window: MainWindow, agent, tmp_p
     assert [d.name for d in window.state.devices()] == ["board"]  # the same entry, not a re-added one
     assert window.state.device("board").extra["token_file"] == str(agent.token_file)
     assert Workspace.open(window.state.workspace.root).devices[0].extra["token_file"] == str(agent.token_file)
+
+
+def test_shutdown_leaves_no_poller_running(qtbot, window: MainWindow, agent) -> None:  # noqa: F811
+    """Closing the page waits for its pollers: a poller thread still destroying its gevent hub while the
+    interpreter finalized killed a restarted studio with SIGSEGV after its window had closed."""
+    import threading
+
+    devices = window.page("devices")
+    devices.timer.setInterval(300)
+    window.state.add_device(DeviceEntry("board", agent.url, "agent", extra={"token_file": str(agent.token_file)}))
+    qtbot.waitUntil(lambda: _row(devices, "board").endswith(EXPECTED["ok"]), timeout=30_000)
+    devices.poll("board")  # one in flight as the page shuts down
+    devices.shutdown()
+    assert [t.name for t in threading.enumerate() if t.name.startswith("poll-")] == []

@@ -444,5 +444,10 @@ class DevicesPage(Page):
         self.jobs.start(f"{self.page_id}:{kind}", title, fn, on_done, failed)
 
     def shutdown(self) -> None:
+        """Stop polling and wait for the pollers' threads (at most one poll's timeout): a poller left running
+        destroys its gevent hub while the interpreter finalizes, which killed a restarted studio with SIGSEGV
+        after its window had closed (tests/gui/test_device_polling.py, once in a loaded full run)."""
+        from studio.gui.devices.server_poll import POLL_TIMEOUT
+
         self.timer.stop()
-        self._pollers.stop_all()
+        self._pollers.stop_all(wait_s=POLL_TIMEOUT + 1.0)
