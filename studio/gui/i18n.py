@@ -161,9 +161,12 @@ class Translator:
 
     def apply(self, code: str, folder: Path | None = None) -> str | None:
         """Draw ``code`` from now on (widgets get QEvent.LanguageChange); English and a message on failure."""
+        from studio.gui.fonts import apply_ui_font
+
         app = QCoreApplication.instance()
         self._remove(app)
         self.code = ENGLISH
+        apply_ui_font(ENGLISH)
         if code == ENGLISH:
             return None
         if code not in LANGUAGES:
@@ -184,7 +187,8 @@ class Translator:
                 app.installTranslator(t)
                 self._installed.append(t)
         self.code = code
-        return None
+        no_font = apply_ui_font(code)  # the language's font; the package to install when there is none
+        return self._warn(no_font) if no_font else None
 
     def _remove(self, app: QCoreApplication | None) -> None:
         for t in self._installed:
@@ -212,8 +216,8 @@ def install(setting: str | None = SYSTEM, env: Mapping[str, str] | None = None) 
     """Resolve and install the language at start-up; ``Choice.warning`` holds what the user should be told."""
     choice = resolve(setting, env)
     failed = translator().apply(choice.code)
-    if failed:
-        return Choice(ENGLISH, choice.source, failed)
+    if failed:  # English (a broken or missing .qm), or the language without a font to draw it
+        return Choice(current(), choice.source, failed)
     return choice
 
 

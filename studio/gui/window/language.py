@@ -71,7 +71,7 @@ class LanguageSwitch:
         if not failed:
             self.flash(translate("MainWindow", "Language: {name}").format(  # type: ignore[attr-defined]
                 name=i18n.LANGUAGES[i18n.current()]), 5000)
-        return not failed
+        return i18n.current() == resolved.code
 
     def apply_start_language(self, choice: i18n.Choice) -> None:
         """At start-up: say why the language asked for is not shown (broken .qm, unknown code)."""
