@@ -48,7 +48,7 @@ SHORTCUTS: list[tuple[str, str]] = [
 class ShortcutsDialog(QDialog):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.setWindowTitle("Keyboard shortcuts")
+        self.setWindowTitle(self.tr("Keyboard shortcuts"))
         self.resize(520, 330)
         lay = QVBoxLayout(self)
         self.table = _table(["Keys", "Action"])
@@ -73,7 +73,7 @@ class ReportDialog(QDialog):
     def __init__(self, path: Path, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.path = Path(path)
-        self.setWindowTitle(f"Report - {self.path.name}")
+        self.setWindowTitle(self.tr("Report - {name}").format(name=self.path.name))
         self.resize(760, 560)
         lay = QVBoxLayout(self)
         where = QLabel(str(self.path))
@@ -94,7 +94,7 @@ class ReportDialog(QDialog):
         self.text.setPlainText(raw)
         lay.addWidget(self.text, 1)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
-        ext = QPushButton("Open with system viewer")
+        ext = QPushButton(self.tr("Open with system viewer"))
         ext.clicked.connect(lambda: QDesktopServices.openUrl(QUrl.fromLocalFile(str(self.path))))
         buttons.addButton(ext, QDialogButtonBox.ButtonRole.ActionRole)
         buttons.rejected.connect(self.reject)

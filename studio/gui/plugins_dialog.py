@@ -74,12 +74,12 @@ class PluginsDialog(QDialog):
 
     def __init__(self, parent: QWidget | None = None, refresh: bool = False) -> None:
         super().__init__(parent)
-        self.setWindowTitle("Plugins")
+        self.setWindowTitle(self.tr("Plugins"))
         self.resize(900, 520)
         lay = QVBoxLayout(self)
-        intro = QLabel("Plugins registered through the <code>studio.plugins</code> entry-point group and what each "
-                       "contributes. A contribution is imported only when first used (<i>Check all</i> imports "
-                       "them now); one that fails is listed with its error and the rest of the studio works.")
+        intro = QLabel(self.tr("Plugins registered through the <code>studio.plugins</code> entry-point group and what each "
+                               "contributes. A contribution is imported only when first used (<i>Check all</i> imports "
+                               "them now); one that fails is listed with its error and the rest of the studio works."))
         intro.setWordWrap(True)
         set_role(intro, "muted")
         lay.addWidget(intro)
@@ -98,12 +98,12 @@ class PluginsDialog(QDialog):
         split.addWidget(self.table)
         split.addWidget(self.details)
         split.setSizes([360, 120])
-        self.empty = QLabel("No plugins are registered in this environment.")
+        self.empty = QLabel(self.tr("No plugins are registered in this environment."))
         lay.addWidget(self.empty)
         lay.addWidget(split, 1)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
-        self.check_button = QPushButton("Check all")
-        self.check_button.setToolTip("Import every plugin contribution now and show what fails")
+        self.check_button = QPushButton(self.tr("Check all"))
+        self.check_button.setToolTip(self.tr("Import every plugin contribution now and show what fails"))
         self.check_button.clicked.connect(lambda: self.reload(check=True))
         buttons.addButton(self.check_button, QDialogButtonBox.ButtonRole.ActionRole)
         buttons.rejected.connect(self.reject)

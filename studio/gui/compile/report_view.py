@@ -53,7 +53,7 @@ class CompileReportView(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         rl = QVBoxLayout(self)
-        self.banner = QLabel("No compile yet: choose a model and a target, then Compile.")
+        self.banner = QLabel(self.tr("No compile yet: choose a model and a target, then Compile."))
         self.banner.setWordWrap(True)
         self.banner.setContentsMargins(10, 6, 10, 6)
         self.banner.setMinimumHeight(34)
@@ -62,13 +62,13 @@ class CompileReportView(QWidget):
         rl.addWidget(self.banner)
         self.toolchain_label = _label("muted")
         rl.addWidget(self.toolchain_label)
-        art_box = QGroupBox("Artifacts")
+        art_box = QGroupBox(self.tr("Artifacts"))
         al = QVBoxLayout(art_box)
         self.artifacts_table = _table(["file", "kind", "size", "machine"])
         self.artifacts_table.setMinimumHeight(120)
         al.addWidget(self.artifacts_table)
         rl.addWidget(art_box, 3)
-        par_box = QGroupBox("Parity against ONNX Runtime")
+        par_box = QGroupBox(self.tr("Parity against ONNX Runtime"))
         pl = QVBoxLayout(par_box)
         self.parity_label = _label()
         pl.addWidget(self.parity_label)
@@ -83,16 +83,16 @@ class CompileReportView(QWidget):
         pl.addWidget(self.latency_label)
         lrow = QVBoxLayout()  # stacked: a row of label + button would widen the column past a 1366 px screen
         self.layer_label = _label("muted")
-        self.layer_btn = QPushButton("Per-layer error on the graph")
-        self.layer_btn.setToolTip("open the model in the inspector, coloured by the toolkit's per-layer error "
-                                  "(1 - cosine against the float model, from accuracy_analysis)")
+        self.layer_btn = QPushButton(self.tr("Per-layer error on the graph"))
+        self.layer_btn.setToolTip(self.tr("open the model in the inspector, coloured by the toolkit's per-layer error "
+                                          "(1 - cosine against the float model, from accuracy_analysis)"))
         self.layer_btn.clicked.connect(self.sig_layer_heat)
         self.layer_btn.hide()
         lrow.addWidget(self.layer_label)
         lrow.addWidget(self.layer_btn, 0, Qt.AlignmentFlag.AlignLeft)
         pl.addLayout(lrow)
         rl.addWidget(par_box, 2)
-        fail_box = QGroupBox("Failure localisation")
+        fail_box = QGroupBox(self.tr("Failure localisation"))
         fl = QVBoxLayout(fail_box)
         self.failure_label = _label()
         fl.addWidget(self.failure_label)
@@ -100,7 +100,7 @@ class CompileReportView(QWidget):
         self.nodes_table.cellDoubleClicked.connect(lambda r, _c: self.sig_show_node.emit(r))
         fl.addWidget(self.nodes_table)
         frow = QHBoxLayout()
-        self.show_node_btn = QPushButton("Show in inspector")
+        self.show_node_btn = QPushButton(self.tr("Show in inspector"))
         self.show_node_btn.setEnabled(False)
         self.show_node_btn.clicked.connect(lambda: self.sig_show_node.emit(None))
         frow.addStretch(1)
@@ -116,7 +116,7 @@ class CompileReportView(QWidget):
         ok = rep.status == "succeeded"
         what = "compiled and verified" if ok and rep.parity.status == "passed" else (
             "compiled" if ok else f"failed at {rep.diagnosis.stage if rep.diagnosis else '?'}")
-        self.banner.setText(f"{Path(rep.model).name} for {rep.target}: {what}")
+        self.banner.setText(self.tr("{name} for {target}: {what}").format(name=Path(rep.model).name, target=rep.target, what=what))
         set_role(self.banner, "banner-ok" if ok else "banner-fail")
         t = getattr(rep, "toolchain", None) or {}
         self.toolchain_label.setText(f"Built by {t.get('name')} {t.get('version')} for {t.get('platform')} "
@@ -144,9 +144,9 @@ class CompileReportView(QWidget):
         rows = getattr(rep, "layer_errors", None) or []
         if rows:
             worst = min(rows, key=lambda r: float(r.get("entire_cos", 1.0)))
-            self.layer_label.setText(f"Per-layer error of the int8 build ({len(rows)} layers, accuracy_analysis): "
-                                     f"worst cosine {float(worst.get('entire_cos', 1.0)):.5f}")
-            self.layer_label.setToolTip(f"at {worst.get('tensor')}")
+            self.layer_label.setText(self.tr("Per-layer error of the int8 build ({n} layers, accuracy_analysis): "
+                                             "worst cosine {float:.5f}").format(n=len(rows), float=float(worst.get('entire_cos', 1.0))))
+            self.layer_label.setToolTip(self.tr("at {get}").format(get=worst.get('tensor')))
         else:
             self.layer_label.setText("")
         self.layer_btn.setVisible(bool(rows))

@@ -130,8 +130,8 @@ class PlotGrid(QWidget):
     def _build(self) -> None:
         pg.setConfigOptions(antialias=False, background="w", foreground="#333")
         self.glw = PlotCanvas()
-        self.glw.setToolTip("Click the plots (or hold Ctrl) to zoom with the wheel; the wheel scrolls the page "
-                            "otherwise. Drag to pan; Follow returns to the live view.")
+        self.glw.setToolTip(self.tr("Click the plots (or hold Ctrl) to zoom with the wheel; the wheel scrolls the page "
+                                    "otherwise. Drag to pan; Follow returns to the live view."))
         self.plots: dict[str, pg.PlotItem] = {}
         self.folded: dict[str, bool] = {pid: False for pid, *_ in PLOTS}
         self._titles: dict[str, str] = {}
@@ -173,15 +173,15 @@ class PlotGrid(QWidget):
         self.thresholds: dict[str, pg.InfiniteLine] = {}
         for key, color in (("p95", "#e08000"), ("p99", "#d62728")):
             line = pg.InfiniteLine(angle=0, movable=False, pen=pg.mkPen(color, width=1, style=Qt.PenStyle.DashLine),
-                                   label=f"{key} budget", labelOpts={"position": 0.05, "color": color})
+                                   label=self.tr("{key} budget").format(key=key), labelOpts={"position": 0.05, "color": color})
             line.setVisible(False)
             self.plots["latency"].addItem(line, ignoreBounds=True)
             self.thresholds[key] = line
         req = pg.InfiniteLine(pos=100, angle=0, movable=False, pen=pg.mkPen("#d62728", style=Qt.PenStyle.DashLine),
                               label="required", labelOpts={"position": 0.05, "color": "#d62728"})
         self.plots["sla"].addItem(req, ignoreBounds=True)
-        self.cross_label = QLabel("Click the plots (or hold Ctrl) to zoom with the wheel; Follow returns to the "
-                                  "live view.")
+        self.cross_label = QLabel(self.tr("Click the plots (or hold Ctrl) to zoom with the wheel; Follow returns to the "
+                                          "live view."))
         set_role(self.cross_label, "muted")
         self.cross_label.setWordWrap(True)  # a long crosshair line must never widen the page
         self._mouse_proxy = pg.SignalProxy(self.glw.scene().sigMouseMoved, rateLimit=30, slot=self._mouse_moved)

@@ -96,21 +96,21 @@ class ResultStep(Step):
         lay.addWidget(self.banner)
 
         actions = FlowLayout()  # the six actions wrap on a narrow window instead of running off it
-        self.btn_report = QPushButton("Open report")
+        self.btn_report = QPushButton(self.tr("Open report"))
         self.btn_report.clicked.connect(self._open_report)
-        self.btn_inspect = QPushButton("Open in inspector")
+        self.btn_inspect = QPushButton(self.tr("Open in inspector"))
         set_role(self.btn_inspect, "primary")
         self.btn_inspect.clicked.connect(self._open_inspector)
-        self.btn_folder = QPushButton("Show output folder")
+        self.btn_folder = QPushButton(self.tr("Show output folder"))
         self.btn_folder.clicked.connect(self._open_folder)
-        self.btn_triton = QPushButton("Serve on Triton")
-        self.btn_triton.setToolTip("build a Triton model repository from this export and serve it locally")
+        self.btn_triton = QPushButton(self.tr("Serve on Triton"))
+        self.btn_triton.setToolTip(self.tr("build a Triton model repository from this export and serve it locally"))
         self.btn_triton.clicked.connect(self._open_triton)
-        self.btn_package = QPushButton("Package for a board")
-        self.btn_package.setToolTip("sign this export as an edge bundle for a board and deploy it to an agent")
+        self.btn_package = QPushButton(self.tr("Package for a board"))
+        self.btn_package.setToolTip(self.tr("sign this export as an edge bundle for a board and deploy it to an agent"))
         self.btn_package.clicked.connect(self._open_package)
-        self.btn_compile = QPushButton("Compile")
-        self.btn_compile.setToolTip("compile the model with TVM Relax for a board or this host")
+        self.btn_compile = QPushButton(self.tr("Compile"))
+        self.btn_compile.setToolTip(self.tr("compile the model with TVM Relax for a board or this host"))
         self.btn_compile.clicked.connect(self._open_compile)
         actions.addWidget(self.btn_inspect)
         actions.addWidget(self.btn_triton)
@@ -123,7 +123,7 @@ class ResultStep(Step):
         lay.addWidget(self.try_it)
 
         # failure diagnosis
-        self.diag_box = QGroupBox("What went wrong")
+        self.diag_box = QGroupBox(self.tr("What went wrong"))
         d = QVBoxLayout(self.diag_box)
         d.setSpacing(10)
         grid = QGridLayout()
@@ -146,17 +146,17 @@ class ResultStep(Step):
         set_role(self.fix_frame, "fix")
         f = QVBoxLayout(self.fix_frame)
         f.setContentsMargins(12, 8, 12, 8)
-        f.addWidget(_label("Suggested fix", "ok"))
+        f.addWidget(_label(self.tr("Suggested fix"), "ok"))
         self.diag_fix = _label("", selectable=True)
         f.addWidget(self.diag_fix)
         d.addWidget(self.fix_frame)
-        self.snippet_title = muted("Graph around the failing node (highlighted):")
+        self.snippet_title = muted(self.tr("Graph around the failing node (highlighted):"))
         d.addWidget(self.snippet_title)
         self.snippet = GraphSnippetView()
         self.snippet.setMinimumHeight(340)
         d.addWidget(self.snippet)
         raw_row = QHBoxLayout()
-        self.btn_raw = QPushButton("Show raw log")
+        self.btn_raw = QPushButton(self.tr("Show raw log"))
         self.btn_raw.setCheckable(True)
         self.btn_raw.toggled.connect(self._toggle_raw)
         raw_row.addWidget(self.btn_raw)
@@ -172,7 +172,7 @@ class ResultStep(Step):
         lay.addWidget(self.diag_box)
 
         # summary
-        self.summary_box = QGroupBox("Model")
+        self.summary_box = QGroupBox(self.tr("Model"))
         sg = QGridLayout(self.summary_box)
         sg.setHorizontalSpacing(16)
         sg.setVerticalSpacing(6)
@@ -189,7 +189,7 @@ class ResultStep(Step):
         sg.addWidget(self.warnings, len(rows), 0, 1, 2)
         lay.addWidget(self.summary_box)
 
-        self.val_box = QGroupBox("Validation: ONNX Runtime against PyTorch")
+        self.val_box = QGroupBox(self.tr("Validation: ONNX Runtime against PyTorch"))
         v = QVBoxLayout(self.val_box)
         self.tolerance = muted("")
         v.addWidget(self.tolerance)
@@ -201,7 +201,7 @@ class ResultStep(Step):
         v.addWidget(self.val_table)
         lay.addWidget(self.val_box)
 
-        self.out_box = QGroupBox("Files written")
+        self.out_box = QGroupBox(self.tr("Files written"))
         o = QVBoxLayout(self.out_box)
         self.out_table = _table(["File", "Kind", "Modality", "Size"])
         oh = self.out_table.horizontalHeader()
@@ -222,7 +222,7 @@ class ResultStep(Step):
         if ok:
             set_role(self.banner, "banner-ok")
             set_role(self.banner_title, "ok")
-            self.banner_title.setText("Export succeeded and validated")
+            self.banner_title.setText(self.tr("Export succeeded and validated"))
             worst = max((o.max_abs for c in cases for o in c.outputs), default=0.0)
             gen = report.generation
             said = ""
@@ -231,14 +231,14 @@ class ResultStep(Step):
                 said = (f" KV cache ({gen.cache.get('dtype', 'float32')}): greedy generation "
                         f"{'token-exact with' if gen.status == 'passed' else 'differs from'} HF generate() on "
                         f"{n_ok} of {len(gen.prompts)} prompt(s): Try it below.")
-            self.banner_detail.setText(f"{model or 'model.onnx'} passed onnx.checker, shape inference and "
-                                       f"ONNX Runtime parity on {len(cases)} case(s) (worst max abs error "
-                                       f"{worst:.2e}).{said} It was added to the workspace.")
+            self.banner_detail.setText(self.tr("{value} passed onnx.checker, shape inference and "
+                                               "ONNX Runtime parity on {n} case(s) (worst max abs error "
+                                               "{worst:.2e}).{said} It was added to the workspace.").format(value=model or 'model.onnx', n=len(cases), worst=worst, said=said))
         elif report.status == "cancelled":
             set_role(self.banner, "banner-info")
             set_role(self.banner_title, "warn")
-            self.banner_title.setText("Export cancelled")
-            self.banner_detail.setText("Nothing was left at the output path.")
+            self.banner_title.setText(self.tr("Export cancelled"))
+            self.banner_detail.setText(self.tr("Nothing was left at the output path."))
         else:
             set_role(self.banner, "banner-fail")
             set_role(self.banner_title, "fail")
@@ -246,8 +246,8 @@ class ResultStep(Step):
             stage = STAGES.get(dg.stage, dg.stage) if dg else "an unknown stage"
             cls = ERROR_CLASSES.get(dg.error_class, dg.error_class.replace("_", " ")) if dg else ""
             self.banner_title.setText(f"Export failed at {stage}" + (f": {cls.lower()}" if cls else ""))
-            self.banner_detail.setText("Nothing was written at the output path. The diagnosis below says "
-                                       "where it broke and what to change.")
+            self.banner_detail.setText(self.tr("Nothing was written at the output path. The diagnosis below says "
+                                               "where it broke and what to change."))
         self.btn_inspect.setEnabled(ok and model is not None)
         for b in (self.btn_triton, self.btn_package, self.btn_compile):
             b.setEnabled(ok and model is not None)
@@ -291,8 +291,8 @@ class ResultStep(Step):
 
     def _fill_summary(self, report: ExportReport) -> None:
         opts = report.options or {}
-        self.summary["model"].setText(f"{report.model_class or '?'}  ({report.model_type or 'unknown type'})  "
-                                      f"from {report.model_dir}")
+        self.summary["model"].setText(self.tr("{value}  ({value2})  "
+                                              "from {model_dir}").format(value=report.model_class or '?', value2=report.model_type or 'unknown type', model_dir=report.model_dir))
         tok = report.tokenizer_class or "none found"
         if report.expected_tokenizer_class and report.expected_tokenizer_class != report.tokenizer_class:
             tok += f"  (the model type expects {report.expected_tokenizer_class})"
@@ -305,8 +305,8 @@ class ResultStep(Step):
             bits.append(f"split into {len(report.parts)} part(s)")
         self.summary["export"].setText(" · ".join(bits))
         val = report.validation
-        self.summary["checks"].setText(f"checker: {val.checker} · shape inference: {val.shape_inference} · "
-                                       f"ORT load: {val.ort_load}")
+        self.summary["checks"].setText(self.tr("checker: {checker} · shape inference: {shape_inference} · "
+                                               "ORT load: {ort_load}").format(checker=val.checker, shape_inference=val.shape_inference, ort_load=val.ort_load))
         total = sum(report.timings.values())
         detail = ", ".join(f"{k} {v:.1f}s" for k, v in report.timings.items())
         self.summary["time"].setText(f"{total:.1f} s  ({detail})" if report.timings else "-")
@@ -345,8 +345,8 @@ class ResultStep(Step):
                     elif col == 2:
                         item.setToolTip(shapes)
                     t.setItem(r, col, item)
-        self.tolerance.setText(f"Each output must satisfy |onnx - torch| <= atol + rtol·|torch| "
-                               f"(atol {val.atol:g}, rtol {val.rtol:g}).")
+        self.tolerance.setText(self.tr("Each output must satisfy |onnx - torch| <= atol + rtol·|torch| "
+                                       "(atol {atol:g}, rtol {rtol:g}).").format(atol=val.atol, rtol=val.rtol))
         self.val_box.setVisible(bool(val.cases))
         _fit_height(t)
 

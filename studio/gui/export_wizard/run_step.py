@@ -32,7 +32,7 @@ class RunStep(Step):
         self.status = ElidedLabel("waiting to start…")  # job status lines name long paths
         self.elapsed = QLabel("")
         set_role(self.elapsed, "muted")
-        self.cancel_btn = QPushButton("Cancel export")
+        self.cancel_btn = QPushButton(self.tr("Cancel export"))
         set_role(self.cancel_btn, "danger")
         self.cancel_btn.clicked.connect(self.sig_cancel.emit)
         row.addWidget(self.status, 1)
@@ -55,10 +55,10 @@ class RunStep(Step):
     def start(self, what: str) -> None:
         self.what.setText(what)
         self.bar.setValue(0)
-        self.status.setText("starting…")
+        self.status.setText(self.tr("starting…"))
         self.log.clear()
         self.cancel_btn.setEnabled(True)
-        self.cancel_btn.setText("Cancel export")
+        self.cancel_btn.setText(self.tr("Cancel export"))
         self._t0 = time.monotonic()
         self.running = True
         self._tick()
@@ -75,8 +75,8 @@ class RunStep(Step):
 
     def cancelling(self) -> None:
         self.cancel_btn.setEnabled(False)
-        self.cancel_btn.setText("Cancelling…")
-        self.status.setText("cancelling at the next safe point…")
+        self.cancel_btn.setText(self.tr("Cancelling…"))
+        self.status.setText(self.tr("cancelling at the next safe point…"))
 
     def stop(self, final_status: str) -> None:
         self.running = False

@@ -72,11 +72,11 @@ class SignatureStep(Step):
         self.table.itemChanged.connect(lambda _i: self._changed())
         self.body.addWidget(self.table, 1)
         row = QHBoxLayout()
-        add = QPushButton("Add input")
+        add = QPushButton(self.tr("Add input"))
         add.clicked.connect(lambda: self.add_row(InputSpec("text", "", {})))
-        rem = QPushButton("Remove selected")
+        rem = QPushButton(self.tr("Remove selected"))
         rem.clicked.connect(self.remove_selected)
-        reset = QPushButton("Reset to inferred")
+        reset = QPushButton(self.tr("Reset to inferred"))
         reset.clicked.connect(lambda: self.set_signature(self.inferred))
         row.addWidget(add)
         row.addWidget(rem)
@@ -189,29 +189,29 @@ class SignatureStep(Step):
                     item.setBackground(QBrush())
         used = [r for r in range(self.table.rowCount()) if self._used(r)]
         if not used:
-            self.error.show_error("the signature is empty: tick at least one input", self.table)
+            self.error.show_error(self.tr("the signature is empty: tick at least one input"), self.table)
             return False
         seen: set[str] = set()
         for r in used:
             spec, problem = self._row_spec(r)
             if not spec.name:
                 self._mark(r, 2)
-                self.error.show_error(f"row {r + 1}: the input name is empty", self.table)
+                self.error.show_error(self.tr("row {value}: the input name is empty").format(value=r + 1), self.table)
                 return False
             if not _NAME.match(spec.name):
                 self._mark(r, 2)
-                self.error.show_error(f"row {r + 1}: '{spec.name}' is not a valid input name", self.table,
-                                      hint="use the forward() argument name, e.g. pixel_values")
+                self.error.show_error(self.tr("row {value}: '{name}' is not a valid input name").format(value=r + 1, name=spec.name), self.table,
+                                      hint=self.tr("use the forward() argument name, e.g. pixel_values"))
                 return False
             if spec.name in seen:
                 self._mark(r, 2)
-                self.error.show_error(f"row {r + 1}: input '{spec.name}' appears twice", self.table)
+                self.error.show_error(self.tr("row {value}: input '{name}' appears twice").format(value=r + 1, name=spec.name), self.table)
                 return False
             seen.add(spec.name)
             if problem:
                 self._mark(r, 5)
-                self.error.show_error(f"row {r + 1} ({spec.name}): {problem}", self.table,
-                                      hint="write dynamic axes as 0:batch, 1:sequence (empty = all static)")
+                self.error.show_error(self.tr("row {value} ({name}): {problem}").format(value=r + 1, name=spec.name, problem=problem), self.table,
+                                      hint=self.tr("write dynamic axes as 0:batch, 1:sequence (empty = all static)"))
                 return False
         return True
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from PySide6.QtCore import QCoreApplication
 from PySide6.QtWidgets import (
     QLabel,
     QPushButton,
@@ -22,6 +23,8 @@ from PySide6.QtWidgets import (
 from studio.core.errors import InputError, StudioError
 from studio.gui.inspector import details
 from studio.gui.inspector.dims_dialog import DimsDialog
+
+translate = QCoreApplication.translate
 
 if TYPE_CHECKING:
     from studio.gui.pages.inspect_page import InspectPage
@@ -73,7 +76,7 @@ class StaticDimsDialog(DimsDialog):
                          "model is re-inspected afterwards. Leave a field empty to keep that dim dynamic.",
                          [(d, str(_DEFAULTS.get(d.lower(), 1))) for d in dims], optional=True, parent=parent)
         if not dims:
-            self.form.addRow(QLabel("The inputs have no named dynamic dims."))
+            self.form.addRow(QLabel(self.tr("The inputs have no named dynamic dims.")))
 
     def dims(self) -> dict[str, int]:
         return self.values()
@@ -139,7 +142,7 @@ class FixFlow:
             params = {"dims": dlg.dims()}
         src = page.model_path
         before = page.report
-        page.status_label.setText(f"running fix: {kind}…")
+        page.status_label.setText(translate("FixFlow", "running fix: {kind}…").format(kind=kind))
         self._enable(False)
         dirs = page.target_profile_dirs()
         page.jobs.start("inspect.fix", f"fix {kind}: {src.name}",

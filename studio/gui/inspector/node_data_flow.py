@@ -11,11 +11,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from PySide6.QtCore import QCoreApplication
 from PySide6.QtWidgets import QFileDialog
 
 from studio.core.errors import InputError
 from studio.gui.file_dialogs import start_dir
 from studio.gui.graph import palette
+
+translate = QCoreApplication.translate
 
 if TYPE_CHECKING:
     from studio.gui.pages.inspect_page import InspectPage
@@ -36,7 +39,7 @@ class NodeDataFlow:
 
     def choose_and_load(self) -> None:
         page = self.page
-        path, _ = QFileDialog.getOpenFileName(page, "Model Explorer node data", start_dir(page.model_path,
+        path, _ = QFileDialog.getOpenFileName(page, translate("NodeDataFlow", "Model Explorer node data"), start_dir(page.model_path,
                                               page.workspace, "reports"), "Node data (*.json);;All files (*)")
         if path:
             self.load(Path(path))
@@ -76,7 +79,7 @@ class NodeDataFlow:
                                         hint="wait for the inspection to finish"))
             return
         default = page.model_path.with_suffix(".node_data.json").name
-        path, _ = QFileDialog.getSaveFileName(page, "Export overlays as Model Explorer node data",
+        path, _ = QFileDialog.getSaveFileName(page, translate("NodeDataFlow", "Export overlays as Model Explorer node data"),
                                               start_dir(page.model_path, page.workspace, "reports", default),
                                               "Node data (*.json)")
         if path:

@@ -132,10 +132,10 @@ class CandidateScatter(QWidget):
         lay.setContentsMargins(0, 0, 0, 0)
         self.plot = pg.PlotWidget(background="w")
         lay.addWidget(self.plot, 1)
-        legend = QLabel(f"<span style='color:{COLORS['chosen']}'>★</span> chosen · "
-                        f"<span style='color:{COLORS['pareto']}'>●</span> Pareto front · "
-                        f"<span style='color:{COLORS['met']}'>●</span> meets the budget · "
-                        f"<span style='color:{COLORS['other']}'>●</span> misses it · dashed: the budget")
+        legend = QLabel(self.tr("<span style='color:{value}'>★</span> chosen · "
+                                "<span style='color:{value2}'>●</span> Pareto front · "
+                                "<span style='color:{value3}'>●</span> meets the budget · "
+                                "<span style='color:{value4}'>●</span> misses it · dashed: the budget").format(value=COLORS['chosen'], value2=COLORS['pareto'], value3=COLORS['met'], value4=COLORS['other']))
         legend.setWordWrap(True)
         legend.setProperty("role", "muted")
         lay.addWidget(legend)

@@ -12,10 +12,14 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
+from PySide6.QtCore import QCoreApplication
+
 from studio.core.errors import StudioError
 from studio.gui.inspector.profile_data import graph_names, input_dims, load_saved
 from studio.gui.inspector.profile_format import fmt_ms
 from studio.gui.inspector.profile_panel import ProfileShapesDialog
+
+translate = QCoreApplication.translate
 
 if TYPE_CHECKING:
     from studio.gui.pages.inspect_page import InspectPage
@@ -63,7 +67,7 @@ class ProfileFlow:
         from studio.profiling.api import profile
 
         page = self.page
-        page.status_label.setText("profiling…")
+        page.status_label.setText(translate("ProfileFlow", "profiling…"))
         self._enable_buttons(False, False)
         page.jobs.start(PROFILE_JOB, f"profile {path.name}",
                         lambda job: profile(path, shapes=shapes or None, runs=runs, warmup=warmup,
@@ -96,7 +100,7 @@ class ProfileFlow:
                 page.sig_log.emit(f"could not save the profile of {path.name}: {exc}")
         if page.model_path is None or path.resolve() != page.model_path.resolve():
             return  # another model was opened meanwhile: kept for it, not shown
-        page.status_label.setText(f"profiled: {fmt_ms(rep.run_mean_ms)} ms per run")
+        page.status_label.setText(translate("ProfileFlow", "profiled: {fmt_ms} ms per run").format(fmt_ms=fmt_ms(rep.run_mean_ms)))
         self.show(rep, saved_to=saved)
         if before is not None:
             from studio.profiling.api import compare_profiles

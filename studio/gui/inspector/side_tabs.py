@@ -29,10 +29,10 @@ class SideTabs(QTabWidget):
     def __init__(self, theme: str = "light", parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setDocumentMode(True)
-        self.node_panel = text_panel("Select a node in the graph or a finding to see its details.")
-        self.stats_panel = text_panel("Statistics appear after inspection.")
-        self.dynamic_panel = text_panel("Dynamic dims appear after inspection.")
-        self.changes_panel = text_panel("Run a fix to see what it changes.")
+        self.node_panel = text_panel(self.tr("Select a node in the graph or a finding to see its details."))
+        self.stats_panel = text_panel(self.tr("Statistics appear after inspection."))
+        self.dynamic_panel = text_panel(self.tr("Dynamic dims appear after inspection."))
+        self.changes_panel = text_panel(self.tr("Run a fix to see what it changes."))
         self.profile_panel = ProfilePanel(theme=theme)
         self.verify_panel = VerifyPanel()
         for panel, name in ((self.node_panel, "Node"), (self.stats_panel, "Statistics"),

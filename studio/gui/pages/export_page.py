@@ -96,9 +96,9 @@ class ExportPage(Page):
         outer = QVBoxLayout(self)
         outer.setContentsMargins(24, 18, 24, 16)
         outer.setSpacing(10)
-        add_heading(outer, "Export to ONNX",
-                    "HuggingFace model → validated ONNX graph, with tokenizer files and a report. "
-                    "Same as `studio export`.")
+        add_heading(outer, self.tr("Export to ONNX"),
+                    self.tr("HuggingFace model → validated ONNX graph, with tokenizer files and a report. "
+                            "Same as `studio export`."))
 
         self.source = SourceStep()
         self.signature = SignatureStep()
@@ -130,8 +130,8 @@ class ExportPage(Page):
         outer.addWidget(self.scroller, 1)  # the steps scroll, Back / Next below stay in view
 
         nav = QHBoxLayout()
-        self.back_btn = QPushButton("Back")
-        self.next_btn = QPushButton("Next")
+        self.back_btn = QPushButton(self.tr("Back"))
+        self.next_btn = QPushButton(self.tr("Next"))
         set_role(self.next_btn, "primary")
         self.next_btn.setMinimumWidth(150)
         self.back_btn.setMinimumWidth(110)

@@ -98,8 +98,8 @@ class TritonPage(Page):
         vsplit.setSizes([430, 230])
         lay.addWidget(vsplit, 1)
         self.tabs = QTabWidget()
-        self.tabs.addTab(repo_tab, "Repository")
-        self.tabs.addTab(self.server_panel, "Local server")
+        self.tabs.addTab(repo_tab, self.tr("Repository"))
+        self.tabs.addTab(self.server_panel, self.tr("Local server"))
         split.addWidget(self.tabs)
         split.setStretchFactor(0, 0)
         split.setStretchFactor(1, 1)
@@ -212,7 +212,7 @@ class TritonPage(Page):
 
         self.build_btn.setEnabled(False)
         self.progress.setValue(0)
-        self.status_label.setText(f"building {opts.name} into {opts.repo}…")
+        self.status_label.setText(self.tr("building {name} into {repo}…").format(name=opts.name, repo=opts.repo))
         return self.jobs.start(f"{self.page_id}:build", f"Build Triton repo {opts.name}", work, self._built,
                                self._build_failed)
 
@@ -234,9 +234,9 @@ class TritonPage(Page):
         self.build_btn.setEnabled(True)
         self.progress.setValue(0)
         if isinstance(err, JobCancelled):
-            self.status_label.setText("build cancelled")
+            self.status_label.setText(self.tr("build cancelled"))
             return
-        self.status_label.setText("Build failed: see the message above.")
+        self.status_label.setText(self.tr("Build failed: see the message above."))
         self.error.show_error(err.message, *self.form.widgets_for(err.offending or ""), hint=err.hint)
 
     def check(self) -> Any:
@@ -244,7 +244,7 @@ class TritonPage(Page):
         repo = self.repo_edit.text().strip()
         self.error.clear_error()
         if not repo:
-            self.error.show_error("choose a repository folder to check", self.repo_edit)
+            self.error.show_error(self.tr("choose a repository folder to check"), self.repo_edit)
             return None
 
         def work(job: Any) -> Any:
@@ -259,7 +259,7 @@ class TritonPage(Page):
 
     def _checked(self, report: Any) -> None:
         self.check_btn.setEnabled(True)
-        self.status_label.setText(f"checked {Path(report.repo).name}: {len(report.errors)} error(s)")
+        self.status_label.setText(self.tr("checked {name}: {n} error(s)").format(name=Path(report.repo).name, n=len(report.errors)))
         self.check_panel.show_check(report)
         selected = self.config_view.path
         self.show_repo(Path(report.repo), select=Path(selected) if selected else None)
@@ -295,7 +295,7 @@ class TritonPage(Page):
         repo = self.repo_edit.text().strip()
         self.error.clear_error()
         if not repo or not Path(repo).is_dir():
-            self.error.show_error("build a repository first (or choose an existing one)", self.repo_edit)
+            self.error.show_error(self.tr("build a repository first (or choose an existing one)"), self.repo_edit)
             return None
         mode = self.server_panel.mode()
         try:
@@ -400,7 +400,7 @@ class TritonPage(Page):
             code = srv.proc.returncode if srv.proc is not None else None
             self._set_server_state("exited")
             self._device_stopped("exited", f"tritonserver exited (code {code})")
-            self.server_note.setText(f"tritonserver exited unexpectedly (code {code}); its last log lines are below")
+            self.server_note.setText(self.tr("tritonserver exited unexpectedly (code {code}); its last log lines are below").format(code=code))
             self.sig_problem.emit(Problem("error", f"local tritonserver exited (code {code})", source="triton serve",
                                           page=self.page_id, hint="see the server log on the Triton page"))
 
