@@ -29,8 +29,8 @@ class WorkloadFields:
 
     def row(self) -> QHBoxLayout:
         row = QHBoxLayout()
-        for label, w, stretch in (("Workload", self.workload, 0), ("Prompt", self.prompt_edit, 1),
-                                  ("Max tokens", self.max_tokens, 0)):
+        for label, w, stretch in ((translate("WorkloadFields", "Workload"), self.workload, 0), (translate("WorkloadFields", "Prompt"), self.prompt_edit, 1),
+                                  (translate("WorkloadFields", "Max tokens"), self.max_tokens, 0)):
             row.addWidget(QLabel(label))
             row.addWidget(w, stretch)
         return row

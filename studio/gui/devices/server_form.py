@@ -37,7 +37,7 @@ class AddServerForm(QGroupBox):
     """The fields, an error line under them, and Add / Remove selected (connected by the page)."""
 
     def __init__(self) -> None:
-        super().__init__("Add a server")
+        super().__init__(self.tr("Add a server"))
         form = QFormLayout(self)
         self.url_edit = QLineEdit()
         self.url_edit.setPlaceholderText(self.tr("http://127.0.0.1:8000 or grpc://host:8001"))

@@ -3,7 +3,7 @@ Prometheus metrics. It only shows snapshots; the page polls and runs the actions
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, Qt
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QHeaderView,
@@ -22,8 +22,8 @@ from studio.gui.devices.server_poll import ServerSnapshot, ServerSpec
 from studio.gui.theme import set_role
 from studio.gui.widgets.tables import fill_table, readonly_table
 
-ACTIONS = (("load", "Load"), ("unload", "Unload"), ("reload", "Reload"), ("upload", "Upload version..."),
-           ("config", "Show config"))
+ACTIONS = (("load", QT_TRANSLATE_NOOP("Devices", "Load")), ("unload", QT_TRANSLATE_NOOP("Devices", "Unload")), ("reload", QT_TRANSLATE_NOOP("Devices", "Reload")), ("upload", QT_TRANSLATE_NOOP("Devices", "Upload version...")),
+           ("config", QT_TRANSLATE_NOOP("Devices", "Show config")))
 
 
 def detail_table(headers: list[str]) -> QTableWidget:
@@ -65,7 +65,7 @@ class ServerPanel(QWidget):
         mb = QHBoxLayout()
         self.action_buttons: dict[str, QPushButton] = {}
         for action, label in ACTIONS:
-            b = QPushButton(label)
+            b = QPushButton(QCoreApplication.translate("Devices", label))
             self.action_buttons[action] = b
             mb.addWidget(b)
         mb.addStretch(1)

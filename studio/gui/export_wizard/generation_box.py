@@ -25,7 +25,7 @@ class GenerationBox(QGroupBox):
     sig_changed = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__("Generation and precision", parent)
+        super().__init__(self.tr("Generation and precision"), parent)
         from studio.export.precision import KV_CACHE_DTYPES
 
         form = QFormLayout(self)

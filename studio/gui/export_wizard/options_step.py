@@ -6,7 +6,7 @@ from __future__ import annotations
 import shlex
 from pathlib import Path
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QT_TRANSLATE_NOOP, Qt
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -63,13 +63,13 @@ def _form_box(title: str) -> tuple[QGroupBox, QFormLayout]:
 
 
 class OptionsStep(Step):
-    title = "Export options"
-    nav_title = "Options"
+    title = QT_TRANSLATE_NOOP("Step", "Export options")
+    nav_title = QT_TRANSLATE_NOOP("Step", "Options")
 
     def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__("Where to write the model and how to export it. Every export is validated: full "
-                         "onnx.checker, shape inference and ONNX Runtime parity against PyTorch on random "
-                         "inputs, one of them with batch and sequence lengths different from the traced ones.",
+        super().__init__(self.tr("Where to write the model and how to export it. Every export is validated: full "
+                                 "onnx.checker, shape inference and ONNX Runtime parity against PyTorch on random "
+                                 "inputs, one of them with batch and sequence lengths different from the traced ones."),
                          parent)
         self.model_dir: Path | None = None
         self.signature: list[InputSpec] = []

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import Qt, QUrl, Signal
+from PySide6.QtCore import QT_TRANSLATE_NOOP, Qt, QUrl, Signal
 from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import (
     QFrame,
@@ -66,8 +66,8 @@ def _fit_height(t: QTableWidget, max_rows: int = 14) -> None:
 
 
 class ResultStep(Step):
-    title = "Result"
-    nav_title = "Result"
+    title = QT_TRANSLATE_NOOP("Step", "Result")
+    nav_title = QT_TRANSLATE_NOOP("Step", "Result")
     sig_open_inspector = Signal(str)
     sig_open_report = Signal(str)
     sig_open_page = Signal(str, object)  # page id, payload: the one-click links to Triton, Package, Compile
@@ -130,8 +130,8 @@ class ResultStep(Step):
         grid.setHorizontalSpacing(16)
         grid.setVerticalSpacing(6)
         self.diag_fields: dict[str, QLabel] = {}
-        for i, (key, title) in enumerate([("stage", "Stage"), ("error_class", "Error class"), ("node", "ONNX node"),
-                                          ("op_type", "Operator"), ("module", "PyTorch module")]):
+        for i, (key, title) in enumerate([("stage", self.tr("Stage")), ("error_class", self.tr("Error class")), ("node", self.tr("ONNX node")),
+                                          ("op_type", self.tr("Operator")), ("module", self.tr("PyTorch module"))]):
             k = _label(title, "muted")
             v = _label("", selectable=True)
             grid.addWidget(k, i, 0, Qt.AlignmentFlag.AlignTop)
@@ -177,7 +177,7 @@ class ResultStep(Step):
         sg.setHorizontalSpacing(16)
         sg.setVerticalSpacing(6)
         self.summary: dict[str, QLabel] = {}
-        rows = [("model", "Model"), ("tokenizer", "Tokenizer"), ("export", "Export"), ("checks", "Checks"),
+        rows = [("model", self.tr("Model")), ("tokenizer", self.tr("Tokenizer")), ("export", self.tr("Export")), ("checks", self.tr("Checks")),
                 ("time", "Time")]
         for i, (key, title) in enumerate(rows):
             sg.addWidget(_label(title, "muted"), i, 0, Qt.AlignmentFlag.AlignTop)
@@ -243,9 +243,10 @@ class ResultStep(Step):
             set_role(self.banner, "banner-fail")
             set_role(self.banner_title, "fail")
             dg = report.diagnosis
-            stage = STAGES.get(dg.stage, dg.stage) if dg else "an unknown stage"
+            stage = STAGES.get(dg.stage, dg.stage) if dg else self.tr("an unknown stage")
             cls = ERROR_CLASSES.get(dg.error_class, dg.error_class.replace("_", " ")) if dg else ""
-            self.banner_title.setText(f"Export failed at {stage}" + (f": {cls.lower()}" if cls else ""))
+            self.banner_title.setText(self.tr("Export failed at {stage}").format(stage=stage)
+                                      + (f": {cls.lower()}" if cls else ""))
             self.banner_detail.setText(self.tr("Nothing was written at the output path. The diagnosis below says "
                                                "where it broke and what to change."))
         self.btn_inspect.setEnabled(ok and model is not None)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from PySide6.QtCore import QTimer, Signal
+from PySide6.QtCore import QT_TRANSLATE_NOOP, QTimer, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPlainTextEdit, QProgressBar, QPushButton, QWidget
 
 from studio.gui.export_wizard.common import Step
@@ -13,13 +13,13 @@ from studio.gui.widgets.flow import ElidedLabel
 
 
 class RunStep(Step):
-    title = "Exporting"
-    nav_title = "Run"
+    title = QT_TRANSLATE_NOOP("Step", "Exporting")
+    nav_title = QT_TRANSLATE_NOOP("Step", "Run")
     sig_cancel = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__("The export runs in the background: you can switch pages and come back. Cancel stops it "
-                         "at the next safe point and leaves nothing half-written at the output path.", parent)
+        super().__init__(self.tr("The export runs in the background: you can switch pages and come back. Cancel stops it "
+                                 "at the next safe point and leaves nothing half-written at the output path."), parent)
         self.what = ElidedLabel("")  # "model -> /long/output/path": elided, full text in the tooltip
         set_role(self.what, "subheading")
         self.body.addWidget(self.what)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QT_TRANSLATE_NOOP, Qt, Signal
 from PySide6.QtGui import QBrush
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -45,13 +45,13 @@ def parse_axes(text: str) -> dict[int, str]:
 
 
 class SignatureStep(Step):
-    title = "Signature and modalities"
-    nav_title = "Signature"
+    title = QT_TRANSLATE_NOOP("Step", "Signature and modalities")
+    nav_title = QT_TRANSLATE_NOOP("Step", "Signature")
     sig_changed = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__("The model's inputs, inferred from its class and processor. Set each input's modality "
-                         "(used to split the graph per encoder), rename it, or change which axes stay dynamic.",
+        super().__init__(self.tr("The model's inputs, inferred from its class and processor. Set each input's modality "
+                                 "(used to split the graph per encoder), rename it, or change which axes stay dynamic."),
                          parent)
         self.inferred: list[InputSpec] = []
         self.model_label = ElidedLabel("")  # names the model folder: elided, full in the tooltip

@@ -6,7 +6,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import QT_TRANSLATE_NOOP, Signal
 from PySide6.QtWidgets import (
     QButtonGroup,
     QComboBox,
@@ -39,13 +39,13 @@ class SourceChoice:
 
 
 class SourceStep(Step):
-    title = "Choose the model"
-    nav_title = "Source"
+    title = QT_TRANSLATE_NOOP("Step", "Choose the model")
+    nav_title = QT_TRANSLATE_NOOP("Step", "Source")
     sig_changed = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__("Pick a HuggingFace model saved with save_pretrained: one already in the workspace, "
-                         "any model folder on disk, or a built-in tiny sample (random weights, no download).",
+        super().__init__(self.tr("Pick a HuggingFace model saved with save_pretrained: one already in the workspace, "
+                                 "any model folder on disk, or a built-in tiny sample (random weights, no download)."),
                          parent)
         self.workspace: Workspace | None = None
         box = QGroupBox(self.tr("Source"))

@@ -45,7 +45,7 @@ class TryItPanel(QGroupBox):
     """Prompt (+ media) in, the answer streamed out; hidden for exports without generation.json."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__("Try it: generate with the exported parts on this machine", parent)
+        super().__init__(self.tr("Try it: generate with the exported parts on this machine"), parent)
         self.jobs: Any = None  # the page's JobRunner (set by the export page)
         self.folder: Path | None = None
         self.kind = ""

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import (
+    QT_TRANSLATE_NOOP,
     QItemSelection,
     QItemSelectionModel,
     QModelIndex,
@@ -28,7 +29,7 @@ from studio.gui.graph import palette
 from studio.gui.widgets.flow import FlowLayout
 from studio.gui.widgets.tables import RowsModel
 
-COLUMNS = ("Severity", "Target", "Rule", "Node", "Op", "Message", "Hint")
+COLUMNS = (QT_TRANSLATE_NOOP("Columns", "Severity"), QT_TRANSLATE_NOOP("Columns", "Target"), QT_TRANSLATE_NOOP("Columns", "Rule"), QT_TRANSLATE_NOOP("Columns", "Node"), QT_TRANSLATE_NOOP("Columns", "Op"), QT_TRANSLATE_NOOP("Columns", "Message"), QT_TRANSLATE_NOOP("Columns", "Hint"))
 SEVERITY_ORDER = {"error": 0, "warning": 1, "note": 2}
 SUMMARY_LABEL = {"pass": "PASS", "risky": "RISKY", "fail": "FAIL", "unknown": "UNKNOWN"}
 _Index = QModelIndex | QPersistentModelIndex

@@ -6,7 +6,7 @@ Both act on the GraphView they are given and on nothing else; the page decides w
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QKeySequence, QShortcut
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QLineEdit, QMenu, QToolButton, QWidget
 
@@ -15,7 +15,13 @@ from studio.gui.graph.view import GraphView
 from studio.gui.inspector.profile_format import heat_legend_pixmap
 from studio.gui.widgets.flow import FlowLayout
 
-COLOUR_MODES = (("Colour: verdict", "verdict"), ("Colour: heat", "heat"), ("Colour: time (profile)", "profile"))
+COLOUR_MODES = ((QT_TRANSLATE_NOOP("Inspector", "Colour: verdict"), "verdict"),
+                (QT_TRANSLATE_NOOP("Inspector", "Colour: heat"), "heat"),
+                (QT_TRANSLATE_NOOP("Inspector", "Colour: time (profile)"), "profile"))
+# the legend's verdict words (studio.gui.graph.palette.VERDICTS), for lupdate
+VERDICT_WORDS = (QT_TRANSLATE_NOOP("Verdicts", "supported"), QT_TRANSLATE_NOOP("Verdicts", "risky"),
+                 QT_TRANSLATE_NOOP("Verdicts", "unsupported"), QT_TRANSLATE_NOOP("Verdicts", "unknown"),
+                 QT_TRANSLATE_NOOP("Verdicts", "none"))
 
 
 class GraphToolbar(QWidget):
@@ -60,7 +66,7 @@ class GraphToolbar(QWidget):
         h.addSpacing(10)
         self.color_mode = QComboBox()
         for label, mode in COLOUR_MODES:
-            self.color_mode.addItem(label, mode)
+            self.color_mode.addItem(QCoreApplication.translate("Inspector", label), mode)
         self.color_mode.model().item(1).setEnabled(False)
         self.color_mode.model().item(2).setEnabled(False)
         self.color_mode.setToolTip(self.tr("Verdicts for the current target, or heat by a per-node measure: the profiled "
@@ -222,7 +228,8 @@ class GraphLegend(QWidget):
         colors = palette.verdict_colors(self.theme)
         for v, lab in self.legend_labels.items():
             count = f" <b>{counts.get(v, 0):,}</b>" if counts is not None else ""
-            lab.setText(self.tr("<span style='color:{value}; font-size:12pt'>■</span> {v}{count}").format(value=colors[v][0], v=v, count=count))
+            lab.setText(f"<span style='color:{colors[v][0]}; font-size:12pt'>■</span> "
+                        f"{QCoreApplication.translate('Verdicts', v)}{count}")
 
     def show_scale(self, scale: tuple[str, str, str] | None, no_time: bool = False) -> None:
         """(title, low, high) of the heat shown instead of the verdicts; None shows the verdicts again.

@@ -30,7 +30,7 @@ class InspectHeader(QWidget):
         title = QLabel(self.tr("Inspector"))
         title.setProperty("role", "heading")
         head.addWidget(title)
-        self.model_label = ElidedLabel("no model", min_width=160)
+        self.model_label = ElidedLabel(self.tr("no model"), min_width=160)
         self.model_label.setProperty("role", "muted")
         head.addWidget(self.model_label, 1)
         self.status_label = ElidedLabel("", min_width=90, mode=Qt.TextElideMode.ElideRight)

@@ -54,9 +54,9 @@ class ProfileShapesDialog(DimsDialog):
 
     def __init__(self, stats_inputs: dict[str, Any], runs: int = 20, parent: QWidget | None = None) -> None:
         inputs = dict(stats_inputs or {})
-        super().__init__("Profile with ONNX Runtime", 380,
-                         "Some input dims are dynamic: choose the sizes to profile at. Per-node times are the mean "
-                         "and p95 over the measured runs, after warm-up runs.",
+        super().__init__(self.tr("Profile with ONNX Runtime"), 380,
+                         self.tr("Some input dims are dynamic: choose the sizes to profile at. Per-node times are the mean "
+                                 "and p95 over the measured runs, after warm-up runs."),
                          [(label, str(default)) for label, _name, _ax, default in input_dims(inputs)],
                          optional=False, parent=parent)
         self.stats_inputs = inputs

@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QCoreApplication, Qt, Signal
+from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, Qt, Signal
 from PySide6.QtWidgets import (
     QComboBox,
     QFrame,
@@ -38,7 +38,7 @@ VERIFY_JOB = "inspect:verify"  # "inspect:" so Esc on the page cancels it
 CLI_VERIFY = "studio inspect MODEL --verify"
 CLI_FOLD = "studio inspect MODEL --verify --fold-into-profile WORKSPACE"
 NODE_ROLE = Qt.ItemDataRole.UserRole + 1
-COLUMNS = ("Target · node", "Agree", "Tool says", "Profile says")
+COLUMNS = (QT_TRANSLATE_NOOP("Columns", "Target · node"), QT_TRANSLATE_NOOP("Columns", "Agree"), QT_TRANSLATE_NOOP("Columns", "Tool says"), QT_TRANSLATE_NOOP("Columns", "Profile says"))
 TOOL_COL, PROFILE_COL = 2, 3
 
 
@@ -123,7 +123,7 @@ class VerifyPanel(QWidget):
         lay.addWidget(self.shapes_error)
         self.tree = QTreeWidget()
         self.tree.setColumnCount(len(COLUMNS))
-        self.tree.setHeaderLabels(list(COLUMNS))
+        self.tree.setHeaderLabels([QCoreApplication.translate("Columns", c) for c in COLUMNS])
         self.tree.setRootIsDecorated(True)
         self.tree.setUniformRowHeights(True)
         self.tree.header().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)

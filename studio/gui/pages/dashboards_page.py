@@ -119,8 +119,8 @@ class DashboardsPage(Page):
         self.model_edit.setPlaceholderText(self.tr("model name on the server"))
         self.metrics_edit = QLineEdit()
         self.metrics_edit.setPlaceholderText(self.tr("optional: http://HOST:8002/metrics (default URL/metrics)"))
-        form.addLayout(form_column(("Server URL", self.url_edit), ("Model", self.model_edit),
-                                   ("Metrics", self.metrics_edit)), 3)
+        form.addLayout(form_column((self.tr("Server URL"), self.url_edit), (self.tr("Model"), self.model_edit),
+                                   (self.tr("Metrics"), self.metrics_edit)), 3)
 
         self.mode = QComboBox()
         self.mode.addItems(["concurrency", "rate"])
@@ -132,8 +132,8 @@ class DashboardsPage(Page):
         self.duration.setRange(0.5, 86400)
         self.duration.setValue(10)
         self.duration.setSuffix(" s")
-        form.addLayout(form_column(("Mode", self.mode), ("Levels / rate", self.level_edit),
-                                   ("Duration per level", self.duration)), 2)
+        form.addLayout(form_column((self.tr("Mode"), self.mode), (self.tr("Levels / rate"), self.level_edit),
+                                   (self.tr("Duration per level"), self.duration)), 2)
 
         self.tier = QComboBox()
         self.tier.addItems(["(none)", "L1", "L2", "L3"])
@@ -144,7 +144,7 @@ class DashboardsPage(Page):
             sp.setDecimals(2)
             sp.setSuffix(" ms")
             sp.setSpecialValueText(self.tr("no budget"))
-        form.addLayout(form_column(("SLA tier", self.tier), ("p95 budget", self.p95), ("p99 budget", self.p99)), 2)
+        form.addLayout(form_column((self.tr("SLA tier"), self.tier), (self.tr("p95 budget"), self.p95), (self.tr("p99 budget"), self.p99)), 2)
         self.workload_fields = WorkloadFields()  # inference, or generation with a prompt (TTFT, inter-token)
         self.workload = self.workload_fields.workload
         root.addLayout(form)

@@ -16,7 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, Qt
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
@@ -42,8 +42,8 @@ from studio.gui.page import Page
 from studio.gui.widgets.field_error import FieldError
 
 DIFF_WORDS = {"unsupported": "removed", "risky": "changed", "unknown": "shape only", "supported": "added"}
-LEGEND = (("removed", "removed (A only)"), ("changed", "op / attributes / wiring changed"),
-          ("shape only", "shapes only"), ("added", "added (B only)"))
+LEGEND = (("removed", QT_TRANSLATE_NOOP("Diff", "removed (A only)")), ("changed", QT_TRANSLATE_NOOP("Diff", "op / attributes / wiring changed")),
+          (QT_TRANSLATE_NOOP("Diff", "shape only"), QT_TRANSLATE_NOOP("Diff", "shapes only")), ("added", QT_TRANSLATE_NOOP("Diff", "added (B only)")))
 
 
 def _diff_job(a: Path, b: Path, target: str | None, job: Any, profile_dirs: list[Path]) -> tuple[Any, Any, Any]:
@@ -78,8 +78,8 @@ class DiffPage(Page):
         self.a_edit.textEdited.connect(lambda _t: setattr(self, "_typed_a", True))
         self.b_edit.textEdited.connect(lambda _t: setattr(self, "_typed_b", True))
         self.a_why, self.b_why = QLabel(""), QLabel("")  # what each file is (from the workspace state)
-        for row, (label, edit, why) in enumerate((("A (before)", self.a_edit, self.a_why),
-                                                  ("B (after)", self.b_edit, self.b_why))):
+        for row, (label, edit, why) in enumerate(((self.tr("A (before)"), self.a_edit, self.a_why),
+                                                  (self.tr("B (after)"), self.b_edit, self.b_why))):
             form.addWidget(QLabel(f"<b>{label}</b>"), 2 * row, 0)
             form.addWidget(edit, 2 * row, 1)
             browse = QPushButton(self.tr("Browse…"))
@@ -122,7 +122,7 @@ class DiffPage(Page):
         split = QSplitter(Qt.Orientation.Vertical)
         views = QSplitter(Qt.Orientation.Horizontal)
         self.view_a, self.view_b = GraphView(), GraphView()
-        for title, view in (("A (before)", self.view_a), ("B (after)", self.view_b)):
+        for title, view in ((self.tr("A (before)"), self.view_a), (self.tr("B (after)"), self.view_b)):
             box = QWidget()
             lay = QVBoxLayout(box)
             lay.setContentsMargins(0, 0, 0, 0)
@@ -307,7 +307,7 @@ class DiffPage(Page):
         for key, words in LEGEND:
             n = f" <b>{counts[key]:,}</b>" if key in counts else ""
             parts.append(f"<span style='color:{colours[STATUS_COLOUR[key]][0]}; font-size:12pt'>■</span> "
-                         f"{words}{n}")
+                         f"{QCoreApplication.translate('Diff', words)}{n}")
         self.legend.setText("&nbsp;&nbsp;&nbsp;".join(parts))
 
     # ---- linking ---------------------------------------------------------------------------------------

@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from PySide6.QtCore import QCoreApplication
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
@@ -113,7 +114,7 @@ class ExportPage(Page):
         crumbs.setSpacing(0)
         self.crumbs: list[QLabel] = []
         for i, step in enumerate(self.steps):
-            lab = QLabel(f"{i + 1}  {step.nav_title}")
+            lab = QLabel(f"{i + 1}  {QCoreApplication.translate('Step', step.nav_title)}")
             self.crumbs.append(lab)
             crumbs.addWidget(lab)
             if i < len(self.steps) - 1:
@@ -199,11 +200,11 @@ class ExportPage(Page):
         running = self.busy()
         self.back_btn.setVisible(i != SOURCE)
         self.back_btn.setEnabled(not running)
-        self.back_btn.setText({RESULT: "Change options"}.get(i, "Back"))
+        self.back_btn.setText({RESULT: self.tr("Change options")}.get(i, self.tr("Back")))
         self.next_btn.setVisible(i != RUN)
         self.next_btn.setEnabled(not running)
-        self.next_btn.setText({SOURCE: "Next: signature", SIGNATURE: "Next: options", OPTIONS: "Export",
-                               RESULT: "New export"}.get(i, "Next"))
+        self.next_btn.setText({SOURCE: self.tr("Next: signature"), SIGNATURE: self.tr("Next: options"), OPTIONS: self.tr("Export"),
+                               RESULT: self.tr("New export")}.get(i, self.tr("Next")))
 
     def go_back(self) -> None:
         i = self.current_step()

@@ -93,11 +93,11 @@ class FleetPage(Page):
         self.plan_edit = QLineEdit(DEFAULT_PLAN)
         self.plan_edit.setToolTip(self.tr("rings: a count of agents or a percentage of the fleet, increasing; "
                                           "or 'rings' for the fleet file's ring labels in order"))
-        form.addLayout(form_column(("Bundle", bundle_box), ("Plan", self.plan_edit)), 3)
+        form.addLayout(form_column((self.tr("Bundle"), bundle_box), (self.tr("Plan"), self.plan_edit)), 3)
         self.gate_combo = QComboBox()
         self.watch_edit = QLineEdit("60s")
         self.watch_edit.setToolTip(self.tr("how long each ring is watched before it is promoted (500ms, 60s, 2m)"))
-        form.addLayout(form_column(("Gate (SLA tier)", self.gate_combo), ("Watch", self.watch_edit)), 2)
+        form.addLayout(form_column((self.tr("Gate (SLA tier)"), self.gate_combo), (self.tr("Watch"), self.watch_edit)), 2)
         self.on_down = QComboBox()
         self.on_down.addItems(["skip", "block"])
         self.on_down.setToolTip(self.tr("an agent that is down: skipped (reported), or the rollout blocks until it is back"))
@@ -106,7 +106,7 @@ class FleetPage(Page):
         self.probe.setValue(5)
         self.probe.setSuffix(" req/s")
         self.probe.setToolTip(self.tr("probe requests per agent during the watch (0: only real traffic is judged)"))
-        form.addLayout(form_column(("Agent down", self.on_down), ("Probe traffic", self.probe)), 2)
+        form.addLayout(form_column((self.tr("Agent down"), self.on_down), (self.tr("Probe traffic"), self.probe)), 2)
         root.addLayout(form)
         self.field_error = FieldError()
         root.addWidget(self.field_error)
@@ -392,10 +392,10 @@ class FleetPage(Page):
             self.table.setModel(self.agents_model)
             self.members_label.setText(self.tr("Rollout of fleet <b>{fleet}</b>: one row per agent it updates").format(fleet=st.fleet))
         if st is None:
-            self.status_label.setText("No rollout yet for this fleet." if self.fleet_combo.count() else
-                                      "Create a fleet, then add the connected agents to it.")
+            self.status_label.setText(self.tr("No rollout yet for this fleet.") if self.fleet_combo.count() else
+                                      self.tr("Create a fleet, then add the connected agents to it."))
             return
-        ring = st.rings[st.ring].name if st.ring < len(st.rings) else "all rings"
+        ring = st.rings[st.ring].name if st.ring < len(st.rings) else self.tr("all rings")
         status = "interrupted (the studio running it is gone): Resume goes on" if interrupted(st) and \
             not self._running() else st.status
         self.status_label.setText(self.tr("<b>{bundle_name} {bundle_version}</b> to {fleet}: {status} — ring "

@@ -233,7 +233,7 @@ class PackagingPage(Page):
         self.openssf.set_source(self.source_edit.text().strip() or None)
         c, b = self._compiled_source(), self._boards.get(self.board_combo.currentData())
         text, mismatch = compiled_source_text(c, b) if c is not None else (
-            "A `studio compile` folder as the export shows its runtime, parity and CPU check here.", False)
+            self.tr("A `studio compile` folder as the export shows its runtime, parity and CPU check here."), False)
         set_role(self.source_info, "banner-fail" if mismatch else "muted")
         margin = 6 if mismatch else 0
         self.source_info.setContentsMargins(margin, margin // 3, margin, margin // 3)

@@ -4,6 +4,10 @@
 <context>
     <name>AddServerForm</name>
     <message>
+        <source>Add a server</source>
+        <translation>添加服务器</translation>
+    </message>
+    <message>
         <source>http://127.0.0.1:8000 or grpc://host:8001</source>
         <translation>http://127.0.0.1:8000 或 grpc://host:8001</translation>
     </message>
@@ -151,6 +155,10 @@
         <translation>激活</translation>
     </message>
     <message>
+        <source>No agents yet: add one by URL (with its token file) or press Discover.</source>
+        <translation>尚无代理：通过 URL（及其令牌文件）添加，或点击“发现”。</translation>
+    </message>
+    <message>
         <source>{get} on {get2}, up {get3:.0f} s; temperature: {get4}; power: {get5}</source>
         <translation>{get}，运行于 {get2}，已运行 {get3:.0f} s；温度：{get4}；功耗：{get5}</translation>
     </message>
@@ -202,6 +210,193 @@
     <message>
         <source>Check: {value}: {n_err} error(s), {n_warn} warning(s)  ·  {value2}</source>
         <translation>检查：{value}：{n_err} 个错误，{n_warn} 个警告  ·  {value2}</translation>
+    </message>
+</context>
+<context>
+    <name>Columns</name>
+    <message>
+        <source>Change</source>
+        <translation>变更</translation>
+    </message>
+    <message>
+        <source>In A (before)</source>
+        <translation>A 中（修改前）</translation>
+    </message>
+    <message>
+        <source>In B (after)</source>
+        <translation>B 中（修改后）</translation>
+    </message>
+    <message>
+        <source>Op</source>
+        <translation>算子</translation>
+    </message>
+    <message>
+        <source>What changed</source>
+        <translation>变更内容</translation>
+    </message>
+    <message>
+        <source>agent</source>
+        <translation>代理</translation>
+    </message>
+    <message>
+        <source>url</source>
+        <translation>URL</translation>
+    </message>
+    <message>
+        <source>ring</source>
+        <translation>环</translation>
+    </message>
+    <message>
+        <source>state</source>
+        <translation>状态</translation>
+    </message>
+    <message>
+        <source>version</source>
+        <translation>版本</translation>
+    </message>
+    <message>
+        <source>previous</source>
+        <translation>上一版本</translation>
+    </message>
+    <message>
+        <source>requests</source>
+        <translation>请求数</translation>
+    </message>
+    <message>
+        <source>errors %</source>
+        <translation>错误率 %</translation>
+    </message>
+    <message>
+        <source>p95 ms</source>
+        <translation>p95 ms</translation>
+    </message>
+    <message>
+        <source>p99 ms</source>
+        <translation>p99 ms</translation>
+    </message>
+    <message>
+        <source>gate</source>
+        <translation>门限</translation>
+    </message>
+    <message>
+        <source>reason</source>
+        <translation>原因</translation>
+    </message>
+    <message>
+        <source>labels</source>
+        <translation>标签</translation>
+    </message>
+    <message>
+        <source>token</source>
+        <translation>令牌</translation>
+    </message>
+    <message>
+        <source>in Devices</source>
+        <translation>在“设备”中</translation>
+    </message>
+    <message>
+        <source>Severity</source>
+        <translation>严重程度</translation>
+    </message>
+    <message>
+        <source>Target</source>
+        <translation>目标平台</translation>
+    </message>
+    <message>
+        <source>Rule</source>
+        <translation>规则</translation>
+    </message>
+    <message>
+        <source>Node</source>
+        <translation>节点</translation>
+    </message>
+    <message>
+        <source>Message</source>
+        <translation>消息</translation>
+    </message>
+    <message>
+        <source>Hint</source>
+        <translation>提示</translation>
+    </message>
+    <message>
+        <source>Part</source>
+        <translation>部分</translation>
+    </message>
+    <message>
+        <source>Id</source>
+        <translation>ID</translation>
+    </message>
+    <message>
+        <source>Precision</source>
+        <translation>精度</translation>
+    </message>
+    <message>
+        <source>Graph changes</source>
+        <translation>计算图变更</translation>
+    </message>
+    <message>
+        <source>Status</source>
+        <translation>状态</translation>
+    </message>
+    <message>
+        <source>Tool verdict</source>
+        <translation>工具判定</translation>
+    </message>
+    <message>
+        <source>Accuracy</source>
+        <translation>精度</translation>
+    </message>
+    <message>
+        <source>Size</source>
+        <translation>大小</translation>
+    </message>
+    <message>
+        <source>Latency</source>
+        <translation>延迟</translation>
+    </message>
+    <message>
+        <source>Mean ms</source>
+        <translation>平均 ms</translation>
+    </message>
+    <message>
+        <source>Share</source>
+        <translation>占比</translation>
+    </message>
+    <message>
+        <source>Module</source>
+        <translation>模块</translation>
+    </message>
+    <message>
+        <source>Type</source>
+        <translation>类型</translation>
+    </message>
+    <message>
+        <source>PyTorch ms</source>
+        <translation>PyTorch ms</translation>
+    </message>
+    <message>
+        <source>ONNX ms</source>
+        <translation>ONNX ms</translation>
+    </message>
+    <message>
+        <source>Nodes</source>
+        <translation>节点</translation>
+    </message>
+    <message>
+        <source>Target · node</source>
+        <translation>目标平台 · 节点</translation>
+    </message>
+    <message>
+        <source>Agree</source>
+        <translation>一致</translation>
+    </message>
+    <message>
+        <source>Tool says</source>
+        <translation>工具结论</translation>
+    </message>
+    <message>
+        <source>Profile says</source>
+        <translation>平台配置结论</translation>
     </message>
 </context>
 <context>
@@ -454,12 +649,48 @@ CLI: --shape NAME=D,D,...</translation>
         <translation>可选：http://HOST:8002/metrics（默认 URL/metrics）</translation>
     </message>
     <message>
+        <source>Server URL</source>
+        <translation>服务器 URL</translation>
+    </message>
+    <message>
+        <source>Model</source>
+        <translation>模型</translation>
+    </message>
+    <message>
+        <source>Metrics</source>
+        <translation>指标</translation>
+    </message>
+    <message>
         <source>concurrency levels (1,2,4) or requests per second (rate mode)</source>
         <translation>并发级别（1,2,4）或每秒请求数（速率模式）</translation>
     </message>
     <message>
+        <source>Mode</source>
+        <translation>模式</translation>
+    </message>
+    <message>
+        <source>Levels / rate</source>
+        <translation>级别 / 速率</translation>
+    </message>
+    <message>
+        <source>Duration per level</source>
+        <translation>每级持续时间</translation>
+    </message>
+    <message>
         <source>no budget</source>
         <translation>无预算</translation>
+    </message>
+    <message>
+        <source>SLA tier</source>
+        <translation>SLA 等级</translation>
+    </message>
+    <message>
+        <source>p95 budget</source>
+        <translation>p95 预算</translation>
+    </message>
+    <message>
+        <source>p99 budget</source>
+        <translation>p99 预算</translation>
     </message>
     <message>
         <source>Targets from Devices</source>
@@ -562,6 +793,29 @@ CLI: --shape NAME=D,D,...</translation>
     </message>
 </context>
 <context>
+    <name>Devices</name>
+    <message>
+        <source>Load</source>
+        <translation>加载</translation>
+    </message>
+    <message>
+        <source>Unload</source>
+        <translation>卸载</translation>
+    </message>
+    <message>
+        <source>Reload</source>
+        <translation>重新加载</translation>
+    </message>
+    <message>
+        <source>Upload version...</source>
+        <translation>上传版本...</translation>
+    </message>
+    <message>
+        <source>Show config</source>
+        <translation>显示配置</translation>
+    </message>
+</context>
+<context>
     <name>DevicesPage</name>
     <message>
         <source>Devices</source>
@@ -597,6 +851,33 @@ CLI: --shape NAME=D,D,...</translation>
     </message>
 </context>
 <context>
+    <name>Diff</name>
+    <message>
+        <source>added (B only)</source>
+        <translation>新增（仅 B）</translation>
+    </message>
+    <message>
+        <source>removed (A only)</source>
+        <translation>删除（仅 A）</translation>
+    </message>
+    <message>
+        <source>changed</source>
+        <translation>已变更</translation>
+    </message>
+    <message>
+        <source>shape only</source>
+        <translation>仅形状</translation>
+    </message>
+    <message>
+        <source>op / attributes / wiring changed</source>
+        <translation>算子 / 属性 / 连接已变更</translation>
+    </message>
+    <message>
+        <source>shapes only</source>
+        <translation>仅形状变化</translation>
+    </message>
+</context>
+<context>
     <name>DiffPage</name>
     <message>
         <source>model A, before (.onnx): e.g. the original a fix was made from</source>
@@ -605,6 +886,14 @@ CLI: --shape NAME=D,D,...</translation>
     <message>
         <source>model B, after (.onnx): e.g. the output of a fix, an int8 copy, another export</source>
         <translation>模型 B，修改后（.onnx）：例如修复的输出、int8 副本、另一次导出</translation>
+    </message>
+    <message>
+        <source>A (before)</source>
+        <translation>A（修改前）</translation>
+    </message>
+    <message>
+        <source>B (after)</source>
+        <translation>B（修改后）</translation>
     </message>
     <message>
         <source>Browse…</source>
@@ -692,6 +981,26 @@ CLI: --shape NAME=D,D,...</translation>
         <source>Next</source>
         <translation>下一步</translation>
     </message>
+    <message>
+        <source>Change options</source>
+        <translation>修改选项</translation>
+    </message>
+    <message>
+        <source>Next: signature</source>
+        <translation>下一步：签名</translation>
+    </message>
+    <message>
+        <source>Next: options</source>
+        <translation>下一步：选项</translation>
+    </message>
+    <message>
+        <source>Export</source>
+        <translation>导出</translation>
+    </message>
+    <message>
+        <source>New export</source>
+        <translation>新建导出</translation>
+    </message>
 </context>
 <context>
     <name>FindingsPanel</name>
@@ -766,8 +1075,24 @@ CLI: --shape NAME=D,D,...</translation>
         <translation>环：代理数量或设备群的百分比，逐级递增；或填 &apos;rings&apos;，按设备群文件中环标签的顺序</translation>
     </message>
     <message>
+        <source>Bundle</source>
+        <translation>部署包</translation>
+    </message>
+    <message>
+        <source>Plan</source>
+        <translation>计划</translation>
+    </message>
+    <message>
         <source>how long each ring is watched before it is promoted (500ms, 60s, 2m)</source>
         <translation>每个环在晋级前的观察时长（500ms、60s、2m）</translation>
+    </message>
+    <message>
+        <source>Gate (SLA tier)</source>
+        <translation>门限（SLA 等级）</translation>
+    </message>
+    <message>
+        <source>Watch</source>
+        <translation>观察</translation>
     </message>
     <message>
         <source>an agent that is down: skipped (reported), or the rollout blocks until it is back</source>
@@ -776,6 +1101,14 @@ CLI: --shape NAME=D,D,...</translation>
     <message>
         <source>probe requests per agent during the watch (0: only real traffic is judged)</source>
         <translation>观察期间每个代理的探测请求数（0：只评估真实流量）</translation>
+    </message>
+    <message>
+        <source>Agent down</source>
+        <translation>代理离线时</translation>
+    </message>
+    <message>
+        <source>Probe traffic</source>
+        <translation>探测流量</translation>
     </message>
     <message>
         <source>Start rollout</source>
@@ -806,6 +1139,18 @@ CLI: --shape NAME=D,D,...</translation>
         <translation>设备群 &lt;b&gt;{fleet}&lt;/b&gt; 的推送：每个被更新的代理一行</translation>
     </message>
     <message>
+        <source>No rollout yet for this fleet.</source>
+        <translation>该设备群尚无推送。</translation>
+    </message>
+    <message>
+        <source>Create a fleet, then add the connected agents to it.</source>
+        <translation>创建一个设备群，然后把已连接的代理加入其中。</translation>
+    </message>
+    <message>
+        <source>all rings</source>
+        <translation>所有环</translation>
+    </message>
+    <message>
         <source>&lt;b&gt;{bundle_name} {bundle_version}&lt;/b&gt; to {fleet}: {status} — ring {min}/{n} ({ring}), gate {tier}, watch {watch_s:g} s</source>
         <translation>&lt;b&gt;{bundle_name} {bundle_version}&lt;/b&gt; 推送到 {fleet}：{status} — 环 {min}/{n}（{ring}），门限 {tier}，观察 {watch_s:g} s</translation>
     </message>
@@ -823,6 +1168,10 @@ CLI: --shape NAME=D,D,...</translation>
 </context>
 <context>
     <name>GenerationBox</name>
+    <message>
+        <source>Generation and precision</source>
+        <translation>生成与精度</translation>
+    </message>
     <message>
         <source>past_key_values inputs and present outputs: one graph serves prefill and each decode step, validated token by token against HF generate()</source>
         <translation>past_key_values 输入与 present 输出：一个计算图同时服务预填充和每个解码步，并逐 token 与 HF generate() 对比验证</translation>
@@ -877,10 +1226,6 @@ CLI: --shape NAME=D,D,...</translation>
     <message>
         <source>fused, constant-folded or removed by ONNX Runtime&apos;s optimizer: a fused node&apos;s time is counted on the node it was fused into</source>
         <translation>被 ONNX Runtime 优化器融合、常量折叠或移除：被融合节点的耗时计入其融合到的节点</translation>
-    </message>
-    <message>
-        <source>&lt;span style=&apos;color:{value}; font-size:12pt&apos;&gt;■&lt;/span&gt; {v}{count}</source>
-        <translation>&lt;span style=&apos;color:{value}; font-size:12pt&apos;&gt;■&lt;/span&gt; {v}{count}</translation>
     </message>
     <message>
         <source>{nodes:,} nodes · {edges:,} edges</source>
@@ -1020,6 +1365,10 @@ CLI: --shape NAME=D,D,...</translation>
         <translation>检查器</translation>
     </message>
     <message>
+        <source>no model</source>
+        <translation>无模型</translation>
+    </message>
+    <message>
         <source>Open…</source>
         <translation>打开…</translation>
     </message>
@@ -1073,6 +1422,53 @@ CLI: --shape NAME=D,D,...</translation>
     <message>
         <source>inspected in {get:.2f} s</source>
         <translation>检查完成，用时 {get:.2f} s</translation>
+    </message>
+</context>
+<context>
+    <name>Inspector</name>
+    <message>
+        <source>Colour: {label}</source>
+        <translation>着色：{label}</translation>
+    </message>
+    <message>
+        <source>time per node</source>
+        <translation>每节点耗时</translation>
+    </message>
+    <message>
+        <source>Static dims…</source>
+        <translation>静态维度…</translation>
+    </message>
+    <message>
+        <source>fix chosen dims (batch=1, sequence=64) and re-infer shapes</source>
+        <translation>固定所选维度（batch=1, sequence=64）并重新推断形状</translation>
+    </message>
+    <message>
+        <source>Simplify</source>
+        <translation>简化</translation>
+    </message>
+    <message>
+        <source>fold constants and simplify with onnxslim</source>
+        <translation>折叠常量并用 onnxslim 简化</translation>
+    </message>
+    <message>
+        <source>convert weights and compute to float16 (parity checked)</source>
+        <translation>将权重和计算转换为 float16（校验一致性）</translation>
+    </message>
+    <message>
+        <source>dynamic INT8 quantization (parity checked)</source>
+        <translation>动态 INT8 量化（校验一致性）</translation>
+    </message>
+    <message>
+        <source>Colour: verdict</source>
+        <translation>着色：判定</translation>
+    </message>
+    <message>
+        <source>Colour: heat</source>
+        <translation>着色：热度</translation>
+    </message>
+    <message>
+        <source>Colour: time (profile)</source>
+        <translation>着色：耗时（性能分析）</translation>
     </message>
 </context>
 <context>
@@ -1312,6 +1708,10 @@ The native graph view has the same verdicts, selection and search.</source>
 <context>
     <name>OpenSSFBox</name>
     <message>
+        <source>OpenSSF model signing (optional)</source>
+        <translation>OpenSSF 模型签名（可选）</translation>
+    </message>
+    <message>
         <source>Check</source>
         <translation>检查</translation>
     </message>
@@ -1346,6 +1746,10 @@ The native graph view has the same verdicts, selection and search.</source>
     <message>
         <source>Sign with</source>
         <translation>签名密钥</translation>
+    </message>
+    <message>
+        <source>no OpenSSF signature with this source</source>
+        <translation>该来源没有附带 OpenSSF 签名</translation>
     </message>
     <message>
         <source>{name}: {n} files signed by {signer}; not checked yet</source>
@@ -1466,6 +1870,10 @@ CLI: studio optimize MODEL --target ID --budget cosine&gt;=0.99</translation>
 </context>
 <context>
     <name>OptionsStep</name>
+    <message>
+        <source>Where to write the model and how to export it. Every export is validated: full onnx.checker, shape inference and ONNX Runtime parity against PyTorch on random inputs, one of them with batch and sequence lengths different from the traced ones.</source>
+        <translation>模型的写入位置和导出方式。每次导出都会经过验证：完整的 onnx.checker、形状推断，以及在随机输入上与 PyTorch 对比的 ONNX Runtime 一致性检查，其中一组输入的批大小和序列长度与追踪时不同。</translation>
+    </message>
     <message>
         <source>Output</source>
         <translation>输出</translation>
@@ -1690,6 +2098,10 @@ CLI: studio optimize MODEL --target ID --budget cosine&gt;=0.99</translation>
         <translation>{cpu_arch}，{accelerator} → 检查器目标平台 {target}；{runtime}，支持 {join}；功耗：{get}</translation>
     </message>
     <message>
+        <source>A `studio compile` folder as the export shows its runtime, parity and CPU check here.</source>
+        <translation>若选择 `studio compile` 的输出文件夹作为导出结果，这里会显示它的运行时、一致性和 CPU 检查。</translation>
+    </message>
+    <message>
         <source>Export folder</source>
         <translation>导出文件夹</translation>
     </message>
@@ -1903,6 +2315,14 @@ CLI: studio optimize MODEL --target ID --budget cosine&gt;=0.99</translation>
 <context>
     <name>ProfileShapesDialog</name>
     <message>
+        <source>Profile with ONNX Runtime</source>
+        <translation>用 ONNX Runtime 进行性能分析</translation>
+    </message>
+    <message>
+        <source>Some input dims are dynamic: choose the sizes to profile at. Per-node times are the mean and p95 over the measured runs, after warm-up runs.</source>
+        <translation>部分输入维度是动态的：请选择性能分析所用的尺寸。每节点耗时为预热之后各次测量运行的均值和 p95。</translation>
+    </message>
+    <message>
         <source>measured runs</source>
         <translation>测量运行次数</translation>
     </message>
@@ -1985,6 +2405,10 @@ install-agent.sh --trust FILE，或 /etc/studio-agent/trusted/NAME.pub，
         <translation>对照 ONNX 模型检查仓库中的每个配置</translation>
     </message>
     <message>
+        <source>Choose a model, then Build.</source>
+        <translation>选择模型，然后点击“构建”。</translation>
+    </message>
+    <message>
         <source>Model and repository</source>
         <translation>模型和仓库</translation>
     </message>
@@ -1995,6 +2419,22 @@ install-agent.sh --trust FILE，或 /etc/studio-agent/trusted/NAME.pub，
     <message>
         <source>Model</source>
         <translation>模型</translation>
+    </message>
+    <message>
+        <source>File…</source>
+        <translation>文件…</translation>
+    </message>
+    <message>
+        <source>choose an .onnx file</source>
+        <translation>选择一个 .onnx 文件</translation>
+    </message>
+    <message>
+        <source>Folder…</source>
+        <translation>文件夹…</translation>
+    </message>
+    <message>
+        <source>choose an export folder (model.onnx, or modality parts for a split export)</source>
+        <translation>选择导出文件夹（model.onnx，或拆分导出的各模态子图）</translation>
     </message>
     <message>
         <source>Repository</source>
@@ -2047,6 +2487,10 @@ install-agent.sh --trust FILE，或 /etc/studio-agent/trusted/NAME.pub，
     <message>
         <source>preferred sizes, e.g. 4, 8</source>
         <translation>首选批大小，例如 4, 8</translation>
+    </message>
+    <message>
+        <source>delay</source>
+        <translation>延迟</translation>
     </message>
     <message>
         <source>GPU ids: 0,1</source>
@@ -2206,6 +2650,26 @@ install-agent.sh --trust FILE，或 /etc/studio-agent/trusted/NAME.pub，
         <translation>出了什么问题</translation>
     </message>
     <message>
+        <source>Stage</source>
+        <translation>阶段</translation>
+    </message>
+    <message>
+        <source>Error class</source>
+        <translation>错误类别</translation>
+    </message>
+    <message>
+        <source>ONNX node</source>
+        <translation>ONNX 节点</translation>
+    </message>
+    <message>
+        <source>Operator</source>
+        <translation>算子</translation>
+    </message>
+    <message>
+        <source>PyTorch module</source>
+        <translation>PyTorch 模块</translation>
+    </message>
+    <message>
         <source>Suggested fix</source>
         <translation>建议的修复方法</translation>
     </message>
@@ -2220,6 +2684,18 @@ install-agent.sh --trust FILE，或 /etc/studio-agent/trusted/NAME.pub，
     <message>
         <source>Model</source>
         <translation>模型</translation>
+    </message>
+    <message>
+        <source>Tokenizer</source>
+        <translation>分词器</translation>
+    </message>
+    <message>
+        <source>Export</source>
+        <translation>导出</translation>
+    </message>
+    <message>
+        <source>Checks</source>
+        <translation>检查</translation>
     </message>
     <message>
         <source>Validation: ONNX Runtime against PyTorch</source>
@@ -2244,6 +2720,14 @@ install-agent.sh --trust FILE，或 /etc/studio-agent/trusted/NAME.pub，
     <message>
         <source>Nothing was left at the output path.</source>
         <translation>输出路径上没有留下任何文件。</translation>
+    </message>
+    <message>
+        <source>an unknown stage</source>
+        <translation>未知阶段</translation>
+    </message>
+    <message>
+        <source>Export failed at {stage}</source>
+        <translation>导出在{stage}失败</translation>
     </message>
     <message>
         <source>Nothing was written at the output path. The diagnosis below says where it broke and what to change.</source>
@@ -2271,6 +2755,10 @@ install-agent.sh --trust FILE，或 /etc/studio-agent/trusted/NAME.pub，
 </context>
 <context>
     <name>RunStep</name>
+    <message>
+        <source>The export runs in the background: you can switch pages and come back. Cancel stops it at the next safe point and leaves nothing half-written at the output path.</source>
+        <translation>导出在后台运行：你可以切换到其他页面再回来。“取消”会在下一个安全点停止，不会在输出路径留下写了一半的文件。</translation>
+    </message>
     <message>
         <source>Cancel export</source>
         <translation>取消导出</translation>
@@ -2390,9 +2878,37 @@ retrying every {retry_s:.0f} s</source>
         <source>Run a fix to see what it changes.</source>
         <translation>运行一个修复以查看它改变了什么。</translation>
     </message>
+    <message>
+        <source>Node</source>
+        <translation>节点</translation>
+    </message>
+    <message>
+        <source>Statistics</source>
+        <translation>统计</translation>
+    </message>
+    <message>
+        <source>Dynamic</source>
+        <translation>动态维度</translation>
+    </message>
+    <message>
+        <source>Changes</source>
+        <translation>变更</translation>
+    </message>
+    <message>
+        <source>Profile</source>
+        <translation>性能分析</translation>
+    </message>
+    <message>
+        <source>Verify</source>
+        <translation>验证</translation>
+    </message>
 </context>
 <context>
     <name>SignatureStep</name>
+    <message>
+        <source>The model&apos;s inputs, inferred from its class and processor. Set each input&apos;s modality (used to split the graph per encoder), rename it, or change which axes stay dynamic.</source>
+        <translation>模型的输入，根据其模型类和处理器推断。可设置每个输入的模态（用于按编码器拆分计算图）、重命名，或更改哪些轴保持动态。</translation>
+    </message>
     <message>
         <source>Add input</source>
         <translation>添加输入</translation>
@@ -2436,6 +2952,10 @@ retrying every {retry_s:.0f} s</source>
 </context>
 <context>
     <name>SourceStep</name>
+    <message>
+        <source>Pick a HuggingFace model saved with save_pretrained: one already in the workspace, any model folder on disk, or a built-in tiny sample (random weights, no download).</source>
+        <translation>选择用 save_pretrained 保存的 HuggingFace 模型：工作区中已有的模型、磁盘上的任意模型文件夹，或内置的小型示例（随机权重，无需下载）。</translation>
+    </message>
     <message>
         <source>Source</source>
         <translation>来源</translation>
@@ -2512,6 +3032,14 @@ retrying every {retry_s:.0f} s</source>
 <context>
     <name>StaticDimsDialog</name>
     <message>
+        <source>Make dims static</source>
+        <translation>固定动态维度</translation>
+    </message>
+    <message>
+        <source>Fix symbolic dims of the model inputs to concrete values. Shapes are re-inferred and the model is re-inspected afterwards. Leave a field empty to keep that dim dynamic.</source>
+        <translation>将模型输入的符号维度固定为具体数值。之后会重新推断形状并重新检查模型。留空的字段保持动态。</translation>
+    </message>
+    <message>
         <source>The inputs have no named dynamic dims.</source>
         <translation>输入中没有命名的动态维度。</translation>
     </message>
@@ -2541,6 +3069,45 @@ retrying every {retry_s:.0f} s</source>
     <message>
         <source>last job - {text}</source>
         <translation>上一个任务 - {text}</translation>
+    </message>
+</context>
+<context>
+    <name>Step</name>
+    <message>
+        <source>Export options</source>
+        <translation>导出选项</translation>
+    </message>
+    <message>
+        <source>Options</source>
+        <translation>选项</translation>
+    </message>
+    <message>
+        <source>Result</source>
+        <translation>结果</translation>
+    </message>
+    <message>
+        <source>Exporting</source>
+        <translation>正在导出</translation>
+    </message>
+    <message>
+        <source>Run</source>
+        <translation>运行</translation>
+    </message>
+    <message>
+        <source>Signature and modalities</source>
+        <translation>签名与模态</translation>
+    </message>
+    <message>
+        <source>Signature</source>
+        <translation>签名</translation>
+    </message>
+    <message>
+        <source>Choose the model</source>
+        <translation>选择模型</translation>
+    </message>
+    <message>
+        <source>Source</source>
+        <translation>来源</translation>
     </message>
 </context>
 <context>
@@ -2627,6 +3194,10 @@ the profile ({name}) said: {static}</source>
 <context>
     <name>TryItPanel</name>
     <message>
+        <source>Try it: generate with the exported parts on this machine</source>
+        <translation>试用：在本机上用导出的各部分进行生成</translation>
+    </message>
+    <message>
         <source>Image</source>
         <translation>图像</translation>
     </message>
@@ -2649,6 +3220,29 @@ the profile ({name}) said: {static}</source>
     <message>
         <source>{n} tokens ({finish_reason}) · TTFT {ttft_ms:.1f} ms · {tokens_per_s:.1f} tokens/s · {runtime}</source>
         <translation>{n} 个 token（{finish_reason}）· 首 token 时间 {ttft_ms:.1f} ms · {tokens_per_s:.1f} tokens/s · {runtime}</translation>
+    </message>
+</context>
+<context>
+    <name>Verdicts</name>
+    <message>
+        <source>supported</source>
+        <translation>支持</translation>
+    </message>
+    <message>
+        <source>risky</source>
+        <translation>有风险</translation>
+    </message>
+    <message>
+        <source>unsupported</source>
+        <translation>不支持</translation>
+    </message>
+    <message>
+        <source>unknown</source>
+        <translation>未知</translation>
+    </message>
+    <message>
+        <source>none</source>
+        <translation>无</translation>
     </message>
 </context>
 <context>
@@ -2738,6 +3332,18 @@ CLI: {CLI_FOLD}</translation>
     <message>
         <source>inference: KServe v2 /infer; generation: /generate_stream (time to first token, inter-token latency, output tokens/s)</source>
         <translation>推理：KServe v2 /infer；生成：/generate_stream（首 token 时间、token 间延迟、输出 tokens/s）</translation>
+    </message>
+    <message>
+        <source>Workload</source>
+        <translation>负载类型</translation>
+    </message>
+    <message>
+        <source>Prompt</source>
+        <translation>提示词</translation>
+    </message>
+    <message>
+        <source>Max tokens</source>
+        <translation>最大 token 数</translation>
     </message>
 </context>
 <context>

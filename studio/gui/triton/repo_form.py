@@ -106,7 +106,7 @@ class RepoForm(QWidget):
         brow.addWidget(self.check_btn)
         brow.addStretch(1)
         ll.addLayout(brow)
-        self.progress, self.status_label = progress_and_status(ll, "Choose a model, then Build.")
+        self.progress, self.status_label = progress_and_status(ll, self.tr("Choose a model, then Build."))
         ll.addStretch(1)
         self._sync_enabled()
 
@@ -119,9 +119,9 @@ class RepoForm(QWidget):
         self.source_edit.textEdited.connect(self._source_edited)
         self.source_edit.editingFinished.connect(self.source_changed)
         form.addRow(self.tr("Model"), _edit_row(
-            self.source_edit, _tool_button("File…", self._browse_file, "choose an .onnx file"),
-            _tool_button("Folder…", self._browse_folder,
-                         "choose an export folder (model.onnx, or modality parts for a split export)")))
+            self.source_edit, _tool_button(self.tr("File…"), self._browse_file, self.tr("choose an .onnx file")),
+            _tool_button(self.tr("Folder…"), self._browse_folder,
+                         self.tr("choose an export folder (model.onnx, or modality parts for a split export)"))))
         self.source_info = muted_label("")
         form.addRow("", self.source_info)
         self.repo_edit = QLineEdit()
@@ -179,7 +179,7 @@ class RepoForm(QWidget):
         self.delay_spin.setSuffix(" µs")
         self.delay_spin.setToolTip("max_queue_delay_microseconds")
         drow.addWidget(self.preferred_edit, 1)
-        drow.addWidget(QLabel("delay"))
+        drow.addWidget(QLabel(self.tr("delay")))
         drow.addWidget(self.delay_spin)
         sf.addRow("", drow)
         irow = QHBoxLayout()

@@ -456,8 +456,8 @@ class AgentsPanel(QWidget):
         self.token_row.setEnabled(a is not None)
         self.token_row.show_token(a.token_file if a is not None else "")
         if a is None:
-            self.summary.setText("Select an agent to see its models and versions." if self.agents else
-                                 "No agents yet: add one by URL (with its token file) or press Discover.")
+            self.summary.setText(self.tr("Select an agent to see its models and versions.") if self.agents else
+                                 self.tr("No agents yet: add one by URL (with its token file) or press Discover."))
             self.history.setText("")
         elif not a.status:
             self.summary.setText(f"{a.url}: {status_text(self.device_state(a))}"

@@ -30,7 +30,7 @@ class OpenSSFBox(QGroupBox):
     sig_log = Signal(str)
 
     def __init__(self, jobs: Any, parent: QWidget | None = None) -> None:
-        super().__init__("OpenSSF model signing (optional)", parent)
+        super().__init__(self.tr("OpenSSF model signing (optional)"), parent)
         self.jobs = jobs
         self.source: Path | None = None
         self.check_result: Any = None
@@ -74,7 +74,7 @@ class OpenSSFBox(QGroupBox):
         sig = find_signature(self.source) if self.source is not None and self.source.is_dir() else None
         self.check_btn.setEnabled(sig is not None)
         if sig is None:
-            self._say("no OpenSSF signature with this source" if self.source is not None else "", "muted")
+            self._say(self.tr("no OpenSSF signature with this source") if self.source is not None else "", "muted")
             return
         try:
             info = read_signature(sig)
