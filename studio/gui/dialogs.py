@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from PySide6.QtCore import Qt, QUrl
+from PySide6.QtCore import QT_TRANSLATE_NOOP, Qt, QUrl
 from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import (
     QDialog,
@@ -51,7 +51,7 @@ class ShortcutsDialog(QDialog):
         self.setWindowTitle(self.tr("Keyboard shortcuts"))
         self.resize(520, 330)
         lay = QVBoxLayout(self)
-        self.table = _table(["Keys", "Action"])
+        self.table = _table([QT_TRANSLATE_NOOP("Columns", "Keys"), QT_TRANSLATE_NOOP("Columns", "Action")])
         for keys, action in SHORTCUTS:
             r = self.table.rowCount()
             self.table.insertRow(r)

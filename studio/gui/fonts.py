@@ -115,10 +115,11 @@ _ui_base: QFont | None = None  # the application font before a language asked fo
 
 
 def apply_ui_font(language: str) -> str | None:
-    """The application font for the interface ``language``: for zh_CN the application's family, then a Simplified
-    Chinese one (Noto Sans CJK SC first), so Han characters take their Chinese forms and not those of the first
-    CJK family fontconfig finds (often the Japanese one); other languages get the font back as it was. Returns a
-    message naming the package to install when no family draws the language."""
+    """The application font for the interface ``language``: for zh_CN a Simplified Chinese family first (Noto Sans
+    CJK SC), then the application's, so Han characters take their Chinese forms and not those of the first CJK
+    family fontconfig finds (often the Japanese one), and line heights are the CJK font's (with the Latin font
+    first, dock titles and tabs were sized for it and cut the taller Han glyphs); other languages get the font
+    back as it was. Returns a message naming the package to install when no family draws the language."""
     global _ui_base
     app = QApplication.instance()
     if not isinstance(app, QApplication):
@@ -135,7 +136,7 @@ def apply_ui_font(language: str) -> str | None:
         return (f"no installed font draws {language} text, so the interface shows boxes: "
                 f"{missing_font_hint(['中'])}")
     font = QFont(_ui_base)
-    font.setFamilies([QFontInfo(_ui_base).family(), pick])
+    font.setFamilies([pick, QFontInfo(_ui_base).family()])  # its metrics: CJK glyphs are taller than Latin ones
     app.setFont(font)
     return None
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QT_TRANSLATE_NOOP, Qt
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import (
     QDialog,
@@ -83,7 +83,7 @@ class PluginsDialog(QDialog):
         intro.setWordWrap(True)
         set_role(intro, "muted")
         lay.addWidget(intro)
-        self.table = readonly_table(["Plugin", "Contribution (or distribution)", "State", "Details"], alternating=True)
+        self.table = readonly_table([QT_TRANSLATE_NOOP("Columns", "Plugin"), QT_TRANSLATE_NOOP("Columns", "Contribution (or distribution)"), QT_TRANSLATE_NOOP("Columns", "State"), QT_TRANSLATE_NOOP("Columns", "Details")], alternating=True)
         self.table.setWordWrap(True)
         hh = self.table.horizontalHeader()
         for col, mode in enumerate([QHeaderView.ResizeMode.ResizeToContents, QHeaderView.ResizeMode.Interactive,

@@ -107,7 +107,7 @@ def test_menu_switches_language_live_and_back(qtbot, tmp_path: Path, english) ->
 
 
 def test_chinese_interface_font_is_the_simplified_chinese_family(qtbot, zh) -> None:  # type: ignore[no-untyped-def]
-    """Han characters in their Chinese forms: Noto Sans CJK SC after the application's family (fontconfig alone
+    """Han characters in their Chinese forms: Noto Sans CJK SC before the application's family (fontconfig alone
     may pick the Japanese variant); back in English the font is what it was."""
     from PySide6.QtGui import QFontDatabase
     from PySide6.QtWidgets import QApplication
@@ -116,6 +116,6 @@ def test_chinese_interface_font_is_the_simplified_chinese_family(qtbot, zh) -> N
     if not sc:
         pytest.skip("no Simplified Chinese font installed (apt-get install fonts-noto-cjk)")
     fams = QApplication.font().families()
-    assert len(fams) >= 2 and fams[1] in sc and "JP" not in fams[1], fams
+    assert len(fams) >= 2 and fams[0] in sc and "JP" not in fams[0], fams
     i18n.translator().apply(i18n.ENGLISH)
     assert QApplication.font().families()[1:] == [], QApplication.font().families()

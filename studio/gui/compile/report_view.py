@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QT_TRANSLATE_NOOP, Qt, Signal
 from PySide6.QtWidgets import (
     QGroupBox,
     QHBoxLayout,
@@ -64,7 +64,7 @@ class CompileReportView(QWidget):
         rl.addWidget(self.toolchain_label)
         art_box = QGroupBox(self.tr("Artifacts"))
         al = QVBoxLayout(art_box)
-        self.artifacts_table = _table(["file", "kind", "size", "machine"])
+        self.artifacts_table = _table([QT_TRANSLATE_NOOP("Columns", "file"), QT_TRANSLATE_NOOP("Columns", "kind"), QT_TRANSLATE_NOOP("Columns", "size"), QT_TRANSLATE_NOOP("Columns", "machine")])
         self.artifacts_table.setMinimumHeight(120)
         al.addWidget(self.artifacts_table)
         rl.addWidget(art_box, 3)
@@ -72,7 +72,7 @@ class CompileReportView(QWidget):
         pl = QVBoxLayout(par_box)
         self.parity_label = _label()
         pl.addWidget(self.parity_label)
-        self.parity_table = _table(["output", "shape", "max abs", "max rel", "cosine", "result"])
+        self.parity_table = _table([QT_TRANSLATE_NOOP("Columns", "output"), QT_TRANSLATE_NOOP("Columns", "shape"), QT_TRANSLATE_NOOP("Columns", "max abs"), QT_TRANSLATE_NOOP("Columns", "max rel"), QT_TRANSLATE_NOOP("Columns", "cosine"), QT_TRANSLATE_NOOP("Columns", "result")])
         ph = self.parity_table.horizontalHeader()
         ph.setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)  # the figures stay in view
         ph.setStretchLastSection(True)
@@ -96,7 +96,7 @@ class CompileReportView(QWidget):
         fl = QVBoxLayout(fail_box)
         self.failure_label = _label()
         fl.addWidget(self.failure_label)
-        self.nodes_table = _table(["node", "op"])
+        self.nodes_table = _table([QT_TRANSLATE_NOOP("Columns", "node"), QT_TRANSLATE_NOOP("Columns", "op")])
         self.nodes_table.cellDoubleClicked.connect(lambda r, _c: self.sig_show_node.emit(r))
         fl.addWidget(self.nodes_table)
         frow = QHBoxLayout()

@@ -60,7 +60,7 @@ class ServerPanel(QWidget):
 
         models_w = QWidget()
         ml = QVBoxLayout(models_w)
-        self.models_table = detail_table(["model", "version", "state", "reason"])
+        self.models_table = detail_table([QT_TRANSLATE_NOOP("Columns", "model"), QT_TRANSLATE_NOOP("Columns", "version"), QT_TRANSLATE_NOOP("Columns", "state"), QT_TRANSLATE_NOOP("Columns", "reason")])
         ml.addWidget(self.models_table, 1)
         mb = QHBoxLayout()
         self.action_buttons: dict[str, QPushButton] = {}
@@ -79,10 +79,10 @@ class ServerPanel(QWidget):
 
         stats_w = QWidget()
         sl = QVBoxLayout(stats_w)
-        self.stats_table = detail_table(["model", "ver", "inferences", "executions", "success", "fail", "queue us",
-                                         "input us", "infer us", "output us", "batch sizes"])
+        self.stats_table = detail_table([QT_TRANSLATE_NOOP("Columns", "model"), QT_TRANSLATE_NOOP("Columns", "ver"), QT_TRANSLATE_NOOP("Columns", "inferences"), QT_TRANSLATE_NOOP("Columns", "executions"), QT_TRANSLATE_NOOP("Columns", "success"), QT_TRANSLATE_NOOP("Columns", "fail"), QT_TRANSLATE_NOOP("Columns", "queue us"),
+                                         QT_TRANSLATE_NOOP("Columns", "input us"), QT_TRANSLATE_NOOP("Columns", "infer us"), QT_TRANSLATE_NOOP("Columns", "output us"), QT_TRANSLATE_NOOP("Columns", "batch sizes")])
         sl.addWidget(self.stats_table, 2)
-        self.metrics_table = detail_table(["metric", "value"])
+        self.metrics_table = detail_table([QT_TRANSLATE_NOOP("Columns", "metric"), QT_TRANSLATE_NOOP("Columns", "value")])
         sl.addWidget(QLabel(self.tr("Server metrics (Prometheus)")))
         sl.addWidget(self.metrics_table, 1)
         self.detail_tabs.addTab(stats_w, self.tr("Statistics and metrics"))

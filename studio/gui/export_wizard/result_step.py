@@ -193,7 +193,7 @@ class ResultStep(Step):
         v = QVBoxLayout(self.val_box)
         self.tolerance = muted("")
         v.addWidget(self.tolerance)
-        self.val_table = _table(["Case", "Graph", "Input shapes", "Output", "Max abs", "Max rel", "Result"])
+        self.val_table = _table([QT_TRANSLATE_NOOP("Columns", "Case"), QT_TRANSLATE_NOOP("Columns", "Graph"), QT_TRANSLATE_NOOP("Columns", "Input shapes"), QT_TRANSLATE_NOOP("Columns", "Output"), QT_TRANSLATE_NOOP("Columns", "Max abs"), QT_TRANSLATE_NOOP("Columns", "Max rel"), QT_TRANSLATE_NOOP("Columns", "Result")])
         hh = self.val_table.horizontalHeader()
         for col in range(7):
             hh.setSectionResizeMode(col, QHeaderView.ResizeMode.ResizeToContents)
@@ -203,7 +203,7 @@ class ResultStep(Step):
 
         self.out_box = QGroupBox(self.tr("Files written"))
         o = QVBoxLayout(self.out_box)
-        self.out_table = _table(["File", "Kind", "Modality", "Size"])
+        self.out_table = _table([QT_TRANSLATE_NOOP("Columns", "File"), QT_TRANSLATE_NOOP("Columns", "Kind"), QT_TRANSLATE_NOOP("Columns", "Modality"), QT_TRANSLATE_NOOP("Columns", "Size")])
         oh = self.out_table.horizontalHeader()
         oh.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
         for col in (1, 2, 3):

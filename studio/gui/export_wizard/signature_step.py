@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from PySide6.QtCore import QT_TRANSLATE_NOOP, Qt, Signal
+from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, Qt, Signal
 from PySide6.QtGui import QBrush
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -23,7 +23,7 @@ from studio.gui.theme import colors, set_role
 from studio.gui.widgets.field_error import FieldError
 from studio.gui.widgets.flow import ElidedLabel
 
-COLS = ("Use", "Modality", "Input name", "dtype", "Example shape", "Dynamic axes")
+COLS = (QT_TRANSLATE_NOOP("Columns", "Use"), QT_TRANSLATE_NOOP("Columns", "Modality"), QT_TRANSLATE_NOOP("Columns", "Input name"), QT_TRANSLATE_NOOP("Columns", "dtype"), QT_TRANSLATE_NOOP("Columns", "Example shape"), QT_TRANSLATE_NOOP("Columns", "Dynamic axes"))
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.]*$")
 
 
@@ -58,7 +58,7 @@ class SignatureStep(Step):
         set_role(self.model_label, "muted")
         self.body.addWidget(self.model_label)
         self.table = QTableWidget(0, len(COLS))
-        self.table.setHorizontalHeaderLabels(list(COLS))
+        self.table.setHorizontalHeaderLabels([QCoreApplication.translate("Columns", c) for c in COLS])
         self.table.verticalHeader().setVisible(False)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setAlternatingRowColors(True)

@@ -147,7 +147,7 @@ class SourceStep(Step):
         name = self.sample_combo.currentText()
         if name:
             dest = self._sample_dir(name)
-            state = "already written" if (dest / "config.json").is_file() else "will be written"
+            state = self.tr("already written") if (dest / "config.json").is_file() else self.tr("will be written")
             self.sample_dest.setText(self.tr("{state} to {dest}").format(state=state, dest=dest))
         self.error.clear_error()
         self.sig_changed.emit()

@@ -39,7 +39,7 @@ class InspectHeader(QWidget):
         actions = FlowLayout(spacing=6)
         # short words: the title, the model and the five actions share one row at 1366 px (the graph gets the row)
         self.open_button = _button(self.tr("Open…"), self.tr("open an ONNX model (or an export folder) in the Inspector"), enabled=True)
-        self.reinspect_button = _button("Re-inspect")
+        self.reinspect_button = _button(self.tr("Re-inspect"))
         self.profile_action = _button(self.tr("Profile"), self.tr("per-node times with ONNX Runtime's profiler: heat colours on the "
                                               "graph, the slowest nodes in the Profile tab (saved with the workspace)"))
         self.compile_button = _button(self.tr("Compile"), self.tr("open this model on the Compile page, for the board of the "

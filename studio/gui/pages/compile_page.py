@@ -314,8 +314,8 @@ class CompilePage(Page):
 
     def _update_out_placeholder(self) -> None:
         out = self.default_output()
-        self.out_edit.setPlaceholderText(f"default: {out}" if out is not None else
-                                         "default: WORKSPACE/compiled/MODEL-TARGET (never the export folder)")
+        self.out_edit.setPlaceholderText(self.tr("default: {out}").format(out=out) if out is not None else
+                                         self.tr("default: WORKSPACE/compiled/MODEL-TARGET (never the export folder)"))
 
     def refresh_availability(self) -> None:
         from studio.compile.api import availability

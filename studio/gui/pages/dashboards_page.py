@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -211,7 +211,7 @@ class DashboardsPage(Page):
         split.addWidget(self.grid)
 
         self.sources_table = QTableWidget(0, 3)
-        self.sources_table.setHorizontalHeaderLabels(["series", "latest", "source"])
+        self.sources_table.setHorizontalHeaderLabels([QCoreApplication.translate("Columns", h) for h in [QT_TRANSLATE_NOOP("Columns", "series"), QT_TRANSLATE_NOOP("Columns", "latest"), QT_TRANSLATE_NOOP("Columns", "source")]])
         self.sources_table.verticalHeader().setVisible(False)
         head = self.sources_table.horizontalHeader()
         # values are never cut: the first two columns fit their text, the source takes the rest (tooltips hold it)

@@ -69,7 +69,7 @@ class DiffPage(Page):
 
     def _build(self) -> None:
         root = QVBoxLayout(self)
-        head = QLabel("<h2>Diff</h2>")
+        head = QLabel("<h2>" + self.tr("Diff") + "</h2>")
         root.addWidget(head)
         form = QGridLayout()
         self.a_edit, self.b_edit = QLineEdit(), QLineEdit()

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QT_TRANSLATE_NOOP, Qt
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -172,7 +172,7 @@ class PackagingPage(Page):
         rl.addWidget(self.result_title)
         rl.addWidget(self.result_text)
         ll.addWidget(self.result_card)
-        self.files = readonly_table(["File", "Size", "SHA-256"])
+        self.files = readonly_table([QT_TRANSLATE_NOOP("Columns", "File"), QT_TRANSLATE_NOOP("Columns", "Size"), QT_TRANSLATE_NOOP("Columns", "SHA-256")])
         for col, mode in enumerate((QHeaderView.ResizeMode.Stretch, *[QHeaderView.ResizeMode.ResizeToContents] * 2)):
             self.files.horizontalHeader().setSectionResizeMode(col, mode)
         ll.addWidget(self.files, 1)

@@ -255,6 +255,58 @@
         <translation>版本</translation>
     </message>
     <message>
+        <source>model</source>
+        <translation>模型</translation>
+    </message>
+    <message>
+        <source>ver</source>
+        <translation>版本</translation>
+    </message>
+    <message>
+        <source>inferences</source>
+        <translation>推理次数</translation>
+    </message>
+    <message>
+        <source>executions</source>
+        <translation>执行次数</translation>
+    </message>
+    <message>
+        <source>success</source>
+        <translation>成功</translation>
+    </message>
+    <message>
+        <source>fail</source>
+        <translation>失败</translation>
+    </message>
+    <message>
+        <source>queue us</source>
+        <translation>排队 us</translation>
+    </message>
+    <message>
+        <source>input us</source>
+        <translation>输入 us</translation>
+    </message>
+    <message>
+        <source>infer us</source>
+        <translation>推理 us</translation>
+    </message>
+    <message>
+        <source>output us</source>
+        <translation>输出 us</translation>
+    </message>
+    <message>
+        <source>batch sizes</source>
+        <translation>批大小</translation>
+    </message>
+    <message>
+        <source>metric</source>
+        <translation>指标</translation>
+    </message>
+    <message>
+        <source>value</source>
+        <translation>值</translation>
+    </message>
+    <message>
         <source>previous</source>
         <translation>上一版本</translation>
     </message>
@@ -347,8 +399,48 @@
         <translation>精度</translation>
     </message>
     <message>
+        <source>Case</source>
+        <translation>用例</translation>
+    </message>
+    <message>
+        <source>Graph</source>
+        <translation>计算图</translation>
+    </message>
+    <message>
+        <source>Input shapes</source>
+        <translation>输入形状</translation>
+    </message>
+    <message>
+        <source>Output</source>
+        <translation>输出</translation>
+    </message>
+    <message>
+        <source>Max abs</source>
+        <translation>最大绝对误差</translation>
+    </message>
+    <message>
+        <source>Max rel</source>
+        <translation>最大相对误差</translation>
+    </message>
+    <message>
+        <source>Result</source>
+        <translation>结果</translation>
+    </message>
+    <message>
         <source>Size</source>
         <translation>大小</translation>
+    </message>
+    <message>
+        <source>File</source>
+        <translation>文件</translation>
+    </message>
+    <message>
+        <source>Kind</source>
+        <translation>类别</translation>
+    </message>
+    <message>
+        <source>Modality</source>
+        <translation>模态</translation>
     </message>
     <message>
         <source>Latency</source>
@@ -397,6 +489,114 @@
     <message>
         <source>Profile says</source>
         <translation>平台配置结论</translation>
+    </message>
+    <message>
+        <source>file</source>
+        <translation>文件</translation>
+    </message>
+    <message>
+        <source>kind</source>
+        <translation>类别</translation>
+    </message>
+    <message>
+        <source>size</source>
+        <translation>大小</translation>
+    </message>
+    <message>
+        <source>machine</source>
+        <translation>机器</translation>
+    </message>
+    <message>
+        <source>output</source>
+        <translation>输出</translation>
+    </message>
+    <message>
+        <source>shape</source>
+        <translation>形状</translation>
+    </message>
+    <message>
+        <source>max abs</source>
+        <translation>最大绝对误差</translation>
+    </message>
+    <message>
+        <source>max rel</source>
+        <translation>最大相对误差</translation>
+    </message>
+    <message>
+        <source>cosine</source>
+        <translation>余弦相似度</translation>
+    </message>
+    <message>
+        <source>result</source>
+        <translation>结果</translation>
+    </message>
+    <message>
+        <source>node</source>
+        <translation>节点</translation>
+    </message>
+    <message>
+        <source>op</source>
+        <translation>算子</translation>
+    </message>
+    <message>
+        <source>Keys</source>
+        <translation>按键</translation>
+    </message>
+    <message>
+        <source>Action</source>
+        <translation>操作</translation>
+    </message>
+    <message>
+        <source>Use</source>
+        <translation>使用</translation>
+    </message>
+    <message>
+        <source>Input name</source>
+        <translation>输入名称</translation>
+    </message>
+    <message>
+        <source>dtype</source>
+        <translation>数据类型</translation>
+    </message>
+    <message>
+        <source>Example shape</source>
+        <translation>示例形状</translation>
+    </message>
+    <message>
+        <source>Dynamic axes</source>
+        <translation>动态轴</translation>
+    </message>
+    <message>
+        <source>series</source>
+        <translation>序列</translation>
+    </message>
+    <message>
+        <source>latest</source>
+        <translation>最新值</translation>
+    </message>
+    <message>
+        <source>source</source>
+        <translation>来源</translation>
+    </message>
+    <message>
+        <source>SHA-256</source>
+        <translation>SHA-256</translation>
+    </message>
+    <message>
+        <source>Plugin</source>
+        <translation>插件</translation>
+    </message>
+    <message>
+        <source>Contribution (or distribution)</source>
+        <translation>功能（或发行包）</translation>
+    </message>
+    <message>
+        <source>State</source>
+        <translation>状态</translation>
+    </message>
+    <message>
+        <source>Details</source>
+        <translation>详情</translation>
     </message>
 </context>
 <context>
@@ -502,6 +702,10 @@ CLI: --shape NAME=D,D,...</translation>
     <message>
         <source>{tid} NPU via {label}: static shapes only (give dynamic dims under Shapes); parity in the toolkit&apos;s simulator</source>
         <translation>{tid} NPU（通过 {label}）：仅支持静态形状（请在“形状”中给出动态维度）；一致性在工具包的模拟器中校验</translation>
+    </message>
+    <message>
+        <source>default: {out}</source>
+        <translation>默认：{out}</translation>
     </message>
     <message>
         <source>ONNX model</source>
@@ -879,6 +1083,10 @@ CLI: --shape NAME=D,D,...</translation>
 </context>
 <context>
     <name>DiffPage</name>
+    <message>
+        <source>Diff</source>
+        <translation>对比</translation>
+    </message>
     <message>
         <source>model A, before (.onnx): e.g. the original a fix was made from</source>
         <translation>模型 A，修改前（.onnx）：例如修复所基于的原始模型</translation>
@@ -1300,6 +1508,21 @@ CLI: --shape NAME=D,D,...</translation>
     </message>
 </context>
 <context>
+    <name>GraphView</name>
+    <message>
+        <source>Open an ONNX model to see its graph</source>
+        <translation>打开 ONNX 模型以查看其计算图</translation>
+    </message>
+    <message>
+        <source>Laying out {n:,} nodes…</source>
+        <translation>正在布局 {n:,} 个节点…</translation>
+    </message>
+    <message>
+        <source>Layout failed: {message}</source>
+        <translation>布局失败：{message}</translation>
+    </message>
+</context>
+<context>
     <name>InferenceForm</name>
     <message>
         <source>text (tokenised with the tokenizer below, or sent as BYTES); a zero-shot model (CLIP, SigLIP): the labels, separated by commas</source>
@@ -1375,6 +1598,10 @@ CLI: --shape NAME=D,D,...</translation>
     <message>
         <source>open an ONNX model (or an export folder) in the Inspector</source>
         <translation>在检查器中打开 ONNX 模型（或导出文件夹）</translation>
+    </message>
+    <message>
+        <source>Re-inspect</source>
+        <translation>重新检查</translation>
     </message>
     <message>
         <source>Profile</source>
@@ -1531,6 +1758,13 @@ CLI: --shape NAME=D,D,...</translation>
     <message>
         <source>{running} running, {finished} finished</source>
         <translation>{running} 个运行中，{finished} 个已结束</translation>
+    </message>
+</context>
+<context>
+    <name>Layout</name>
+    <message>
+        <source>Browse…</source>
+        <translation>浏览…</translation>
     </message>
 </context>
 <context>
@@ -2985,6 +3219,14 @@ retrying every {retry_s:.0f} s</source>
         <translation>HuggingFace 模型文件夹</translation>
     </message>
     <message>
+        <source>already written</source>
+        <translation>已写入</translation>
+    </message>
+    <message>
+        <source>will be written</source>
+        <translation>将写入</translation>
+    </message>
+    <message>
         <source>{state} to {dest}</source>
         <translation>{state}到 {dest}</translation>
     </message>
@@ -3351,6 +3593,10 @@ CLI: {CLI_FOLD}</translation>
     <message>
         <source>opened workspace {root}</source>
         <translation>已打开工作区 {root}</translation>
+    </message>
+    <message>
+        <source>Preparing demo workspace</source>
+        <translation>正在准备演示工作区</translation>
     </message>
     <message>
         <source>New workspace: choose an empty folder</source>

@@ -15,7 +15,7 @@ RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)  # numb
 def readonly_table(headers: list[str], *, alternating: bool = False) -> QTableWidget:
     """An empty table with ``headers``; pages add their own column sizing on top."""
     t = QTableWidget(0, len(headers))
-    t.setHorizontalHeaderLabels(headers)
+    t.setHorizontalHeaderLabels([QCoreApplication.translate("Columns", h) for h in headers])  # QT_TRANSLATE_NOOP'd
     t.verticalHeader().setVisible(False)
     t.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
     t.setSelectionBehavior(QTableWidget.SelectionBehavior.SelectRows)

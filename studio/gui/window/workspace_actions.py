@@ -72,7 +72,7 @@ class WorkspaceActions:
                 result.current_model = keep_model
             self.set_workspace(result)
 
-        return self.jobs.start("demo", "Preparing demo workspace",
+        return self.jobs.start("demo", translate("WorkspaceActions", "Preparing demo workspace"),
                                lambda job: create_demo_workspace(root, job), on_done=done)
 
     def new_workspace_dialog(self) -> None:
