@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import QCoreApplication, Signal
 from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
@@ -43,6 +43,14 @@ def report_path_of(result: Any) -> Path | None:
     if cand and Path(str(cand)).is_file():
         return Path(str(cand))
     return None
+
+
+def job_status_word(status: str) -> str:
+    """A job's (or its result's) status in the current language; other statuses as they come."""
+    translate = QCoreApplication.translate
+    words = {"done": translate("JobRow", "done"), "failed": translate("JobRow", "failed"),
+             "cancelled": translate("JobRow", "cancelled"), "running": translate("JobRow", "running")}
+    return words.get(status, status)
 
 
 class JobRow(QFrame):

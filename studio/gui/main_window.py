@@ -31,7 +31,7 @@ from studio.core.state import StudioState
 from studio.core.workspace import Workspace
 from studio.gui import i18n
 from studio.gui.dialogs import PluginsDialog, ReportDialog, ShortcutsDialog
-from studio.gui.jobs_panel import JobsPanel
+from studio.gui.jobs_panel import JobsPanel, job_status_word
 from studio.gui.jobs_qt import JobHandle, JobRunner
 from studio.gui.log_panel import LogPanel
 from studio.gui.page import Page
@@ -311,7 +311,7 @@ class MainWindow(LanguageSwitch, WorkspaceActions, PageNavigation, QMainWindow):
     # -- jobs, problems, status ------------------------------------------------------------------------
     def _job_finished(self, h: JobHandle) -> None:
         result_status = getattr(h.result, "status", None) if h.status == "done" else None
-        text = f"{h.title}: {result_status or h.status}"
+        text = f"{h.title}: {job_status_word(result_status or h.status)}"
         self.status.show_job(text)
         self.log_panel.append_log(text, source="jobs")
         if h.status == "failed" and h.error is not None:

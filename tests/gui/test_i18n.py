@@ -14,6 +14,8 @@ pytest.importorskip("PySide6")
 pytest.importorskip("pytestqt")
 
 
+from PySide6.QtWidgets import QAbstractButton, QLabel, QWidget  # noqa: E402
+
 from studio.core.workspace import Workspace  # noqa: E402
 from studio.gui import i18n  # noqa: E402
 from tests.gui.gui_helpers import main_window  # noqa: E402
@@ -119,3 +121,79 @@ def test_chinese_interface_font_is_the_simplified_chinese_family(qtbot, zh) -> N
     assert len(fams) >= 2 and fams[0] in sc and "JP" not in fams[0], fams
     i18n.translator().apply(i18n.ENGLISH)
     assert QApplication.font().families()[1:] == [], QApplication.font().families()
+
+
+# each page's heading in Chinese and in English (the page is identified by it)
+HEADINGS = {"export": ("导出为 ONNX", "Export to ONNX"), "inspect": ("检查器", "Inspector"), "diff": ("对比", "Diff"),
+            "compile": ("为开发板编译", "Compile for a board"), "triton": ("在 Triton 上部署", "Serve on Triton"),
+            "package": ("为边缘开发板打包", "Package for an edge board"), "devices": ("设备", "Devices"),
+            "fleet": ("设备群 — ", "Fleet — "), "dashboards": ("仪表板 — ", "Dashboards — ")}
+
+
+def _texts(root: QWidget) -> list[tuple[QWidget, str]]:
+    """The visible labels' and buttons' texts under ``root`` (rich text stripped)."""
+    out = []
+    for w in root.findChildren(QWidget):
+        if isinstance(w, (QLabel, QAbstractButton)) and w.isVisibleTo(root.window()) and w.text():
+            out.append((w, re.sub(r"<[^>]+>", "", w.text())))
+    return out
+
+
+def _clipped(root: QWidget) -> list[str]:
+    """Labels and buttons narrower than their text (word-wrapped and elided labels excepted)."""
+    from studio.gui.widgets.flow import ElidedLabel
+
+    bad = []
+    for w, text in _texts(root):
+        if isinstance(w, QLabel) and (w.wordWrap() or isinstance(w, ElidedLabel)):
+            continue
+        if w.width() > 0 and w.sizeHint().width() > w.width() + 1:
+            bad.append(f"{type(w).__name__} {text[:50]!r}: needs {w.sizeHint().width()} px, has {w.width()}")
+    return bad
+
+
+def _demo_window(qtbot, tmp_path: Path):  # type: ignore[no-untyped-def]
+    from studio.gui.screenshot import wait_idle
+
+    w = main_window(qtbot, None, None, *SIZE)
+    w.start_demo(tmp_path / "demo")
+    assert wait_idle(w, 300)
+    return w, wait_idle
+
+
+def test_every_page_in_chinese_at_1366x768_then_english_again(qtbot, tmp_path: Path, artifacts_dir: Path,  # type: ignore[no-untyped-def]
+                                                               english) -> None:
+    """Each page drawn in zh_CN: its heading and most of its labels Chinese, nothing clipped, no character without
+    a font (boxes); a screenshot of each. Then View > Language > English: the same pages in English again."""
+    from studio.gui.fonts import uncovered
+
+    assert i18n.translator().apply("zh_CN") is None
+    w, wait_idle = _demo_window(qtbot, tmp_path)
+    assert w.sidebar.item(0).text() == "导出"
+    shots = artifacts_dir / "i18n"
+    shots.mkdir(exist_ok=True)
+    have_cjk_font = not uncovered(["中文"])
+    for lp in w.pages:
+        assert lp.ok, lp.error
+        w.go_to_page(lp.page_id)
+        wait_idle(w, 60)
+        page = w.current_widget()
+        texts = [t for _w, t in _texts(page)]
+        zh, _en = HEADINGS[lp.page_id]
+        assert any(t.startswith(zh) for t in texts), (lp.page_id, texts[:20])
+        chinese = [t for t in texts if CJK.search(t)]
+        assert len(chinese) >= 3, (lp.page_id, texts)
+        assert not _clipped(page), (lp.page_id, _clipped(page))
+        if have_cjk_font:
+            assert uncovered(texts) == [], (lp.page_id, uncovered(texts))
+        w.grab().save(str(shots / f"zh_CN-{lp.page_id}.png"))
+    assert not _clipped(w.toolbar) and not _clipped(w.jobs_panel) and not _clipped(w.log_panel)
+
+    assert w.set_language("en")  # live: the pages are built again in English
+    for lp in w.pages:
+        w.go_to_page(lp.page_id)
+        wait_idle(w, 60)
+        texts = [t for _w, t in _texts(w.current_widget())]
+        assert any(t.startswith(HEADINGS[lp.page_id][1]) for t in texts), (lp.page_id, texts[:20])
+        assert not [t for t in texts if CJK.search(t)], (lp.page_id, [t for t in texts if CJK.search(t)])
+    assert w.jobs_dock.windowTitle() == "Jobs" and w.sidebar.item(0).text() == "Export"

@@ -158,7 +158,7 @@ class DeviceTargetPicker(QWidget):
             self.combo.addItem(device_label(state, d.name) if state is not None else d.name, d.name)
             self.combo.setItemData(self.combo.count() - 1, d.url, Qt.ItemDataRole.ToolTipRole)
         if not devices:
-            self.combo.addItem("no devices yet: add them on the Devices page", None)
+            self.combo.addItem(self.tr("no devices yet: add them on the Devices page"), None)
         if keep:
             self.choose(keep)
         self.combo.blockSignals(False)

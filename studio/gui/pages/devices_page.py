@@ -146,7 +146,7 @@ class DevicesPage(Page):
         self.agents_panel.table.itemSelectionChanged.connect(self._agent_selected)
         self.agents_panel.sig_log.connect(self.sig_log)
         self.agents_panel.sig_agents_changed.connect(self.sig_workspace_changed)
-        self.add_section(self.agents_panel, "Edge agents")
+        self.add_section(self.agents_panel, self.tr("Edge agents"))
 
     def add_section(self, widget: QWidget, title: str) -> int:
         """Hook for other device kinds (the edge helper adds "Edge agents" here)."""

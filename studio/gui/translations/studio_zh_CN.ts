@@ -995,6 +995,10 @@ CLI: --shape NAME=D,D,...</translation>
         <source>add every device Devices reports as connected</source>
         <translation>添加“设备”页面报告为已连接的所有设备</translation>
     </message>
+    <message>
+        <source>no devices yet: add them on the Devices page</source>
+        <translation>尚无设备：请在“设备”页面添加</translation>
+    </message>
 </context>
 <context>
     <name>Devices</name>
@@ -1036,6 +1040,10 @@ CLI: --shape NAME=D,D,...</translation>
     <message>
         <source>Test inference</source>
         <translation>测试推理</translation>
+    </message>
+    <message>
+        <source>Edge agents</source>
+        <translation>边缘代理</translation>
     </message>
     <message>
         <source>Model folder to upload as a new version of {model}</source>
@@ -2463,6 +2471,41 @@ CLI: studio optimize MODEL --target ID --budget cosine&gt;=0.99</translation>
     <message>
         <source>Click the plots (or hold Ctrl) to zoom with the wheel; Follow returns to the live view.</source>
         <translation>点击图表（或按住 Ctrl）后可用滚轮缩放；“跟随”返回实时视图。</translation>
+    </message>
+</context>
+<context>
+    <name>Plots</name>
+    <message>
+        <source>Latency</source>
+        <translation>延迟</translation>
+    </message>
+    <message>
+        <source>Throughput</source>
+        <translation>吞吐量</translation>
+    </message>
+    <message>
+        <source>Output tokens</source>
+        <translation>输出 token</translation>
+    </message>
+    <message>
+        <source>Memory / VRAM</source>
+        <translation>内存 / 显存</translation>
+    </message>
+    <message>
+        <source>Power</source>
+        <translation>功耗</translation>
+    </message>
+    <message>
+        <source>Agent pipeline stages</source>
+        <translation>代理流水线各阶段</translation>
+    </message>
+    <message>
+        <source>Generation: time to first token, inter-token latency</source>
+        <translation>生成：首 token 时间、token 间延迟</translation>
+    </message>
+    <message>
+        <source>SLA compliance</source>
+        <translation>SLA 达标率</translation>
     </message>
 </context>
 <context>
