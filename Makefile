@@ -36,7 +36,7 @@ studio/gui/translations/%.qm: studio/gui/translations/%.ts | $(STAMP)
 
 translations: $(STAMP)
 	$(VENV)/bin/pyside6-lupdate -no-obsolete -locations none $$(find studio/gui -name '*.py' | sort) -ts $(TS)
-	@$(MAKE) --no-print-directory -B $(QM)
+	for ts in $(TS); do $(VENV)/bin/pyside6-lrelease -silent $$ts -qm $${ts%.ts}.qm || exit 1; done
 
 # Bytecode of the studio's own modules: an editable install writes none, and where PYTHONDONTWRITEBYTECODE is
 # set (CI images, this machine) every CLI start would compile ~40 modules again (0.15 s per `studio inspect`).
