@@ -197,3 +197,21 @@ def test_every_page_in_chinese_at_1366x768_then_english_again(qtbot, tmp_path: P
         assert any(t.startswith(HEADINGS[lp.page_id][1]) for t in texts), (lp.page_id, texts[:20])
         assert not [t for t in texts if CJK.search(t)], (lp.page_id, [t for t in texts if CJK.search(t)])
     assert w.jobs_dock.windowTitle() == "Jobs" and w.sidebar.item(0).text() == "Export"
+
+
+def test_switch_while_a_job_runs_waits_and_says_restart(qtbot, tmp_path: Path, english) -> None:  # type: ignore[no-untyped-def]
+    """A running job's page would be cut off by rebuilding it: the choice is saved, nothing is switched (no half
+    English, half Chinese window) and the status bar says to restart; once the job ends the switch applies."""
+    import threading
+
+    ws = Workspace.create(tmp_path / "ws", name="ws")
+    w = main_window(qtbot, ws, None, *SIZE)
+    release = threading.Event()
+    handle = w.jobs.start("test:wait", "waiting job", lambda job: release.wait(30))
+    assert not w.set_language("zh_CN")
+    assert i18n.current() == "en" and i18n.saved_language(w.settings) == "zh_CN"
+    assert "restart to apply" in w.status_msg.text()
+    assert w.sidebar.item(0).text() == "Export" and w.menuBar().actions()[0].text() == "&File"
+    release.set()
+    qtbot.waitUntil(lambda: handle.status != "running", timeout=30_000)
+    assert w.set_language("zh_CN") and w.sidebar.item(0).text() == "导出"
