@@ -185,6 +185,8 @@ def run(args: argparse.Namespace) -> int:
     from studio.gui import i18n
 
     language = i18n.install(i18n.saved_language(Settings.load()))  # before any widget makes its texts
+    if language.warning:  # also in the status bar and Problems (apply_start_language)
+        print(f"warning: {language.warning}", file=sys.stderr)
     win = build_window(args)
     win.apply_start_language(language)
     from studio.gui.instance_server import InstanceServer, open_requests

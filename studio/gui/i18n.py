@@ -102,7 +102,8 @@ def resolve(setting: str | None = SYSTEM, env: Mapping[str, str] | None = None) 
 
 def unknown_message(code: str, where: str) -> str:
     known = ", ".join(LANGUAGES)
-    return f"unknown language '{code}' ({where}): showing English; the studio has {known}"
+    return (f"unknown language '{code}' ({where}): showing English; the studio has {known} "
+            f"(choose one in View > Language, or {ENV_OVERRIDE}=zh_CN)")
 
 
 def qm_path(code: str, folder: Path | None = None) -> Path:
