@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import QT_TRANSLATE_NOOP, Qt, QUrl, Signal
+from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, Qt, QUrl, Signal
 from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import (
     QFrame,
@@ -31,14 +31,24 @@ from studio.gui.widgets.flow import FlowLayout
 from studio.gui.widgets.graph_snippet import GraphSnippetView
 from studio.gui.widgets.tables import readonly_table
 
-STAGES = {"load": "loading the model", "trace": "tracing the model", "export": "ONNX export",
-          "checker": "onnx.checker", "shape_inference": "shape inference", "ort_load": "ONNX Runtime load",
-          "parity": "parity with PyTorch", "tokenizer": "tokenizer check", "split": "modality split"}
-ERROR_CLASSES = {"unsupported_op_at_opset": "Operator not supported at this opset",
-                 "data_dependent_control_flow": "Data-dependent control flow",
-                 "shape_not_dynamic": "Shape not declared dynamic", "dtype": "Data type mismatch",
-                 "tokenizer_mismatch": "Tokenizer mismatch", "parity": "Outputs diverge from PyTorch",
-                 "parity_mismatch": "Outputs diverge from PyTorch"}
+STAGES = {"load": QT_TRANSLATE_NOOP("ExportStages", "loading the model"), "trace": QT_TRANSLATE_NOOP("ExportStages", "tracing the model"), "export": QT_TRANSLATE_NOOP("ExportStages", "ONNX export"),
+          "checker": "onnx.checker", "shape_inference": QT_TRANSLATE_NOOP("ExportStages", "shape inference"), "ort_load": QT_TRANSLATE_NOOP("ExportStages", "ONNX Runtime load"),
+          "parity": QT_TRANSLATE_NOOP("ExportStages", "parity with PyTorch"), "tokenizer": QT_TRANSLATE_NOOP("ExportStages", "tokenizer check"), "split": QT_TRANSLATE_NOOP("ExportStages", "modality split")}
+ERROR_CLASSES = {"unsupported_op_at_opset": QT_TRANSLATE_NOOP("ExportStages", "Operator not supported at this opset"),
+                 "data_dependent_control_flow": QT_TRANSLATE_NOOP("ExportStages", "Data-dependent control flow"),
+                 "shape_not_dynamic": QT_TRANSLATE_NOOP("ExportStages", "Shape not declared dynamic"), "dtype": QT_TRANSLATE_NOOP("ExportStages", "Data type mismatch"),
+                 "tokenizer_mismatch": QT_TRANSLATE_NOOP("ExportStages", "Tokenizer mismatch"), "parity": QT_TRANSLATE_NOOP("ExportStages", "Outputs diverge from PyTorch"),
+                 "parity_mismatch": QT_TRANSLATE_NOOP("ExportStages", "Outputs diverge from PyTorch")}
+
+
+def _stage_word(stage: str) -> str:
+    """An export stage id (studio.export's Diagnosis.stage) in words, in the current language."""
+    return QCoreApplication.translate("ExportStages", STAGES[stage]) if stage in STAGES else stage
+
+
+def _class_word(error_class: str, default: str) -> str:
+    return QCoreApplication.translate("ExportStages", ERROR_CLASSES[error_class]) \
+        if error_class in ERROR_CLASSES else default
 
 
 def _label(text: str, role: str | None = None, selectable: bool = False) -> QLabel:
@@ -228,9 +238,11 @@ class ResultStep(Step):
             said = ""
             if gen is not None and gen.status != "not run":
                 n_ok = sum(bool(p.get("match")) for p in gen.prompts)
-                said = (f" KV cache ({gen.cache.get('dtype', 'float32')}): greedy generation "
-                        f"{'token-exact with' if gen.status == 'passed' else 'differs from'} HF generate() on "
-                        f"{n_ok} of {len(gen.prompts)} prompt(s): Try it below.")
+                said = " " + (self.tr("KV cache ({dtype}): greedy generation token-exact with HF generate() on {ok} of "
+                                      "{n} prompt(s): Try it below.") if gen.status == "passed" else
+                              self.tr("KV cache ({dtype}): greedy generation differs from HF generate() on {ok} of "
+                                      "{n} prompt(s): Try it below.")).format(
+                    dtype=gen.cache.get("dtype", "float32"), ok=n_ok, n=len(gen.prompts))
             self.banner_detail.setText(self.tr("{value} passed onnx.checker, shape inference and "
                                                "ONNX Runtime parity on {n} case(s) (worst max abs error "
                                                "{worst:.2e}).{said} It was added to the workspace.").format(value=model or 'model.onnx', n=len(cases), worst=worst, said=said))
@@ -243,8 +255,8 @@ class ResultStep(Step):
             set_role(self.banner, "banner-fail")
             set_role(self.banner_title, "fail")
             dg = report.diagnosis
-            stage = STAGES.get(dg.stage, dg.stage) if dg else self.tr("an unknown stage")
-            cls = ERROR_CLASSES.get(dg.error_class, dg.error_class.replace("_", " ")) if dg else ""
+            stage = _stage_word(dg.stage) if dg else self.tr("an unknown stage")
+            cls = _class_word(dg.error_class, dg.error_class.replace("_", " ")) if dg else ""
             self.banner_title.setText(self.tr("Export failed at {stage}").format(stage=stage)
                                       + (f": {cls.lower()}" if cls else ""))
             self.banner_detail.setText(self.tr("Nothing was written at the output path. The diagnosis below says "
@@ -271,8 +283,8 @@ class ResultStep(Step):
         self.btn_raw.setChecked(False)
         if dg is None:
             return
-        values = {"stage": STAGES.get(dg.stage, dg.stage) + f"  ({dg.stage})",
-                  "error_class": ERROR_CLASSES.get(dg.error_class, dg.error_class.replace("_", " ").capitalize())
+        values = {"stage": _stage_word(dg.stage) + f"  ({dg.stage})",
+                  "error_class": _class_word(dg.error_class, dg.error_class.replace("_", " ").capitalize())
                   + f"  ({dg.error_class})",
                   "node": dg.node or "", "op_type": dg.op_type or "", "module": dg.module or ""}
         for key, text in values.items():
@@ -280,7 +292,7 @@ class ResultStep(Step):
             self.diag_fields[key].setVisible(bool(text))
             self.diag_fields[key + "_key"].setVisible(bool(text))
         self.diag_message.setText(dg.message)
-        self.diag_fix.setText(dg.fix or "no fix is known for this failure; the raw log has the details")
+        self.diag_fix.setText(dg.fix or self.tr("no fix is known for this failure; the raw log has the details"))
         has_snippet = bool(dg.snippet and dg.snippet.get("nodes"))
         self.snippet_title.setVisible(has_snippet)
         self.snippet.setVisible(has_snippet)
@@ -288,15 +300,15 @@ class ResultStep(Step):
         raw = dg.raw_log or ""
         if self.job_log:
             raw = (raw + "\n\n--- job log ---\n" if raw else "") + "\n".join(self.job_log)
-        self.raw_log.setPlainText(raw or "(the exporter produced no log)")
+        self.raw_log.setPlainText(raw or self.tr("(the exporter produced no log)"))
 
     def _fill_summary(self, report: ExportReport) -> None:
         opts = report.options or {}
         self.summary["model"].setText(self.tr("{value}  ({value2})  "
                                               "from {model_dir}").format(value=report.model_class or '?', value2=report.model_type or 'unknown type', model_dir=report.model_dir))
-        tok = report.tokenizer_class or "none found"
+        tok = report.tokenizer_class or self.tr("none found")
         if report.expected_tokenizer_class and report.expected_tokenizer_class != report.tokenizer_class:
-            tok += f"  (the model type expects {report.expected_tokenizer_class})"
+            tok += "  " + self.tr("(the model type expects {cls})").format(cls=report.expected_tokenizer_class)
         self.summary["tokenizer"].setText(tok)
         bits = [f"exporter {opts.get('exporter', '?')}", f"opset {opts.get('opset', '?')}"]
         if opts.get("dynamic"):
@@ -368,7 +380,7 @@ class ResultStep(Step):
     # -- actions ---------------------------------------------------------------------------------------
     def _toggle_raw(self, on: bool) -> None:
         self.raw_log.setVisible(on)
-        self.btn_raw.setText("Hide raw log" if on else "Show raw log")
+        self.btn_raw.setText(self.tr("Hide raw log") if on else self.tr("Show raw log"))
 
     def _report_path(self) -> Path | None:
         if self.report is None:

@@ -229,11 +229,11 @@ class ExportPage(Page):
         if choice is None:
             return None
         self.source.mark_touched()
-        self.source.busy.setText("writing the sample model and reading its signature…" if choice.sample
-                                 else "reading the model's signature…")
+        self.source.busy.setText(self.tr("writing the sample model and reading its signature…") if choice.sample
+                                 else self.tr("reading the model's signature…"))
         root = self.workspace.root if self.workspace is not None else None
         self.prepare_handle = self.jobs.start(
-            "export:prepare", f"Read signature of {choice.label}", lambda job: _prepare(choice, job, root),
+            "export:prepare", self.tr("Read signature of {label}").format(label=choice.label), lambda job: _prepare(choice, job, root),
             on_done=lambda res, c=choice: self._prepared(c, res), on_failed=self._prepare_failed)
         self._sync_nav()
         return self.prepare_handle
@@ -244,9 +244,9 @@ class ExportPage(Page):
         self.model_config = dict(res.get("config") or {})
         specs: list[InputSpec] = res["signature"]
         self.signature.set_signature(specs, inferred=True)
-        arch = ", ".join(res.get("architectures") or []) or "unknown class"
-        self.signature.set_model_info(f"{choice.label}: {arch} (model_type {res.get('model_type') or '?'}) "
-                                      f"in {choice.model_dir}")
+        arch = ", ".join(res.get("architectures") or []) or self.tr("unknown class")
+        self.signature.set_model_info(self.tr("{label}: {arch} (model_type {type}) in {folder}").format(
+            label=choice.label, arch=arch, type=res.get("model_type") or "?", folder=choice.model_dir))
         if choice.sample and self.workspace is not None and self.workspace.model(choice.label) is None:
             try:
                 self.workspace.add_model(choice.model_dir, name=choice.label, kind="hf",

@@ -974,6 +974,57 @@ CLI: --shape NAME=D,D,...</translation>
     </message>
 </context>
 <context>
+    <name>DeviceReasons</name>
+    <message>
+        <source>connection refused</source>
+        <translation>连接被拒绝</translation>
+    </message>
+    <message>
+        <source>timed out</source>
+        <translation>超时</translation>
+    </message>
+    <message>
+        <source>TLS handshake failed</source>
+        <translation>TLS 握手失败</translation>
+    </message>
+    <message>
+        <source>token rejected</source>
+        <translation>令牌被拒绝</translation>
+    </message>
+    <message>
+        <source>host name not found (DNS)</source>
+        <translation>找不到主机名（DNS）</translation>
+    </message>
+    <message>
+        <source>TLS certificate not trusted</source>
+        <translation>TLS 证书不受信任</translation>
+    </message>
+    <message>
+        <source>TLS mismatch: the server speaks plain HTTP</source>
+        <translation>TLS 不匹配：服务器使用的是明文 HTTP</translation>
+    </message>
+    <message>
+        <source>not answering</source>
+        <translation>无响应</translation>
+    </message>
+    <message>
+        <source>connected</source>
+        <translation>已连接</translation>
+    </message>
+    <message>
+        <source>connecting...</source>
+        <translation>正在连接...</translation>
+    </message>
+    <message>
+        <source>not checked yet</source>
+        <translation>尚未检查</translation>
+    </message>
+    <message>
+        <source>disconnected: {reason}</source>
+        <translation>已断开：{reason}</translation>
+    </message>
+</context>
+<context>
     <name>DeviceTargetPicker</name>
     <message>
         <source>Triton servers and edge agents the Devices page knows, with their state</source>
@@ -1216,6 +1267,85 @@ CLI: --shape NAME=D,D,...</translation>
     <message>
         <source>New export</source>
         <translation>新建导出</translation>
+    </message>
+    <message>
+        <source>writing the sample model and reading its signature…</source>
+        <translation>正在写入示例模型并读取其签名…</translation>
+    </message>
+    <message>
+        <source>reading the model&apos;s signature…</source>
+        <translation>正在读取模型的签名…</translation>
+    </message>
+    <message>
+        <source>Read signature of {label}</source>
+        <translation>读取 {label} 的签名</translation>
+    </message>
+    <message>
+        <source>unknown class</source>
+        <translation>未知模型类</translation>
+    </message>
+    <message>
+        <source>{label}: {arch} (model_type {type}) in {folder}</source>
+        <translation>{label}：{arch}（model_type {type}），位于 {folder}</translation>
+    </message>
+</context>
+<context>
+    <name>ExportStages</name>
+    <message>
+        <source>loading the model</source>
+        <translation>加载模型</translation>
+    </message>
+    <message>
+        <source>tracing the model</source>
+        <translation>追踪模型</translation>
+    </message>
+    <message>
+        <source>ONNX export</source>
+        <translation>ONNX 导出</translation>
+    </message>
+    <message>
+        <source>shape inference</source>
+        <translation>形状推断</translation>
+    </message>
+    <message>
+        <source>ONNX Runtime load</source>
+        <translation>ONNX Runtime 加载</translation>
+    </message>
+    <message>
+        <source>parity with PyTorch</source>
+        <translation>与 PyTorch 的一致性</translation>
+    </message>
+    <message>
+        <source>tokenizer check</source>
+        <translation>分词器检查</translation>
+    </message>
+    <message>
+        <source>modality split</source>
+        <translation>模态拆分</translation>
+    </message>
+    <message>
+        <source>Operator not supported at this opset</source>
+        <translation>该 opset 不支持此算子</translation>
+    </message>
+    <message>
+        <source>Data-dependent control flow</source>
+        <translation>数据相关的控制流</translation>
+    </message>
+    <message>
+        <source>Shape not declared dynamic</source>
+        <translation>形状未声明为动态</translation>
+    </message>
+    <message>
+        <source>Data type mismatch</source>
+        <translation>数据类型不匹配</translation>
+    </message>
+    <message>
+        <source>Tokenizer mismatch</source>
+        <translation>分词器不匹配</translation>
+    </message>
+    <message>
+        <source>Outputs diverge from PyTorch</source>
+        <translation>输出与 PyTorch 不一致</translation>
     </message>
 </context>
 <context>
@@ -2987,6 +3117,14 @@ install-agent.sh --trust FILE，或 /etc/studio-agent/trusted/NAME.pub，
         <translation>导出成功并已通过验证</translation>
     </message>
     <message>
+        <source>KV cache ({dtype}): greedy generation token-exact with HF generate() on {ok} of {n} prompt(s): Try it below.</source>
+        <translation>KV 缓存（{dtype}）：在 {n} 个提示词中的 {ok} 个上，贪心生成与 HF generate() 逐 token 完全一致：可在下方试用。</translation>
+    </message>
+    <message>
+        <source>KV cache ({dtype}): greedy generation differs from HF generate() on {ok} of {n} prompt(s): Try it below.</source>
+        <translation>KV 缓存（{dtype}）：贪心生成与 HF generate() 存在差异（{n} 个提示词中 {ok} 个一致）：可在下方试用。</translation>
+    </message>
+    <message>
         <source>{value} passed onnx.checker, shape inference and ONNX Runtime parity on {n} case(s) (worst max abs error {worst:.2e}).{said} It was added to the workspace.</source>
         <translation>{value} 通过了 onnx.checker、形状推断以及 {n} 个用例上的 ONNX Runtime 一致性检查（最大绝对误差的最差值 {worst:.2e}）。{said}已添加到工作区。</translation>
     </message>
@@ -3011,8 +3149,24 @@ install-agent.sh --trust FILE，或 /etc/studio-agent/trusted/NAME.pub，
         <translation>输出路径上没有写入任何内容。下面的诊断说明了出错位置以及需要修改的地方。</translation>
     </message>
     <message>
+        <source>no fix is known for this failure; the raw log has the details</source>
+        <translation>该故障暂无已知修复方法；详情见原始日志</translation>
+    </message>
+    <message>
+        <source>(the exporter produced no log)</source>
+        <translation>（导出器未产生日志）</translation>
+    </message>
+    <message>
         <source>{value}  ({value2})  from {model_dir}</source>
         <translation>{value}  （{value2}）  来自 {model_dir}</translation>
+    </message>
+    <message>
+        <source>none found</source>
+        <translation>未找到</translation>
+    </message>
+    <message>
+        <source>(the model type expects {cls})</source>
+        <translation>（该模型类型应使用 {cls}）</translation>
     </message>
     <message>
         <source>checker: {checker} · shape inference: {shape_inference} · ORT load: {ort_load}</source>
@@ -3021,6 +3175,10 @@ install-agent.sh --trust FILE，或 /etc/studio-agent/trusted/NAME.pub，
     <message>
         <source>Each output must satisfy |onnx - torch| &lt;= atol + rtol·|torch| (atol {atol:g}, rtol {rtol:g}).</source>
         <translation>每个输出都必须满足 |onnx - torch| &lt;= atol + rtol·|torch|（atol {atol:g}，rtol {rtol:g}）。</translation>
+    </message>
+    <message>
+        <source>Hide raw log</source>
+        <translation>隐藏原始日志</translation>
     </message>
 </context>
 <context>
