@@ -75,8 +75,8 @@ class CompilePage(Page):
         self.backend_combo.currentIndexChanged.connect(self._backend_changed)
         form.addRow(self.tr("Backend"), self.backend_combo)
         self.precision_combo = QComboBox()
-        self.precision_combo.addItem("fp16 (float)", "")
-        self.precision_combo.addItem("int8 (calibrated, per-layer error)", "int8")
+        self.precision_combo.addItem(self.tr("fp16 (float)"), "")
+        self.precision_combo.addItem(self.tr("int8 (calibrated, per-layer error)"), "int8")
         self.precision_combo.currentIndexChanged.connect(self._precision_changed)
         form.addRow(self.tr("Precision"), self.precision_combo)
         self.calibration_edit = QLineEdit()
@@ -323,15 +323,15 @@ class CompilePage(Page):
         st = availability()
         tvm = st["tvm"]
         self.tvm_available = bool(tvm["available"])
-        self.tvm_label.setText(f"apache-tvm: {tvm['version']}" if tvm["available"]
-                               else f"apache-tvm: not installed. {tvm['message']}")
+        self.tvm_label.setText(self.tr("apache-tvm: {value}").format(value=tvm['version']) if tvm["available"]
+                               else self.tr("apache-tvm: not installed. {value}").format(value=tvm['message']))
         set_role(self.tvm_label, "" if tvm["available"] else "error")
-        self.cc_label.setText(f"aarch64 cross compiler: {st['aarch64_cc']}" if st["aarch64_cc"] else
-                              "aarch64 cross compiler: not installed; board builds write model.tar (objects) "
-                              "only (`make cross-toolchain` installs Debian's gcc-aarch64-linux-gnu)")
+        self.cc_label.setText(self.tr("aarch64 cross compiler: {value}").format(value=st['aarch64_cc']) if st["aarch64_cc"] else
+                              self.tr("aarch64 cross compiler: not installed; board builds write model.tar (objects) "
+                                      "only (`make cross-toolchain` installs Debian's gcc-aarch64-linux-gnu)"))
         mlc = st["mlc_llm"]
-        self.mlc_label.setText(f"mlc_llm (language models): {mlc['version'] or 'installed'}" if mlc["available"]
-                               else f"mlc_llm (language models): {mlc['message']}")
+        self.mlc_label.setText(self.tr("mlc_llm (language models): {value}").format(value=mlc['version'] or 'installed') if mlc["available"]
+                               else self.tr("mlc_llm (language models): {value}").format(value=mlc['message']))
         set_role(self.mlc_label, "" if mlc["available"] else "muted")
         b = self.backend
         if b.id != "tvm":

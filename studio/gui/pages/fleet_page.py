@@ -396,7 +396,7 @@ class FleetPage(Page):
                                       self.tr("Create a fleet, then add the connected agents to it."))
             return
         ring = st.rings[st.ring].name if st.ring < len(st.rings) else self.tr("all rings")
-        status = "interrupted (the studio running it is gone): Resume goes on" if interrupted(st) and \
+        status = self.tr("interrupted (the studio running it is gone): Resume goes on") if interrupted(st) and \
             not self._running() else st.status
         self.status_label.setText(self.tr("<b>{bundle_name} {bundle_version}</b> to {fleet}: {status} — ring "
                                           "{min}/{n} ({ring}), gate {tier}, "

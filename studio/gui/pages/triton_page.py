@@ -371,7 +371,7 @@ class TritonPage(Page):
             self.jobs.cancel(self._serve_handle.id)
             return None
         self._set_server_state("stopping")
-        return self.jobs.start(f"{self.page_id}:stop", "Stop local tritonserver", stop_work(srv), self._stopped,
+        return self.jobs.start(f"{self.page_id}:stop", self.tr("Stop local tritonserver"), stop_work(srv), self._stopped,
                                self._stopped)
 
     def _stopped(self, rc: Any) -> None:

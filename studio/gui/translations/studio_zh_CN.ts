@@ -211,6 +211,10 @@
         <source>Check: {value}: {n_err} error(s), {n_warn} warning(s)  ·  {value2}</source>
         <translation>检查：{value}：{n_err} 个错误，{n_warn} 个警告  ·  {value2}</translation>
     </message>
+    <message>
+        <source>No findings: every config matches its model.</source>
+        <translation>没有发现问题：每个配置都与其模型相符。</translation>
+    </message>
 </context>
 <context>
     <name>Columns</name>
@@ -600,6 +604,21 @@
     </message>
 </context>
 <context>
+    <name>Compile</name>
+    <message>
+        <source>the written library on this host</source>
+        <translation>在本机上运行写出的库</translation>
+    </message>
+    <message>
+        <source>a host build of the same Relax module (the target&apos;s code is not run here)</source>
+        <translation>同一 Relax 模块的本机构建（目标平台的代码不在此运行）</translation>
+    </message>
+    <message>
+        <source>rknn-toolkit2&apos;s x86 simulator (the NPU runs the same .rknn)</source>
+        <translation>rknn-toolkit2 的 x86 模拟器（NPU 运行同一个 .rknn）</translation>
+    </message>
+</context>
+<context>
     <name>CompilePage</name>
     <message>
         <source>Compile for a board</source>
@@ -624,6 +643,14 @@
     <message>
         <source>Backend</source>
         <translation>后端</translation>
+    </message>
+    <message>
+        <source>fp16 (float)</source>
+        <translation>fp16（浮点）</translation>
+    </message>
+    <message>
+        <source>int8 (calibrated, per-layer error)</source>
+        <translation>int8（校准，逐层误差）</translation>
     </message>
     <message>
         <source>Precision</source>
@@ -708,6 +735,26 @@ CLI: --shape NAME=D,D,...</translation>
         <translation>默认：{out}</translation>
     </message>
     <message>
+        <source>apache-tvm: {value}</source>
+        <translation>apache-tvm：{value}</translation>
+    </message>
+    <message>
+        <source>apache-tvm: not installed. {value}</source>
+        <translation>apache-tvm：未安装。{value}</translation>
+    </message>
+    <message>
+        <source>aarch64 cross compiler: {value}</source>
+        <translation>aarch64 交叉编译器：{value}</translation>
+    </message>
+    <message>
+        <source>aarch64 cross compiler: not installed; board builds write model.tar (objects) only (`make cross-toolchain` installs Debian&apos;s gcc-aarch64-linux-gnu)</source>
+        <translation>aarch64 交叉编译器：未安装；开发板构建只写出 model.tar（目标文件）（`make cross-toolchain` 会安装 Debian 的 gcc-aarch64-linux-gnu）</translation>
+    </message>
+    <message>
+        <source>mlc_llm (language models): {value}</source>
+        <translation>mlc_llm（语言模型）：{value}</translation>
+    </message>
+    <message>
         <source>ONNX model</source>
         <translation>ONNX 模型</translation>
     </message>
@@ -759,8 +806,28 @@ CLI: --shape NAME=D,D,...</translation>
         <translation>在检查器中显示</translation>
     </message>
     <message>
+        <source>compiled and verified</source>
+        <translation>已编译并验证</translation>
+    </message>
+    <message>
+        <source>compiled</source>
+        <translation>已编译</translation>
+    </message>
+    <message>
+        <source>failed at {stage}</source>
+        <translation>在 {stage} 失败</translation>
+    </message>
+    <message>
         <source>{name} for {target}: {what}</source>
         <translation>{name}（{target}）：{what}</translation>
+    </message>
+    <message>
+        <source>Built by {get} {get2} for {get3} ({get4})</source>
+        <translation>由 {get} {get2} 为 {get3} 构建（{get4}）</translation>
+    </message>
+    <message>
+        <source>Latency, median of {runs} alternating runs: TVM {tvm_ms_median:.3f} ms, ONNX Runtime {ort_ms_median:.3f} ms (TVM is {speedup_vs_ort:.2f}x ORT&apos;s speed)</source>
+        <translation>延迟（{runs} 次交替运行的中位数）：TVM {tvm_ms_median:.3f} ms，ONNX Runtime {ort_ms_median:.3f} ms（TVM 速度为 ORT 的 {speedup_vs_ort:.2f} 倍）</translation>
     </message>
     <message>
         <source>Per-layer error of the int8 build ({n} layers, accuracy_analysis): worst cosine {float:.5f}</source>
@@ -769,6 +836,18 @@ CLI: --shape NAME=D,D,...</translation>
     <message>
         <source>at {get}</source>
         <translation>位于 {get}</translation>
+    </message>
+    <message>
+        <source>No failure.</source>
+        <translation>没有失败。</translation>
+    </message>
+    <message>
+        <source>Warnings: {warn}</source>
+        <translation>警告：{warn}</translation>
+    </message>
+    <message>
+        <source>Bisection: {value} TVM trials, {value2} of {value3} nodes.</source>
+        <translation>二分定位：{value} 次 TVM 试验，{value3} 个节点中的 {value2} 个。</translation>
     </message>
 </context>
 <context>
@@ -1495,6 +1574,10 @@ CLI: --shape NAME=D,D,...</translation>
     <message>
         <source>all rings</source>
         <translation>所有环</translation>
+    </message>
+    <message>
+        <source>interrupted (the studio running it is gone): Resume goes on</source>
+        <translation>已中断（运行它的 Studio 已退出）：点击“继续”可接着推送</translation>
     </message>
     <message>
         <source>&lt;b&gt;{bundle_name} {bundle_version}&lt;/b&gt; to {fleet}: {status} — ring {min}/{n} ({ring}), gate {tier}, watch {watch_s:g} s</source>
@@ -3256,6 +3339,14 @@ retrying every {retry_s:.0f} s</source>
         <translation>模型控制</translation>
     </message>
     <message>
+        <source>explicit (load every model at start)</source>
+        <translation>explicit（启动时加载所有模型）</translation>
+    </message>
+    <message>
+        <source>poll (pick up new versions)</source>
+        <translation>poll（自动发现新版本）</translation>
+    </message>
+    <message>
         <source>Serve locally</source>
         <translation>本地部署</translation>
     </message>
@@ -3286,6 +3377,69 @@ retrying every {retry_s:.0f} s</source>
     <message>
         <source>tritonserver&apos;s log appears here while it runs</source>
         <translation>tritonserver 运行时的日志会显示在这里</translation>
+    </message>
+</context>
+<context>
+    <name>Shortcuts</name>
+    <message>
+        <source>Ctrl+1 … Ctrl+9</source>
+        <translation>Ctrl+1 … Ctrl+9</translation>
+    </message>
+    <message>
+        <source>Go to the n-th page of the sidebar</source>
+        <translation>转到侧边栏的第 n 个页面</translation>
+    </message>
+    <message>
+        <source>Ctrl+O</source>
+        <translation>Ctrl+O</translation>
+    </message>
+    <message>
+        <source>Open a workspace</source>
+        <translation>打开工作区</translation>
+    </message>
+    <message>
+        <source>Ctrl+N</source>
+        <translation>Ctrl+N</translation>
+    </message>
+    <message>
+        <source>New workspace</source>
+        <translation>新建工作区</translation>
+    </message>
+    <message>
+        <source>Ctrl+F</source>
+        <translation>Ctrl+F</translation>
+    </message>
+    <message>
+        <source>Focus the global search (pages, models, targets)</source>
+        <translation>聚焦全局搜索（页面、模型、目标平台）</translation>
+    </message>
+    <message>
+        <source>Ctrl+Shift+L</source>
+        <translation>Ctrl+Shift+L</translation>
+    </message>
+    <message>
+        <source>Toggle light / dark theme</source>
+        <translation>切换浅色 / 深色主题</translation>
+    </message>
+    <message>
+        <source>Esc</source>
+        <translation>Esc</translation>
+    </message>
+    <message>
+        <source>Cancel the current page&apos;s running job</source>
+        <translation>取消当前页面正在运行的任务</translation>
+    </message>
+    <message>
+        <source>Show this list</source>
+        <translation>显示此列表</translation>
+    </message>
+    <message>
+        <source>Ctrl+Q</source>
+        <translation>Ctrl+Q</translation>
+    </message>
+    <message>
+        <source>Quit (running jobs are cancelled first)</source>
+        <translation>退出（先取消正在运行的任务）</translation>
     </message>
 </context>
 <context>
@@ -3630,8 +3784,39 @@ the profile ({name}) said: {static}</source>
         <translation>请先构建仓库（或选择已有仓库）</translation>
     </message>
     <message>
+        <source>Stop local tritonserver</source>
+        <translation>停止本地 tritonserver</translation>
+    </message>
+    <message>
         <source>tritonserver exited unexpectedly (code {code}); its last log lines are below</source>
         <translation>tritonserver 意外退出（代码 {code}）；最后几行日志见下方</translation>
+    </message>
+</context>
+<context>
+    <name>TritonServer</name>
+    <message>
+        <source>Starting tritonserver…</source>
+        <translation>正在启动 tritonserver…</translation>
+    </message>
+    <message>
+        <source>● Running</source>
+        <translation>● 运行中</translation>
+    </message>
+    <message>
+        <source>Stopping…</source>
+        <translation>正在停止…</translation>
+    </message>
+    <message>
+        <source>Not running.</source>
+        <translation>未运行。</translation>
+    </message>
+    <message>
+        <source>✖ Exited</source>
+        <translation>✖ 已退出</translation>
+    </message>
+    <message>
+        <source>✖ Failed to start</source>
+        <translation>✖ 启动失败</translation>
     </message>
 </context>
 <context>

@@ -96,7 +96,7 @@ class CheckPanel(QWidget):
         self.findings_label.setText(self.tr("Check: {value}: {n_err} error(s), "
                                             "{n_warn} warning(s)  ·  {value2}").format(value='OK' if report.ok else 'FAILED', n_err=n_err, n_warn=n_warn, value2=models or 'no models'))
         set_role(self.findings_label, "ok" if report.ok else "fail")
-        self.finding_detail.setText("" if report.findings else "No findings: every config matches its model.")
+        self.finding_detail.setText("" if report.findings else self.tr("No findings: every config matches its model."))
 
     def select_location(self, text: str) -> bool:
         """Select the finding a Problems entry names (``finding_location``); False when none matches."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, Qt
 from PySide6.QtWidgets import (
     QComboBox,
     QGridLayout,
@@ -24,8 +24,8 @@ from studio.gui.theme import set_role
 from studio.gui.widgets.flow import FlowLayout
 from studio.gui.widgets.layout import muted_label
 
-STATE_TEXTS = {"starting": "Starting tritonserver…", "running": "● Running", "stopping": "Stopping…",
-               "stopped": "Not running.", "exited": "✖ Exited", "failed": "✖ Failed to start"}
+STATE_TEXTS = {"starting": QT_TRANSLATE_NOOP("TritonServer", "Starting tritonserver…"), "running": QT_TRANSLATE_NOOP("TritonServer", "● Running"), "stopping": QT_TRANSLATE_NOOP("TritonServer", "Stopping…"),
+               "stopped": QT_TRANSLATE_NOOP("TritonServer", "Not running."), "exited": QT_TRANSLATE_NOOP("TritonServer", "✖ Exited"), "failed": QT_TRANSLATE_NOOP("TritonServer", "✖ Failed to start")}
 
 
 class ServerPanel(QWidget):
@@ -39,8 +39,8 @@ class ServerPanel(QWidget):
         row = FlowLayout(spacing=6)
         row.addWidget(QLabel(self.tr("Model control")))
         self.mode_combo = QComboBox()
-        self.mode_combo.addItem("explicit (load every model at start)", "explicit")
-        self.mode_combo.addItem("poll (pick up new versions)", "poll")
+        self.mode_combo.addItem(self.tr("explicit (load every model at start)"), "explicit")
+        self.mode_combo.addItem(self.tr("poll (pick up new versions)"), "poll")
         row.addWidget(self.mode_combo)
         self.serve_btn = QPushButton(self.tr("Serve locally"))
         set_role(self.serve_btn, "primary")
@@ -88,7 +88,7 @@ class ServerPanel(QWidget):
     def show_state(self, state: str, srv: Any) -> None:
         """Label, URLs (while the server is up or on its way) and buttons for ``state``."""
         running = state == "running"
-        self.server_label.setText(STATE_TEXTS.get(state, state))
+        self.server_label.setText(QCoreApplication.translate("TritonServer", STATE_TEXTS[state]) if state in STATE_TEXTS else state)
         set_role(self.server_label, "ok" if running else "fail" if state in ("exited", "failed") else "subheading")
         show_urls = srv is not None and state in ("starting", "running", "stopping")
         for key, url in (("http", getattr(srv, "http_url", "")), ("grpc", getattr(srv, "grpc_url", "")),
