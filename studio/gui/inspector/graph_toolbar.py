@@ -21,7 +21,7 @@ COLOUR_MODES = ((QT_TRANSLATE_NOOP("Inspector", "Colour: verdict"), "verdict"),
 # the legend's verdict words (studio.gui.graph.palette.VERDICTS), for lupdate
 VERDICT_WORDS = (QT_TRANSLATE_NOOP("Verdicts", "supported"), QT_TRANSLATE_NOOP("Verdicts", "risky"),
                  QT_TRANSLATE_NOOP("Verdicts", "unsupported"), QT_TRANSLATE_NOOP("Verdicts", "unknown"),
-                 QT_TRANSLATE_NOOP("Verdicts", "none"))
+                 QT_TRANSLATE_NOOP("Verdicts", "none"), QT_TRANSLATE_NOOP("Verdicts", "not inspected"))
 
 
 class GraphToolbar(QWidget):

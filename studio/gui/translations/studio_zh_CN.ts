@@ -1053,6 +1053,93 @@ CLI: --shape NAME=D,D,...</translation>
     </message>
 </context>
 <context>
+    <name>Details</name>
+    <message>
+        <source>Graph input</source>
+        <translation>计算图输入</translation>
+    </message>
+    <message>
+        <source>Graph output</source>
+        <translation>计算图输出</translation>
+    </message>
+    <message>
+        <source>Verdict per target</source>
+        <translation>各目标平台的判定</translation>
+    </message>
+    <message>
+        <source>tensor</source>
+        <translation>张量</translation>
+    </message>
+    <message>
+        <source>dtype</source>
+        <translation>数据类型</translation>
+    </message>
+    <message>
+        <source>shape</source>
+        <translation>形状</translation>
+    </message>
+    <message>
+        <source>Inputs</source>
+        <translation>输入</translation>
+    </message>
+    <message>
+        <source>Outputs</source>
+        <translation>输出</translation>
+    </message>
+    <message>
+        <source>Attributes</source>
+        <translation>属性</translation>
+    </message>
+    <message>
+        <source>none</source>
+        <translation>无</translation>
+    </message>
+    <message>
+        <source>No model inspected yet.</source>
+        <translation>尚未检查任何模型。</translation>
+    </message>
+    <message>
+        <source>Nodes</source>
+        <translation>节点</translation>
+    </message>
+    <message>
+        <source>Parameters</source>
+        <translation>参数量</translation>
+    </message>
+    <message>
+        <source>Initializers</source>
+        <translation>初始化器</translation>
+    </message>
+    <message>
+        <source>External data</source>
+        <translation>外部数据</translation>
+    </message>
+    <message>
+        <source>File size</source>
+        <translation>文件大小</translation>
+    </message>
+    <message>
+        <source>FLOPs (est.)</source>
+        <translation>FLOPs（估算）</translation>
+    </message>
+    <message>
+        <source>Activations peak</source>
+        <translation>激活峰值</translation>
+    </message>
+    <message>
+        <source>Activations total</source>
+        <translation>激活总量</translation>
+    </message>
+    <message>
+        <source>Opsets</source>
+        <translation>Opset</translation>
+    </message>
+    <message>
+        <source>IR / producer</source>
+        <translation>IR / 生成工具</translation>
+    </message>
+</context>
+<context>
     <name>DeviceReasons</name>
     <message>
         <source>connection refused</source>
@@ -3871,6 +3958,10 @@ the profile ({name}) said: {static}</source>
     <message>
         <source>none</source>
         <translation>无</translation>
+    </message>
+    <message>
+        <source>not inspected</source>
+        <translation>未检查</translation>
     </message>
 </context>
 <context>
