@@ -128,7 +128,7 @@ class TryItPanel(QGroupBox):
             job.set_status(f"generating with {folder.name}")
             return generate(folder, prompt, max_new_tokens=n, on_text=emit, **kw)
 
-        self.jobs.start("try-it", f"Try {folder.name}", work, on_done=self._done, on_failed=self._failed)
+        self.jobs.start("try-it", self.tr("Try {name}").format(name=folder.name), work, on_done=self._done, on_failed=self._failed)
 
     def _append(self, text: str) -> None:
         self.answer.moveCursor(self.answer.textCursor().MoveOperation.End)

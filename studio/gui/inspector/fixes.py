@@ -145,7 +145,7 @@ class FixFlow:
         page.status_label.setText(translate("FixFlow", "running fix: {kind}…").format(kind=kind))
         self._enable(False)
         dirs = page.target_profile_dirs()
-        page.jobs.start("inspect.fix", f"fix {kind}: {src.name}",
+        page.jobs.start("inspect.fix", translate("FixFlow", "fix {kind}: {name}").format(kind=kind, name=src.name),
                         lambda job: run_fix(kind, src, params or {}, job, dirs),
                         on_done=lambda out, b=before: self._done(out, b),
                         on_failed=self._failed)

@@ -51,7 +51,7 @@ class NodeDataFlow:
                                         hint="node data colours the nodes of the model shown"))
             return
         model = page.model_path
-        page.jobs.start("inspect.node_data", f"node data {path.name}", lambda job: read_overlay(path, model, job),
+        page.jobs.start("inspect.node_data", translate("NodeDataFlow", "node data {name}").format(name=path.name), lambda job: read_overlay(path, model, job),
                         on_done=self._show, on_failed=page.job_failed)
 
     def _show(self, overlay: Any) -> None:
@@ -90,7 +90,7 @@ class NodeDataFlow:
 
         page = self.page
         report, model = page.report, page.model_path
-        page.jobs.start("inspect.node_data", f"export node data {out.name}",
+        page.jobs.start("inspect.node_data", translate("NodeDataFlow", "export node data {name}").format(name=out.name),
                         lambda job: export_overlays(report, model, out),
                         on_done=lambda files: page.sig_log.emit(
                             "wrote node data: " + ", ".join(str(f) for f in files)),

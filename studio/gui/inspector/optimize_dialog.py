@@ -221,7 +221,7 @@ class OptimizeDialog(QDialog):
         self.start_button.setEnabled(False)
         self.cancel_button.setEnabled(True)
         self.status_label.setText(self.tr("optimizing {name} for {target}…").format(name=self.model.name, target=opts.target))
-        self.handle = self.page.jobs.start(OPTIMIZE_JOB, f"optimize {self.model.name} for {opts.target}",
+        self.handle = self.page.jobs.start(OPTIMIZE_JOB, self.tr("optimize {name} for {target}").format(name=self.model.name, target=opts.target),
                                            lambda job: optimize_for_target(opts, job),
                                            on_done=self._done, on_failed=self._failed)
 

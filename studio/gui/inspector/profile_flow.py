@@ -69,7 +69,7 @@ class ProfileFlow:
         page = self.page
         page.status_label.setText(translate("ProfileFlow", "profiling…"))
         self._enable_buttons(False, False)
-        page.jobs.start(PROFILE_JOB, f"profile {path.name}",
+        page.jobs.start(PROFILE_JOB, translate("ProfileFlow", "profile {name}").format(name=path.name),
                         lambda job: profile(path, shapes=shapes or None, runs=runs, warmup=warmup,
                                             optimization=optimization, job=job),
                         on_done=lambda rep, p=path, b=before: self._done(rep, p, b),

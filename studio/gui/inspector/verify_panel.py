@@ -282,7 +282,7 @@ class VerifyFlow:
 
             return offers(targets)
 
-        self.page.jobs.start(f"{VERIFY_JOB}-offers", "verifiers for these targets", work,
+        self.page.jobs.start(f"{VERIFY_JOB}-offers", translate("VerifyFlow", "verifiers for these targets"), work,
                              on_done=lambda o, r=report: self._show_offers(r, o), on_failed=lambda _e: None)
 
     def _show_offers(self, report: Any, offers: dict[str, list[dict[str, Any]]]) -> None:
@@ -364,7 +364,7 @@ class VerifyFlow:
         self.button.setEnabled(False)
         self.panel.clear("verifying with the real toolchains…")
         page.side.setCurrentWidget(self.panel)
-        page.jobs.start(VERIFY_JOB, f"verify {path.name}", work, on_done=lambda rep: self._done(path, rep),
+        page.jobs.start(VERIFY_JOB, translate("VerifyFlow", "verify {name}").format(name=path.name), work, on_done=lambda rep: self._done(path, rep),
                         on_failed=self._failed)
 
     def _done(self, path: Path, rep: Any) -> None:

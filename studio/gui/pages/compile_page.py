@@ -404,7 +404,7 @@ class CompilePage(Page):
         self.cancel_btn.setEnabled(True)
         self.progress.setValue(0)
         self.status_label.setText(self.tr("starting…"))
-        self._handle = self.jobs.start("compile", f"compile {opts.model.name} for {opts.target}",
+        self._handle = self.jobs.start("compile", self.tr("compile {name} for {target}").format(name=opts.model.name, target=opts.target),
                                        lambda job: compile_model(opts, job), self._done, self._failed)
         self.jobs.sig_progress.connect(self._on_progress)
         self.jobs.sig_status.connect(self._on_status)

@@ -262,7 +262,7 @@ class DiffPage(Page):
         self.summary.setText(self.tr("comparing…"))
         self.compare_btn.setEnabled(False)
         dirs = self._profile_dirs()
-        self.jobs.start("diff", f"diff {a.name} {b.name}", lambda job: _diff_job(a, b, target, job, dirs),
+        self.jobs.start("diff", self.tr("diff {name} {name2}").format(name=a.name, name2=b.name), lambda job: _diff_job(a, b, target, job, dirs),
                         on_done=self._show, on_failed=self._failed)
 
     def _failed(self, err: StudioError) -> None:

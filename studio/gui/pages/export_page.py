@@ -301,7 +301,7 @@ class ExportPage(Page):
 
             return export_model(opts, job)
 
-        self.handle = self.jobs.start("export", f"Export {label}", work, on_done=self._export_done,
+        self.handle = self.jobs.start("export", self.tr("Export {label}").format(label=label), work, on_done=self._export_done,
                                       on_failed=self._export_failed)
         self._sync_nav()
         return self.handle

@@ -292,7 +292,7 @@ class InspectPage(Page):
         self.serve_button.setEnabled(True)
         self.verifier.reset()
         self.optimizer.reset()
-        self.jobs.start("inspect.graph", f"load graph {p.name}", lambda job: load_graph_job(p, job),
+        self.jobs.start("inspect.graph", self.tr("load graph {name}").format(name=p.name), lambda job: load_graph_job(p, job),
                         on_done=self._on_graph_loaded, on_failed=self.job_failed)
         self.inspect_current()
         if self.netron is not None:
@@ -310,7 +310,7 @@ class InspectPage(Page):
         path = self.model_path
         dirs = self.target_profile_dirs()
         self.status_label.setText(self.tr("inspecting…"))
-        self.jobs.start("inspect.report", f"inspect {path.name}",
+        self.jobs.start("inspect.report", self.tr("inspect {name}").format(name=path.name),
                         lambda job: _inspect_job(path, dirs, job),
                         on_done=self._on_report, on_failed=self.job_failed)
 

@@ -397,7 +397,7 @@ class PackagingPage(Page):
         self.result_text.setText("")
         self._update_buttons()
         self.build_btn.setEnabled(False)
-        self.jobs.start("package", f"Package {name} {version} for {board}", work, self._built, self._build_failed)
+        self.jobs.start("package", self.tr("Package {name} {version} for {board}").format(name=name, version=version, board=board), work, self._built, self._build_failed)
 
     def _built(self, res: Any) -> None:
         rep, ver = res
@@ -423,7 +423,7 @@ class PackagingPage(Page):
         if (path := path or choose_bundle(self, self.workspace)) is None:
             return
         self.error.clear_error()
-        self.jobs.start("package:verify", f"Verify {path.name}", lambda job: verify_existing(path, job),
+        self.jobs.start("package:verify", self.tr("Verify {name}").format(name=path.name), lambda job: verify_existing(path, job),
                         lambda ver, p=path: self._opened(p, ver), self._build_failed)
 
     def _opened(self, path: Path, ver: Any) -> None:
@@ -472,7 +472,7 @@ class PackagingPage(Page):
             return deploy_bundle(bundle, agent.url, read_token_file(agent.token_file), job)
 
         self.deploy_btn.setEnabled(False)
-        self.jobs.start("deploy", f"Deploy {bundle.name} to {agent.name}", work, self._deployed, self._deploy_failed)
+        self.jobs.start("deploy", self.tr("Deploy {name} to {name2}").format(name=bundle.name, name2=agent.name), work, self._deployed, self._deploy_failed)
 
     def _deployed(self, rep: Any) -> None:
         self.deploy_report = rep

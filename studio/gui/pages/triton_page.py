@@ -213,7 +213,7 @@ class TritonPage(Page):
         self.build_btn.setEnabled(False)
         self.progress.setValue(0)
         self.status_label.setText(self.tr("building {name} into {repo}…").format(name=opts.name, repo=opts.repo))
-        return self.jobs.start(f"{self.page_id}:build", f"Build Triton repo {opts.name}", work, self._built,
+        return self.jobs.start(f"{self.page_id}:build", self.tr("Build Triton repo {name}").format(name=opts.name), work, self._built,
                                self._build_failed)
 
     def _built(self, res: Any) -> None:
@@ -254,7 +254,7 @@ class TritonPage(Page):
             return check_repo(repo)
 
         self.check_btn.setEnabled(False)
-        return self.jobs.start(f"{self.page_id}:check", f"Check Triton repo {Path(repo).name}", work,
+        return self.jobs.start(f"{self.page_id}:check", self.tr("Check Triton repo {name}").format(name=Path(repo).name), work,
                                self._checked, self._check_failed)
 
     def _checked(self, report: Any) -> None:
@@ -315,7 +315,7 @@ class TritonPage(Page):
         self.log_view.clear()
         self.tabs.setCurrentIndex(1)
         self.log_timer.start()
-        self._serve_handle = self.jobs.start(f"{self.page_id}:serve", f"Serve {Path(repo).name} locally",
+        self._serve_handle = self.jobs.start(f"{self.page_id}:serve", self.tr("Serve {name} locally").format(name=Path(repo).name),
                                              serve_work(srv, mode, done), self._served, self._serve_failed)
         return self._serve_handle
 

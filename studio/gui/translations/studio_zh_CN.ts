@@ -135,6 +135,18 @@
         <translation>移除</translation>
     </message>
     <message>
+        <source>Discover edge agents</source>
+        <translation>发现边缘代理</translation>
+    </message>
+    <message>
+        <source>Refresh edge agents</source>
+        <translation>刷新边缘代理</translation>
+    </message>
+    <message>
+        <source>Roll back {model}</source>
+        <translation>回滚 {model}</translation>
+    </message>
+    <message>
         <source>Roll back</source>
         <translation>回滚</translation>
     </message>
@@ -771,6 +783,10 @@ CLI: --shape NAME=D,D,...</translation>
         <translation>正在启动…</translation>
     </message>
     <message>
+        <source>compile {name} for {target}</source>
+        <translation>为 {target} 编译 {name}</translation>
+    </message>
+    <message>
         <source>{status} in {get:.1f} s</source>
         <translation>{status}，用时 {get:.1f} s</translation>
     </message>
@@ -1381,6 +1397,10 @@ CLI: --shape NAME=D,D,...</translation>
         <translation>正在对比…</translation>
     </message>
     <message>
+        <source>diff {name} {name2}</source>
+        <translation>对比 {name} 与 {name2}</translation>
+    </message>
+    <message>
         <source>A (before): {name} ({nodes_a:,} nodes)</source>
         <translation>A（修改前）：{name}（{nodes_a:,} 个节点）</translation>
     </message>
@@ -1453,6 +1473,10 @@ CLI: --shape NAME=D,D,...</translation>
     <message>
         <source>{label}: {arch} (model_type {type}) in {folder}</source>
         <translation>{label}：{arch}（model_type {type}），位于 {folder}</translation>
+    </message>
+    <message>
+        <source>Export {label}</source>
+        <translation>导出 {label}</translation>
     </message>
 </context>
 <context>
@@ -1538,6 +1562,10 @@ CLI: --shape NAME=D,D,...</translation>
     <message>
         <source>running fix: {kind}…</source>
         <translation>正在执行修复：{kind}…</translation>
+    </message>
+    <message>
+        <source>fix {kind}: {name}</source>
+        <translation>修复 {kind}：{name}</translation>
     </message>
 </context>
 <context>
@@ -1951,8 +1979,16 @@ CLI: --shape NAME=D,D,...</translation>
         <translation>打开 ONNX 模型</translation>
     </message>
     <message>
+        <source>load graph {name}</source>
+        <translation>加载计算图 {name}</translation>
+    </message>
+    <message>
         <source>inspecting…</source>
         <translation>正在检查…</translation>
+    </message>
+    <message>
+        <source>inspect {name}</source>
+        <translation>检查 {name}</translation>
     </message>
     <message>
         <source>inspected in {get:.2f} s</source>
@@ -2073,6 +2109,13 @@ CLI: --shape NAME=D,D,...</translation>
     <message>
         <source>Browse…</source>
         <translation>浏览…</translation>
+    </message>
+</context>
+<context>
+    <name>LoadRuns</name>
+    <message>
+        <source>Load {target}</source>
+        <translation>压测 {target}</translation>
     </message>
 </context>
 <context>
@@ -2243,8 +2286,16 @@ The native graph view has the same verdicts, selection and search.</source>
         <translation>Model Explorer 节点数据</translation>
     </message>
     <message>
+        <source>node data {name}</source>
+        <translation>节点数据 {name}</translation>
+    </message>
+    <message>
         <source>Export overlays as Model Explorer node data</source>
         <translation>将叠加层导出为 Model Explorer 节点数据</translation>
+    </message>
+    <message>
+        <source>export node data {name}</source>
+        <translation>导出节点数据 {name}</translation>
     </message>
 </context>
 <context>
@@ -2304,6 +2355,10 @@ The native graph view has the same verdicts, selection and search.</source>
     <message>
         <source>checking…</source>
         <translation>正在检查…</translation>
+    </message>
+    <message>
+        <source>Check the OpenSSF signature of {name}</source>
+        <translation>检查 {name} 的 OpenSSF 签名</translation>
     </message>
     <message>
         <source>✔ {files} files signed by {signer} (trusted: {name})</source>
@@ -2383,6 +2438,10 @@ The native graph view has the same verdicts, selection and search.</source>
     <message>
         <source>optimizing {name} for {target}…</source>
         <translation>正在针对 {target} 优化 {name}…</translation>
+    </message>
+    <message>
+        <source>optimize {name} for {target}</source>
+        <translation>针对 {target} 优化 {name}</translation>
     </message>
     <message>
         <source>cancelling: stopping the workers and the tools they started…</source>
@@ -2676,12 +2735,20 @@ CLI: studio optimize MODEL --target ID --budget cosine&gt;=0.99</translation>
         <translation>正在为 {board} 构建 {name} {version}…</translation>
     </message>
     <message>
+        <source>Package {name} {version} for {board}</source>
+        <translation>为 {board} 打包 {name} {version}</translation>
+    </message>
+    <message>
         <source>✔ {name} {version} for {board}: signed and verified</source>
         <translation>✔ {name} {version}（{board}）：已签名并验证</translation>
     </message>
     <message>
         <source>Bundle ready: choose an agent and deploy.</source>
         <translation>部署包已就绪：选择代理并部署。</translation>
+    </message>
+    <message>
+        <source>Verify {name}</source>
+        <translation>验证 {name}</translation>
     </message>
     <message>
         <source>✔ {name} {version} for {board}: verified</source>
@@ -2694,6 +2761,10 @@ CLI: studio optimize MODEL --target ID --budget cosine&gt;=0.99</translation>
     <message>
         <source>✘ Packaging failed</source>
         <translation>✘ 打包失败</translation>
+    </message>
+    <message>
+        <source>Deploy {name} to {name2}</source>
+        <translation>将 {name} 部署到 {name2}</translation>
     </message>
     <message>
         <source>deploy failed: {message}</source>
@@ -2836,6 +2907,10 @@ CLI: studio optimize MODEL --target ID --budget cosine&gt;=0.99</translation>
     <message>
         <source>profiling…</source>
         <translation>正在性能分析…</translation>
+    </message>
+    <message>
+        <source>profile {name}</source>
+        <translation>性能分析 {name}</translation>
     </message>
     <message>
         <source>profiled: {fmt_ms} ms per run</source>
@@ -3851,6 +3926,10 @@ the profile ({name}) said: {static}</source>
         <translation>正在将 {name} 构建到 {repo}…</translation>
     </message>
     <message>
+        <source>Build Triton repo {name}</source>
+        <translation>构建 Triton 仓库 {name}</translation>
+    </message>
+    <message>
         <source>build cancelled</source>
         <translation>构建已取消</translation>
     </message>
@@ -3863,12 +3942,20 @@ the profile ({name}) said: {static}</source>
         <translation>选择要检查的仓库文件夹</translation>
     </message>
     <message>
+        <source>Check Triton repo {name}</source>
+        <translation>检查 Triton 仓库 {name}</translation>
+    </message>
+    <message>
         <source>checked {name}: {n} error(s)</source>
         <translation>已检查 {name}：{n} 个错误</translation>
     </message>
     <message>
         <source>build a repository first (or choose an existing one)</source>
         <translation>请先构建仓库（或选择已有仓库）</translation>
+    </message>
+    <message>
+        <source>Serve {name} locally</source>
+        <translation>在本地部署 {name}</translation>
     </message>
     <message>
         <source>Stop local tritonserver</source>
@@ -3933,6 +4020,10 @@ the profile ({name}) said: {static}</source>
         <translation>正在生成…</translation>
     </message>
     <message>
+        <source>Try {name}</source>
+        <translation>试用 {name}</translation>
+    </message>
+    <message>
         <source>{n} tokens ({finish_reason}) · TTFT {ttft_ms:.1f} ms · {tokens_per_s:.1f} tokens/s · {runtime}</source>
         <translation>{n} 个 token（{finish_reason}）· 首 token 时间 {ttft_ms:.1f} ms · {tokens_per_s:.1f} tokens/s · {runtime}</translation>
     </message>
@@ -3975,6 +4066,14 @@ the profile ({name}) said: {static}</source>
 CLI: {CLI_VERIFY}</source>
         <translation>运行所有可用的验证器（ONNX Runtime 会话、TVM 导入、OpenVINO 查询、插件工具），并显示它们与静态平台配置不一致之处
 CLI: {CLI_VERIFY}</translation>
+    </message>
+    <message>
+        <source>verifiers for these targets</source>
+        <translation>这些目标平台的验证器</translation>
+    </message>
+    <message>
+        <source>verify {name}</source>
+        <translation>验证 {name}</translation>
     </message>
     <message>
         <source>{target}: nothing folded: {skipped}</source>

@@ -367,7 +367,7 @@ class AgentsPanel(QWidget):
             self.sig_log.emit(f"discovery: {len(found)} agent(s) found")
             self.sig_agents_changed.emit()
 
-        self.jobs.start("agents-discover", "Discover edge agents", discover_all, done, self._failed)
+        self.jobs.start("agents-discover", self.tr("Discover edge agents"), discover_all, done, self._failed)
 
     def refresh(self, url: str | None = None) -> None:
         """Fetch what the agents (or the one at ``url``) serve; asked while the same refresh runs, it runs once
@@ -403,7 +403,7 @@ class AgentsPanel(QWidget):
             if self._refreshing.pop(key, False):
                 self.refresh(None if key == "all" else key)
 
-        self.jobs.start(f"agents-refresh-{id(self)}-{key}", "Refresh edge agents", work, done, failed)  # per panel
+        self.jobs.start(f"agents-refresh-{id(self)}-{key}", self.tr("Refresh edge agents"), work, done, failed)  # per panel
 
     def rollback(self, version: str | None, model: str | None = None) -> None:
         a = self.selected()
@@ -421,7 +421,7 @@ class AgentsPanel(QWidget):
             self.sig_log.emit(f"{res['name']}: now {res['version']} (was {res['previous']}) on {a.url}")
             self.refresh(a.url)
 
-        self.jobs.start("agents-rollback", f"Roll back {model}", work, done, self._failed)
+        self.jobs.start("agents-rollback", self.tr("Roll back {model}").format(model=model), work, done, self._failed)
 
     def _selected_model(self) -> str | None:
         rows = self.versions.selectionModel().selectedRows() if self.versions.selectionModel() else []

@@ -110,7 +110,7 @@ class OpenSSFBox(QGroupBox):
         source = self.source
         self.check_btn.setEnabled(False)
         self._say(self.tr("checking…"), "muted")
-        self.jobs.start("package:openssf", f"Check the OpenSSF signature of {source.name}",
+        self.jobs.start("package:openssf", self.tr("Check the OpenSSF signature of {name}").format(name=source.name),
                         lambda job: verify_folder(source, trust), self._checked, self._failed)
 
     def _checked(self, check: Any) -> None:
