@@ -29,7 +29,7 @@ class RunStep(Step):
         self.bar.setMinimumHeight(22)
         self.body.addWidget(self.bar)
         row = QHBoxLayout()
-        self.status = ElidedLabel("waiting to start…")  # job status lines name long paths
+        self.status = ElidedLabel(self.tr("waiting to start…"))  # job status lines name long paths
         self.elapsed = QLabel("")
         set_role(self.elapsed, "muted")
         self.cancel_btn = QPushButton(self.tr("Cancel export"))

@@ -85,7 +85,7 @@ class SignatureStep(Step):
         self.body.addLayout(row)
         self.error = FieldError()
         self.body.addWidget(self.error)
-        self.cli = command_label("As a command-line flag:", self.body)
+        self.cli = command_label(self.tr("As a command-line flag:"), self.body)
 
     def set_model_info(self, text: str) -> None:
         self.model_label.setText(text)

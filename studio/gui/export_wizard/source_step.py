@@ -106,7 +106,7 @@ class SourceStep(Step):
         self.rb_workspace.setEnabled(bool(hf))
         self.ws_combo.setEnabled(bool(hf))
         if not hf:
-            self.ws_combo.addItem("(no HuggingFace models in the workspace)", None)
+            self.ws_combo.addItem(self.tr("(no HuggingFace models in the workspace)"), None)
         cur = ws.origin(current_model) if ws and current_model else None  # an export's own HF model
         pick = cur.name if cur is not None and not self.touched else keep
         idx = self.ws_combo.findData(pick)

@@ -173,7 +173,7 @@ class FixFlow:
         if main is not None and main.diff is not None:
             page.changes_panel.setHtml(details.changes_html(
                 f"{outcome.source.name} → {outcome.path.name}", main.diff, page.theme, main.steps, main.parity)
-                + "<p><a href='studio:diff'>Compare the two graphs side by side (Diff page)</a></p>")
+                + translate("FixFlow", "<p><a href='studio:diff'>Compare the two graphs side by side (Diff page)</a></p>"))
         if page.workspace is not None:
             try:
                 entry = page.workspace.add_model(outcome.path, kind="onnx",

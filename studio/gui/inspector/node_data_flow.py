@@ -40,7 +40,7 @@ class NodeDataFlow:
     def choose_and_load(self) -> None:
         page = self.page
         path, _ = QFileDialog.getOpenFileName(page, translate("NodeDataFlow", "Model Explorer node data"), start_dir(page.model_path,
-                                              page.workspace, "reports"), "Node data (*.json);;All files (*)")
+                                              page.workspace, "reports"), translate("NodeDataFlow", "Node data (*.json);;All files (*)"))
         if path:
             self.load(Path(path))
 
@@ -81,7 +81,7 @@ class NodeDataFlow:
         default = page.model_path.with_suffix(".node_data.json").name
         path, _ = QFileDialog.getSaveFileName(page, translate("NodeDataFlow", "Export overlays as Model Explorer node data"),
                                               start_dir(page.model_path, page.workspace, "reports", default),
-                                              "Node data (*.json)")
+                                              translate("NodeDataFlow", "Node data (*.json)"))
         if path:
             self.export(Path(path))
 

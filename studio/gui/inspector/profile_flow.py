@@ -118,7 +118,7 @@ class ProfileFlow:
         self.stale, self.saved_to = stale, saved_to
         self.names = graph_names(rep, page.graph) if rep is not None else {}
         self.keys = {v: k for k, v in self.names.items()}
-        note = "not saved (no workspace open)" if rep is not None and page.workspace is None else ""
+        note = translate("ProfileFlow", "not saved (no workspace open)") if rep is not None and page.workspace is None else ""
         page.profile_panel.set_report(rep, self.names, stale=stale, saved_to=saved_to, note=note)
         page.toolbar.set_mode_available("profile", rep is not None)
         if rep is None and page.toolbar.mode() == "profile":

@@ -406,7 +406,7 @@ class DevicesPage(Page):
     def run_test_inference(self) -> None:
         server, model = self.current_server(), self.infer_model.currentText()
         if server is None or not model:
-            self.infer_out.setPlainText("select a connected server and a ready model first")
+            self.infer_out.setPlainText(self.tr("select a connected server and a ready model first"))
             return
         spec, f = self.servers[server], self.inference
         args = (f.text.text() or None, f.image.path(), f.audio.path(), f.tokenizer.path(), f.processor.path())
@@ -418,7 +418,7 @@ class DevicesPage(Page):
         """The form's prompt (and image / audio) to the model's generate_stream; the answer streams in."""
         server, model = self.current_server(), self.infer_model.currentText()
         if server is None or not model:
-            self.infer_out.setPlainText("select a connected server and a ready model first")
+            self.infer_out.setPlainText(self.tr("select a connected server and a ready model first"))
             return
         from studio.triton.generate_client import stream_generate
 

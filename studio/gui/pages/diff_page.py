@@ -237,7 +237,7 @@ class DiffPage(Page):
     def _choose(self, edit: QLineEdit) -> None:
         path, _ = QFileDialog.getOpenFileName(self, self.tr("ONNX model"), start_dir(edit.text() or None, self.workspace,
                                                                             "models"),
-                                              "ONNX models (*.onnx);;All files (*)")
+                                              self.tr("ONNX models (*.onnx);;All files (*)"))
         if path:
             edit.setText(path)
             setattr(self, "_typed_a" if edit is self.a_edit else "_typed_b", True)

@@ -417,7 +417,7 @@ class FleetPage(Page):
     def _choose_bundle(self) -> None:
         path, _ = QFileDialog.getOpenFileName(self, self.tr("Bundle to roll out"),
                                               start_dir(self.bundle_edit.text(), self.workspace, "bundles"),
-                                              "Bundles (*.tar)")
+                                              self.tr("Bundles (*.tar)"))
         if path:
             self.bundle_edit.setText(path)
 

@@ -259,7 +259,7 @@ class InspectPage(Page):
     # ---- loading and inspecting ------------------------------------------------------------------------
     def _choose_model(self) -> None:
         start = start_dir(self.model_path, self.workspace, "models")
-        path, _ = QFileDialog.getOpenFileName(self, self.tr("Open ONNX model"), start, "ONNX models (*.onnx);;All files (*)")
+        path, _ = QFileDialog.getOpenFileName(self, self.tr("Open ONNX model"), start, self.tr("ONNX models (*.onnx);;All files (*)"))
         if path:
             self.open_model(Path(path))
 

@@ -268,7 +268,7 @@ class PackagingPage(Page):
 
     def _browse_out(self) -> None:
         path, _ = QFileDialog.getSaveFileName(self, self.tr("Bundle"), start_dir(self.out_edit.text(), self.workspace, "bundles"),
-                                              filter="Bundles (*.tar)")
+                                              filter=self.tr("Bundles (*.tar)"))
         if path:
             self.out_edit.setText(path)
 

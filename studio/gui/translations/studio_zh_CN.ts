@@ -1294,6 +1294,10 @@ CLI: --shape NAME=D,D,...</translation>
         <source>Unload</source>
         <translation>卸载</translation>
     </message>
+    <message>
+        <source>select a connected server and a ready model first</source>
+        <translation>请先选择一个已连接的服务器和一个就绪的模型</translation>
+    </message>
 </context>
 <context>
     <name>Diff</name>
@@ -1371,6 +1375,10 @@ CLI: --shape NAME=D,D,...</translation>
     <message>
         <source>ONNX model</source>
         <translation>ONNX 模型</translation>
+    </message>
+    <message>
+        <source>ONNX models (*.onnx);;All files (*)</source>
+        <translation>ONNX 模型 (*.onnx);;所有文件 (*)</translation>
     </message>
     <message>
         <source>chosen here</source>
@@ -1567,6 +1575,10 @@ CLI: --shape NAME=D,D,...</translation>
         <source>fix {kind}: {name}</source>
         <translation>修复 {kind}：{name}</translation>
     </message>
+    <message>
+        <source>&lt;p&gt;&lt;a href=&apos;studio:diff&apos;&gt;Compare the two graphs side by side (Diff page)&lt;/a&gt;&lt;/p&gt;</source>
+        <translation>&lt;p&gt;&lt;a href=&apos;studio:diff&apos;&gt;并排对比两个计算图（“对比”页面）&lt;/a&gt;&lt;/p&gt;</translation>
+    </message>
 </context>
 <context>
     <name>FleetPage</name>
@@ -1702,6 +1714,10 @@ CLI: --shape NAME=D,D,...</translation>
         <source>Bundle to roll out</source>
         <translation>要推送的部署包</translation>
     </message>
+    <message>
+        <source>Bundles (*.tar)</source>
+        <translation>部署包 (*.tar)</translation>
+    </message>
 </context>
 <context>
     <name>FontNote</name>
@@ -1778,6 +1794,13 @@ CLI: --shape NAME=D,D,...</translation>
     <message>
         <source>{text}; layout {seconds:.2f} s ({engine})</source>
         <translation>{text}；布局 {seconds:.2f} s（{engine}）</translation>
+    </message>
+</context>
+<context>
+    <name>GraphSnippetView</name>
+    <message>
+        <source>no graph snippet for this failure</source>
+        <translation>该故障没有计算图片段</translation>
     </message>
 </context>
 <context>
@@ -1977,6 +2000,10 @@ CLI: --shape NAME=D,D,...</translation>
     <message>
         <source>Open ONNX model</source>
         <translation>打开 ONNX 模型</translation>
+    </message>
+    <message>
+        <source>ONNX models (*.onnx);;All files (*)</source>
+        <translation>ONNX 模型 (*.onnx);;所有文件 (*)</translation>
     </message>
     <message>
         <source>load graph {name}</source>
@@ -2286,12 +2313,20 @@ The native graph view has the same verdicts, selection and search.</source>
         <translation>Model Explorer 节点数据</translation>
     </message>
     <message>
+        <source>Node data (*.json);;All files (*)</source>
+        <translation>节点数据 (*.json);;所有文件 (*)</translation>
+    </message>
+    <message>
         <source>node data {name}</source>
         <translation>节点数据 {name}</translation>
     </message>
     <message>
         <source>Export overlays as Model Explorer node data</source>
         <translation>将叠加层导出为 Model Explorer 节点数据</translation>
+    </message>
+    <message>
+        <source>Node data (*.json)</source>
+        <translation>节点数据 (*.json)</translation>
     </message>
     <message>
         <source>export node data {name}</source>
@@ -2711,6 +2746,10 @@ CLI: studio optimize MODEL --target ID --budget cosine&gt;=0.99</translation>
         <translation>部署包</translation>
     </message>
     <message>
+        <source>Bundles (*.tar)</source>
+        <translation>部署包 (*.tar)</translation>
+    </message>
+    <message>
         <source>name the new key</source>
         <translation>为新密钥命名</translation>
     </message>
@@ -2915,6 +2954,10 @@ CLI: studio optimize MODEL --target ID --budget cosine&gt;=0.99</translation>
     <message>
         <source>profiled: {fmt_ms} ms per run</source>
         <translation>性能分析完成：每次运行 {fmt_ms} ms</translation>
+    </message>
+    <message>
+        <source>not saved (no workspace open)</source>
+        <translation>未保存（未打开工作区）</translation>
     </message>
 </context>
 <context>
@@ -3193,6 +3236,10 @@ install-agent.sh --trust FILE，或 /etc/studio-agent/trusted/NAME.pub，
         <translation>ONNX 模型</translation>
     </message>
     <message>
+        <source>ONNX models (*.onnx)</source>
+        <translation>ONNX 模型 (*.onnx)</translation>
+    </message>
+    <message>
         <source>Export folder (model.onnx or modality parts)</source>
         <translation>导出文件夹（model.onnx 或各模态子图）</translation>
     </message>
@@ -3440,6 +3487,10 @@ install-agent.sh --trust FILE，或 /etc/studio-agent/trusted/NAME.pub，
         <translation>导出在后台运行：你可以切换到其他页面再回来。“取消”会在下一个安全点停止，不会在输出路径留下写了一半的文件。</translation>
     </message>
     <message>
+        <source>waiting to start…</source>
+        <translation>等待启动…</translation>
+    </message>
+    <message>
         <source>Cancel export</source>
         <translation>取消导出</translation>
     </message>
@@ -3673,6 +3724,10 @@ retrying every {retry_s:.0f} s</source>
         <translation>重置为推断值</translation>
     </message>
     <message>
+        <source>As a command-line flag:</source>
+        <translation>对应的命令行参数：</translation>
+    </message>
+    <message>
         <source>the signature is empty: tick at least one input</source>
         <translation>签名为空：请至少勾选一个输入</translation>
     </message>
@@ -3730,6 +3785,10 @@ retrying every {retry_s:.0f} s</source>
     <message>
         <source>Browse…</source>
         <translation>浏览…</translation>
+    </message>
+    <message>
+        <source>(no HuggingFace models in the workspace)</source>
+        <translation>（工作区中没有 HuggingFace 模型）</translation>
     </message>
     <message>
         <source>HuggingFace model folder</source>
@@ -4204,6 +4263,21 @@ CLI: {CLI_FOLD}</translation>
     <message>
         <source>Deploy an existing bundle</source>
         <translation>部署已有的部署包</translation>
+    </message>
+    <message>
+        <source>Bundles (*.tar)</source>
+        <translation>部署包 (*.tar)</translation>
+    </message>
+</context>
+<context>
+    <name>search</name>
+    <message>
+        <source>no unique match for &apos;{text}&apos;</source>
+        <translation>&apos;{text}&apos; 没有唯一匹配</translation>
+    </message>
+    <message>
+        <source>nothing named &apos;{text}&apos;</source>
+        <translation>没有名为 &apos;{text}&apos; 的项</translation>
     </message>
 </context>
 </TS>

@@ -313,7 +313,7 @@ class RepoForm(QWidget):
     def _browse_file(self) -> None:
         path, _ = QFileDialog.getOpenFileName(self, self.tr("ONNX model"),
                                               start_dir(self.source_edit.text(), self.workspace, "models"),
-                                              "ONNX models (*.onnx)")
+                                              self.tr("ONNX models (*.onnx)"))
         if path:
             self.set_source(Path(path))
 

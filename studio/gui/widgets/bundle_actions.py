@@ -96,7 +96,7 @@ def fill_files_table(table: Any, bundle: Path | None) -> None:
 
 def choose_bundle(parent: QWidget, workspace: Any) -> Path | None:
     path, _ = QFileDialog.getOpenFileName(parent, translate("bundle_actions", "Deploy an existing bundle"), start_dir(None, workspace, "bundles"),
-                                          "Bundles (*.tar)")
+                                          translate("bundle_actions", "Bundles (*.tar)"))
     return Path(path) if path else None
 
 
