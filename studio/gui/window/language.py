@@ -14,7 +14,6 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import QCoreApplication, QEvent
-from PySide6.QtWidgets import QScrollArea
 
 from studio.gui import i18n
 
@@ -133,10 +132,12 @@ class LanguageSwitch:
                 except Exception as exc:  # one page failing to stop must not keep the others
                     self.log_panel.append_log(f"{lp.title} page shutdown failed: {exc}", source="studio")
         while self.stack.count():
+            # the old page stays the stack's child (removeWidget keeps the parent) until Qt deletes it here, on the
+            # GUI thread: unparented, it would die wherever its last Python reference goes, a poller's or job's
+            # worker thread among them (Qt warned "Timers cannot be started from another thread", or crashed)
             old = self.stack.widget(0)
             self.stack.removeWidget(old)
-            if isinstance(old, QScrollArea):
-                old.takeWidget().deleteLater()
+            old.hide()
             old.deleteLater()
         self.sidebar.blockSignals(True)
         self.sidebar.clear()
