@@ -9,8 +9,12 @@ DEMO ?= $(HOME)/.local/share/deployment-studio/demo-workspace
 PYTEST_ARGS ?=
 # Pinned versions that install together (pip would otherwise backtrack through GB-sized wheels).
 CONSTRAINTS ?= packaging/constraints.txt
+# The GUI's translation catalogues and the .qm files built from them (`make translations`)
+TS := $(wildcard studio/gui/translations/studio_*.ts)
+QM := $(TS:.ts=.qm)
 
-.PHONY: run test test-core bench lint venv clean cross-toolchain desktop-deps rknn-env bytecode icons docs docs-screenshots
+.PHONY: run test test-core bench lint venv clean cross-toolchain desktop-deps rknn-env bytecode icons docs docs-screenshots \
+  translations
 
 $(STAMP): pyproject.toml $(CONSTRAINTS) plugins/studio-openvino/pyproject.toml plugins/studio-rknn/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -22,7 +26,17 @@ $(STAMP): pyproject.toml $(CONSTRAINTS) plugins/studio-openvino/pyproject.toml p
 	$(PY) -m pip install -c $(CONSTRAINTS) -e plugins/studio-rknn
 	touch $(STAMP)
 
-venv: $(STAMP)
+venv: $(STAMP) $(QM)
+
+# The GUI's translations (studio.gui.i18n): `make translations` collects every tr()/translate() string of
+# studio/gui into the .ts catalogues (new ones come in unfinished: translate them, tests/gui/test_i18n.py refuses
+# unfinished entries) and builds the .qm files the studio loads; run, test and venv build the .qm only.
+studio/gui/translations/%.qm: studio/gui/translations/%.ts | $(STAMP)
+	$(VENV)/bin/pyside6-lrelease -silent $< -qm $@
+
+translations: $(STAMP)
+	$(VENV)/bin/pyside6-lupdate -no-obsolete -locations none $$(find studio/gui -name '*.py' | sort) -ts $(TS)
+	for ts in $(TS); do $(VENV)/bin/pyside6-lrelease -silent $$ts -qm $${ts%.ts}.qm || exit 1; done
 
 # Bytecode of the studio's own modules: an editable install writes none, and where PYTHONDONTWRITEBYTECODE is
 # set (CI images, this machine) every CLI start would compile ~40 modules again (0.15 s per `studio inspect`).
@@ -32,11 +46,11 @@ bytecode: $(STAMP)
 
 # Qt's xcb platform needs system libraries a fresh desktop may lack: installed here as root with apt,
 # otherwise the check prints the apt-get line and stops with exit 2 (never a Qt abort).
-run: $(STAMP) bytecode
+run: $(STAMP) bytecode $(QM)
 	$(PY) -m studio.gui.platform_check --install --quiet
 	$(PY) -m studio.gui --demo $(DEMO)
 
-test: $(STAMP) bytecode
+test: $(STAMP) bytecode $(QM)
 	-@$(MAKE) --no-print-directory cross-toolchain desktop-deps rknn-env
 	@rm -f test-artifacts/last-test.txt
 	# pytest's own exit codes are below 128; a signal (134 abort, 139 segfault) names the test it died in

@@ -27,6 +27,8 @@ def _isolated_config(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pyte
     monkeypatch.setenv("STUDIO_CONFIG_DIR", str(tmp_path_factory.mktemp("config")))
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("TRANSFORMERS_OFFLINE", "1")
+    # the GUI in English whatever the developer's locale (tests that check a translation install it themselves)
+    monkeypatch.setenv("STUDIO_LANGUAGE", "en")
 
 
 @pytest.fixture(scope="session")

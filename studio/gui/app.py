@@ -181,7 +181,14 @@ def run(args: argparse.Namespace) -> int:
     gc_guard.install(app)  # cyclic garbage (widgets among it) collected on this thread only, never a worker's
     app.setOrganizationName(ORGANIZATION)
     app.setApplicationName(APPLICATION)
+    from studio.core.settings import Settings
+    from studio.gui import i18n
+
+    language = i18n.install(i18n.saved_language(Settings.load()))  # before any widget makes its texts
+    if language.warning:  # also in the status bar and Problems (apply_start_language)
+        print(f"warning: {language.warning}", file=sys.stderr)
     win = build_window(args)
+    win.apply_start_language(language)
     from studio.gui.instance_server import InstanceServer, open_requests
 
     server = InstanceServer(win, instance) if instance is not None else None

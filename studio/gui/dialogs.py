@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from PySide6.QtCore import Qt, QUrl
+from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, Qt, QUrl
 from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import (
     QDialog,
@@ -34,31 +34,31 @@ def _table(headers: list[str]) -> QTableWidget:
 
 
 SHORTCUTS: list[tuple[str, str]] = [
-    ("Ctrl+1 … Ctrl+9", "Go to the n-th page of the sidebar"),
-    ("Ctrl+O", "Open a workspace"),
-    ("Ctrl+N", "New workspace"),
-    ("Ctrl+F", "Focus the global search (pages, models, targets)"),
-    ("Ctrl+Shift+L", "Toggle light / dark theme"),
-    ("Esc", "Cancel the current page's running job"),
-    ("F1", "Show this list"),
-    ("Ctrl+Q", "Quit (running jobs are cancelled first)"),
+    (QT_TRANSLATE_NOOP("Shortcuts", "Ctrl+1 … Ctrl+9"), QT_TRANSLATE_NOOP("Shortcuts", "Go to the n-th page of the sidebar")),
+    (QT_TRANSLATE_NOOP("Shortcuts", "Ctrl+O"), QT_TRANSLATE_NOOP("Shortcuts", "Open a workspace")),
+    (QT_TRANSLATE_NOOP("Shortcuts", "Ctrl+N"), QT_TRANSLATE_NOOP("Shortcuts", "New workspace")),
+    (QT_TRANSLATE_NOOP("Shortcuts", "Ctrl+F"), QT_TRANSLATE_NOOP("Shortcuts", "Focus the global search (pages, models, targets)")),
+    (QT_TRANSLATE_NOOP("Shortcuts", "Ctrl+Shift+L"), QT_TRANSLATE_NOOP("Shortcuts", "Toggle light / dark theme")),
+    (QT_TRANSLATE_NOOP("Shortcuts", "Esc"), QT_TRANSLATE_NOOP("Shortcuts", "Cancel the current page's running job")),
+    ("F1", QT_TRANSLATE_NOOP("Shortcuts", "Show this list")),
+    (QT_TRANSLATE_NOOP("Shortcuts", "Ctrl+Q"), QT_TRANSLATE_NOOP("Shortcuts", "Quit (running jobs are cancelled first)")),
 ]
 
 
 class ShortcutsDialog(QDialog):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.setWindowTitle("Keyboard shortcuts")
+        self.setWindowTitle(self.tr("Keyboard shortcuts"))
         self.resize(520, 330)
         lay = QVBoxLayout(self)
-        self.table = _table(["Keys", "Action"])
+        self.table = _table([QT_TRANSLATE_NOOP("Columns", "Keys"), QT_TRANSLATE_NOOP("Columns", "Action")])
         for keys, action in SHORTCUTS:
             r = self.table.rowCount()
             self.table.insertRow(r)
             k = QTableWidgetItem(keys)
             k.setFont(self.font())
             self.table.setItem(r, 0, k)
-            self.table.setItem(r, 1, QTableWidgetItem(action))
+            self.table.setItem(r, 1, QTableWidgetItem(QCoreApplication.translate("Shortcuts", action)))
         self.table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)
         self.table.horizontalHeader().setStretchLastSection(True)
         lay.addWidget(self.table)
@@ -73,7 +73,7 @@ class ReportDialog(QDialog):
     def __init__(self, path: Path, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.path = Path(path)
-        self.setWindowTitle(f"Report - {self.path.name}")
+        self.setWindowTitle(self.tr("Report - {name}").format(name=self.path.name))
         self.resize(760, 560)
         lay = QVBoxLayout(self)
         where = QLabel(str(self.path))
@@ -94,7 +94,7 @@ class ReportDialog(QDialog):
         self.text.setPlainText(raw)
         lay.addWidget(self.text, 1)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
-        ext = QPushButton("Open with system viewer")
+        ext = QPushButton(self.tr("Open with system viewer"))
         ext.clicked.connect(lambda: QDesktopServices.openUrl(QUrl.fromLocalFile(str(self.path))))
         buttons.addButton(ext, QDialogButtonBox.ButtonRole.ActionRole)
         buttons.rejected.connect(self.reject)

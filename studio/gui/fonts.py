@@ -109,5 +109,37 @@ def missing_font_hint(chars: list[str]) -> str:
     return f"install a font that has them (Debian / Ubuntu, as root: apt-get install {pkg})"
 
 
-__all__ = ["CJK_PACKAGE", "SCRIPTS", "css_font_family", "fallback_families", "families", "graph_font",
-           "missing_font_hint", "uncovered"]
+# the interface language -> the writing system its text needs and the region variant of a pan-CJK family
+_UI_SCRIPTS = {"zh_CN": (_WS.SimplifiedChinese, " sc")}
+_ui_base: QFont | None = None  # the application font before a language asked for another family
+
+
+def apply_ui_font(language: str) -> str | None:
+    """The application font for the interface ``language``: for zh_CN a Simplified Chinese family first (Noto Sans
+    CJK SC), then the application's, so Han characters take their Chinese forms and not those of the first CJK
+    family fontconfig finds (often the Japanese one), and line heights are the CJK font's (with the Latin font
+    first, dock titles and tabs were sized for it and cut the taller Han glyphs); other languages get the font
+    back as it was. Returns a message naming the package to install when no family draws the language."""
+    global _ui_base
+    app = QApplication.instance()
+    if not isinstance(app, QApplication):
+        return None
+    if _ui_base is None:
+        _ui_base = QFont(app.font())
+    script = _UI_SCRIPTS.get(language)
+    if script is None:
+        app.setFont(_ui_base)
+        return None
+    pick = _pick(QFontDatabase.families(script[0]), script[1])
+    if pick is None:
+        app.setFont(_ui_base)
+        return (f"no installed font draws {language} text, so the interface shows boxes: "
+                f"{missing_font_hint(['中'])}")
+    font = QFont(_ui_base)
+    font.setFamilies([pick, QFontInfo(_ui_base).family()])  # its metrics: CJK glyphs are taller than Latin ones
+    app.setFont(font)
+    return None
+
+
+__all__ = ["CJK_PACKAGE", "SCRIPTS", "apply_ui_font", "css_font_family", "fallback_families", "families",
+           "graph_font", "missing_font_hint", "uncovered"]

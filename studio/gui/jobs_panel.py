@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import QCoreApplication, Signal
 from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
@@ -45,6 +45,14 @@ def report_path_of(result: Any) -> Path | None:
     return None
 
 
+def job_status_word(status: str) -> str:
+    """A job's (or its result's) status in the current language; other statuses as they come."""
+    translate = QCoreApplication.translate
+    words = {"done": translate("JobRow", "done"), "failed": translate("JobRow", "failed"),
+             "cancelled": translate("JobRow", "cancelled"), "running": translate("JobRow", "running")}
+    return words.get(status, status)
+
+
 class JobRow(QFrame):
     sig_cancel = Signal(int)
     sig_open_report = Signal(object)  # Path
@@ -60,7 +68,8 @@ class JobRow(QFrame):
         self.title = QLabel(handle.title)
         self.title.setStyleSheet("font-weight: 600;")
         self.title.setWordWrap(True)
-        self.status = muted_label("starting…")
+        self.status = muted_label(self.tr("starting…"))
+        self._said = False  # the job has set a status text of its own
         self.stage = muted_label("")
         self.stage.setVisible(False)
         self.eta = Eta()
@@ -70,12 +79,12 @@ class JobRow(QFrame):
         self.bar.setFixedHeight(8)
         buttons = QHBoxLayout()
         buttons.setContentsMargins(0, 2, 0, 0)
-        self.state = QLabel("running")
+        self.state = QLabel(self.tr("running"))
         set_role(self.state, "muted")
-        self.cancel_btn = QPushButton("Cancel")
-        self.cancel_btn.setToolTip("Ask the job to stop at its next safe point")
+        self.cancel_btn = QPushButton(self.tr("Cancel"))
+        self.cancel_btn.setToolTip(self.tr("Ask the job to stop at its next safe point"))
         self.cancel_btn.clicked.connect(lambda: self.sig_cancel.emit(self.handle.id))
-        self.report_btn = QPushButton("Open report")
+        self.report_btn = QPushButton(self.tr("Open report"))
         self.report_btn.setVisible(False)
         self.report_btn.clicked.connect(lambda: self.sig_open_report.emit(self.report))
         buttons.addWidget(self.state)
@@ -91,40 +100,50 @@ class JobRow(QFrame):
     def set_progress(self, pct: float) -> None:
         self.bar.setValue(int(round(pct)))
         left = format_eta(self.eta.update(pct))
-        self.state.setText(f"running  {pct:.0f}%" + (f"  ·  {left}" if left else ""))
+        self.state.setText(self.tr("running  {pct}%").format(pct=f"{pct:.0f}") + (f"  ·  {left}" if left else ""))
 
     def set_stage(self, stage: StageProgress) -> None:
         """The stage running now and how far into it (a staged job: export, inspect, ...)."""
-        self.stage.setText(f"stage {stage.index} of {stage.count}: {stage.name}, {100 * stage.fraction:.0f}% done")
+        self.stage.setText(self.tr("stage {i} of {n}: {name}, {pct}% done").format(
+            i=stage.index, n=stage.count, name=stage.name, pct=f"{100 * stage.fraction:.0f}"))
         self.stage.setVisible(True)
 
     def set_status(self, text: str) -> None:
+        self._said = True
         self.status.setText(text)
 
     def finish(self) -> None:
         h = self.handle
         self.cancel_btn.setVisible(False)
         self.stage.setVisible(False)
-        if self.status.text() == "starting…":  # a job that never said what it was doing: no stale "starting…"
+        if not self._said:  # a job that never said what it was doing: no stale "starting…"
             self.status.setVisible(False)
         if h.status == "done":
             self.bar.setValue(100)
-            self.state.setText("done")
-            set_role(self.state, "ok")
             self.report = report_path_of(h.result)
-            status = getattr(h.result, "status", None)
-            if status == "failed":  # a job may finish normally but report a failure (an export that failed)
-                self.state.setText("finished: failed")
-                set_role(self.state, "fail")
+        elif h.status != "cancelled" and h.error is not None:
+            self.status.setText(h.error.message)
+        self.retranslate()
+        self.report_btn.setVisible(self.report is not None)
+
+    def retranslate(self) -> None:
+        """The texts this row made itself, in the current language (the job's own status lines stay)."""
+        self.cancel_btn.setText(self.tr("Cancel"))
+        self.cancel_btn.setToolTip(self.tr("Ask the job to stop at its next safe point"))
+        self.report_btn.setText(self.tr("Open report"))
+        h = self.handle
+        if h.status == "running":
+            return
+        if h.status == "done":
+            failed = getattr(h.result, "status", None) == "failed"  # finished normally, reported a failure
+            self.state.setText(self.tr("finished: failed") if failed else self.tr("done"))
+            set_role(self.state, "fail" if failed else "ok")
         elif h.status == "cancelled":
-            self.state.setText("cancelled")
+            self.state.setText(self.tr("cancelled"))
             set_role(self.state, "warn")
         else:
-            self.state.setText("failed")
+            self.state.setText(self.tr("failed"))
             set_role(self.state, "fail")
-            if h.error is not None:
-                self.status.setText(h.error.message)
-        self.report_btn.setVisible(self.report is not None)
 
 
 class JobsPanel(QWidget):
@@ -141,14 +160,14 @@ class JobsPanel(QWidget):
         head = QHBoxLayout()
         self.count = QLabel("")
         set_role(self.count, "muted")
-        self.clear_btn = QPushButton("Clear finished")
+        self.clear_btn = QPushButton(self.tr("Clear finished"))
         set_role(self.clear_btn, "link")
         self.clear_btn.clicked.connect(self.clear_finished)
         head.addWidget(self.count)
         head.addStretch(1)
         head.addWidget(self.clear_btn)
         lay.addLayout(head)
-        self.empty = muted_label("No jobs yet. Exports, inspections and builds show their progress here.")
+        self.empty = muted_label(self.tr("No jobs yet. Exports, inspections and builds show their progress here."))
         lay.addWidget(self.empty)
         scroll = QScrollArea()
         scroll.setWidgetResizable(True)
@@ -187,7 +206,15 @@ class JobsPanel(QWidget):
 
     def _recount(self) -> None:
         running = sum(1 for r in self.rows.values() if r.handle.status == "running")
-        self.count.setText(f"{running} running, {len(self.rows) - running} finished" if self.rows else "")
+        self.count.setText(self.tr("{running} running, {finished} finished").format(
+            running=running, finished=len(self.rows) - running) if self.rows else "")
+
+    def retranslate(self) -> None:
+        self.clear_btn.setText(self.tr("Clear finished"))
+        self.empty.setText(self.tr("No jobs yet. Exports, inspections and builds show their progress here."))
+        for row in self.rows.values():
+            row.retranslate()
+        self._recount()
 
     def clear_finished(self) -> None:
         for jid, row in list(self.rows.items()):

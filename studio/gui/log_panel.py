@@ -45,7 +45,7 @@ class LogPanel(QTabWidget):
         lay.addWidget(self.log)
         row = QHBoxLayout()
         row.addStretch(1)
-        clear = QPushButton("Clear log")
+        self.clear_log_btn = clear = QPushButton(self.tr("Clear log"))
         set_role(clear, "link")
         clear.clicked.connect(self.log.clear)
         row.addWidget(clear)
@@ -55,7 +55,7 @@ class LogPanel(QTabWidget):
         play = QVBoxLayout(prob_box)
         play.setContentsMargins(4, 4, 4, 4)
         self.tree = QTreeWidget()
-        self.tree.setHeaderLabels(["Problem", "Source", "Location"])
+        self.tree.setHeaderLabels([self.tr("Problem"), self.tr("Source"), self.tr("Location")])
         self.tree.setRootIsDecorated(False)
         self.tree.setAlternatingRowColors(True)
         self.tree.setColumnWidth(0, 220)
@@ -64,13 +64,13 @@ class LogPanel(QTabWidget):
         play.addWidget(self.tree)
         prow = QHBoxLayout()
         prow.addStretch(1)
-        pclear = QPushButton("Clear problems")
+        self.clear_problems_btn = pclear = QPushButton(self.tr("Clear problems"))
         set_role(pclear, "link")
         pclear.clicked.connect(self.clear_problems)
         prow.addWidget(pclear)
         play.addLayout(prow)
-        self.addTab(log_box, "Log")
-        self.addTab(prob_box, "Problems")
+        self.addTab(log_box, self.tr("Log"))
+        self.addTab(prob_box, self.tr("Problems"))
 
     def append_log(self, line: str, source: str | None = None) -> None:
         stamp = time.strftime("%H:%M:%S")
@@ -84,7 +84,7 @@ class LogPanel(QTabWidget):
         item.setIcon(0, self.style().standardIcon(_ICONS.get(problem.severity, _ICONS["info"])))
         tip = problem.message + (f"\n\nhint: {gui_hint(problem.hint, problem.page)}" if problem.hint else "")
         if problem.page:
-            tip += f"\n\nclick to open it in {problem.page}"
+            tip += "\n\n" + self.tr("click to open it in {page}").format(page=problem.page)
         for col in range(3):
             item.setToolTip(col, tip)
         item.setData(0, Qt.ItemDataRole.UserRole, len(self.problems) - 1)
@@ -99,9 +99,16 @@ class LogPanel(QTabWidget):
     def show_problems(self) -> None:
         self.setCurrentIndex(1)
 
+    def retranslate(self) -> None:
+        self.clear_log_btn.setText(self.tr("Clear log"))
+        self.clear_problems_btn.setText(self.tr("Clear problems"))
+        self.tree.setHeaderLabels([self.tr("Problem"), self.tr("Source"), self.tr("Location")])
+        self.setTabText(0, self.tr("Log"))
+        self._retitle()
+
     def _retitle(self) -> None:
         n = len(self.problems)
-        self.setTabText(1, f"Problems ({n})" if n else "Problems")
+        self.setTabText(1, self.tr("Problems ({n})").format(n=n) if n else self.tr("Problems"))
 
     def _activated(self, item: QTreeWidgetItem, _col: int = 0) -> None:
         idx = item.data(0, Qt.ItemDataRole.UserRole)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import QCoreApplication, Qt, QTimer, Signal
 from PySide6.QtGui import QCloseEvent
 from PySide6.QtWidgets import (
     QApplication,
@@ -29,8 +29,9 @@ from studio.core.errors import Problem, StudioError
 from studio.core.settings import Settings
 from studio.core.state import StudioState
 from studio.core.workspace import Workspace
+from studio.gui import i18n
 from studio.gui.dialogs import PluginsDialog, ReportDialog, ShortcutsDialog
-from studio.gui.jobs_panel import JobsPanel
+from studio.gui.jobs_panel import JobsPanel, job_status_word
 from studio.gui.jobs_qt import JobHandle, JobRunner
 from studio.gui.log_panel import LogPanel
 from studio.gui.page import Page
@@ -48,6 +49,7 @@ from studio.gui.targets import target_ids
 from studio.gui.theme import apply_theme, current_theme
 from studio.gui.window import window_state
 from studio.gui.window.broken_page import BrokenPage
+from studio.gui.window.language import LanguageSwitch, sidebar_text
 from studio.gui.window.menus import build_menus, build_shortcuts
 from studio.gui.window.navigation import PageNavigation
 from studio.gui.window.toolbar import OPEN_OTHER, ContextToolbar
@@ -55,9 +57,10 @@ from studio.gui.window.window_state import APPLICATION, ORGANIZATION, qsettings
 from studio.gui.window.workspace_actions import WorkspaceActions
 
 __all__ = ["APPLICATION", "ORGANIZATION", "BrokenPage", "MainWindow", "qsettings"]
+translate = QCoreApplication.translate
 
 
-class MainWindow(WorkspaceActions, PageNavigation, QMainWindow):
+class MainWindow(LanguageSwitch, WorkspaceActions, PageNavigation, QMainWindow):
     sig_workspace_changed = Signal(object)  # Workspace | None
 
     def __init__(self, workspace: Workspace | None = None, settings: Settings | None = None,
@@ -76,6 +79,8 @@ class MainWindow(WorkspaceActions, PageNavigation, QMainWindow):
         self.setAcceptDrops(True)
         self.resize(first_run_size(available_geometry(self)))
 
+        self._page_specs = page_specs
+        self._drawn_language = i18n.current()  # the language the texts were made in (LanguageSwitch)
         self.pages: list[LoadedPage] = load_pages(self.jobs, page_specs)
         self._build_toolbar()
         self._build_center()
@@ -85,14 +90,7 @@ class MainWindow(WorkspaceActions, PageNavigation, QMainWindow):
         self._build_shortcuts()
         self._wire_jobs()
         self.state_signals.sig_changed.connect(self._state_changed)
-        for lp in self.pages:
-            if lp.page is not None:
-                lp.page.bind_state(self.state, self.state_signals)
-                self._wire_page(lp.page)
-            else:
-                self.log_panel.add_problem(Problem("error", f"{lp.title} page failed to load: "
-                                                   f"{(lp.error or '').splitlines()[0]}", source="studio",
-                                                   page=lp.page_id, hint=f"see {lp.module}"))
+        self._bind_pages()
         if self.sidebar.count():
             self.sidebar.setCurrentRow(0)
         self.refresh_workspaces()
@@ -119,17 +117,7 @@ class MainWindow(WorkspaceActions, PageNavigation, QMainWindow):
         self.sidebar.setObjectName("sidebar")
         self.sidebar.setFixedWidth(172)
         self.stack = QStackedWidget()
-        warn_icon = self.style().standardIcon(QStyle.StandardPixmap.SP_MessageBoxWarning)
-        for i, lp in enumerate(self.pages):
-            widget: QWidget = lp.page if lp.page is not None else BrokenPage(lp)
-            scrolls = lp.page is not None and lp.page.scrolls_itself
-            self.stack.addWidget(widget if scrolls else PageScroller(widget))
-            key = f"Ctrl+{i + 1}" if i < 9 else ""
-            item = QListWidgetItem(lp.title if lp.ok else f"{lp.title}  (error)")
-            item.setToolTip(f"{lp.title}  {key}" if lp.ok else f"{lp.title} failed to load:\n{lp.error}")
-            if not lp.ok:
-                item.setIcon(warn_icon)
-            self.sidebar.addItem(item)
+        self._fill_pages()
         self.sidebar.currentRowChanged.connect(self._page_selected)
         central = QWidget()
         row = QHBoxLayout(central)
@@ -139,15 +127,41 @@ class MainWindow(WorkspaceActions, PageNavigation, QMainWindow):
         row.addWidget(self.stack, 1)
         self.setCentralWidget(central)
 
+    def _fill_pages(self) -> None:
+        """The pages into the stack and their titles into the sidebar (again after a language switch)."""
+        warn_icon = self.style().standardIcon(QStyle.StandardPixmap.SP_MessageBoxWarning)
+        for i, lp in enumerate(self.pages):
+            widget: QWidget = lp.page if lp.page is not None else BrokenPage(lp)
+            scrolls = lp.page is not None and lp.page.scrolls_itself
+            self.stack.addWidget(widget if scrolls else PageScroller(widget))
+            key = f"Ctrl+{i + 1}" if i < 9 else ""
+            item = QListWidgetItem(sidebar_text(lp))
+            item.setToolTip(f"{sidebar_text(lp)}  {key}" if lp.ok else f"{lp.title} failed to load:\n{lp.error}")
+            if not lp.ok:
+                item.setIcon(warn_icon)
+            self.sidebar.blockSignals(True)
+            self.sidebar.addItem(item)
+            self.sidebar.blockSignals(False)
+
+    def _bind_pages(self) -> None:
+        for lp in self.pages:
+            if lp.page is not None:
+                lp.page.bind_state(self.state, self.state_signals)
+                self._wire_page(lp.page)
+            else:
+                self.log_panel.add_problem(Problem("error", f"{lp.title} page failed to load: "
+                                                   f"{(lp.error or '').splitlines()[0]}", source="studio",
+                                                   page=lp.page_id, hint=f"see {lp.module}"))
+
     def _build_docks(self) -> None:
         self.jobs_panel = JobsPanel(self.jobs)
         self.jobs_panel.sig_open_report.connect(self.open_report)
         self.log_panel = LogPanel()
         self.log_panel.sig_problem_activated.connect(self.open_problem)
-        self.jobs_dock = QDockWidget("Jobs", self)
+        self.jobs_dock = QDockWidget(translate("MainWindow", "Jobs"), self)
         self.jobs_dock.setObjectName("jobs-dock")
         self.jobs_dock.setWidget(self.jobs_panel)
-        self.log_dock = QDockWidget("Log / Problems", self)
+        self.log_dock = QDockWidget(translate("MainWindow", "Log / Problems"), self)
         self.log_dock.setObjectName("log-dock")
         self.log_dock.setWidget(self.log_panel)
         for d in (self.jobs_dock, self.log_dock):
@@ -297,7 +311,7 @@ class MainWindow(WorkspaceActions, PageNavigation, QMainWindow):
     # -- jobs, problems, status ------------------------------------------------------------------------
     def _job_finished(self, h: JobHandle) -> None:
         result_status = getattr(h.result, "status", None) if h.status == "done" else None
-        text = f"{h.title}: {result_status or h.status}"
+        text = f"{h.title}: {job_status_word(result_status or h.status)}"
         self.status.show_job(text)
         self.log_panel.append_log(text, source="jobs")
         if h.status == "failed" and h.error is not None:
@@ -417,7 +431,7 @@ class MainWindow(WorkspaceActions, PageNavigation, QMainWindow):
         self.save_window_state()
         running = self.jobs.running()
         if running:
-            self.flash(f"cancelling {len(running)} job(s)…")
+            self.flash(translate("MainWindow", "cancelling {n} job(s)…").format(n=len(running)))
             QApplication.processEvents()
         for lp in self.pages:  # pages stop what they own (local servers, pollers) before the jobs are cancelled
             if lp.page is not None:

@@ -216,7 +216,8 @@ def missing_font_packages() -> list[str]:
 
 
 def font_note(packages: list[str]) -> str:
-    return (f"platform check: no installed font covers CJK, so such characters in model names show as boxes; "
+    return (f"platform check: no installed font covers CJK, so such characters (model names, the Chinese "
+            f"interface) show as boxes; "
             f"install (as root): apt-get install -y --no-install-recommends {' '.join(packages)}")
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QT_TRANSLATE_NOOP, Qt
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import (
     QDialog,
@@ -74,16 +74,16 @@ class PluginsDialog(QDialog):
 
     def __init__(self, parent: QWidget | None = None, refresh: bool = False) -> None:
         super().__init__(parent)
-        self.setWindowTitle("Plugins")
+        self.setWindowTitle(self.tr("Plugins"))
         self.resize(900, 520)
         lay = QVBoxLayout(self)
-        intro = QLabel("Plugins registered through the <code>studio.plugins</code> entry-point group and what each "
-                       "contributes. A contribution is imported only when first used (<i>Check all</i> imports "
-                       "them now); one that fails is listed with its error and the rest of the studio works.")
+        intro = QLabel(self.tr("Plugins registered through the <code>studio.plugins</code> entry-point group and what each "
+                               "contributes. A contribution is imported only when first used (<i>Check all</i> imports "
+                               "them now); one that fails is listed with its error and the rest of the studio works."))
         intro.setWordWrap(True)
         set_role(intro, "muted")
         lay.addWidget(intro)
-        self.table = readonly_table(["Plugin", "Contribution (or distribution)", "State", "Details"], alternating=True)
+        self.table = readonly_table([QT_TRANSLATE_NOOP("Columns", "Plugin"), QT_TRANSLATE_NOOP("Columns", "Contribution (or distribution)"), QT_TRANSLATE_NOOP("Columns", "State"), QT_TRANSLATE_NOOP("Columns", "Details")], alternating=True)
         self.table.setWordWrap(True)
         hh = self.table.horizontalHeader()
         for col, mode in enumerate([QHeaderView.ResizeMode.ResizeToContents, QHeaderView.ResizeMode.Interactive,
@@ -98,12 +98,12 @@ class PluginsDialog(QDialog):
         split.addWidget(self.table)
         split.addWidget(self.details)
         split.setSizes([360, 120])
-        self.empty = QLabel("No plugins are registered in this environment.")
+        self.empty = QLabel(self.tr("No plugins are registered in this environment."))
         lay.addWidget(self.empty)
         lay.addWidget(split, 1)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
-        self.check_button = QPushButton("Check all")
-        self.check_button.setToolTip("Import every plugin contribution now and show what fails")
+        self.check_button = QPushButton(self.tr("Check all"))
+        self.check_button.setToolTip(self.tr("Import every plugin contribution now and show what fails"))
         self.check_button.clicked.connect(lambda: self.reload(check=True))
         buttons.addButton(self.check_button, QDialogButtonBox.ButtonRole.ActionRole)
         buttons.rejected.connect(self.reject)

@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, Qt, Signal
 from PySide6.QtWidgets import (
     QGroupBox,
     QHBoxLayout,
@@ -24,9 +24,9 @@ from PySide6.QtWidgets import (
 from studio.gui.theme import set_role
 from studio.gui.widgets.tables import fill_table, readonly_table
 
-PARITY_MODES = {"artifact": "the written library on this host",
-                "host-proxy": "a host build of the same Relax module (the target's code is not run here)",
-                "simulator": "rknn-toolkit2's x86 simulator (the NPU runs the same .rknn)"}
+PARITY_MODES = {"artifact": QT_TRANSLATE_NOOP("Compile", "the written library on this host"),
+                "host-proxy": QT_TRANSLATE_NOOP("Compile", "a host build of the same Relax module (the target's code is not run here)"),
+                "simulator": QT_TRANSLATE_NOOP("Compile", "rknn-toolkit2's x86 simulator (the NPU runs the same .rknn)")}
 
 
 def _table(headers: list[str]) -> QTableWidget:
@@ -53,7 +53,7 @@ class CompileReportView(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         rl = QVBoxLayout(self)
-        self.banner = QLabel("No compile yet: choose a model and a target, then Compile.")
+        self.banner = QLabel(self.tr("No compile yet: choose a model and a target, then Compile."))
         self.banner.setWordWrap(True)
         self.banner.setContentsMargins(10, 6, 10, 6)
         self.banner.setMinimumHeight(34)
@@ -62,17 +62,17 @@ class CompileReportView(QWidget):
         rl.addWidget(self.banner)
         self.toolchain_label = _label("muted")
         rl.addWidget(self.toolchain_label)
-        art_box = QGroupBox("Artifacts")
+        art_box = QGroupBox(self.tr("Artifacts"))
         al = QVBoxLayout(art_box)
-        self.artifacts_table = _table(["file", "kind", "size", "machine"])
+        self.artifacts_table = _table([QT_TRANSLATE_NOOP("Columns", "file"), QT_TRANSLATE_NOOP("Columns", "kind"), QT_TRANSLATE_NOOP("Columns", "size"), QT_TRANSLATE_NOOP("Columns", "machine")])
         self.artifacts_table.setMinimumHeight(120)
         al.addWidget(self.artifacts_table)
         rl.addWidget(art_box, 3)
-        par_box = QGroupBox("Parity against ONNX Runtime")
+        par_box = QGroupBox(self.tr("Parity against ONNX Runtime"))
         pl = QVBoxLayout(par_box)
         self.parity_label = _label()
         pl.addWidget(self.parity_label)
-        self.parity_table = _table(["output", "shape", "max abs", "max rel", "cosine", "result"])
+        self.parity_table = _table([QT_TRANSLATE_NOOP("Columns", "output"), QT_TRANSLATE_NOOP("Columns", "shape"), QT_TRANSLATE_NOOP("Columns", "max abs"), QT_TRANSLATE_NOOP("Columns", "max rel"), QT_TRANSLATE_NOOP("Columns", "cosine"), QT_TRANSLATE_NOOP("Columns", "result")])
         ph = self.parity_table.horizontalHeader()
         ph.setSectionResizeMode(0, QHeaderView.ResizeMode.ResizeToContents)  # the figures stay in view
         ph.setStretchLastSection(True)
@@ -83,24 +83,24 @@ class CompileReportView(QWidget):
         pl.addWidget(self.latency_label)
         lrow = QVBoxLayout()  # stacked: a row of label + button would widen the column past a 1366 px screen
         self.layer_label = _label("muted")
-        self.layer_btn = QPushButton("Per-layer error on the graph")
-        self.layer_btn.setToolTip("open the model in the inspector, coloured by the toolkit's per-layer error "
-                                  "(1 - cosine against the float model, from accuracy_analysis)")
+        self.layer_btn = QPushButton(self.tr("Per-layer error on the graph"))
+        self.layer_btn.setToolTip(self.tr("open the model in the inspector, coloured by the toolkit's per-layer error "
+                                          "(1 - cosine against the float model, from accuracy_analysis)"))
         self.layer_btn.clicked.connect(self.sig_layer_heat)
         self.layer_btn.hide()
         lrow.addWidget(self.layer_label)
         lrow.addWidget(self.layer_btn, 0, Qt.AlignmentFlag.AlignLeft)
         pl.addLayout(lrow)
         rl.addWidget(par_box, 2)
-        fail_box = QGroupBox("Failure localisation")
+        fail_box = QGroupBox(self.tr("Failure localisation"))
         fl = QVBoxLayout(fail_box)
         self.failure_label = _label()
         fl.addWidget(self.failure_label)
-        self.nodes_table = _table(["node", "op"])
+        self.nodes_table = _table([QT_TRANSLATE_NOOP("Columns", "node"), QT_TRANSLATE_NOOP("Columns", "op")])
         self.nodes_table.cellDoubleClicked.connect(lambda r, _c: self.sig_show_node.emit(r))
         fl.addWidget(self.nodes_table)
         frow = QHBoxLayout()
-        self.show_node_btn = QPushButton("Show in inspector")
+        self.show_node_btn = QPushButton(self.tr("Show in inspector"))
         self.show_node_btn.setEnabled(False)
         self.show_node_btn.clicked.connect(lambda: self.sig_show_node.emit(None))
         frow.addStretch(1)
@@ -114,19 +114,20 @@ class CompileReportView(QWidget):
 
     def render(self, rep: Any) -> None:
         ok = rep.status == "succeeded"
-        what = "compiled and verified" if ok and rep.parity.status == "passed" else (
-            "compiled" if ok else f"failed at {rep.diagnosis.stage if rep.diagnosis else '?'}")
-        self.banner.setText(f"{Path(rep.model).name} for {rep.target}: {what}")
+        what = self.tr("compiled and verified") if ok and rep.parity.status == "passed" else (
+            self.tr("compiled") if ok else self.tr("failed at {stage}").format(
+                stage=rep.diagnosis.stage if rep.diagnosis else "?"))
+        self.banner.setText(self.tr("{name} for {target}: {what}").format(name=Path(rep.model).name, target=rep.target, what=what))
         set_role(self.banner, "banner-ok" if ok else "banner-fail")
         t = getattr(rep, "toolchain", None) or {}
-        self.toolchain_label.setText(f"Built by {t.get('name')} {t.get('version')} for {t.get('platform')} "
-                                     f"({t.get('dtype')})" if t else
+        self.toolchain_label.setText(self.tr("Built by {get} {get2} for {get3} "
+                                             "({get4})").format(get=t.get('name'), get2=t.get('version'), get3=t.get('platform'), get4=t.get('dtype')) if t else
                                      (f"Built by apache-tvm {rep.tvm_version}" if rep.tvm_version else ""))
         fill_table(self.artifacts_table, [[a.path, a.kind, f"{a.size_bytes:,} B" if a.size_bytes else "",
                                            ", ".join(sorted(set(a.machines.values())))] for a in rep.artifacts])
         self.artifacts_table.setColumnHidden(3, not any(a.machines for a in rep.artifacts))  # ELF machines only
         p = rep.parity
-        mode = PARITY_MODES.get(p.mode, p.mode)
+        mode = QCoreApplication.translate("Compile", PARITY_MODES[p.mode]) if p.mode in PARITY_MODES else p.mode
         tol = f"atol {p.atol:g}, rtol {p.rtol:g}" if p.atol is not None and p.rtol is not None else ""
         self.parity_label.setText(f"{p.status}" + (f" — {mode}; {tol}, inputs {p.input_shapes}" if p.outputs else ""))
         fill_table(self.parity_table, [[o.output, "x".join(map(str, o.shape)), f"{o.max_abs:.3g}", f"{o.max_rel:.3g}",
@@ -136,29 +137,30 @@ class CompileReportView(QWidget):
         lat = rep.latency
         if lat.tvm_ms_median is not None and lat.ort_ms_median is not None:
             self.latency_label.setText(
-                f"Latency, median of {lat.runs} alternating runs: TVM {lat.tvm_ms_median:.3f} ms, ONNX Runtime "
-                f"{lat.ort_ms_median:.3f} ms (TVM is {lat.speedup_vs_ort:.2f}x ORT's speed)"
+                self.tr("Latency, median of {runs} alternating runs: TVM {tvm_ms_median:.3f} ms, ONNX Runtime "
+                        "{ort_ms_median:.3f} ms (TVM is {speedup_vs_ort:.2f}x ORT's speed)").format(runs=lat.runs, tvm_ms_median=lat.tvm_ms_median, ort_ms_median=lat.ort_ms_median, speedup_vs_ort=lat.speedup_vs_ort)
                 + (f". {lat.note}" if lat.note else ""))
         else:
             self.latency_label.setText("")
         rows = getattr(rep, "layer_errors", None) or []
         if rows:
             worst = min(rows, key=lambda r: float(r.get("entire_cos", 1.0)))
-            self.layer_label.setText(f"Per-layer error of the int8 build ({len(rows)} layers, accuracy_analysis): "
-                                     f"worst cosine {float(worst.get('entire_cos', 1.0)):.5f}")
-            self.layer_label.setToolTip(f"at {worst.get('tensor')}")
+            self.layer_label.setText(self.tr("Per-layer error of the int8 build ({n} layers, accuracy_analysis): "
+                                             "worst cosine {float:.5f}").format(n=len(rows), float=float(worst.get('entire_cos', 1.0))))
+            self.layer_label.setToolTip(self.tr("at {get}").format(get=worst.get('tensor')))
         else:
             self.layer_label.setText("")
         self.layer_btn.setVisible(bool(rows))
         d = rep.diagnosis
         if d is None:
             warn = "; ".join(rep.warnings)
-            self.failure_label.setText("No failure." + (f" Warnings: {warn}" if warn else ""))
+            self.failure_label.setText(self.tr("No failure.") + (" " + self.tr("Warnings: {warn}").format(warn=warn)
+                                                                  if warn else ""))
             fill_table(self.nodes_table, [])
             self.show_node_btn.setEnabled(False)
             return
         loc = d.localisation or {}
-        extra = (f"Bisection: {loc['trials']} TVM trials, {loc['node_count']} of {loc['graph_nodes']} nodes."
+        extra = (self.tr("Bisection: {value} TVM trials, {value2} of {value3} nodes.").format(value=loc['trials'], value2=loc['node_count'], value3=loc['graph_nodes'])
                  if "trials" in loc else "")
         self.failure_label.setText(f"{d.message}\nHint: {d.hint}" + (f"\n{extra}" if extra else ""))
         fill_table(self.nodes_table, [[n, o] for n, o in zip(d.nodes, d.op_types, strict=False)])

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, Qt
 from PySide6.QtGui import QWheelEvent
 from PySide6.QtWidgets import QAbstractScrollArea, QApplication, QLabel, QVBoxLayout, QWidget
 
@@ -30,19 +30,19 @@ from studio.telemetry.ringbuffer import SeriesStore
 TARGET_COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b"]
 # plot id -> (title, [(series, style)]); one unit per plot (its axis): a plot's unit is its series' (S.UNITS)
 _PLOT_SERIES: list[tuple[str, str, list[tuple[str, Any]]]] = [
-    ("latency", "Latency", [(S.LAT_P50, Qt.PenStyle.SolidLine), (S.LAT_P95, Qt.PenStyle.DashLine),
+    ("latency", QT_TRANSLATE_NOOP("Plots", "Latency"), [(S.LAT_P50, Qt.PenStyle.SolidLine), (S.LAT_P95, Qt.PenStyle.DashLine),
                             (S.LAT_P99, Qt.PenStyle.DotLine)]),
-    ("throughput", "Throughput", [(S.THROUGHPUT, Qt.PenStyle.SolidLine), (S.SERVER_RPS, Qt.PenStyle.DashLine)]),
-    ("tokens", "Output tokens", [(S.OUTPUT_TPS, Qt.PenStyle.SolidLine)]),
-    ("memory", "Memory / VRAM", [(S.MEM_PCT, Qt.PenStyle.SolidLine), (S.GPU_MEM_PCT, Qt.PenStyle.DashLine)]),
-    ("power", "Power", [(S.GPU_POWER, Qt.PenStyle.SolidLine), (S.BOARD_POWER, Qt.PenStyle.DashLine)]),
-    ("stages", "Agent pipeline stages", [(S.STAGE_PRE_MS, Qt.PenStyle.SolidLine),
+    ("throughput", QT_TRANSLATE_NOOP("Plots", "Throughput"), [(S.THROUGHPUT, Qt.PenStyle.SolidLine), (S.SERVER_RPS, Qt.PenStyle.DashLine)]),
+    ("tokens", QT_TRANSLATE_NOOP("Plots", "Output tokens"), [(S.OUTPUT_TPS, Qt.PenStyle.SolidLine)]),
+    ("memory", QT_TRANSLATE_NOOP("Plots", "Memory / VRAM"), [(S.MEM_PCT, Qt.PenStyle.SolidLine), (S.GPU_MEM_PCT, Qt.PenStyle.DashLine)]),
+    ("power", QT_TRANSLATE_NOOP("Plots", "Power"), [(S.GPU_POWER, Qt.PenStyle.SolidLine), (S.BOARD_POWER, Qt.PenStyle.DashLine)]),
+    ("stages", QT_TRANSLATE_NOOP("Plots", "Agent pipeline stages"), [(S.STAGE_PRE_MS, Qt.PenStyle.SolidLine),
                                          (S.STAGE_INFER_MS, Qt.PenStyle.DashLine),
                                          (S.STAGE_POST_MS, Qt.PenStyle.DotLine),
                                          (S.STAGE_QUEUE_MS, Qt.PenStyle.DashDotLine)]),
-    ("generation", "Generation: time to first token, inter-token latency",
+    ("generation", QT_TRANSLATE_NOOP("Plots", "Generation: time to first token, inter-token latency"),
      [(S.TTFT_P50, Qt.PenStyle.SolidLine), (S.TTFT_P95, Qt.PenStyle.DashLine), (S.ITL_P95, Qt.PenStyle.DotLine)]),
-    ("sla", "SLA compliance", [(S.SLA_COMPLIANCE, Qt.PenStyle.SolidLine)]),
+    ("sla", QT_TRANSLATE_NOOP("Plots", "SLA compliance"), [(S.SLA_COMPLIANCE, Qt.PenStyle.SolidLine)]),
 ]
 
 
@@ -130,8 +130,8 @@ class PlotGrid(QWidget):
     def _build(self) -> None:
         pg.setConfigOptions(antialias=False, background="w", foreground="#333")
         self.glw = PlotCanvas()
-        self.glw.setToolTip("Click the plots (or hold Ctrl) to zoom with the wheel; the wheel scrolls the page "
-                            "otherwise. Drag to pan; Follow returns to the live view.")
+        self.glw.setToolTip(self.tr("Click the plots (or hold Ctrl) to zoom with the wheel; the wheel scrolls the page "
+                                    "otherwise. Drag to pan; Follow returns to the live view."))
         self.plots: dict[str, pg.PlotItem] = {}
         self.folded: dict[str, bool] = {pid: False for pid, *_ in PLOTS}
         self._titles: dict[str, str] = {}
@@ -139,7 +139,7 @@ class PlotGrid(QWidget):
         self.vlines: list[pg.InfiniteLine] = []
         first: pg.PlotItem | None = None
         for i, (pid, title, unit, _series) in enumerate(PLOTS):
-            p = self.glw.addPlot(row=i, col=0, title=title)
+            p = self.glw.addPlot(row=i, col=0, title=QCoreApplication.translate("Plots", title))
             p.setLabel("left", unit)
             p.titleLabel.setAttr("justify", "left")
             # no grid: axis grids are redrawn as full-size QPictures every frame and cost more than the curves.
@@ -173,15 +173,15 @@ class PlotGrid(QWidget):
         self.thresholds: dict[str, pg.InfiniteLine] = {}
         for key, color in (("p95", "#e08000"), ("p99", "#d62728")):
             line = pg.InfiniteLine(angle=0, movable=False, pen=pg.mkPen(color, width=1, style=Qt.PenStyle.DashLine),
-                                   label=f"{key} budget", labelOpts={"position": 0.05, "color": color})
+                                   label=self.tr("{key} budget").format(key=key), labelOpts={"position": 0.05, "color": color})
             line.setVisible(False)
             self.plots["latency"].addItem(line, ignoreBounds=True)
             self.thresholds[key] = line
         req = pg.InfiniteLine(pos=100, angle=0, movable=False, pen=pg.mkPen("#d62728", style=Qt.PenStyle.DashLine),
                               label="required", labelOpts={"position": 0.05, "color": "#d62728"})
         self.plots["sla"].addItem(req, ignoreBounds=True)
-        self.cross_label = QLabel("Click the plots (or hold Ctrl) to zoom with the wheel; Follow returns to the "
-                                  "live view.")
+        self.cross_label = QLabel(self.tr("Click the plots (or hold Ctrl) to zoom with the wheel; Follow returns to the "
+                                          "live view."))
         set_role(self.cross_label, "muted")
         self.cross_label.setWordWrap(True)  # a long crosshair line must never widen the page
         self._mouse_proxy = pg.SignalProxy(self.glw.scene().sigMouseMoved, rateLimit=30, slot=self._mouse_moved)
@@ -195,6 +195,7 @@ class PlotGrid(QWidget):
                    note: str = "") -> None:
         """``Latency (ms)   ━━ p50  ╍╍ p95  ┈┈ p99``: the curves' colours and strokes after the title, or why the
         plot is empty."""
+        title = QCoreApplication.translate("Plots", title)  # the English title: a QT_TRANSLATE_NOOP of PLOTS
         html = f"<b>{title}</b> <span style='color:#666'>({unit})</span>" if unit else f"<b>{title}</b>"
         for name, color, style in entries or []:
             html += (f"&nbsp;&nbsp; <span style='color:{color}'>{_STYLE_MARK.get(style, '━━')}</span>"

@@ -12,9 +12,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from PySide6.QtCore import QCoreApplication
+
 from studio.core.errors import InputError, StudioError
 from studio.gui.jobs_qt import JobHandle, JobRunner
 from studio.telemetry.ringbuffer import SeriesStore
+
+translate = QCoreApplication.translate
 
 
 def load_config(url: str, model: str, mode: str, levels: str, duration_s: float, prompt: str | None = None,
@@ -176,7 +180,7 @@ class LoadRuns:
             return run_bench(cfg, job, sla=sla, collectors=collectors, sink=store.push, record=record,
                              generator=generator)
 
-        handle = jobs.start(f"dashboards:{cfg.target}", f"Load {cfg.target}", work,
+        handle = jobs.start(f"dashboards:{cfg.target}", translate("LoadRuns", "Load {target}").format(target=cfg.target), work,
                             on_done=on_done, on_failed=on_failed)
         self.handles[cfg.target] = handle
         return handle

@@ -3,7 +3,10 @@ prompt and a token budget; the run then measures time to first token, inter-toke
 
 from __future__ import annotations
 
+from PySide6.QtCore import QCoreApplication
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QLineEdit, QSpinBox
+
+translate = QCoreApplication.translate
 
 INFERENCE, GENERATION = "inference", "generation"
 
@@ -15,8 +18,8 @@ class WorkloadFields:
     def __init__(self) -> None:
         self.workload = QComboBox()
         self.workload.addItems([INFERENCE, GENERATION])
-        self.workload.setToolTip("inference: KServe v2 /infer; generation: /generate_stream (time to first token, "
-                                 "inter-token latency, output tokens/s)")
+        self.workload.setToolTip(translate("WorkloadFields", "inference: KServe v2 /infer; generation: /generate_stream (time to first token, "
+                                                             "inter-token latency, output tokens/s)"))
         self.prompt_edit = QLineEdit("Describe what you see.")
         self.max_tokens = QSpinBox()
         self.max_tokens.setRange(1, 4096)
@@ -26,8 +29,8 @@ class WorkloadFields:
 
     def row(self) -> QHBoxLayout:
         row = QHBoxLayout()
-        for label, w, stretch in (("Workload", self.workload, 0), ("Prompt", self.prompt_edit, 1),
-                                  ("Max tokens", self.max_tokens, 0)):
+        for label, w, stretch in ((translate("WorkloadFields", "Workload"), self.workload, 0), (translate("WorkloadFields", "Prompt"), self.prompt_edit, 1),
+                                  (translate("WorkloadFields", "Max tokens"), self.max_tokens, 0)):
             row.addWidget(QLabel(label))
             row.addWidget(w, stretch)
         return row

@@ -65,7 +65,7 @@ class PathEdit(QWidget):
         lay.addWidget(b)
 
     def _browse(self, filt: str) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Choose a file", start_dir(self.path(), self.workspace), filt)
+        path, _ = QFileDialog.getOpenFileName(self, self.tr("Choose a file"), start_dir(self.path(), self.workspace), filt)
         if path:
             self.edit.setText(path)
 
@@ -210,19 +210,19 @@ class InferenceForm(QWidget):
         il = QFormLayout(body)
         self.model = QComboBox()
         self.text = QLineEdit()
-        self.text.setPlaceholderText("text (tokenised with the tokenizer below, or sent as BYTES); a zero-shot model "
-                                     "(CLIP, SigLIP): the labels, separated by commas")
-        self.text.setToolTip("For a model that outputs logits_per_image (CLIP-class), each comma-separated label is "
-                             "one text of the request and the result shows their scores (softmax) as bars.")
+        self.text.setPlaceholderText(self.tr("text (tokenised with the tokenizer below, or sent as BYTES); a zero-shot model "
+                                             "(CLIP, SigLIP): the labels, separated by commas"))
+        self.text.setToolTip(self.tr("For a model that outputs logits_per_image (CLIP-class), each comma-separated label is "
+                                     "one text of the request and the result shows their scores (softmax) as bars."))
         self.image = PathEdit("image file", "Images (*.png *.jpg *.jpeg *.bmp)")
         self.audio = PathEdit("audio file", "Audio (*.wav *.npy)")
         self.tokenizer = PathEdit("tokenizer.json (for models taking token ids)", "tokenizer.json (*.json)")
         self.processor = PathEdit("preprocessor_config.json / processor_config.json (image mean/std)", "JSON (*.json)")
-        self.run_btn = QPushButton("Run inference")
+        self.run_btn = QPushButton(self.tr("Run inference"))
         self.run_btn.setProperty("role", "primary")
-        self.gen_btn = QPushButton("Generate (stream)")
-        self.gen_btn.setToolTip("the generate extension (generate_stream): the Text field is the prompt, the image "
-                                "or audio goes with it; the answer streams in with its tokens/s")
+        self.gen_btn = QPushButton(self.tr("Generate (stream)"))
+        self.gen_btn.setToolTip(self.tr("the generate extension (generate_stream): the Text field is the prompt, the image "
+                                        "or audio goes with it; the answer streams in with its tokens/s"))
         self.max_tokens = QSpinBox()
         self.max_tokens.setRange(1, 4096)
         self.max_tokens.setValue(32)
@@ -233,19 +233,19 @@ class InferenceForm(QWidget):
         self.out.setReadOnly(True)
         self.out.setProperty("role", "log")
         self.out.setMinimumHeight(140)
-        il.addRow("Model", self.model)
-        il.addRow("Text", self.text)
-        il.addRow("Image", self.image)
-        il.addRow("Audio", self.audio)
-        il.addRow("Tokenizer", self.tokenizer)
-        il.addRow("Processor", self.processor)
+        il.addRow(self.tr("Model"), self.model)
+        il.addRow(self.tr("Text"), self.text)
+        il.addRow(self.tr("Image"), self.image)
+        il.addRow(self.tr("Audio"), self.audio)
+        il.addRow(self.tr("Tokenizer"), self.tokenizer)
+        il.addRow(self.tr("Processor"), self.processor)
         buttons = QHBoxLayout()
         for w in (self.run_btn, self.gen_btn, self.max_tokens):
             buttons.addWidget(w)
         buttons.addStretch(1)
         il.addRow(buttons)
-        il.addRow("Result", self.result)
-        il.addRow("Outputs", self.out)
+        il.addRow(self.tr("Result"), self.result)
+        il.addRow(self.tr("Outputs"), self.out)
         self._filled: dict[PathEdit, str] = {}  # sample paths the form itself put in
         self._generates: dict[str, bool] = {}  # the server's ready models -> take generate requests
         self._gen_tip = self.gen_btn.toolTip()
@@ -328,9 +328,9 @@ class InferenceForm(QWidget):
 
     def show_answer(self, answer: Any) -> None:
         ttft = "-" if answer.ttft_ms is None else f"{answer.ttft_ms:.1f} ms"
-        self.result.headline.setText(f"<b>{answer.tokens} tokens</b> ({answer.finish_reason or 'done'}) · time to "
-                                     f"first token {ttft} · {answer.tokens_per_s:.1f} tokens/s · "
-                                     f"{answer.total_ms:.0f} ms in all")
+        self.result.headline.setText(self.tr("<b>{tokens} tokens</b> ({value}) · time to "
+                                             "first token {ttft} · {tokens_per_s:.1f} tokens/s · "
+                                             "{total_ms:.0f} ms in all").format(tokens=answer.tokens, value=answer.finish_reason or 'done', ttft=ttft, tokens_per_s=answer.tokens_per_s, total_ms=answer.total_ms))
         self.result.headline.show()
         self.out.appendPlainText(f"\n\n{answer.tokens} tokens ({answer.finish_reason or 'done'}) · TTFT {ttft} · "
                                  f"{answer.tokens_per_s:.1f} tokens/s · {answer.total_ms:.0f} ms in all")

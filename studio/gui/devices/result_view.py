@@ -182,8 +182,8 @@ class ResultView(QWidget):
             assert pv is not None
             self.scores.set_scores(pv.labels, pv.scores)
             best = max(range(len(pv.scores)), key=lambda i: pv.scores[i])
-            self.scores_caption.setText(f"Zero-shot: <b>{pv.labels[best]}</b> ({100 * pv.scores[best]:.1f} %) "
-                                        f"— {pv.scores_note}")
+            self.scores_caption.setText(self.tr("Zero-shot: <b>{value}</b> ({value2:.1f} %) "
+                                                "— {scores_note}").format(value=pv.labels[best], value2=100 * pv.scores[best], scores_note=pv.scores_note))
         has_audio = pv is not None and pv.waveform is not None
         self.audio.setVisible(has_audio)
         if has_audio:

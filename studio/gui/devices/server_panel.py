@@ -3,7 +3,7 @@ Prometheus metrics. It only shows snapshots; the page polls and runs the actions
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, Qt
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QHeaderView,
@@ -22,8 +22,8 @@ from studio.gui.devices.server_poll import ServerSnapshot, ServerSpec
 from studio.gui.theme import set_role
 from studio.gui.widgets.tables import fill_table, readonly_table
 
-ACTIONS = (("load", "Load"), ("unload", "Unload"), ("reload", "Reload"), ("upload", "Upload version..."),
-           ("config", "Show config"))
+ACTIONS = (("load", QT_TRANSLATE_NOOP("Devices", "Load")), ("unload", QT_TRANSLATE_NOOP("Devices", "Unload")), ("reload", QT_TRANSLATE_NOOP("Devices", "Reload")), ("upload", QT_TRANSLATE_NOOP("Devices", "Upload version...")),
+           ("config", QT_TRANSLATE_NOOP("Devices", "Show config")))
 
 
 def detail_table(headers: list[str]) -> QTableWidget:
@@ -42,7 +42,7 @@ class ServerPanel(QWidget):
         super().__init__(parent)
         rl = QVBoxLayout(self)
         rl.setContentsMargins(4, 0, 0, 0)
-        self.status_label = QLabel("add a server to watch it")
+        self.status_label = QLabel(self.tr("add a server to watch it"))
         self.status_label.setProperty("role", "subheading")
         self.info_label = QLabel("")
         self.info_label.setProperty("role", "muted")
@@ -60,12 +60,12 @@ class ServerPanel(QWidget):
 
         models_w = QWidget()
         ml = QVBoxLayout(models_w)
-        self.models_table = detail_table(["model", "version", "state", "reason"])
+        self.models_table = detail_table([QT_TRANSLATE_NOOP("Columns", "model"), QT_TRANSLATE_NOOP("Columns", "version"), QT_TRANSLATE_NOOP("Columns", "state"), QT_TRANSLATE_NOOP("Columns", "reason")])
         ml.addWidget(self.models_table, 1)
         mb = QHBoxLayout()
         self.action_buttons: dict[str, QPushButton] = {}
         for action, label in ACTIONS:
-            b = QPushButton(label)
+            b = QPushButton(QCoreApplication.translate("Devices", label))
             self.action_buttons[action] = b
             mb.addWidget(b)
         mb.addStretch(1)
@@ -73,37 +73,37 @@ class ServerPanel(QWidget):
         self.config_view = QPlainTextEdit()
         self.config_view.setReadOnly(True)
         self.config_view.setProperty("role", "log")
-        self.config_view.setPlaceholderText("select a model and press Show config")
+        self.config_view.setPlaceholderText(self.tr("select a model and press Show config"))
         ml.addWidget(self.config_view, 1)
-        self.detail_tabs.addTab(models_w, "Models")
+        self.detail_tabs.addTab(models_w, self.tr("Models"))
 
         stats_w = QWidget()
         sl = QVBoxLayout(stats_w)
-        self.stats_table = detail_table(["model", "ver", "inferences", "executions", "success", "fail", "queue us",
-                                         "input us", "infer us", "output us", "batch sizes"])
+        self.stats_table = detail_table([QT_TRANSLATE_NOOP("Columns", "model"), QT_TRANSLATE_NOOP("Columns", "ver"), QT_TRANSLATE_NOOP("Columns", "inferences"), QT_TRANSLATE_NOOP("Columns", "executions"), QT_TRANSLATE_NOOP("Columns", "success"), QT_TRANSLATE_NOOP("Columns", "fail"), QT_TRANSLATE_NOOP("Columns", "queue us"),
+                                         QT_TRANSLATE_NOOP("Columns", "input us"), QT_TRANSLATE_NOOP("Columns", "infer us"), QT_TRANSLATE_NOOP("Columns", "output us"), QT_TRANSLATE_NOOP("Columns", "batch sizes")])
         sl.addWidget(self.stats_table, 2)
-        self.metrics_table = detail_table(["metric", "value"])
-        sl.addWidget(QLabel("Server metrics (Prometheus)"))
+        self.metrics_table = detail_table([QT_TRANSLATE_NOOP("Columns", "metric"), QT_TRANSLATE_NOOP("Columns", "value")])
+        sl.addWidget(QLabel(self.tr("Server metrics (Prometheus)")))
         sl.addWidget(self.metrics_table, 1)
-        self.detail_tabs.addTab(stats_w, "Statistics and metrics")
+        self.detail_tabs.addTab(stats_w, self.tr("Statistics and metrics"))
 
     def show_none(self) -> None:
-        self.status_label.setText("add a server to watch it")
+        self.status_label.setText(self.tr("add a server to watch it"))
         self.info_label.setText("")
 
     def show_connecting(self, name: str) -> None:
-        self.status_label.setText(f"{name}: connecting...")
+        self.status_label.setText(self.tr("{name}: connecting...").format(name=name))
 
     def show_snapshot(self, snap: ServerSnapshot, spec: ServerSpec, state: str, retry_s: float) -> None:
         """Health, models, statistics and metrics of one poll; ``state`` is the device's failure name."""
         if not snap.connected:
-            self.status_label.setText(f"\u2716 {snap.name}: disconnected ({down_reason(state, snap.error)})")
-            self.info_label.setText(f"{spec.url}: {snap.error}\nretrying every {retry_s:.0f} s")
+            self.status_label.setText(self.tr("✖ {name}: disconnected ({down_reason})").format(name=snap.name, down_reason=down_reason(state, snap.error)))
+            self.info_label.setText(self.tr("{url}: {error}\nretrying every {retry_s:.0f} s").format(url=spec.url, error=snap.error, retry_s=retry_s))
             self.ext_label.setText("")
             set_role(self.status_label, "fail")
             return
-        self.status_label.setText(f"\u25cf {snap.name}: live {'yes' if snap.live else 'no'}, "
-                                  f"ready {'yes' if snap.ready else 'no'}  -  {snap.server} {snap.version}")
+        self.status_label.setText(self.tr("● {name}: live {value}, "
+                                          "ready {value2}  -  {server} {version}").format(name=snap.name, value='yes' if snap.live else 'no', value2='yes' if snap.ready else 'no', server=snap.server, version=snap.version))
         set_role(self.status_label, "ok" if snap.ready else "warn")
         self.info_label.setText(f"{spec.url}  ({spec.protocol or 'auto'}{', TLS' if spec.ssl else ''})")
         ext = f"{len(snap.extensions)} extensions: {', '.join(snap.extensions)}"

@@ -8,17 +8,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, Qt
 from PySide6.QtGui import QColor
 
 from studio.gui.graph import palette
 from studio.gui.widgets.tables import RowsModel
 
-HEADERS = ("Change", "In A (before)", "In B (after)", "Op", "What changed")
+HEADERS = (QT_TRANSLATE_NOOP("Columns", "Change"), QT_TRANSLATE_NOOP("Columns", "In A (before)"), QT_TRANSLATE_NOOP("Columns", "In B (after)"), QT_TRANSLATE_NOOP("Columns", "Op"), QT_TRANSLATE_NOOP("Columns", "What changed"))
 # the diff's colours are the verdict palette's: green added, amber op changed, lavender shape only, red removed
 STATUS_COLOUR = {"added": "supported", "changed": "risky", "shape only": "unknown", "removed": "unsupported"}
-STATUS_WORD = {"added": "added (B only)", "removed": "removed (A only)", "changed": "changed",
-               "shape only": "shape only"}
+STATUS_WORD = {"added": QT_TRANSLATE_NOOP("Diff", "added (B only)"), "removed": QT_TRANSLATE_NOOP("Diff", "removed (A only)"), "changed": QT_TRANSLATE_NOOP("Diff", "changed"),
+               "shape only": QT_TRANSLATE_NOOP("Diff", "shape only")}
 
 
 def status_of(node: Any) -> str:
@@ -68,7 +68,7 @@ class ChangesModel(RowsModel):
 
     def cell(self, row: Any, col: int, role: int) -> Any:
         if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole):
-            value = STATUS_WORD.get(row[0], row[0]) if col == 0 else row[col]
+            value = QCoreApplication.translate("Diff", STATUS_WORD.get(row[0], row[0])) if col == 0 else row[col]
             return "—" if value is None else value
         if role == Qt.ItemDataRole.ForegroundRole and col == 0:
             return QColor(palette.verdict_colors(self.theme)[STATUS_COLOUR[row[0]]][0])

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QCoreApplication, Qt
 from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
 
 from studio.gui.theme import set_role
@@ -20,7 +20,7 @@ class Step(QWidget):
         outer = QVBoxLayout(self)
         outer.setContentsMargins(0, 4, 0, 0)
         outer.setSpacing(10)
-        self.heading = QLabel(self.title)
+        self.heading = QLabel(QCoreApplication.translate("Step", self.title))  # QT_TRANSLATE_NOOP("Step", ...)
         set_role(self.heading, "subheading")
         self.intro = QLabel(intro)
         self.intro.setWordWrap(True)

@@ -25,7 +25,7 @@ class GenerationBox(QGroupBox):
     sig_changed = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__("Generation and precision", parent)
+        super().__init__(self.tr("Generation and precision"), parent)
         from studio.export.precision import KV_CACHE_DTYPES
 
         form = QFormLayout(self)
@@ -34,27 +34,27 @@ class GenerationBox(QGroupBox):
         self.kv.setObjectName("kv_cache")
         for key, text, _value in KV_CHOICES:
             self.kv.addItem(text, key)
-        self.kv.setToolTip("past_key_values inputs and present outputs: one graph serves prefill and each "
-                           "decode step, validated token by token against HF generate()")
+        self.kv.setToolTip(self.tr("past_key_values inputs and present outputs: one graph serves prefill and each "
+                                   "decode step, validated token by token against HF generate()"))
         self.kv_dtype = QComboBox()
         self.kv_dtype.setObjectName("kv_cache_dtype")
         for d in KV_CACHE_DTYPES:
             self.kv_dtype.addItem(d, d)
-        self.kv_dtype.setToolTip("float16 halves the cache's memory; the decoder's outputs are judged against "
-                                 "the float32 cache")
+        self.kv_dtype.setToolTip(self.tr("float16 halves the cache's memory; the decoder's outputs are judged against "
+                                         "the float32 cache"))
         kv_row = QHBoxLayout()
         kv_row.addWidget(self.kv)
-        kv_row.addWidget(QLabel("cache dtype"))
+        kv_row.addWidget(QLabel(self.tr("cache dtype")))
         kv_row.addWidget(self.kv_dtype)
         kv_row.addStretch(1)
-        form.addRow("KV cache", kv_row)
+        form.addRow(self.tr("KV cache"), kv_row)
         self.kv_note = muted("")
         self.kv_note.setObjectName("kv_cache_note")
         form.addRow("", self.kv_note)
         self.precision_row = QHBoxLayout()
-        form.addRow("Precision", self.precision_row)
-        self.precision_note = muted("Each part converted is judged against its FP32 self and falls back to FP32 "
-                                    "alone when it misses its tolerance (the report says so).")
+        form.addRow(self.tr("Precision"), self.precision_row)
+        self.precision_note = muted(self.tr("Each part converted is judged against its FP32 self and falls back to FP32 "
+                                            "alone when it misses its tolerance (the report says so)."))
         form.addRow("", self.precision_note)
         self.precisions: dict[str, QComboBox] = {}
         self.config: dict[str, Any] = {}
@@ -113,8 +113,8 @@ class GenerationBox(QGroupBox):
         self.kv_dtype.setEnabled(on)
         self.kv_note.setProperty("role", "muted")
         if on:
-            self.kv_note.setText("on: the graph takes and returns the KV cache; the export is validated by greedy "
-                                 "generation against HF generate(), and Try it / `studio generate` can run it")
+            self.kv_note.setText(self.tr("on: the graph takes and returns the KV cache; the export is validated by greedy "
+                                         "generation against HF generate(), and Try it / `studio generate` can run it"))
         else:
             self.kv_note.setText(why or "off: a single pass over the whole sequence (no generation)")
         self._repolish()

@@ -6,7 +6,7 @@ from __future__ import annotations
 import shlex
 from pathlib import Path
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QT_TRANSLATE_NOOP, Qt
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -63,31 +63,31 @@ def _form_box(title: str) -> tuple[QGroupBox, QFormLayout]:
 
 
 class OptionsStep(Step):
-    title = "Export options"
-    nav_title = "Options"
+    title = QT_TRANSLATE_NOOP("Step", "Export options")
+    nav_title = QT_TRANSLATE_NOOP("Step", "Options")
 
     def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__("Where to write the model and how to export it. Every export is validated: full "
-                         "onnx.checker, shape inference and ONNX Runtime parity against PyTorch on random "
-                         "inputs, one of them with batch and sequence lengths different from the traced ones.",
+        super().__init__(self.tr("Where to write the model and how to export it. Every export is validated: full "
+                                 "onnx.checker, shape inference and ONNX Runtime parity against PyTorch on random "
+                                 "inputs, one of them with batch and sequence lengths different from the traced ones."),
                          parent)
         self.model_dir: Path | None = None
         self.signature: list[InputSpec] = []
         self.signature_edited = False  # the user changed the inferred signature: it is passed as given
         self.output_touched = False
 
-        out_box, form = _form_box("Output")
+        out_box, form = _form_box(self.tr("Output"))
         self.output = QLineEdit()
         self.output.textEdited.connect(self._output_edited)
-        browse = QPushButton("Browse…")
+        browse = QPushButton(self.tr("Browse…"))
         browse.clicked.connect(self._browse)
         out_field, self.output_error = _field_with_error(self.output, browse)
-        form.addRow("ONNX file", out_field)
-        self.output_note = muted("Tokenizer, processor and config files, per-modality parts and the report are "
-                                 "written next to it.")
+        form.addRow(self.tr("ONNX file"), out_field)
+        self.output_note = muted(self.tr("Tokenizer, processor and config files, per-modality parts and the report are "
+                                         "written next to it."))
         form.addRow("", self.output_note)
 
-        exp_box, eform = _form_box("Exporter")
+        exp_box, eform = _form_box(self.tr("Exporter"))
         self.exporter = QComboBox()
         self.exporter.setMaximumWidth(260)
         for key, (text, tip) in EXPORTERS.items():
@@ -101,23 +101,23 @@ class OptionsStep(Step):
         self.opset.setRange(MIN_OPSET, MAX_OPSET)
         self.opset.setValue(17)
         self.opset.setMaximumWidth(140)
-        self.opset.setToolTip("ONNX opset of the exported graph; targets constrain it (see Inspect)")
+        self.opset.setToolTip(self.tr("ONNX opset of the exported graph; targets constrain it (see Inspect)"))
         opset_field, self.opset_error = _field_with_error(self.opset)
         self.dynamic_box = QWidget()
         self.dynamic_lay = QHBoxLayout(self.dynamic_box)
         self.dynamic_lay.setContentsMargins(0, 0, 0, 0)
         self.dynamic_checks: dict[str, QCheckBox] = {}
-        self.split = QCheckBox("Split modalities")
-        self.split_note = muted("Separate vision / text / audio encoder graphs plus the fusion part, each valid "
-                                "on its own, so a server can skip encoders a request does not need.")
-        eform.addRow("Exporter", self.exporter)
+        self.split = QCheckBox(self.tr("Split modalities"))
+        self.split_note = muted(self.tr("Separate vision / text / audio encoder graphs plus the fusion part, each valid "
+                                        "on its own, so a server can skip encoders a request does not need."))
+        eform.addRow(self.tr("Exporter"), self.exporter)
         eform.addRow("", self.exporter_note)
-        eform.addRow("Opset", opset_field)
-        eform.addRow("Dynamic axes", self.dynamic_box)
+        eform.addRow(self.tr("Opset"), opset_field)
+        eform.addRow(self.tr("Dynamic axes"), self.dynamic_box)
         eform.addRow("", self.split)
         eform.addRow("", self.split_note)
 
-        val_box, vform = _form_box("Validation")
+        val_box, vform = _form_box(self.tr("Validation"))
         self.atol = QLineEdit("1e-4")
         self.rtol = QLineEdit("1e-3")
         for w in (self.atol, self.rtol):
@@ -128,9 +128,9 @@ class OptionsStep(Step):
         self.cases.setRange(2, 20)
         self.cases.setValue(3)
         self.cases.setMaximumWidth(140)
-        vform.addRow("Absolute tolerance", atol_field)
-        vform.addRow("Relative tolerance", rtol_field)
-        vform.addRow("Random input cases", self.cases)
+        vform.addRow(self.tr("Absolute tolerance"), atol_field)
+        vform.addRow(self.tr("Relative tolerance"), rtol_field)
+        vform.addRow(self.tr("Random input cases"), self.cases)
 
         self.body.addWidget(out_box)
         row = QHBoxLayout()
@@ -187,7 +187,7 @@ class OptionsStep(Step):
             self.dynamic_lay.addWidget(cb)
             self.dynamic_checks[n] = cb
         if not names:
-            self.dynamic_lay.addWidget(muted("all input shapes are static in the signature"))
+            self.dynamic_lay.addWidget(muted(self.tr("all input shapes are static in the signature")))
         self.dynamic_lay.addStretch(1)
         modalities = {s.modality for s in signature}
         self.split.setEnabled(len(modalities) > 1)
@@ -200,7 +200,7 @@ class OptionsStep(Step):
         self.output_touched = True
 
     def _browse(self) -> None:
-        path, _ = QFileDialog.getSaveFileName(self, "Export to", start_dir(self.output.text(), None, name="model.onnx"), "ONNX models (*.onnx)")
+        path, _ = QFileDialog.getSaveFileName(self, self.tr("Export to"), start_dir(self.output.text(), None, name="model.onnx"), "ONNX models (*.onnx)")
         if path:
             self.output.setText(path if path.endswith(".onnx") else path + ".onnx")
             self.output_touched = True
@@ -215,10 +215,10 @@ class OptionsStep(Step):
         try:
             value = float(edit.text().strip())
         except ValueError:
-            err.show_error(f"{what} must be a number, like 1e-4", edit)
+            err.show_error(self.tr("{what} must be a number, like 1e-4").format(what=what), edit)
             return None
         if not value > 0 or value >= 1:
-            err.show_error(f"{what} must be between 0 and 1 (exclusive)", edit)
+            err.show_error(self.tr("{what} must be between 0 and 1 (exclusive)").format(what=what), edit)
             return None
         return value
 
@@ -233,24 +233,24 @@ class OptionsStep(Step):
         text = self.output.text().strip()
         out = Path(text).expanduser() if text else None
         if out is None:
-            self.output_error.show_error("enter where to write the model", self.output)
+            self.output_error.show_error(self.tr("enter where to write the model"), self.output)
             ok = False
         elif out.suffix.lower() != ".onnx":
-            self.output_error.show_error(f"'{out.name}' must end in .onnx", self.output)
+            self.output_error.show_error(self.tr("'{name}' must end in .onnx").format(name=out.name), self.output)
             ok = False
         elif out.is_dir():
-            self.output_error.show_error(f"{out} is a folder", self.output, hint="name a file such as model.onnx")
+            self.output_error.show_error(self.tr("{out} is a folder").format(out=out), self.output, hint=self.tr("name a file such as model.onnx"))
             ok = False
         elif self.model_dir is not None and out.resolve().parent == self.model_dir.resolve():
-            self.output_error.show_error("the output would be written into the source model folder", self.output,
-                                         hint="choose another folder; the export writes tokenizer files too")
+            self.output_error.show_error(self.tr("the output would be written into the source model folder"), self.output,
+                                         hint=self.tr("choose another folder; the export writes tokenizer files too"))
             ok = False
         atol = self._float(self.atol, self.atol_error, "absolute tolerance")
         rtol = self._float(self.rtol, self.rtol_error, "relative tolerance")
         if atol is None or rtol is None or not ok or self.model_dir is None:
             return None
         if out.exists():
-            self.output_error.setText(f"{out.name} exists and is replaced only when the new export succeeds")
+            self.output_error.setText(self.tr("{name} exists and is replaced only when the new export succeeds").format(name=out.name))
             self.output_error.setVisible(True)
         opts = self._options_from_fields(out, atol, rtol, report)
         return opts if self.generation.explain(opts) else None

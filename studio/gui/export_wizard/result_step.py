@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtCore import Qt, QUrl, Signal
+from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, Qt, QUrl, Signal
 from PySide6.QtGui import QDesktopServices
 from PySide6.QtWidgets import (
     QFrame,
@@ -31,14 +31,24 @@ from studio.gui.widgets.flow import FlowLayout
 from studio.gui.widgets.graph_snippet import GraphSnippetView
 from studio.gui.widgets.tables import readonly_table
 
-STAGES = {"load": "loading the model", "trace": "tracing the model", "export": "ONNX export",
-          "checker": "onnx.checker", "shape_inference": "shape inference", "ort_load": "ONNX Runtime load",
-          "parity": "parity with PyTorch", "tokenizer": "tokenizer check", "split": "modality split"}
-ERROR_CLASSES = {"unsupported_op_at_opset": "Operator not supported at this opset",
-                 "data_dependent_control_flow": "Data-dependent control flow",
-                 "shape_not_dynamic": "Shape not declared dynamic", "dtype": "Data type mismatch",
-                 "tokenizer_mismatch": "Tokenizer mismatch", "parity": "Outputs diverge from PyTorch",
-                 "parity_mismatch": "Outputs diverge from PyTorch"}
+STAGES = {"load": QT_TRANSLATE_NOOP("ExportStages", "loading the model"), "trace": QT_TRANSLATE_NOOP("ExportStages", "tracing the model"), "export": QT_TRANSLATE_NOOP("ExportStages", "ONNX export"),
+          "checker": "onnx.checker", "shape_inference": QT_TRANSLATE_NOOP("ExportStages", "shape inference"), "ort_load": QT_TRANSLATE_NOOP("ExportStages", "ONNX Runtime load"),
+          "parity": QT_TRANSLATE_NOOP("ExportStages", "parity with PyTorch"), "tokenizer": QT_TRANSLATE_NOOP("ExportStages", "tokenizer check"), "split": QT_TRANSLATE_NOOP("ExportStages", "modality split")}
+ERROR_CLASSES = {"unsupported_op_at_opset": QT_TRANSLATE_NOOP("ExportStages", "Operator not supported at this opset"),
+                 "data_dependent_control_flow": QT_TRANSLATE_NOOP("ExportStages", "Data-dependent control flow"),
+                 "shape_not_dynamic": QT_TRANSLATE_NOOP("ExportStages", "Shape not declared dynamic"), "dtype": QT_TRANSLATE_NOOP("ExportStages", "Data type mismatch"),
+                 "tokenizer_mismatch": QT_TRANSLATE_NOOP("ExportStages", "Tokenizer mismatch"), "parity": QT_TRANSLATE_NOOP("ExportStages", "Outputs diverge from PyTorch"),
+                 "parity_mismatch": QT_TRANSLATE_NOOP("ExportStages", "Outputs diverge from PyTorch")}
+
+
+def _stage_word(stage: str) -> str:
+    """An export stage id (studio.export's Diagnosis.stage) in words, in the current language."""
+    return QCoreApplication.translate("ExportStages", STAGES[stage]) if stage in STAGES else stage
+
+
+def _class_word(error_class: str, default: str) -> str:
+    return QCoreApplication.translate("ExportStages", ERROR_CLASSES[error_class]) \
+        if error_class in ERROR_CLASSES else default
 
 
 def _label(text: str, role: str | None = None, selectable: bool = False) -> QLabel:
@@ -66,8 +76,8 @@ def _fit_height(t: QTableWidget, max_rows: int = 14) -> None:
 
 
 class ResultStep(Step):
-    title = "Result"
-    nav_title = "Result"
+    title = QT_TRANSLATE_NOOP("Step", "Result")
+    nav_title = QT_TRANSLATE_NOOP("Step", "Result")
     sig_open_inspector = Signal(str)
     sig_open_report = Signal(str)
     sig_open_page = Signal(str, object)  # page id, payload: the one-click links to Triton, Package, Compile
@@ -96,21 +106,21 @@ class ResultStep(Step):
         lay.addWidget(self.banner)
 
         actions = FlowLayout()  # the six actions wrap on a narrow window instead of running off it
-        self.btn_report = QPushButton("Open report")
+        self.btn_report = QPushButton(self.tr("Open report"))
         self.btn_report.clicked.connect(self._open_report)
-        self.btn_inspect = QPushButton("Open in inspector")
+        self.btn_inspect = QPushButton(self.tr("Open in inspector"))
         set_role(self.btn_inspect, "primary")
         self.btn_inspect.clicked.connect(self._open_inspector)
-        self.btn_folder = QPushButton("Show output folder")
+        self.btn_folder = QPushButton(self.tr("Show output folder"))
         self.btn_folder.clicked.connect(self._open_folder)
-        self.btn_triton = QPushButton("Serve on Triton")
-        self.btn_triton.setToolTip("build a Triton model repository from this export and serve it locally")
+        self.btn_triton = QPushButton(self.tr("Serve on Triton"))
+        self.btn_triton.setToolTip(self.tr("build a Triton model repository from this export and serve it locally"))
         self.btn_triton.clicked.connect(self._open_triton)
-        self.btn_package = QPushButton("Package for a board")
-        self.btn_package.setToolTip("sign this export as an edge bundle for a board and deploy it to an agent")
+        self.btn_package = QPushButton(self.tr("Package for a board"))
+        self.btn_package.setToolTip(self.tr("sign this export as an edge bundle for a board and deploy it to an agent"))
         self.btn_package.clicked.connect(self._open_package)
-        self.btn_compile = QPushButton("Compile")
-        self.btn_compile.setToolTip("compile the model with TVM Relax for a board or this host")
+        self.btn_compile = QPushButton(self.tr("Compile"))
+        self.btn_compile.setToolTip(self.tr("compile the model with TVM Relax for a board or this host"))
         self.btn_compile.clicked.connect(self._open_compile)
         actions.addWidget(self.btn_inspect)
         actions.addWidget(self.btn_triton)
@@ -123,15 +133,15 @@ class ResultStep(Step):
         lay.addWidget(self.try_it)
 
         # failure diagnosis
-        self.diag_box = QGroupBox("What went wrong")
+        self.diag_box = QGroupBox(self.tr("What went wrong"))
         d = QVBoxLayout(self.diag_box)
         d.setSpacing(10)
         grid = QGridLayout()
         grid.setHorizontalSpacing(16)
         grid.setVerticalSpacing(6)
         self.diag_fields: dict[str, QLabel] = {}
-        for i, (key, title) in enumerate([("stage", "Stage"), ("error_class", "Error class"), ("node", "ONNX node"),
-                                          ("op_type", "Operator"), ("module", "PyTorch module")]):
+        for i, (key, title) in enumerate([("stage", self.tr("Stage")), ("error_class", self.tr("Error class")), ("node", self.tr("ONNX node")),
+                                          ("op_type", self.tr("Operator")), ("module", self.tr("PyTorch module"))]):
             k = _label(title, "muted")
             v = _label("", selectable=True)
             grid.addWidget(k, i, 0, Qt.AlignmentFlag.AlignTop)
@@ -146,17 +156,17 @@ class ResultStep(Step):
         set_role(self.fix_frame, "fix")
         f = QVBoxLayout(self.fix_frame)
         f.setContentsMargins(12, 8, 12, 8)
-        f.addWidget(_label("Suggested fix", "ok"))
+        f.addWidget(_label(self.tr("Suggested fix"), "ok"))
         self.diag_fix = _label("", selectable=True)
         f.addWidget(self.diag_fix)
         d.addWidget(self.fix_frame)
-        self.snippet_title = muted("Graph around the failing node (highlighted):")
+        self.snippet_title = muted(self.tr("Graph around the failing node (highlighted):"))
         d.addWidget(self.snippet_title)
         self.snippet = GraphSnippetView()
         self.snippet.setMinimumHeight(340)
         d.addWidget(self.snippet)
         raw_row = QHBoxLayout()
-        self.btn_raw = QPushButton("Show raw log")
+        self.btn_raw = QPushButton(self.tr("Show raw log"))
         self.btn_raw.setCheckable(True)
         self.btn_raw.toggled.connect(self._toggle_raw)
         raw_row.addWidget(self.btn_raw)
@@ -172,12 +182,12 @@ class ResultStep(Step):
         lay.addWidget(self.diag_box)
 
         # summary
-        self.summary_box = QGroupBox("Model")
+        self.summary_box = QGroupBox(self.tr("Model"))
         sg = QGridLayout(self.summary_box)
         sg.setHorizontalSpacing(16)
         sg.setVerticalSpacing(6)
         self.summary: dict[str, QLabel] = {}
-        rows = [("model", "Model"), ("tokenizer", "Tokenizer"), ("export", "Export"), ("checks", "Checks"),
+        rows = [("model", self.tr("Model")), ("tokenizer", self.tr("Tokenizer")), ("export", self.tr("Export")), ("checks", self.tr("Checks")),
                 ("time", "Time")]
         for i, (key, title) in enumerate(rows):
             sg.addWidget(_label(title, "muted"), i, 0, Qt.AlignmentFlag.AlignTop)
@@ -189,11 +199,11 @@ class ResultStep(Step):
         sg.addWidget(self.warnings, len(rows), 0, 1, 2)
         lay.addWidget(self.summary_box)
 
-        self.val_box = QGroupBox("Validation: ONNX Runtime against PyTorch")
+        self.val_box = QGroupBox(self.tr("Validation: ONNX Runtime against PyTorch"))
         v = QVBoxLayout(self.val_box)
         self.tolerance = muted("")
         v.addWidget(self.tolerance)
-        self.val_table = _table(["Case", "Graph", "Input shapes", "Output", "Max abs", "Max rel", "Result"])
+        self.val_table = _table([QT_TRANSLATE_NOOP("Columns", "Case"), QT_TRANSLATE_NOOP("Columns", "Graph"), QT_TRANSLATE_NOOP("Columns", "Input shapes"), QT_TRANSLATE_NOOP("Columns", "Output"), QT_TRANSLATE_NOOP("Columns", "Max abs"), QT_TRANSLATE_NOOP("Columns", "Max rel"), QT_TRANSLATE_NOOP("Columns", "Result")])
         hh = self.val_table.horizontalHeader()
         for col in range(7):
             hh.setSectionResizeMode(col, QHeaderView.ResizeMode.ResizeToContents)
@@ -201,9 +211,9 @@ class ResultStep(Step):
         v.addWidget(self.val_table)
         lay.addWidget(self.val_box)
 
-        self.out_box = QGroupBox("Files written")
+        self.out_box = QGroupBox(self.tr("Files written"))
         o = QVBoxLayout(self.out_box)
-        self.out_table = _table(["File", "Kind", "Modality", "Size"])
+        self.out_table = _table([QT_TRANSLATE_NOOP("Columns", "File"), QT_TRANSLATE_NOOP("Columns", "Kind"), QT_TRANSLATE_NOOP("Columns", "Modality"), QT_TRANSLATE_NOOP("Columns", "Size")])
         oh = self.out_table.horizontalHeader()
         oh.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
         for col in (1, 2, 3):
@@ -222,32 +232,35 @@ class ResultStep(Step):
         if ok:
             set_role(self.banner, "banner-ok")
             set_role(self.banner_title, "ok")
-            self.banner_title.setText("Export succeeded and validated")
+            self.banner_title.setText(self.tr("Export succeeded and validated"))
             worst = max((o.max_abs for c in cases for o in c.outputs), default=0.0)
             gen = report.generation
             said = ""
             if gen is not None and gen.status != "not run":
                 n_ok = sum(bool(p.get("match")) for p in gen.prompts)
-                said = (f" KV cache ({gen.cache.get('dtype', 'float32')}): greedy generation "
-                        f"{'token-exact with' if gen.status == 'passed' else 'differs from'} HF generate() on "
-                        f"{n_ok} of {len(gen.prompts)} prompt(s): Try it below.")
-            self.banner_detail.setText(f"{model or 'model.onnx'} passed onnx.checker, shape inference and "
-                                       f"ONNX Runtime parity on {len(cases)} case(s) (worst max abs error "
-                                       f"{worst:.2e}).{said} It was added to the workspace.")
+                said = " " + (self.tr("KV cache ({dtype}): greedy generation token-exact with HF generate() on {ok} of "
+                                      "{n} prompt(s): Try it below.") if gen.status == "passed" else
+                              self.tr("KV cache ({dtype}): greedy generation differs from HF generate() on {ok} of "
+                                      "{n} prompt(s): Try it below.")).format(
+                    dtype=gen.cache.get("dtype", "float32"), ok=n_ok, n=len(gen.prompts))
+            self.banner_detail.setText(self.tr("{value} passed onnx.checker, shape inference and "
+                                               "ONNX Runtime parity on {n} case(s) (worst max abs error "
+                                               "{worst:.2e}).{said} It was added to the workspace.").format(value=model or 'model.onnx', n=len(cases), worst=worst, said=said))
         elif report.status == "cancelled":
             set_role(self.banner, "banner-info")
             set_role(self.banner_title, "warn")
-            self.banner_title.setText("Export cancelled")
-            self.banner_detail.setText("Nothing was left at the output path.")
+            self.banner_title.setText(self.tr("Export cancelled"))
+            self.banner_detail.setText(self.tr("Nothing was left at the output path."))
         else:
             set_role(self.banner, "banner-fail")
             set_role(self.banner_title, "fail")
             dg = report.diagnosis
-            stage = STAGES.get(dg.stage, dg.stage) if dg else "an unknown stage"
-            cls = ERROR_CLASSES.get(dg.error_class, dg.error_class.replace("_", " ")) if dg else ""
-            self.banner_title.setText(f"Export failed at {stage}" + (f": {cls.lower()}" if cls else ""))
-            self.banner_detail.setText("Nothing was written at the output path. The diagnosis below says "
-                                       "where it broke and what to change.")
+            stage = _stage_word(dg.stage) if dg else self.tr("an unknown stage")
+            cls = _class_word(dg.error_class, dg.error_class.replace("_", " ")) if dg else ""
+            self.banner_title.setText(self.tr("Export failed at {stage}").format(stage=stage)
+                                      + (f": {cls.lower()}" if cls else ""))
+            self.banner_detail.setText(self.tr("Nothing was written at the output path. The diagnosis below says "
+                                               "where it broke and what to change."))
         self.btn_inspect.setEnabled(ok and model is not None)
         for b in (self.btn_triton, self.btn_package, self.btn_compile):
             b.setEnabled(ok and model is not None)
@@ -270,8 +283,8 @@ class ResultStep(Step):
         self.btn_raw.setChecked(False)
         if dg is None:
             return
-        values = {"stage": STAGES.get(dg.stage, dg.stage) + f"  ({dg.stage})",
-                  "error_class": ERROR_CLASSES.get(dg.error_class, dg.error_class.replace("_", " ").capitalize())
+        values = {"stage": _stage_word(dg.stage) + f"  ({dg.stage})",
+                  "error_class": _class_word(dg.error_class, dg.error_class.replace("_", " ").capitalize())
                   + f"  ({dg.error_class})",
                   "node": dg.node or "", "op_type": dg.op_type or "", "module": dg.module or ""}
         for key, text in values.items():
@@ -279,7 +292,7 @@ class ResultStep(Step):
             self.diag_fields[key].setVisible(bool(text))
             self.diag_fields[key + "_key"].setVisible(bool(text))
         self.diag_message.setText(dg.message)
-        self.diag_fix.setText(dg.fix or "no fix is known for this failure; the raw log has the details")
+        self.diag_fix.setText(dg.fix or self.tr("no fix is known for this failure; the raw log has the details"))
         has_snippet = bool(dg.snippet and dg.snippet.get("nodes"))
         self.snippet_title.setVisible(has_snippet)
         self.snippet.setVisible(has_snippet)
@@ -287,15 +300,15 @@ class ResultStep(Step):
         raw = dg.raw_log or ""
         if self.job_log:
             raw = (raw + "\n\n--- job log ---\n" if raw else "") + "\n".join(self.job_log)
-        self.raw_log.setPlainText(raw or "(the exporter produced no log)")
+        self.raw_log.setPlainText(raw or self.tr("(the exporter produced no log)"))
 
     def _fill_summary(self, report: ExportReport) -> None:
         opts = report.options or {}
-        self.summary["model"].setText(f"{report.model_class or '?'}  ({report.model_type or 'unknown type'})  "
-                                      f"from {report.model_dir}")
-        tok = report.tokenizer_class or "none found"
+        self.summary["model"].setText(self.tr("{value}  ({value2})  "
+                                              "from {model_dir}").format(value=report.model_class or '?', value2=report.model_type or 'unknown type', model_dir=report.model_dir))
+        tok = report.tokenizer_class or self.tr("none found")
         if report.expected_tokenizer_class and report.expected_tokenizer_class != report.tokenizer_class:
-            tok += f"  (the model type expects {report.expected_tokenizer_class})"
+            tok += "  " + self.tr("(the model type expects {cls})").format(cls=report.expected_tokenizer_class)
         self.summary["tokenizer"].setText(tok)
         bits = [f"exporter {opts.get('exporter', '?')}", f"opset {opts.get('opset', '?')}"]
         if opts.get("dynamic"):
@@ -305,8 +318,8 @@ class ResultStep(Step):
             bits.append(f"split into {len(report.parts)} part(s)")
         self.summary["export"].setText(" · ".join(bits))
         val = report.validation
-        self.summary["checks"].setText(f"checker: {val.checker} · shape inference: {val.shape_inference} · "
-                                       f"ORT load: {val.ort_load}")
+        self.summary["checks"].setText(self.tr("checker: {checker} · shape inference: {shape_inference} · "
+                                               "ORT load: {ort_load}").format(checker=val.checker, shape_inference=val.shape_inference, ort_load=val.ort_load))
         total = sum(report.timings.values())
         detail = ", ".join(f"{k} {v:.1f}s" for k, v in report.timings.items())
         self.summary["time"].setText(f"{total:.1f} s  ({detail})" if report.timings else "-")
@@ -345,8 +358,8 @@ class ResultStep(Step):
                     elif col == 2:
                         item.setToolTip(shapes)
                     t.setItem(r, col, item)
-        self.tolerance.setText(f"Each output must satisfy |onnx - torch| <= atol + rtol·|torch| "
-                               f"(atol {val.atol:g}, rtol {val.rtol:g}).")
+        self.tolerance.setText(self.tr("Each output must satisfy |onnx - torch| <= atol + rtol·|torch| "
+                                       "(atol {atol:g}, rtol {rtol:g}).").format(atol=val.atol, rtol=val.rtol))
         self.val_box.setVisible(bool(val.cases))
         _fit_height(t)
 
@@ -367,7 +380,7 @@ class ResultStep(Step):
     # -- actions ---------------------------------------------------------------------------------------
     def _toggle_raw(self, on: bool) -> None:
         self.raw_log.setVisible(on)
-        self.btn_raw.setText("Hide raw log" if on else "Show raw log")
+        self.btn_raw.setText(self.tr("Hide raw log") if on else self.tr("Show raw log"))
 
     def _report_path(self) -> Path | None:
         if self.report is None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from PySide6.QtCore import QTimer, Signal
+from PySide6.QtCore import QT_TRANSLATE_NOOP, QTimer, Signal
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPlainTextEdit, QProgressBar, QPushButton, QWidget
 
 from studio.gui.export_wizard.common import Step
@@ -13,13 +13,13 @@ from studio.gui.widgets.flow import ElidedLabel
 
 
 class RunStep(Step):
-    title = "Exporting"
-    nav_title = "Run"
+    title = QT_TRANSLATE_NOOP("Step", "Exporting")
+    nav_title = QT_TRANSLATE_NOOP("Step", "Run")
     sig_cancel = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__("The export runs in the background: you can switch pages and come back. Cancel stops it "
-                         "at the next safe point and leaves nothing half-written at the output path.", parent)
+        super().__init__(self.tr("The export runs in the background: you can switch pages and come back. Cancel stops it "
+                                 "at the next safe point and leaves nothing half-written at the output path."), parent)
         self.what = ElidedLabel("")  # "model -> /long/output/path": elided, full text in the tooltip
         set_role(self.what, "subheading")
         self.body.addWidget(self.what)
@@ -29,10 +29,10 @@ class RunStep(Step):
         self.bar.setMinimumHeight(22)
         self.body.addWidget(self.bar)
         row = QHBoxLayout()
-        self.status = ElidedLabel("waiting to start…")  # job status lines name long paths
+        self.status = ElidedLabel(self.tr("waiting to start…"))  # job status lines name long paths
         self.elapsed = QLabel("")
         set_role(self.elapsed, "muted")
-        self.cancel_btn = QPushButton("Cancel export")
+        self.cancel_btn = QPushButton(self.tr("Cancel export"))
         set_role(self.cancel_btn, "danger")
         self.cancel_btn.clicked.connect(self.sig_cancel.emit)
         row.addWidget(self.status, 1)
@@ -55,10 +55,10 @@ class RunStep(Step):
     def start(self, what: str) -> None:
         self.what.setText(what)
         self.bar.setValue(0)
-        self.status.setText("starting…")
+        self.status.setText(self.tr("starting…"))
         self.log.clear()
         self.cancel_btn.setEnabled(True)
-        self.cancel_btn.setText("Cancel export")
+        self.cancel_btn.setText(self.tr("Cancel export"))
         self._t0 = time.monotonic()
         self.running = True
         self._tick()
@@ -75,8 +75,8 @@ class RunStep(Step):
 
     def cancelling(self) -> None:
         self.cancel_btn.setEnabled(False)
-        self.cancel_btn.setText("Cancelling…")
-        self.status.setText("cancelling at the next safe point…")
+        self.cancel_btn.setText(self.tr("Cancelling…"))
+        self.status.setText(self.tr("cancelling at the next safe point…"))
 
     def stop(self, final_status: str) -> None:
         self.running = False

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, Qt, Signal
 from PySide6.QtGui import QBrush
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -23,7 +23,7 @@ from studio.gui.theme import colors, set_role
 from studio.gui.widgets.field_error import FieldError
 from studio.gui.widgets.flow import ElidedLabel
 
-COLS = ("Use", "Modality", "Input name", "dtype", "Example shape", "Dynamic axes")
+COLS = (QT_TRANSLATE_NOOP("Columns", "Use"), QT_TRANSLATE_NOOP("Columns", "Modality"), QT_TRANSLATE_NOOP("Columns", "Input name"), QT_TRANSLATE_NOOP("Columns", "dtype"), QT_TRANSLATE_NOOP("Columns", "Example shape"), QT_TRANSLATE_NOOP("Columns", "Dynamic axes"))
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.]*$")
 
 
@@ -45,20 +45,20 @@ def parse_axes(text: str) -> dict[int, str]:
 
 
 class SignatureStep(Step):
-    title = "Signature and modalities"
-    nav_title = "Signature"
+    title = QT_TRANSLATE_NOOP("Step", "Signature and modalities")
+    nav_title = QT_TRANSLATE_NOOP("Step", "Signature")
     sig_changed = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__("The model's inputs, inferred from its class and processor. Set each input's modality "
-                         "(used to split the graph per encoder), rename it, or change which axes stay dynamic.",
+        super().__init__(self.tr("The model's inputs, inferred from its class and processor. Set each input's modality "
+                                 "(used to split the graph per encoder), rename it, or change which axes stay dynamic."),
                          parent)
         self.inferred: list[InputSpec] = []
         self.model_label = ElidedLabel("")  # names the model folder: elided, full in the tooltip
         set_role(self.model_label, "muted")
         self.body.addWidget(self.model_label)
         self.table = QTableWidget(0, len(COLS))
-        self.table.setHorizontalHeaderLabels(list(COLS))
+        self.table.setHorizontalHeaderLabels([QCoreApplication.translate("Columns", c) for c in COLS])
         self.table.verticalHeader().setVisible(False)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setAlternatingRowColors(True)
@@ -72,11 +72,11 @@ class SignatureStep(Step):
         self.table.itemChanged.connect(lambda _i: self._changed())
         self.body.addWidget(self.table, 1)
         row = QHBoxLayout()
-        add = QPushButton("Add input")
+        add = QPushButton(self.tr("Add input"))
         add.clicked.connect(lambda: self.add_row(InputSpec("text", "", {})))
-        rem = QPushButton("Remove selected")
+        rem = QPushButton(self.tr("Remove selected"))
         rem.clicked.connect(self.remove_selected)
-        reset = QPushButton("Reset to inferred")
+        reset = QPushButton(self.tr("Reset to inferred"))
         reset.clicked.connect(lambda: self.set_signature(self.inferred))
         row.addWidget(add)
         row.addWidget(rem)
@@ -85,7 +85,7 @@ class SignatureStep(Step):
         self.body.addLayout(row)
         self.error = FieldError()
         self.body.addWidget(self.error)
-        self.cli = command_label("As a command-line flag:", self.body)
+        self.cli = command_label(self.tr("As a command-line flag:"), self.body)
 
     def set_model_info(self, text: str) -> None:
         self.model_label.setText(text)
@@ -189,29 +189,29 @@ class SignatureStep(Step):
                     item.setBackground(QBrush())
         used = [r for r in range(self.table.rowCount()) if self._used(r)]
         if not used:
-            self.error.show_error("the signature is empty: tick at least one input", self.table)
+            self.error.show_error(self.tr("the signature is empty: tick at least one input"), self.table)
             return False
         seen: set[str] = set()
         for r in used:
             spec, problem = self._row_spec(r)
             if not spec.name:
                 self._mark(r, 2)
-                self.error.show_error(f"row {r + 1}: the input name is empty", self.table)
+                self.error.show_error(self.tr("row {value}: the input name is empty").format(value=r + 1), self.table)
                 return False
             if not _NAME.match(spec.name):
                 self._mark(r, 2)
-                self.error.show_error(f"row {r + 1}: '{spec.name}' is not a valid input name", self.table,
-                                      hint="use the forward() argument name, e.g. pixel_values")
+                self.error.show_error(self.tr("row {value}: '{name}' is not a valid input name").format(value=r + 1, name=spec.name), self.table,
+                                      hint=self.tr("use the forward() argument name, e.g. pixel_values"))
                 return False
             if spec.name in seen:
                 self._mark(r, 2)
-                self.error.show_error(f"row {r + 1}: input '{spec.name}' appears twice", self.table)
+                self.error.show_error(self.tr("row {value}: input '{name}' appears twice").format(value=r + 1, name=spec.name), self.table)
                 return False
             seen.add(spec.name)
             if problem:
                 self._mark(r, 5)
-                self.error.show_error(f"row {r + 1} ({spec.name}): {problem}", self.table,
-                                      hint="write dynamic axes as 0:batch, 1:sequence (empty = all static)")
+                self.error.show_error(self.tr("row {value} ({name}): {problem}").format(value=r + 1, name=spec.name, problem=problem), self.table,
+                                      hint=self.tr("write dynamic axes as 0:batch, 1:sequence (empty = all static)"))
                 return False
         return True
 

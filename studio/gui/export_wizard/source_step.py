@@ -6,7 +6,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import QT_TRANSLATE_NOOP, Signal
 from PySide6.QtWidgets import (
     QButtonGroup,
     QComboBox,
@@ -39,31 +39,31 @@ class SourceChoice:
 
 
 class SourceStep(Step):
-    title = "Choose the model"
-    nav_title = "Source"
+    title = QT_TRANSLATE_NOOP("Step", "Choose the model")
+    nav_title = QT_TRANSLATE_NOOP("Step", "Source")
     sig_changed = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__("Pick a HuggingFace model saved with save_pretrained: one already in the workspace, "
-                         "any model folder on disk, or a built-in tiny sample (random weights, no download).",
+        super().__init__(self.tr("Pick a HuggingFace model saved with save_pretrained: one already in the workspace, "
+                                 "any model folder on disk, or a built-in tiny sample (random weights, no download)."),
                          parent)
         self.workspace: Workspace | None = None
-        box = QGroupBox("Source")
+        box = QGroupBox(self.tr("Source"))
         grid = QGridLayout(box)
         grid.setHorizontalSpacing(12)
         grid.setVerticalSpacing(8)
         grid.setColumnStretch(1, 1)
         self.group = QButtonGroup(self)
-        self.rb_workspace = QRadioButton("Workspace model")
-        self.rb_folder = QRadioButton("Model folder")
-        self.rb_sample = QRadioButton("Built-in sample")
+        self.rb_workspace = QRadioButton(self.tr("Workspace model"))
+        self.rb_folder = QRadioButton(self.tr("Model folder"))
+        self.rb_sample = QRadioButton(self.tr("Built-in sample"))
         for i, rb in enumerate((self.rb_workspace, self.rb_folder, self.rb_sample)):
             self.group.addButton(rb, i)
         self.ws_combo = QComboBox()
         self.ws_combo.setMinimumWidth(320)
         self.folder = QLineEdit()
-        self.folder.setPlaceholderText("/path/to/hf-model  (holds config.json and the weights)")
-        browse = QPushButton("Browse…")
+        self.folder.setPlaceholderText(self.tr("/path/to/hf-model  (holds config.json and the weights)"))
+        browse = QPushButton(self.tr("Browse…"))
         browse.clicked.connect(self._browse)
         folder_row = QHBoxLayout()
         folder_row.addWidget(self.folder, 1)
@@ -106,7 +106,7 @@ class SourceStep(Step):
         self.rb_workspace.setEnabled(bool(hf))
         self.ws_combo.setEnabled(bool(hf))
         if not hf:
-            self.ws_combo.addItem("(no HuggingFace models in the workspace)", None)
+            self.ws_combo.addItem(self.tr("(no HuggingFace models in the workspace)"), None)
         cur = ws.origin(current_model) if ws and current_model else None  # an export's own HF model
         pick = cur.name if cur is not None and not self.touched else keep
         idx = self.ws_combo.findData(pick)
@@ -134,7 +134,7 @@ class SourceStep(Step):
         self.touched = True
 
     def _browse(self) -> None:
-        path = QFileDialog.getExistingDirectory(self, "HuggingFace model folder", start_dir(self.folder.text(), self.workspace, "models"))
+        path = QFileDialog.getExistingDirectory(self, self.tr("HuggingFace model folder"), start_dir(self.folder.text(), self.workspace, "models"))
         if path:
             self.set_folder(path)
 
@@ -147,8 +147,8 @@ class SourceStep(Step):
         name = self.sample_combo.currentText()
         if name:
             dest = self._sample_dir(name)
-            state = "already written" if (dest / "config.json").is_file() else "will be written"
-            self.sample_dest.setText(f"{state} to {dest}")
+            state = self.tr("already written") if (dest / "config.json").is_file() else self.tr("will be written")
+            self.sample_dest.setText(self.tr("{state} to {dest}").format(state=state, dest=dest))
         self.error.clear_error()
         self.sig_changed.emit()
 
@@ -163,36 +163,36 @@ class SourceStep(Step):
             name = self.ws_combo.currentData()
             entry = self.workspace.model(name) if self.workspace and name else None
             if entry is None:
-                self.error.show_error("choose a model of the workspace", self.ws_combo)
+                self.error.show_error(self.tr("choose a model of the workspace"), self.ws_combo)
                 return None
             path = self.workspace.resolve(entry)
             return self._check_dir(path, entry.name, self.ws_combo)
         if self.rb_folder.isChecked():
             text = self.folder.text().strip()
             if not text:
-                self.error.show_error("enter the model folder", self.folder,
-                                      hint="a folder written by save_pretrained (config.json and weights)")
+                self.error.show_error(self.tr("enter the model folder"), self.folder,
+                                      hint=self.tr("a folder written by save_pretrained (config.json and weights)"))
                 return None
             path = Path(text).expanduser()
             return self._check_dir(path, path.name, self.folder)
         name = self.sample_combo.currentText()
         if not name:
-            self.error.show_error("no sample models are available", self.sample_combo)
+            self.error.show_error(self.tr("no sample models are available"), self.sample_combo)
             return None
         dest = self._sample_dir(name)
         return SourceChoice(dest, name, sample=None if (dest / "config.json").is_file() else name)
 
     def _check_dir(self, path: Path, label: str, widget: QWidget) -> SourceChoice | None:
         if not path.exists():
-            self.error.show_error(f"{path} does not exist", widget, hint="check the path")
+            self.error.show_error(self.tr("{path} does not exist").format(path=path), widget, hint=self.tr("check the path"))
             return None
         if not path.is_dir():
-            self.error.show_error(f"{path} is a file, not a model folder", widget,
-                                  hint="choose the folder that holds config.json")
+            self.error.show_error(self.tr("{path} is a file, not a model folder").format(path=path), widget,
+                                  hint=self.tr("choose the folder that holds config.json"))
             return None
         if not (path / "config.json").is_file():
-            self.error.show_error(f"{path} has no config.json: not a HuggingFace model folder", widget,
-                                  hint="choose a folder written by save_pretrained")
+            self.error.show_error(self.tr("{path} has no config.json: not a HuggingFace model folder").format(path=path), widget,
+                                  hint=self.tr("choose a folder written by save_pretrained"))
             return None
         return SourceChoice(path, label)
 

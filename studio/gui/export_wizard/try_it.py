@@ -45,7 +45,7 @@ class TryItPanel(QGroupBox):
     """Prompt (+ media) in, the answer streamed out; hidden for exports without generation.json."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__("Try it: generate with the exported parts on this machine", parent)
+        super().__init__(self.tr("Try it: generate with the exported parts on this machine"), parent)
         self.jobs: Any = None  # the page's JobRunner (set by the export page)
         self.folder: Path | None = None
         self.kind = ""
@@ -56,7 +56,7 @@ class TryItPanel(QGroupBox):
         lay = QVBoxLayout(self)
         self.prompt_edit = QLineEdit("Describe what you see.")
         self.media_edit = QLineEdit()
-        self.media_label = QLabel("Image")
+        self.media_label = QLabel(self.tr("Image"))
         self.media_row = QWidget()
         self.media_row.setLayout(browse_row(self.media_edit, self._choose_media))
         self.max_tokens = QSpinBox()
@@ -66,7 +66,7 @@ class TryItPanel(QGroupBox):
                                 ("Max new tokens", self.max_tokens))
         lay.addLayout(self.form)
         bar = QHBoxLayout()
-        self.run_btn = QPushButton("Generate")
+        self.run_btn = QPushButton(self.tr("Generate"))
         self.run_btn.clicked.connect(self.run)
         self.stats = QLabel("")
         self.stats.setWordWrap(True)
@@ -77,7 +77,7 @@ class TryItPanel(QGroupBox):
         lay.addWidget(self.field_error)
         self.answer = QPlainTextEdit()
         self.answer.setReadOnly(True)
-        self.answer.setPlaceholderText("the answer streams here")
+        self.answer.setPlaceholderText(self.tr("the answer streams here"))
         self.answer.setMaximumHeight(140)
         lay.addWidget(self.answer)
         self.setVisible(False)
@@ -103,7 +103,7 @@ class TryItPanel(QGroupBox):
 
     def _choose_media(self) -> None:
         title, filt = MEDIA.get(self.kind, ("File", "*"))
-        path, _ = QFileDialog.getOpenFileName(self, f"{title} to try", str(self.folder or Path.home()), filt)
+        path, _ = QFileDialog.getOpenFileName(self, self.tr("{title} to try").format(title=title), str(self.folder or Path.home()), filt)
         if path:
             self.media_edit.setText(path)
 
@@ -121,14 +121,14 @@ class TryItPanel(QGroupBox):
         emit = self._pieces.sig_text.emit
         self.answer.clear()
         self.field_error.clear_error()
-        self.stats.setText("generating…")
+        self.stats.setText(self.tr("generating…"))
         self.run_btn.setEnabled(False)
 
         def work(job: Any) -> Any:
             job.set_status(f"generating with {folder.name}")
             return generate(folder, prompt, max_new_tokens=n, on_text=emit, **kw)
 
-        self.jobs.start("try-it", f"Try {folder.name}", work, on_done=self._done, on_failed=self._failed)
+        self.jobs.start("try-it", self.tr("Try {name}").format(name=folder.name), work, on_done=self._done, on_failed=self._failed)
 
     def _append(self, text: str) -> None:
         self.answer.moveCursor(self.answer.textCursor().MoveOperation.End)
@@ -139,8 +139,8 @@ class TryItPanel(QGroupBox):
         self.run_btn.setEnabled(True)
         if self.answer.toPlainText() != result.text:  # the whole answer decoded at once is the reference (a
             self.answer.setPlainText(result.text)  # byte-level piece can change once the next token arrives)
-        self.stats.setText(f"{len(result.token_ids)} tokens ({result.finish_reason}) · TTFT {result.ttft_ms:.1f} ms · "
-                           f"{result.tokens_per_s:.1f} tokens/s · {result.runtime}")
+        self.stats.setText(self.tr("{n} tokens ({finish_reason}) · TTFT {ttft_ms:.1f} ms · "
+                                   "{tokens_per_s:.1f} tokens/s · {runtime}").format(n=len(result.token_ids), finish_reason=result.finish_reason, ttft_ms=result.ttft_ms, tokens_per_s=result.tokens_per_s, runtime=result.runtime))
 
     def _failed(self, err: StudioError) -> None:
         self.run_btn.setEnabled(True)

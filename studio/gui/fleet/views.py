@@ -7,14 +7,21 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtCore import (
+    QT_TRANSLATE_NOOP,
+    QAbstractTableModel,
+    QCoreApplication,
+    QModelIndex,
+    QPersistentModelIndex,
+    Qt,
+)
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QListWidget, QTableView
 
 from studio.fleet.render import event_line
 
-COLUMNS = ("agent", "url", "ring", "state", "version", "previous", "requests", "errors %", "p95 ms", "p99 ms",
-           "gate", "reason")
+COLUMNS = (QT_TRANSLATE_NOOP("Columns", "agent"), QT_TRANSLATE_NOOP("Columns", "url"), QT_TRANSLATE_NOOP("Columns", "ring"), QT_TRANSLATE_NOOP("Columns", "state"), QT_TRANSLATE_NOOP("Columns", "version"), QT_TRANSLATE_NOOP("Columns", "previous"), QT_TRANSLATE_NOOP("Columns", "requests"), QT_TRANSLATE_NOOP("Columns", "errors %"), QT_TRANSLATE_NOOP("Columns", "p95 ms"), QT_TRANSLATE_NOOP("Columns", "p99 ms"),
+           QT_TRANSLATE_NOOP("Columns", "gate"), QT_TRANSLATE_NOOP("Columns", "reason"))
 STATE_COLOUR = {"passed": "#2a7a2a", "updated": "#2a7a2a", "watching": "#1f5fa8", "deploying": "#1f5fa8",
                 "down": "#c62828", "failed": "#c62828", "rollback_failed": "#c62828", "rolled_back": "#9a6a00",
                 "skipped": "#9a6a00"}
@@ -55,7 +62,7 @@ class AgentsModel(QAbstractTableModel):
 
     def headerData(self, section: int, orientation: Qt.Orientation, role: int = 0) -> Any:  # noqa: N802
         if role == Qt.ItemDataRole.DisplayRole and orientation == Qt.Orientation.Horizontal:
-            return COLUMNS[section]
+            return QCoreApplication.translate("Columns", COLUMNS[section])
         return None
 
     def cell(self, row: int, col: int) -> str:
@@ -81,7 +88,7 @@ class AgentsModel(QAbstractTableModel):
         return None
 
 
-MEMBER_COLUMNS = ("agent", "url", "ring", "labels", "token", "in Devices")
+MEMBER_COLUMNS = (QT_TRANSLATE_NOOP("Columns", "agent"), QT_TRANSLATE_NOOP("Columns", "url"), QT_TRANSLATE_NOOP("Columns", "ring"), QT_TRANSLATE_NOOP("Columns", "labels"), QT_TRANSLATE_NOOP("Columns", "token"), QT_TRANSLATE_NOOP("Columns", "in Devices"))
 
 
 class MembersModel(QAbstractTableModel):
@@ -116,7 +123,7 @@ class MembersModel(QAbstractTableModel):
 
     def headerData(self, section: int, orientation: Qt.Orientation, role: int = 0) -> Any:  # noqa: N802
         if role == Qt.ItemDataRole.DisplayRole and orientation == Qt.Orientation.Horizontal:
-            return MEMBER_COLUMNS[section]
+            return QCoreApplication.translate("Columns", MEMBER_COLUMNS[section])
         return None
 
     def data(self, index: _Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:

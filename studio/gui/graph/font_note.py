@@ -27,8 +27,8 @@ class FontNote(QLabel):
         self.missing = uncovered(names)
         if self.missing:
             shown = " ".join(self.missing[:12]) + (" …" if len(self.missing) > 12 else "")
-            self.setText(f"{len(self.missing)} character(s) in this model's names have no installed font and "
-                         f"show as boxes ({shown}): {missing_font_hint(self.missing)}")
+            self.setText(self.tr("{n} character(s) in this model's names have no installed font and "
+                                 "show as boxes ({shown}): {missing_font_hint}").format(n=len(self.missing), shown=shown, missing_font_hint=missing_font_hint(self.missing)))
             self.setToolTip(self.text())
             self.place()
             self.show()

@@ -61,7 +61,7 @@ class GraphView(GroupsMixin, QGraphicsView):
         self._ring_names: list[str] = []  # highlight()'s nodes, by name
         self._generation = 0
         self._workers: list[LayoutWorker] = []
-        self._message = "Open an ONNX model to see its graph"
+        self._message = self.tr("Open an ONNX model to see its graph")
         self._pending: dict[str, object] = {}
         self._selected: int | None = None
         self._matches: list[int] = []
@@ -101,10 +101,10 @@ class GraphView(GroupsMixin, QGraphicsView):
         if old is not None:
             old.deleteLater()
         if graph is None:
-            self._message = "Open an ONNX model to see its graph"
+            self._message = self.tr("Open an ONNX model to see its graph")
             self.viewport().update()
             return
-        self._message = f"Laying out {len(graph.nodes):,} nodes…"
+        self._message = self.tr("Laying out {n:,} nodes…").format(n=len(graph.nodes))
         self.viewport().update()
         self.font_note.check(n.name for n in graph.nodes)
         self._start_worker(graph)
@@ -166,7 +166,7 @@ class GraphView(GroupsMixin, QGraphicsView):
     def _on_layout_failed(self, generation: int, message: str) -> None:
         QTimer.singleShot(50, self._reap)
         if generation == self._generation:
-            self._message = f"Layout failed: {message}"
+            self._message = self.tr("Layout failed: {message}").format(message=message)
             self.viewport().update()
             self.sig_layout_failed.emit(message)
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from PySide6.QtCore import QCoreApplication
+
 from studio.gui.inspector.profile_format import fmt_ms
 
 if TYPE_CHECKING:
@@ -18,12 +20,15 @@ class ColourModes:
     def __init__(self, page: InspectPage) -> None:
         self.page = page
         self.heat: dict[str, float] | None = None  # values of the heat hook: node name -> number
+        self.heat_label = "heat"
 
     def set_heat(self, values: dict[str, float] | None, label: str = "heat") -> None:
         """Node name -> number (e.g. ms); enables the heat mode and switches to it (None: back to verdicts)."""
         toolbar = self.page.toolbar
         self.heat = dict(values) if values else None
-        toolbar.set_mode_available("heat", bool(values), f"Colour: {label}")
+        self.heat_label = label
+        toolbar.set_mode_available("heat", bool(values),
+                                   QCoreApplication.translate("Inspector", "Colour: {label}").format(label=label))
         toolbar.set_mode("heat" if values else "verdict")
         self.apply()
 
@@ -43,10 +48,10 @@ class ColourModes:
         if values is None:
             page.legend.show_scale(None)
         elif mode == "profile":
-            page.legend.show_scale(("time per node", "0 ms", f"{fmt_ms(page.profiler.slowest_ms())} ms"),
+            page.legend.show_scale((QCoreApplication.translate("Inspector", "time per node"), "0 ms", f"{fmt_ms(page.profiler.slowest_ms())} ms"),
                                    no_time=True)
         else:
-            title = page.toolbar.color_mode.currentText().replace("Colour: ", "")
+            title = self.heat_label
             page.legend.show_scale((title, "0", f"{max(values.values(), default=0.0):g}"))
 
 

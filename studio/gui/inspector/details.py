@@ -8,9 +8,13 @@ from __future__ import annotations
 from html import escape
 from typing import Any
 
+from PySide6.QtCore import QCoreApplication
+
 from studio.core.units import human_bytes
 from studio.gui.graph import palette
 from studio.gui.graph.model import KIND_OP, GNode, GraphData
+
+translate = QCoreApplication.translate
 
 
 def human_count(n: float) -> str:
@@ -33,7 +37,7 @@ def _css(theme: str) -> str:
 
 def verdict_chip(verdict: str, theme: str) -> str:
     solid, fill, border = palette.verdict_colors(theme).get(verdict, palette.verdict_colors(theme)["unknown"])
-    label = palette.VERDICT_LABELS.get(verdict, verdict)
+    label = translate("Verdicts", palette.VERDICT_LABELS.get(verdict, verdict))
     return f"<span style='background:{fill}; color:{border}; font-weight:600'>&nbsp;{escape(label)}&nbsp;</span>"
 
 
@@ -92,7 +96,7 @@ def node_details_html(graph: GraphData, node: GNode, report: Any, target: str | 
     if node.kind != KIND_OP:
         tensor = (node.outputs or node.inputs or [node.name])[0]
         info = graph.tensors.get(tensor)
-        kind = "Graph input" if node.kind == "input" else "Graph output"
+        kind = translate("Details", "Graph input") if node.kind == "input" else translate("Details", "Graph output")
         out.append(f"<p>{kind} <span class='mono'>{escape(tensor)}</span></p>")
         if info is not None:
             out.append(f"<p>{escape(info.dtype)} {_shape_html(info.shape, info.symbolic)}</p>")
@@ -101,7 +105,7 @@ def node_details_html(graph: GraphData, node: GNode, report: Any, target: str | 
     if report is not None and report.node_verdicts:
         from studio.verify.effective import effective
 
-        out.append("<h3>Verdict per target</h3><table class='t' width='100%'>")
+        out.append("<h3>" + translate("Details", "Verdict per target") + "</h3><table class='t' width='100%'>")
         for tid in report.node_verdicts:
             eff = effective(report, tid)  # a tool's answer where one ran, said with its source
             v = eff.node_verdicts.get(key, "supported")
@@ -113,19 +117,21 @@ def node_details_html(graph: GraphData, node: GNode, report: Any, target: str | 
             out.append(f"<tr><td nowrap{mark}>{escape(tid)}</td><td nowrap>{verdict_chip(v, theme)}</td>"
                        f"<td class='muted'>{escape(reason)}</td></tr>")
         out.append("</table>")
-    out.append("<h3>Inputs</h3><table class='t' width='100%'><tr><th>tensor</th><th>dtype</th><th>shape</th></tr>")
+    head = ("<table class='t' width='100%'><tr><th>" + translate("Details", "tensor") + "</th><th>"
+            + translate("Details", "dtype") + "</th><th>" + translate("Details", "shape") + "</th></tr>")
+    out.append("<h3>" + translate("Details", "Inputs") + "</h3>" + head)
     out.append(_tensor_rows(graph, node.inputs, report) + "</table>")
-    out.append("<h3>Outputs</h3><table class='t' width='100%'><tr><th>tensor</th><th>dtype</th><th>shape</th></tr>")
+    out.append("<h3>" + translate("Details", "Outputs") + "</h3>" + head)
     out.append(_tensor_rows(graph, node.outputs, report) + "</table>")
     attrs = node.attributes
-    out.append("<h3>Attributes</h3>")
+    out.append("<h3>" + translate("Details", "Attributes") + "</h3>")
     if attrs:
         out.append("<table class='t' width='100%'>")
         for k, v in attrs.items():
             out.append(f"<tr><td>{escape(k)}</td><td class='mono'>{escape(v)}</td></tr>")
         out.append("</table>")
     else:
-        out.append("<p class='muted'>none</p>")
+        out.append("<p class='muted'>" + translate("Details", "none") + "</p>")
     if node.subgraph_nodes:
         out.append(f"<h3>Nested graphs</h3><p>{len(node.subgraph_nodes)} nodes inside "
                    f"(verdicts of nested nodes colour this node)</p>")
@@ -136,22 +142,22 @@ def stats_html(stats: Any, graph: GraphData | None, report: Any, theme: str = "l
     """Model statistics from the report (nodes, op histogram, parameters, bytes, FLOPs, activation memory)."""
     out = [_css(theme)]
     if stats is None:
-        return out[0] + "<p class='muted'>No model inspected yet.</p>"
-    rows = [("Nodes", f"{stats.nodes:,}" + (f" <span class='muted'>({stats.main_graph_nodes:,} in the main graph,"
+        return out[0] + "<p class='muted'>" + translate("Details", "No model inspected yet.") + "</p>"
+    rows = [(translate("Details", "Nodes"), f"{stats.nodes:,}" + (f" <span class='muted'>({stats.main_graph_nodes:,} in the main graph,"
                                               f" {stats.subgraphs} subgraphs)</span>" if stats.subgraphs else "")),
-            ("Parameters", human_count(stats.parameters) + (f" <span class='muted'>({stats.parameters:,})</span>"
+            (translate("Details", "Parameters"), human_count(stats.parameters) + (f" <span class='muted'>({stats.parameters:,})</span>"
                                                               if stats.parameters >= 1000 else "")),
-            ("Initializers", f"{stats.initializers:,} · {human_bytes(stats.initializer_bytes)}"),
-            ("External data", (f"{human_bytes(stats.external_data_bytes)} in {len(stats.external_data_files)} "
-                               f"file(s), {stats.external_tensors} tensors") if stats.external_data_files else "none"),
-            ("File size", human_bytes(stats.file_bytes)),
-            ("FLOPs (est.)", human_count(stats.flops) + "FLOP"),
-            ("Activations peak", human_bytes(stats.activation_bytes_peak)),
-            ("Activations total", human_bytes(stats.activation_bytes_total))]
+            (translate("Details", "Initializers"), f"{stats.initializers:,} · {human_bytes(stats.initializer_bytes)}"),
+            (translate("Details", "External data"), (f"{human_bytes(stats.external_data_bytes)} in {len(stats.external_data_files)} "
+                               f"file(s), {stats.external_tensors} tensors") if stats.external_data_files else translate("Details", "none")),
+            (translate("Details", "File size"), human_bytes(stats.file_bytes)),
+            (translate("Details", "FLOPs (est.)"), human_count(stats.flops) + "FLOP"),
+            (translate("Details", "Activations peak"), human_bytes(stats.activation_bytes_peak)),
+            (translate("Details", "Activations total"), human_bytes(stats.activation_bytes_total))]
     if report is not None:
         opsets = ", ".join(f"{escape(k)} {v}" for k, v in report.opset_imports.items())
-        rows.insert(0, ("Opsets", opsets))
-        rows.insert(1, ("IR / producer", f"{report.ir_version} · {escape(report.producer or '—')}"))
+        rows.insert(0, (translate("Details", "Opsets"), opsets))
+        rows.insert(1, (translate("Details", "IR / producer"), f"{report.ir_version} · {escape(report.producer or '—')}"))
     out.append("<table class='t' width='100%'>")
     for k, v in rows:
         # the key column as wide as its longest key: a fixed share broke "Parameters" mid-word in a narrow dock

@@ -52,6 +52,6 @@ class DimsDialog(QDialog):
                 edit.setFocus()
                 return
         if self.optional and not self.values():
-            self.error.setText("set at least one dim")
+            self.error.setText(self.tr("set at least one dim"))
             return
         self.accept()

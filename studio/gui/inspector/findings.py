@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import (
+    QT_TRANSLATE_NOOP,
     QItemSelection,
     QItemSelectionModel,
     QModelIndex,
@@ -28,7 +29,7 @@ from studio.gui.graph import palette
 from studio.gui.widgets.flow import FlowLayout
 from studio.gui.widgets.tables import RowsModel
 
-COLUMNS = ("Severity", "Target", "Rule", "Node", "Op", "Message", "Hint")
+COLUMNS = (QT_TRANSLATE_NOOP("Columns", "Severity"), QT_TRANSLATE_NOOP("Columns", "Target"), QT_TRANSLATE_NOOP("Columns", "Rule"), QT_TRANSLATE_NOOP("Columns", "Node"), QT_TRANSLATE_NOOP("Columns", "Op"), QT_TRANSLATE_NOOP("Columns", "Message"), QT_TRANSLATE_NOOP("Columns", "Hint"))
 SEVERITY_ORDER = {"error": 0, "warning": 1, "note": 2}
 SUMMARY_LABEL = {"pass": "PASS", "risky": "RISKY", "fail": "FAIL", "unknown": "UNKNOWN"}
 _Index = QModelIndex | QPersistentModelIndex
@@ -158,13 +159,13 @@ class FindingsPanel(QWidget):
         bl.setContentsMargins(0, 6, 0, 0)
         bl.setSpacing(4)
         fh = FlowLayout(spacing=6)
-        self.findings_label = QLabel("Findings")
+        self.findings_label = QLabel(self.tr("Findings"))
         self.findings_label.setProperty("role", "subheading")
         self.findings_label.setWordWrap(True)  # a tool's long verdict never widens the window
         fh.addWidget(self.findings_label)
-        self.all_targets_box = QCheckBox("all targets")
+        self.all_targets_box = QCheckBox(self.tr("all targets"))
         fh.addWidget(self.all_targets_box)
-        fh.addWidget(QLabel("   Fix:"))
+        fh.addWidget(QLabel(self.tr("   Fix:")))
         self.fix_buttons = fix_buttons
         for b in fix_buttons.values():
             fh.addWidget(b)
@@ -180,7 +181,7 @@ class FindingsPanel(QWidget):
 
         if report is None:
             self.findings_model.set_findings([], theme)
-            self.findings_label.setText("Findings")
+            self.findings_label.setText(self.tr("Findings"))
             return
         every = self.all_targets_box.isChecked()
         found = list(report.findings) if every else report.findings_for(target)
@@ -199,7 +200,7 @@ class FindingsPanel(QWidget):
                 verdict = f" — {SUMMARY_LABEL.get(summary.verdict, '')}"
         n_over = sum(1 for v in over.values() if v)
         overridden = f", {n_over} overridden by the tool" if n_over else ""
-        self.findings_label.setText(f"Findings for {where} ({len(found):,}{overridden}){verdict}")
+        self.findings_label.setText(self.tr("Findings for {where} ({n:,}{overridden}){verdict}").format(where=where, n=len(found), overridden=overridden, verdict=verdict))
         self.findings_label.setToolTip(tip)
         self._fit_splitter(bool(found))
 

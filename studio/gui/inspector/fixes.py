@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication
 from PySide6.QtWidgets import (
     QLabel,
     QPushButton,
@@ -23,14 +24,16 @@ from studio.core.errors import InputError, StudioError
 from studio.gui.inspector import details
 from studio.gui.inspector.dims_dialog import DimsDialog
 
+translate = QCoreApplication.translate
+
 if TYPE_CHECKING:
     from studio.gui.pages.inspect_page import InspectPage
 
 FIX_SUFFIX = {"static": "static", "simplify": "simplified", "fp16": "fp16", "int8": "int8"}
-FIX_BUTTONS = (("static", "Static dims…", "fix chosen dims (batch=1, sequence=64) and re-infer shapes"),
-               ("simplify", "Simplify", "fold constants and simplify with onnxslim"),
-               ("fp16", "FP16", "convert weights and compute to float16 (parity checked)"),
-               ("int8", "INT8", "dynamic INT8 quantization (parity checked)"))
+FIX_BUTTONS = (("static", QT_TRANSLATE_NOOP("Inspector", "Static dims…"), QT_TRANSLATE_NOOP("Inspector", "fix chosen dims (batch=1, sequence=64) and re-infer shapes")),
+               ("simplify", QT_TRANSLATE_NOOP("Inspector", "Simplify"), QT_TRANSLATE_NOOP("Inspector", "fold constants and simplify with onnxslim")),
+               ("fp16", "FP16", QT_TRANSLATE_NOOP("Inspector", "convert weights and compute to float16 (parity checked)")),
+               ("int8", "INT8", QT_TRANSLATE_NOOP("Inspector", "dynamic INT8 quantization (parity checked)")))
 
 
 @dataclass
@@ -68,12 +71,12 @@ class StaticDimsDialog(DimsDialog):
 
     def __init__(self, report: Any, parent: QWidget | None = None) -> None:
         dims = symbolic_dims(report)
-        super().__init__("Make dims static", 360,
-                         "Fix symbolic dims of the model inputs to concrete values. Shapes are re-inferred and the "
-                         "model is re-inspected afterwards. Leave a field empty to keep that dim dynamic.",
+        super().__init__(self.tr("Make dims static"), 360,
+                         self.tr("Fix symbolic dims of the model inputs to concrete values. Shapes are re-inferred and the "
+                                 "model is re-inspected afterwards. Leave a field empty to keep that dim dynamic."),
                          [(d, str(_DEFAULTS.get(d.lower(), 1))) for d in dims], optional=True, parent=parent)
         if not dims:
-            self.form.addRow(QLabel("The inputs have no named dynamic dims."))
+            self.form.addRow(QLabel(self.tr("The inputs have no named dynamic dims.")))
 
     def dims(self) -> dict[str, int]:
         return self.values()
@@ -112,8 +115,8 @@ def make_fix_buttons(on_fix: Callable[[str], Any]) -> dict[str, QPushButton]:
     """Kind -> button, disabled until there is a report to fix; a click calls ``on_fix(kind)``."""
     buttons: dict[str, QPushButton] = {}
     for kind, label, tip in FIX_BUTTONS:
-        b = QPushButton(label)
-        b.setToolTip(tip)
+        b = QPushButton(QCoreApplication.translate("Inspector", label))
+        b.setToolTip(QCoreApplication.translate("Inspector", tip))
         b.setEnabled(False)
         b.clicked.connect(lambda _c=False, k=kind: on_fix(k))
         buttons[kind] = b
@@ -139,10 +142,10 @@ class FixFlow:
             params = {"dims": dlg.dims()}
         src = page.model_path
         before = page.report
-        page.status_label.setText(f"running fix: {kind}…")
+        page.status_label.setText(translate("FixFlow", "running fix: {kind}…").format(kind=kind))
         self._enable(False)
         dirs = page.target_profile_dirs()
-        page.jobs.start("inspect.fix", f"fix {kind}: {src.name}",
+        page.jobs.start("inspect.fix", translate("FixFlow", "fix {kind}: {name}").format(kind=kind, name=src.name),
                         lambda job: run_fix(kind, src, params or {}, job, dirs),
                         on_done=lambda out, b=before: self._done(out, b),
                         on_failed=self._failed)
@@ -170,7 +173,7 @@ class FixFlow:
         if main is not None and main.diff is not None:
             page.changes_panel.setHtml(details.changes_html(
                 f"{outcome.source.name} → {outcome.path.name}", main.diff, page.theme, main.steps, main.parity)
-                + "<p><a href='studio:diff'>Compare the two graphs side by side (Diff page)</a></p>")
+                + translate("FixFlow", "<p><a href='studio:diff'>Compare the two graphs side by side (Diff page)</a></p>"))
         if page.workspace is not None:
             try:
                 entry = page.workspace.add_model(outcome.path, kind="onnx",

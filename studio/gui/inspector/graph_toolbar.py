@@ -6,7 +6,7 @@ Both act on the GraphView they are given and on nothing else; the page decides w
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QKeySequence, QShortcut
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QLineEdit, QMenu, QToolButton, QWidget
 
@@ -15,7 +15,13 @@ from studio.gui.graph.view import GraphView
 from studio.gui.inspector.profile_format import heat_legend_pixmap
 from studio.gui.widgets.flow import FlowLayout
 
-COLOUR_MODES = (("Colour: verdict", "verdict"), ("Colour: heat", "heat"), ("Colour: time (profile)", "profile"))
+COLOUR_MODES = ((QT_TRANSLATE_NOOP("Inspector", "Colour: verdict"), "verdict"),
+                (QT_TRANSLATE_NOOP("Inspector", "Colour: heat"), "heat"),
+                (QT_TRANSLATE_NOOP("Inspector", "Colour: time (profile)"), "profile"))
+# the legend's verdict words (studio.gui.graph.palette.VERDICTS), for lupdate
+VERDICT_WORDS = (QT_TRANSLATE_NOOP("Verdicts", "supported"), QT_TRANSLATE_NOOP("Verdicts", "risky"),
+                 QT_TRANSLATE_NOOP("Verdicts", "unsupported"), QT_TRANSLATE_NOOP("Verdicts", "unknown"),
+                 QT_TRANSLATE_NOOP("Verdicts", "none"), QT_TRANSLATE_NOOP("Verdicts", "not inspected"))
 
 
 class GraphToolbar(QWidget):
@@ -33,7 +39,7 @@ class GraphToolbar(QWidget):
         h.setContentsMargins(6, 6, 6, 6)
         h.setSpacing(6)
         self.search_edit = QLineEdit()
-        self.search_edit.setPlaceholderText("Search node, op type or tensor  (Enter: next match)")
+        self.search_edit.setPlaceholderText(self.tr("Search node, op type or tensor  (Enter: next match)"))
         self.search_edit.setClearButtonEnabled(True)
         self.search_edit.returnPressed.connect(self._search_enter)
         back = QShortcut(QKeySequence("Shift+Return"), self.search_edit, context=Qt.ShortcutContext.WidgetShortcut)
@@ -50,9 +56,9 @@ class GraphToolbar(QWidget):
         h.addWidget(self.match_label)
         self.prev_button, self.next_button = QToolButton(), QToolButton()
         self.prev_button.setText("▲")
-        self.prev_button.setToolTip("Previous match (Shift+Enter)")
+        self.prev_button.setToolTip(self.tr("Previous match (Shift+Enter)"))
         self.next_button.setText("▼")
-        self.next_button.setToolTip("Next match (Enter)")
+        self.next_button.setToolTip(self.tr("Next match (Enter)"))
         self.prev_button.clicked.connect(self.previous_match)
         self.next_button.clicked.connect(self.next_match)
         h.addWidget(self.prev_button)
@@ -60,17 +66,17 @@ class GraphToolbar(QWidget):
         h.addSpacing(10)
         self.color_mode = QComboBox()
         for label, mode in COLOUR_MODES:
-            self.color_mode.addItem(label, mode)
+            self.color_mode.addItem(QCoreApplication.translate("Inspector", label), mode)
         self.color_mode.model().item(1).setEnabled(False)
         self.color_mode.model().item(2).setEnabled(False)
-        self.color_mode.setToolTip("Verdicts for the current target, or heat by a per-node measure: the profiled "
-                                   "time of each node (run Profile first)")
+        self.color_mode.setToolTip(self.tr("Verdicts for the current target, or heat by a per-node measure: the profiled "
+                                           "time of each node (run Profile first)"))
         self.color_mode.currentIndexChanged.connect(
             lambda _i: self.sig_colour_mode_changed.emit(self.color_mode.currentData()))
         h.addWidget(self.color_mode)
         self.fit_button = QToolButton()
-        self.fit_button.setText("Fit")
-        self.fit_button.setToolTip("Show the whole graph (F)")
+        self.fit_button.setText(self.tr("Fit"))
+        self.fit_button.setToolTip(self.tr("Show the whole graph (F)"))
         self.fit_button.clicked.connect(view.fit_all)
         self.zoom_in_button, self.zoom_out_button = QToolButton(), QToolButton()
         self.zoom_in_button.setText("+")
@@ -85,24 +91,24 @@ class GraphToolbar(QWidget):
     def _groups_menu(self, view: GraphView) -> QToolButton:
         """Module groups: open / close all, open to a depth, or the flat graph (Netron's single level)."""
         button = QToolButton()
-        button.setText("Groups ▾")
+        button.setText(self.tr("Groups ▾"))
         button.setStyleSheet("QToolButton::menu-indicator { image: none; width: 0px; }")
-        button.setToolTip("Nodes grouped by the module that made them (double-click a group to open it, "
-                          "double-click its box to close it; → and ← on the selection)")
+        button.setToolTip(self.tr("Nodes grouped by the module that made them (double-click a group to open it, "
+                                  "double-click its box to close it; → and ← on the selection)"))
         button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
         menu = QMenu(button)
-        self.group_toggle = QAction("Group by module", menu, checkable=True)
+        self.group_toggle = QAction(self.tr("Group by module"), menu, checkable=True)
         self.group_toggle.setChecked(True)
         self.group_toggle.toggled.connect(self._set_grouped)
         menu.addAction(self.group_toggle)
         menu.addSeparator()
-        self.open_all_action = menu.addAction("Open all groups", view.expand_all)
-        self.close_all_action = menu.addAction("Close all groups", view.collapse_all)
-        self.depth_actions = [menu.addAction(f"Open to depth {d}", lambda d=d: view.expand_to_depth(d))
+        self.open_all_action = menu.addAction(self.tr("Open all groups"), view.expand_all)
+        self.close_all_action = menu.addAction(self.tr("Close all groups"), view.collapse_all)
+        self.depth_actions = [menu.addAction(self.tr("Open to depth {d}").format(d=d), lambda d=d: view.expand_to_depth(d))
                               for d in (1, 2, 3)]
         menu.addSeparator()  # the same picture in Google's Model Explorer, and back
-        menu.addAction("Colour by node data (Model Explorer)…", self.sig_load_node_data.emit)
-        menu.addAction("Export overlays as node data…", self.sig_export_node_data.emit)
+        menu.addAction(self.tr("Colour by node data (Model Explorer)…"), self.sig_load_node_data.emit)
+        menu.addAction(self.tr("Export overlays as node data…"), self.sig_export_node_data.emit)
         button.setMenu(menu)
         menu.aboutToShow.connect(self._sync_groups_menu)
         return button
@@ -131,7 +137,7 @@ class GraphToolbar(QWidget):
         if not text.strip():
             self.match_label.setText("")
         elif not names:
-            self.match_label.setText("no match")
+            self.match_label.setText(self.tr("no match"))
         else:
             pos, total = self.view.match_position
             self.match_label.setText(f"{pos} / {total}")
@@ -185,18 +191,18 @@ class GraphLegend(QWidget):
             self.legend_labels[v] = lab
             h.addWidget(lab)
         self.set_counts(None)
-        dyn = QLabel(f"<span style='color:{palette.DYNAMIC[theme]}; font-size:12pt'>━</span> dynamic"
-                     f"&nbsp;<span style='color:{palette.DYNAMIC[theme]}'>●</span> source")
-        dyn.setToolTip("━ an edge carrying a tensor with a dynamic dim; ● a node that produces one")
+        dyn = QLabel(self.tr("<span style='color:{value}; font-size:12pt'>━</span> dynamic"
+                             "&nbsp;<span style='color:{value}'>●</span> source").format(value=palette.DYNAMIC[theme]))
+        dyn.setToolTip(self.tr("━ an edge carrying a tensor with a dynamic dim; ● a node that produces one"))
         h.addWidget(dyn)
         # heat scale (shown instead of the verdict counts while colouring by time)
         self.heat_legend = QWidget()
         hl = QHBoxLayout(self.heat_legend)
         hl.setContentsMargins(0, 0, 0, 0)
         hl.setSpacing(6)
-        self.heat_title = QLabel("time per node")
+        self.heat_title = QLabel(self.tr("time per node"))
         hl.addWidget(self.heat_title)
-        self.heat_min_label = QLabel("0 ms")
+        self.heat_min_label = QLabel(self.tr("0 ms"))
         self.heat_min_label.setProperty("role", "muted")
         hl.addWidget(self.heat_min_label)
         bar = QLabel()
@@ -206,9 +212,9 @@ class GraphLegend(QWidget):
         self.heat_max_label.setProperty("role", "muted")
         hl.addWidget(self.heat_max_label)
         none = palette.verdict_colors(theme)["none"][0]
-        self.heat_none_label = QLabel(f"<span style='color:{none}; font-size:12pt'>■</span> no kernel time")
-        self.heat_none_label.setToolTip("fused, constant-folded or removed by ONNX Runtime's optimizer: a fused "
-                                        "node's time is counted on the node it was fused into")
+        self.heat_none_label = QLabel(self.tr("<span style='color:{none}; font-size:12pt'>■</span> no kernel time").format(none=none))
+        self.heat_none_label.setToolTip(self.tr("fused, constant-folded or removed by ONNX Runtime's optimizer: a fused "
+                                                "node's time is counted on the node it was fused into"))
         hl.addWidget(self.heat_none_label)
         self.heat_legend.hide()
         h.addWidget(self.heat_legend)
@@ -222,7 +228,8 @@ class GraphLegend(QWidget):
         colors = palette.verdict_colors(self.theme)
         for v, lab in self.legend_labels.items():
             count = f" <b>{counts.get(v, 0):,}</b>" if counts is not None else ""
-            lab.setText(f"<span style='color:{colors[v][0]}; font-size:12pt'>■</span> {v}{count}")
+            lab.setText(f"<span style='color:{colors[v][0]}; font-size:12pt'>■</span> "
+                        f"{QCoreApplication.translate('Verdicts', v)}{count}")
 
     def show_scale(self, scale: tuple[str, str, str] | None, no_time: bool = False) -> None:
         """(title, low, high) of the heat shown instead of the verdicts; None shows the verdicts again.
@@ -238,12 +245,12 @@ class GraphLegend(QWidget):
             self.heat_none_label.setVisible(no_time)
 
     def set_graph_size(self, nodes: int, edges: int) -> None:
-        self.graph_info.setText(f"{nodes:,} nodes · {edges:,} edges")
+        self.graph_info.setText(self.tr("{nodes:,} nodes · {edges:,} edges").format(nodes=nodes, edges=edges))
         self.setToolTip(self.graph_info.text())
 
     def set_layout_time(self, seconds: float, engine: str) -> None:
         """How long the layout took, after the graph's size in the legend's tooltip (the legend stays one line)."""
-        self.setToolTip(f"{self.graph_info.text()}; layout {seconds:.2f} s ({engine})")
+        self.setToolTip(self.tr("{text}; layout {seconds:.2f} s ({engine})").format(text=self.graph_info.text(), seconds=seconds, engine=engine))
 
 
 __all__ = ["COLOUR_MODES", "GraphToolbar", "GraphLegend"]

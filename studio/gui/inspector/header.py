@@ -27,10 +27,10 @@ class InspectHeader(QWidget):
         head = QHBoxLayout(self)
         head.setContentsMargins(0, 0, 0, 0)
         head.setSpacing(8)
-        title = QLabel("Inspector")
+        title = QLabel(self.tr("Inspector"))
         title.setProperty("role", "heading")
         head.addWidget(title)
-        self.model_label = ElidedLabel("no model", min_width=160)
+        self.model_label = ElidedLabel(self.tr("no model"), min_width=160)
         self.model_label.setProperty("role", "muted")
         head.addWidget(self.model_label, 1)
         self.status_label = ElidedLabel("", min_width=90, mode=Qt.TextElideMode.ElideRight)
@@ -38,14 +38,14 @@ class InspectHeader(QWidget):
         head.addWidget(self.status_label, 1)
         actions = FlowLayout(spacing=6)
         # short words: the title, the model and the five actions share one row at 1366 px (the graph gets the row)
-        self.open_button = _button("Open…", "open an ONNX model (or an export folder) in the Inspector", enabled=True)
-        self.reinspect_button = _button("Re-inspect")
-        self.profile_action = _button("Profile", "per-node times with ONNX Runtime's profiler: heat colours on the "
-                                      "graph, the slowest nodes in the Profile tab (saved with the workspace)")
-        self.compile_button = _button("Compile", "open this model on the Compile page, for the board of the "
-                                      "current target")
-        self.serve_button = _button("Serve", "serve this model on Triton: build a model repository from it on "
-                                    "the Triton page")
+        self.open_button = _button(self.tr("Open…"), self.tr("open an ONNX model (or an export folder) in the Inspector"), enabled=True)
+        self.reinspect_button = _button(self.tr("Re-inspect"))
+        self.profile_action = _button(self.tr("Profile"), self.tr("per-node times with ONNX Runtime's profiler: heat colours on the "
+                                              "graph, the slowest nodes in the Profile tab (saved with the workspace)"))
+        self.compile_button = _button(self.tr("Compile"), self.tr("open this model on the Compile page, for the board of the "
+                                              "current target"))
+        self.serve_button = _button(self.tr("Serve"), self.tr("serve this model on Triton: build a model repository from it on "
+                                            "the Triton page"))
         for b in (self.open_button, self.reinspect_button, self.profile_action, self.compile_button,
                   self.serve_button):
             actions.addWidget(b)

@@ -182,7 +182,7 @@ class NetronView(QWidget):
         self._selected: str | None = None
         self._t0 = 0.0
         self.web: Any = None
-        self.message = QLabel("Netron shows the model here once one is open.")
+        self.message = QLabel(self.tr("Netron shows the model here once one is open."))
         self.message.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.message.setWordWrap(True)
         self.message.setProperty("role", "muted")
@@ -203,8 +203,8 @@ class NetronView(QWidget):
             except Exception as exc:  # a broken WebEngine install: keep the page alive and say so
                 self.problem = f"QtWebEngine could not start: {type(exc).__name__}: {exc}"
         if self.problem:
-            self.message.setText(f"The Netron tab is unavailable.\n{self.problem}\n\n"
-                                 "The native graph view has the same verdicts, selection and search.")
+            self.message.setText(self.tr("The Netron tab is unavailable.\n{problem}\n\n"
+                                         "The native graph view has the same verdicts, selection and search.").format(problem=self.problem))
         box = self._address_box = [None]  # read by the destroyed handler, which must not touch self
         self.destroyed.connect(lambda *_a, b=box: _stop_address(b[0]))
 
@@ -274,7 +274,7 @@ class NetronView(QWidget):
         except Exception as exc:  # the server failing to bind must not take the page down
             self._fail(f"could not start the Netron server: {type(exc).__name__}: {exc}")
             return
-        self.message.setText(f"Netron is laying out {self.path.name}…")
+        self.message.setText(self.tr("Netron is laying out {name}…").format(name=self.path.name))
         self._stack.setCurrentWidget(self.message)
         self._t0 = time.perf_counter()
         self.web.load(QUrl(self.url))
@@ -299,7 +299,7 @@ class NetronView(QWidget):
     def _fail(self, why: str) -> None:
         self._poll.stop()
         self.problem = why
-        self.message.setText(f"The Netron tab is unavailable.\n{why}")
+        self.message.setText(self.tr("The Netron tab is unavailable.\n{why}").format(why=why))
         self._stack.setCurrentWidget(self.message)
         self.sig_failed.emit(why)
 

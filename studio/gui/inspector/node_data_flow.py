@@ -11,11 +11,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from PySide6.QtCore import QCoreApplication
 from PySide6.QtWidgets import QFileDialog
 
 from studio.core.errors import InputError
 from studio.gui.file_dialogs import start_dir
 from studio.gui.graph import palette
+
+translate = QCoreApplication.translate
 
 if TYPE_CHECKING:
     from studio.gui.pages.inspect_page import InspectPage
@@ -36,8 +39,8 @@ class NodeDataFlow:
 
     def choose_and_load(self) -> None:
         page = self.page
-        path, _ = QFileDialog.getOpenFileName(page, "Model Explorer node data", start_dir(page.model_path,
-                                              page.workspace, "reports"), "Node data (*.json);;All files (*)")
+        path, _ = QFileDialog.getOpenFileName(page, translate("NodeDataFlow", "Model Explorer node data"), start_dir(page.model_path,
+                                              page.workspace, "reports"), translate("NodeDataFlow", "Node data (*.json);;All files (*)"))
         if path:
             self.load(Path(path))
 
@@ -48,7 +51,7 @@ class NodeDataFlow:
                                         hint="node data colours the nodes of the model shown"))
             return
         model = page.model_path
-        page.jobs.start("inspect.node_data", f"node data {path.name}", lambda job: read_overlay(path, model, job),
+        page.jobs.start("inspect.node_data", translate("NodeDataFlow", "node data {name}").format(name=path.name), lambda job: read_overlay(path, model, job),
                         on_done=self._show, on_failed=page.job_failed)
 
     def _show(self, overlay: Any) -> None:
@@ -76,9 +79,9 @@ class NodeDataFlow:
                                         hint="wait for the inspection to finish"))
             return
         default = page.model_path.with_suffix(".node_data.json").name
-        path, _ = QFileDialog.getSaveFileName(page, "Export overlays as Model Explorer node data",
+        path, _ = QFileDialog.getSaveFileName(page, translate("NodeDataFlow", "Export overlays as Model Explorer node data"),
                                               start_dir(page.model_path, page.workspace, "reports", default),
-                                              "Node data (*.json)")
+                                              translate("NodeDataFlow", "Node data (*.json)"))
         if path:
             self.export(Path(path))
 
@@ -87,7 +90,7 @@ class NodeDataFlow:
 
         page = self.page
         report, model = page.report, page.model_path
-        page.jobs.start("inspect.node_data", f"export node data {out.name}",
+        page.jobs.start("inspect.node_data", translate("NodeDataFlow", "export node data {name}").format(name=out.name),
                         lambda job: export_overlays(report, model, out),
                         on_done=lambda files: page.sig_log.emit(
                             "wrote node data: " + ", ".join(str(f) for f in files)),

@@ -63,7 +63,7 @@ class OptimizeDialog(QDialog):
         self.model: Path | None = None
         self.report: Any = None  # studio.tune.report.TuneReport of the last finished search
         self.handle: Any = None  # the running job's JobHandle
-        self.setWindowTitle("Optimize for a target")
+        self.setWindowTitle(self.tr("Optimize for a target"))
         self.resize(1080, 660)
         lay = QVBoxLayout(self)
         self.model_label = QLabel("")
@@ -71,12 +71,12 @@ class OptimizeDialog(QDialog):
         lay.addWidget(self.model_label)
         self.target_combo = QComboBox()
         self.budget_edit = QLineEdit("cosine>=0.99")
-        self.budget_edit.setToolTip("cosine>=C, max-abs<=X or top1-agree>=P against the FP32 original")
+        self.budget_edit.setToolTip(self.tr("cosine>=C, max-abs<=X or top1-agree>=P against the FP32 original"))
         self.objective_combo = QComboBox()
         self.objective_combo.addItems(OBJECTIVES)
         self.cal_edit = QLineEdit()
-        self.cal_edit.setPlaceholderText("images / texts / .wav / .npz (empty: seeded synthetic samples, warned)")
-        browse = QPushButton("Browse…")
+        self.cal_edit.setPlaceholderText(self.tr("images / texts / .wav / .npz (empty: seeded synthetic samples, warned)"))
+        browse = QPushButton(self.tr("Browse…"))
         browse.clicked.connect(self._browse)
         cal_row = QHBoxLayout()
         cal_row.addWidget(self.cal_edit, 1)
@@ -86,15 +86,15 @@ class OptimizeDialog(QDialog):
         self.time_spin.setValue(10.0)
         self.time_spin.setSuffix(" min")
         self.out_edit = QLineEdit()
-        self.out_edit.setPlaceholderText("default: WORKSPACE/optimized/NAME-TARGET")
+        self.out_edit.setPlaceholderText(self.tr("default: WORKSPACE/optimized/NAME-TARGET"))
         top = QHBoxLayout()
         left, right = QFormLayout(), QFormLayout()
-        left.addRow("Target", self.target_combo)
-        left.addRow("Budget", self.budget_edit)
-        left.addRow("Objective", self.objective_combo)
-        right.addRow("Calibration", cal_row)
-        right.addRow("Time limit", self.time_spin)
-        right.addRow("Output", self.out_edit)
+        left.addRow(self.tr("Target"), self.target_combo)
+        left.addRow(self.tr("Budget"), self.budget_edit)
+        left.addRow(self.tr("Objective"), self.objective_combo)
+        right.addRow(self.tr("Calibration"), cal_row)
+        right.addRow(self.tr("Time limit"), self.time_spin)
+        right.addRow(self.tr("Output"), self.out_edit)
         top.addLayout(left, 2)
         top.addLayout(right, 3)
         lay.addLayout(top)
@@ -109,15 +109,15 @@ class OptimizeDialog(QDialog):
         self.objective_combo.currentIndexChanged.connect(lambda _i: self._update_cli())
         self.time_spin.valueChanged.connect(lambda _v: self._update_cli())
         row = QHBoxLayout()
-        self.start_button = QPushButton("Optimize")
+        self.start_button = QPushButton(self.tr("Optimize"))
         self.start_button.setDefault(True)
         self.start_button.clicked.connect(self.start)
-        self.cancel_button = QPushButton("Cancel")
+        self.cancel_button = QPushButton(self.tr("Cancel"))
         self.cancel_button.setEnabled(False)
         self.cancel_button.clicked.connect(self.cancel)
-        self.use_button = QPushButton("Use this")
+        self.use_button = QPushButton(self.tr("Use this"))
         self.use_button.setEnabled(False)
-        self.use_button.setToolTip("make the chosen variant the current model (Inspect, Compile, Package)")
+        self.use_button.setToolTip(self.tr("make the chosen variant the current model (Inspect, Compile, Package)"))
         self.use_button.clicked.connect(self.use_chosen)
         self.progress = QProgressBar()
         self.progress.setRange(0, 100)
@@ -158,7 +158,7 @@ class OptimizeDialog(QDialog):
     def set_model(self, model: Path, target: str | None) -> None:
         """The model the next search optimizes, and the inspector's target when a tool here judges it."""
         self.model = Path(model)
-        self.model_label.setText(f"Model: {model}")
+        self.model_label.setText(self.tr("Model: {model}").format(model=model))
         self.target_combo.blockSignals(True)
         self.target_combo.clear()
         for t, ok, why in judged_targets():
@@ -170,7 +170,7 @@ class OptimizeDialog(QDialog):
         self._update_cli()
 
     def _browse(self) -> None:
-        d = QFileDialog.getExistingDirectory(self, "Calibration samples", self.cal_edit.text() or str(Path.home()))
+        d = QFileDialog.getExistingDirectory(self, self.tr("Calibration samples"), self.cal_edit.text() or str(Path.home()))
         if d:
             self.cal_edit.setText(d)
 
@@ -220,15 +220,15 @@ class OptimizeDialog(QDialog):
         self.use_button.setEnabled(False)
         self.start_button.setEnabled(False)
         self.cancel_button.setEnabled(True)
-        self.status_label.setText(f"optimizing {self.model.name} for {opts.target}…")
-        self.handle = self.page.jobs.start(OPTIMIZE_JOB, f"optimize {self.model.name} for {opts.target}",
+        self.status_label.setText(self.tr("optimizing {name} for {target}…").format(name=self.model.name, target=opts.target))
+        self.handle = self.page.jobs.start(OPTIMIZE_JOB, self.tr("optimize {name} for {target}").format(name=self.model.name, target=opts.target),
                                            lambda job: optimize_for_target(opts, job),
                                            on_done=self._done, on_failed=self._failed)
 
     def cancel(self) -> None:
         if self.handle is not None and self.handle.status == "running" and self.page.jobs is not None:
             self.page.jobs.cancel(self.handle.id)
-            self.status_label.setText("cancelling: stopping the workers and the tools they started…")
+            self.status_label.setText(self.tr("cancelling: stopping the workers and the tools they started…"))
             self.cancel_button.setEnabled(False)
 
     def running(self) -> bool:
@@ -258,7 +258,7 @@ class OptimizeDialog(QDialog):
     def _failed(self, err: StudioError) -> None:
         self._finish_buttons()
         if isinstance(err, JobCancelled):
-            self.status_label.setText("cancelled: nothing written")
+            self.status_label.setText(self.tr("cancelled: nothing written"))
             return
         self.status_label.setText("")
         self._show_error(err)
@@ -369,7 +369,7 @@ class OptimizeDialog(QDialog):
                 page.sig_log.emit(f"could not add {path} to the workspace: {exc}")
         if page.model_path is None or page.model_path.resolve() != path.resolve():  # adding it may have opened it
             page.open_model(path)
-        self.status_label.setText(f"now the current model: {path}")
+        self.status_label.setText(self.tr("now the current model: {path}").format(path=path))
 
 
 

@@ -5,8 +5,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from PySide6.QtCore import QCoreApplication
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QPushButton
+
+translate = QCoreApplication.translate
 
 if TYPE_CHECKING:
     from studio.gui.pages.inspect_page import InspectPage
@@ -18,9 +21,9 @@ class OptimizeFlow:
     def __init__(self, page: InspectPage) -> None:
         self.page = page
         self.dialog: Any = None  # OptimizeDialog, made on first open
-        self.button = QPushButton("Optimize…")
-        self.button.setToolTip("search fixes and precisions for the variant the target's own tool builds within an "
-                               "accuracy budget\nCLI: studio optimize MODEL --target ID --budget cosine>=0.99")
+        self.button = QPushButton(translate("OptimizeFlow", "Optimize…"))
+        self.button.setToolTip(translate("OptimizeFlow", "search fixes and precisions for the variant the target's own tool builds within an "
+                                                         "accuracy budget\nCLI: studio optimize MODEL --target ID --budget cosine>=0.99"))
         self.button.setEnabled(False)
         self.button.clicked.connect(self.open)
 

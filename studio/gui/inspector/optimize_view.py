@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 import pyqtgraph as pg
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, Qt, Signal
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -21,8 +21,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-COLUMNS = ("Part", "Id", "Precision", "Graph changes", "Status", "Tool verdict", "NPU", "Accuracy", "Size",
-           "Latency")
+COLUMNS = (QT_TRANSLATE_NOOP("Columns", "Part"), QT_TRANSLATE_NOOP("Columns", "Id"), QT_TRANSLATE_NOOP("Columns", "Precision"), QT_TRANSLATE_NOOP("Columns", "Graph changes"), QT_TRANSLATE_NOOP("Columns", "Status"), QT_TRANSLATE_NOOP("Columns", "Tool verdict"), "NPU", QT_TRANSLATE_NOOP("Columns", "Accuracy"), QT_TRANSLATE_NOOP("Columns", "Size"),
+           QT_TRANSLATE_NOOP("Columns", "Latency"))
 ID_ROLE = Qt.ItemDataRole.UserRole + 1
 OBJECTIVE_AXIS = {"npu-coverage": "nodes on the device (%)", "size": "size (KiB)", "host-latency": "host latency (ms)"}
 COLORS = {"chosen": "#e8710a", "pareto": "#1967d2", "met": "#188038", "other": "#9aa0a6"}
@@ -51,7 +51,7 @@ class CandidateTable(QTableWidget):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(0, len(COLUMNS), parent)
-        self.setHorizontalHeaderLabels(list(COLUMNS))
+        self.setHorizontalHeaderLabels([QCoreApplication.translate("Columns", c) for c in COLUMNS])
         self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
@@ -132,10 +132,10 @@ class CandidateScatter(QWidget):
         lay.setContentsMargins(0, 0, 0, 0)
         self.plot = pg.PlotWidget(background="w")
         lay.addWidget(self.plot, 1)
-        legend = QLabel(f"<span style='color:{COLORS['chosen']}'>★</span> chosen · "
-                        f"<span style='color:{COLORS['pareto']}'>●</span> Pareto front · "
-                        f"<span style='color:{COLORS['met']}'>●</span> meets the budget · "
-                        f"<span style='color:{COLORS['other']}'>●</span> misses it · dashed: the budget")
+        legend = QLabel(self.tr("<span style='color:{value}'>★</span> chosen · "
+                                "<span style='color:{value2}'>●</span> Pareto front · "
+                                "<span style='color:{value3}'>●</span> meets the budget · "
+                                "<span style='color:{value4}'>●</span> misses it · dashed: the budget").format(value=COLORS['chosen'], value2=COLORS['pareto'], value3=COLORS['met'], value4=COLORS['other']))
         legend.setWordWrap(True)
         legend.setProperty("role", "muted")
         lay.addWidget(legend)

@@ -12,10 +12,14 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
+from PySide6.QtCore import QCoreApplication
+
 from studio.core.errors import StudioError
 from studio.gui.inspector.profile_data import graph_names, input_dims, load_saved
 from studio.gui.inspector.profile_format import fmt_ms
 from studio.gui.inspector.profile_panel import ProfileShapesDialog
+
+translate = QCoreApplication.translate
 
 if TYPE_CHECKING:
     from studio.gui.pages.inspect_page import InspectPage
@@ -63,9 +67,9 @@ class ProfileFlow:
         from studio.profiling.api import profile
 
         page = self.page
-        page.status_label.setText("profiling…")
+        page.status_label.setText(translate("ProfileFlow", "profiling…"))
         self._enable_buttons(False, False)
-        page.jobs.start(PROFILE_JOB, f"profile {path.name}",
+        page.jobs.start(PROFILE_JOB, translate("ProfileFlow", "profile {name}").format(name=path.name),
                         lambda job: profile(path, shapes=shapes or None, runs=runs, warmup=warmup,
                                             optimization=optimization, job=job),
                         on_done=lambda rep, p=path, b=before: self._done(rep, p, b),
@@ -96,7 +100,7 @@ class ProfileFlow:
                 page.sig_log.emit(f"could not save the profile of {path.name}: {exc}")
         if page.model_path is None or path.resolve() != page.model_path.resolve():
             return  # another model was opened meanwhile: kept for it, not shown
-        page.status_label.setText(f"profiled: {fmt_ms(rep.run_mean_ms)} ms per run")
+        page.status_label.setText(translate("ProfileFlow", "profiled: {fmt_ms} ms per run").format(fmt_ms=fmt_ms(rep.run_mean_ms)))
         self.show(rep, saved_to=saved)
         if before is not None:
             from studio.profiling.api import compare_profiles
@@ -114,7 +118,7 @@ class ProfileFlow:
         self.stale, self.saved_to = stale, saved_to
         self.names = graph_names(rep, page.graph) if rep is not None else {}
         self.keys = {v: k for k, v in self.names.items()}
-        note = "not saved (no workspace open)" if rep is not None and page.workspace is None else ""
+        note = translate("ProfileFlow", "not saved (no workspace open)") if rep is not None and page.workspace is None else ""
         page.profile_panel.set_report(rep, self.names, stale=stale, saved_to=saved_to, note=note)
         page.toolbar.set_mode_available("profile", rep is not None)
         if rep is None and page.toolbar.mode() == "profile":

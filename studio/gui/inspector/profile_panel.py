@@ -54,17 +54,17 @@ class ProfileShapesDialog(DimsDialog):
 
     def __init__(self, stats_inputs: dict[str, Any], runs: int = 20, parent: QWidget | None = None) -> None:
         inputs = dict(stats_inputs or {})
-        super().__init__("Profile with ONNX Runtime", 380,
-                         "Some input dims are dynamic: choose the sizes to profile at. Per-node times are the mean "
-                         "and p95 over the measured runs, after warm-up runs.",
+        super().__init__(self.tr("Profile with ONNX Runtime"), 380,
+                         self.tr("Some input dims are dynamic: choose the sizes to profile at. Per-node times are the mean "
+                                 "and p95 over the measured runs, after warm-up runs."),
                          [(label, str(default)) for label, _name, _ax, default in input_dims(inputs)],
                          optional=False, parent=parent)
         self.stats_inputs = inputs
         self.runs = QSpinBox()
         self.runs.setRange(1, 10_000)
         self.runs.setValue(runs)
-        self.form.addRow("measured runs", self.runs)
-        self.ok_button.setText("Profile")
+        self.form.addRow(self.tr("measured runs"), self.runs)
+        self.ok_button.setText(self.tr("Profile"))
 
     def shapes(self) -> dict[str, list[int]]:
         return shapes_for(self.stats_inputs, self.values())
@@ -93,18 +93,18 @@ class ProfilePanel(QWidget):
 
         bar = QHBoxLayout()
         bar.setSpacing(6)
-        self.profile_button = QPushButton("Profile")
-        self.profile_button.setToolTip("run ONNX Runtime's profiler on this model (per-node mean / p95 / share)")
+        self.profile_button = QPushButton(self.tr("Profile"))
+        self.profile_button.setToolTip(self.tr("run ONNX Runtime's profiler on this model (per-node mean / p95 / share)"))
         self.profile_button.setEnabled(False)
         self.profile_button.clicked.connect(self.sig_profile_requested.emit)
         bar.addWidget(self.profile_button)
-        self.compare_button = QPushButton("Compare with original")
-        self.compare_button.setToolTip("profile this fixed model with the original's inputs and show the deltas")
+        self.compare_button = QPushButton(self.tr("Compare with original"))
+        self.compare_button.setToolTip(self.tr("profile this fixed model with the original's inputs and show the deltas"))
         self.compare_button.hide()
         self.compare_button.clicked.connect(self.sig_compare_requested.emit)
         bar.addWidget(self.compare_button)
         bar.addStretch(1)
-        bar.addWidget(QLabel("Show"))
+        bar.addWidget(QLabel(self.tr("Show")))
         self.show_combo = QComboBox()
         for label, n in SHOW_CHOICES:
             self.show_combo.addItem(label, n)
@@ -113,8 +113,8 @@ class ProfilePanel(QWidget):
         bar.addWidget(self.show_combo)
         lay.addLayout(bar)
 
-        self.summary = QLabel("No profile yet. <b>Profile</b> runs the model with ONNX Runtime's profiler and "
-                              "colours the graph by time.")
+        self.summary = QLabel(self.tr("No profile yet. <b>Profile</b> runs the model with ONNX Runtime's profiler and "
+                                      "colours the graph by time."))
         self.summary.setWordWrap(True)
         self.summary.setTextFormat(Qt.TextFormat.RichText)
         self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -127,7 +127,7 @@ class ProfilePanel(QWidget):
         self.share_delegate = ShareBarDelegate(theme, self.nodes_table)
         self.nodes_table.setItemDelegateForColumn(4, self.share_delegate)
         self.nodes_table.selectionModel().selectionChanged.connect(self._on_node_row)
-        self.tabs.addTab(self.nodes_table, "Nodes")
+        self.tabs.addTab(self.nodes_table, self.tr("Nodes"))
         self.modules_model = ModuleTimesModel(self)
         self.modules_table = self._table(self.modules_model, (190, 96, 92, 84, 54))
         self.modules_table.selectionModel().selectionChanged.connect(self._on_module_row)
@@ -139,14 +139,14 @@ class ProfilePanel(QWidget):
         ml.setContentsMargins(0, 4, 0, 0)
         ml.addWidget(self.modules_note)
         ml.addWidget(self.modules_table, 1)
-        self.tabs.addTab(mod_host, "Modules")
+        self.tabs.addTab(mod_host, self.tr("Modules"))
         self.compare_view = QTextBrowser()
         self.compare_view.setFrameShape(QFrame.Shape.NoFrame)
         self.compare_view.setOpenLinks(False)
         self.compare_view.document().setDocumentMargin(6)
-        self.compare_view.setPlaceholderText("After a fix, “Compare with original” profiles the fixed model and "
-                                             "shows what got faster or slower here.")
-        self.tabs.addTab(self.compare_view, "Compare")
+        self.compare_view.setPlaceholderText(self.tr("After a fix, “Compare with original” profiles the fixed model and "
+                                                     "shows what got faster or slower here."))
+        self.tabs.addTab(self.compare_view, self.tr("Compare"))
         lay.addWidget(self.tabs, 1)
         self._update_tabs()
 
@@ -177,8 +177,8 @@ class ProfilePanel(QWidget):
         self.report = rep
         self.names = dict(names or {})
         if rep is None:
-            self.summary.setText("No profile yet. <b>Profile</b> runs the model with ONNX Runtime's profiler and "
-                                 "colours the graph by time.")
+            self.summary.setText(self.tr("No profile yet. <b>Profile</b> runs the model with ONNX Runtime's profiler and "
+                                         "colours the graph by time."))
             self.nodes_model.set_rows([], {}, self.theme)
             self.modules_model.set_rows([])
             self._update_tabs()
@@ -217,9 +217,9 @@ class ProfilePanel(QWidget):
             src = {"node names": "the exporter's node names", "metadata": "the exporter's scope metadata"}
             torch = ("PyTorch times from the HF model on the same inputs" if any(
                 m.torch_mean_ms is not None for m in rep.modules) else "no PyTorch times (not an HF export folder)")
-            self.modules_note.setText(f"Modules from {src.get(rep.module_source, rep.module_source)}; {torch}. "
-                                      "ONNX ms sums the module's nodes (inclusive). Click a module to ring its "
-                                      "nodes.")
+            self.modules_note.setText(self.tr("Modules from {get}; {torch}. "
+                                              "ONNX ms sums the module's nodes (inclusive). Click a module to ring its "
+                                              "nodes.").format(get=src.get(rep.module_source, rep.module_source), torch=torch))
         self._update_tabs()
 
     def _fill_nodes(self) -> None:

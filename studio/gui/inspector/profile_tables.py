@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRectF, Qt
+from PySide6.QtCore import QT_TRANSLATE_NOOP, QModelIndex, QPersistentModelIndex, QRectF, Qt
 from PySide6.QtGui import QBrush, QColor, QPainter
 from PySide6.QtWidgets import QStyledItemDelegate, QStyleOptionViewItem
 
@@ -18,7 +18,7 @@ _Index = QModelIndex | QPersistentModelIndex
 KEY_ROLE = Qt.ItemDataRole.UserRole + 1
 SHARE_ROLE = Qt.ItemDataRole.UserRole + 2
 
-NODE_COLUMNS = ("Node", "Op", "Mean ms", "p95 ms", "Share", "Status", "Module")
+NODE_COLUMNS = (QT_TRANSLATE_NOOP("Columns", "Node"), QT_TRANSLATE_NOOP("Columns", "Op"), QT_TRANSLATE_NOOP("Columns", "Mean ms"), QT_TRANSLATE_NOOP("Columns", "p95 ms"), QT_TRANSLATE_NOOP("Columns", "Share"), QT_TRANSLATE_NOOP("Columns", "Status"), QT_TRANSLATE_NOOP("Columns", "Module"))
 
 
 class NodeTimesModel(RowsModel):
@@ -75,7 +75,7 @@ class NodeTimesModel(RowsModel):
         return None
 
 
-MODULE_COLUMNS = ("Module", "Type", "PyTorch ms", "ONNX ms", "Nodes")
+MODULE_COLUMNS = (QT_TRANSLATE_NOOP("Columns", "Module"), QT_TRANSLATE_NOOP("Columns", "Type"), QT_TRANSLATE_NOOP("Columns", "PyTorch ms"), QT_TRANSLATE_NOOP("Columns", "ONNX ms"), QT_TRANSLATE_NOOP("Columns", "Nodes"))
 
 
 class ModuleTimesModel(RowsModel):

@@ -29,15 +29,15 @@ class SideTabs(QTabWidget):
     def __init__(self, theme: str = "light", parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setDocumentMode(True)
-        self.node_panel = text_panel("Select a node in the graph or a finding to see its details.")
-        self.stats_panel = text_panel("Statistics appear after inspection.")
-        self.dynamic_panel = text_panel("Dynamic dims appear after inspection.")
-        self.changes_panel = text_panel("Run a fix to see what it changes.")
+        self.node_panel = text_panel(self.tr("Select a node in the graph or a finding to see its details."))
+        self.stats_panel = text_panel(self.tr("Statistics appear after inspection."))
+        self.dynamic_panel = text_panel(self.tr("Dynamic dims appear after inspection."))
+        self.changes_panel = text_panel(self.tr("Run a fix to see what it changes."))
         self.profile_panel = ProfilePanel(theme=theme)
         self.verify_panel = VerifyPanel()
-        for panel, name in ((self.node_panel, "Node"), (self.stats_panel, "Statistics"),
-                            (self.dynamic_panel, "Dynamic"), (self.changes_panel, "Changes"),
-                            (self.profile_panel, "Profile"), (self.verify_panel, "Verify")):
+        for panel, name in ((self.node_panel, self.tr("Node")), (self.stats_panel, self.tr("Statistics")),
+                            (self.dynamic_panel, self.tr("Dynamic")), (self.changes_panel, self.tr("Changes")),
+                            (self.profile_panel, self.tr("Profile")), (self.verify_panel, self.tr("Verify"))):
             self.addTab(panel, name)
         self.setMinimumWidth(240)
 

@@ -43,7 +43,7 @@ class TargetChip(QToolButton):
         if summary is None:
             self.setText(f"{self.target}\n—")
             self._style("none", theme)
-            self.setToolTip(f"{self.target}: not inspected yet")
+            self.setToolTip(self.tr("{target}: not inspected yet").format(target=self.target))
             return
         if eff is not None and eff.verified and eff.model is not None:
             self._show_verified(summary, eff, theme)
@@ -70,8 +70,8 @@ class TargetChip(QToolButton):
         self.setText(f"{self.target}\n{line} ✓")
         self._style(colour, theme)
         static = eff.static_model.summary() if eff.static_model is not None else summary.verdict
-        self.setToolTip(f"{m.summary()}\nverified by {m.by}: the tool wins over the profile\n"
-                        f"the profile ({summary.name}) said: {static}")
+        self.setToolTip(self.tr("{summary}\nverified by {by}: the tool wins over the profile\n"
+                                "the profile ({name}) said: {static}").format(summary=m.summary(), by=m.by, name=summary.name, static=static))
 
     def _style(self, verdict: str, theme: str) -> None:
         solid, fill, border = palette.verdict_colors(theme)[verdict]

@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, Qt, Signal
 from PySide6.QtWidgets import (
     QComboBox,
     QFrame,
@@ -29,6 +29,8 @@ from PySide6.QtWidgets import (
 
 from studio.core.errors import StudioError
 
+translate = QCoreApplication.translate
+
 if TYPE_CHECKING:
     from studio.gui.pages.inspect_page import InspectPage
 
@@ -36,7 +38,7 @@ VERIFY_JOB = "inspect:verify"  # "inspect:" so Esc on the page cancels it
 CLI_VERIFY = "studio inspect MODEL --verify"
 CLI_FOLD = "studio inspect MODEL --verify --fold-into-profile WORKSPACE"
 NODE_ROLE = Qt.ItemDataRole.UserRole + 1
-COLUMNS = ("Target · node", "Agree", "Tool says", "Profile says")
+COLUMNS = (QT_TRANSLATE_NOOP("Columns", "Target · node"), QT_TRANSLATE_NOOP("Columns", "Agree"), QT_TRANSLATE_NOOP("Columns", "Tool says"), QT_TRANSLATE_NOOP("Columns", "Profile says"))
 TOOL_COL, PROFILE_COL = 2, 3
 
 
@@ -87,8 +89,8 @@ class VerifyPanel(QWidget):
         lay = QVBoxLayout(content)
         lay.setContentsMargins(8, 8, 8, 8)
         lay.setSpacing(6)
-        self.status_label = QLabel(f"Press “Verify with the real toolchain” (CLI: {CLI_VERIFY}) to ask the real "
-                                   "tools and compare them with the static profiles.")
+        self.status_label = QLabel(self.tr("Press “Verify with the real toolchain” (CLI: {CLI_VERIFY}) to ask the real "
+                                           "tools and compare them with the static profiles.").format(CLI_VERIFY=CLI_VERIFY))
         self.status_label.setWordWrap(True)
         self.status_label.setProperty("role", "muted")
         lay.addWidget(self.status_label)
@@ -105,13 +107,13 @@ class VerifyPanel(QWidget):
         lay.addWidget(sources)
         srow = QVBoxLayout()  # stacked: the side panel is narrow beside the graph on a 1366 px screen
         srow.setSpacing(2)
-        shapes_label = QLabel("Static shapes (tools that build at fixed sizes: rknn)")
+        shapes_label = QLabel(self.tr("Static shapes (tools that build at fixed sizes: rknn)"))
         shapes_label.setWordWrap(True)
         srow.addWidget(shapes_label)
         self.shapes_edit = QLineEdit()
-        self.shapes_edit.setPlaceholderText("all input dims are static")
-        self.shapes_edit.setToolTip("the input shapes the tools build at (rknn-toolkit2 builds static graphs "
-                                    "only): NAME=D,D,..., several separated by ';'\nCLI: --shape NAME=D,D,...")
+        self.shapes_edit.setPlaceholderText(self.tr("all input dims are static"))
+        self.shapes_edit.setToolTip(self.tr("the input shapes the tools build at (rknn-toolkit2 builds static graphs "
+                                            "only): NAME=D,D,..., several separated by ';'\nCLI: --shape NAME=D,D,..."))
         srow.addWidget(self.shapes_edit)
         lay.addLayout(srow)
         self.shapes_error = QLabel("")
@@ -121,7 +123,7 @@ class VerifyPanel(QWidget):
         lay.addWidget(self.shapes_error)
         self.tree = QTreeWidget()
         self.tree.setColumnCount(len(COLUMNS))
-        self.tree.setHeaderLabels(list(COLUMNS))
+        self.tree.setHeaderLabels([QCoreApplication.translate("Columns", c) for c in COLUMNS])
         self.tree.setRootIsDecorated(True)
         self.tree.setUniformRowHeights(True)
         self.tree.header().setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
@@ -133,9 +135,9 @@ class VerifyPanel(QWidget):
         self.fold_target = QComboBox()
         self.fold_target.setMinimumWidth(90)
         self.fold_target.currentIndexChanged.connect(lambda _i: self._update_fold())
-        self.fold_button = QPushButton("Fold into workspace profile")
-        self.fold_button.setToolTip("write the tool's answer for the disagreeing ops as WORKSPACE/targets/<target>"
-                                    f".yaml, then re-inspect with it\nCLI: {CLI_FOLD}")
+        self.fold_button = QPushButton(self.tr("Fold into workspace profile"))
+        self.fold_button.setToolTip(self.tr("write the tool's answer for the disagreeing ops as WORKSPACE/targets/<target>"
+                                            ".yaml, then re-inspect with it\nCLI: {CLI_FOLD}").format(CLI_FOLD=CLI_FOLD))
         self.fold_button.setEnabled(False)
         self.fold_button.clicked.connect(lambda: self.sig_fold_requested.emit(self.fold_target.currentData() or ""))
         row.addWidget(self.fold_target)
@@ -172,7 +174,7 @@ class VerifyPanel(QWidget):
         for t in v.get("unverified_targets", []):
             src = list_source(report, t)
             item = QTreeWidgetItem([f"{t} · no verifier", "list only", "no tool ran", src])
-            item.setToolTip(0, f"{t}: no verifier; verdicts are from the list ({src})")
+            item.setToolTip(0, self.tr("{t}: no verifier; verdicts are from the list ({src})").format(t=t, src=src))
             item.setToolTip(PROFILE_COL, src)
             self.tree.addTopLevelItem(item)
         self.tree.expandAll()
@@ -197,13 +199,13 @@ class VerifyPanel(QWidget):
             agree = "agrees" if c["agrees"] and not c["disagreements"] else "DISAGREES"
         profile = "fail" if c["static_fails"] else "no failure"
         top = QTreeWidgetItem([f"{c['target']} · {c['verifier']}", agree, f"{c['tool']}: {said}", profile])
-        top.setToolTip(0, f"tool: {c['tool']}\nprofile: {c['profile_source']}")
+        top.setToolTip(0, self.tr("tool: {value}\nprofile: {value2}").format(value=c['tool'], value2=c['profile_source']))
         top.setToolTip(TOOL_COL, f"{c['tool']}: {said}" + (f"\n{c['error']}" if c["error"] else ""))
-        top.setToolTip(PROFILE_COL, f"{profile}; profile {c['profile_source']}")
+        top.setToolTip(PROFILE_COL, self.tr("{profile}; profile {value}").format(profile=profile, value=c['profile_source']))
         self.tree.addTopLevelItem(top)
         src = QTreeWidgetItem(["sources", "", c["tool"], c["profile_source"]])
-        src.setToolTip(TOOL_COL, f"tool: {c['tool']}")
-        src.setToolTip(PROFILE_COL, f"profile: {c['profile_source']}")
+        src.setToolTip(TOOL_COL, self.tr("tool: {value}").format(value=c['tool']))
+        src.setToolTip(PROFILE_COL, self.tr("profile: {value}").format(value=c['profile_source']))
         top.addChild(src)
         for d in c["disagreements"]:
             tool = d["tool_verdict"] + (f": {d['tool_message']}" if d["tool_message"] else "")
@@ -235,12 +237,12 @@ class VerifyPanel(QWidget):
         ok = bool(self.fold_target.currentData()) and self.has_workspace
         self.fold_button.setEnabled(ok)
         if not self._disagreeing:
-            self.fold_button.setToolTip(f"nothing to fold: no tool disagrees with its profile\nCLI: {CLI_FOLD}")
+            self.fold_button.setToolTip(self.tr("nothing to fold: no tool disagrees with its profile\nCLI: {CLI_FOLD}").format(CLI_FOLD=CLI_FOLD))
         elif not self.has_workspace:
-            self.fold_button.setToolTip(f"open a workspace to fold into (its targets/ folder)\nCLI: {CLI_FOLD}")
+            self.fold_button.setToolTip(self.tr("open a workspace to fold into (its targets/ folder)\nCLI: {CLI_FOLD}").format(CLI_FOLD=CLI_FOLD))
         else:
-            self.fold_button.setToolTip("write the tool's answer for the disagreeing ops as WORKSPACE/targets/"
-                                        f"<target>.yaml, then re-inspect with it\nCLI: {CLI_FOLD}")
+            self.fold_button.setToolTip(self.tr("write the tool's answer for the disagreeing ops as WORKSPACE/targets/"
+                                                "<target>.yaml, then re-inspect with it\nCLI: {CLI_FOLD}").format(CLI_FOLD=CLI_FOLD))
 
 
 class VerifyFlow:
@@ -252,10 +254,10 @@ class VerifyFlow:
         self.report: Any = None  # the InspectionReport whose ``verification`` is shown
         self.model: Path | None = None
         self.last_fold: Any = None  # studio.verify.fold.FoldResult
-        self.button = QPushButton("Verify with the real toolchain")
-        self.button.setToolTip("run every available verifier (ONNX Runtime session, TVM import, OpenVINO query, "
-                               "plugins' tools) and show where they disagree with the static profiles\n"
-                               f"CLI: {CLI_VERIFY}")
+        self.button = QPushButton(translate("VerifyFlow", "Verify with the real toolchain"))
+        self.button.setToolTip(translate("VerifyFlow", "run every available verifier (ONNX Runtime session, TVM import, OpenVINO query, "
+                                                       "plugins' tools) and show where they disagree with the static profiles\n"
+                                                       "CLI: {CLI_VERIFY}").format(CLI_VERIFY=CLI_VERIFY))
         self.button.setEnabled(False)
         self.button.clicked.connect(lambda: self.start())
         panel.sig_node_chosen.connect(self.on_node)
@@ -280,7 +282,7 @@ class VerifyFlow:
 
             return offers(targets)
 
-        self.page.jobs.start(f"{VERIFY_JOB}-offers", "verifiers for these targets", work,
+        self.page.jobs.start(f"{VERIFY_JOB}-offers", translate("VerifyFlow", "verifiers for these targets"), work,
                              on_done=lambda o, r=report: self._show_offers(r, o), on_failed=lambda _e: None)
 
     def _show_offers(self, report: Any, offers: dict[str, list[dict[str, Any]]]) -> None:
@@ -362,7 +364,7 @@ class VerifyFlow:
         self.button.setEnabled(False)
         self.panel.clear("verifying with the real toolchains…")
         page.side.setCurrentWidget(self.panel)
-        page.jobs.start(VERIFY_JOB, f"verify {path.name}", work, on_done=lambda rep: self._done(path, rep),
+        page.jobs.start(VERIFY_JOB, translate("VerifyFlow", "verify {name}").format(name=path.name), work, on_done=lambda rep: self._done(path, rep),
                         on_failed=self._failed)
 
     def _done(self, path: Path, rep: Any) -> None:
@@ -401,7 +403,7 @@ class VerifyFlow:
             return
         self.last_fold = res
         if res.path is None:
-            self.panel.fold_label.setText(f"{target}: nothing folded: {res.skipped}")
+            self.panel.fold_label.setText(translate("VerifyFlow", "{target}: nothing folded: {skipped}").format(target=target, skipped=res.skipped))
             return
         self.panel.fold_label.setText(f"folded {len(res.changed)} op(s) of {target} into {res.path}: "
                                       + ", ".join(f"{k} ({v.split(':')[0]})" for k, v in res.changed.items())

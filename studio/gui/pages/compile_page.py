@@ -61,37 +61,37 @@ class CompilePage(Page):
 
         left = QWidget()
         ll = QVBoxLayout(left)
-        add_heading(ll, "Compile for a board",
-                    "ONNX -> TVM Relax (a library for the board's CPU or GPU) or, with the RKNN backend, a .rknn "
-                    "for a Rockchip NPU; checked against ONNX Runtime on random inputs. When TVM fails, the graph "
-                    "is bisected to the failing nodes.")
+        add_heading(ll, self.tr("Compile for a board"),
+                    self.tr("ONNX -> TVM Relax (a library for the board's CPU or GPU) or, with the RKNN backend, a .rknn "
+                            "for a Rockchip NPU; checked against ONNX Runtime on random inputs. When TVM fails, the graph "
+                            "is bisected to the failing nodes."))
 
-        box = QGroupBox("Build")
+        box = QGroupBox(self.tr("Build"))
         form = QFormLayout(box)
         self.model_edit = QLineEdit()
-        self.model_edit.setPlaceholderText("model.onnx (or a part, e.g. the vision encoder)")
-        form.addRow("Model", browse_row(self.model_edit, self._browse_model))
+        self.model_edit.setPlaceholderText(self.tr("model.onnx (or a part, e.g. the vision encoder)"))
+        form.addRow(self.tr("Model"), browse_row(self.model_edit, self._browse_model))
         self.backend_combo = QComboBox()
         self.backend_combo.currentIndexChanged.connect(self._backend_changed)
-        form.addRow("Backend", self.backend_combo)
+        form.addRow(self.tr("Backend"), self.backend_combo)
         self.precision_combo = QComboBox()
-        self.precision_combo.addItem("fp16 (float)", "")
-        self.precision_combo.addItem("int8 (calibrated, per-layer error)", "int8")
+        self.precision_combo.addItem(self.tr("fp16 (float)"), "")
+        self.precision_combo.addItem(self.tr("int8 (calibrated, per-layer error)"), "int8")
         self.precision_combo.currentIndexChanged.connect(self._precision_changed)
-        form.addRow("Precision", self.precision_combo)
+        form.addRow(self.tr("Precision"), self.precision_combo)
         self.calibration_edit = QLineEdit()
-        self.calibration_edit.setPlaceholderText("folder of .npz samples (default: 8 seeded samples)")
+        self.calibration_edit.setPlaceholderText(self.tr("folder of .npz samples (default: 8 seeded samples)"))
         self.calibration_row = browse_row(self.calibration_edit, self._browse_calibration, "…")
-        form.addRow("Calibration", self.calibration_row)
+        form.addRow(self.tr("Calibration"), self.calibration_row)
         self.target_combo = QComboBox()
         self.target_combo.currentIndexChanged.connect(self._target_changed)
-        form.addRow("Target", self.target_combo)
+        form.addRow(self.tr("Target"), self.target_combo)
         self.target_info = FixedLinesLabel(3)  # a long description never moves the buttons below
         form.addRow("", self.target_info)
         self.shapes_edit = QLineEdit()
-        self.shapes_edit.setPlaceholderText("for dynamic dims: pixel_values=1,3,224,224; input_ids=1,64")
-        self.shapes_edit.setToolTip("NAME=D,D,... with sizes >= 1, several separated by ';'\n"
-                                    "CLI: --shape NAME=D,D,...")
+        self.shapes_edit.setPlaceholderText(self.tr("for dynamic dims: pixel_values=1,3,224,224; input_ids=1,64"))
+        self.shapes_edit.setToolTip(self.tr("NAME=D,D,... with sizes >= 1, several separated by ';'\n"
+                                            "CLI: --shape NAME=D,D,..."))
         self.shapes_note = QLabel("")  # an old spelling, told in place (the compile goes ahead)
         self.shapes_note.setWordWrap(True)
         set_role(self.shapes_note, "warn")
@@ -102,17 +102,17 @@ class CompilePage(Page):
         sl.setSpacing(2)
         sl.addWidget(self.shapes_edit)
         sl.addWidget(self.shapes_note)
-        form.addRow("Shapes", shapes_box)
+        form.addRow(self.tr("Shapes"), shapes_box)
         self.out_edit = QLineEdit()
-        self.out_edit.setPlaceholderText("default: WORKSPACE/compiled/MODEL-TARGET (never the export folder)")
-        self.out_edit.setToolTip("where the compiled module goes; never inside an export folder (a bundle made "
-                                 "from that folder would carry it)")
+        self.out_edit.setPlaceholderText(self.tr("default: WORKSPACE/compiled/MODEL-TARGET (never the export folder)"))
+        self.out_edit.setToolTip(self.tr("where the compiled module goes; never inside an export folder (a bundle made "
+                                         "from that folder would carry it)"))
         self.model_edit.textChanged.connect(self._update_out_placeholder)
-        form.addRow("Output", browse_row(self.out_edit, self._browse_out, "…"))
-        self.verify_check = QCheckBox("Verify against ONNX Runtime (parity + latency)")
+        form.addRow(self.tr("Output"), browse_row(self.out_edit, self._browse_out, "…"))
+        self.verify_check = QCheckBox(self.tr("Verify against ONNX Runtime (parity + latency)"))
         self.verify_check.setChecked(True)
-        self.simplify_check = QCheckBox("Fold shape arithmetic first (onnxslim)")
-        self.force_check = QCheckBox("Replace an existing output folder")
+        self.simplify_check = QCheckBox(self.tr("Fold shape arithmetic first (onnxslim)"))
+        self.force_check = QCheckBox(self.tr("Replace an existing output folder"))
         for cb in (self.verify_check, self.simplify_check, self.force_check):
             form.addRow("", cb)
         # never squeezed below its size when the Toolchain text under the buttons grows: the buttons stay put
@@ -120,14 +120,14 @@ class CompilePage(Page):
         ll.addWidget(box)
 
         brow = QHBoxLayout()
-        self.compile_btn = QPushButton("Compile")
+        self.compile_btn = QPushButton(self.tr("Compile"))
         set_role(self.compile_btn, "primary")
         self.compile_btn.clicked.connect(self.start_compile)
-        self.cancel_btn = QPushButton("Cancel")
+        self.cancel_btn = QPushButton(self.tr("Cancel"))
         self.cancel_btn.setEnabled(False)
         self.cancel_btn.clicked.connect(self._cancel)
-        self.package_btn = QPushButton("Package for a board")
-        self.package_btn.setToolTip("open Packaging with this compiled module (a signed bundle served with TVM)")
+        self.package_btn = QPushButton(self.tr("Package for a board"))
+        self.package_btn.setToolTip(self.tr("open Packaging with this compiled module (a signed bundle served with TVM)"))
         self.package_btn.setEnabled(False)
         self.package_btn.clicked.connect(self.package_for_board)
         brow.addWidget(self.compile_btn)
@@ -143,7 +143,7 @@ class CompilePage(Page):
         self.error_label.hide()
         ll.addWidget(self.error_label)
 
-        tools = QGroupBox("Toolchain")
+        tools = QGroupBox(self.tr("Toolchain"))
         tl = QVBoxLayout(tools)
         self.tvm_label = QLabel("")
         self.tvm_label.setWordWrap(True)
@@ -276,8 +276,8 @@ class CompilePage(Page):
         if not tid:
             return
         if self.backend.id != "tvm":
-            self.target_info.setText(f"{tid} NPU via {self.backend.label}: static shapes only (give dynamic dims "
-                                     "under Shapes); parity in the toolkit's simulator")
+            self.target_info.setText(self.tr("{tid} NPU via {label}: static shapes only (give dynamic dims "
+                                             "under Shapes); parity in the toolkit's simulator").format(tid=tid, label=self.backend.label))
             self._update_out_placeholder()
             return
         try:
@@ -314,8 +314,8 @@ class CompilePage(Page):
 
     def _update_out_placeholder(self) -> None:
         out = self.default_output()
-        self.out_edit.setPlaceholderText(f"default: {out}" if out is not None else
-                                         "default: WORKSPACE/compiled/MODEL-TARGET (never the export folder)")
+        self.out_edit.setPlaceholderText(self.tr("default: {out}").format(out=out) if out is not None else
+                                         self.tr("default: WORKSPACE/compiled/MODEL-TARGET (never the export folder)"))
 
     def refresh_availability(self) -> None:
         from studio.compile.api import availability
@@ -323,15 +323,15 @@ class CompilePage(Page):
         st = availability()
         tvm = st["tvm"]
         self.tvm_available = bool(tvm["available"])
-        self.tvm_label.setText(f"apache-tvm: {tvm['version']}" if tvm["available"]
-                               else f"apache-tvm: not installed. {tvm['message']}")
+        self.tvm_label.setText(self.tr("apache-tvm: {value}").format(value=tvm['version']) if tvm["available"]
+                               else self.tr("apache-tvm: not installed. {value}").format(value=tvm['message']))
         set_role(self.tvm_label, "" if tvm["available"] else "error")
-        self.cc_label.setText(f"aarch64 cross compiler: {st['aarch64_cc']}" if st["aarch64_cc"] else
-                              "aarch64 cross compiler: not installed; board builds write model.tar (objects) "
-                              "only (`make cross-toolchain` installs Debian's gcc-aarch64-linux-gnu)")
+        self.cc_label.setText(self.tr("aarch64 cross compiler: {value}").format(value=st['aarch64_cc']) if st["aarch64_cc"] else
+                              self.tr("aarch64 cross compiler: not installed; board builds write model.tar (objects) "
+                                      "only (`make cross-toolchain` installs Debian's gcc-aarch64-linux-gnu)"))
         mlc = st["mlc_llm"]
-        self.mlc_label.setText(f"mlc_llm (language models): {mlc['version'] or 'installed'}" if mlc["available"]
-                               else f"mlc_llm (language models): {mlc['message']}")
+        self.mlc_label.setText(self.tr("mlc_llm (language models): {value}").format(value=mlc['version'] or 'installed') if mlc["available"]
+                               else self.tr("mlc_llm (language models): {value}").format(value=mlc['message']))
         set_role(self.mlc_label, "" if mlc["available"] else "muted")
         b = self.backend
         if b.id != "tvm":
@@ -348,18 +348,18 @@ class CompilePage(Page):
 
     # -- actions ---------------------------------------------------------------------------------------
     def _browse_model(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "ONNX model", start_dir(self.model_edit.text(), self.workspace, "models"), "ONNX (*.onnx)")
+        path, _ = QFileDialog.getOpenFileName(self, self.tr("ONNX model"), start_dir(self.model_edit.text(), self.workspace, "models"), "ONNX (*.onnx)")
         if path:
             self.model_edit.setText(path)
 
     def _browse_calibration(self) -> None:
-        path = QFileDialog.getExistingDirectory(self, "Calibration samples (.npz)",
+        path = QFileDialog.getExistingDirectory(self, self.tr("Calibration samples (.npz)"),
                                                 start_dir(self.calibration_edit.text(), self.workspace))
         if path:
             self.calibration_edit.setText(path)
 
     def _browse_out(self) -> None:
-        path = QFileDialog.getExistingDirectory(self, "Output folder", start_dir(self.out_edit.text(), self.workspace, "compiled"))
+        path = QFileDialog.getExistingDirectory(self, self.tr("Output folder"), start_dir(self.out_edit.text(), self.workspace, "compiled"))
         if path:
             self.out_edit.setText(path)
 
@@ -403,8 +403,8 @@ class CompilePage(Page):
         self.compile_btn.setEnabled(False)
         self.cancel_btn.setEnabled(True)
         self.progress.setValue(0)
-        self.status_label.setText("starting…")
-        self._handle = self.jobs.start("compile", f"compile {opts.model.name} for {opts.target}",
+        self.status_label.setText(self.tr("starting…"))
+        self._handle = self.jobs.start("compile", self.tr("compile {name} for {target}").format(name=opts.model.name, target=opts.target),
                                        lambda job: compile_model(opts, job), self._done, self._failed)
         self.jobs.sig_progress.connect(self._on_progress)
         self.jobs.sig_status.connect(self._on_status)
@@ -462,7 +462,7 @@ class CompilePage(Page):
             self.sig_problem.emit(Problem(severity="error", message=d.message, source="compile", page="inspect",
                                           location=d.culprit or (d.nodes[-1] if d.nodes else None), hint=d.hint,
                                           extra={"model": rep.model}))
-        self.status_label.setText(f"{rep.status} in {rep.timings.get('total', 0):.1f} s")
+        self.status_label.setText(self.tr("{status} in {get:.1f} s").format(status=rep.status, get=rep.timings.get('total', 0)))
         self.package_btn.setEnabled(rep.status == "succeeded")
 
     def show_layer_error(self) -> None:

@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -110,30 +110,30 @@ class DashboardsPage(Page):
     def _build(self) -> None:
         root = QVBoxLayout(self)
         root.setContentsMargins(12, 10, 12, 10)
-        add_heading(root, "Dashboards — live load, latency, resources and SLA verdicts")
+        add_heading(root, self.tr("Dashboards — live load, latency, resources and SLA verdicts"))
 
         form = QHBoxLayout()
         self._filled: dict[QLineEdit, str] = {}  # what the page itself put into a field (follows the device)
         self.url_edit = QLineEdit(DEFAULT_URL)
         self.model_edit = QLineEdit()
-        self.model_edit.setPlaceholderText("model name on the server")
+        self.model_edit.setPlaceholderText(self.tr("model name on the server"))
         self.metrics_edit = QLineEdit()
-        self.metrics_edit.setPlaceholderText("optional: http://HOST:8002/metrics (default URL/metrics)")
-        form.addLayout(form_column(("Server URL", self.url_edit), ("Model", self.model_edit),
-                                   ("Metrics", self.metrics_edit)), 3)
+        self.metrics_edit.setPlaceholderText(self.tr("optional: http://HOST:8002/metrics (default URL/metrics)"))
+        form.addLayout(form_column((self.tr("Server URL"), self.url_edit), (self.tr("Model"), self.model_edit),
+                                   (self.tr("Metrics"), self.metrics_edit)), 3)
 
         self.mode = QComboBox()
         self.mode.addItems(["concurrency", "rate"])
         self.level_edit = QLineEdit("1,2,4")
-        self.level_edit.setToolTip("concurrency levels (1,2,4) or requests per second (rate mode)")
+        self.level_edit.setToolTip(self.tr("concurrency levels (1,2,4) or requests per second (rate mode)"))
         self.mode.currentTextChanged.connect(
             lambda m: self.level_edit.setText("1,2,4" if m == "concurrency" else "100"))
         self.duration = QDoubleSpinBox()
         self.duration.setRange(0.5, 86400)
         self.duration.setValue(10)
         self.duration.setSuffix(" s")
-        form.addLayout(form_column(("Mode", self.mode), ("Levels / rate", self.level_edit),
-                                   ("Duration per level", self.duration)), 2)
+        form.addLayout(form_column((self.tr("Mode"), self.mode), (self.tr("Levels / rate"), self.level_edit),
+                                   (self.tr("Duration per level"), self.duration)), 2)
 
         self.tier = QComboBox()
         self.tier.addItems(["(none)", "L1", "L2", "L3"])
@@ -143,14 +143,14 @@ class DashboardsPage(Page):
             sp.setRange(0, 1e6)
             sp.setDecimals(2)
             sp.setSuffix(" ms")
-            sp.setSpecialValueText("no budget")
-        form.addLayout(form_column(("SLA tier", self.tier), ("p95 budget", self.p95), ("p99 budget", self.p99)), 2)
+            sp.setSpecialValueText(self.tr("no budget"))
+        form.addLayout(form_column((self.tr("SLA tier"), self.tier), (self.tr("p95 budget"), self.p95), (self.tr("p99 budget"), self.p99)), 2)
         self.workload_fields = WorkloadFields()  # inference, or generation with a prompt (TTFT, inter-token)
         self.workload = self.workload_fields.workload
         root.addLayout(form)
         root.addLayout(self.workload_fields.row())
         picker_row = QHBoxLayout()
-        picker_row.addWidget(QLabel("Targets from Devices"))
+        picker_row.addWidget(QLabel(self.tr("Targets from Devices")))
         self.device_picker = DeviceTargetPicker()
         self.device_picker.sig_add.connect(self._add_device_target)
         self.device_picker.sig_add_connected.connect(self._add_connected)
@@ -158,35 +158,35 @@ class DashboardsPage(Page):
         root.addLayout(picker_row)
 
         bar = FlowLayout(spacing=6)
-        self.add_btn = QPushButton("Add target")
-        self.add_btn.setToolTip("add the URL and model above; several targets run side by side, one colour each")
+        self.add_btn = QPushButton(self.tr("Add target"))
+        self.add_btn.setToolTip(self.tr("add the URL and model above; several targets run side by side, one colour each"))
         self.add_btn.clicked.connect(self._add_target_from_fields)
-        self.start_btn = QPushButton("Start load")
+        self.start_btn = QPushButton(self.tr("Start load"))
         self.start_btn.clicked.connect(self.start_runs)
-        self.stop_btn = QPushButton("Stop")
+        self.stop_btn = QPushButton(self.tr("Stop"))
         self.stop_btn.clicked.connect(self.stop_runs)
         self.stop_btn.setEnabled(False)
-        self.record_box = QCheckBox("Record to")
+        self.record_box = QCheckBox(self.tr("Record to"))
         self.record_edit = QLineEdit()
         self.record_edit.setPlaceholderText("run.sqlite")
         self.record_edit.setMaximumWidth(120)  # the run bar stays one line at 1366 px with the docks open
-        self.pause_btn = QPushButton("Pause")
+        self.pause_btn = QPushButton(self.tr("Pause"))
         self.pause_btn.setCheckable(True)
         self.pause_btn.toggled.connect(self.set_paused)
-        self.follow_btn = QPushButton("Follow")
-        self.follow_btn.setToolTip("zoom with the mouse wheel or a drag; Follow returns to the live view")
+        self.follow_btn = QPushButton(self.tr("Follow"))
+        self.follow_btn.setToolTip(self.tr("zoom with the mouse wheel or a drag; Follow returns to the live view"))
         self.follow_btn.clicked.connect(self.reset_view)
-        self.replay_btn = QPushButton("Replay…")
+        self.replay_btn = QPushButton(self.tr("Replay…"))
         self.replay_btn.clicked.connect(self._choose_replay)
-        self.png_btn = QPushButton("Export PNG…")
+        self.png_btn = QPushButton(self.tr("Export PNG…"))
         self.png_btn.clicked.connect(self._choose_png)
-        self.csv_btn = QPushButton("Export CSV…")
+        self.csv_btn = QPushButton(self.tr("Export CSV…"))
         self.csv_btn.clicked.connect(self._choose_csv)
         for w in (self.start_btn, self.stop_btn, self.record_box, self.record_edit, self.pause_btn,
                   self.follow_btn, self.replay_btn, self.png_btn, self.csv_btn):
             bar.addWidget(w)
         self.targets_list = self.target_list.widget
-        self.clear_btn = QPushButton("Clear targets")
+        self.clear_btn = QPushButton(self.tr("Clear targets"))
         self.clear_btn.clicked.connect(self.clear_targets)
         row = QHBoxLayout()  # the targets: add the form's, see them, clear them
         row.addWidget(self.add_btn, 0, Qt.AlignmentFlag.AlignTop)
@@ -196,7 +196,7 @@ class DashboardsPage(Page):
         root.addLayout(bar)
 
         # the run's outcome first (throughput, SLA verdict with its budget and what broke it), then the plots
-        self.verdict_label = QLabel("No run yet. Start a load against a KServe v2 server, or replay a recording.")
+        self.verdict_label = QLabel(self.tr("No run yet. Start a load against a KServe v2 server, or replay a recording."))
         self.verdict_label.setWordWrap(True)
         self.verdict_label.setTextFormat(Qt.TextFormat.RichText)
         self.verdict_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -211,7 +211,7 @@ class DashboardsPage(Page):
         split.addWidget(self.grid)
 
         self.sources_table = QTableWidget(0, 3)
-        self.sources_table.setHorizontalHeaderLabels(["series", "latest", "source"])
+        self.sources_table.setHorizontalHeaderLabels([QCoreApplication.translate("Columns", h) for h in [QT_TRANSLATE_NOOP("Columns", "series"), QT_TRANSLATE_NOOP("Columns", "latest"), QT_TRANSLATE_NOOP("Columns", "source")]])
         self.sources_table.verticalHeader().setVisible(False)
         head = self.sources_table.horizontalHeader()
         # values are never cut: the first two columns fit their text, the source takes the rest (tooltips hold it)
@@ -366,7 +366,7 @@ class DashboardsPage(Page):
                             on_failed=self._run_failed, server_pid=src.server_pid, kind=src.kind)
             self.sig_log.emit(f"load run started on {cfg.target}")
         self.stop_btn.setEnabled(True)
-        self.verdict_label.setText("running…")
+        self.verdict_label.setText(self.tr("running…"))
 
     def stop_runs(self) -> None:
         self.runs.cancel(self.jobs)
@@ -395,7 +395,7 @@ class DashboardsPage(Page):
                                    + (f"<br>{err.hint}" if err.hint else ""))
 
     def _choose_replay(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Replay recording", start_dir(None, self.workspace, "recordings"), "Recordings (*.sqlite *.db)")
+        path, _ = QFileDialog.getOpenFileName(self, self.tr("Replay recording"), start_dir(None, self.workspace, "recordings"), "Recordings (*.sqlite *.db)")
         if path:
             self.replay(Path(path))
 
@@ -412,7 +412,7 @@ class DashboardsPage(Page):
         self.grid.set_shades(fails)
         self.grid.t0 = None
         self.runs.start_replay(path, speed)
-        self.verdict_label.setText(f"replaying {path.name}")
+        self.verdict_label.setText(self.tr("replaying {name}").format(name=path.name))
         self.stop_btn.setEnabled(True)
 
     def stop_replay(self) -> None:
@@ -457,12 +457,12 @@ class DashboardsPage(Page):
 
     # -- export ----------------------------------------------------------------------------------------
     def _choose_png(self) -> None:
-        path, _ = QFileDialog.getSaveFileName(self, "Export plots as PNG", start_dir(None, self.workspace, "recordings", "dashboard.png"), "PNG (*.png)")
+        path, _ = QFileDialog.getSaveFileName(self, self.tr("Export plots as PNG"), start_dir(None, self.workspace, "recordings", "dashboard.png"), "PNG (*.png)")
         if path:
             self.export_png(Path(path))
 
     def _choose_csv(self) -> None:
-        path, _ = QFileDialog.getSaveFileName(self, "Export data as CSV", start_dir(None, self.workspace, "recordings", "dashboard.csv"), "CSV (*.csv)")
+        path, _ = QFileDialog.getSaveFileName(self, self.tr("Export data as CSV"), start_dir(None, self.workspace, "recordings", "dashboard.csv"), "CSV (*.csv)")
         if path:
             self.export_csv(Path(path))
 

@@ -87,14 +87,14 @@ class DevicesPage(Page):
     def _build(self) -> None:
         outer = QVBoxLayout(self)
         outer.setContentsMargins(8, 8, 8, 8)
-        head = QLabel("Devices")
+        head = QLabel(self.tr("Devices"))
         head.setProperty("role", "heading")
         outer.addWidget(head)
         self.sections = QTabWidget()
         self.sections.setObjectName("devices_sections")
         outer.addWidget(self.sections, 1)
         self.triton_tab = QWidget()
-        self.sections.addTab(self.triton_tab, "Servers and agents")
+        self.sections.addTab(self.triton_tab, self.tr("Servers and agents"))
         split = QSplitter(Qt.Orientation.Horizontal, self.triton_tab)
         lay = QHBoxLayout(self.triton_tab)
         lay.setContentsMargins(0, 4, 0, 0)
@@ -105,7 +105,7 @@ class DevicesPage(Page):
         ll.setContentsMargins(0, 0, 0, 0)
         self.server_list = QListWidget()
         self.server_list.currentItemChanged.connect(lambda *_: self._server_selected())
-        ll.addWidget(QLabel("Servers"))
+        ll.addWidget(QLabel(self.tr("Servers")))
         ll.addWidget(self.server_list, 1)
         self.add_form = a = AddServerForm()  # its widgets under the names they had on the page
         self.url_edit, self.name_edit, self.protocol_combo, self.tls_check = a.url_edit, a.name_edit, \
@@ -132,7 +132,7 @@ class DevicesPage(Page):
         self.infer_btn, self.infer_out = f.run_btn, f.out
         self.infer_btn.clicked.connect(self.run_test_inference)
         f.gen_btn.clicked.connect(self.run_test_generation)
-        self.detail_tabs.addTab(f, "Test inference")
+        self.detail_tabs.addTab(f, self.tr("Test inference"))
         split.addWidget(self.panel)
         split.setSizes([360, 860])
         self._add_agents_section()
@@ -146,7 +146,7 @@ class DevicesPage(Page):
         self.agents_panel.table.itemSelectionChanged.connect(self._agent_selected)
         self.agents_panel.sig_log.connect(self.sig_log)
         self.agents_panel.sig_agents_changed.connect(self.sig_workspace_changed)
-        self.add_section(self.agents_panel, "Edge agents")
+        self.add_section(self.agents_panel, self.tr("Edge agents"))
 
     def add_section(self, widget: QWidget, title: str) -> int:
         """Hook for other device kinds (the edge helper adds "Edge agents" here)."""
@@ -377,7 +377,7 @@ class DevicesPage(Page):
                         lambda cfg: self.config_view.setPlainText(json.dumps(cfg, indent=2)))
             return
         if action == "upload":
-            folder = QFileDialog.getExistingDirectory(self, f"Model folder to upload as a new version of {model}",
+            folder = QFileDialog.getExistingDirectory(self, self.tr("Model folder to upload as a new version of {model}").format(model=model),
                                                        start_dir(None, self.workspace, "models"))
             if not folder:
                 return
@@ -387,8 +387,8 @@ class DevicesPage(Page):
             self.upload_version(model, Path(folder), version)
             return
         if action == "unload" and not confirmed:
-            ask_then(self, "Unload model", f"Unload {model} on {server}? Requests to it fail until it is "
-                     "loaded again.", "Unload", lambda: self._model_action(action, confirmed=True))
+            ask_then(self, self.tr("Unload model"), self.tr("Unload {model} on {server}? Requests to it fail until it is "
+                             "loaded again.").format(model=model, server=server), self.tr("Unload"), lambda: self._model_action(action, confirmed=True))
             return
         self._start(f"{action}:{server}:{model}", f"{action} {model} on {server}",
                     lambda job: with_client(spec, 60, lambda c: getattr(c, action)(model)),
@@ -406,7 +406,7 @@ class DevicesPage(Page):
     def run_test_inference(self) -> None:
         server, model = self.current_server(), self.infer_model.currentText()
         if server is None or not model:
-            self.infer_out.setPlainText("select a connected server and a ready model first")
+            self.infer_out.setPlainText(self.tr("select a connected server and a ready model first"))
             return
         spec, f = self.servers[server], self.inference
         args = (f.text.text() or None, f.image.path(), f.audio.path(), f.tokenizer.path(), f.processor.path())
@@ -418,7 +418,7 @@ class DevicesPage(Page):
         """The form's prompt (and image / audio) to the model's generate_stream; the answer streams in."""
         server, model = self.current_server(), self.infer_model.currentText()
         if server is None or not model:
-            self.infer_out.setPlainText("select a connected server and a ready model first")
+            self.infer_out.setPlainText(self.tr("select a connected server and a ready model first"))
             return
         from studio.triton.generate_client import stream_generate
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, Qt
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
@@ -42,8 +42,8 @@ from studio.gui.page import Page
 from studio.gui.widgets.field_error import FieldError
 
 DIFF_WORDS = {"unsupported": "removed", "risky": "changed", "unknown": "shape only", "supported": "added"}
-LEGEND = (("removed", "removed (A only)"), ("changed", "op / attributes / wiring changed"),
-          ("shape only", "shapes only"), ("added", "added (B only)"))
+LEGEND = (("removed", QT_TRANSLATE_NOOP("Diff", "removed (A only)")), ("changed", QT_TRANSLATE_NOOP("Diff", "op / attributes / wiring changed")),
+          (QT_TRANSLATE_NOOP("Diff", "shape only"), QT_TRANSLATE_NOOP("Diff", "shapes only")), ("added", QT_TRANSLATE_NOOP("Diff", "added (B only)")))
 
 
 def _diff_job(a: Path, b: Path, target: str | None, job: Any, profile_dirs: list[Path]) -> tuple[Any, Any, Any]:
@@ -69,39 +69,39 @@ class DiffPage(Page):
 
     def _build(self) -> None:
         root = QVBoxLayout(self)
-        head = QLabel("<h2>Diff</h2>")
+        head = QLabel("<h2>" + self.tr("Diff") + "</h2>")
         root.addWidget(head)
         form = QGridLayout()
         self.a_edit, self.b_edit = QLineEdit(), QLineEdit()
-        self.a_edit.setPlaceholderText("model A, before (.onnx): e.g. the original a fix was made from")
-        self.b_edit.setPlaceholderText("model B, after (.onnx): e.g. the output of a fix, an int8 copy, another export")
+        self.a_edit.setPlaceholderText(self.tr("model A, before (.onnx): e.g. the original a fix was made from"))
+        self.b_edit.setPlaceholderText(self.tr("model B, after (.onnx): e.g. the output of a fix, an int8 copy, another export"))
         self.a_edit.textEdited.connect(lambda _t: setattr(self, "_typed_a", True))
         self.b_edit.textEdited.connect(lambda _t: setattr(self, "_typed_b", True))
         self.a_why, self.b_why = QLabel(""), QLabel("")  # what each file is (from the workspace state)
-        for row, (label, edit, why) in enumerate((("A (before)", self.a_edit, self.a_why),
-                                                  ("B (after)", self.b_edit, self.b_why))):
+        for row, (label, edit, why) in enumerate(((self.tr("A (before)"), self.a_edit, self.a_why),
+                                                  (self.tr("B (after)"), self.b_edit, self.b_why))):
             form.addWidget(QLabel(f"<b>{label}</b>"), 2 * row, 0)
             form.addWidget(edit, 2 * row, 1)
-            browse = QPushButton("Browse…")
+            browse = QPushButton(self.tr("Browse…"))
             browse.clicked.connect(lambda _c=False, e=edit: self._choose(e))
             form.addWidget(browse, 2 * row, 2)
             why.setProperty("role", "muted")
             why.hide()  # shown with a text (_say)
             form.addWidget(why, 2 * row + 1, 1)
         bar = QHBoxLayout()
-        self.swap_btn = QPushButton("Swap A ⇄ B")
-        self.swap_btn.setToolTip("compare the other way round (B becomes before)")
+        self.swap_btn = QPushButton(self.tr("Swap A ⇄ B"))
+        self.swap_btn.setToolTip(self.tr("compare the other way round (B becomes before)"))
         self.swap_btn.clicked.connect(self.swap)
         bar.addWidget(self.swap_btn)
-        bar.addWidget(QLabel("Verdicts for"))
+        bar.addWidget(QLabel(self.tr("Verdicts for")))
         self.target_combo = QComboBox()
         self.target_combo.addItem("(structure only)", None)
         self._fill_targets()
-        self.target_combo.setToolTip("also compare each node's verdict for this target: the workspace's current "
-                                     "target (choosing another here makes it every page's), or structure only")
+        self.target_combo.setToolTip(self.tr("also compare each node's verdict for this target: the workspace's current "
+                                             "target (choosing another here makes it every page's), or structure only"))
         self.target_combo.activated.connect(self._target_picked)
         bar.addWidget(self.target_combo)
-        self.compare_btn = QPushButton("Compare")
+        self.compare_btn = QPushButton(self.tr("Compare"))
         self.compare_btn.setDefault(True)
         self.compare_btn.clicked.connect(self.compare)
         bar.addWidget(self.compare_btn)
@@ -122,7 +122,7 @@ class DiffPage(Page):
         split = QSplitter(Qt.Orientation.Vertical)
         views = QSplitter(Qt.Orientation.Horizontal)
         self.view_a, self.view_b = GraphView(), GraphView()
-        for title, view in (("A (before)", self.view_a), ("B (after)", self.view_b)):
+        for title, view in ((self.tr("A (before)"), self.view_a), (self.tr("B (after)"), self.view_b)):
             box = QWidget()
             lay = QVBoxLayout(box)
             lay.setContentsMargins(0, 0, 0, 0)
@@ -235,13 +235,13 @@ class DiffPage(Page):
         self._typed_a = self._typed_b = True
 
     def _choose(self, edit: QLineEdit) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "ONNX model", start_dir(edit.text() or None, self.workspace,
+        path, _ = QFileDialog.getOpenFileName(self, self.tr("ONNX model"), start_dir(edit.text() or None, self.workspace,
                                                                             "models"),
-                                              "ONNX models (*.onnx);;All files (*)")
+                                              self.tr("ONNX models (*.onnx);;All files (*)"))
         if path:
             edit.setText(path)
             setattr(self, "_typed_a" if edit is self.a_edit else "_typed_b", True)
-            _say(self.a_why if edit is self.a_edit else self.b_why, "chosen here")
+            _say(self.a_why if edit is self.a_edit else self.b_why, self.tr("chosen here"))
 
     # ---- running ---------------------------------------------------------------------------------------
     def compare(self) -> None:
@@ -250,19 +250,19 @@ class DiffPage(Page):
         for edit, name in ((self.a_edit, "Model A"), (self.b_edit, "Model B")):
             text = edit.text().strip()
             if not text:
-                self.error.show_error(f"{name} is empty", edit, hint="choose an .onnx file with Browse…")
+                self.error.show_error(self.tr("{name} is empty").format(name=name), edit, hint=self.tr("choose an .onnx file with Browse…"))
                 return
             p = Path(text).expanduser()
             if not p.is_file():
-                self.error.show_error(f"{name}: no such file: {p}", edit, hint="check the path, or Browse…")
+                self.error.show_error(self.tr("{name}: no such file: {p}").format(name=name, p=p), edit, hint=self.tr("check the path, or Browse…"))
                 return
             paths.append(p)
         a, b = paths
         target = self.target_combo.currentData()
-        self.summary.setText("comparing…")
+        self.summary.setText(self.tr("comparing…"))
         self.compare_btn.setEnabled(False)
         dirs = self._profile_dirs()
-        self.jobs.start("diff", f"diff {a.name} {b.name}", lambda job: _diff_job(a, b, target, job, dirs),
+        self.jobs.start("diff", self.tr("diff {name} {name2}").format(name=a.name, name2=b.name), lambda job: _diff_job(a, b, target, job, dirs),
                         on_done=self._show, on_failed=self._failed)
 
     def _failed(self, err: StudioError) -> None:
@@ -279,8 +279,8 @@ class DiffPage(Page):
         self.compare_btn.setEnabled(True)
         self.report = report
         s = report.summary
-        self.label_a.setText(f"A (before): {Path(report.model_a).name} ({s.nodes_a:,} nodes)")
-        self.label_b.setText(f"B (after): {Path(report.model_b).name} ({s.nodes_b:,} nodes)")
+        self.label_a.setText(self.tr("A (before): {name} ({nodes_a:,} nodes)").format(name=Path(report.model_a).name, nodes_a=s.nodes_a))
+        self.label_b.setText(self.tr("B (after): {name} ({nodes_b:,} nodes)").format(name=Path(report.model_b).name, nodes_b=s.nodes_b))
         self.summary.setText(summary_html(report))
         self._show_legend(report)
         self.changes.set_report(report)
@@ -307,7 +307,7 @@ class DiffPage(Page):
         for key, words in LEGEND:
             n = f" <b>{counts[key]:,}</b>" if key in counts else ""
             parts.append(f"<span style='color:{colours[STATUS_COLOUR[key]][0]}; font-size:12pt'>■</span> "
-                         f"{words}{n}")
+                         f"{QCoreApplication.translate('Diff', words)}{n}")
         self.legend.setText("&nbsp;&nbsp;&nbsp;".join(parts))
 
     # ---- linking ---------------------------------------------------------------------------------------

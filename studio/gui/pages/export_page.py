@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from PySide6.QtCore import QCoreApplication
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
@@ -96,9 +97,9 @@ class ExportPage(Page):
         outer = QVBoxLayout(self)
         outer.setContentsMargins(24, 18, 24, 16)
         outer.setSpacing(10)
-        add_heading(outer, "Export to ONNX",
-                    "HuggingFace model → validated ONNX graph, with tokenizer files and a report. "
-                    "Same as `studio export`.")
+        add_heading(outer, self.tr("Export to ONNX"),
+                    self.tr("HuggingFace model → validated ONNX graph, with tokenizer files and a report. "
+                            "Same as `studio export`."))
 
         self.source = SourceStep()
         self.signature = SignatureStep()
@@ -113,7 +114,7 @@ class ExportPage(Page):
         crumbs.setSpacing(0)
         self.crumbs: list[QLabel] = []
         for i, step in enumerate(self.steps):
-            lab = QLabel(f"{i + 1}  {step.nav_title}")
+            lab = QLabel(f"{i + 1}  {QCoreApplication.translate('Step', step.nav_title)}")
             self.crumbs.append(lab)
             crumbs.addWidget(lab)
             if i < len(self.steps) - 1:
@@ -130,8 +131,8 @@ class ExportPage(Page):
         outer.addWidget(self.scroller, 1)  # the steps scroll, Back / Next below stay in view
 
         nav = QHBoxLayout()
-        self.back_btn = QPushButton("Back")
-        self.next_btn = QPushButton("Next")
+        self.back_btn = QPushButton(self.tr("Back"))
+        self.next_btn = QPushButton(self.tr("Next"))
         set_role(self.next_btn, "primary")
         self.next_btn.setMinimumWidth(150)
         self.back_btn.setMinimumWidth(110)
@@ -199,11 +200,11 @@ class ExportPage(Page):
         running = self.busy()
         self.back_btn.setVisible(i != SOURCE)
         self.back_btn.setEnabled(not running)
-        self.back_btn.setText({RESULT: "Change options"}.get(i, "Back"))
+        self.back_btn.setText({RESULT: self.tr("Change options")}.get(i, self.tr("Back")))
         self.next_btn.setVisible(i != RUN)
         self.next_btn.setEnabled(not running)
-        self.next_btn.setText({SOURCE: "Next: signature", SIGNATURE: "Next: options", OPTIONS: "Export",
-                               RESULT: "New export"}.get(i, "Next"))
+        self.next_btn.setText({SOURCE: self.tr("Next: signature"), SIGNATURE: self.tr("Next: options"), OPTIONS: self.tr("Export"),
+                               RESULT: self.tr("New export")}.get(i, self.tr("Next")))
 
     def go_back(self) -> None:
         i = self.current_step()
@@ -228,11 +229,11 @@ class ExportPage(Page):
         if choice is None:
             return None
         self.source.mark_touched()
-        self.source.busy.setText("writing the sample model and reading its signature…" if choice.sample
-                                 else "reading the model's signature…")
+        self.source.busy.setText(self.tr("writing the sample model and reading its signature…") if choice.sample
+                                 else self.tr("reading the model's signature…"))
         root = self.workspace.root if self.workspace is not None else None
         self.prepare_handle = self.jobs.start(
-            "export:prepare", f"Read signature of {choice.label}", lambda job: _prepare(choice, job, root),
+            "export:prepare", self.tr("Read signature of {label}").format(label=choice.label), lambda job: _prepare(choice, job, root),
             on_done=lambda res, c=choice: self._prepared(c, res), on_failed=self._prepare_failed)
         self._sync_nav()
         return self.prepare_handle
@@ -243,9 +244,9 @@ class ExportPage(Page):
         self.model_config = dict(res.get("config") or {})
         specs: list[InputSpec] = res["signature"]
         self.signature.set_signature(specs, inferred=True)
-        arch = ", ".join(res.get("architectures") or []) or "unknown class"
-        self.signature.set_model_info(f"{choice.label}: {arch} (model_type {res.get('model_type') or '?'}) "
-                                      f"in {choice.model_dir}")
+        arch = ", ".join(res.get("architectures") or []) or self.tr("unknown class")
+        self.signature.set_model_info(self.tr("{label}: {arch} (model_type {type}) in {folder}").format(
+            label=choice.label, arch=arch, type=res.get("model_type") or "?", folder=choice.model_dir))
         if choice.sample and self.workspace is not None and self.workspace.model(choice.label) is None:
             try:
                 self.workspace.add_model(choice.model_dir, name=choice.label, kind="hf",
@@ -300,7 +301,7 @@ class ExportPage(Page):
 
             return export_model(opts, job)
 
-        self.handle = self.jobs.start("export", f"Export {label}", work, on_done=self._export_done,
+        self.handle = self.jobs.start("export", self.tr("Export {label}").format(label=label), work, on_done=self._export_done,
                                       on_failed=self._export_failed)
         self._sync_nav()
         return self.handle

@@ -59,27 +59,27 @@ class FleetPage(Page):
     def _build(self) -> None:
         root = QVBoxLayout(self)
         root.setContentsMargins(12, 10, 12, 10)
-        add_heading(root, "Fleet — staged rollouts to many agents, gated by live metrics")
+        add_heading(root, self.tr("Fleet — staged rollouts to many agents, gated by live metrics"))
         top = QHBoxLayout()
         self.fleet_combo = QComboBox()
         self.fleet_combo.setMinimumWidth(180)
         self.fleet_combo.currentTextChanged.connect(self._fleet_switched)
         self.new_edit = QLineEdit()
-        self.new_edit.setPlaceholderText("new fleet name")
+        self.new_edit.setPlaceholderText(self.tr("new fleet name"))
         self.new_edit.setMaximumWidth(160)
         self.token_edit = QLineEdit()
-        self.token_edit.setPlaceholderText("fleet token file (optional)")
-        self.token_edit.setToolTip("the management token file of agents that have none in Devices (kept by path)")
+        self.token_edit.setPlaceholderText(self.tr("fleet token file (optional)"))
+        self.token_edit.setToolTip(self.tr("the management token file of agents that have none in Devices (kept by path)"))
         self.token_edit.setMaximumWidth(200)
-        self.create_btn = new_btn = QPushButton("Create")
+        self.create_btn = new_btn = QPushButton(self.tr("Create"))
         new_btn.clicked.connect(self._create_fleet)
-        self.add_connected_btn = QPushButton("Add connected agents")
-        self.add_connected_btn.setToolTip("every edge agent in Devices joins the fleet (its token file by reference)")
+        self.add_connected_btn = QPushButton(self.tr("Add connected agents"))
+        self.add_connected_btn.setToolTip(self.tr("every edge agent in Devices joins the fleet (its token file by reference)"))
         self.add_connected_btn.clicked.connect(self.add_connected_agents)
         self.ring_edit = QLineEdit()
-        self.ring_edit.setPlaceholderText("ring label (optional)")
+        self.ring_edit.setPlaceholderText(self.tr("ring label (optional)"))
         self.ring_edit.setMaximumWidth(150)
-        for w in (QLabel("Fleet"), self.fleet_combo, self.new_edit, self.token_edit, new_btn, self.add_connected_btn,
+        for w in (QLabel(self.tr("Fleet")), self.fleet_combo, self.new_edit, self.token_edit, new_btn, self.add_connected_btn,
                   self.ring_edit):
             top.addWidget(w)
         top.addStretch(1)
@@ -87,42 +87,42 @@ class FleetPage(Page):
 
         form = QHBoxLayout()
         self.bundle_edit = QLineEdit()
-        self.bundle_edit.setPlaceholderText("signed bundle (.tar): the current model's newest by default")
+        self.bundle_edit.setPlaceholderText(self.tr("signed bundle (.tar): the current model's newest by default"))
         bundle_box = QWidget()
         bundle_box.setLayout(browse_row(self.bundle_edit, self._choose_bundle))
         self.plan_edit = QLineEdit(DEFAULT_PLAN)
-        self.plan_edit.setToolTip("rings: a count of agents or a percentage of the fleet, increasing; "
-                                  "or 'rings' for the fleet file's ring labels in order")
-        form.addLayout(form_column(("Bundle", bundle_box), ("Plan", self.plan_edit)), 3)
+        self.plan_edit.setToolTip(self.tr("rings: a count of agents or a percentage of the fleet, increasing; "
+                                          "or 'rings' for the fleet file's ring labels in order"))
+        form.addLayout(form_column((self.tr("Bundle"), bundle_box), (self.tr("Plan"), self.plan_edit)), 3)
         self.gate_combo = QComboBox()
         self.watch_edit = QLineEdit("60s")
-        self.watch_edit.setToolTip("how long each ring is watched before it is promoted (500ms, 60s, 2m)")
-        form.addLayout(form_column(("Gate (SLA tier)", self.gate_combo), ("Watch", self.watch_edit)), 2)
+        self.watch_edit.setToolTip(self.tr("how long each ring is watched before it is promoted (500ms, 60s, 2m)"))
+        form.addLayout(form_column((self.tr("Gate (SLA tier)"), self.gate_combo), (self.tr("Watch"), self.watch_edit)), 2)
         self.on_down = QComboBox()
         self.on_down.addItems(["skip", "block"])
-        self.on_down.setToolTip("an agent that is down: skipped (reported), or the rollout blocks until it is back")
+        self.on_down.setToolTip(self.tr("an agent that is down: skipped (reported), or the rollout blocks until it is back"))
         self.probe = QDoubleSpinBox()
         self.probe.setRange(0, 10_000)
         self.probe.setValue(5)
         self.probe.setSuffix(" req/s")
-        self.probe.setToolTip("probe requests per agent during the watch (0: only real traffic is judged)")
-        form.addLayout(form_column(("Agent down", self.on_down), ("Probe traffic", self.probe)), 2)
+        self.probe.setToolTip(self.tr("probe requests per agent during the watch (0: only real traffic is judged)"))
+        form.addLayout(form_column((self.tr("Agent down"), self.on_down), (self.tr("Probe traffic"), self.probe)), 2)
         root.addLayout(form)
         self.field_error = FieldError()
         root.addWidget(self.field_error)
 
         bar = QHBoxLayout()
-        self.start_btn = QPushButton("Start rollout")
+        self.start_btn = QPushButton(self.tr("Start rollout"))
         self.start_btn.clicked.connect(self.start_rollout)
-        self.pause_btn = QPushButton("Pause")
+        self.pause_btn = QPushButton(self.tr("Pause"))
         self.pause_btn.clicked.connect(self.pause)
-        self.resume_btn = QPushButton("Resume")
+        self.resume_btn = QPushButton(self.tr("Resume"))
         self.resume_btn.clicked.connect(self.resume)
-        self.abort_btn = QPushButton("Abort and roll back")
+        self.abort_btn = QPushButton(self.tr("Abort and roll back"))
         self.abort_btn.clicked.connect(self.abort)
         for b in (self.start_btn, self.pause_btn, self.resume_btn, self.abort_btn):
             bar.addWidget(b)
-        self.status_label = QLabel("No rollout yet.")
+        self.status_label = QLabel(self.tr("No rollout yet."))
         self.status_label.setWordWrap(True)
         bar.addWidget(self.status_label, 1)
         root.addLayout(bar)
@@ -368,7 +368,7 @@ class FleetPage(Page):
             try:
                 members = load_fleet(fleet_path(self.workspace, name)).agents
             except StudioError as exc:
-                self.members_label.setText(f"<span style='color:#c62828'>{escape(exc.message)}</span>")
+                self.members_label.setText(self.tr("<span style='color:#c62828'>{escape}</span>").format(escape=escape(exc.message)))
                 return
         states = {url_key(d.url): self.state.device_state(d.name).state for d in self.state.devices("agent")}
         self.members_model.set_members(members, states, self._fresh)
@@ -390,17 +390,17 @@ class FleetPage(Page):
             self._show_members()
         elif self.table.model() is not self.agents_model:
             self.table.setModel(self.agents_model)
-            self.members_label.setText(f"Rollout of fleet <b>{st.fleet}</b>: one row per agent it updates")
+            self.members_label.setText(self.tr("Rollout of fleet <b>{fleet}</b>: one row per agent it updates").format(fleet=st.fleet))
         if st is None:
-            self.status_label.setText("No rollout yet for this fleet." if self.fleet_combo.count() else
-                                      "Create a fleet, then add the connected agents to it.")
+            self.status_label.setText(self.tr("No rollout yet for this fleet.") if self.fleet_combo.count() else
+                                      self.tr("Create a fleet, then add the connected agents to it."))
             return
-        ring = st.rings[st.ring].name if st.ring < len(st.rings) else "all rings"
-        status = "interrupted (the studio running it is gone): Resume goes on" if interrupted(st) and \
+        ring = st.rings[st.ring].name if st.ring < len(st.rings) else self.tr("all rings")
+        status = self.tr("interrupted (the studio running it is gone): Resume goes on") if interrupted(st) and \
             not self._running() else st.status
-        self.status_label.setText(f"<b>{st.bundle_name} {st.bundle_version}</b> to {st.fleet}: {status} — ring "
-                                  f"{min(st.ring + 1, len(st.rings))}/{len(st.rings)} ({ring}), gate {st.tier}, "
-                                  f"watch {st.watch_s:g} s")
+        self.status_label.setText(self.tr("<b>{bundle_name} {bundle_version}</b> to {fleet}: {status} — ring "
+                                          "{min}/{n} ({ring}), gate {tier}, "
+                                          "watch {watch_s:g} s").format(bundle_name=st.bundle_name, bundle_version=st.bundle_version, fleet=st.fleet, status=status, min=min(st.ring + 1, len(st.rings)), n=len(st.rings), ring=ring, tier=st.tier, watch_s=st.watch_s))
 
     def _running(self) -> bool:
         h = getattr(self, "handle", None)
@@ -415,9 +415,9 @@ class FleetPage(Page):
         self.abort_btn.setEnabled(st is not None and (running or not st.finished))
 
     def _choose_bundle(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Bundle to roll out",
+        path, _ = QFileDialog.getOpenFileName(self, self.tr("Bundle to roll out"),
                                               start_dir(self.bundle_edit.text(), self.workspace, "bundles"),
-                                              "Bundles (*.tar)")
+                                              self.tr("Bundles (*.tar)"))
         if path:
             self.bundle_edit.setText(path)
 

@@ -116,11 +116,11 @@ class InspectPage(Page):
         gl.addWidget(self.legend)
         self.views = QTabWidget()
         self.views.setDocumentMode(True)
-        self.views.addTab(graph_tab, "Graph")
+        self.views.addTab(graph_tab, self.tr("Graph"))
         self.netron_host = QWidget()
         QVBoxLayout(self.netron_host).setContentsMargins(0, 0, 0, 0)
         self.netron: Any = None  # studio.gui.inspector.netron_view.NetronView, created on first show
-        self.views.addTab(self.netron_host, "Netron")
+        self.views.addTab(self.netron_host, self.tr("Netron"))
         self.views.currentChanged.connect(self._on_view_tab)
 
         self.side = SideTabs(self.theme)
@@ -259,7 +259,7 @@ class InspectPage(Page):
     # ---- loading and inspecting ------------------------------------------------------------------------
     def _choose_model(self) -> None:
         start = start_dir(self.model_path, self.workspace, "models")
-        path, _ = QFileDialog.getOpenFileName(self, "Open ONNX model", start, "ONNX models (*.onnx);;All files (*)")
+        path, _ = QFileDialog.getOpenFileName(self, self.tr("Open ONNX model"), start, self.tr("ONNX models (*.onnx);;All files (*)"))
         if path:
             self.open_model(Path(path))
 
@@ -292,7 +292,7 @@ class InspectPage(Page):
         self.serve_button.setEnabled(True)
         self.verifier.reset()
         self.optimizer.reset()
-        self.jobs.start("inspect.graph", f"load graph {p.name}", lambda job: load_graph_job(p, job),
+        self.jobs.start("inspect.graph", self.tr("load graph {name}").format(name=p.name), lambda job: load_graph_job(p, job),
                         on_done=self._on_graph_loaded, on_failed=self.job_failed)
         self.inspect_current()
         if self.netron is not None:
@@ -309,8 +309,8 @@ class InspectPage(Page):
             return
         path = self.model_path
         dirs = self.target_profile_dirs()
-        self.status_label.setText("inspecting…")
-        self.jobs.start("inspect.report", f"inspect {path.name}",
+        self.status_label.setText(self.tr("inspecting…"))
+        self.jobs.start("inspect.report", self.tr("inspect {name}").format(name=path.name),
                         lambda job: _inspect_job(path, dirs, job),
                         on_done=self._on_report, on_failed=self.job_failed)
 
@@ -332,7 +332,7 @@ class InspectPage(Page):
         self.report = report
         self.verifier.prefill_shapes(report)  # dynamic dims at 1: what a static-shape toolchain builds at
         self.verifier.say_what_it_needs(report)
-        self.status_label.setText(f"inspected in {report.timings.get('total', 0):.2f} s")
+        self.status_label.setText(self.tr("inspected in {get:.2f} s").format(get=report.timings.get('total', 0)))
         for t in report.targets:
             self.target_strip.add_chip(t)
         self.target_strip.set_summaries(report, self.theme)

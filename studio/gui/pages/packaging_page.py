@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QT_TRANSLATE_NOOP, Qt
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -71,15 +71,15 @@ class PackagingPage(Page):
         outer.addWidget(split)
         left = QWidget()
         ll = QVBoxLayout(left)
-        add_heading(ll, "Package for an edge board",
-                    "Signed bundle (Ed25519 over SHA-256 digests), checked against the board's accelerator, "
-                    "verified, then pushed to an agent that verifies again before it activates.")
+        add_heading(ll, self.tr("Package for an edge board"),
+                    self.tr("Signed bundle (Ed25519 over SHA-256 digests), checked against the board's accelerator, "
+                            "verified, then pushed to an agent that verifies again before it activates."))
 
-        box = QGroupBox("Build")
+        box = QGroupBox(self.tr("Build"))
         form = QFormLayout(box)
         self.source_edit = QLineEdit()
-        self.source_edit.setPlaceholderText(".onnx file, export folder or `studio compile` folder")
-        form.addRow("Export", browse_row(self.source_edit, self._browse_source))
+        self.source_edit.setPlaceholderText(self.tr(".onnx file, export folder or `studio compile` folder"))
+        form.addRow(self.tr("Export"), browse_row(self.source_edit, self._browse_source))
         # a compiled folder: runtime tvm, its parity figures, the arch check; the same height for any source, so
         # the buttons below never move
         self.source_info = FixedLinesLabel(3)
@@ -87,43 +87,43 @@ class PackagingPage(Page):
         self.source_edit.textChanged.connect(self._source_changed)
         self.board_combo = QComboBox()
         self.board_combo.currentIndexChanged.connect(self._board_changed)
-        form.addRow("Board", self.board_combo)
+        form.addRow(self.tr("Board"), self.board_combo)
         self.board_info = FixedLinesLabel(2)
         form.addRow("", self.board_info)
         krow = QHBoxLayout()
         self.key_combo = QComboBox()
-        self.new_key_btn = QPushButton("New key")
-        self.new_key_btn.setToolTip("create an Ed25519 key pair, encrypted with the passphrase below")
+        self.new_key_btn = QPushButton(self.tr("New key"))
+        self.new_key_btn.setToolTip(self.tr("create an Ed25519 key pair, encrypted with the passphrase below"))
         self.new_key_btn.clicked.connect(self._new_key)
-        self.pub_btn = QPushButton("Public key…")
-        self.pub_btn.setToolTip("the key agents must trust: copy it or save it as NAME.pub")
+        self.pub_btn = QPushButton(self.tr("Public key…"))
+        self.pub_btn.setToolTip(self.tr("the key agents must trust: copy it or save it as NAME.pub"))
         self.pub_btn.clicked.connect(self.show_public_key)
         krow.addWidget(self.key_combo, 1)
         krow.addWidget(self.new_key_btn)
         krow.addWidget(self.pub_btn)
-        form.addRow("Signing key", krow)
+        form.addRow(self.tr("Signing key"), krow)
         self.key_name_edit = QLineEdit()
-        self.key_name_edit.setPlaceholderText("name for a new key")
+        self.key_name_edit.setPlaceholderText(self.tr("name for a new key"))
         form.addRow("", self.key_name_edit)
         self.pass_edit = QLineEdit()
         self.pass_edit.setEchoMode(QLineEdit.EchoMode.Password)
-        self.pass_edit.setPlaceholderText("key passphrase (never stored)")
-        form.addRow("Passphrase", self.pass_edit)
+        self.pass_edit.setPlaceholderText(self.tr("key passphrase (never stored)"))
+        form.addRow(self.tr("Passphrase"), self.pass_edit)
         nrow = QHBoxLayout()
         self.name_edit = QLineEdit()
-        self.name_edit.setPlaceholderText("default: model file stem")
+        self.name_edit.setPlaceholderText(self.tr("default: model file stem"))
         self.version_edit = QLineEdit()
-        self.version_edit.setPlaceholderText("default: timestamp")
+        self.version_edit.setPlaceholderText(self.tr("default: timestamp"))
         nrow.addWidget(self.name_edit, 2)
-        nrow.addWidget(QLabel("Version"))
+        nrow.addWidget(QLabel(self.tr("Version")))
         nrow.addWidget(self.version_edit, 1)
-        form.addRow("Name", nrow)
+        form.addRow(self.tr("Name"), nrow)
         self.out_edit = QLineEdit()
-        self.out_edit.setPlaceholderText("default: WORKSPACE/bundles/NAME-VERSION.tar")
-        form.addRow("Output", browse_row(self.out_edit, self._browse_out, "…"))
-        self.force_check = QCheckBox("Package even if the board check fails")
-        self.force_check.setToolTip("Package even if the model fails the board's target or CPU architecture; "
-                                    "the override is recorded in the signed manifest")
+        self.out_edit.setPlaceholderText(self.tr("default: WORKSPACE/bundles/NAME-VERSION.tar"))
+        form.addRow(self.tr("Output"), browse_row(self.out_edit, self._browse_out, "…"))
+        self.force_check = QCheckBox(self.tr("Package even if the board check fails"))
+        self.force_check.setToolTip(self.tr("Package even if the model fails the board's target or CPU architecture; "
+                                            "the override is recorded in the signed manifest"))
         form.addRow("", self.force_check)
         box.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Fixed)  # never squeezed: buttons stay
         ll.addWidget(box)
@@ -134,21 +134,21 @@ class PackagingPage(Page):
         ll.addWidget(self.error)
 
         actions = FlowLayout(spacing=6)
-        self.build_btn = QPushButton("Build && verify")
+        self.build_btn = QPushButton(self.tr("Build && verify"))
         set_role(self.build_btn, "primary")
         self.build_btn.clicked.connect(self.build)
         actions.addWidget(self.build_btn)
-        actions.addWidget(QLabel("   Deploy to"))
+        actions.addWidget(QLabel(self.tr("   Deploy to")))
         self.agent_combo = QComboBox()
         self.agent_combo.setMinimumWidth(200)
         actions.addWidget(self.agent_combo)
-        self.deploy_btn = QPushButton("Deploy")
+        self.deploy_btn = QPushButton(self.tr("Deploy"))
         set_role(self.deploy_btn, "primary")
         self.deploy_btn.setEnabled(False)
         self.deploy_btn.clicked.connect(self.deploy)
         actions.addWidget(self.deploy_btn)
-        self.open_bundle_btn = QPushButton("Deploy existing…")
-        self.open_bundle_btn.setToolTip("pick a bundle (.tar) built before: verified, then deployable")
+        self.open_bundle_btn = QPushButton(self.tr("Deploy existing…"))
+        self.open_bundle_btn.setToolTip(self.tr("pick a bundle (.tar) built before: verified, then deployable"))
         self.open_bundle_btn.clicked.connect(lambda: self.open_bundle())
         actions.addWidget(self.open_bundle_btn)
         ll.addLayout(actions)
@@ -156,7 +156,7 @@ class PackagingPage(Page):
         self.progress.setRange(0, 100)
         self.progress.setValue(0)
         self.status_label = FixedLinesLabel(2)  # a deploy's long line never widens the page nor clips
-        self.status_label.setText("Choose an export, a board and a key, then build.")
+        self.status_label.setText(self.tr("Choose an export, a board and a key, then build."))
         ll.addWidget(self.progress)
         ll.addWidget(self.status_label)
 
@@ -164,7 +164,7 @@ class PackagingPage(Page):
         set_role(self.result_card, "banner-info")
         self.result_card.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Minimum)  # never clipped
         rl = QVBoxLayout(self.result_card)
-        self.result_title = QLabel("No bundle yet")
+        self.result_title = QLabel(self.tr("No bundle yet"))
         set_role(self.result_title, "subheading")
         self.result_text = QLabel("")
         self.result_text.setWordWrap(True)
@@ -172,7 +172,7 @@ class PackagingPage(Page):
         rl.addWidget(self.result_title)
         rl.addWidget(self.result_text)
         ll.addWidget(self.result_card)
-        self.files = readonly_table(["File", "Size", "SHA-256"])
+        self.files = readonly_table([QT_TRANSLATE_NOOP("Columns", "File"), QT_TRANSLATE_NOOP("Columns", "Size"), QT_TRANSLATE_NOOP("Columns", "SHA-256")])
         for col, mode in enumerate((QHeaderView.ResizeMode.Stretch, *[QHeaderView.ResizeMode.ResizeToContents] * 2)):
             self.files.horizontalHeader().setSectionResizeMode(col, mode)
         ll.addWidget(self.files, 1)
@@ -212,9 +212,9 @@ class PackagingPage(Page):
 
     def _board_changed(self) -> None:
         if (b := self._boards.get(self.board_combo.currentData())) is not None:
-            self.board_info.setText(f"{b.cpu_arch}, {b.accelerator} → inspector target {b.target}; "
-                                    f"{b.runtime} with {', '.join(b.execution_providers)}; "
-                                    f"power: {b.power_sensor.get('kind', 'none')}")
+            self.board_info.setText(self.tr("{cpu_arch}, {accelerator} → inspector target {target}; "
+                                            "{runtime} with {join}; "
+                                            "power: {get}").format(cpu_arch=b.cpu_arch, accelerator=b.accelerator, target=b.target, runtime=b.runtime, join=', '.join(b.execution_providers), get=b.power_sensor.get('kind', 'none')))
         self._source_changed()  # the board's CPU check of a compiled source
 
     def _compiled_source(self) -> Any:
@@ -233,7 +233,7 @@ class PackagingPage(Page):
         self.openssf.set_source(self.source_edit.text().strip() or None)
         c, b = self._compiled_source(), self._boards.get(self.board_combo.currentData())
         text, mismatch = compiled_source_text(c, b) if c is not None else (
-            "A `studio compile` folder as the export shows its runtime, parity and CPU check here.", False)
+            self.tr("A `studio compile` folder as the export shows its runtime, parity and CPU check here."), False)
         set_role(self.source_info, "banner-fail" if mismatch else "muted")
         margin = 6 if mismatch else 0
         self.source_info.setContentsMargins(margin, margin // 3, margin, margin // 3)
@@ -262,13 +262,13 @@ class PackagingPage(Page):
         self._update_buttons()
 
     def _browse_source(self) -> None:
-        path = QFileDialog.getExistingDirectory(self, "Export folder", start_dir(self.source_edit.text(), self.workspace, "models"))
+        path = QFileDialog.getExistingDirectory(self, self.tr("Export folder"), start_dir(self.source_edit.text(), self.workspace, "models"))
         if path:
             self.source_edit.setText(path)
 
     def _browse_out(self) -> None:
-        path, _ = QFileDialog.getSaveFileName(self, "Bundle", start_dir(self.out_edit.text(), self.workspace, "bundles"),
-                                              filter="Bundles (*.tar)")
+        path, _ = QFileDialog.getSaveFileName(self, self.tr("Bundle"), start_dir(self.out_edit.text(), self.workspace, "bundles"),
+                                              filter=self.tr("Bundles (*.tar)"))
         if path:
             self.out_edit.setText(path)
 
@@ -334,7 +334,7 @@ class PackagingPage(Page):
         self.error.clear_error()
         name = self.key_name_edit.text().strip()
         if not name:
-            self.error.show_error("name the new key", self.key_name_edit, hint="e.g. release-2026")
+            self.error.show_error(self.tr("name the new key"), self.key_name_edit, hint=self.tr("e.g. release-2026"))
             return
         try:
             KeyStore().generate(name, self.pass_edit.text())
@@ -361,12 +361,12 @@ class PackagingPage(Page):
         self.error.clear_error()
         src = self.source_edit.text().strip()
         if not src:
-            self.error.show_error("choose an export (an .onnx file or an export folder)", self.source_edit)
+            self.error.show_error(self.tr("choose an export (an .onnx file or an export folder)"), self.source_edit)
             return
         key = self.key_combo.currentData()
         if not key:
-            self.error.show_error("no signing key: create one (name + passphrase, then New key)",
-                                  self.key_combo, hint="or `studio keys generate NAME` in a terminal")
+            self.error.show_error(self.tr("no signing key: create one (name + passphrase, then New key)"),
+                                  self.key_combo, hint=self.tr("or `studio keys generate NAME` in a terminal"))
             return
         board = self.board_combo.currentData()
         passphrase = self.pass_edit.text()
@@ -393,11 +393,11 @@ class PackagingPage(Page):
         self.bundle_path = None
         self.files.setRowCount(0)
         set_role(self.result_card, "banner-info")
-        self.result_title.setText(f"Building {name} {version} for {board}…")
+        self.result_title.setText(self.tr("Building {name} {version} for {board}…").format(name=name, version=version, board=board))
         self.result_text.setText("")
         self._update_buttons()
         self.build_btn.setEnabled(False)
-        self.jobs.start("package", f"Package {name} {version} for {board}", work, self._built, self._build_failed)
+        self.jobs.start("package", self.tr("Package {name} {version} for {board}").format(name=name, version=version, board=board), work, self._built, self._build_failed)
 
     def _built(self, res: Any) -> None:
         rep, ver = res
@@ -411,10 +411,10 @@ class PackagingPage(Page):
         self.build_btn.setEnabled(True)
         self.progress.setValue(100)
         set_role(self.result_card, "banner-ok" if rep.verdict != "fail" else "banner-fail")
-        self.result_title.setText(f"✔ {rep.name} {rep.version} for {rep.board}: signed and verified")
+        self.result_title.setText(self.tr("✔ {name} {version} for {board}: signed and verified").format(name=rep.name, version=rep.version, board=rep.board))
         self.result_text.setText(package_result_text(rep, ver))
         fill_files_table(self.files, self.bundle_path)
-        self.status_label.setText("Bundle ready: choose an agent and deploy.")
+        self.status_label.setText(self.tr("Bundle ready: choose an agent and deploy."))
         self.sig_log.emit(rep.render())
         self._update_buttons()
 
@@ -423,13 +423,13 @@ class PackagingPage(Page):
         if (path := path or choose_bundle(self, self.workspace)) is None:
             return
         self.error.clear_error()
-        self.jobs.start("package:verify", f"Verify {path.name}", lambda job: verify_existing(path, job),
+        self.jobs.start("package:verify", self.tr("Verify {name}").format(name=path.name), lambda job: verify_existing(path, job),
                         lambda ver, p=path: self._opened(p, ver), self._build_failed)
 
     def _opened(self, path: Path, ver: Any) -> None:
         self.bundle_path, self.verify_report, self.package_report = path, ver, None
         set_role(self.result_card, "banner-ok")
-        self.result_title.setText(f"✔ {ver.name} {ver.version} for {ver.board}: verified")
+        self.result_title.setText(self.tr("✔ {name} {version} for {board}: verified").format(name=ver.name, version=ver.version, board=ver.board))
         self.result_text.setText(ver.render())
         fill_files_table(self.files, self.bundle_path)
         self._update_buttons()
@@ -438,13 +438,13 @@ class PackagingPage(Page):
         self.build_btn.setEnabled(True)
         self.progress.setValue(0)
         self.files.setRowCount(0)
-        self.status_label.setText("Packaging failed: see the message above.")
+        self.status_label.setText(self.tr("Packaging failed: see the message above."))
         target = (self.pass_edit if "passphrase" in err.message else self.force_check if "fails the" in err.message
                   else self.version_edit if "version" in err.message else self.name_edit if "name" in err.message
                   else self.source_edit)
         self.error.show_error(err.message, target, hint=err.hint)
         set_role(self.result_card, "banner-fail")
-        self.result_title.setText("✘ Packaging failed")
+        self.result_title.setText(self.tr("✘ Packaging failed"))
         self.result_text.setText(err.message)
         self.sig_problem.emit(Problem("error", err.message, source="package", page=self.page_id,
                                       location=err.offending, hint=err.hint))
@@ -472,7 +472,7 @@ class PackagingPage(Page):
             return deploy_bundle(bundle, agent.url, read_token_file(agent.token_file), job)
 
         self.deploy_btn.setEnabled(False)
-        self.jobs.start("deploy", f"Deploy {bundle.name} to {agent.name}", work, self._deployed, self._deploy_failed)
+        self.jobs.start("deploy", self.tr("Deploy {name} to {name2}").format(name=bundle.name, name2=agent.name), work, self._deployed, self._deploy_failed)
 
     def _deployed(self, rep: Any) -> None:
         self.deploy_report = rep
@@ -485,7 +485,7 @@ class PackagingPage(Page):
         self._update_buttons()
 
     def _deploy_failed(self, err: StudioError) -> None:
-        self.error.show_error(f"deploy failed: {err.message}", self.agent_combo, hint=err.hint)
+        self.error.show_error(self.tr("deploy failed: {message}").format(message=err.message), self.agent_combo, hint=err.hint)
         self.sig_problem.emit(Problem("error", err.message, source="deploy", page=self.page_id,
                                       location=err.offending, hint=err.hint))
         self.agents.refresh()

@@ -98,8 +98,8 @@ class TritonPage(Page):
         vsplit.setSizes([430, 230])
         lay.addWidget(vsplit, 1)
         self.tabs = QTabWidget()
-        self.tabs.addTab(repo_tab, "Repository")
-        self.tabs.addTab(self.server_panel, "Local server")
+        self.tabs.addTab(repo_tab, self.tr("Repository"))
+        self.tabs.addTab(self.server_panel, self.tr("Local server"))
         split.addWidget(self.tabs)
         split.setStretchFactor(0, 0)
         split.setStretchFactor(1, 1)
@@ -212,8 +212,8 @@ class TritonPage(Page):
 
         self.build_btn.setEnabled(False)
         self.progress.setValue(0)
-        self.status_label.setText(f"building {opts.name} into {opts.repo}…")
-        return self.jobs.start(f"{self.page_id}:build", f"Build Triton repo {opts.name}", work, self._built,
+        self.status_label.setText(self.tr("building {name} into {repo}…").format(name=opts.name, repo=opts.repo))
+        return self.jobs.start(f"{self.page_id}:build", self.tr("Build Triton repo {name}").format(name=opts.name), work, self._built,
                                self._build_failed)
 
     def _built(self, res: Any) -> None:
@@ -234,9 +234,9 @@ class TritonPage(Page):
         self.build_btn.setEnabled(True)
         self.progress.setValue(0)
         if isinstance(err, JobCancelled):
-            self.status_label.setText("build cancelled")
+            self.status_label.setText(self.tr("build cancelled"))
             return
-        self.status_label.setText("Build failed: see the message above.")
+        self.status_label.setText(self.tr("Build failed: see the message above."))
         self.error.show_error(err.message, *self.form.widgets_for(err.offending or ""), hint=err.hint)
 
     def check(self) -> Any:
@@ -244,7 +244,7 @@ class TritonPage(Page):
         repo = self.repo_edit.text().strip()
         self.error.clear_error()
         if not repo:
-            self.error.show_error("choose a repository folder to check", self.repo_edit)
+            self.error.show_error(self.tr("choose a repository folder to check"), self.repo_edit)
             return None
 
         def work(job: Any) -> Any:
@@ -254,12 +254,12 @@ class TritonPage(Page):
             return check_repo(repo)
 
         self.check_btn.setEnabled(False)
-        return self.jobs.start(f"{self.page_id}:check", f"Check Triton repo {Path(repo).name}", work,
+        return self.jobs.start(f"{self.page_id}:check", self.tr("Check Triton repo {name}").format(name=Path(repo).name), work,
                                self._checked, self._check_failed)
 
     def _checked(self, report: Any) -> None:
         self.check_btn.setEnabled(True)
-        self.status_label.setText(f"checked {Path(report.repo).name}: {len(report.errors)} error(s)")
+        self.status_label.setText(self.tr("checked {name}: {n} error(s)").format(name=Path(report.repo).name, n=len(report.errors)))
         self.check_panel.show_check(report)
         selected = self.config_view.path
         self.show_repo(Path(report.repo), select=Path(selected) if selected else None)
@@ -295,7 +295,7 @@ class TritonPage(Page):
         repo = self.repo_edit.text().strip()
         self.error.clear_error()
         if not repo or not Path(repo).is_dir():
-            self.error.show_error("build a repository first (or choose an existing one)", self.repo_edit)
+            self.error.show_error(self.tr("build a repository first (or choose an existing one)"), self.repo_edit)
             return None
         mode = self.server_panel.mode()
         try:
@@ -315,7 +315,7 @@ class TritonPage(Page):
         self.log_view.clear()
         self.tabs.setCurrentIndex(1)
         self.log_timer.start()
-        self._serve_handle = self.jobs.start(f"{self.page_id}:serve", f"Serve {Path(repo).name} locally",
+        self._serve_handle = self.jobs.start(f"{self.page_id}:serve", self.tr("Serve {name} locally").format(name=Path(repo).name),
                                              serve_work(srv, mode, done), self._served, self._serve_failed)
         return self._serve_handle
 
@@ -371,7 +371,7 @@ class TritonPage(Page):
             self.jobs.cancel(self._serve_handle.id)
             return None
         self._set_server_state("stopping")
-        return self.jobs.start(f"{self.page_id}:stop", "Stop local tritonserver", stop_work(srv), self._stopped,
+        return self.jobs.start(f"{self.page_id}:stop", self.tr("Stop local tritonserver"), stop_work(srv), self._stopped,
                                self._stopped)
 
     def _stopped(self, rc: Any) -> None:
@@ -400,7 +400,7 @@ class TritonPage(Page):
             code = srv.proc.returncode if srv.proc is not None else None
             self._set_server_state("exited")
             self._device_stopped("exited", f"tritonserver exited (code {code})")
-            self.server_note.setText(f"tritonserver exited unexpectedly (code {code}); its last log lines are below")
+            self.server_note.setText(self.tr("tritonserver exited unexpectedly (code {code}); its last log lines are below").format(code=code))
             self.sig_problem.emit(Problem("error", f"local tritonserver exited (code {code})", source="triton serve",
                                           page=self.page_id, hint="see the server log on the Triton page"))
 

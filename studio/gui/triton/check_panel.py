@@ -38,11 +38,11 @@ class CheckPanel(QWidget):
         self.report: Any = None
         fl = QVBoxLayout(self)
         fl.setContentsMargins(0, 4, 0, 0)
-        self.findings_label = QLabel("Check: not run yet")
+        self.findings_label = QLabel(self.tr("Check: not run yet"))
         set_role(self.findings_label, "subheading")
         fl.addWidget(self.findings_label)
         self.findings_table = QTableWidget(0, 5)
-        self.findings_table.setHorizontalHeaderLabels(["Severity", "File", "Field", "Message", "Hint"])
+        self.findings_table.setHorizontalHeaderLabels([self.tr("Severity"), self.tr("File"), self.tr("Field"), self.tr("Message"), self.tr("Hint")])
         self.findings_table.verticalHeader().setVisible(False)
         self.findings_table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.findings_table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
@@ -93,10 +93,10 @@ class CheckPanel(QWidget):
         n_err = len(report.errors)
         n_warn = sum(1 for f in report.findings if f.severity == "warning")
         models = ", ".join(f"{m.name} v{','.join(map(str, m.versions)) or '-'}" for m in report.models)
-        self.findings_label.setText(f"Check: {'OK' if report.ok else 'FAILED'}: {n_err} error(s), "
-                                    f"{n_warn} warning(s)  ·  {models or 'no models'}")
+        self.findings_label.setText(self.tr("Check: {value}: {n_err} error(s), "
+                                            "{n_warn} warning(s)  ·  {value2}").format(value='OK' if report.ok else 'FAILED', n_err=n_err, n_warn=n_warn, value2=models or 'no models'))
         set_role(self.findings_label, "ok" if report.ok else "fail")
-        self.finding_detail.setText("" if report.findings else "No findings: every config matches its model.")
+        self.finding_detail.setText("" if report.findings else self.tr("No findings: every config matches its model."))
 
     def select_location(self, text: str) -> bool:
         """Select the finding a Problems entry names (``finding_location``); False when none matches."""

@@ -87,51 +87,51 @@ class RepoForm(QWidget):
         self._ctx: tuple[Any, Any] = (None, None)
         ll = QVBoxLayout(self)
         ll.setContentsMargins(8, 4, 8, 4)
-        add_heading(ll, "Serve on Triton",
-                    "Model repository from the model's real inputs and outputs, checked before any server sees "
-                    "it, then served by the local CPU tritonserver. Same as `studio triton build-repo`, "
-                    "`check` and `serve-local`.")
+        add_heading(ll, self.tr("Serve on Triton"),
+                    self.tr("Model repository from the model's real inputs and outputs, checked before any server sees "
+                            "it, then served by the local CPU tritonserver. Same as `studio triton build-repo`, "
+                            "`check` and `serve-local`."))
         ll.addWidget(self._source_box())
         ll.addWidget(self._batching_box())
         ll.addWidget(self._preprocessing_box())
         self.error = FieldError(self)
         ll.addWidget(self.error)
         brow = QHBoxLayout()
-        self.build_btn = QPushButton("Build")
+        self.build_btn = QPushButton(self.tr("Build"))
         set_role(self.build_btn, "primary")
-        self.build_btn.setToolTip("write (a new version of) the model into the repository, then check it")
-        self.check_btn = QPushButton("Check")
-        self.check_btn.setToolTip("check every config in the repository against its ONNX model")
+        self.build_btn.setToolTip(self.tr("write (a new version of) the model into the repository, then check it"))
+        self.check_btn = QPushButton(self.tr("Check"))
+        self.check_btn.setToolTip(self.tr("check every config in the repository against its ONNX model"))
         brow.addWidget(self.build_btn)
         brow.addWidget(self.check_btn)
         brow.addStretch(1)
         ll.addLayout(brow)
-        self.progress, self.status_label = progress_and_status(ll, "Choose a model, then Build.")
+        self.progress, self.status_label = progress_and_status(ll, self.tr("Choose a model, then Build."))
         ll.addStretch(1)
         self._sync_enabled()
 
     # -- layout ----------------------------------------------------------------------------------------
     def _source_box(self) -> QGroupBox:
-        box = QGroupBox("Model and repository")
+        box = QGroupBox(self.tr("Model and repository"))
         form = QFormLayout(box)
         self.source_edit = QLineEdit()
-        self.source_edit.setPlaceholderText(".onnx file or export folder (split exports too)")
+        self.source_edit.setPlaceholderText(self.tr(".onnx file or export folder (split exports too)"))
         self.source_edit.textEdited.connect(self._source_edited)
         self.source_edit.editingFinished.connect(self.source_changed)
-        form.addRow("Model", _edit_row(
-            self.source_edit, _tool_button("File…", self._browse_file, "choose an .onnx file"),
-            _tool_button("Folder…", self._browse_folder,
-                         "choose an export folder (model.onnx, or modality parts for a split export)")))
+        form.addRow(self.tr("Model"), _edit_row(
+            self.source_edit, _tool_button(self.tr("File…"), self._browse_file, self.tr("choose an .onnx file")),
+            _tool_button(self.tr("Folder…"), self._browse_folder,
+                         self.tr("choose an export folder (model.onnx, or modality parts for a split export)"))))
         self.source_info = muted_label("")
         form.addRow("", self.source_info)
         self.repo_edit = QLineEdit()
         self.repo_edit.setPlaceholderText("WORKSPACE/triton-repo")
         self.repo_edit.textEdited.connect(self._repo_edited)
-        form.addRow("Repository", _edit_row(self.repo_edit, _tool_button("…", self._browse_repo)))
+        form.addRow(self.tr("Repository"), _edit_row(self.repo_edit, _tool_button("…", self._browse_repo)))
         self.name_edit = QLineEdit()
-        self.name_edit.setPlaceholderText("model name in the repository")
+        self.name_edit.setPlaceholderText(self.tr("model name in the repository"))
         self.name_edit.textEdited.connect(self._name_edited)
-        form.addRow("Name", self.name_edit)
+        form.addRow(self.tr("Name"), self.name_edit)
         self.flavor_combo = QComboBox()
         self.flavor_combo.addItem("onnxruntime_onnx (production Triton)", "onnxruntime")
         self.flavor_combo.addItem("Python backend + ONNX Runtime", "python")
@@ -142,44 +142,44 @@ class RepoForm(QWidget):
                                       "without the ONNX Runtime backend)", Qt.ItemDataRole.ToolTipRole)
         self.flavor_combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
         self.flavor_combo.setMinimumContentsLength(16)
-        form.addRow("Flavour", self.flavor_combo)
+        form.addRow(self.tr("Flavour"), self.flavor_combo)
         vrow = QHBoxLayout()
         self.version_spin = QSpinBox()
         self.version_spin.setRange(0, 99_999)
         self.version_spin.setSpecialValueText("next")
-        self.version_spin.setToolTip("version folder to write; 'next' is one past the highest (older are kept)")
+        self.version_spin.setToolTip(self.tr("version folder to write; 'next' is one past the highest (older are kept)"))
         self.policy_edit = QLineEdit("latest:1")
-        self.policy_edit.setToolTip("version_policy: latest:N, all or specific:1,2")
+        self.policy_edit.setToolTip(self.tr("version_policy: latest:N, all or specific:1,2"))
         vrow.addWidget(self.version_spin)
-        vrow.addWidget(QLabel("Policy"))
+        vrow.addWidget(QLabel(self.tr("Policy")))
         vrow.addWidget(self.policy_edit, 1)
-        form.addRow("Version", vrow)
+        form.addRow(self.tr("Version"), vrow)
         self.versions_label = muted_label("")
         form.addRow("", self.versions_label)
         return box
 
     def _batching_box(self) -> QGroupBox:
-        sched = QGroupBox("Batching and instances")
+        sched = QGroupBox(self.tr("Batching and instances"))
         sf = QFormLayout(sched)
         self.batch_spin = QSpinBox()
         self.batch_spin.setRange(-1, 4096)
         self.batch_spin.setSpecialValueText("auto")
         self.batch_spin.setValue(-1)
-        self.batch_spin.setToolTip("auto: 8 when every tensor has a dynamic first dim, else 0 (no batching)")
-        sf.addRow("Max batch size", self.batch_spin)
-        self.dyn_check = QCheckBox("Dynamic batching")
+        self.batch_spin.setToolTip(self.tr("auto: 8 when every tensor has a dynamic first dim, else 0 (no batching)"))
+        sf.addRow(self.tr("Max batch size"), self.batch_spin)
+        self.dyn_check = QCheckBox(self.tr("Dynamic batching"))
         self.dyn_check.toggled.connect(self._sync_enabled)
         sf.addRow("", self.dyn_check)
         drow = QHBoxLayout()
         self.preferred_edit = QLineEdit()
-        self.preferred_edit.setPlaceholderText("preferred sizes, e.g. 4, 8")
+        self.preferred_edit.setPlaceholderText(self.tr("preferred sizes, e.g. 4, 8"))
         self.delay_spin = QSpinBox()
         self.delay_spin.setRange(0, 1_000_000)
         self.delay_spin.setSingleStep(100)
         self.delay_spin.setSuffix(" µs")
         self.delay_spin.setToolTip("max_queue_delay_microseconds")
         drow.addWidget(self.preferred_edit, 1)
-        drow.addWidget(QLabel("delay"))
+        drow.addWidget(QLabel(self.tr("delay")))
         drow.addWidget(self.delay_spin)
         sf.addRow("", drow)
         irow = QHBoxLayout()
@@ -193,22 +193,22 @@ class RepoForm(QWidget):
         self.count_spin.setRange(1, 64)
         self.count_spin.setPrefix("× ")
         self.gpus_edit = QLineEdit()
-        self.gpus_edit.setPlaceholderText("GPU ids: 0,1")
+        self.gpus_edit.setPlaceholderText(self.tr("GPU ids: 0,1"))
         irow.addWidget(self.kind_combo)
         irow.addWidget(self.count_spin)
         irow.addWidget(self.gpus_edit, 1)
-        sf.addRow("Instances", irow)
-        self.warmup_check = QCheckBox("Warm-up request (batch 1) at load")
+        sf.addRow(self.tr("Instances"), irow)
+        self.warmup_check = QCheckBox(self.tr("Warm-up request (batch 1) at load"))
         sf.addRow("", self.warmup_check)
         return sched
 
     def _preprocessing_box(self) -> QGroupBox:
-        pre = QGroupBox("Preprocessing")
+        pre = QGroupBox(self.tr("Preprocessing"))
         pf = QFormLayout(pre)
         self.tokenizer_edit = QLineEdit()
-        self.tokenizer_edit.setPlaceholderText("tokenizer.json or its folder (optional)")
-        self.tokenizer_edit.setToolTip("adds NAME_tokenizer (text -> token ids) and the NAME_pipeline ensemble")
-        pf.addRow("Tokenizer", _edit_row(self.tokenizer_edit, _tool_button("…", self._browse_tokenizer)))
+        self.tokenizer_edit.setPlaceholderText(self.tr("tokenizer.json or its folder (optional)"))
+        self.tokenizer_edit.setToolTip(self.tr("adds NAME_tokenizer (text -> token ids) and the NAME_pipeline ensemble"))
+        pf.addRow(self.tr("Tokenizer"), _edit_row(self.tokenizer_edit, _tool_button("…", self._browse_tokenizer)))
         return pre
 
     def _sync_enabled(self) -> None:
@@ -277,7 +277,7 @@ class RepoForm(QWidget):
             _set_text(self.repo_edit, str(p.parent / "triton-repo"))
         name = self.name_edit.text().strip() or "NAME"
         if not p.exists():
-            self.source_info.setText(f"{p} does not exist")
+            self.source_info.setText(self.tr("{p} does not exist").format(p=p))
         elif p.is_dir():
             parts = find_parts(p)
             tok = (p / "tokenizer.json").is_file()
@@ -293,7 +293,7 @@ class RepoForm(QWidget):
                                          + ("; tokenizer.json found: adds NAME_tokenizer + NAME_pipeline"
                                             if tok else ""))
         else:
-            self.source_info.setText(f"{p.name}: one model")
+            self.source_info.setText(self.tr("{name}: one model").format(name=p.name))
         self.update_versions()
 
     def update_versions(self) -> None:
@@ -304,27 +304,27 @@ class RepoForm(QWidget):
             return
         have = existing_versions(Path(repo) / name)
         if have:
-            self.versions_label.setText(f"{name} has version(s) {', '.join(map(str, have))} in the repository; "
-                                        f"'next' writes {have[-1] + 1}, older versions are kept")
+            self.versions_label.setText(self.tr("{name} has version(s) {join} in the repository; "
+                                                "'next' writes {value}, older versions are kept").format(name=name, join=', '.join(map(str, have)), value=have[-1] + 1))
         else:
-            self.versions_label.setText(f"{name} is not in the repository yet: Build writes version 1")
+            self.versions_label.setText(self.tr("{name} is not in the repository yet: Build writes version 1").format(name=name))
 
     # -- browsing --------------------------------------------------------------------------------------
     def _browse_file(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "ONNX model",
+        path, _ = QFileDialog.getOpenFileName(self, self.tr("ONNX model"),
                                               start_dir(self.source_edit.text(), self.workspace, "models"),
-                                              "ONNX models (*.onnx)")
+                                              self.tr("ONNX models (*.onnx)"))
         if path:
             self.set_source(Path(path))
 
     def _browse_folder(self) -> None:
-        path = QFileDialog.getExistingDirectory(self, "Export folder (model.onnx or modality parts)",
+        path = QFileDialog.getExistingDirectory(self, self.tr("Export folder (model.onnx or modality parts)"),
                                                 start_dir(self.source_edit.text(), self.workspace, "models"))
         if path:
             self.set_source(Path(path))
 
     def _browse_repo(self) -> None:
-        path = QFileDialog.getExistingDirectory(self, "Model repository folder",
+        path = QFileDialog.getExistingDirectory(self, self.tr("Model repository folder"),
                                                 start_dir(self.repo_edit.text(), self.workspace))
         if path:
             self.auto_repo = False
@@ -348,23 +348,23 @@ class RepoForm(QWidget):
         src, repo, name = (self.source_edit.text().strip(), self.repo_edit.text().strip(),
                            self.name_edit.text().strip())
         if not src:
-            self.error.show_error("choose a model: an .onnx file or an export folder", self.source_edit)
+            self.error.show_error(self.tr("choose a model: an .onnx file or an export folder"), self.source_edit)
             return None
         if not repo:
-            self.error.show_error("choose a repository folder", self.repo_edit, hint="it is created if missing")
+            self.error.show_error(self.tr("choose a repository folder"), self.repo_edit, hint=self.tr("it is created if missing"))
             return None
         try:
             preferred = [int(x) for x in self.preferred_edit.text().replace(",", " ").split()] \
                 if self.dyn_check.isChecked() else []
         except ValueError:
-            self.error.show_error(f"preferred batch sizes '{self.preferred_edit.text()}' are not whole numbers",
+            self.error.show_error(self.tr("preferred batch sizes '{text}' are not whole numbers").format(text=self.preferred_edit.text()),
                                   self.preferred_edit, hint="e.g. 4, 8")
             return None
         try:
             gpus = [int(x) for x in self.gpus_edit.text().replace(",", " ").split()] \
                 if self.kind_combo.currentData() == "gpu" else []
         except ValueError:
-            self.error.show_error(f"GPU ids '{self.gpus_edit.text()}' are not whole numbers", self.gpus_edit,
+            self.error.show_error(self.tr("GPU ids '{text}' are not whole numbers").format(text=self.gpus_edit.text()), self.gpus_edit,
                                   hint="e.g. 0,1")
             return None
         tok = self.tokenizer_edit.text().strip()

@@ -40,11 +40,11 @@ class RepoTree(QSplitter):
     def __init__(self, base_dir: Callable[[], str] = lambda: "", parent: QWidget | None = None) -> None:
         super().__init__(Qt.Orientation.Horizontal, parent)
         self._base_dir = base_dir
-        self.repo_label = QLabel("No repository yet: Build writes one.")
+        self.repo_label = QLabel(self.tr("No repository yet: Build writes one."))
         set_role(self.repo_label, "subheading")
         self.tree = QTreeWidget()
         self.tree.setMinimumWidth(200)
-        self.tree.setHeaderLabels(["File", "Size"])
+        self.tree.setHeaderLabels([self.tr("File"), self.tr("Size")])
         self.tree.header().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
         self.tree.header().setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
         self.tree.header().setStretchLastSection(False)
@@ -56,7 +56,7 @@ class RepoTree(QSplitter):
         self.config_label = QLabel("config.pbtxt")
         set_role(self.config_label, "muted")
         self.config_view = ConfigView()
-        self.config_view.setPlaceholderText("the generated config.pbtxt appears here after Build")
+        self.config_view.setPlaceholderText(self.tr("the generated config.pbtxt appears here after Build"))
         cl.addWidget(self.config_label)
         cl.addWidget(self.config_view, 1)
         self.addWidget(cw)
@@ -92,7 +92,7 @@ class RepoTree(QSplitter):
         add(self.tree, repo, 0)
         self.tree.expandAll()
         self.tree.blockSignals(False)
-        self.repo_label.setText(f"Repository {repo.name}/  ·  {count} files and folders")
+        self.repo_label.setText(self.tr("Repository {name}/  ·  {count} files and folders").format(name=repo.name, count=count))
         self.repo_label.setToolTip(str(repo))
         if select is not None:
             self.select_path(select)
@@ -102,7 +102,7 @@ class RepoTree(QSplitter):
         """Show a file of the repository: text as it is, an .onnx or other binary as a one-line note."""
         path = Path(path)
         if not path.is_file():
-            self.config_label.setText(f"{path} does not exist")
+            self.config_label.setText(self.tr("{path} does not exist").format(path=path))
             self.config_view.show_text("", str(path))
             return
         size = path.stat().st_size

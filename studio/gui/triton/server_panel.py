@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, Qt
 from PySide6.QtWidgets import (
     QComboBox,
     QGridLayout,
@@ -24,8 +24,8 @@ from studio.gui.theme import set_role
 from studio.gui.widgets.flow import FlowLayout
 from studio.gui.widgets.layout import muted_label
 
-STATE_TEXTS = {"starting": "Starting tritonserver…", "running": "● Running", "stopping": "Stopping…",
-               "stopped": "Not running.", "exited": "✖ Exited", "failed": "✖ Failed to start"}
+STATE_TEXTS = {"starting": QT_TRANSLATE_NOOP("TritonServer", "Starting tritonserver…"), "running": QT_TRANSLATE_NOOP("TritonServer", "● Running"), "stopping": QT_TRANSLATE_NOOP("TritonServer", "Stopping…"),
+               "stopped": QT_TRANSLATE_NOOP("TritonServer", "Not running."), "exited": QT_TRANSLATE_NOOP("TritonServer", "✖ Exited"), "failed": QT_TRANSLATE_NOOP("TritonServer", "✖ Failed to start")}
 
 
 class ServerPanel(QWidget):
@@ -37,22 +37,22 @@ class ServerPanel(QWidget):
         lay = QVBoxLayout(self)
         lay.setContentsMargins(6, 6, 6, 6)
         row = FlowLayout(spacing=6)
-        row.addWidget(QLabel("Model control"))
+        row.addWidget(QLabel(self.tr("Model control")))
         self.mode_combo = QComboBox()
-        self.mode_combo.addItem("explicit (load every model at start)", "explicit")
-        self.mode_combo.addItem("poll (pick up new versions)", "poll")
+        self.mode_combo.addItem(self.tr("explicit (load every model at start)"), "explicit")
+        self.mode_combo.addItem(self.tr("poll (pick up new versions)"), "poll")
         row.addWidget(self.mode_combo)
-        self.serve_btn = QPushButton("Serve locally")
+        self.serve_btn = QPushButton(self.tr("Serve locally"))
         set_role(self.serve_btn, "primary")
-        self.serve_btn.setToolTip("start the bundled CPU tritonserver on free loopback ports")
-        self.stop_btn = QPushButton("Stop")
-        self.devices_btn = QPushButton("Open in Devices")
-        self.devices_btn.setToolTip("add this server to the workspace's devices and watch it there")
+        self.serve_btn.setToolTip(self.tr("start the bundled CPU tritonserver on free loopback ports"))
+        self.stop_btn = QPushButton(self.tr("Stop"))
+        self.devices_btn = QPushButton(self.tr("Open in Devices"))
+        self.devices_btn.setToolTip(self.tr("add this server to the workspace's devices and watch it there"))
         row.addWidget(self.serve_btn)
         row.addWidget(self.stop_btn)
         row.addWidget(self.devices_btn)
         lay.addLayout(row)
-        self.server_label = QLabel("Not running.")
+        self.server_label = QLabel(self.tr("Not running."))
         set_role(self.server_label, "subheading")
         self.server_label.setWordWrap(True)
         lay.addWidget(self.server_label)
@@ -71,13 +71,13 @@ class ServerPanel(QWidget):
         lay.addLayout(grid)
         self.server_note = muted_label("")
         lay.addWidget(self.server_note)
-        lay.addWidget(QLabel("Server log"))
+        lay.addWidget(QLabel(self.tr("Server log")))
         self.log_view = QPlainTextEdit()
         self.log_view.setReadOnly(True)
         self.log_view.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
         self.log_view.setMaximumBlockCount(2000)
         set_role(self.log_view, "log")
-        self.log_view.setPlaceholderText("tritonserver's log appears here while it runs")
+        self.log_view.setPlaceholderText(self.tr("tritonserver's log appears here while it runs"))
         lay.addWidget(self.log_view, 1)
         self.sync_buttons("stopped")
 
@@ -88,7 +88,7 @@ class ServerPanel(QWidget):
     def show_state(self, state: str, srv: Any) -> None:
         """Label, URLs (while the server is up or on its way) and buttons for ``state``."""
         running = state == "running"
-        self.server_label.setText(STATE_TEXTS.get(state, state))
+        self.server_label.setText(QCoreApplication.translate("TritonServer", STATE_TEXTS[state]) if state in STATE_TEXTS else state)
         set_role(self.server_label, "ok" if running else "fail" if state in ("exited", "failed") else "subheading")
         show_urls = srv is not None and state in ("starting", "running", "stopping")
         for key, url in (("http", getattr(srv, "http_url", "")), ("grpc", getattr(srv, "grpc_url", "")),

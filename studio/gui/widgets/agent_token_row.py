@@ -21,18 +21,18 @@ class TokenRow(QWidget):
         super().__init__(parent)
         lay = QHBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
-        lay.addWidget(QLabel("Token file"))
+        lay.addWidget(QLabel(self.tr("Token file")))
         self.edit = QLineEdit()
         self.edit.setObjectName("agent_token_file")
-        self.edit.setPlaceholderText("the agent's token file (e.g. a copy of /etc/studio-agent/token)")
+        self.edit.setPlaceholderText(self.tr("the agent's token file (e.g. a copy of /etc/studio-agent/token)"))
         self.edit.returnPressed.connect(self._save)
         lay.addWidget(self.edit, 1)
         browse = QPushButton("…")
-        browse.setToolTip("choose the agent's token file")
+        browse.setToolTip(self.tr("choose the agent's token file"))
         browse.clicked.connect(self._browse)
         lay.addWidget(browse)
-        self.save_btn = QPushButton("Use this token")
-        self.save_btn.setToolTip("save this token file for the selected agent; it is checked at the next poll")
+        self.save_btn = QPushButton(self.tr("Use this token"))
+        self.save_btn.setToolTip(self.tr("save this token file for the selected agent; it is checked at the next poll"))
         self.save_btn.clicked.connect(self._save)
         lay.addWidget(self.save_btn)
         self.workspace = None
@@ -42,7 +42,7 @@ class TokenRow(QWidget):
             self.edit.setText(path)
 
     def _browse(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Agent token file", start_dir(self.edit.text(), self.workspace))
+        path, _ = QFileDialog.getOpenFileName(self, self.tr("Agent token file"), start_dir(self.edit.text(), self.workspace))
         if path:
             self.edit.setText(path)
             self._save()

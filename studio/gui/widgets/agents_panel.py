@@ -80,21 +80,21 @@ class AgentsPanel(QWidget):
     def _build(self) -> None:
         lay = QVBoxLayout(self)
         lay.setContentsMargins(0, 0, 0, 0)
-        title = QLabel("Edge agents")
+        title = QLabel(self.tr("Edge agents"))
         set_role(title, "subheading")
         lay.addWidget(title)
         add = QHBoxLayout()
         self.url_edit = QLineEdit()
         self.url_edit.setPlaceholderText("http://board.local:8765")
         self.token_edit = QLineEdit()
-        self.token_edit.setPlaceholderText("token file")
+        self.token_edit.setPlaceholderText(self.tr("token file"))
         browse = QPushButton("…")
-        browse.setToolTip("choose the agent's token file")
+        browse.setToolTip(self.tr("choose the agent's token file"))
         browse.clicked.connect(self._browse_token)
-        self.add_btn = QPushButton("Add")
+        self.add_btn = QPushButton(self.tr("Add"))
         self.add_btn.clicked.connect(self._on_add)
-        self.discover_btn = QPushButton("Discover")
-        self.discover_btn.setToolTip("find agents by mDNS (_studio-agent._tcp)")
+        self.discover_btn = QPushButton(self.tr("Discover"))
+        self.discover_btn.setToolTip(self.tr("find agents by mDNS (_studio-agent._tcp)"))
         self.discover_btn.clicked.connect(self.discover)
         add.addWidget(self.url_edit, 3)
         add.addWidget(self.token_edit, 2)
@@ -108,7 +108,7 @@ class AgentsPanel(QWidget):
 
         split = QSplitter(Qt.Orientation.Vertical)
         self.table = QTableWidget(0, 4)
-        self.table.setHorizontalHeaderLabels(["Agent", "URL", "Board", "State"])
+        self.table.setHorizontalHeaderLabels([self.tr("Agent"), "URL", self.tr("Board"), self.tr("State")])
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
         self.table.verticalHeader().setVisible(False)
         self.table.setSelectionBehavior(QTableWidget.SelectionBehavior.SelectRows)
@@ -119,13 +119,13 @@ class AgentsPanel(QWidget):
         detail = QWidget()
         dl = QVBoxLayout(detail)
         dl.setContentsMargins(0, 4, 0, 0)
-        self.summary = muted_label("Select an agent to see its models and versions.")
+        self.summary = muted_label(self.tr("Select an agent to see its models and versions."))
         dl.addWidget(self.summary)
         self.token_row = TokenRow()
         self.token_row.sig_save.connect(self._save_token)
         dl.addWidget(self.token_row)
         self.versions = QTableWidget(0, 6)
-        self.versions.setHorizontalHeaderLabels(["Model", "Version", "Active", "Board", "Created", "Signer"])
+        self.versions.setHorizontalHeaderLabels([self.tr("Model"), self.tr("Version"), self.tr("Active"), self.tr("Board"), self.tr("Created"), self.tr("Signer")])
         self.versions.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         self.versions.horizontalHeader().setStretchLastSection(True)
         self.versions.verticalHeader().setVisible(False)
@@ -133,13 +133,13 @@ class AgentsPanel(QWidget):
         self.versions.setSelectionMode(QTableWidget.SelectionMode.SingleSelection)
         dl.addWidget(self.versions)
         btns = FlowLayout(spacing=6)
-        self.refresh_btn = QPushButton("Refresh")
+        self.refresh_btn = QPushButton(self.tr("Refresh"))
         self.refresh_btn.clicked.connect(lambda: self.refresh())
-        self.rollback_btn = QPushButton("Roll back to previous")
+        self.rollback_btn = QPushButton(self.tr("Roll back to previous"))
         self.rollback_btn.clicked.connect(self._confirm_rollback)
-        self.activate_btn = QPushButton("Activate selected version")
+        self.activate_btn = QPushButton(self.tr("Activate selected version"))
         self.activate_btn.clicked.connect(self._activate_selected)
-        self.remove_btn = QPushButton("Remove agent")
+        self.remove_btn = QPushButton(self.tr("Remove agent"))
         set_role(self.remove_btn, "danger")
         self.remove_btn.clicked.connect(self._remove_selected)
         btns.add_widgets(self.refresh_btn, self.rollback_btn, self.activate_btn, self.remove_btn)
@@ -246,7 +246,7 @@ class AgentsPanel(QWidget):
         return self.agents.get(self.table.item(rows[0].row(), 0).data(Qt.ItemDataRole.UserRole))
 
     def _browse_token(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Agent token file", start_dir(self.token_edit.text(), self.workspace))
+        path, _ = QFileDialog.getOpenFileName(self, self.tr("Agent token file"), start_dir(self.token_edit.text(), self.workspace))
         if path:
             self.token_edit.setText(path)
 
@@ -289,8 +289,8 @@ class AgentsPanel(QWidget):
     def _remove_selected(self) -> None:
         a = self.selected()
         if a is not None:
-            ask_then(self, "Remove agent", f"Remove {a.name} ({a.url}) from the workspace? The board keeps "
-                     "serving; add it again by URL or Discover.", "Remove", lambda: self._remove(a))
+            ask_then(self, self.tr("Remove agent"), self.tr("Remove {name} ({url}) from the workspace? The board keeps "
+                             "serving; add it again by URL or Discover.").format(name=a.name, url=a.url), self.tr("Remove"), lambda: self._remove(a))
 
     def _remove(self, a: AgentEntry) -> None:
         if self.state is not None and self.state.device(a.url) is not None:
@@ -367,7 +367,7 @@ class AgentsPanel(QWidget):
             self.sig_log.emit(f"discovery: {len(found)} agent(s) found")
             self.sig_agents_changed.emit()
 
-        self.jobs.start("agents-discover", "Discover edge agents", discover_all, done, self._failed)
+        self.jobs.start("agents-discover", self.tr("Discover edge agents"), discover_all, done, self._failed)
 
     def refresh(self, url: str | None = None) -> None:
         """Fetch what the agents (or the one at ``url``) serve; asked while the same refresh runs, it runs once
@@ -403,7 +403,7 @@ class AgentsPanel(QWidget):
             if self._refreshing.pop(key, False):
                 self.refresh(None if key == "all" else key)
 
-        self.jobs.start(f"agents-refresh-{id(self)}-{key}", "Refresh edge agents", work, done, failed)  # per panel
+        self.jobs.start(f"agents-refresh-{id(self)}-{key}", self.tr("Refresh edge agents"), work, done, failed)  # per panel
 
     def rollback(self, version: str | None, model: str | None = None) -> None:
         a = self.selected()
@@ -421,7 +421,7 @@ class AgentsPanel(QWidget):
             self.sig_log.emit(f"{res['name']}: now {res['version']} (was {res['previous']}) on {a.url}")
             self.refresh(a.url)
 
-        self.jobs.start("agents-rollback", f"Roll back {model}", work, done, self._failed)
+        self.jobs.start("agents-rollback", self.tr("Roll back {model}").format(model=model), work, done, self._failed)
 
     def _selected_model(self) -> str | None:
         rows = self.versions.selectionModel().selectedRows() if self.versions.selectionModel() else []
@@ -432,8 +432,8 @@ class AgentsPanel(QWidget):
         if a is None:
             return
         model = self._selected_model() or next(iter((a.status or {}).get("models", {})), "the model")
-        ask_then(self, "Roll back", f"Roll {model} on {a.name} back to its previous version? Clients are "
-                 "served by the previous version from then on.", "Roll back", lambda: self.rollback(None))
+        ask_then(self, self.tr("Roll back"), self.tr("Roll {model} on {name} back to its previous version? Clients are "
+                         "served by the previous version from then on.").format(model=model, name=a.name), self.tr("Roll back"), lambda: self.rollback(None))
 
     def _activate_selected(self) -> None:
         rows = self.versions.selectionModel().selectedRows()
@@ -441,8 +441,8 @@ class AgentsPanel(QWidget):
         if rows and a is not None:
             r = rows[0].row()
             version, model = self.versions.item(r, 1).text(), self.versions.item(r, 0).text()
-            ask_then(self, "Activate version", f"Serve version {version} of {model} on {a.name} instead of the "
-                     "active one?", "Activate", lambda: self.rollback(version, model))
+            ask_then(self, self.tr("Activate version"), self.tr("Serve version {version} of {model} on {name} instead of the "
+                             "active one?").format(version=version, model=model, name=a.name), self.tr("Activate"), lambda: self.rollback(version, model))
 
     def _failed(self, err: StudioError) -> None:
         self.error.show_error(err.message, hint=err.hint)
@@ -456,8 +456,8 @@ class AgentsPanel(QWidget):
         self.token_row.setEnabled(a is not None)
         self.token_row.show_token(a.token_file if a is not None else "")
         if a is None:
-            self.summary.setText("Select an agent to see its models and versions." if self.agents else
-                                 "No agents yet: add one by URL (with its token file) or press Discover.")
+            self.summary.setText(self.tr("Select an agent to see its models and versions.") if self.agents else
+                                 self.tr("No agents yet: add one by URL (with its token file) or press Discover."))
             self.history.setText("")
         elif not a.status:
             self.summary.setText(f"{a.url}: {status_text(self.device_state(a))}"
@@ -465,9 +465,9 @@ class AgentsPanel(QWidget):
         else:
             st = a.status
             sensors = st.get("sensors") or {}
-            self.summary.setText(f"{st.get('name')} on {st.get('board')}, up {st.get('uptime_s', 0):.0f} s; "
-                                 f"temperature: {sensors.get('temperature_source', '?')}; "
-                                 f"power: {sensors.get('power_source', '?')}")
+            self.summary.setText(self.tr("{get} on {get2}, up {get3:.0f} s; "
+                                         "temperature: {get4}; "
+                                         "power: {get5}").format(get=st.get('name'), get2=st.get('board'), get3=st.get('uptime_s', 0), get4=sensors.get('temperature_source', '?'), get5=sensors.get('power_source', '?')))
             hist = []
             for name, m in st.get("models", {}).items():
                 for v in reversed(m.get("versions", [])):

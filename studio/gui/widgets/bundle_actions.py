@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from PySide6.QtCore import QCoreApplication
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import (
     QComboBox,
@@ -26,6 +27,8 @@ from PySide6.QtWidgets import (
 
 from studio.core.errors import BundleError, StudioError
 from studio.gui.file_dialogs import start_dir
+
+translate = QCoreApplication.translate
 
 
 def studio_trust() -> Any:
@@ -45,8 +48,8 @@ def verify_existing(bundle: Path, job: Any = None) -> Any:
     trust = studio_trust()
     if not trust.ids():
         raise BundleError(f"cannot check {bundle.name}: this studio holds no signing keys", offending=str(bundle),
-                          hint="create or import the key that signed it (Signing key > New key, or copy its "
-                               ".key/.pub into the studio's keys folder)")
+                          hint=translate("bundle_actions", "create or import the key that signed it (Signing key > New key, or copy its "
+                                                           ".key/.pub into the studio's keys folder)"))
     return verify_bundle(bundle, trust, job)  # raises BundleError: untrusted signer, tampered file, extras
 
 
@@ -92,8 +95,8 @@ def fill_files_table(table: Any, bundle: Path | None) -> None:
 
 
 def choose_bundle(parent: QWidget, workspace: Any) -> Path | None:
-    path, _ = QFileDialog.getOpenFileName(parent, "Deploy an existing bundle", start_dir(None, workspace, "bundles"),
-                                          "Bundles (*.tar)")
+    path, _ = QFileDialog.getOpenFileName(parent, translate("bundle_actions", "Deploy an existing bundle"), start_dir(None, workspace, "bundles"),
+                                          translate("bundle_actions", "Bundles (*.tar)"))
     return Path(path) if path else None
 
 
@@ -107,13 +110,13 @@ class PublicKeyDialog(QDialog):
         super().__init__(parent)
         from studio.package.keys import KeyStore
 
-        self.setWindowTitle(f"Public key: {name}")
+        self.setWindowTitle(self.tr("Public key: {name}").format(name=name))
         self.name, self._workspace, self._jobs = name, workspace, jobs
         self.text = KeyStore().export_public(name)
         lay = QVBoxLayout(self)
-        lay.addWidget(QLabel("Agents verify bundles against this key. Put it in the board's trust store:\n"
-                             "install-agent.sh --trust FILE, or /etc/studio-agent/trusted/NAME.pub,\n"
-                             "or push it to an agent started with --allow-trust-push."))
+        lay.addWidget(QLabel(self.tr("Agents verify bundles against this key. Put it in the board's trust store:\n"
+                                     "install-agent.sh --trust FILE, or /etc/studio-agent/trusted/NAME.pub,\n"
+                                     "or push it to an agent started with --allow-trust-push.")))
         self.view = QPlainTextEdit(self.text)
         self.view.setReadOnly(True)
         self.view.setMaximumHeight(80)
@@ -122,9 +125,9 @@ class PublicKeyDialog(QDialog):
         self.agent_combo = QComboBox()
         for a in agents or []:
             self.agent_combo.addItem(f"{a.name} ({a.url})", a)
-        self.push_btn = QPushButton("Push to agent")
-        self.push_btn.setToolTip("add this key to the agent's trust store over its management API "
-                                 "(same as `studio agent trust --key NAME`)")
+        self.push_btn = QPushButton(self.tr("Push to agent"))
+        self.push_btn.setToolTip(self.tr("add this key to the agent's trust store over its management API "
+                                         "(same as `studio agent trust --key NAME`)"))
         self.push_btn.clicked.connect(self.push)
         self.push_btn.setEnabled(self.agent_combo.count() > 0 and jobs is not None)
         if not self.agent_combo.count():
@@ -137,8 +140,8 @@ class PublicKeyDialog(QDialog):
         self.status.setWordWrap(True)
         lay.addWidget(self.status)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
-        self.copy_btn = QPushButton("Copy")
-        self.save_btn = QPushButton("Save…")
+        self.copy_btn = QPushButton(self.tr("Copy"))
+        self.save_btn = QPushButton(self.tr("Save…"))
         buttons.addButton(self.copy_btn, QDialogButtonBox.ButtonRole.ActionRole)
         buttons.addButton(self.save_btn, QDialogButtonBox.ButtonRole.ActionRole)
         buttons.rejected.connect(self.reject)
@@ -159,7 +162,7 @@ class PublicKeyDialog(QDialog):
             return AgentClient(agent.url, read_token_file(agent.token_file), timeout=10).push_trust(line)
 
         self.push_btn.setEnabled(False)
-        self.status.setText(f"pushing to {agent.url}…")
+        self.status.setText(self.tr("pushing to {url}…").format(url=agent.url))
         return self._jobs.start("trust", f"Push key {self.name} to {agent.name}", work, self._pushed,
                                 self._push_failed)
 
@@ -175,7 +178,7 @@ class PublicKeyDialog(QDialog):
 
     def copy(self) -> None:
         QGuiApplication.clipboard().setText(self.text)
-        self.status.setText("copied to the clipboard")
+        self.status.setText(self.tr("copied to the clipboard"))
 
     def save(self, path: Path) -> Path:
         from studio.core.atomic import write_text_atomic
@@ -184,11 +187,11 @@ class PublicKeyDialog(QDialog):
             write_text_atomic(path, self.text + ("" if self.text.endswith("\n") else "\n"))
         except OSError as exc:
             raise StudioError(f"could not write {path}: {exc}", offending=str(path)) from exc
-        self.status.setText(f"saved to {path}")
+        self.status.setText(self.tr("saved to {path}").format(path=path))
         return path
 
     def _save_dialog(self) -> None:
-        path, _ = QFileDialog.getSaveFileName(self, "Save public key",
+        path, _ = QFileDialog.getSaveFileName(self, self.tr("Save public key"),
                                               start_dir(None, self._workspace, "", f"{self.name}.pub"),
                                               "Public keys (*.pub)")
         if path:

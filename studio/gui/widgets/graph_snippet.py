@@ -136,7 +136,7 @@ class GraphSnippetView(QGraphicsView):
         self.focus_name = focus
         self.node_names = [n.name for n in nodes]
         if not nodes:
-            t = scene.addText("no graph snippet for this failure")
+            t = scene.addText(self.tr("no graph snippet for this failure"))
             t.setDefaultTextColor(c["muted"])
             return
         pos = layered_layout(nodes, edges)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from PySide6.QtCore import QCoreApplication
 from PySide6.QtWidgets import (
     QBoxLayout,
     QFormLayout,
@@ -39,10 +40,10 @@ def add_heading(layout: QBoxLayout, title: str, subtitle: str | None = None) -> 
     return head, sub
 
 
-def browse_row(edit: QLineEdit, on_browse: Callable[[], object], button_text: str = "Browse…") -> QHBoxLayout:
+def browse_row(edit: QLineEdit, on_browse: Callable[[], object], button_text: str | None = None) -> QHBoxLayout:
     """``edit`` stretched beside a button that runs ``on_browse`` (a file or folder dialog)."""
     row = QHBoxLayout()
-    button = QPushButton(button_text)
+    button = QPushButton(button_text or QCoreApplication.translate("Layout", "Browse…"))
     button.clicked.connect(on_browse)
     row.addWidget(edit, 1)
     row.addWidget(button)

@@ -30,7 +30,7 @@ class OpenSSFBox(QGroupBox):
     sig_log = Signal(str)
 
     def __init__(self, jobs: Any, parent: QWidget | None = None) -> None:
-        super().__init__("OpenSSF model signing (optional)", parent)
+        super().__init__(self.tr("OpenSSF model signing (optional)"), parent)
         self.jobs = jobs
         self.source: Path | None = None
         self.check_result: Any = None
@@ -38,22 +38,22 @@ class OpenSSFBox(QGroupBox):
         row = QHBoxLayout()
         self.status = QLabel("")
         self.status.setWordWrap(True)
-        self.check_btn = QPushButton("Check")
-        self.check_btn.setToolTip("verify the source folder's OpenSSF signature against the trusted key")
+        self.check_btn = QPushButton(self.tr("Check"))
+        self.check_btn.setToolTip(self.tr("verify the source folder's OpenSSF signature against the trusted key"))
         self.check_btn.clicked.connect(self.check)
         row.addWidget(self.status, 1)
         row.addWidget(self.check_btn)
-        form.addRow("Source", row)
+        form.addRow(self.tr("Source"), row)
         self.trust_edit = QLineEdit()
-        self.trust_edit.setPlaceholderText("publisher's public key or CA certificate (PEM)")
-        self.trust_edit.setToolTip("a source arriving with an OpenSSF signature is checked against this before "
-                                   "it is packaged; a mismatch stops the build and names the file")
-        form.addRow("Trusted", browse_row(self.trust_edit, lambda: self._browse(self.trust_edit, "Trusted key")))
+        self.trust_edit.setPlaceholderText(self.tr("publisher's public key or CA certificate (PEM)"))
+        self.trust_edit.setToolTip(self.tr("a source arriving with an OpenSSF signature is checked against this before "
+                                           "it is packaged; a mismatch stops the build and names the file"))
+        form.addRow(self.tr("Trusted"), browse_row(self.trust_edit, lambda: self._browse(self.trust_edit, "Trusted key")))
         self.key_edit = QLineEdit()
-        self.key_edit.setPlaceholderText("ECDSA private key (PEM) to also sign model/ (model.sig)")
-        self.key_edit.setToolTip("`model_signing verify key` accepts the bundle's model/ with its public half; "
-                                 "an encrypted key reads STUDIO_OPENSSF_KEY_PASSWORD")
-        form.addRow("Sign with", browse_row(self.key_edit, lambda: self._browse(self.key_edit, "Signing key")))
+        self.key_edit.setPlaceholderText(self.tr("ECDSA private key (PEM) to also sign model/ (model.sig)"))
+        self.key_edit.setToolTip(self.tr("`model_signing verify key` accepts the bundle's model/ with its public half; "
+                                         "an encrypted key reads STUDIO_OPENSSF_KEY_PASSWORD"))
+        form.addRow(self.tr("Sign with"), browse_row(self.key_edit, lambda: self._browse(self.key_edit, "Signing key")))
         self.set_source(None)
 
     def _browse(self, edit: QLineEdit, title: str) -> None:
@@ -74,14 +74,14 @@ class OpenSSFBox(QGroupBox):
         sig = find_signature(self.source) if self.source is not None and self.source.is_dir() else None
         self.check_btn.setEnabled(sig is not None)
         if sig is None:
-            self._say("no OpenSSF signature with this source" if self.source is not None else "", "muted")
+            self._say(self.tr("no OpenSSF signature with this source") if self.source is not None else "", "muted")
             return
         try:
             info = read_signature(sig)
         except StudioError as exc:
             self._say(f"✘ {exc.message}", "fail")
             return
-        self._say(f"{sig.name}: {len(info.files)} files signed by {info.signer()}; not checked yet", "warn")
+        self._say(self.tr("{name}: {n} files signed by {signer}; not checked yet").format(name=sig.name, n=len(info.files), signer=info.signer()), "warn")
 
     def trust(self) -> Any:
         """The OpenSSFTrust of the Trusted field (None when empty); InputError names a bad file."""
@@ -105,18 +105,18 @@ class OpenSSFBox(QGroupBox):
             self._say(f"✘ {exc.message}", "fail")
             return
         if trust is None:
-            self._say("choose the publisher's public key (or CA certificate) under Trusted, then Check", "warn")
+            self._say(self.tr("choose the publisher's public key (or CA certificate) under Trusted, then Check"), "warn")
             return
         source = self.source
         self.check_btn.setEnabled(False)
-        self._say("checking…", "muted")
-        self.jobs.start("package:openssf", f"Check the OpenSSF signature of {source.name}",
+        self._say(self.tr("checking…"), "muted")
+        self.jobs.start("package:openssf", self.tr("Check the OpenSSF signature of {name}").format(name=source.name),
                         lambda job: verify_folder(source, trust), self._checked, self._failed)
 
     def _checked(self, check: Any) -> None:
         self.check_result = check
         self.check_btn.setEnabled(True)
-        self._say(f"✔ {check.files} files signed by {check.signer} (trusted: {Path(check.trusted_by).name})",
+        self._say(self.tr("✔ {files} files signed by {signer} (trusted: {name})").format(files=check.files, signer=check.signer, name=Path(check.trusted_by).name),
                   "ok")
         self.sig_log.emit(check.render())
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtCore import QAbstractTableModel, QCoreApplication, QModelIndex, QPersistentModelIndex, Qt
 from PySide6.QtWidgets import QTableWidget, QTableWidgetItem
 
 _Index = QModelIndex | QPersistentModelIndex
@@ -15,7 +15,7 @@ RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)  # numb
 def readonly_table(headers: list[str], *, alternating: bool = False) -> QTableWidget:
     """An empty table with ``headers``; pages add their own column sizing on top."""
     t = QTableWidget(0, len(headers))
-    t.setHorizontalHeaderLabels(headers)
+    t.setHorizontalHeaderLabels([QCoreApplication.translate("Columns", h) for h in headers])  # QT_TRANSLATE_NOOP'd
     t.verticalHeader().setVisible(False)
     t.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
     t.setSelectionBehavior(QTableWidget.SelectionBehavior.SelectRows)
@@ -54,7 +54,7 @@ class RowsModel(QAbstractTableModel):
     def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if orientation == Qt.Orientation.Horizontal:
             if role == Qt.ItemDataRole.DisplayRole:
-                return self.COLUMNS[section]
+                return QCoreApplication.translate("Columns", self.COLUMNS[section])  # QT_TRANSLATE_NOOP'd
             if role == Qt.ItemDataRole.TextAlignmentRole and section in self.RIGHT_ALIGNED:
                 return RIGHT
         return None

@@ -16,10 +16,11 @@ class BrokenPage(QWidget):
         self.loaded = loaded
         lay = QVBoxLayout(self)
         lay.setContentsMargins(24, 20, 24, 20)
-        head = QLabel(f"The {loaded.title} page could not be loaded")
+        head = QLabel(self.tr("The {title} page could not be loaded").format(title=loaded.title))
         set_role(head, "heading")
-        sub = QLabel(f"Module <code>{loaded.module}</code> raised an error. The rest of the studio works; "
-                     "fix the error (or reinstall the package that provides it) and restart.")
+        sub = QLabel(self.tr("Module <code>{module}</code> raised an error. The rest of the studio works; fix the "
+                             "error (or reinstall the package that provides it) and restart.").format(
+                                 module=loaded.module))
         sub.setWordWrap(True)
         set_role(sub, "muted")
         self.text = QPlainTextEdit(loaded.error or "")

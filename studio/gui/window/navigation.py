@@ -9,12 +9,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QCoreApplication, Qt
 from PySide6.QtWidgets import QScrollArea, QWidget
 
 from studio.core.errors import Problem
 from studio.gui.page import Page
 from studio.gui.window.search import pick, search_items
+
+translate = QCoreApplication.translate
 
 
 class PageNavigation:
@@ -55,7 +57,7 @@ class PageNavigation:
     def open_page(self, page_id: str, payload: object = None) -> bool:
         """Switch to ``page_id`` and hand it ``payload``; says so in the status bar when it is not installed."""
         if not self.go_to_page(page_id):
-            self.flash(f"the {page_id} page is not available in this installation", 6000)
+            self.flash(translate("PageNavigation", "the {page_id} page is not available in this installation").format(page_id=page_id), 6000)
             self.log_panel.append_log(f"cannot open page '{page_id}' (not installed); payload: {payload}",
                                       source="studio")
             return False
@@ -94,7 +96,7 @@ class PageNavigation:
                 self.jobs.cancel(h.id)
                 cancelled = True
         if cancelled:
-            self.flash(f"cancelling {page.title} job…", 4000)
+            self.flash(translate("PageNavigation", "cancelling {title} job…").format(title=page.title), 4000)
         return cancelled
 
     # -- search ----------------------------------------------------------------------------------------

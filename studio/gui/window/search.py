@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from PySide6.QtCore import QCoreApplication
+
+translate = QCoreApplication.translate
+
 
 @dataclass(frozen=True)
 class SearchPick:
@@ -27,6 +31,6 @@ def pick(text: str, items: list[str]) -> SearchPick:
     exact = [s for s in hits if s.split(": ", 1)[1].lower() == q]
     chosen = exact[0] if exact else hits[0] if len(hits) == 1 else None
     if chosen is None:
-        return SearchPick("", "", f"no unique match for '{text}'" if hits else f"nothing named '{text}'")
+        return SearchPick("", "", translate("search", "no unique match for '{text}'").format(text=text) if hits else translate("search", "nothing named '{text}'").format(text=text))
     kind, _, value = chosen.partition(": ")
     return SearchPick(kind, value)

@@ -9,30 +9,35 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QStringListModel, Qt
+from PySide6.QtCore import QCoreApplication, QStringListModel, Qt
 from PySide6.QtWidgets import QComboBox, QCompleter, QLabel, QLineEdit, QMenu, QSizePolicy, QToolBar, QWidget
 
 OPEN_OTHER = "__open_other__"
 
 
+def devices_text(total: int, ok: int, down: int) -> str:
+    """The toolbar's device count (studio.core.state.DevicesSummary.label, in the current language)."""
+    translate = QCoreApplication.translate
+    if not total:
+        return translate("ContextToolbar", "devices: none")
+    if down:
+        return translate("ContextToolbar", "devices: {ok} ok, {down} down of {total}").format(ok=ok, down=down, total=total)
+    return translate("ContextToolbar", "devices: {ok} ok of {total}").format(ok=ok, total=total)
+
+
 class ContextToolbar(QToolBar):
     def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__("Main toolbar", parent)
+        super().__init__(parent)
         self.setObjectName("main-toolbar")
         self.setMovable(False)
         self.ws_combo = QComboBox()
         self.ws_combo.setMinimumWidth(150)
-        self.ws_combo.setToolTip("Workspace: recent workspaces (File > Open workspace for another)")
         self.model_combo = QComboBox()
         self.model_combo.setMinimumWidth(170)
         self.model_combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
-        self.model_combo.setToolTip("Current model: every page acts on it")
         self.target_combo = QComboBox()
         self.target_combo.setMinimumWidth(110)
-        self.target_combo.setToolTip("Current target accelerator")
         self.search = QLineEdit()
-        self.search.setPlaceholderText("Search pages, models, targets")
-        self.search.setToolTip("Jump to a page, model or target (Ctrl+F)")
         self.search.setClearButtonEnabled(True)
         self.search.setMinimumWidth(230)
         self.search.setMaximumWidth(420)
@@ -41,10 +46,10 @@ class ContextToolbar(QToolBar):
         self.completer.setCaseSensitivity(Qt.CaseSensitivity.CaseInsensitive)
         self.completer.setFilterMode(Qt.MatchFlag.MatchContains)
         self.search.setCompleter(self.completer)
-        self.devices_label = QLabel("devices: none")
-        self.devices_label.setToolTip("Triton servers and edge agents of the workspace")
-        for label, w in (("Workspace", self.ws_combo), ("Model", self.model_combo), ("Target", self.target_combo)):
-            self.addWidget(QLabel(label))
+        self.devices_label = QLabel(devices_text(0, 0, 0))
+        self.labels = [QLabel(), QLabel(), QLabel()]
+        for label, w in zip(self.labels, (self.ws_combo, self.model_combo, self.target_combo), strict=True):
+            self.addWidget(label)
             self.addWidget(w)
         self.addSeparator()
         self.addWidget(self.search)
@@ -52,6 +57,19 @@ class ContextToolbar(QToolBar):
         spacer.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
         self.addWidget(spacer)
         self.addWidget(self.devices_label)
+        self.retranslate()
+
+    def retranslate(self) -> None:
+        """The labels and tips in the current language (the combos' items: ``fill_*``, called again)."""
+        self.setWindowTitle(self.tr("Main toolbar"))
+        for label, text in zip(self.labels, (self.tr("Workspace"), self.tr("Model"), self.tr("Target")), strict=True):
+            label.setText(text)
+        self.ws_combo.setToolTip(self.tr("Workspace: recent workspaces (File > Open workspace for another)"))
+        self.model_combo.setToolTip(self.tr("Current model: every page acts on it"))
+        self.target_combo.setToolTip(self.tr("Current target accelerator"))
+        self.search.setPlaceholderText(self.tr("Search pages, models, targets"))
+        self.search.setToolTip(self.tr("Jump to a page, model or target (Ctrl+F)"))
+        self.devices_label.setToolTip(self.tr("Triton servers and edge agents of the workspace"))
 
     def fill_workspaces(self, recent: list[str], current: str | None, menu: QMenu, open_fn: Any) -> None:
         """Recent workspaces in the combo (and the File > Recent menu), the open one selected."""
@@ -65,8 +83,8 @@ class ContextToolbar(QToolBar):
             combo.addItem(Path(p).name or p, p)
             combo.setItemData(combo.count() - 1, p, Qt.ItemDataRole.ToolTipRole)
         if current is None:
-            combo.insertItem(0, "(no workspace)", None)
-        combo.addItem("Open another workspace…", OPEN_OTHER)
+            combo.insertItem(0, self.tr("(no workspace)"), None)
+        combo.addItem(self.tr("Open another workspace…"), OPEN_OTHER)
         combo.setCurrentIndex(max(0, combo.findData(current)) if current else 0)
         combo.blockSignals(False)
         menu.clear()
@@ -80,7 +98,7 @@ class ContextToolbar(QToolBar):
         combo.blockSignals(True)
         combo.clear()
         if ws is None or not ws.models:
-            combo.addItem("(no models)" if ws is not None else "(no workspace)", None)
+            combo.addItem(self.tr("(no models)") if ws is not None else self.tr("(no workspace)"), None)
             combo.setEnabled(False)
         else:
             combo.setEnabled(True)

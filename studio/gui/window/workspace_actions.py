@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from PySide6.QtCore import QCoreApplication
 from PySide6.QtGui import QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import QFileDialog
 
@@ -17,6 +18,8 @@ from studio.core.errors import InputError, Problem, StudioError
 from studio.core.workspace import Workspace, WorkspaceCorrupt
 from studio.gui.file_dialogs import start_dir
 from studio.gui.jobs_qt import JobHandle
+
+translate = QCoreApplication.translate
 
 
 class WorkspaceActions:
@@ -39,7 +42,7 @@ class WorkspaceActions:
             self.refresh_workspaces()
             return None
         self.set_workspace(ws)
-        self.flash(f"opened workspace {ws.root}", 5000)
+        self.flash(translate("WorkspaceActions", "opened workspace {root}").format(root=ws.root), 5000)
         return ws
 
     def create_workspace(self, path: Path | str) -> Workspace | None:
@@ -69,28 +72,28 @@ class WorkspaceActions:
                 result.current_model = keep_model
             self.set_workspace(result)
 
-        return self.jobs.start("demo", "Preparing demo workspace",
+        return self.jobs.start("demo", translate("WorkspaceActions", "Preparing demo workspace"),
                                lambda job: create_demo_workspace(root, job), on_done=done)
 
     def new_workspace_dialog(self) -> None:
-        path = QFileDialog.getExistingDirectory(self, "New workspace: choose an empty folder",
+        path = QFileDialog.getExistingDirectory(self, translate("WorkspaceActions", "New workspace: choose an empty folder"),
                                                 start_dir(None, None))
         if path:
             self.create_workspace(path)
 
     def open_workspace_dialog(self) -> None:
-        path = QFileDialog.getExistingDirectory(self, "Open workspace folder", start_dir(None, None))
+        path = QFileDialog.getExistingDirectory(self, translate("WorkspaceActions", "Open workspace folder"), start_dir(None, None))
         if path:
             self.open_workspace(path)
 
     def add_model_folder_dialog(self) -> None:
-        path = QFileDialog.getExistingDirectory(self, "Add a HuggingFace model folder or ONNX export folder",
+        path = QFileDialog.getExistingDirectory(self, translate("WorkspaceActions", "Add a HuggingFace model folder or ONNX export folder"),
                                                 start_dir(None, self.workspace, "models"))
         if path:
             self.add_model_paths([Path(path)])
 
     def add_onnx_dialog(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, "Add an ONNX model", start_dir(None, self.workspace, "models"), "ONNX models (*.onnx)")
+        path, _ = QFileDialog.getOpenFileName(self, translate("WorkspaceActions", "Add an ONNX model"), start_dir(None, self.workspace, "models"), "ONNX models (*.onnx)")
         if path:
             self.add_model_paths([Path(path)])
 
@@ -113,7 +116,7 @@ class WorkspaceActions:
         if added:
             self.refresh_models()
             self._propagate()
-            self.flash(f"added {', '.join(added)}", 5000)
+            self.flash(translate("WorkspaceActions", "added {join}").format(join=', '.join(added)), 5000)
         return added
 
     @staticmethod

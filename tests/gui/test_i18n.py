@@ -1,0 +1,217 @@
+"""The GUI's translations under real Qt (offscreen): the zh_CN catalogue is complete and builds, the window and
+its pages draw Chinese with the translator installed (nothing clipped at 1366x768), View > Language switches back
+to English without a restart, and a broken .qm or an unknown language code falls back to English with a message."""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("PySide6")
+pytest.importorskip("pytestqt")
+
+
+from PySide6.QtWidgets import QAbstractButton, QLabel, QWidget  # noqa: E402
+
+from studio.core.workspace import Workspace  # noqa: E402
+from studio.gui import i18n  # noqa: E402
+from tests.gui.gui_helpers import main_window  # noqa: E402
+
+pytestmark = [pytest.mark.gui]
+
+TS = i18n.TRANSLATIONS_DIR / "studio_zh_CN.ts"
+CJK = re.compile(r"[\u4e00-\u9fff]")
+SIZE = (1366, 768)
+
+
+@pytest.fixture
+def english():  # type: ignore[no-untyped-def]
+    """Whatever a test installs, the next one starts in English."""
+    yield
+    i18n.translator().apply(i18n.ENGLISH)
+
+
+@pytest.fixture
+def zh(english):  # type: ignore[no-untyped-def]
+    assert i18n.translator().apply("zh_CN") is None
+    return "zh_CN"
+
+
+def test_catalogue_is_complete_and_builds(tmp_path: Path) -> None:
+    root = ET.parse(TS).getroot()
+    messages = list(root.iter("message"))
+    assert len(messages) > 50
+    unfinished = [m.findtext("source") for m in messages
+                  if m.find("translation").get("type") == "unfinished" or not (m.findtext("translation") or "")]
+    assert not unfinished, f"{len(unfinished)} untranslated: {unfinished[:10]}"
+    for m in messages:  # every placeholder of the source is in the translation, none invented
+        src, tr = m.findtext("source") or "", m.findtext("translation") or ""
+        assert sorted(re.findall(r"\{[^{}]*\}", src)) == sorted(re.findall(r"\{[^{}]*\}", tr)), (src, tr)
+    qm = tmp_path / "studio_zh_CN.qm"
+    assert i18n.build_qm(TS, qm) is None
+    assert qm.stat().st_size > 1000
+
+
+def test_resolve_language_from_setting_env_and_locale() -> None:
+    assert i18n.resolve("system", {"LANG": "zh_CN.UTF-8"}).code == "zh_CN"
+    assert i18n.resolve("system", {"LC_ALL": "en_US.UTF-8", "LANG": "zh_CN.UTF-8"}).code == "en"
+    assert i18n.resolve("system", {"LANG": "fr_FR.UTF-8"}) == i18n.Choice("en", "locale")  # unsupported: quietly
+    assert i18n.resolve("zh_CN", {"LANG": "C"}).code == "zh_CN"  # the saved choice wins
+    assert i18n.resolve("system", {"STUDIO_LANGUAGE": "zh-CN", "LANG": "C"}).code == "zh_CN"
+    bad = i18n.resolve("system", {"STUDIO_LANGUAGE": "klingon"})
+    assert bad.code == "en" and "unknown language 'klingon'" in (bad.warning or "")
+
+
+def test_unknown_saved_language_gives_english_and_a_message(qtbot, tmp_path: Path, english) -> None:  # type: ignore[no-untyped-def]
+    choice = i18n.install("xx_YY")
+    assert choice.code == "en" and i18n.current() == "en"
+    assert "unknown language 'xx_YY'" in (choice.warning or "") and "zh_CN" in choice.warning
+    w = main_window(qtbot, None, [("studio.gui.pages.export_page", "ExportPage")], *SIZE)
+    w.apply_start_language(choice)
+    assert "unknown language" in w.status_msg.text()
+    assert "unknown language" in w.log_panel.log.toPlainText()
+    assert w.sidebar.item(0).text() == "Export"
+
+
+def test_broken_qm_gives_english_and_a_message(qtbot, tmp_path: Path, english) -> None:  # type: ignore[no-untyped-def]
+    folder = tmp_path / "translations"
+    folder.mkdir()
+    (folder / "studio_zh_CN.qm").write_bytes(b"this is not a qm file\x00\x01")
+    message = i18n.translator().apply("zh_CN", folder)
+    assert message is not None and "cannot be read" in message and "make translations" in message
+    assert i18n.current() == "en"
+    (folder / "studio_zh_CN.qm").unlink()  # and a missing one (no .ts beside it to build from)
+    message = i18n.translator().apply("zh_CN", folder)
+    assert message is not None and "is missing" in message and i18n.current() == "en"
+
+
+def test_menu_switches_language_live_and_back(qtbot, tmp_path: Path, english) -> None:  # type: ignore[no-untyped-def]
+    ws = Workspace.create(tmp_path / "ws", name="ws")
+    w = main_window(qtbot, ws, None, *SIZE)
+    assert w.sidebar.item(0).text() == "Export"
+    assert w.set_language("zh_CN")
+    assert i18n.saved_language(w.settings) == "zh_CN"
+    assert w.sidebar.item(0).text() == "导出"
+    assert w.menuBar().actions()[0].text() == "文件(&F)"
+    assert w.jobs_dock.windowTitle() == "任务"
+    assert CJK.search(w.toolbar.labels[0].text())
+    assert w.language_actions["zh_CN"].isChecked()
+    assert w.set_language("en")
+    assert w.sidebar.item(0).text() == "Export"
+    assert w.menuBar().actions()[0].text() == "&File"
+    assert w.toolbar.labels[0].text() == "Workspace"
+    assert w.jobs_dock.windowTitle() == "Jobs"
+    assert not w.set_language("klingon")
+    assert "unknown language" in w.status_msg.text() and i18n.current() == "en"
+
+
+def test_chinese_interface_font_is_the_simplified_chinese_family(qtbot, zh) -> None:  # type: ignore[no-untyped-def]
+    """Han characters in their Chinese forms: Noto Sans CJK SC before the application's family (fontconfig alone
+    may pick the Japanese variant); back in English the font is what it was."""
+    from PySide6.QtGui import QFontDatabase
+    from PySide6.QtWidgets import QApplication
+
+    sc = QFontDatabase.families(QFontDatabase.WritingSystem.SimplifiedChinese)
+    if not sc:
+        pytest.skip("no Simplified Chinese font installed (apt-get install fonts-noto-cjk)")
+    fams = QApplication.font().families()
+    assert len(fams) >= 2 and fams[0] in sc and "JP" not in fams[0], fams
+    i18n.translator().apply(i18n.ENGLISH)
+    assert QApplication.font().families()[1:] == [], QApplication.font().families()
+
+
+# each page's heading in Chinese and in English (the page is identified by it)
+HEADINGS = {"export": ("导出为 ONNX", "Export to ONNX"), "inspect": ("检查器", "Inspector"), "diff": ("对比", "Diff"),
+            "compile": ("为开发板编译", "Compile for a board"), "triton": ("在 Triton 上部署", "Serve on Triton"),
+            "package": ("为边缘开发板打包", "Package for an edge board"), "devices": ("设备", "Devices"),
+            "fleet": ("设备群 — ", "Fleet — "), "dashboards": ("仪表板 — ", "Dashboards — ")}
+
+
+def _texts(root: QWidget) -> list[tuple[QWidget, str]]:
+    """The visible labels' and buttons' texts under ``root`` (rich text stripped)."""
+    out = []
+    for w in root.findChildren(QWidget):
+        if isinstance(w, (QLabel, QAbstractButton)) and w.isVisibleTo(root.window()) and w.text():
+            out.append((w, re.sub(r"<[^>]+>", "", w.text())))
+    return out
+
+
+def _clipped(root: QWidget) -> list[str]:
+    """Labels and buttons narrower than their text (word-wrapped and elided labels excepted)."""
+    from studio.gui.widgets.flow import ElidedLabel
+
+    bad = []
+    for w, text in _texts(root):
+        if isinstance(w, QLabel) and (w.wordWrap() or isinstance(w, ElidedLabel)):
+            continue
+        if w.width() > 0 and w.sizeHint().width() > w.width() + 1:
+            bad.append(f"{type(w).__name__} {text[:50]!r}: needs {w.sizeHint().width()} px, has {w.width()}")
+    return bad
+
+
+def _demo_window(qtbot, tmp_path: Path):  # type: ignore[no-untyped-def]
+    from studio.gui.screenshot import wait_idle
+
+    w = main_window(qtbot, None, None, *SIZE)
+    w.start_demo(tmp_path / "demo")
+    assert wait_idle(w, 300)
+    return w, wait_idle
+
+
+def test_every_page_in_chinese_at_1366x768_then_english_again(qtbot, tmp_path: Path, artifacts_dir: Path,  # type: ignore[no-untyped-def]
+                                                               english) -> None:
+    """Each page drawn in zh_CN: its heading and most of its labels Chinese, nothing clipped, no character without
+    a font (boxes); a screenshot of each. Then View > Language > English: the same pages in English again."""
+    from studio.gui.fonts import uncovered
+
+    assert i18n.translator().apply("zh_CN") is None
+    w, wait_idle = _demo_window(qtbot, tmp_path)
+    assert w.sidebar.item(0).text() == "导出"
+    shots = artifacts_dir / "i18n"
+    shots.mkdir(exist_ok=True)
+    have_cjk_font = not uncovered(["中文"])
+    for lp in w.pages:
+        assert lp.ok, lp.error
+        w.go_to_page(lp.page_id)
+        wait_idle(w, 60)
+        page = w.current_widget()
+        texts = [t for _w, t in _texts(page)]
+        zh, _en = HEADINGS[lp.page_id]
+        assert any(t.startswith(zh) for t in texts), (lp.page_id, texts[:20])
+        chinese = [t for t in texts if CJK.search(t)]
+        assert len(chinese) >= 3, (lp.page_id, texts)
+        assert not _clipped(page), (lp.page_id, _clipped(page))
+        if have_cjk_font:
+            assert uncovered(texts) == [], (lp.page_id, uncovered(texts))
+        w.grab().save(str(shots / f"zh_CN-{lp.page_id}.png"))
+    assert not _clipped(w.toolbar) and not _clipped(w.jobs_panel) and not _clipped(w.log_panel)
+
+    assert w.set_language("en")  # live: the pages are built again in English
+    for lp in w.pages:
+        w.go_to_page(lp.page_id)
+        wait_idle(w, 60)
+        texts = [t for _w, t in _texts(w.current_widget())]
+        assert any(t.startswith(HEADINGS[lp.page_id][1]) for t in texts), (lp.page_id, texts[:20])
+        assert not [t for t in texts if CJK.search(t)], (lp.page_id, [t for t in texts if CJK.search(t)])
+    assert w.jobs_dock.windowTitle() == "Jobs" and w.sidebar.item(0).text() == "Export"
+
+
+def test_switch_while_a_job_runs_waits_and_says_restart(qtbot, tmp_path: Path, english) -> None:  # type: ignore[no-untyped-def]
+    """A running job's page would be cut off by rebuilding it: the choice is saved, nothing is switched (no half
+    English, half Chinese window) and the status bar says to restart; once the job ends the switch applies."""
+    import threading
+
+    ws = Workspace.create(tmp_path / "ws", name="ws")
+    w = main_window(qtbot, ws, None, *SIZE)
+    release = threading.Event()
+    handle = w.jobs.start("test:wait", "waiting job", lambda job: release.wait(30))
+    assert not w.set_language("zh_CN")
+    assert i18n.current() == "en" and i18n.saved_language(w.settings) == "zh_CN"
+    assert "restart to apply" in w.status_msg.text()
+    assert w.sidebar.item(0).text() == "Export" and w.menuBar().actions()[0].text() == "&File"
+    release.set()
+    qtbot.waitUntil(lambda: handle.status != "running", timeout=30_000)
+    assert w.set_language("zh_CN") and w.sidebar.item(0).text() == "导出"
