@@ -304,7 +304,7 @@ def opened_expanded(graph: GraphData) -> dict[str, float]:
     """The worker's pipeline with every group open, synchronous and timed part by part, then the scene and
     its first paint (set_geometry: the same drawing, without the roll-up texts)."""
     from studio.gui.graph.expansion import Expansion
-    from studio.gui.graph.scene import build_geometry
+    from studio.gui.graph.geometry import build_geometry
 
     view = _new_view()
     t0 = time.perf_counter()

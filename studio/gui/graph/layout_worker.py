@@ -6,9 +6,9 @@ from PySide6.QtCore import QThread, Signal
 
 from studio.core.gc_pause import gc_paused
 from studio.gui.graph.expansion import Expansion
+from studio.gui.graph.geometry import GraphGeometry, build_geometry
 from studio.gui.graph.layout import compute_layout
 from studio.gui.graph.model import GraphData
-from studio.gui.graph.scene import GraphGeometry, build_geometry
 
 # Running layout workers, kept alive here rather than by their view: a QThread destroyed while it runs aborts the
 # process ("QThread: Destroyed while thread is still running"), and a view can be closed mid-layout.
