@@ -178,7 +178,8 @@ def example_shape(name: str, config: dict[str, Any], sizes: dict[str, int] | Non
     s = {**TRACE_SIZES, **(sizes or {})}
     b = s["batch"]
     vision = _sub(config, "vision_config")
-    image = int(vision.get("image_size", 32) or 32)
+    size = vision.get("image_size", 32) or 32  # one side, or [height, width] (InternVL, MGP-STR)
+    height, width = (int(size[0]), int(size[-1])) if isinstance(size, (list, tuple)) and size else (int(size),) * 2
     if name in ("input_ids", "attention_mask", "token_type_ids", "position_ids"):
         return [b, s["sequence"]]
     if name in ("decoder_input_ids", "decoder_attention_mask"):
@@ -188,9 +189,9 @@ def example_shape(name: str, config: dict[str, Any], sizes: dict[str, int] | Non
     if name == "image_grid_thw":
         return [b, 3]
     if name == "pixel_values":
-        return [b, int(vision.get("num_channels", 3) or 3), image, image]
+        return [b, int(vision.get("num_channels", 3) or 3), height, width]
     if name == "pixel_mask":
-        return [b, image, image]
+        return [b, height, width]
     if name == "input_features":
         return [b, int(config.get("num_mel_bins", 80)), 2 * int(config.get("max_source_positions", 1500))]
     if name == "input_values":

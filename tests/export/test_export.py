@@ -532,3 +532,13 @@ def test_cli_sample_and_export_subprocess_json(tmp_path: Path) -> None:
     assert data["validation"]["checker"] == "passed"
     assert all(c["passed"] for c in data["validation"]["cases"])
     assert "export" in proc.stderr  # progress went to stderr, JSON alone on stdout
+
+
+def test_example_shape_takes_a_height_width_image_size() -> None:
+    """InternVL and MGP-STR give ``image_size`` as [height, width]: a traceback before (int() of a list)."""
+    from studio.export.signatures import example_shape
+
+    cfg = {"vision_config": {"image_size": [32, 128], "num_channels": 3}}
+    assert example_shape("pixel_values", cfg)[1:] == [3, 32, 128]
+    assert example_shape("pixel_mask", cfg)[1:] == [32, 128]
+    assert example_shape("pixel_values", {"vision_config": {"image_size": 224}})[2:] == [224, 224]
