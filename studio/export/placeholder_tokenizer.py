@@ -76,7 +76,11 @@ def build_placeholder_tokenizer(config: dict[str, Any], extra_tokens: dict[str, 
         idx = specials.get(name)
         if idx is not None and idx < vocab_size:
             # the processor hard-codes its own string for a token the config names: that string takes the
-            # config's id (the default "<name>" keeps it too), and the tokenizer attribute becomes the string
+            # config's id in place of the default "<name>" (two strings on one id made the tokenizer give the
+            # hard-coded one a new id: GLM-ASR's "<|pad|>" counted 0 audio tokens), and the attribute follows
+            default = strings.get(name)
+            if default is not None and vocab.get(default) == idx:
+                del vocab[default]
             vocab[text] = idx
             strings[name] = text
             continue
