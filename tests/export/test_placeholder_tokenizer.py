@@ -20,3 +20,24 @@ def test_a_hard_coded_token_string_takes_the_configs_id() -> None:
     assert len(ids) == len(set(ids))  # one string per id
     plain = build_placeholder_tokenizer(config)  # no hard-coded string: "<audio>" at the config's id
     assert plain.audio_token == "<audio>" and plain("<audio>")["input_ids"] == [1020]
+
+
+def test_a_composed_processor_expands_image_tokens_from_the_grid() -> None:
+    """No processor class mapped (GLM-4.6V-class types): the image processor's grid says how many placeholder
+    tokens each image takes (patches / merge^2), and mm_token_type_ids marks them, as a processor class would."""
+    import numpy as np
+    from PIL import Image
+    from transformers.models.qwen2_vl.image_processing_pil_qwen2_vl import Qwen2VLImageProcessorPil
+
+    from studio.export.processor_source import ComposedProcessor
+
+    tok = build_placeholder_tokenizer({"image_token_id": 1000, "text_config": {"vocab_size": 1024}})
+    proc = ComposedProcessor({"tokenizer": tok, "image_processor": Qwen2VLImageProcessorPil(merge_size=2)})
+    images = [Image.new("RGB", (56, 56)), Image.new("RGB", (112, 56))]
+    out = proc(images=images, text=["<image> a photo", "<image> the cat"], return_tensors="pt",
+               text_kwargs={"padding": True})
+    grid = np.asarray(out["image_grid_thw"])
+    want = [int(t * h * w // 4) for t, h, w in grid.tolist()]
+    ids = out["input_ids"].numpy()
+    assert [(row == 1000).sum() for row in ids] == want and want[0] != want[1]
+    assert (out["mm_token_type_ids"].numpy() == (ids == 1000)).all()
