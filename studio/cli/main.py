@@ -16,12 +16,14 @@ from typing import TYPE_CHECKING
 # the command table and the entry-point guard sit in core: the GUI lists plugin commands and runs guarded too
 from studio.core.commands import COMMANDS, plugin_commands
 from studio.core.commands import available as _available
+from studio.core.catalogue import _
 from studio.core.entry import guarded
 
 if TYPE_CHECKING:
     from studio.core.plugins import Contribution
 
-__all__ = ["COMMANDS", "build_command_parser", "guarded", "main", "plugin_commands", "run_command"]
+__all__ = ["COMMANDS", "build_command_parser", "guarded", "main", "plugin_commands", "run_command",
+           "translate_parser"]
 
 def _plugin_help(c: Contribution) -> str:
     state, reason = c.state()
@@ -40,17 +42,48 @@ def _top_parser() -> argparse.ArgumentParser:
     for name, (_mod, help_) in COMMANDS.items():
         if _available(name):
             sub.add_parser(name, help=help_, add_help=False)
+    translate_parser(p)  # before the plugins: their help is their own
     for name, c in plugin_commands().items():
         sub.add_parser(name, help=_plugin_help(c), add_help=False)
     return p
 
 
-def build_command_parser(name: str, prog: str | None = None) -> tuple[argparse.ArgumentParser, object]:
+def translate_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """Every description and help text of ``parser`` and its subparsers in the user's language
+    (studio.core.catalogue; a text the catalogue lacks stays English). Flags, choices and metavars stay."""
+    if parser.description:
+        parser.description = _(parser.description)
+    if parser.epilog:
+        parser.epilog = _(parser.epilog)
+    for action in parser._actions:
+        if action.help and action.help is not argparse.SUPPRESS:
+            action.help = _(action.help)
+        if isinstance(action, argparse._SubParsersAction):
+            for choice in action._choices_actions:
+                if choice.help:
+                    choice.help = _(choice.help)
+            seen: set[int] = set()
+            for child in action.choices.values():
+                if id(child) not in seen:
+                    seen.add(id(child))
+                    translate_parser(child)
+    for group in parser._action_groups:
+        if group.title:
+            group.title = _(group.title)
+        if group.description:
+            group.description = _(group.description)
+    return parser
+
+
+def build_command_parser(name: str, prog: str | None = None,
+                         translate: bool = True) -> tuple[argparse.ArgumentParser, object]:
+    """The full parser of command ``name``; its help in the user's language unless ``translate`` is False
+    (shell completion)."""
     module = importlib.import_module(COMMANDS[name][0])
     parser = argparse.ArgumentParser(prog=prog or f"studio {name}", description=COMMANDS[name][1])
     parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
     module.add_arguments(parser)
-    return parser, module
+    return (translate_parser(parser) if translate else parser), module
 
 
 def run_command(name: str, argv: Sequence[str], prog: str | None = None, debug: bool = False) -> int:
@@ -99,7 +132,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             if plugin_cmd is not None:
                 return run_plugin_command(plugin_cmd, argv[1:], debug=debug or bool(os.environ.get("STUDIO_DEBUG")))
         if name not in COMMANDS or not _available(name):
-            print(f"error: unknown command '{name}'\n  hint: run `studio --help` for the list", file=sys.stderr)
+            print(_("error: unknown command '{name}'").format(name=name) + "\n"
+                  + _("  hint: run `studio --help` for the list"), file=sys.stderr)
             return 2
         return run_command(name, argv[1:], debug=debug or bool(os.environ.get("STUDIO_DEBUG")))
     parser = _top_parser()

@@ -5,6 +5,7 @@ The CLI prints these without a traceback and exits non-zero; the GUI shows them 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -37,16 +38,22 @@ class StudioError(Exception):
                 "offending": self.offending, "hint": self.hint, "details": self.details}
 
     def render(self) -> str:
-        """The text a person reads: message, offending thing, hint."""
-        lines = [f"error: {self.message}"]
+        """The text a person reads: message, offending thing, hint; the frame (and a message the catalogue
+        holds) in the user's language (studio.core.catalogue); ``to_dict`` stays English."""
+        from studio.core.catalogue import _
+
+        return self._frame(_)
+
+    def _frame(self, t: Callable[[str], str]) -> str:
+        lines = [t("error: {message}").format(message=t(self.message))]
         if self.offending:
-            lines.append(f"  at: {self.offending}")
+            lines.append(t("  at: {offending}").format(offending=self.offending))
         if self.hint:
-            lines.append(f"  hint: {self.hint}")
+            lines.append(t("  hint: {hint}").format(hint=t(self.hint)))
         return "\n".join(lines)
 
-    def __str__(self) -> str:  # keeps tracebacks readable too
-        return self.render().removeprefix("error: ")
+    def __str__(self) -> str:  # keeps tracebacks readable too (English: logs and tracebacks are not localized)
+        return self._frame(str).removeprefix("error: ")
 
 
 class InputError(StudioError, kind="input"):
