@@ -26,6 +26,7 @@ DOMAIN = "studio"
 
 _current: gettext.NullTranslations | None = None
 _code = language.ENGLISH
+_env_key: tuple[str | None, ...] = ()  # the language variables the choice was made under
 _warned: set[str] = set()
 
 
@@ -102,7 +103,7 @@ def compile_po(po: Path, mo: Path) -> int:
         blob += raw + b"\0"
     out = struct.pack("<7I", 0x950412DE, 0, n, ids_at, strs_at, 0, data_at)
     out += b"".join(struct.pack("<2I", *t) for t in table_ids + table_strs) + blob
-    tmp = mo.with_suffix(".mo.tmp")
+    tmp = mo.with_name(f"{mo.name}.{os.getpid()}.tmp")  # two first runs at once each write their own
     tmp.write_bytes(out)
     tmp.replace(mo)
     return n
@@ -124,8 +125,9 @@ def ensure_mo(code: str, folder: Path | None = None) -> Path | None:
         compile_po(po, mo)
         return mo
     except OSError:  # a read-only install: the user's cache folder
-        cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "deployment-studio" / "locale"
-        cached = cache / code / f"{DOMAIN}.mo"
+        from studio.core.paths import cache_dir
+
+        cached = cache_dir() / "locale" / code / f"{DOMAIN}.mo"
         if cached.is_file() and cached.stat().st_mtime >= po.stat().st_mtime:
             return cached
         try:
@@ -138,8 +140,8 @@ def ensure_mo(code: str, folder: Path | None = None) -> Path | None:
 
 def use(code: str, folder: Path | None = None) -> str | None:
     """Speak ``code`` from now on; English and the reason when its catalogue cannot be read."""
-    global _current, _code
-    _current, _code = gettext.NullTranslations(), language.ENGLISH
+    global _current, _code, _env_key
+    _current, _code, _env_key = gettext.NullTranslations(), language.ENGLISH, _env_now()
     if code == language.ENGLISH:
         return None
     try:
@@ -151,6 +153,10 @@ def use(code: str, folder: Path | None = None) -> str | None:
     except (OSError, ValueError, struct.error) as exc:
         return f"the {code} message catalogue cannot be read ({exc}): speaking English"
     return None
+
+
+def _env_now() -> tuple[str | None, ...]:
+    return tuple(os.environ.get(v) for v in (language.ENV_OVERRIDE, *language.LOCALE_VARS))
 
 
 def _saved_setting() -> str:
@@ -172,14 +178,15 @@ def init(setting: str | None = None, env: Mapping[str, str] | None = None, warn:
 
 
 def current() -> str:
-    if _current is None:
+    if _current is None or _env_key != _env_now():
         init()
     return _code
 
 
 def _(message: str) -> str:
-    """``message`` in the user's language (itself when untranslated); the language is decided on first use."""
-    if _current is None:
+    """``message`` in the user's language (itself when untranslated); the language is decided on first use,
+    and again when STUDIO_LANGUAGE or a locale variable changed since (a test, an embedding process)."""
+    if _current is None or _env_key != _env_now():
         init()
     assert _current is not None
     return _current.gettext(message) if message else message
