@@ -13,10 +13,11 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from studio.core.catalogue import _
+
 # the command table and the entry-point guard sit in core: the GUI lists plugin commands and runs guarded too
 from studio.core.commands import COMMANDS, plugin_commands
 from studio.core.commands import available as _available
-from studio.core.catalogue import _
 from studio.core.entry import guarded
 
 if TYPE_CHECKING:

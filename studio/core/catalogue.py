@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from studio.core import language
+from studio.core import errors, language
 
 LOCALE_DIR = Path(__file__).resolve().parent.parent / "locale"
 DOMAIN = "studio"
@@ -195,6 +195,9 @@ def _(message: str) -> str:
 def tr(message: str, **values: object) -> str:
     """``_(template).format(**values)``: the template is what the catalogue holds."""
     return _(message).format(**values)
+
+
+errors.set_translator(_)  # StudioError.render speaks the same language
 
 
 __all__ = ["DOMAIN", "LOCALE_DIR", "Entry", "_", "compile_po", "current", "ensure_mo", "init", "parse_po",

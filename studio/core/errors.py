@@ -10,6 +10,21 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 
+def _english(text: str) -> str:
+    return text
+
+
+# render()'s translator: studio.core.catalogue installs its gettext here when imported (set_translator), not
+# imported from here, since the catalogue reads the settings, whose modules import this one.
+_translate: Callable[[str], str] = _english
+
+
+def set_translator(fn: Callable[[str], str] | None) -> None:
+    """Render errors through ``fn`` (None: English again)."""
+    global _translate
+    _translate = fn or _english
+
+
 class StudioError(Exception):
     """Base of every error the studio reports to a user.
 
@@ -39,10 +54,9 @@ class StudioError(Exception):
 
     def render(self) -> str:
         """The text a person reads: message, offending thing, hint; the frame (and a message the catalogue
-        holds) in the user's language (studio.core.catalogue); ``to_dict`` stays English."""
-        from studio.core.catalogue import _
-
-        return self._frame(_)
+        holds) in the user's language once studio.core.catalogue is imported (the CLI imports it at start);
+        ``to_dict`` and ``str`` stay English."""
+        return self._frame(_translate)
 
     def _frame(self, t: Callable[[str], str]) -> str:
         lines = [t("error: {message}").format(message=t(self.message))]
