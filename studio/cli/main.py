@@ -13,6 +13,7 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from studio.cli.translate import translate_parser
 from studio.core.catalogue import _
 
 # the command table and the entry-point guard sit in core: the GUI lists plugin commands and runs guarded too
@@ -47,33 +48,6 @@ def _top_parser() -> argparse.ArgumentParser:
     for name, c in plugin_commands().items():
         sub.add_parser(name, help=_plugin_help(c), add_help=False)
     return p
-
-
-def translate_parser(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
-    """Every description and help text of ``parser`` and its subparsers in the user's language
-    (studio.core.catalogue; a text the catalogue lacks stays English). Flags, choices and metavars stay."""
-    if parser.description:
-        parser.description = _(parser.description)
-    if parser.epilog:
-        parser.epilog = _(parser.epilog)
-    for action in parser._actions:
-        if action.help and action.help is not argparse.SUPPRESS:
-            action.help = _(action.help)
-        if isinstance(action, argparse._SubParsersAction):
-            for choice in action._choices_actions:
-                if choice.help:
-                    choice.help = _(choice.help)
-            seen: set[int] = set()
-            for child in action.choices.values():
-                if id(child) not in seen:
-                    seen.add(id(child))
-                    translate_parser(child)
-    for group in parser._action_groups:
-        if group.title:
-            group.title = _(group.title)
-        if group.description:
-            group.description = _(group.description)
-    return parser
 
 
 def build_command_parser(name: str, prog: str | None = None,

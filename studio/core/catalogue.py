@@ -192,9 +192,9 @@ def _(message: str) -> str:
     return _current.gettext(message) if message else message
 
 
-def tr(message: str, **values: object) -> str:
+def tr(template: str, /, **values: object) -> str:
     """``_(template).format(**values)``: the template is what the catalogue holds."""
-    return _(message).format(**values)
+    return _(template).format(**values)
 
 
 errors.set_translator(_)  # StudioError.render speaks the same language

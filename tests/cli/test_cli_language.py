@@ -191,3 +191,16 @@ def test_every_help_formats_in_chinese(english_after: None) -> None:
         if available(name):
             walk(build_command_parser(name)[0])
     assert chinese >= len([n for n in COMMANDS if available(n)])
+
+
+def test_parse_errors_in_chinese_same_exit_code() -> None:
+    zh = _studio("inspect", "m.onnx", "--format", "xml", lang="zh_CN")
+    en = _studio("inspect", "m.onnx", "--format", "xml", lang="en")
+    assert zh.returncode == en.returncode == 2
+    assert zh.stderr.startswith("用法：studio inspect ")
+    assert "studio inspect：错误：参数 --format/-f：无效的选项：'xml'" in zh.stderr
+    assert en.stderr.startswith("usage: studio inspect ")
+    assert en.stderr.endswith("studio inspect: error: argument --format/-f: invalid choice: 'xml' (choose from "
+                              "'text', 'json', 'html', 'sarif')\n")
+    missing = _studio("package", "x.onnx", lang="zh_CN")
+    assert missing.returncode == 2 and "缺少必需的参数：--board, --key, --out" in missing.stderr
