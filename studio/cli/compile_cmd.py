@@ -23,6 +23,8 @@ import json
 import sys
 from pathlib import Path
 
+from studio.core.catalogue import tr
+
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     from studio.cli import completers
@@ -91,7 +93,7 @@ def run(args: argparse.Namespace) -> int:
         else:
             tvm = st["tvm"]
             print(f"apache-tvm : {tvm.get('version') if tvm['available'] else tvm.get('message')}")
-            print(f"aarch64 cc : {st['aarch64_cc'] or 'not installed (board .so not linked; `make cross-toolchain`)'}")
+            print(f"aarch64 cc : {st['aarch64_cc'] or tr('not installed (board .so not linked; `make cross-toolchain`)')}")
             print(f"mlc_llm    : {st['mlc_llm']['version'] or 'installed' if st['mlc_llm']['available'] else st['mlc_llm']['message']}")
         return 0
     if args.model is None and args.mlc_llm is None:
@@ -142,12 +144,12 @@ def _compile_mlc(args: argparse.Namespace) -> int:
                     conv_template=args.conv_template)
     st = mlc_status()
     if not st.available:
-        print(f"mlc_llm: not installed, the language model was not compiled.\n  hint: {st.message}\n"
-              "  commands the studio would run:", file=sys.stderr)
+        print(tr("mlc_llm: not installed, the language model was not compiled.") + "\n"
+              + tr("  hint: {hint}", hint=st.message) + "\n" + tr("  commands the studio would run:"), file=sys.stderr)
         for cmd in plan.commands:
             print("    " + " ".join(cmd[2:]), file=sys.stderr)
         return 2
     record = run_llm(plan)
     print(json.dumps(record, indent=2) if args.json else
-          "mlc_llm: compiled\n" + "\n".join(f"  {a['path']} ({a['size_bytes']} B)" for a in record["artifacts"]))
+          tr("mlc_llm: compiled") + "\n" + "\n".join(f"  {a['path']} ({a['size_bytes']} B)" for a in record["artifacts"]))
     return 0

@@ -71,7 +71,7 @@ def program_parser(prog: str) -> argparse.ArgumentParser:
     if prog == "multimodal-export":
         from studio.cli.main import build_command_parser
 
-        return build_command_parser("export", prog="multimodal-export")[0]
+        return build_command_parser("export", prog="multimodal-export", translate=False)[0]
     if prog == "multimodal-serve":
         from studio.cli.triton_cmd import serve_alias_parser
 

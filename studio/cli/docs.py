@@ -60,7 +60,7 @@ def studio_tree() -> Command:
     for name, (_module, help_) in cli.COMMANDS.items():
         if not cli._available(name):
             continue
-        parser, _mod = cli.build_command_parser(name)
+        parser, _mod = cli.build_command_parser(name, translate=False)  # the docs are English
         root.children.append(_tree(f"studio {name}", parser, help_))
     return root
 
@@ -88,7 +88,7 @@ def program_trees() -> list[Command]:
     from studio.cli.main import build_command_parser
     from studio.cli.triton_cmd import serve_alias_parser
 
-    export = build_command_parser("export", prog="multimodal-export")[0]
+    export = build_command_parser("export", prog="multimodal-export", translate=False)[0]
     return [studio_tree(), _tree("multimodal-export", export), _tree("multimodal-serve", serve_alias_parser()),
             _tree("studio-agent", agent_parser())]
 

@@ -12,6 +12,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from studio.core.catalogue import tr
+
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     from studio.cli import completers
@@ -74,6 +76,6 @@ def run(args: argparse.Namespace) -> int:
         rep.save(args.report)
     sys.stdout.write(rep.to_json() + "\n" if args.json else render_fix_text(rep))
     if not rep.passed:
-        print("fix: parity check failed (outputs written; see the report)", file=sys.stderr)
+        print(tr("fix: parity check failed (outputs written; see the report)"), file=sys.stderr)
         return 1
     return 0

@@ -18,6 +18,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from studio.core.catalogue import tr
+
 EXIT_OK = 0
 EXIT_GATE = 1
 EXIT_ERROR = 2
@@ -138,7 +140,7 @@ def _run(args: argparse.Namespace) -> int:
         _node_data(args, reports)
     if args.output:
         write_text_atomic(args.output, text)
-        print(f"wrote {args.format} report to {args.output}", file=sys.stderr)
+        print(tr("wrote {format} report to {path}", format=args.format, path=args.output), file=sys.stderr)
     else:
         sys.stdout.write(text)
     if not args.fail_on:
@@ -147,7 +149,8 @@ def _run(args: argparse.Namespace) -> int:
 
     if any(fails_on(r, args.fail_on) for r in reports):
         worst = {r.model: r.worst_verdict() for r in reports}
-        print(f"inspect: findings at or above '{args.fail_on}' ({worst}); exit {EXIT_GATE}", file=sys.stderr)
+        print(tr("inspect: findings at or above '{level}' ({worst}); exit {code}", level=args.fail_on, worst=worst,
+                 code=EXIT_GATE), file=sys.stderr)
         return EXIT_GATE
     return EXIT_OK
 
@@ -164,7 +167,7 @@ def _verify(args: argparse.Namespace, reports: list, shapes: dict[str, list[int]
         check_inputs(mine, Path(r.model), shapes)
     for r in reports:
         if not args.quiet:
-            print(f"verifying {r.model} with the real toolchains ...", file=sys.stderr)
+            print(tr("verifying {model} with the real toolchains ...", model=r.model), file=sys.stderr)
         verify_report(r, r.model, shapes=shapes, entries=entries)
     if args.fold_into_profile is not None:
         from studio.verify.fold import fold
@@ -173,10 +176,11 @@ def _verify(args: argparse.Namespace, reports: list, shapes: dict[str, list[int]
             for target in r.targets:
                 res = fold(r, target, args.fold_into_profile)
                 if res.path is not None:
-                    print(f"folded {len(res.changed)} op(s) of {target} into {res.path}: "
+                    print(tr("folded {count} op(s) of {target} into {path}: ", count=len(res.changed), target=target,
+                             path=res.path)
                           + ", ".join(f"{k} ({v.split(':')[0]})" for k, v in res.changed.items()), file=sys.stderr)
                 elif any(c["target"] == target for c in r.verification.get("comparisons", [])):
-                    print(f"{target}: nothing folded: {res.skipped}", file=sys.stderr)
+                    print(tr("{target}: nothing folded: {reason}", target=target, reason=res.skipped), file=sys.stderr)
 
 
 def _node_data(args: argparse.Namespace, reports: list) -> None:
@@ -197,4 +201,4 @@ def _node_data(args: argparse.Namespace, reports: list) -> None:
         heat = ProfileReport.load(args.node_data_heat)
     for path in export_overlays(reports[0], args.models[0], args.node_data, heat=heat,
                                 divergence=args.node_data_divergence):
-        print(f"wrote Model Explorer node data {path}", file=sys.stderr)
+        print(tr("wrote Model Explorer node data {path}", path=path), file=sys.stderr)

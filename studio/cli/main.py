@@ -13,6 +13,9 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from studio.cli.translate import translate_parser
+from studio.core.catalogue import _
+
 # the command table and the entry-point guard sit in core: the GUI lists plugin commands and runs guarded too
 from studio.core.commands import COMMANDS, plugin_commands
 from studio.core.commands import available as _available
@@ -21,7 +24,8 @@ from studio.core.entry import guarded
 if TYPE_CHECKING:
     from studio.core.plugins import Contribution
 
-__all__ = ["COMMANDS", "build_command_parser", "guarded", "main", "plugin_commands", "run_command"]
+__all__ = ["COMMANDS", "build_command_parser", "guarded", "main", "plugin_commands", "run_command",
+           "translate_parser"]
 
 def _plugin_help(c: Contribution) -> str:
     state, reason = c.state()
@@ -40,17 +44,21 @@ def _top_parser() -> argparse.ArgumentParser:
     for name, (_mod, help_) in COMMANDS.items():
         if _available(name):
             sub.add_parser(name, help=help_, add_help=False)
+    translate_parser(p)  # before the plugins: their help is their own
     for name, c in plugin_commands().items():
         sub.add_parser(name, help=_plugin_help(c), add_help=False)
     return p
 
 
-def build_command_parser(name: str, prog: str | None = None) -> tuple[argparse.ArgumentParser, object]:
+def build_command_parser(name: str, prog: str | None = None,
+                         translate: bool = True) -> tuple[argparse.ArgumentParser, object]:
+    """The full parser of command ``name``; its help in the user's language unless ``translate`` is False
+    (shell completion)."""
     module = importlib.import_module(COMMANDS[name][0])
     parser = argparse.ArgumentParser(prog=prog or f"studio {name}", description=COMMANDS[name][1])
     parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
     module.add_arguments(parser)
-    return parser, module
+    return (translate_parser(parser) if translate else parser), module
 
 
 def run_command(name: str, argv: Sequence[str], prog: str | None = None, debug: bool = False) -> int:
@@ -99,7 +107,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             if plugin_cmd is not None:
                 return run_plugin_command(plugin_cmd, argv[1:], debug=debug or bool(os.environ.get("STUDIO_DEBUG")))
         if name not in COMMANDS or not _available(name):
-            print(f"error: unknown command '{name}'\n  hint: run `studio --help` for the list", file=sys.stderr)
+            print(_("error: unknown command '{name}'").format(name=name) + "\n"
+                  + _("  hint: run `studio --help` for the list"), file=sys.stderr)
             return 2
         return run_command(name, argv[1:], debug=debug or bool(os.environ.get("STUDIO_DEBUG")))
     parser = _top_parser()

@@ -5,8 +5,24 @@ The CLI prints these without a traceback and exits non-zero; the GUI shows them 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
+
+
+def _english(text: str) -> str:
+    return text
+
+
+# render()'s translator: studio.core.catalogue installs its gettext here when imported (set_translator), not
+# imported from here, since the catalogue reads the settings, whose modules import this one.
+_translate: Callable[[str], str] = _english
+
+
+def set_translator(fn: Callable[[str], str] | None) -> None:
+    """Render errors through ``fn`` (None: English again)."""
+    global _translate
+    _translate = fn or _english
 
 
 class StudioError(Exception):
@@ -37,16 +53,21 @@ class StudioError(Exception):
                 "offending": self.offending, "hint": self.hint, "details": self.details}
 
     def render(self) -> str:
-        """The text a person reads: message, offending thing, hint."""
-        lines = [f"error: {self.message}"]
+        """The text a person reads: message, offending thing, hint; the frame (and a message the catalogue
+        holds) in the user's language once studio.core.catalogue is imported (the CLI imports it at start);
+        ``to_dict`` and ``str`` stay English."""
+        return self._frame(_translate)
+
+    def _frame(self, t: Callable[[str], str]) -> str:
+        lines = [t("error: {message}").format(message=t(self.message))]
         if self.offending:
-            lines.append(f"  at: {self.offending}")
+            lines.append(t("  at: {offending}").format(offending=self.offending))
         if self.hint:
-            lines.append(f"  hint: {self.hint}")
+            lines.append(t("  hint: {hint}").format(hint=t(self.hint)))
         return "\n".join(lines)
 
-    def __str__(self) -> str:  # keeps tracebacks readable too
-        return self.render().removeprefix("error: ")
+    def __str__(self) -> str:  # keeps tracebacks readable too (English: logs and tracebacks are not localized)
+        return self._frame(str).removeprefix("error: ")
 
 
 class InputError(StudioError, kind="input"):

@@ -15,95 +15,41 @@ import os
 import shutil
 import subprocess
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 
 from PySide6.QtCore import QCoreApplication, QLibraryInfo, QLocale, QTranslator
 
+from studio.core import language as _language
+from studio.core.language import (  # the one rule, shared with the CLI (studio.core.catalogue)
+    ENGLISH,
+    ENV_OVERRIDE,
+    LANGUAGES,
+    SYSTEM,
+    Choice,
+    normalize,
+    save_language,
+    saved_language,
+    unknown_message,
+)
+
 log = logging.getLogger(__name__)
 
 TRANSLATIONS_DIR = Path(__file__).resolve().parent / "translations"
-SYSTEM = "system"  # the saved choice that follows the system locale
-ENGLISH = "en"
-# code -> the language's own name (menus show each language in itself)
-LANGUAGES: dict[str, str] = {ENGLISH: "English", "zh_CN": "简体中文"}
-ENV_OVERRIDE = "STUDIO_LANGUAGE"  # e.g. STUDIO_LANGUAGE=zh_CN studio gui (the tests pin it to en)
-SETTING_KEY = "language"  # in studio.core.settings.Settings.extra
-# locale aliases: the part before the encoding, lower case -> a code in LANGUAGES
-_ALIASES = {"zh": "zh_CN", "zh_cn": "zh_CN", "zh_sg": "zh_CN", "zh_hans": "zh_CN", "zh_hans_cn": "zh_CN",
-            "c": ENGLISH, "posix": ENGLISH}
 
 
-@dataclass
-class Choice:
-    """The language to draw, where it came from, and a message when the request could not be honoured."""
-
-    code: str
-    source: str  # "setting" | "env" | "locale" | "default"
-    warning: str | None = None
-
-
-def normalize(code: str | None) -> str | None:
-    """``zh_CN.UTF-8`` / ``zh-CN`` / ``zh`` -> ``zh_CN``, ``en_GB`` / ``C`` -> ``en``; None when not supported."""
-    if not code:
-        return None
-    base = code.strip().split(".")[0].split("@")[0].replace("-", "_")
-    if base in LANGUAGES:
-        return base
-    low = base.lower()
-    if low in _ALIASES:
-        return _ALIASES[low]
-    if low == "en" or low.startswith("en_"):
-        return ENGLISH
-    return None
+def _qt_locale() -> str:
+    return QLocale.system().name()
 
 
 def system_language(env: Mapping[str, str] | None = None) -> str:
     """The locale the environment asks for (LANGUAGE, LC_ALL, LC_MESSAGES, LANG, as gettext reads them), else
     Qt's idea of the system locale."""
-    env = os.environ if env is None else env
-    for var in ("LANGUAGE", "LC_ALL", "LC_MESSAGES", "LANG"):
-        value = env.get(var, "").split(":")[0]
-        if value:
-            return value
-    return QLocale.system().name()
-
-
-def saved_language(settings: object) -> str:
-    """The choice saved in the View > Language menu (``system`` when none)."""
-    extra = getattr(settings, "extra", None)
-    value = extra.get(SETTING_KEY) if isinstance(extra, dict) else None
-    return value if isinstance(value, str) and value else SYSTEM
-
-
-def save_language(settings: object, choice: str) -> None:
-    extra = getattr(settings, "extra", None)
-    if isinstance(extra, dict):
-        extra[SETTING_KEY] = choice
+    return _language.system_language(env, _qt_locale)
 
 
 def resolve(setting: str | None = SYSTEM, env: Mapping[str, str] | None = None) -> Choice:
-    """Which language to draw for the saved ``setting`` (a code or ``system``) in ``env``."""
-    env = os.environ if env is None else env
-    if setting and setting != SYSTEM:
-        code = normalize(setting)
-        if code is None:
-            return Choice(ENGLISH, "setting", unknown_message(setting, "the saved language setting"))
-        return Choice(code, "setting")
-    override = env.get(ENV_OVERRIDE, "")
-    if override:
-        code = normalize(override)
-        if code is None:
-            return Choice(ENGLISH, "env", unknown_message(override, ENV_OVERRIDE))
-        return Choice(code, "env")
-    # an unsupported system locale (fr_FR, ...) is not a mistake: English, quietly
-    return Choice(normalize(system_language(env)) or ENGLISH, "locale")
-
-
-def unknown_message(code: str, where: str) -> str:
-    known = ", ".join(LANGUAGES)
-    return (f"unknown language '{code}' ({where}): showing English; the studio has {known} "
-            f"(choose one in View > Language, or {ENV_OVERRIDE}=zh_CN)")
+    """Which language to draw for the saved ``setting`` (a code or ``system``) in ``env`` (studio.core.language)."""
+    return _language.resolve(setting, env, _qt_locale)
 
 
 def qm_path(code: str, folder: Path | None = None) -> Path:

@@ -1,0 +1,204 @@
+"""The CLI's messages in the user's language: stdlib gettext over ``studio/locale/<code>/LC_MESSAGES/studio.po``.
+
+The language is the GUI's (studio.core.language: the saved View > Language choice, ``STUDIO_LANGUAGE``, the
+locale variables). The ``.po`` is the source kept in git; its ``.mo`` is compiled here, by :func:`compile_po`,
+on first use after the ``.po`` changed (next to it, or into the cache folder when the package is read-only), so
+neither ``msgfmt`` nor babel is needed. ``_("English text")`` returns the translation, or the text itself when
+the catalogue has none: English is the source and the fallback. Machine-readable output (``--json``), flag
+names, ids, paths and op names never go through here.
+"""
+
+from __future__ import annotations
+
+import gettext
+import os
+import re
+import struct
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from studio.core import errors, language
+
+LOCALE_DIR = Path(__file__).resolve().parent.parent / "locale"
+DOMAIN = "studio"
+
+_current: gettext.NullTranslations | None = None
+_code = language.ENGLISH
+_env_key: tuple[str | None, ...] = ()  # the language variables the choice was made under
+_warned: set[str] = set()
+
+
+@dataclass
+class Entry:
+    """One ``msgid``/``msgstr`` pair of a ``.po`` file and its flags (``fuzzy``)."""
+
+    msgid: str
+    msgstr: str
+    flags: set[str] = field(default_factory=set)
+    line: int = 0
+
+
+_ESCAPES = {"n": "\n", "t": "\t", '"': '"', "\\": "\\", "r": "\r"}
+
+
+def _unquote(text: str, where: str) -> str:
+    text = text.strip()
+    if len(text) < 2 or not (text.startswith('"') and text.endswith('"')):
+        raise ValueError(f"{where}: expected a quoted string, got {text!r}")
+    return re.sub(r"\\(.)", lambda m: _ESCAPES.get(m.group(1), m.group(0)), text[1:-1])
+
+
+def parse_po(text: str, name: str = "studio.po") -> list[Entry]:
+    """The entries of a ``.po`` file (msgid/msgstr with continuation lines and flags; no plurals, no contexts)."""
+    entries: list[Entry] = []
+    flags: set[str] = set()
+    cur: Entry | None = None
+    part = ""
+    for n, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        if not line or (line.startswith("#") and not line.startswith("#,")):
+            continue
+        if line.startswith("#,"):
+            flags |= {f.strip() for f in line[2:].split(",") if f.strip()}
+            continue
+        if line.startswith(("msgctxt", "msgid_plural")):
+            raise ValueError(f"{name}:{n}: {line.split()[0]} is not supported by the studio's catalogue")
+        if line.startswith("msgid "):
+            cur = Entry(_unquote(line[6:], f"{name}:{n}"), "", flags, n)
+            entries.append(cur)
+            flags, part = set(), "msgid"
+        elif line.startswith("msgstr "):
+            if cur is None:
+                raise ValueError(f"{name}:{n}: msgstr without a msgid")
+            cur.msgstr, part = _unquote(line[7:], f"{name}:{n}"), "msgstr"
+        elif line.startswith('"') and cur is not None:
+            if part == "msgid":
+                cur.msgid += _unquote(line, f"{name}:{n}")
+            else:
+                cur.msgstr += _unquote(line, f"{name}:{n}")
+        else:
+            raise ValueError(f"{name}:{n}: cannot read {line!r}")
+    return entries
+
+
+def compile_po(po: Path, mo: Path) -> int:
+    """Write the GNU ``.mo`` of ``po`` (what ``msgfmt`` makes, less fuzzy and empty entries); the count written."""
+    pairs = {e.msgid: e.msgstr for e in parse_po(po.read_text(encoding="utf-8"), po.name)
+             if e.msgstr and "fuzzy" not in e.flags}
+    keys = sorted(pairs)
+    ids = [k.encode("utf-8") for k in keys]
+    strs = [pairs[k].encode("utf-8") for k in keys]
+    n = len(keys)
+    ids_at = 7 * 4
+    strs_at = ids_at + n * 8
+    data_at = strs_at + n * 8
+    table_ids, table_strs, blob = [], [], b""
+    for raw in ids:
+        table_ids.append((len(raw), data_at + len(blob)))
+        blob += raw + b"\0"
+    for raw in strs:
+        table_strs.append((len(raw), data_at + len(blob)))
+        blob += raw + b"\0"
+    out = struct.pack("<7I", 0x950412DE, 0, n, ids_at, strs_at, 0, data_at)
+    out += b"".join(struct.pack("<2I", *t) for t in table_ids + table_strs) + blob
+    tmp = mo.with_name(f"{mo.name}.{os.getpid()}.tmp")  # two first runs at once each write their own
+    tmp.write_bytes(out)
+    tmp.replace(mo)
+    return n
+
+
+def po_path(code: str, folder: Path | None = None) -> Path:
+    return (folder or LOCALE_DIR) / code / "LC_MESSAGES" / f"{DOMAIN}.po"
+
+
+def ensure_mo(code: str, folder: Path | None = None) -> Path | None:
+    """The compiled catalogue of ``code``, built when missing or older than its ``.po``; None when there is none."""
+    po = po_path(code, folder)
+    mo = po.with_suffix(".mo")
+    if not po.is_file():
+        return mo if mo.is_file() else None
+    if mo.is_file() and mo.stat().st_mtime >= po.stat().st_mtime:
+        return mo
+    try:
+        compile_po(po, mo)
+        return mo
+    except OSError:  # a read-only install: the user's cache folder
+        from studio.core.paths import cache_dir
+
+        cached = cache_dir() / "locale" / code / f"{DOMAIN}.mo"
+        if cached.is_file() and cached.stat().st_mtime >= po.stat().st_mtime:
+            return cached
+        try:
+            cached.parent.mkdir(parents=True, exist_ok=True)
+            compile_po(po, cached)
+            return cached
+        except OSError:
+            return None
+
+
+def use(code: str, folder: Path | None = None) -> str | None:
+    """Speak ``code`` from now on; English and the reason when its catalogue cannot be read."""
+    global _current, _code, _env_key
+    _current, _code, _env_key = gettext.NullTranslations(), language.ENGLISH, _env_now()
+    if code == language.ENGLISH:
+        return None
+    try:
+        mo = ensure_mo(code, folder)
+        if mo is None:
+            return f"the {code} message catalogue is missing: speaking English"
+        with mo.open("rb") as fh:
+            _current, _code = gettext.GNUTranslations(fh), code
+    except (OSError, ValueError, struct.error) as exc:
+        return f"the {code} message catalogue cannot be read ({exc}): speaking English"
+    return None
+
+
+def _env_now() -> tuple[str | None, ...]:
+    return tuple(os.environ.get(v) for v in (language.ENV_OVERRIDE, *language.LOCALE_VARS))
+
+
+def _saved_setting() -> str:
+    from studio.core.settings import Settings
+
+    return language.saved_language(Settings.load())
+
+
+def init(setting: str | None = None, env: Mapping[str, str] | None = None, warn: bool = True) -> language.Choice:
+    """Resolve the language (the saved choice when ``setting`` is None) and use it; a problem is printed once
+    to stderr as ``warning: ...``, in English."""
+    choice = language.resolve(_saved_setting() if setting is None else setting, env)
+    failed = use(choice.code)
+    message = choice.warning or failed
+    if message and warn and message not in _warned:
+        _warned.add(message)
+        print(f"warning: {message}", file=sys.stderr)
+    return choice
+
+
+def current() -> str:
+    if _current is None or _env_key != _env_now():
+        init()
+    return _code
+
+
+def _(message: str) -> str:
+    """``message`` in the user's language (itself when untranslated); the language is decided on first use,
+    and again when STUDIO_LANGUAGE or a locale variable changed since (a test, an embedding process)."""
+    if _current is None or _env_key != _env_now():
+        init()
+    assert _current is not None
+    return _current.gettext(message) if message else message
+
+
+def tr(template: str, /, **values: object) -> str:
+    """``_(template).format(**values)``: the template is what the catalogue holds."""
+    return _(template).format(**values)
+
+
+errors.set_translator(_)  # StudioError.render speaks the same language
+
+
+__all__ = ["DOMAIN", "LOCALE_DIR", "Entry", "_", "compile_po", "current", "ensure_mo", "init", "parse_po",
+           "po_path", "tr", "use"]

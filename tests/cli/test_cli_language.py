@@ -1,0 +1,206 @@
+"""The CLI in the user's language (studio.core.catalogue): help, the error frame and CLI lines in zh_CN when
+asked; --json, the docs and shell completion untouched; English when nothing is asked; one warning for an
+unknown code. Real subprocesses of `studio` with the language in their environment."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from studio.core import catalogue, language
+from studio.core.errors import InputError
+
+CJK = re.compile(r"[\u4e00-\u9fff]")
+LOCALE_VARS = (*language.LOCALE_VARS, language.ENV_OVERRIDE)
+PLACEHOLDER = r"\{\w*\}|%\(\w+\)s|%%"  # str.format and argparse fields, argparse's escaped %
+
+
+def _studio(*args: str, lang: str | None) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k not in LOCALE_VARS}
+    if lang is not None:
+        env[language.ENV_OVERRIDE] = lang
+    return subprocess.run([sys.executable, "-m", "studio.cli.main", *args], capture_output=True, text=True,
+                          env=env, timeout=120)
+
+
+@pytest.fixture
+def english_after():
+    yield
+    catalogue.use(language.ENGLISH)
+
+
+@pytest.fixture(scope="module")
+def tiny_onnx(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    import onnx
+    from onnx import TensorProto, helper
+
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])
+    graph = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "g", [x], [y])
+    path = tmp_path_factory.mktemp("lang") / "m.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), str(path))
+    return path
+
+
+def test_help_in_chinese_and_english() -> None:
+    zh = _studio("--help", lang="zh_CN")
+    assert zh.returncode == 0
+    assert "将 HuggingFace 模型导出为经过验证的 ONNX" in zh.stdout  # export's line in the command list
+    assert "对照加速器目标检查 ONNX 模型" in zh.stdout
+    assert "--debug" in zh.stdout and "inspect" in zh.stdout  # flags and command names stay
+    en = _studio("--help", lang=None)
+    assert "export a HuggingFace model to validated ONNX" in en.stdout and not CJK.search(en.stdout)
+
+
+def test_subcommand_help_in_chinese() -> None:
+    zh = _studio("inspect", "--help", lang="zh_CN")
+    assert zh.returncode == 0
+    assert "对照加速器目标检查 ONNX 模型" in zh.stdout  # the description
+    assert "不在标准错误输出进度行" in zh.stdout  # --quiet's help
+    assert "--fail-on" in zh.stdout and "{unsupported,risky,unknown,dynamic}" in zh.stdout
+
+
+def test_error_frame_in_chinese_same_exit_code() -> None:
+    zh = _studio("inspect", "/nonexistent.onnx", lang="zh_CN")
+    en = _studio("inspect", "/nonexistent.onnx", lang="en")
+    assert en.returncode == zh.returncode == 2
+    assert en.stderr.startswith("error: model file not found\n  at: /nonexistent.onnx\n  hint: ")
+    assert zh.stderr.startswith("错误：找不到模型文件\n  位置：/nonexistent.onnx\n  提示：")
+
+
+def test_unknown_command_in_chinese() -> None:
+    zh = _studio("no-such-command", lang="zh_CN")
+    assert zh.returncode == 2 and "错误：未知命令 'no-such-command'" in zh.stderr
+
+
+def test_json_output_identical(tiny_onnx: Path) -> None:
+    outs = {}
+    for lang in ("en", "zh_CN"):
+        done = _studio("inspect", str(tiny_onnx), "--format", "json", "--quiet", lang=lang)
+        assert done.returncode == 0, done.stderr
+        report = json.loads(done.stdout)
+        report.pop("timings")  # wall-clock seconds differ between any two runs
+        outs[lang] = report
+        listing = _studio("targets", "--json", lang=lang)
+        outs[lang + "-targets"] = listing.stdout
+    assert outs["en"] == outs["zh_CN"]
+    assert outs["en-targets"] == outs["zh_CN-targets"] and outs["en-targets"]
+
+
+def test_unknown_code_warns_once_in_english() -> None:
+    done = _studio("inspect", "/nonexistent.onnx", lang="xx_YY")
+    assert done.returncode == 2
+    assert done.stderr.count("unknown language 'xx_YY'") == 1
+    assert done.stderr.startswith("warning: unknown language 'xx_YY' (STUDIO_LANGUAGE)")
+    assert "error: model file not found" in done.stderr and not CJK.search(done.stderr)
+
+
+def test_locale_variables_follow_gettext_order() -> None:
+    env = {"LANG": "zh_CN.UTF-8"}
+    assert language.resolve(language.SYSTEM, env).code == "zh_CN"
+    assert language.resolve(language.SYSTEM, {"LANGUAGE": "en_US:zh_CN", **env}).code == "en"
+    assert language.resolve(language.SYSTEM, {"LANG": "fr_FR.UTF-8"}) == language.Choice("en", "locale")
+    assert language.resolve(language.SYSTEM, {}).code == "en"  # no Qt here: English
+    assert language.resolve("zh_CN", {language.ENV_OVERRIDE: "en"}).source == "setting"
+
+
+def test_saved_setting_reaches_the_cli(monkeypatch: pytest.MonkeyPatch, english_after: None) -> None:
+    from studio.core.settings import Settings
+
+    monkeypatch.delenv(language.ENV_OVERRIDE, raising=False)
+    s = Settings()
+    language.save_language(s, "zh_CN")
+    s.save()
+    assert catalogue.init(env={}).source == "setting"
+    assert catalogue.current() == "zh_CN" and catalogue._("options") == "选项"
+
+
+def test_render_translated_str_and_dict_english(english_after: None) -> None:
+    exc = InputError("model file not found", offending="/x.onnx", hint="check the path (an .onnx file)")
+    catalogue.use("zh_CN")
+    assert exc.render() == "错误：找不到模型文件\n  位置：/x.onnx\n  提示：请检查路径（应为 .onnx 文件）"
+    assert str(exc) == "model file not found\n  at: /x.onnx\n  hint: check the path (an .onnx file)"
+    assert exc.to_dict()["message"] == "model file not found"
+    catalogue.use("en")
+    assert exc.render().startswith("error: model file not found")
+
+
+def test_po_complete_and_compiles(tmp_path: Path) -> None:
+    po = catalogue.po_path("zh_CN")
+    entries = catalogue.parse_po(po.read_text(encoding="utf-8"), po.name)
+    body = [e for e in entries if e.msgid]
+    assert len(body) >= 150
+    assert [e.msgid for e in body if not e.msgstr] == []
+    assert [e.msgid for e in entries if "fuzzy" in e.flags] == []
+    assert len({e.msgid for e in body}) == len(body)
+    for e in body:  # placeholders kept, so .format() cannot fail in Chinese
+        assert sorted(re.findall(PLACEHOLDER, e.msgid)) == sorted(re.findall(PLACEHOLDER, e.msgstr))
+    mo = tmp_path / "studio.mo"
+    assert catalogue.compile_po(po, mo) == len(entries)  # the header entry counts too
+    import gettext
+
+    with mo.open("rb") as fh:
+        t = gettext.GNUTranslations(fh)
+    assert t.gettext("options") == "选项" and t.info()["content-type"].endswith("UTF-8")
+
+
+def test_broken_po_is_named(tmp_path: Path) -> None:
+    bad = tmp_path / "studio.po"
+    bad.write_text('msgid "a"\nmsgstr oops\n', encoding="utf-8")
+    with pytest.raises(ValueError, match=r"studio.po:2"):
+        catalogue.compile_po(bad, tmp_path / "studio.mo")
+
+
+def test_docs_and_completion_stay_english(english_after: None) -> None:
+    from studio.cli.completion import program_parser, studio_parser
+    from studio.cli.docs import cli_reference
+
+    catalogue.use("zh_CN")
+    assert not CJK.search(cli_reference())
+    assert not CJK.search(program_parser("multimodal-export").format_help())
+    parser = studio_parser(["studio", "inspect"])
+    assert not CJK.search(parser.format_help())
+
+
+def test_every_help_formats_in_chinese(english_after: None) -> None:
+    """Every built-in command's help (nested subcommands too) formats with the catalogue on: a translation that
+    lost an argparse %-field would raise here, not in a user's terminal."""
+    import argparse
+
+    from studio.cli.main import build_command_parser
+    from studio.core.commands import COMMANDS, available
+
+    catalogue.use("zh_CN")
+    chinese = 0
+
+    def walk(parser: argparse.ArgumentParser) -> None:
+        nonlocal chinese
+        chinese += bool(CJK.search(parser.format_help()))
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for child in action.choices.values():
+                    walk(child)
+
+    for name in COMMANDS:
+        if available(name):
+            walk(build_command_parser(name)[0])
+    assert chinese >= len([n for n in COMMANDS if available(n)])
+
+
+def test_parse_errors_in_chinese_same_exit_code() -> None:
+    zh = _studio("inspect", "m.onnx", "--format", "xml", lang="zh_CN")
+    en = _studio("inspect", "m.onnx", "--format", "xml", lang="en")
+    assert zh.returncode == en.returncode == 2
+    assert zh.stderr.startswith("用法：studio inspect ")
+    assert "studio inspect：错误：参数 --format/-f：无效的选项：'xml'" in zh.stderr
+    assert en.stderr.startswith("usage: studio inspect ")
+    assert en.stderr.endswith("studio inspect: error: argument --format/-f: invalid choice: 'xml' (choose from "
+                              "'text', 'json', 'html', 'sarif')\n")
+    missing = _studio("package", "x.onnx", lang="zh_CN")
+    assert missing.returncode == 2 and "缺少必需的参数：--board, --key, --out" in missing.stderr
