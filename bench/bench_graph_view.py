@@ -52,9 +52,9 @@ def _p95(xs: list[float]) -> float:
 
 def first_paint(model: onnx.ModelProto, runs: int) -> dict[str, float]:
     """Synchronous pipeline, timed part by part (the app runs the same parts in worker threads)."""
+    from studio.gui.graph.geometry import build_geometry
     from studio.gui.graph.layout import compute_layout
     from studio.gui.graph.model import graph_from_onnx
-    from studio.gui.graph.geometry import build_geometry
     from studio.gui.graph.view import GraphView
 
     parts: dict[str, list[float]] = {k: [] for k in ("graph", "layout", "geometry", "scene", "paint", "total")}
@@ -105,9 +105,9 @@ def async_first_paint(model: onnx.ModelProto) -> float:
 
 
 def pan_frames(model: onnx.ModelProto, steps: int) -> dict[str, dict[str, float]]:
+    from studio.gui.graph.geometry import build_geometry
     from studio.gui.graph.layout import compute_layout
     from studio.gui.graph.model import graph_from_onnx
-    from studio.gui.graph.geometry import build_geometry
     from studio.gui.graph.view import GraphView
 
     graph = graph_from_onnx(model)
