@@ -168,7 +168,7 @@ class FixFlow:
         """Show what the fix changed (optimize's parity + inspection diff), then open the fixed model."""
         page = self.page
         page.sig_log.emit(f"fix {outcome.kind}: wrote {outcome.path}")
-        page.last_fix = outcome
+        page.session.set_fix(outcome)
         main = outcome.main
         if main is not None and main.diff is not None:
             page.changes_panel.setHtml(details.changes_html(

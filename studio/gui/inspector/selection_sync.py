@@ -46,7 +46,7 @@ class SelectionSync:
         if idx is None:
             return
         node = page.graph.nodes[idx]
-        page.selected_node = node.name
+        page.session.select(node.name)
         prof = page.profiler
         timing = ""
         pkey = prof.keys.get(node.name)
@@ -108,7 +108,7 @@ class SelectionSync:
         self.syncing = True
         try:
             if not name:
-                page.selected_node = None
+                page.session.select(None)
                 page.table.clearSelection()
                 page.profile_panel.select_node(None)
                 return

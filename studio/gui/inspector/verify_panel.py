@@ -374,9 +374,9 @@ class VerifyFlow:
         self.report, self.model = rep, path
         self.panel.has_workspace = self.page.workspace is not None
         self.panel.show_verification(rep.verification or {}, rep)
-        if rep is not self.page.report:  # inspected afresh for the run: the page shows what was verified
-            self.page.report = rep
-        self.page.refresh_verdicts()  # the tool wins: chips, graph colours and findings follow its answer
+        # the tool wins: the session's subscribers (chips, graph colours, findings) follow its answer; the run may
+        # have inspected afresh, and then the page shows what was verified
+        self.page.session.set_report(rep)
 
     def _failed(self, err: StudioError) -> None:
         self.button.setEnabled(True)

@@ -4,8 +4,8 @@ Loading and inspection run as JobRunner jobs (graph first, so the view appears w
 the page renders the InspectionReport from studio.inspect. Profile runs studio.profiling (ORT's per-node
 profiler) as a job: its times colour both views as heat, fill the Profile tab and are saved with the workspace.
 
-The page holds the shared state (model, graph, report, target, selected node) and lays out the widgets of
-studio.gui.inspector; the flows there do the rest: ``SelectionSync`` (one selection everywhere), ``FixFlow``
+The state (model, graph, report, selected node, last fix) is a Qt-free studio.inspect.session.InspectSession
+that widgets change through its setters; the page lays out the widgets of studio.gui.inspector; the flows there do the rest: ``SelectionSync`` (one selection everywhere), ``FixFlow``
 (fix jobs), ``ProfileFlow``, ``VerifyFlow`` and ``OptimizeFlow`` (studio optimize in a window of its own).
 """
 
@@ -35,6 +35,7 @@ from studio.gui.inspector.node_data_flow import NodeDataFlow
 from studio.gui.inspector.optimize_flow import OptimizeFlow
 from studio.gui.inspector.profile_flow import PROFILE_JOB, ProfileFlow
 from studio.gui.inspector.selection_sync import SelectionSync
+from studio.gui.inspector.session_attrs import SessionAttributes
 from studio.gui.inspector.side_tabs import SideTabs
 from studio.gui.inspector.target_strip import TargetStrip
 from studio.gui.inspector.verify_panel import VerifyFlow
@@ -42,9 +43,10 @@ from studio.gui.jobs_qt import JobRunner
 from studio.gui.page import Page
 from studio.gui.targets import DEFAULT_TARGETS
 from studio.gui.theme import current_theme
+from studio.inspect.session import InspectSession
 
 
-class InspectPage(Page):
+class InspectPage(SessionAttributes, Page):
     page_id = "inspect"
     title = "Inspect"
     scrolls_itself = True  # splitters share the height; the page fits 1280x720 as it is
@@ -52,14 +54,10 @@ class InspectPage(Page):
 
     def __init__(self, jobs: JobRunner | None = None, parent: QWidget | None = None) -> None:
         super().__init__(jobs, parent)
-        self.model_path: Path | None = None
+        self.session = InspectSession()  # model, graph, report, selection, last fix (SessionAttributes reads them)
         self._followed: tuple[Any, str | None] = (None, None)  # the workspace model the page last followed
-        self.graph: GraphData | None = None
-        self.report: Any = None  # studio.inspect.report.InspectionReport
         self._pending_heat: tuple[dict[str, float], str] | None = None  # painted when the graph is laid out
-        self.last_fix: Any = None  # studio.gui.inspector.fixes.FixOutcome of the last fix
         self.current_target: str = DEFAULT_TARGETS[0]
-        self.selected_node: str | None = None
         self.theme = current_theme()  # "light" without the themed application (tests, embedding)
         self.selection = SelectionSync(self)
         self.fixer = FixFlow(self)
@@ -67,6 +65,7 @@ class InspectPage(Page):
         self.colours = ColourModes(self)
         self.node_data = NodeDataFlow(self)
         self._build()
+        self.session.subscribe("report", self.refresh_verdicts)
 
     # ---- layout ----------------------------------------------------------------------------------------
     def _build(self) -> None:
@@ -270,10 +269,7 @@ class InspectPage(Page):
         except StudioError as err:
             self._show_error(err)
             return
-        self.model_path = p
-        self.graph = None
-        self.report = None
-        self.selected_node = None
+        self.session.open(p)
         self._clear_error()
         self.model_label.setText(str(p))
         self.model_label.setToolTip(str(p))
@@ -315,7 +311,7 @@ class InspectPage(Page):
                         on_done=self._on_report, on_failed=self.job_failed)
 
     def _on_graph_loaded(self, graph: GraphData) -> None:
-        self.graph = graph
+        self.session.set_graph(graph)
         self.view.set_graph(graph)
         self.profiler.reshow()
         self.legend.set_graph_size(sum(1 for n in graph.nodes if n.kind == "op"), len(graph.edges))
@@ -329,23 +325,19 @@ class InspectPage(Page):
             self.set_heat(values, label)
 
     def _on_report(self, report: Any) -> None:
-        self.report = report
         self.verifier.prefill_shapes(report)  # dynamic dims at 1: what a static-shape toolchain builds at
         self.verifier.say_what_it_needs(report)
         self.status_label.setText(self.tr("inspected in {get:.2f} s").format(get=report.timings.get('total', 0)))
         for t in report.targets:
             self.target_strip.add_chip(t)
-        self.target_strip.set_summaries(report, self.theme)
         self.view.set_dynamic(set(report.dynamic.tensors))
         self.stats_panel.setHtml(details.stats_html(report.stats, self.graph, report, self.theme))
         self.dynamic_panel.setHtml(details.dynamic_html(report, self.theme))
         for b in self.fix_buttons.values():
             b.setEnabled(True)
-        self._apply_target()
+        self.session.set_report(report)  # its subscriber (refresh_verdicts): chips, colours, findings, Netron
         if not self.selected_node and self.side.currentWidget() is not self.changes_panel:
             self.side.setCurrentWidget(self.stats_panel)
-        if self.netron is not None:
-            self.netron.set_verdicts(self._verdicts_for_netron(), set(report.dynamic.tensors))
 
     def job_failed(self, err: StudioError) -> None:
         """A job of this page failed: say why in place (a cancelled one says nothing)."""
@@ -399,8 +391,9 @@ class InspectPage(Page):
 
         return {} if self.report is None else effective(self.report, self.current_target).node_verdicts
 
-    def refresh_verdicts(self) -> None:
-        """The report's verdicts changed (a verifier answered): chips, colours and findings follow."""
+    def refresh_verdicts(self, *_topic_and_report: Any) -> None:
+        """The session's report changed (a fresh inspection, or a verifier's answer folded in): chips, colours
+        and findings follow."""
         if self.report is not None:
             self.target_strip.set_summaries(self.report, self.theme)
             self._apply_target()
