@@ -15,6 +15,8 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
+from studio.core.catalogue import _, tr
+
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("model_dir", metavar="MODEL_DIR", nargs="?", default=None,
@@ -119,55 +121,65 @@ def stdout_to_stderr(active: bool) -> Iterator[None]:
 
 
 def render_summary(report) -> str:  # type: ignore[no-untyped-def]
-    """The human summary: status, files, validation table, warnings, diagnosis."""
+    """The human summary: status, files, validation table, warnings, diagnosis (labels in the user's language;
+    names, paths, numbers and the core's own messages as they are)."""
     v = report.validation
-    lines = [f"export {report.status}: {report.model_dir} ({report.model_class or report.model_type})"]
+    lines = [tr("export {status}: {model} ({cls})", status=_(report.status), model=report.model_dir,
+                cls=report.model_class or report.model_type)]
     for o in report.outputs:
-        lines.append(f"  wrote {o.path}  [{o.kind}{'/' + o.modality if o.modality else ''}]")
+        lines.append("  " + tr("wrote {path}  [{kind}]", path=o.path,
+                               kind=o.kind + ("/" + o.modality if o.modality else "")))
     lines += input_lines(report)
-    opset = f"opset {report.opset}   " if getattr(report, "opset", None) else ""
-    lines.append(f"  {opset}checker: {v.checker}   shape inference: {v.shape_inference}   ORT load: {v.ort_load}")
+    opset = tr("opset {opset}", opset=report.opset) + "   " if getattr(report, "opset", None) else ""
+    lines.append("  " + opset + tr("checker: {checker}   shape inference: {shapes}   ORT load: {ort}",
+                                   checker=_(v.checker), shapes=_(v.shape_inference), ort=_(v.ort_load)))
     for name, info in report.parts.items():
         if info.get("path"):
             ins = ", ".join(f"{k}{v}" for k, v in info["inputs"].items())
             outs = ", ".join(f"{k}{v}" for k, v in info["outputs"].items())
-            lines.append(f"  part {name:<8} ({info['modality']}{', standalone' if info.get('standalone') else ''}): "
-                         f"{ins} -> {outs}")
+            how = info["modality"] + (", " + _("standalone") if info.get("standalone") else "")
+            lines.append("  " + tr("part {name} ({how}): {inputs} -> {outputs}", name=f"{name:<8}", how=how,
+                                   inputs=ins, outputs=outs))
     for c in v.cases:
         worst = max(c.outputs, key=lambda o: o.max_abs, default=None)
-        detail = f"max abs {worst.max_abs:.2e} ({worst.output})" if worst else ""
+        detail = tr("max abs {value} ({output})", value=f"{worst.max_abs:.2e}", output=worst.output) if worst else ""
         lines.append(f"  {'ok  ' if c.passed else 'FAIL'} {c.graph:<14} {c.name:<38} {detail}"
                      + (f"  {c.error[:160]}" if c.error else ""))
     g = getattr(report, "generation", None)
     if g is not None and g.cache:
         c = g.cache
-        lines.append(f"  with past: {c['layers']} layers x key/value ({c['layout']}) kv_heads {c['kv_heads']} "
-                     f"head_dim {c['head_dim']} {c['dtype']}, max context {c['max_context']}")
-        lines.append(f"  generation vs HF generate(): {g.status} on {len(g.prompts)} prompts"
-                     + (f", per-step logits max abs {g.logits_max_abs:.2e}" if g.logits_max_abs is not None else ""))
+        lines.append("  " + tr("with past: {layers} layers x key/value ({layout}) kv_heads {kv_heads} head_dim "
+                               "{head_dim} {dtype}, max context {context}", layers=c["layers"], layout=c["layout"],
+                               kv_heads=c["kv_heads"], head_dim=c["head_dim"], dtype=c["dtype"],
+                               context=c["max_context"]))
+        lines.append("  " + tr("generation vs HF generate(): {status} on {n} prompts", status=_(g.status),
+                               n=len(g.prompts))
+                     + (tr(", per-step logits max abs {value}", value=f"{g.logits_max_abs:.2e}")
+                        if g.logits_max_abs is not None else ""))
     lines += precision_lines(getattr(report, "precision", None))
     if report.tokenizer_class:
-        lines.append(f"  tokenizer: {report.tokenizer_class} (expected {report.expected_tokenizer_class or '?'})")
+        lines.append("  " + tr("tokenizer: {cls} (expected {expected})", cls=report.tokenizer_class,
+                               expected=report.expected_tokenizer_class or "?"))
     for w in report.warnings:
-        lines.append(f"  warning: {w}")
+        lines.append("  " + tr("warning: {message}", message=w))
     d = report.diagnosis
     if d is not None:
-        lines.append(f"  failed at stage '{d.stage}': {d.error_class}")
+        lines.append("  " + tr("failed at stage '{stage}': {error_class}", stage=d.stage, error_class=d.error_class))
         lines.append(f"    {d.message}")
-        where = ", ".join(x for x in (f"module {d.module}" if d.module else "",
-                                      f"node {d.node}" if d.node else "",
-                                      f"op {d.op_type}" if d.op_type else "") if x)
+        where = ", ".join(x for x in (tr("module {name}", name=d.module) if d.module else "",
+                                      tr("node {name}", name=d.node) if d.node else "",
+                                      tr("op {name}", name=d.op_type) if d.op_type else "") if x)
         if where:
-            lines.append(f"    at: {where}")
-        lines.append(f"    fix: {d.fix}")
-        lines.append("    (the raw log is in the report: --report report.json or --json)")
+            lines.append("    " + tr("at: {where}", where=where))
+        lines.append("    " + tr("fix: {fix}", fix=d.fix))
+        lines.append("    " + _("(the raw log is in the report: --report report.json or --json)"))
     timings = ", ".join(f"{k} {v:.1f}s" for k, v in report.timings.items())
-    lines.append(f"  timings: {timings}")
+    lines.append("  " + tr("timings: {timings}", timings=timings))
     peaks = getattr(report, "peak_rss_gb", None) or {}
     if peaks:
         top = max(peaks.values())
         first = next(k for k, v in peaks.items() if v == top)
-        lines.append(f"  peak memory: {top:.2f} GB RSS (reached in stage '{first}')")
+        lines.append("  " + tr("peak memory: {gb} GB RSS (reached in stage '{stage}')", gb=f"{top:.2f}", stage=first))
     return "\n".join(lines)
 
 
@@ -177,16 +189,18 @@ def input_lines(report) -> list[str]:  # type: ignore[no-untyped-def]
     if report.signature:
         sig = ", ".join(f"{s.modality}:{s.name}[{','.join(s.dynamic_axes.get(i, str(d)) for i, d in enumerate(s.example_shape))}]"
                         for s in report.signature)
-        out.append(f"  inputs: {sig}")
+        out.append("  " + tr("inputs: {signature}", signature=sig))
     ex = getattr(report, "example_inputs", None) or {}
     if ex.get("processor"):
-        out.append(f"  example inputs: {ex['processor']} ({ex.get('origin', '?')}), {ex.get('prompt', '')}"
-                   + (f"; added: {', '.join(ex['added'])}" if ex.get("added") else "")
-                   + (f"; static {ex['static']} axes" if ex.get("static") else ""))
+        out.append("  " + tr("example inputs: {processor} ({origin}), {prompt}", processor=ex["processor"],
+                             origin=ex.get("origin", "?"), prompt=ex.get("prompt", ""))
+                   + (tr("; added: {names}", names=", ".join(ex["added"])) if ex.get("added") else "")
+                   + (tr("; static {axes} axes", axes=ex["static"]) if ex.get("static") else ""))
     mods = getattr(report, "modalities", None) or {}
     if mods:
-        line = f"  modalities: {', '.join(mods.get('exported', []))} (declared: {', '.join(mods.get('declared', []))})"
-        out.append(line + ("  TEXT ONLY (asked)" if mods.get("text_only") else ""))
+        line = "  " + tr("modalities: {exported} (declared: {declared})", exported=", ".join(mods.get("exported", [])),
+                         declared=", ".join(mods.get("declared", [])))
+        out.append(line + ("  " + _("TEXT ONLY (asked)") if mods.get("text_only") else ""))
     return out
 
 
@@ -198,14 +212,17 @@ def precision_lines(prec: dict | None) -> list[str]:  # type: ignore[type-arg]
     for name, r in prec.get("parts", {}).items():
         f32, hf = r["vs_fp32"], r["vs_hf"]
         kv = f" + KV {r['kv_cache_dtype']}" if r.get("kv_cache_dtype") else ""
-        out.append(f"  precision {name:<9} {r['applied']}{kv} (asked {r['requested']}): vs FP32 part max abs "
-                   f"{f32['max_abs']:.2e} cosine {f32['cosine']:.6f}; vs HF max abs {hf['max_abs']:.2e} cosine "
-                   f"{hf['cosine']:.6f}; {r['size_bytes_fp32']} -> {r['size_bytes']} bytes"
-                   + (f"  FALLBACK {r['fallback']}" if r.get("fallback") else ""))
+        out.append("  " + tr("precision {part} {applied} (asked {asked}): vs FP32 part max abs {f32_abs} cosine "
+                             "{f32_cos}; vs HF max abs {hf_abs} cosine {hf_cos}; {before} -> {after} bytes",
+                             part=f"{name:<9}", applied=r["applied"] + kv, asked=r["requested"],
+                             f32_abs=f"{f32['max_abs']:.2e}", f32_cos=f"{f32['cosine']:.6f}",
+                             hf_abs=f"{hf['max_abs']:.2e}", hf_cos=f"{hf['cosine']:.6f}",
+                             before=r["size_bytes_fp32"], after=r["size_bytes"])
+                   + ("  " + tr("FALLBACK {why}", why=r["fallback"]) if r.get("fallback") else ""))
     chain = prec.get("chain_vs_hf")
     if chain:
-        out.append(f"  precision chain (as converted) vs HF: max abs {chain['max_abs']:.2e} "
-                   f"cosine {chain['cosine']:.6f}")
+        out.append("  " + tr("precision chain (as converted) vs HF: max abs {value} cosine {cosine}",
+                             value=f"{chain['max_abs']:.2e}", cosine=f"{chain['cosine']:.6f}"))
     return out
 
 

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from studio.core.catalogue import _, tr
 from studio.core.errors import BundleError, InputError
 from studio.core.jobs import JobState
 from studio.core.reports import Report
@@ -70,16 +71,19 @@ class VerifyReport(Report):
     schema_version: int = 1
 
     def render(self) -> str:
-        mb = self.total_bytes / 1e6
-        text = (f"OK  {self.bundle}: {self.name} {self.version} for {self.board} (target {self.target}), "
-                f"{self.files} files, {mb:.1f} MB, signed by {self.signer_key_id}, "
-                f"verified in {self.seconds:.2f} s" + ("  [packaged with --force]" if self.forced else ""))
+        text = "OK  " + tr("{bundle}: {name} {version} for {board} (target {target}), {files} files, {mb} MB, signed "
+                           "by {key}, verified in {seconds} s", bundle=self.bundle, name=self.name,
+                           version=self.version, board=self.board, target=self.target, files=self.files,
+                           mb=f"{self.total_bytes / 1e6:.1f}", key=self.signer_key_id, seconds=f"{self.seconds:.2f}")
+        text += "  " + _("[packaged with --force]") if self.forced else ""
         o = self.openssf or {}
         if o.get("ok"):
-            text += (f"\nOK  OpenSSF signature {o.get('signature')}: model/ ({o.get('files')} files) signed by "
-                     f"{o.get('signer')} (trusted: {o.get('trusted_by')}; {o.get('tool')})")
+            text += "\nOK  " + tr("OpenSSF signature {signature}: model/ ({files} files) signed by {signer} (trusted: "
+                                  "{trusted}; {tool})", signature=o.get("signature"), files=o.get("files"),
+                                  signer=o.get("signer"), trusted=o.get("trusted_by"), tool=o.get("tool"))
         elif o:
-            text += f"\n    OpenSSF signature {o.get('signature')} by {o.get('signer')}: NOT checked ({o.get('note')})"
+            text += "\n    " + tr("OpenSSF signature {signature} by {signer}: NOT checked ({note})",
+                                  signature=o.get("signature"), signer=o.get("signer"), note=o.get("note"))
         return text
 
 
@@ -244,7 +248,7 @@ def extract_verified(bundle: Path | str, dest: Path | str, trusted: TrustedKeys,
     bundle, dest = Path(bundle), Path(dest)
     dest.mkdir(parents=True, exist_ok=False)
     try:
-        manifest, _ = _scan(bundle, trusted, dest, job)
+        manifest, _files = _scan(bundle, trusted, dest, job)
     except BaseException:
         shutil.rmtree(dest, ignore_errors=True)
         raise

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from studio.core.catalogue import tr
 from studio.core.errors import (
     BundleError,
     ConnectionFailed,
@@ -50,11 +51,13 @@ class DeployReport(Report):
     schema_version: int = 1
 
     def render(self) -> str:
-        prev = f" (was {self.previous})" if self.previous else ""
-        return (f"deployed {self.name} {self.version}{prev} to {self.agent}: "
-                f"{self.upload_bytes / 1e6:.1f} MB in {self.upload_s:.2f} s, warm-up {self.warmup_ms:.1f} ms; "
-                f"serving {', '.join(self.served_models)}"
-                + (f"; OpenSSF signature by {self.openssf.get('signer')} verified by the agent" if self.openssf else ""))
+        prev = tr(" (was {previous})", previous=self.previous) if self.previous else ""
+        return (tr("deployed {name} {version}{prev} to {agent}: {mb} MB in {upload_s} s, warm-up {warmup} ms; "
+                   "serving {models}", name=self.name, version=self.version, prev=prev, agent=self.agent,
+                   mb=f"{self.upload_bytes / 1e6:.1f}", upload_s=f"{self.upload_s:.2f}", warmup=f"{self.warmup_ms:.1f}",
+                   models=", ".join(self.served_models))
+                + (tr("; OpenSSF signature by {signer} verified by the agent", signer=self.openssf.get("signer"))
+                   if self.openssf else ""))
 
 
 class AgentClient:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from studio.core.catalogue import _, tr
 from studio.core.reports import Report
 
 
@@ -31,24 +32,27 @@ class PackageReport(Report):
     schema_version: int = 1
 
     def render(self) -> str:
-        text = (f"wrote {self.bundle}: {self.name} {self.version} for {self.board} "
-                f"(target {self.target}: {self.verdict}{', FORCED' if self.forced else ''}), {self.files} files, "
-                f"{self.total_bytes / 1e6:.1f} MB, signed by {self.signer_key_id}, {self.seconds:.2f} s; "
-                f"serves {', '.join(self.served_models)}")
+        text = tr("wrote {bundle}: {name} {version} for {board} (target {target}: {verdict}), {files} files, {mb} "
+                  "MB, signed by {key}, {seconds} s; serves {models}", bundle=self.bundle, name=self.name,
+                  version=self.version, board=self.board, target=self.target,
+                  verdict=self.verdict + (", " + _("FORCED") if self.forced else ""), files=self.files,
+                  mb=f"{self.total_bytes / 1e6:.1f}", key=self.signer_key_id, seconds=f"{self.seconds:.2f}",
+                  models=", ".join(self.served_models))
         if self.compiled:
             c = self.compiled
             par = c.get("parity") or {}
             what = (f"rknn ({c.get('toolkit')} {c.get('toolkit_version')}, {c.get('model')}, {c.get('platform')}, "
                     f"{c.get('dtype')})" if c.get("runtime") == "rknn" else
                     f"tvm {c.get('version')} ({c.get('library')}, {c.get('library_kind')}, {c.get('arch')})")
-            text += (f"\n  runtime: {what}; parity vs ONNX Runtime ({par.get('mode') or 'compile'}): "
-                     f"{par.get('status')}"
-                     + (f", max abs {par['max_abs']:.3g}" if par.get("max_abs") is not None else ""))
+            text += "\n  " + tr("runtime: {what}; parity vs ONNX Runtime ({mode}): {status}", what=what,
+                                  mode=par.get("mode") or "compile", status=par.get("status"))
+            text += tr(", max abs {value}", value=f"{par['max_abs']:.3g}") if par.get("max_abs") is not None else ""
         if self.openssf_source:
-            text += f"\n  source: OpenSSF signature by {self.openssf_source.get('signer')} verified " \
-                    f"({self.openssf_source.get('trusted_by')})"
+            text += "\n  " + tr("source: OpenSSF signature by {signer} verified ({trusted})",
+                                signer=self.openssf_source.get("signer"), trusted=self.openssf_source.get("trusted_by"))
         if self.openssf:
-            text += (f"\n  OpenSSF: model/ signed by {self.openssf.get('signer')} into {self.openssf.get('file')} "
-                     f"({self.openssf.get('files')} files; `model_signing verify key --signature model.sig "
-                     "--public_key KEY.pub model` in the extracted bundle)")
-        return text + "".join(f"\n  warning: {w}" for w in self.warnings)
+            text += "\n  " + tr("OpenSSF: model/ signed by {signer} into {file} ({files} files; `{command}` in the "
+                                "extracted bundle)", signer=self.openssf.get("signer"), file=self.openssf.get("file"),
+                                files=self.openssf.get("files"),
+                                command="model_signing verify key --signature model.sig --public_key KEY.pub model")
+        return text + "".join("\n  " + tr("warning: {message}", message=w) for w in self.warnings)

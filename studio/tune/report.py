@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from studio.core.catalogue import _, tr
 from studio.core.reports import Report
 
 SCHEMA_VERSION = 1
@@ -160,48 +161,55 @@ def candidate_row(c: Candidate, metric: str) -> str:
 
 def render_text(rep: TuneReport) -> str:
     metric = rep.budget.split(">")[0].split("<")[0] if rep.budget else "cosine"
-    lines = [f"optimize {rep.model} for {rep.target}: budget {rep.budget}, objective {rep.objective}"
-             + (" (cached result)" if rep.cached else ""),
-             f"  calibration: {rep.calibration_source}"]
+    lines = [tr("optimize {model} for {target}: budget {budget}, objective {objective}", model=rep.model,
+                target=rep.target, budget=rep.budget, objective=rep.objective)
+             + (" " + _("(cached result)") if rep.cached else ""),
+             "  " + tr("calibration: {source}", source=rep.calibration_source)]
     for name, tool in sorted(rep.tools.items()):
         lines.append(f"  {name}: {tool}")
     for p in rep.parts:
-        lines.append(f"\n[{p.part}] {p.source}  ({'budget met' if p.met else 'budget NOT met'})")
+        lines.append(f"\n[{p.part}] {p.source}  ({_('budget met') if p.met else _('budget NOT met')})")
         if p.dims:
-            lines.append("  static dims from the samples: " + ", ".join(f"{k}={v}" for k, v in p.dims.items()))
+            lines.append("  " + tr("static dims from the samples: {dims}",
+                                   dims=", ".join(f"{k}={v}" for k, v in p.dims.items())))
         lines.append(f"     {'id':4} {'recipe':58} {'status':7} {'tool verdict':14} {'npu':>5} "
                      f"{metric:>10} {'size':>10} {'host lat.':>11}")
         for c in p.candidates:
             lines.append(candidate_row(c, metric))
             if c.status in ("pruned", "failed", "crashed", "error") and c.judged.get("error"):
                 lines.append(f"         {c.judged['error'][:150]}")
-        lines.append("  (* chosen, P Pareto front on the objective vs accuracy)")
+        lines.append("  " + _("(* chosen, P Pareto front on the objective vs accuracy)"))
         ch = p.chosen_candidate()
         if ch is not None:
             j = ch.judged
-            lines.append(f"  chosen {ch.id}: {ch.label}")
+            lines.append("  " + tr("chosen {id}: {label}", id=ch.id, label=ch.label))
             verdict = j.get("verdict") or {}
-            lines.append(f"    tool verdict: {verdict.get('verdict')} [{verdict.get('by', '')}]")
+            lines.append("    " + tr("tool verdict: {verdict} [{by}]", verdict=verdict.get("verdict"),
+                                     by=verdict.get("by", "")))
             if ch.accuracy:
                 a = ch.accuracy
-                lines.append(f"    accuracy: cosine {a['cosine']:.6f}, max|diff| {a['max_abs']:.3g}, top-1 agree "
-                             f"{100 * a['top1_agree']:.1f}% on {a['samples']} sample(s) [{a['by']}]")
-            lines.append(f"    size {_size(j.get('size_bytes'))} [{j.get('size_by', '')}]")
+                lines.append("    " + tr("accuracy: cosine {cosine}, max|diff| {max_abs}, top-1 agree {top1}% on "
+                                         "{samples} sample(s) [{by}]", cosine=f"{a['cosine']:.6f}",
+                                         max_abs=f"{a['max_abs']:.3g}", top1=f"{100 * a['top1_agree']:.1f}",
+                                         samples=a["samples"], by=a["by"]))
+            lines.append("    " + tr("size {size} [{by}]", size=_size(j.get("size_bytes")), by=j.get("size_by", "")))
             if ch.latency_ms is not None:
-                ratio = f", {ch.latency_ratio:.2f}x the FP32 original's {p.reference_latency_ms:.3f} ms " \
-                        f"[{p.reference_latency_by}]" if ch.latency_ratio else ""
-                lines.append(f"    host latency {ch.latency_ms:.3f} ms [{ch.latency_by}]{ratio}")
+                ratio = tr(", {ratio}x the FP32 original's {ms} ms [{by}]", ratio=f"{ch.latency_ratio:.2f}",
+                           ms=f"{p.reference_latency_ms:.3f}", by=p.reference_latency_by) if ch.latency_ratio else ""
+                lines.append("    " + tr("host latency {ms} ms [{by}]", ms=f"{ch.latency_ms:.3f}", by=ch.latency_by)
+                             + ratio)
         for b in p.blocking[:12]:
-            lines.append(f"  blocking: {b.node or '(model)'}: {b.rule}: {b.message[:160]} [{b.tool}]")
+            lines.append("  " + tr("blocking: {node}: {rule}: {message} [{tool}]", node=b.node or _("(model)"),
+                                   rule=b.rule, message=b.message[:160], tool=b.tool))
         for w in p.warnings:
-            lines.append(f"  warning: {w}")
+            lines.append("  " + tr("warning: {message}", message=w))
         if p.commands:
-            lines.append("  recipe:")
+            lines.append("  " + _("recipe:"))
             lines += [f"    {c}" for c in p.commands]
     for w in rep.warnings:
-        lines.append(f"warning: {w}")
+        lines.append(tr("warning: {message}", message=w))
     for n in rep.notes:
-        lines.append(f"note: {n}")
-    lines.append(f"\n{'budget met' if rep.met else 'budget NOT met' if rep.status == 'not-met' else rep.status}: "
-                 f"{rep.out}  ({rep.seconds:.1f} s)")
+        lines.append(tr("note: {message}", message=n))
+    status = _("budget met") if rep.met else _("budget NOT met") if rep.status == "not-met" else rep.status
+    lines.append(f"\n{status}: {rep.out}  ({rep.seconds:.1f} s)")
     return "\n".join(lines) + "\n"

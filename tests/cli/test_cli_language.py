@@ -204,3 +204,43 @@ def test_parse_errors_in_chinese_same_exit_code() -> None:
                               "'text', 'json', 'html', 'sarif')\n")
     missing = _studio("package", "x.onnx", lang="zh_CN")
     assert missing.returncode == 2 and "缺少必需的参数：--board, --key, --out" in missing.stderr
+
+
+def test_every_catalogue_call_has_a_translation() -> None:
+    """Every literal text the code passes to the catalogue (``_("...")`` / ``tr("...", ...)`` in a module that
+    imports it) has its zh_CN entry: a new summary line cannot ship English-only by accident."""
+    import ast
+
+    po = catalogue.po_path("zh_CN")
+    have = {e.msgid for e in catalogue.parse_po(po.read_text(encoding="utf-8"), po.name)}
+    missing: dict[str, str] = {}
+    root = Path(catalogue.__file__).resolve().parents[1]
+    for f in sorted(root.rglob("*.py")):
+        src = f.read_text(encoding="utf-8")
+        if "studio.core.catalogue import" not in src:
+            continue
+        for n in ast.walk(ast.parse(src)):
+            if (isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in ("_", "tr") and n.args
+                    and isinstance(n.args[0], ast.Constant) and isinstance(n.args[0].value, str)
+                    and n.args[0].value not in have):
+                missing.setdefault(n.args[0].value, f"{f.relative_to(root)}:{n.lineno}")
+    assert not missing, missing
+
+
+def test_domain_summaries_in_chinese(english_after: None) -> None:
+    """The deploy and bundle-verify summaries speak the catalogue's language; names, numbers and paths stay."""
+    from studio.edge.verify import VerifyReport
+    from studio.package.client import DeployReport
+
+    dep = DeployReport(agent="http://board:8080", bundle="b.tar", name="clip", version="2", previous="1",
+                       warmup_ms=12.5, upload_bytes=3_000_000, upload_s=0.5, total_s=0.7, served_models=["clip"])
+    ver = VerifyReport(bundle="b.tar", name="clip", version="2", board="rk3588", target="rk3588",
+                       signer_key_id="abc123", created="2026-12-05", files=4, total_bytes=2_000_000, seconds=0.25)
+    english = dep.render(), ver.render()
+    assert english[0].startswith("deployed clip 2 (was 1) to http://board:8080: 3.0 MB")
+    catalogue.use("zh_CN")
+    zh = dep.render(), ver.render()
+    catalogue.use("en")
+    assert zh[0].startswith("已部署 clip 2（原为 1） 到 http://board:8080：3.0 MB") and "预热 12.5 毫秒" in zh[0]
+    assert "签名者 abc123" in zh[1] and "rk3588" in zh[1] and not CJK.search(english[1])
+    assert (dep.render(), ver.render()) == english  # back to English
