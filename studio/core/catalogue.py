@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from studio.core import errors, language
+from studio.core.message_templates import TemplateMatcher
 
 LOCALE_DIR = Path(__file__).resolve().parent.parent / "locale"
 DOMAIN = "studio"
@@ -189,7 +190,24 @@ def _(message: str) -> str:
     if _current is None or _env_key != _env_now():
         init()
     assert _current is not None
-    return _current.gettext(message) if message else message
+    if not message:
+        return message
+    text = _current.gettext(message)
+    if text is message and _code != language.ENGLISH:  # no entry: an f-string's message, through its template
+        text = _templates().translate(message) or message
+    return text
+
+
+_matcher: tuple[object, TemplateMatcher] | None = None
+
+
+def _templates() -> TemplateMatcher:
+    """The current catalogue's templates (built once per catalogue: a few hundred regular expressions)."""
+    global _matcher
+    if _matcher is None or _matcher[0] is not _current:
+        catalog = getattr(_current, "_catalog", {})
+        _matcher = (_current, TemplateMatcher((k, v) for k, v in catalog.items() if isinstance(k, str)))
+    return _matcher[1]
 
 
 def tr(template: str, /, **values: object) -> str:

@@ -244,3 +244,24 @@ def test_domain_summaries_in_chinese(english_after: None) -> None:
     assert zh[0].startswith("已部署 clip 2（原为 1） 到 http://board:8080：3.0 MB") and "预热 12.5 毫秒" in zh[0]
     assert "签名者 abc123" in zh[1] and "rk3588" in zh[1] and not CJK.search(english[1])
     assert (dep.render(), ver.render()) == english  # back to English
+
+
+def test_every_error_template_has_a_translation(capsys: pytest.CaptureFixture[str]) -> None:
+    """Every message and hint the core raises (literal or f-string, studio.core.message_templates) has its zh_CN
+    entry; the command that lists what is missing is the one a translator runs."""
+    from studio.core.message_templates import main
+
+    assert main(["zh_CN"]) == 0, capsys.readouterr().out[:3000]
+
+
+def test_f_string_errors_render_in_chinese(english_after: None) -> None:
+    """A message made with an f-string is translated through its template, its values kept."""
+    path = "/etc/agent.token"
+    exc = InputError(f"token in {path} is too short ({5} characters, need 16 or more)", offending=path,
+                     hint="use a long random token")
+    catalogue.use("zh_CN")
+    zh = exc.render()
+    catalogue.use("en")
+    assert zh.splitlines()[0] == "错误：/etc/agent.token 中的令牌太短（5 个字符，至少需要 16 个）", zh
+    assert zh.splitlines()[2].startswith("  提示：") and CJK.search(zh.splitlines()[2])
+    assert exc.render().startswith("error: token in /etc/agent.token is too short")
