@@ -131,3 +131,24 @@ def test_worker_resolves_only_path_fields_in_a_folder_holding_build_and_verify(
     res = client.call("build", env=rknn_env, model="models/mlp.onnx", platform="rk3588", crop=True,
                       inputs=[{"name": "x", "shape": [1, 16], "dtype": "float32"}], output="out/mlp.rknn")
     assert res["output"] == str(work / "out" / "mlp.rknn") and (work / "out" / "mlp.rknn").stat().st_size > 0
+
+
+def test_check_and_evaluate_record_the_failed_stage_and_release(rknn_env: Path, tmp_path: Path) -> None:
+    """A model the toolkit cannot load: ``check`` and ``evaluate`` answer (never raise) with the stage that failed,
+    the toolkit's words and the time taken, and the worker goes on to build a good model in the same run."""
+    from studio_rknn import client
+
+    from tests.edge.helpers import make_mlp
+
+    bad = tmp_path / "bad.onnx"
+    bad.write_bytes(b"not an onnx file")
+    inputs = [{"name": "x", "shape": [1, 16], "dtype": "float32"}]
+    for action, extra in (("check", {}), ("evaluate", {"out_dir": str(tmp_path / "eval")})):
+        res = client.call(action, env=rknn_env, model=str(bad), platform="rk3588", inputs=inputs,
+                          log=str(tmp_path / f"{action}.log"), **extra)
+        assert res["reached"] == "config" and res["failed_stage"] == "load", res
+        assert res["error"] and res["seconds"] >= 0 and res["outputs"] == []
+    good = make_mlp(tmp_path / "mlp.onnx")
+    res = client.call("check", env=rknn_env, model=str(good), platform="rk3588", inputs=inputs, crop=True,
+                      log=str(tmp_path / "good.log"))
+    assert res["reached"] == "inference" and not res["failed_stage"], res

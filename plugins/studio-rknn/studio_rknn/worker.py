@@ -32,6 +32,8 @@ import sys
 import tempfile
 import time
 import traceback
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -154,39 +156,55 @@ def _prepare(r: Any, req: dict[str, Any], quantize: bool, reached: dict[str, Any
     _mark(reached, "build")
 
 
-def do_check(req: dict[str, Any]) -> dict[str, Any]:
-    """How far the toolkit gets with the model; the log (per-layer table, fallbacks) is parsed by the studio."""
-    log = Path(req["log"])
-    log.write_bytes(b"")
-    res: dict[str, Any] = {"log": str(log), "reached": "", "failed_stage": "", "error": "", "outputs": []}
+def _next_stage(reached: str) -> str:
+    """The stage an unexpected toolkit exception failed in: the one after the last stage reached."""
+    if reached in STAGES[:-1]:
+        return STAGES[STAGES.index(reached) + 1]
+    return reached or "config"
+
+
+@contextmanager
+def _recorded(res: dict[str, Any], log: Path) -> Iterator[list[Any]]:
+    """Run ``check`` / ``evaluate``'s stages with the toolkit's output in ``log``: a failure is recorded in
+    ``res`` with its stage (never raised: the studio reads how far the model got), every toolkit object put in
+    the yielded list is released, and the time taken is recorded, whatever happened."""
+    held: list[Any] = []
     t0 = time.perf_counter()
-    r = None
     try:
         with Redirect(log):
             try:
-                r = _rknn()
-                _prepare(r, req, quantize=False, reached=res)
-                _call("init_runtime", r.init_runtime)
-                _mark(res, "init_runtime")
-                if req.get("run", True):
-                    outs = r.inference(inputs=_feeds(req), data_format="nchw")
-                    if outs is None:
-                        raise StageFailed("inference", "inference returned no outputs")
-                    res["outputs"] = [list(getattr(o, "shape", ())) for o in outs]
-                    res["reached"] = "inference"
+                yield held
             except StageFailed as exc:
                 res["failed_stage"], res["error"] = exc.stage, str(exc)
             except Exception as exc:  # anything else the toolkit throws is that stage's failure too
-                res["failed_stage"] = STAGES[STAGES.index(res["reached"]) + 1] if res["reached"] else "config"
-                res["error"] = f"{type(exc).__name__}: {exc}"
+                res["failed_stage"], res["error"] = _next_stage(res["reached"]), f"{type(exc).__name__}: {exc}"
             finally:
-                if r is not None:
+                for r in held:
                     try:
                         r.release()
                     except Exception:
                         pass
     finally:
         res["seconds"] = round(time.perf_counter() - t0, 3)
+
+
+def do_check(req: dict[str, Any]) -> dict[str, Any]:
+    """How far the toolkit gets with the model; the log (per-layer table, fallbacks) is parsed by the studio."""
+    log = Path(req["log"])
+    log.write_bytes(b"")
+    res: dict[str, Any] = {"log": str(log), "reached": "", "failed_stage": "", "error": "", "outputs": []}
+    with _recorded(res, log) as held:
+        r = _rknn()
+        held.append(r)
+        _prepare(r, req, quantize=False, reached=res)
+        _call("init_runtime", r.init_runtime)
+        _mark(res, "init_runtime")
+        if req.get("run", True):
+            outs = r.inference(inputs=_feeds(req), data_format="nchw")
+            if outs is None:
+                raise StageFailed("inference", "inference returned no outputs")
+            res["outputs"] = [list(getattr(o, "shape", ())) for o in outs]
+            res["reached"] = "inference"
     return res
 
 
@@ -271,51 +289,34 @@ def do_evaluate(req: dict[str, Any]) -> dict[str, Any]:
     out_dir.mkdir(parents=True, exist_ok=True)
     res: dict[str, Any] = {"log": str(log), "reached": "", "failed_stage": "", "error": "", "outputs": [],
                            "rknn_bytes": 0, "accuracy_dir": ""}
-    t0 = time.perf_counter()
     quantize = bool(req.get("dataset"))
-    r = None
-    try:
-        with Redirect(log):
+    with _recorded(res, log) as held:
+        r = _rknn()
+        held.append(r)
+        _prepare(r, req, quantize=quantize, reached=res)
+        if req.get("export"):
+            _call("export", r.export_rknn, req["export"])
+            res["rknn_bytes"] = Path(req["export"]).stat().st_size
+        if req.get("analyse") and quantize and req.get("samples"):
+            acc = out_dir / "analysis"
             try:
-                r = _rknn()
-                _prepare(r, req, quantize=quantize, reached=res)
-                if req.get("export"):
-                    _call("export", r.export_rknn, req["export"])
-                    res["rknn_bytes"] = Path(req["export"]).stat().st_size
-                if req.get("analyse") and quantize and req.get("samples"):
-                    acc = out_dir / "analysis"
-                    try:
-                        _call("accuracy", r.accuracy_analysis, inputs=list(req["samples"][0]), output_dir=str(acc))
-                        res["accuracy_dir"] = str(acc)
-                    except StageFailed as exc:  # the per-layer table is a bonus, the build stands
-                        res["accuracy_error"] = str(exc)
-                _call("init_runtime", r.init_runtime)
-                _mark(res, "init_runtime")
-                for k, arrays in enumerate(req.get("samples") or []):
-                    outs = r.inference(inputs=[np.load(p) for p in arrays], data_format="nchw")
-                    if outs is None:
-                        raise StageFailed("inference", f"inference returned no outputs for sample {k}")
-                    files = []
-                    for i, o in enumerate(outs):
-                        f = out_dir / f"s{k:04d}_o{i}.npy"
-                        np.save(f, np.asarray(o))
-                        files.append(str(f))
-                    res["outputs"].append(files)
-                res["reached"] = "inference"
-            except StageFailed as exc:
-                res["failed_stage"], res["error"] = exc.stage, str(exc)
-            except Exception as exc:
-                res["failed_stage"] = STAGES[STAGES.index(res["reached"]) + 1] if res["reached"] in STAGES[:-1] \
-                    else (res["reached"] or "config")
-                res["error"] = f"{type(exc).__name__}: {exc}"
-            finally:
-                if r is not None:
-                    try:
-                        r.release()
-                    except Exception:
-                        pass
-    finally:
-        res["seconds"] = round(time.perf_counter() - t0, 3)
+                _call("accuracy", r.accuracy_analysis, inputs=list(req["samples"][0]), output_dir=str(acc))
+                res["accuracy_dir"] = str(acc)
+            except StageFailed as exc:  # the per-layer table is a bonus, the build stands
+                res["accuracy_error"] = str(exc)
+        _call("init_runtime", r.init_runtime)
+        _mark(res, "init_runtime")
+        for k, arrays in enumerate(req.get("samples") or []):
+            outs = r.inference(inputs=[np.load(p) for p in arrays], data_format="nchw")
+            if outs is None:
+                raise StageFailed("inference", f"inference returned no outputs for sample {k}")
+            files = []
+            for i, o in enumerate(outs):
+                f = out_dir / f"s{k:04d}_o{i}.npy"
+                np.save(f, np.asarray(o))
+                files.append(str(f))
+            res["outputs"].append(files)
+        res["reached"] = "inference"
     return res
 
 
