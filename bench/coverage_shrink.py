@@ -7,6 +7,13 @@ original shares them), feed-forward keys one size, expert counts four; the vocab
 special token id past it is moved inside it (distinct ids, same relations); lists that index layers are clipped,
 lists whose sum is a head dimension (M-RoPE sections) are rescaled. Image sizes, patch sizes, mel bins and
 positions stay as the defaults set them, so the default processor of the type still fits the config.
+
+Relations the defaults hold are kept, never looked up per architecture: the head size is rounded up to a multiple
+of 8 (axial and M-RoPE rotaries split it in 4 or 3 parts), a head size that is the sum of two others stays their
+sum, a group count equal to the width follows it, a backbone keeps its stage count (``depths``) and its
+``out_features`` / ``out_indices`` name stages that still exist, layer indices in a sub-config with no depth of its
+own (an adapter's ``vision_feature_layer``) are clipped to the shrunk depth, and a ``vocab_size`` or head size the
+default leaves None (a CTC head, a head size read by model code) gets the shrunk value.
 """
 
 from __future__ import annotations
@@ -20,7 +27,9 @@ MAX_HEAD_DIM = 128  # the original head size is kept up to this (rotary sections
 FFN = 128
 WIDTH = HEADS * 16  # replaced per config by HEADS * its head size (shrink_config)
 HEAD_DIM = 16
+EXPLICIT: set[int] = set()  # head sizes the config writes out (shrink_config)
 LAYERS = 2
+MAX_LAYERS = 0  # the deepest original sub-config (shrink_config): bounds layer indices in depth-less sub-configs
 EXPERTS = 4
 VOCAB = 1024
 
@@ -63,30 +72,84 @@ def shrink_dict(d: dict[str, Any], remap: dict[int, int], vocab: int, depth: int
     out: dict[str, Any] = {}
     old_layers = next((d[k] for k in ("num_hidden_layers", "num_layers", "depth", "n_layer", "decoder_layers")
                        if isinstance(d.get(k), int)), None)
+    if isinstance(d.get("depths"), list):
+        old_layers = None  # a backbone's count is its stages (one depth each): kept, each depth shrinks
     head_dims = (head_dims or set()) | _old_head_dims(d)
     # counts that size a sibling list (conv layers and their conv_dim / conv_stride lists) keep their value
     list_lengths = {len(v) for k, v in d.items() if isinstance(v, list) and v and old_layers != len(v)}
     for key, value in d.items():
+        if not isinstance(key, str):  # a table keyed by numbers (patches -> queries) is data, not sizes
+            out[key] = value
+            continue
         if isinstance(value, dict):
             if value and all(isinstance(k, str) and k.isdigit() for k in value) and old_layers \
                     and "label" not in key:
                 value = _layer_keyed(value)
             out[key] = shrink_dict(value, remap, vocab, depth + 1, head_dims) if depth < 6 else value
             continue
+        if value is None and _unset_needed(key, d):
+            out[key] = VOCAB if key == "vocab_size" else HEAD_DIM
+            continue
         if isinstance(value, bool) or value is None:
             out[key] = value
             continue
         if isinstance(value, int):
-            keep = _LAYERS.match(key) and value in list_lengths and "hidden" not in key
+            stages = isinstance(d.get("depths"), list) and value == len(d["depths"])
+            keep = _LAYERS.match(key) and value in list_lengths and ("hidden" not in key or stages)
             out[key] = value if keep else _shrink_int(key, value, d, remap, vocab)
             continue
         if isinstance(value, list) and old_layers and len(value) == old_layers and old_layers > LAYERS:
             value = _per_layer(value)  # one entry per layer: as many as the shrunk model has, each kind kept
         if _ints(value):
-            out[key] = _shrink_list(key, value, old_layers, head_dims, remap, vocab)
+            out[key] = _shrink_list(key, value, old_layers or MAX_LAYERS, head_dims, remap, vocab)
             continue
         out[key] = value
+    _keep_relations(d, out)
     return out
+
+
+def _unset_needed(key: str, d: dict[str, Any]) -> bool:
+    """A None the model code cannot take: a vocabulary (CTC heads), a head size beside hidden size and heads."""
+    heads = any(isinstance(v, int) and _HEADS.match(k) for k, v in d.items() if isinstance(k, str))
+    return key == "vocab_size" or (key == "head_dim" and heads and isinstance(d.get("hidden_size"), int))
+
+
+def _keep_relations(d: dict[str, Any], out: dict[str, Any]) -> None:
+    """Relations between one dict's sizes that model code or validators check: a head size that is the sum of two
+    others (``qk_head_dim = qk_nope_head_dim + qk_rope_head_dim``), a group count equal to the width (depthwise
+    convolutions), and a backbone's ``out_features`` / ``out_indices`` inside its stages."""
+    heads = [k for k, v in d.items() if isinstance(k, str) and _HEAD_DIM.match(k) and isinstance(v, int)
+             and isinstance(out.get(k), int)]
+    for k in heads:  # the parts carry the whole's prefix (qk_nope_head_dim, qk_rope_head_dim -> qk_head_dim)
+        prefix = k[: k.find("head_dim")] if "head_dim" in k else ""
+        parts = [a for a in heads if prefix and a != k and a.startswith(prefix)]
+        pair = next(((a, b) for a in parts for b in parts if a < b and d[a] + d[b] == d[k]), None)
+        if pair:
+            out[k] = out[pair[0]] + out[pair[1]]
+    width = next((k for k in ("hidden_size", "d_model", "embed_dim") if isinstance(d.get(k), int)), None)
+    for k, v in d.items():
+        if width and isinstance(k, str) and "group" in k and isinstance(v, int) and v == d[width] and v > 1:
+            out[k] = out[width]
+    _fit_stages(d, out)
+
+
+def _fit_stages(d: dict[str, Any], out: dict[str, Any]) -> None:
+    """A backbone's ``stage_names`` follow its depth (``stem`` + one per stage or layer); requested stages past the
+    shrunk depth become its last stage (deduplicated), names and indices kept in step."""
+    names = d.get("stage_names")
+    if not (isinstance(names, list) and names and ("out_features" in d or "out_indices" in d)):
+        return
+    depths = out.get("depths")
+    count = len(depths) if isinstance(depths, list) else next(
+        (out[k] for k in ("num_hidden_layers", "num_layers", "depth") if isinstance(out.get(k), int)), len(names) - 1)
+    new_names = names[: count + 1]
+    wanted = d.get("out_indices") or [names.index(f) for f in d.get("out_features") or [] if f in names]
+    indices = list(dict.fromkeys(min(i if i >= 0 else len(names) + i, count) for i in wanted))
+    out["stage_names"] = new_names
+    if d.get("out_indices") is not None:
+        out["out_indices"] = indices
+    if d.get("out_features") is not None:
+        out["out_features"] = [new_names[i] for i in indices]
 
 
 def _per_layer(values: list[Any]) -> list[Any]:
@@ -116,11 +179,23 @@ def _layer_keyed(value: dict[str, Any]) -> dict[str, Any]:
 
 def _old_head_dims(d: dict[str, Any]) -> set[int]:
     """Head dimensions a config implies (explicit keys, or hidden / heads): what rotary sections sum to."""
-    dims = {int(v) for k, v in d.items() if isinstance(v, int) and not isinstance(v, bool) and _HEAD_DIM.match(k)}
-    hidden, heads = d.get("hidden_size"), d.get("num_attention_heads")
+    dims = {int(v) for k, v in d.items() if isinstance(k, str) and isinstance(v, int) and not isinstance(v, bool)
+            and _HEAD_DIM.match(k)}
+    hidden = d.get("hidden_size")
+    heads = next((d[k] for k in ("num_attention_heads", "num_heads") if isinstance(d.get(k), int)), None)
     if isinstance(hidden, int) and isinstance(heads, int) and heads:
         dims.add(hidden // heads)
     return {x for x in dims if x > 1}
+
+
+def _explicit_head_dims(d: dict[str, Any], depth: int = 0) -> set[int]:
+    """Head sizes a config writes out (they shrink to min(size, HEAD_DIM); implied ones become HEAD_DIM)."""
+    dims = {int(v) for k, v in d.items() if isinstance(k, str) and isinstance(v, int) and not isinstance(v, bool)
+            and _HEAD_DIM.match(k)}
+    for v in d.values():
+        if isinstance(v, dict) and depth < 4:
+            dims |= _explicit_head_dims(v, depth + 1)
+    return dims
 
 
 def _shrink_int(key: str, value: int, d: dict[str, Any], remap: dict[int, int], vocab: int) -> int:
@@ -155,14 +230,18 @@ def _shrink_list(key: str, value: list[int], old_layers: int | None, head_dims: 
     if "token" in key and any(v >= vocab for v in value):
         return [_remap(v, remap, vocab) if v >= vocab else v for v in value]
     total = sum(value)
-    if "section" in key and len(value) <= 4 and any(total in (h, h // 2) for h in head_dims):
-        target = HEAD_DIM if total in head_dims else HEAD_DIM // 2
+    match = next((h for h in sorted(head_dims, key=lambda h: h not in EXPLICIT) if total in (h, h // 2)), None)
+    if "section" in key and len(value) <= 4 and match:
+        new = min(match, HEAD_DIM) if match in EXPLICIT else HEAD_DIM  # what that head size shrinks to
+        target = new if total == match else new // 2
+        if target == total:
+            return value
         scaled = [max(1, v * target // total) for v in value]
         scaled[scaled.index(max(scaled))] += target - sum(scaled)
         return scaled
     if old_layers and re.search(r"(index|indexes|indices|layers|layer_ids|_layer)$", key) and \
             all(-old_layers - 1 <= v <= old_layers for v in value):
-        clipped = [v if v < 0 else min(v, LAYERS - 1) for v in value]
+        clipped = [max(v, -LAYERS - 1) if v < 0 else min(v, LAYERS - 1) for v in value]
         return list(dict.fromkeys(clipped))
     if _FFN.match(key):
         return [min(v, FFN) for v in value]
@@ -195,17 +274,28 @@ def shrink_config(config: Any) -> Any:
 
     The head size is the largest the original uses (up to MAX_HEAD_DIM), every width HEADS times it: model code
     that assumes a head size (M-RoPE sections default to a 128-wide head) still runs."""
-    global WIDTH, HEAD_DIM
+    global WIDTH, HEAD_DIM, MAX_LAYERS, EXPLICIT
     d = config.to_dict()
     HEAD_DIM = min(MAX_HEAD_DIM, max(_all_head_dims(d) or {16}))
-    HEAD_DIM -= HEAD_DIM % 2
+    HEAD_DIM += -HEAD_DIM % 8
     WIDTH = HEADS * HEAD_DIM
+    MAX_LAYERS = max(_layer_counts(d) or {0})
+    EXPLICIT = _explicit_head_dims(d)
     remap: dict[int, int] = {}
     small = shrink_dict(d, remap, VOCAB)
     for key in ("transformers_version", "architectures", "_name_or_path"):
         small.pop(key, None)
     _fit_image_tokens(small)
     return type(config).from_dict(small)
+
+
+def _layer_counts(d: dict[str, Any], depth: int = 0) -> set[int]:
+    counts = {int(v) for k, v in d.items() if isinstance(k, str) and isinstance(v, int) and not isinstance(v, bool)
+              and _LAYERS.match(k) and not _NOT_LAYERS.search(k)}
+    for v in d.values():
+        if isinstance(v, dict) and depth < 4:
+            counts |= _layer_counts(v, depth + 1)
+    return counts
 
 
 def _fit_image_tokens(d: dict[str, Any]) -> None:

@@ -97,10 +97,17 @@ def mapped_classes(model_type: str) -> dict[str, str]:
     from transformers.models.auto.image_processing_auto import IMAGE_PROCESSOR_MAPPING_NAMES
     from transformers.models.auto.processing_auto import PROCESSOR_MAPPING_NAMES
 
+    from transformers.models.auto.configuration_auto import model_type_to_module_name
+
+    # a sub-model type (qwen2_5_omni_thinker) is mapped under its module's type; a processor's sub-processor not
+    # mapped under the type (glm4v_moe's image processor) under the type of the processor class's own module
+    keys = list(dict.fromkeys([model_type, model_type_to_module_name(model_type)]))
     out: dict[str, str] = {}
     for role, table in (("processor", PROCESSOR_MAPPING_NAMES), ("image_processor", IMAGE_PROCESSOR_MAPPING_NAMES),
                         ("feature_extractor", FEATURE_EXTRACTOR_MAPPING_NAMES)):
-        name = _mapped(dict(table), model_type)
+        if role == "image_processor" and "processor" in out:
+            keys = list(dict.fromkeys([*keys, _class(out["processor"]).__module__.split(".")[-2]]))
+        name = next((n for k in keys if (n := _mapped(dict(table), k))), None)
         if name:
             out[role] = name
     return out
