@@ -57,6 +57,8 @@ _FFN = re.compile(r"^(intermediate_size|ffn_dim|d_ff|mlp_dim|n_inner|(\w+_)?inte
 _EXPERTS = re.compile(r"^(num_experts|n_routed_experts|num_local_experts|moe_num_experts|n_experts|"
                       r"(\w+_)?num_experts)$")
 _TOPK = re.compile(r"^(num_experts_per_tok|top_k|moe_topk|num_experts_per_token|topk_group|n_group)$")
+_MULTIPLE = re.compile(r"(output|out|hidden|feature)_(dim|size)$")
+_MEDIA_ID = re.compile(r"^(\w+_)?(image|video|audio)_token_(id|index)$")
 _TOKEN_ID = re.compile(r"(_token_id|_token_index|_token_ids|_id|_index)$")
 _VOCAB = re.compile(r"^(\w+_)?vocab_size$")
 
@@ -66,7 +68,7 @@ def _ints(values: Any) -> bool:
                                                           for v in values)
 
 
-def shrink_dict(d: dict[str, Any], remap: dict[int, int], vocab: int, depth: int = 0,
+def shrink_dict(d: dict[str, Any], remap: dict[Any, int], vocab: int, depth: int = 0,
                 head_dims: set[int] | None = None) -> dict[str, Any]:
     """A shrunk copy of one config dict (sub-configs recursively); ``remap`` collects special ids moved."""
     out: dict[str, Any] = {}
@@ -89,6 +91,10 @@ def shrink_dict(d: dict[str, Any], remap: dict[int, int], vocab: int, depth: int
             continue
         if value is None and _unset_needed(key, d):
             out[key] = VOCAB if key == "vocab_size" else HEAD_DIM
+            continue
+        media = _MEDIA_ID.match(key)
+        if value is None and media:  # compared against input_ids by the forward: a free id (shared per medium)
+            out[key] = _remap(f"unset {media.group(2)}", remap, vocab)
             continue
         if isinstance(value, bool) or value is None:
             out[key] = value
@@ -128,8 +134,20 @@ def _keep_relations(d: dict[str, Any], out: dict[str, Any]) -> None:
             out[k] = out[pair[0]] + out[pair[1]]
     width = next((k for k in ("hidden_size", "d_model", "embed_dim") if isinstance(d.get(k), int)), None)
     for k, v in d.items():
-        if width and isinstance(k, str) and "group" in k and isinstance(v, int) and v == d[width] and v > 1:
+        if not (width and isinstance(k, str) and isinstance(v, int) and not isinstance(v, bool) and v > 1):
+            continue
+        if "group" in k and v == d[width]:
             out[k] = out[width]
+        elif _MULTIPLE.search(k) and v > d[width] and v % d[width] == 0 and out[k] == v:
+            ratio = v // d[width]  # concatenated hidden states: several layers' widths (the layers listed + last)
+            out[k] = ratio * out[width]
+            for lk, lv in d.items():
+                short = out.get(lk)
+                if _ints(lv) and isinstance(short, list) and short and len(short) < len(lv) <= ratio:
+                    out[lk] = (short * len(lv))[: len(lv)]  # the clipped indices repeated: the count stays
+    heads = next((k for k in ("num_attention_heads", "num_heads") if isinstance(d.get(k), int)), None)
+    if width and heads and isinstance(d.get("head_dim"), int) and d["head_dim"] == d[width] // d[heads]:
+        out["head_dim"] = out[width] // out[heads]  # the head size the width implies stays implied
     _fit_stages(d, out)
 
 
@@ -198,7 +216,7 @@ def _explicit_head_dims(d: dict[str, Any], depth: int = 0) -> set[int]:
     return dims
 
 
-def _shrink_int(key: str, value: int, d: dict[str, Any], remap: dict[int, int], vocab: int) -> int:
+def _shrink_int(key: str, value: int, d: dict[str, Any], remap: dict[Any, int], vocab: int) -> int:
     if _VOCAB.match(key) and value > vocab:
         return vocab
     if _TOKEN_ID.search(key) and "token" in key and value >= vocab:
@@ -226,7 +244,7 @@ def _shrink_int(key: str, value: int, d: dict[str, Any], remap: dict[int, int], 
 
 
 def _shrink_list(key: str, value: list[int], old_layers: int | None, head_dims: set[int],
-                 remap: dict[int, int], vocab: int) -> list[int]:
+                 remap: dict[Any, int], vocab: int) -> list[int]:
     if "token" in key and any(v >= vocab for v in value):
         return [_remap(v, remap, vocab) if v >= vocab else v for v in value]
     total = sum(value)
@@ -254,7 +272,7 @@ def _shrink_list(key: str, value: list[int], old_layers: int | None, head_dims: 
     return value
 
 
-def _remap(value: int, remap: dict[int, int], vocab: int) -> int:
+def _remap(value: Any, remap: dict[Any, int], vocab: int) -> int:
     """A special id past the shrunk vocabulary -> a distinct id at its top (the same old id -> the same new id)."""
     if value not in remap:
         remap[value] = vocab - 1 - len(remap)
@@ -281,11 +299,14 @@ def shrink_config(config: Any) -> Any:
     WIDTH = HEADS * HEAD_DIM
     MAX_LAYERS = max(_layer_counts(d) or {0})
     EXPLICIT = _explicit_head_dims(d)
-    remap: dict[int, int] = {}
+    remap: dict[Any, int] = {}
     small = shrink_dict(d, remap, VOCAB)
     for key in ("transformers_version", "architectures", "_name_or_path"):
         small.pop(key, None)
     _fit_image_tokens(small)
+    for sub in small.values():
+        if isinstance(sub, dict):
+            _fit_image_tokens(sub)
     return type(config).from_dict(small)
 
 
@@ -298,12 +319,51 @@ def _layer_counts(d: dict[str, Any], depth: int = 0) -> set[int]:
     return counts
 
 
+_MERGE = re.compile(r"^(\w+_)?(downsample_factor|downsample_ratio|scale_factor|merge_size|merge_kernel_size)$")
+
+
+def _merge_factor(*dicts: dict[str, Any]) -> int:
+    """The factor a pixel shuffle / patch merger folds the patch grid by (2 from ``scale_factor: 2`` or
+    ``downsample_ratio: 0.5``); 1 when the config names none."""
+    for d in dicts:
+        for k, v in d.items():
+            if not (isinstance(k, str) and _MERGE.match(k)) or isinstance(v, bool) or "rescale" in k:
+                continue
+            if isinstance(v, int) and v >= 2:
+                return v
+            if isinstance(v, float) and 0 < v < 1 and abs(1 / v - round(1 / v)) < 1e-6:
+                return round(1 / v)
+    return 1
+
+
+def _fit_grid(d: dict[str, Any]) -> None:
+    """A default whose image size is not a whole number of patches times the merge factor (Aya Vision's 384 over
+    patch 14 with a 2x pixel shuffle) cannot fold its grid: the size becomes the nearest such multiple below."""
+    vision = d.get("vision_config")
+    if not isinstance(vision, dict):
+        return
+    size, patch = vision.get("image_size"), vision.get("patch_size")
+    pair = isinstance(size, list) and isinstance(patch, list) and len(size) == len(patch) == 2
+    if pair:
+        size, patch = size[0], patch[0]
+    if not (isinstance(size, int) and isinstance(patch, int) and patch > 0):
+        return
+    factor = _merge_factor(d, vision)
+    if factor < 2:
+        return  # a remainder the patch convolution drops is harmless (SigLIP at 384 over patch 14)
+    unit = patch * factor
+    fitted = max(unit, unit * (size // unit))
+    if fitted != size:
+        vision["image_size"] = [fitted, fitted] if pair else fitted
+
+
 def _fit_image_tokens(d: dict[str, Any]) -> None:
     """A default config whose tokens-per-image count exceeds its tower's patches (Gemma3's 256 over 14x14) cannot
     pool them: the count becomes the patch grid (a square, as pooling to a square needs)."""
     vision = d.get("vision_config")
     if not isinstance(vision, dict):
         return
+    _fit_grid(d)
     size, patch = vision.get("image_size"), vision.get("patch_size")
     if not (isinstance(size, int) and isinstance(patch, int) and patch > 0):
         return

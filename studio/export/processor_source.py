@@ -33,6 +33,7 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
     "feature_size": ("num_mel_bins", "input_feat_per_channel", "feature_size", "n_mels"),
     "num_mel_bins": ("num_mel_bins", "n_mels"),
     "image_seq_length": ("image_seq_length", "mm_tokens_per_image", "num_image_tokens"),
+    "img_size": ("image_size",),
 }
 
 
@@ -93,11 +94,10 @@ def _mapped(table: dict[str, Any], model_type: str) -> str | None:
 def mapped_classes(model_type: str) -> dict[str, str]:
     """role -> class name transformers' auto mappings give for a model type (processor, image processor,
     feature extractor)."""
+    from transformers.models.auto.configuration_auto import model_type_to_module_name
     from transformers.models.auto.feature_extraction_auto import FEATURE_EXTRACTOR_MAPPING_NAMES
     from transformers.models.auto.image_processing_auto import IMAGE_PROCESSOR_MAPPING_NAMES
     from transformers.models.auto.processing_auto import PROCESSOR_MAPPING_NAMES
-
-    from transformers.models.auto.configuration_auto import model_type_to_module_name
 
     # a sub-model type (qwen2_5_omni_thinker) is mapped under its module's type; a processor's sub-processor not
     # mapped under the type (glm4v_moe's image processor) under the type of the processor class's own module
@@ -161,22 +161,18 @@ def config_kwargs(obj_defaults: dict[str, Any], config: dict[str, Any], role: st
             kwargs["chunk_length"] = int(seconds)
             notes.append(f"chunk_length={int(seconds)} s ({2 * positions} frames) from the config's "
                          "max_source_positions")
-    image_size = next((s.get("image_size") for s in sources if isinstance(s.get("image_size"), int)), None)
-    patch = next((s.get("patch_size") for s in sources if isinstance(s.get("patch_size"), int)), None)
+    from studio.export.processor_sizes import config_image_size, size_kwargs
+
+    image_size = config_image_size(sources)
+    patch = config_image_size([{"image_size": s.get("patch_size")} for s in sources])
     if role == "image_processor" and "image_seq_length" in obj_defaults and obj_defaults["image_seq_length"] is None \
             and "image_seq_length" not in kwargs and image_size and patch:
         kwargs["image_seq_length"] = (image_size // patch) ** 2  # one token per patch of the vision tower's grid
         notes.append(f"image_seq_length={kwargs['image_seq_length']} from the config's image_size / patch_size")
-    size = obj_defaults.get("size")
-    if role == "image_processor" and image_size and isinstance(size, dict):
-        if {"height", "width"} <= set(size) and (size["height"], size["width"]) != (image_size, image_size):
-            kwargs["size"] = {"height": image_size, "width": image_size}
-        elif set(size) == {"shortest_edge"} and size["shortest_edge"] != image_size:
-            kwargs["size"] = {"shortest_edge": image_size}
-            if isinstance(obj_defaults.get("crop_size"), dict):
-                kwargs["crop_size"] = {"height": image_size, "width": image_size}
-        if "size" in kwargs:
-            notes.append(f"size {image_size}x{image_size} from the config's image_size")
+    if role == "image_processor":
+        more, why = size_kwargs(obj_defaults, image_size)
+        kwargs.update(more)
+        notes += why
     return kwargs, notes
 
 
@@ -367,10 +363,11 @@ def _fill_unset_counts(proc: Any, config: dict[str, Any]) -> list[str]:
     patch = next((s.get("patch_size") for s in sources if isinstance(s.get("patch_size"), int)), None)
     notes = []
     for obj in (proc, getattr(proc, "image_processor", None)):
-        if obj is not None and size and patch and hasattr(obj, "image_seq_length") and obj.image_seq_length is None:
-            obj.image_seq_length = (size // patch) ** 2
-            notes.append(f"{type(obj).__name__}.image_seq_length={obj.image_seq_length} from the config's "
-                         "image_size / patch_size")
+        for attr in ("image_seq_length", "num_image_tokens"):
+            if obj is not None and size and patch and hasattr(obj, attr) and getattr(obj, attr) is None:
+                setattr(obj, attr, (size // patch) ** 2)
+                notes.append(f"{type(obj).__name__}.{attr}={getattr(obj, attr)} from the config's "
+                             "image_size / patch_size")
     return notes
 
 
