@@ -107,10 +107,27 @@ def mapped_classes(model_type: str) -> dict[str, str]:
                         ("feature_extractor", FEATURE_EXTRACTOR_MAPPING_NAMES)):
         if role == "image_processor" and "processor" in out:
             keys = list(dict.fromkeys([*keys, _class(out["processor"]).__module__.split(".")[-2]]))
-        name = next((n for k in keys if (n := _mapped(dict(table), k))), None)
+        name = next((n for k in keys if (n := _mapped(dict(table), k))), None) or \
+            (_module_processor(keys[-1]) if role == "processor" else None)
         if name:
             out[role] = name
     return out
+
+
+def _module_processor(module: str) -> str | None:
+    """The processor class a model's own module defines (``processing_<module>.py``) when the auto mappings list
+    none for its type (Kosmos-2's ``Kosmos2Processor`` under the type ``kosmos-2``)."""
+    import importlib
+
+    from transformers import ProcessorMixin
+
+    try:
+        mod = importlib.import_module(f"transformers.models.{module}.processing_{module}")
+    except Exception:  # noqa: BLE001 - no such file (or it needs a missing package): no processor from here
+        return None
+    names = [n for n in getattr(mod, "__all__", []) if isinstance(getattr(mod, n, None), type)
+             and issubclass(getattr(mod, n), ProcessorMixin)]
+    return names[0] if len(names) == 1 else None
 
 
 def _class(name: str) -> Any:
@@ -128,7 +145,8 @@ def _sub_configs(config: dict[str, Any], role: str) -> list[dict[str, Any]]:
             "feature_extractor": ("audio_config", "encoder_config", "encoder"),
             "audio_processor": ("audio_config", "encoder_config", "encoder")}.get(role, ())
     found = [config[k] for k in keys if isinstance(config.get(k), dict)]
-    return [*found, config]
+    nested = [v for f in found for v in f.values() if isinstance(v, dict)]  # an audio config's ASR encoder
+    return [*found, *nested, config]
 
 
 def config_kwargs(obj_defaults: dict[str, Any], config: dict[str, Any], role: str) -> tuple[dict[str, Any], list[str]]:
@@ -183,8 +201,11 @@ def processor_kwargs(cls: Any, config: dict[str, Any]) -> tuple[dict[str, Any], 
     import inspect
 
     attrs = set(cls.get_attributes())
-    sources = [config[k] for k in ("vision_config", "audio_config", "text_config") if isinstance(config.get(k), dict)]
-    sources.insert(0, config)
+    modal = ("vision_config", "audio_config", "text_config")
+    sources = [config, *(config[k] for k in modal if isinstance(config.get(k), dict))]
+    encoder = config.get("encoder")  # an encoder-decoder's multimodal encoder (T5Gemma2's mm_tokens_per_image)
+    if isinstance(encoder, dict):
+        sources += [encoder, *(encoder[k] for k in modal if isinstance(encoder.get(k), dict))]
     kwargs: dict[str, Any] = {}
     notes: list[str] = []
     for name, p in inspect.signature(cls.__init__).parameters.items():
@@ -302,7 +323,9 @@ def _assemble(model_dir: Path, config: dict[str, Any], mapped: dict[str, str]) -
         roles = list(proc_cls.get_attributes())
     else:
         roles = [r for r in ("image_processor", "feature_extractor") if r in mapped] + ["tokenizer"]
-    if not any(r in mapped or _folder_sub(r, model_dir) is not None for r in roles if "tokenizer" not in r):
+    mapped_role = {"audio_processor": "feature_extractor"}  # a processor's audio role, mapped as a feature extractor
+    if not any(mapped_role.get(r, r) in mapped or _folder_sub(r, model_dir) is not None for r in roles
+               if "tokenizer" not in r):
         return None
     sub: dict[str, Any] = {}
     derived: list[str] = []
