@@ -343,7 +343,8 @@ def _calibrate(source: ProcessorSource, message: str, images: int, hidden: int) 
             if isinstance(value, bool) or not isinstance(value, int):
                 continue
             # per image, or per tile when an image is split into k tiles of ``value`` tokens each
-            k = tokens // value if value > 0 and tokens % value == 0 and features % (tokens // value) == 0 else 0
+            k = tokens // value if 0 < value <= tokens and tokens % value == 0 else 0
+            k = k if k and features % k == 0 else 0
             new = features if value == tokens else value + (features - tokens) if "additional" in attr else \
                 features // k if k else None
             if new is None or new < 0:
@@ -380,7 +381,7 @@ def derive_inputs(model: Any, source: ProcessorSource, config: dict[str, Any], m
                     tok = next((o for r, o in source.sub.items() if "tokenizer" in r), None)
                     fixed = rebind(str(exc), tensors, config, tok, ph.id_map)
                 if fixed:
-                    notes.append(f"token count calibrated: {fixed}")
+                    notes.append(fixed if fixed.startswith("image token") else f"token count calibrated: {fixed}")
                     continue
                 line = f"{describe(ph)}: {step} raised {type(exc).__name__}: {str(exc).strip()[:240]}"
                 tried.append(line)
