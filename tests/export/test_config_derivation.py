@@ -113,3 +113,23 @@ def test_expanded_image_token_takes_the_config_id() -> None:
                   config, tok, id_map)
     assert note and id_map == {patch: 90}
     assert apply({"input_ids": ids}, id_map)["input_ids"].tolist() == [[5, 90, 90, 90, 6]]
+
+
+def test_moe_exports_through_the_batched_experts_path() -> None:
+    """While the exporter runs, grouped_mm experts (torch.histc, which no exporter converts) use transformers'
+    batched_mm path: the same logits; the model's own setting comes back afterwards."""
+    import torch
+
+    from studio.export.patches import export_patches
+
+    torch.manual_seed(0)
+    model = transformers.AutoModelForCausalLM.from_config(shrink_config(transformers.CONFIG_MAPPING["qwen3_moe"]()))
+    model.eval()
+    ids = torch.randint(0, 1000, (2, 7))
+    with torch.no_grad():
+        before = model(input_ids=ids).logits
+        with export_patches(model, "qwen3_moe") as notes:
+            assert notes and model.config._experts_implementation == "batched_mm"
+            patched = model(input_ids=ids).logits
+    assert model.config._experts_implementation == "grouped_mm"
+    assert torch.allclose(before, patched, atol=1e-5)
