@@ -409,8 +409,8 @@ def _construct(proc_cls: Any, sub: dict[str, Any], own: dict[str, Any], config: 
                 sub[r] = tok
         try:
             return _tolerant(proc_cls)(**sub, **own)
-        except AttributeError as exc:
-            m = re.search(r"has no attribute '?(\w+_token)'?", str(exc))
+        except (AttributeError, ValueError) as exc:  # "has no attribute" / "is missing required attribute"
+            m = re.search(r"(?:has no|missing required) attribute '?(\w+_token)'?", str(exc))
             if not missing_tok or not m or m.group(1) in extra:
                 raise
             extra[m.group(1)] = f"<{m.group(1).removesuffix('_token')}>"
