@@ -18,6 +18,7 @@ default leaves None (a CTC head, a head size read by model code) gets the shrunk
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
@@ -145,6 +146,11 @@ def _keep_relations(d: dict[str, Any], out: dict[str, Any]) -> None:
                 short = out.get(lk)
                 if _ints(lv) and isinstance(short, list) and short and len(short) < len(lv) <= ratio:
                     out[lk] = (short * len(lv))[: len(lv)]  # the clipped indices repeated: the count stays
+    for g in (k for k, v in d.items() if isinstance(k, str) and re.search(r"(^|_)(n|num)_groups$", k)
+              and isinstance(v, int) and v > 1):  # head groups (Mamba's n_groups) divide the heads they group
+        for h in (k for k, v in d.items() if isinstance(k, str) and _HEADS.match(k) and isinstance(v, int)):
+            if d[h] % d[g] == 0 and isinstance(out.get(h), int) and out[h] % out[g]:
+                out[g] = math.gcd(out[g], out[h])
     heads = next((k for k in ("num_attention_heads", "num_heads") if isinstance(d.get(k), int)), None)
     if width and heads and isinstance(d.get("head_dim"), int) and d["head_dim"] == d[width] // d[heads]:
         out["head_dim"] = out[width] // out[heads]  # the head size the width implies stays implied

@@ -43,6 +43,8 @@ def test_sizes_tied_to_the_width_follow_it() -> None:
     assert codec["upsample_groups"] == codec["hidden_size"]
     text = _shrunk("kimi_k25")["text_config"]
     assert text["qk_head_dim"] == text["qk_nope_head_dim"] + text["qk_rope_head_dim"]
+    mamba = _shrunk("nemo_speechlm")["text_config"]
+    assert mamba["mamba_num_heads"] % mamba["n_groups"] == 0
 
 
 def test_grid_folds_and_cross_config_indices() -> None:
