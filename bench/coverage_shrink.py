@@ -12,8 +12,11 @@ Relations the defaults hold are kept, never looked up per architecture: the head
 of 8 (axial and M-RoPE rotaries split it in 4 or 3 parts), a head size that is the sum of two others stays their
 sum, a group count equal to the width follows it, a backbone keeps its stage count (``depths``) and its
 ``out_features`` / ``out_indices`` name stages that still exist, layer indices in a sub-config with no depth of its
-own (an adapter's ``vision_feature_layer``) are clipped to the shrunk depth, and a ``vocab_size`` or head size the
-default leaves None (a CTC head, a head size read by model code) gets the shrunk value.
+own (an adapter's ``vision_feature_layer``) are clipped to the shrunk depth, an explicit head size equal to width /
+heads stays so, an output size that is k widths (concatenated layers) stays k widths with its k layers listed, head
+groups still divide the heads, an image size a pixel shuffle / merger cannot fold (Aya's 384 over patch 14, 2x)
+moves to the multiple below, and a ``vocab_size``, head size or media token id the default leaves None (a CTC
+head, BLIP-2's ``image_token_index``) gets the shrunk value or a free id.
 """
 
 from __future__ import annotations

@@ -4,7 +4,8 @@ Why: a processor built with its class defaults resizes to the checkpoint size it
 config in the folder may say another (``vision_config.image_size: 448``, or ``[448, 448]``); the tower then sees a
 patch grid its position table, pixel shuffle or patch merger cannot take. Every size-valued setting of the
 processor that names the image size follows the config's: ``size`` (height / width, or the shortest edge and the
-crop), and any ``*image_size`` edge limit (the tile an image is split into).
+crop), and any ``*image_size`` edge limit (the tile an image is split into); an image-token count the processor
+leaves None is the tower's patch grid.
 """
 
 from __future__ import annotations
@@ -45,3 +46,19 @@ def size_kwargs(defaults: dict[str, Any], image_size: int | None) -> tuple[dict[
                 kwargs["size"] = {"longest_edge": edge // value["longest_edge"] * image_size}
     notes = [f"{k} {image_size}x{image_size} from the config's image_size" for k in kwargs]
     return kwargs, notes
+
+
+def fill_unset_counts(proc: Any, sources: list[dict[str, Any]]) -> list[str]:
+    """An image-token count the processor read as None from a default image processor (PaliGemma's
+    ``image_seq_length``, LLaVA-OneVision's ``num_image_tokens``): one token per patch of the vision tower's grid,
+    from image_size / patch_size."""
+    size = config_image_size(sources)
+    patch = config_image_size([{"image_size": s.get("patch_size")} for s in sources])
+    notes = []
+    for obj in (proc, getattr(proc, "image_processor", None)):
+        for attr in ("image_seq_length", "num_image_tokens"):
+            if obj is not None and size and patch and hasattr(obj, attr) and getattr(obj, attr) is None:
+                setattr(obj, attr, (size // patch) ** 2)
+                notes.append(f"{type(obj).__name__}.{attr}={getattr(obj, attr)} from the config's "
+                             "image_size / patch_size")
+    return notes

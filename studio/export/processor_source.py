@@ -363,7 +363,9 @@ def _assemble(model_dir: Path, config: dict[str, Any], mapped: dict[str, str]) -
         if placeholder:  # a second pass: the processor's own hard-coded token strings join the vocabulary
             extra.update(_processor_tokens(proc))
             proc = _construct(proc_cls, sub, own, config, missing_tok, extra)
-        derived += _fill_unset_counts(proc, config)
+        from studio.export.processor_sizes import fill_unset_counts
+
+        derived += fill_unset_counts(proc, _sub_configs(config, "image_processor"))
     else:
         proc = ComposedProcessor(sub)
     if placeholder:
@@ -376,22 +378,6 @@ def _assemble(model_dir: Path, config: dict[str, Any], mapped: dict[str, str]) -
                                                                  "derived")
     return ProcessorSource(proc, origin, classes, derived, placeholder, {k: v for k, v in sub.items() if v is not None},
                            folder_roles)
-
-
-def _fill_unset_counts(proc: Any, config: dict[str, Any]) -> list[str]:
-    """An image-token count the processor read as None from a default image processor (PaliGemma's
-    ``image_seq_length``): one token per patch of the vision tower's grid, from image_size / patch_size."""
-    sources = _sub_configs(config, "image_processor")
-    size = next((s.get("image_size") for s in sources if isinstance(s.get("image_size"), int)), None)
-    patch = next((s.get("patch_size") for s in sources if isinstance(s.get("patch_size"), int)), None)
-    notes = []
-    for obj in (proc, getattr(proc, "image_processor", None)):
-        for attr in ("image_seq_length", "num_image_tokens"):
-            if obj is not None and size and patch and hasattr(obj, attr) and getattr(obj, attr) is None:
-                setattr(obj, attr, (size // patch) ** 2)
-                notes.append(f"{type(obj).__name__}.{attr}={getattr(obj, attr)} from the config's "
-                             "image_size / patch_size")
-    return notes
 
 
 def _construct(proc_cls: Any, sub: dict[str, Any], own: dict[str, Any], config: dict[str, Any],
