@@ -154,6 +154,10 @@ def _keep_relations(d: dict[str, Any], out: dict[str, Any]) -> None:
         for h in (k for k, v in d.items() if isinstance(k, str) and _HEADS.match(k) and isinstance(v, int)):
             if d[h] % d[g] == 0 and isinstance(out.get(h), int) and out[h] % out[g]:
                 out[g] = math.gcd(out[g], out[h])
+    experts = next((k for k, v in d.items() if isinstance(k, str) and _EXPERTS.match(k) and isinstance(v, int)), None)
+    for k, v in d.items():  # experts chosen per token (``moe_k``) stay fewer than the experts there are
+        if experts and isinstance(k, str) and re.search(r"(^|_)k$", k) and isinstance(v, int) and v > out[experts]:
+            out[k] = min(v, 2, out[experts])
     heads = next((k for k in ("num_attention_heads", "num_heads") if isinstance(d.get(k), int)), None)
     if width and heads and isinstance(d.get("head_dim"), int) and d["head_dim"] == d[width] // d[heads]:
         out["head_dim"] = out[width] // out[heads]  # the head size the width implies stays implied
