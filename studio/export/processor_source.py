@@ -141,7 +141,7 @@ def _class(name: str) -> Any:
 
 def _sub_configs(config: dict[str, Any], role: str) -> list[dict[str, Any]]:
     """Where a sub-processor's values live in the config: its modality's sub-config first, then the root."""
-    keys = {"image_processor": ("vision_config",), "video_processor": ("vision_config",),
+    keys = {"image_processor": ("vision_config", "encoder"), "video_processor": ("vision_config",),
             "feature_extractor": ("audio_config", "encoder_config", "encoder"),
             "audio_processor": ("audio_config", "encoder_config", "encoder")}.get(role, ())
     found = [config[k] for k in keys if isinstance(config.get(k), dict)]
@@ -293,6 +293,9 @@ def load_processor(model_dir: Path, config: dict[str, Any]) -> ProcessorSource |
             first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
             notes.append(f"AutoProcessor on the folder failed ({first}): assembled from its parts")
     mapped = mapped_classes(model_type)
+    encoder = config.get("encoder") if isinstance(config.get("encoder"), dict) else {}
+    if not mapped and encoder.get("model_type"):  # a speech / vision encoder-decoder: its encoder's sub-processors
+        mapped = {r: c for r, c in mapped_classes(str(encoder["model_type"])).items() if r != "processor"}
     source = _assemble(model_dir, config, mapped)
     if source is not None:
         source.derived[:0] = notes
@@ -323,9 +326,8 @@ def _assemble(model_dir: Path, config: dict[str, Any], mapped: dict[str, str]) -
         roles = list(proc_cls.get_attributes())
     else:
         roles = [r for r in ("image_processor", "feature_extractor") if r in mapped] + ["tokenizer"]
-    mapped_role = {"audio_processor": "feature_extractor"}  # a processor's audio role, mapped as a feature extractor
-    if not any(mapped_role.get(r, r) in mapped or _folder_sub(r, model_dir) is not None for r in roles
-               if "tokenizer" not in r):
+    mapped_role = {"audio_processor": "feature_extractor"}  # an audio role is mapped as a feature extractor
+    if not any(mapped_role.get(r, r) in mapped or _folder_sub(r, model_dir) is not None for r in roles if "tok" not in r):
         return None
     sub: dict[str, Any] = {}
     derived: list[str] = []
@@ -438,7 +440,7 @@ class ComposedProcessor:
 
     def __call__(self, images: Any = None, text: Any = None, audio: Any = None, return_tensors: str = "pt",
                  sampling_rate: int | None = None, text_kwargs: dict[str, Any] | None = None,
-                 **_: Any) -> dict[str, Any]:
+                 padding: Any = None, **_: Any) -> dict[str, Any]:
         out: dict[str, Any] = {}
         image_out: dict[str, Any] = {}
         if images is not None and "image_processor" in self.sub:
@@ -457,7 +459,7 @@ class ComposedProcessor:
         fe = self.sub.get("feature_extractor") or self.sub.get("audio_processor")
         if audio is not None and fe is not None:
             kw = {"sampling_rate": sampling_rate} if sampling_rate else {}
-            out.update(fe(audio, return_tensors=return_tensors, **kw))
+            out.update(fe(audio, return_tensors=return_tensors, **kw, **({"padding": padding} if padding else {})))
         return out
 
 
