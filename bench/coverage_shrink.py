@@ -16,7 +16,8 @@ own (an adapter's ``vision_feature_layer``) are clipped to the shrunk depth, an 
 heads stays so, an output size that is k widths (concatenated layers) stays k widths with its k layers listed, head
 groups still divide the heads, an image size a pixel shuffle / merger cannot fold (Aya's 384 over patch 14, 2x)
 moves to the multiple below, and a ``vocab_size``, head size or media token id the default leaves None (a CTC
-head, BLIP-2's ``image_token_index``) gets the shrunk value or a free id.
+head, BLIP-2's ``image_token_index``) gets the shrunk value or a free id; a modality sub-config the default
+leaves None (Gemma4's vision and audio) is the config class's own default for it, so the table tests that path.
 """
 
 from __future__ import annotations
@@ -307,6 +308,9 @@ def shrink_config(config: Any) -> Any:
     that assumes a head size (M-RoPE sections default to a 128-wide head) still runs."""
     global WIDTH, HEAD_DIM, MAX_LAYERS, EXPLICIT
     d = config.to_dict()
+    for key, cls in (getattr(type(config), "sub_configs", None) or {}).items():
+        if d.get(key) is None and isinstance(cls, type) and cls.__name__ != "AutoConfig":
+            d[key] = cls().to_dict()  # a modality the default leaves out (Gemma4's vision / audio): built, so tested
     HEAD_DIM = min(MAX_HEAD_DIM, max(_all_head_dims(d) or {16}))
     HEAD_DIM += -HEAD_DIM % 8
     WIDTH = HEADS * HEAD_DIM

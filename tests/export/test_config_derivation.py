@@ -60,6 +60,8 @@ def test_grid_folds_and_cross_config_indices() -> None:
     blip = _shrunk("blip-2")
     assert isinstance(blip["image_token_index"], int) and blip["image_token_index"] < 1024
     assert _shrunk("wav2vec2-bert")["vocab_size"] == 1024
+    gemma4 = _shrunk("gemma4")  # the default leaves vision and audio out: the class's own sub-configs fill them
+    assert gemma4["vision_config"] and gemma4["audio_config"]
 
 
 def test_mapped_processor_for_sub_model_types() -> None:
