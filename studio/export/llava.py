@@ -30,10 +30,24 @@ def image_token_id(config: dict[str, Any]) -> int | None:
     return None
 
 
+def image_companions(model: Any) -> list[str]:
+    """Inputs besides ``pixel_values`` that the model's ``get_image_features`` reads with the image (a grid, sizes,
+    a pixel mask): only a processor makes them, so a blank ``[C, H, W]`` image alone cannot run the tower."""
+    import inspect
+    import re
+
+    fn = getattr(model, "get_image_features", None)
+    if fn is None:
+        return []
+    names = [n for n, p in inspect.signature(fn).parameters.items() if p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL)]
+    return [n for n in names if n != "pixel_values" and re.search(r"(^image_|grid|sizes|_mask$|spatial_shapes)", n)]
+
+
 def is_llava_style(config: dict[str, Any], model: Any) -> bool:
-    """An image-token family other than Qwen2-VL (which has its own grid-based inputs)."""
+    """An image-token family whose tower runs on ``pixel_values`` alone (grid-based towers need their processor)."""
     return (str(config.get("model_type")) != "qwen2_vl" and image_token_id(config) is not None
-            and isinstance(config.get("vision_config"), dict) and hasattr(model, "get_image_features"))
+            and isinstance(config.get("vision_config"), dict) and hasattr(model, "get_image_features")
+            and not image_companions(model))
 
 
 def _features(out: Any) -> torch.Tensor:

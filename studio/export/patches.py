@@ -8,6 +8,10 @@ image and picks patches with ``torch.multinomial`` (a random permutation). For i
 processor's fixed canvas (pixel_mask all ones, as the studio's ViLT processor produces), keeping every
 patch in grid order gives the same pooled output: attention is permutation-equivariant, each patch keeps
 its own position embedding and the pooler reads the CLS token.
+
+Mixture-of-experts layers (any type): transformers' default ``grouped_mm`` experts path counts tokens per expert
+with ``torch.histc``, which no ONNX exporter converts; its ``batched_mm`` path (each token's experts' weights
+gathered, one batched matmul) computes the same sums with gather and matmul only, so the export runs with it.
 """
 
 from __future__ import annotations
@@ -56,6 +60,14 @@ def export_patches(model: nn.Module, model_type: str) -> Iterator[list[str]]:
         if undo:
             notes.append("ViLT visual_embed replaced by a traceable full-grid version (no per-image loop, no "
                          "multinomial patch sampling); valid for images filling the processor canvas")
+    configs = {id(c): c for m in model.modules() if (c := getattr(m, "config", None)) is not None
+               and getattr(c, "_experts_implementation", None) == "grouped_mm"}
+    for config in configs.values():
+        undo.append((config, "_experts_implementation", "grouped_mm"))
+        config._experts_implementation = "batched_mm"
+    if configs:
+        notes.append("mixture-of-experts layers exported with transformers' batched_mm experts path (the grouped_mm "
+                     "default counts tokens with torch.histc, which no ONNX exporter converts); same sums")
     try:
         yield notes
     finally:

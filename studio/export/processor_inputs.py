@@ -58,6 +58,7 @@ class Placeholders:
     nested_images: bool = False  # the processor wants [[img], [img]] for a batch of prompts
     send_text: bool = True
     pad_all: bool = False  # padding=True for every modality (clips of different lengths into one tensor)
+    id_map: dict[int, int] = field(default_factory=dict)  # placeholder-tokenizer ids rebound (token_rebind)
 
 
 @dataclass
@@ -306,7 +307,9 @@ def case_tensors(source: ProcessorSource, config: dict[str, Any], case: MediaCas
             dropped.append(key)
     if "decoder_input_ids" in params and "decoder_input_ids" not in tensors and is_encoder_decoder(config):
         tensors["decoder_input_ids"] = decoder_ids(source, config, case)
-    return tensors, dropped
+    from studio.export.token_rebind import apply
+
+    return apply(tensors, ph.id_map), dropped
 
 
 def text_width(config: dict[str, Any]) -> int:
@@ -339,7 +342,11 @@ def _calibrate(source: ProcessorSource, message: str, images: int, hidden: int) 
             value = getattr(obj, attr, None)
             if isinstance(value, bool) or not isinstance(value, int):
                 continue
-            new = features if value == tokens else value + (features - tokens) if "additional" in attr else None
+            # per image, or per tile when an image is split into k tiles of ``value`` tokens each
+            k = tokens // value if 0 < value <= tokens and tokens % value == 0 else 0
+            k = k if k and features % k == 0 else 0
+            new = features if value == tokens else value + (features - tokens) if "additional" in attr else \
+                features // k if k else None
             if new is None or new < 0:
                 continue
             setattr(obj, attr, new)
@@ -368,8 +375,13 @@ def derive_inputs(model: Any, source: ProcessorSource, config: dict[str, Any], m
                     model(**{k: torch.from_numpy(np.ascontiguousarray(v)) for k, v in tensors.items()})
             except Exception as exc:  # noqa: BLE001 - the next form is tried; all failing is the diagnosis
                 fixed = _calibrate(source, str(exc), MEDIA_CASES[0].batch, text_width(config))
+                if not fixed and step == "forward" and source.placeholder_tokenizer:
+                    from studio.export.token_rebind import rebind
+
+                    tok = next((o for r, o in source.sub.items() if "tokenizer" in r), None)
+                    fixed = rebind(str(exc), tensors, config, tok, ph.id_map)
                 if fixed:
-                    notes.append(f"token count calibrated: {fixed}")
+                    notes.append(fixed if fixed.startswith("image token") else f"token count calibrated: {fixed}")
                     continue
                 line = f"{describe(ph)}: {step} raised {type(exc).__name__}: {str(exc).strip()[:240]}"
                 tried.append(line)

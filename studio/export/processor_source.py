@@ -33,6 +33,7 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
     "feature_size": ("num_mel_bins", "input_feat_per_channel", "feature_size", "n_mels"),
     "num_mel_bins": ("num_mel_bins", "n_mels"),
     "image_seq_length": ("image_seq_length", "mm_tokens_per_image", "num_image_tokens"),
+    "img_size": ("image_size",),
 }
 
 
@@ -93,17 +94,40 @@ def _mapped(table: dict[str, Any], model_type: str) -> str | None:
 def mapped_classes(model_type: str) -> dict[str, str]:
     """role -> class name transformers' auto mappings give for a model type (processor, image processor,
     feature extractor)."""
+    from transformers.models.auto.configuration_auto import model_type_to_module_name
     from transformers.models.auto.feature_extraction_auto import FEATURE_EXTRACTOR_MAPPING_NAMES
     from transformers.models.auto.image_processing_auto import IMAGE_PROCESSOR_MAPPING_NAMES
     from transformers.models.auto.processing_auto import PROCESSOR_MAPPING_NAMES
 
+    # a sub-model type (qwen2_5_omni_thinker) is mapped under its module's type; a processor's sub-processor not
+    # mapped under the type (glm4v_moe's image processor) under the type of the processor class's own module
+    keys = list(dict.fromkeys([model_type, model_type_to_module_name(model_type)]))
     out: dict[str, str] = {}
     for role, table in (("processor", PROCESSOR_MAPPING_NAMES), ("image_processor", IMAGE_PROCESSOR_MAPPING_NAMES),
                         ("feature_extractor", FEATURE_EXTRACTOR_MAPPING_NAMES)):
-        name = _mapped(dict(table), model_type)
+        if role == "image_processor" and "processor" in out:
+            keys = list(dict.fromkeys([*keys, _class(out["processor"]).__module__.split(".")[-2]]))
+        name = next((n for k in keys if (n := _mapped(dict(table), k))), None) or \
+            (_module_processor(keys[-1]) if role == "processor" else None)
         if name:
             out[role] = name
     return out
+
+
+def _module_processor(module: str) -> str | None:
+    """The processor class a model's own module defines (``processing_<module>.py``) when the auto mappings list
+    none for its type (Kosmos-2's ``Kosmos2Processor`` under the type ``kosmos-2``)."""
+    import importlib
+
+    from transformers import ProcessorMixin
+
+    try:
+        mod = importlib.import_module(f"transformers.models.{module}.processing_{module}")
+    except Exception:  # noqa: BLE001 - no such file (or it needs a missing package): no processor from here
+        return None
+    names = [n for n in getattr(mod, "__all__", []) if isinstance(getattr(mod, n, None), type)
+             and issubclass(getattr(mod, n), ProcessorMixin)]
+    return names[0] if len(names) == 1 else None
 
 
 def _class(name: str) -> Any:
@@ -117,11 +141,12 @@ def _class(name: str) -> Any:
 
 def _sub_configs(config: dict[str, Any], role: str) -> list[dict[str, Any]]:
     """Where a sub-processor's values live in the config: its modality's sub-config first, then the root."""
-    keys = {"image_processor": ("vision_config",), "video_processor": ("vision_config",),
+    keys = {"image_processor": ("vision_config", "encoder"), "video_processor": ("vision_config",),
             "feature_extractor": ("audio_config", "encoder_config", "encoder"),
             "audio_processor": ("audio_config", "encoder_config", "encoder")}.get(role, ())
     found = [config[k] for k in keys if isinstance(config.get(k), dict)]
-    return [*found, config]
+    nested = [v for f in found for v in f.values() if isinstance(v, dict)]  # an audio config's ASR encoder
+    return [*found, *nested, config]
 
 
 def config_kwargs(obj_defaults: dict[str, Any], config: dict[str, Any], role: str) -> tuple[dict[str, Any], list[str]]:
@@ -154,22 +179,18 @@ def config_kwargs(obj_defaults: dict[str, Any], config: dict[str, Any], role: st
             kwargs["chunk_length"] = int(seconds)
             notes.append(f"chunk_length={int(seconds)} s ({2 * positions} frames) from the config's "
                          "max_source_positions")
-    image_size = next((s.get("image_size") for s in sources if isinstance(s.get("image_size"), int)), None)
-    patch = next((s.get("patch_size") for s in sources if isinstance(s.get("patch_size"), int)), None)
+    from studio.export.processor_sizes import config_image_size, size_kwargs
+
+    image_size = config_image_size(sources)
+    patch = config_image_size([{"image_size": s.get("patch_size")} for s in sources])
     if role == "image_processor" and "image_seq_length" in obj_defaults and obj_defaults["image_seq_length"] is None \
             and "image_seq_length" not in kwargs and image_size and patch:
         kwargs["image_seq_length"] = (image_size // patch) ** 2  # one token per patch of the vision tower's grid
         notes.append(f"image_seq_length={kwargs['image_seq_length']} from the config's image_size / patch_size")
-    size = obj_defaults.get("size")
-    if role == "image_processor" and image_size and isinstance(size, dict):
-        if {"height", "width"} <= set(size) and (size["height"], size["width"]) != (image_size, image_size):
-            kwargs["size"] = {"height": image_size, "width": image_size}
-        elif set(size) == {"shortest_edge"} and size["shortest_edge"] != image_size:
-            kwargs["size"] = {"shortest_edge": image_size}
-            if isinstance(obj_defaults.get("crop_size"), dict):
-                kwargs["crop_size"] = {"height": image_size, "width": image_size}
-        if "size" in kwargs:
-            notes.append(f"size {image_size}x{image_size} from the config's image_size")
+    if role == "image_processor":
+        more, why = size_kwargs(obj_defaults, image_size)
+        kwargs.update(more)
+        notes += why
     return kwargs, notes
 
 
@@ -180,8 +201,11 @@ def processor_kwargs(cls: Any, config: dict[str, Any]) -> tuple[dict[str, Any], 
     import inspect
 
     attrs = set(cls.get_attributes())
-    sources = [config[k] for k in ("vision_config", "audio_config", "text_config") if isinstance(config.get(k), dict)]
-    sources.insert(0, config)
+    modal = ("vision_config", "audio_config", "text_config")
+    sources = [config, *(config[k] for k in modal if isinstance(config.get(k), dict))]
+    encoder = config.get("encoder")  # an encoder-decoder's multimodal encoder (T5Gemma2's mm_tokens_per_image)
+    if isinstance(encoder, dict):
+        sources += [encoder, *(encoder[k] for k in modal if isinstance(encoder.get(k), dict))]
     kwargs: dict[str, Any] = {}
     notes: list[str] = []
     for name, p in inspect.signature(cls.__init__).parameters.items():
@@ -269,6 +293,9 @@ def load_processor(model_dir: Path, config: dict[str, Any]) -> ProcessorSource |
             first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
             notes.append(f"AutoProcessor on the folder failed ({first}): assembled from its parts")
     mapped = mapped_classes(model_type)
+    encoder = config.get("encoder") if isinstance(config.get("encoder"), dict) else {}
+    if not mapped and encoder.get("model_type"):  # a speech / vision encoder-decoder: its encoder's sub-processors
+        mapped = {r: c for r, c in mapped_classes(str(encoder["model_type"])).items() if r != "processor"}
     source = _assemble(model_dir, config, mapped)
     if source is not None:
         source.derived[:0] = notes
@@ -299,7 +326,8 @@ def _assemble(model_dir: Path, config: dict[str, Any], mapped: dict[str, str]) -
         roles = list(proc_cls.get_attributes())
     else:
         roles = [r for r in ("image_processor", "feature_extractor") if r in mapped] + ["tokenizer"]
-    if not any(r in mapped or _folder_sub(r, model_dir) is not None for r in roles if "tokenizer" not in r):
+    mapped_role = {"audio_processor": "feature_extractor"}  # an audio role is mapped as a feature extractor
+    if not any(mapped_role.get(r, r) in mapped or _folder_sub(r, model_dir) is not None for r in roles if "tok" not in r):
         return None
     sub: dict[str, Any] = {}
     derived: list[str] = []
@@ -337,7 +365,9 @@ def _assemble(model_dir: Path, config: dict[str, Any], mapped: dict[str, str]) -
         if placeholder:  # a second pass: the processor's own hard-coded token strings join the vocabulary
             extra.update(_processor_tokens(proc))
             proc = _construct(proc_cls, sub, own, config, missing_tok, extra)
-        derived += _fill_unset_counts(proc, config)
+        from studio.export.processor_sizes import fill_unset_counts
+
+        derived += fill_unset_counts(proc, _sub_configs(config, "image_processor"))
     else:
         proc = ComposedProcessor(sub)
     if placeholder:
@@ -350,21 +380,6 @@ def _assemble(model_dir: Path, config: dict[str, Any], mapped: dict[str, str]) -
                                                                  "derived")
     return ProcessorSource(proc, origin, classes, derived, placeholder, {k: v for k, v in sub.items() if v is not None},
                            folder_roles)
-
-
-def _fill_unset_counts(proc: Any, config: dict[str, Any]) -> list[str]:
-    """An image-token count the processor read as None from a default image processor (PaliGemma's
-    ``image_seq_length``): one token per patch of the vision tower's grid, from image_size / patch_size."""
-    sources = _sub_configs(config, "image_processor")
-    size = next((s.get("image_size") for s in sources if isinstance(s.get("image_size"), int)), None)
-    patch = next((s.get("patch_size") for s in sources if isinstance(s.get("patch_size"), int)), None)
-    notes = []
-    for obj in (proc, getattr(proc, "image_processor", None)):
-        if obj is not None and size and patch and hasattr(obj, "image_seq_length") and obj.image_seq_length is None:
-            obj.image_seq_length = (size // patch) ** 2
-            notes.append(f"{type(obj).__name__}.image_seq_length={obj.image_seq_length} from the config's "
-                         "image_size / patch_size")
-    return notes
 
 
 def _construct(proc_cls: Any, sub: dict[str, Any], own: dict[str, Any], config: dict[str, Any],
@@ -382,8 +397,8 @@ def _construct(proc_cls: Any, sub: dict[str, Any], own: dict[str, Any], config: 
                 sub[r] = tok
         try:
             return _tolerant(proc_cls)(**sub, **own)
-        except AttributeError as exc:
-            m = re.search(r"has no attribute '?(\w+_token)'?", str(exc))
+        except (AttributeError, ValueError) as exc:  # "has no attribute" / "is missing required attribute"
+            m = re.search(r"(?:has no|missing required) attribute '?(\w+_token)'?", str(exc))
             if not missing_tok or not m or m.group(1) in extra:
                 raise
             extra[m.group(1)] = f"<{m.group(1).removesuffix('_token')}>"
@@ -425,7 +440,7 @@ class ComposedProcessor:
 
     def __call__(self, images: Any = None, text: Any = None, audio: Any = None, return_tensors: str = "pt",
                  sampling_rate: int | None = None, text_kwargs: dict[str, Any] | None = None,
-                 **_: Any) -> dict[str, Any]:
+                 padding: Any = None, **_: Any) -> dict[str, Any]:
         out: dict[str, Any] = {}
         image_out: dict[str, Any] = {}
         if images is not None and "image_processor" in self.sub:
@@ -444,7 +459,7 @@ class ComposedProcessor:
         fe = self.sub.get("feature_extractor") or self.sub.get("audio_processor")
         if audio is not None and fe is not None:
             kw = {"sampling_rate": sampling_rate} if sampling_rate else {}
-            out.update(fe(audio, return_tensors=return_tensors, **kw))
+            out.update(fe(audio, return_tensors=return_tensors, **kw, **({"padding": padding} if padding else {})))
         return out
 
 

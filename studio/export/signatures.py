@@ -177,7 +177,9 @@ def patch_dim(config: dict[str, Any]) -> int:
 def example_shape(name: str, config: dict[str, Any], sizes: dict[str, int] | None = None) -> list[int]:
     s = {**TRACE_SIZES, **(sizes or {})}
     b = s["batch"]
-    vision = _sub(config, "vision_config")
+    # the vision sub-config, or whichever sub-config sizes the image (a VisionEncoderDecoder's encoder)
+    vision = next((v for v in (config.get("vision_config"), *config.values()) if isinstance(v, dict)
+                   and "image_size" in v), _sub(config, "vision_config"))
     size = vision.get("image_size", 32) or 32  # one side, or [height, width] (InternVL, MGP-STR)
     height, width = (int(size[0]), int(size[-1])) if isinstance(size, (list, tuple)) and size else (int(size),) * 2
     if name in ("input_ids", "attention_mask", "token_type_ids", "position_ids"):

@@ -74,6 +74,18 @@ def family_feeds(run: ExportRun, model: Any) -> Callable[[Any], dict[str, np.nda
     from studio.export.validate import _id_limit
 
     names = set(run.input_names)
+    companions = llava.image_companions(model)
+    if "pixel_values" in names and companions and llava.image_token_id(run.config) is not None:
+        from studio.export.contract import Diagnosis
+        from studio.export.stages.run import fail
+
+        fail(run, Diagnosis(
+            stage="inputs", error_class="processor_unavailable", module=f"{type(model).__name__}.get_image_features",
+            message=(f"{type(model).__name__}'s vision tower reads {', '.join(companions)} with pixel_values, which "
+                     f"only the model's processor makes, and transformers maps no processor to model type "
+                     f"'{run.recipe.model_type}'"),
+            fix=("add the checkpoint's processor files (preprocessor_config.json, processor_config.json, tokenizer) "
+                 "to the folder and export again")))
     if not ({"input_ids", "pixel_values"} <= names and llava.is_llava_style(run.config, model)):
         return None
     spec = next(s for s in run.specs if s.name == "pixel_values")
