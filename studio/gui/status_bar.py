@@ -17,7 +17,8 @@ class StatusLine(QObject):
         super().__init__(bar)
         self.state, self.devices_label = state, devices_label
         self.model = QLabel(self.tr("no model"))
-        self.job = QLabel(self.tr("no jobs run yet"))
+        # a job's title can be long ("verifiers for these targets: ..."): elided, with the full text as its tooltip
+        self.job = ElidedLabel(self.tr("no jobs run yet"), min_width=120, mode=Qt.TextElideMode.ElideRight)
         self._job_text: str | None = None
         self.msg = ElidedLabel("", min_width=40, mode=Qt.TextElideMode.ElideRight)
         self.conn = QLabel(self.tr("no servers or agents"))

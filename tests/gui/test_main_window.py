@@ -375,3 +375,17 @@ def test_demo_flag_opens_at_once_and_fills_workspace_as_a_job(qtbot, tmp_path: P
     assert w.model_combo.currentData() == "tiny-clip"
     w.grab().save(str(artifacts_dir / "main_window_demo.png"))
     w.close()
+
+
+def test_a_long_job_title_elides_in_the_status_bar(window: MainWindow, qtbot) -> None:  # noqa: ANN001
+    """A job's title as long as "verifiers for these targets: ..." never clips the status bar at 1366 px: the
+    label elides it and keeps the whole title as its tooltip (a clean-clone run under load caught the clip)."""
+    from tests.gui.screen_checks import clipped_controls
+
+    window.resize(1366, 740)
+    title = "verifiers for these targets: " + ", ".join(f"target-{i}" for i in range(20))
+    window.status.show_job(title)
+    qtbot.wait(50)
+    assert window.status_job.toolTip().endswith(title)
+    assert not [c for c in clipped_controls(window) if "last job" in c], clipped_controls(window)
+    assert window.status_job.width() < window.status_job.fontMetrics().horizontalAdvance(window.status_job.text())
