@@ -150,8 +150,39 @@ def run_processor(source: ProcessorSource, case: MediaCase, modalities: set[str]
     if ph.pad_all:
         kw["padding"] = True
         kw.pop("text_kwargs", None)
+    kw.update(required_call_args(source.processor, kw))
     out = source.processor(return_tensors="pt", **kw)
     return dict(out.items()) if hasattr(out, "items") else dict(out)
+
+
+_MEDIA_ARGS = {"images", "text", "audio", "videos", "sampling_rate", "return_tensors"}
+
+
+def required_call_args(processor: Any, given: dict[str, Any]) -> dict[str, Any]:
+    """Arguments the processor's ``__call__`` requires besides the media and the prompt (CohereASR's ``language``):
+    the first example value its docstring gives for the parameter (``(e.g. `"en"`, ...)``), else its first
+    ``Literal`` choice; a required argument with neither is left out, and the processor's own error names it."""
+    import inspect
+    import typing
+
+    try:
+        params = inspect.signature(type(processor).__call__).parameters
+    except (TypeError, ValueError):
+        return {}
+    doc = inspect.getdoc(type(processor).__call__) or ""
+    out: dict[str, Any] = {}
+    for name, p in params.items():
+        if name in ("self", *given, *_MEDIA_ARGS) or p.default is not p.empty or \
+                p.kind in (p.VAR_KEYWORD, p.VAR_POSITIONAL):
+            continue
+        section = re.search(rf"^\s*{name} \(.*?\n(.*?)(?:\n\s*\w+ \(|\Z)", doc, re.S | re.M)
+        example = re.search(r"""e\.g\.[^"'`]*[`]?["']([^"']+)["']""", section.group(1)) if section else None
+        choices = typing.get_args(p.annotation) if typing.get_origin(p.annotation) is typing.Literal else ()
+        if example:
+            out[name] = example.group(1)
+        elif choices:
+            out[name] = choices[0]
+    return out
 
 
 def to_numpy(value: Any) -> np.ndarray | None:
@@ -332,16 +363,15 @@ def _calibrate(source: ProcessorSource, message: str, images: int, hidden: int) 
     tokens, features = tokens // images, features // images
     if tokens == features:
         return None
-    for obj in (source.processor, source.sub.get("image_processor")):
-        for attr in dir(obj):
-            if not _COUNT_ATTRS.match(attr):
-                continue
-            value = getattr(obj, attr, None)
-            if isinstance(value, bool) or not isinstance(value, int):
-                continue
-            new = features if value == tokens else value + (features - tokens) if "additional" in attr else None
-            if new is None or new < 0:
-                continue
+    found = [(obj, attr, getattr(obj, attr, None)) for obj in (source.processor, source.sub.get("image_processor"))
+             for attr in dir(obj) if _COUNT_ATTRS.match(attr)]
+    found = [f for f in found if isinstance(f[2], int) and not isinstance(f[2], bool)]
+    # a count equal to the tokens made is the one that made them; an "additional" count only when none is
+    for obj, attr, value in sorted(found, key=lambda f: f[2] != tokens):
+        if value != tokens and "additional" not in attr:
+            continue
+        new = features if value == tokens else value + (features - tokens)
+        if new >= 0:
             setattr(obj, attr, new)
             return f"{type(obj).__name__}.{attr} {value} -> {new}: the model's tower returns {features} features " \
                    f"per image where the processor made {tokens} placeholder tokens"
@@ -383,6 +413,8 @@ def derive_inputs(model: Any, source: ProcessorSource, config: dict[str, Any], m
                 runs.append(ProcessorRun(case, more))
             for r in runs:
                 r.modality = {k: modality_of_key(source, k, modalities) for k in r.tensors}
+            notes += [f"{source.name}.__call__ requires {k}: {v!r} (the example its docstring or signature gives)"
+                      for k, v in required_call_args(source.processor, {}).items()]
             return Derivation(ph, runs, notes, dropped)
     line, cause = in_forward[0] if in_forward else first or ("", None)  # type: ignore[assignment]
     raise ExampleInputError(f"{source.name} could not make inputs {type(model).__name__}.forward takes "

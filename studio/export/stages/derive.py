@@ -59,9 +59,11 @@ def derive_example_inputs(run: ExportRun, model: Any) -> ExampleInputs | None:
                f"install {missing.group(1)} (the processor class needs it) and export again" if missing else
                "add the checkpoint's processor files (preprocessor_config.json, tokenizer) to the folder; the "
                "studio derives the rest from config.json")
+        _note_torchvision(report)
         fail(run, _diagnosis(run, "processor_unavailable", exc,
                              f"no processor could be built for model type '{run.recipe.model_type}': "
                              f"{type(exc).__name__}: {str(exc).strip()[:300]}", fix))
+    _note_torchvision(report)
     if source is None or not (source.serves() - {"text"}):
         return None
     check_folder_processor(source, config, options.model_dir)
@@ -85,6 +87,14 @@ def derive_example_inputs(run: ExportRun, model: Any) -> ExampleInputs | None:
     run.specs = specs
     report.signature = specs
     return _example_inputs(run, model, specs, der, params)
+
+
+def _note_torchvision(report: Any) -> None:
+    """The processor (or model) imported torchvision without its native ops: say so (studio.export.torchvision_compat)."""
+    from studio.export.torchvision_compat import warning
+
+    if (line := warning()) and line not in report.warnings:
+        report.warnings.append(line)
 
 
 def derived_files(run: ExportRun) -> list[tuple[Any, str, str | None]]:
