@@ -58,6 +58,7 @@ class Placeholders:
     nested_images: bool = False  # the processor wants [[img], [img]] for a batch of prompts
     send_text: bool = True
     pad_all: bool = False  # padding=True for every modality (clips of different lengths into one tensor)
+    chat: bool = False  # each prompt rendered by the processor's chat template around its image / clip items
 
 
 @dataclass
@@ -145,13 +146,24 @@ def run_processor(source: ProcessorSource, case: MediaCase, modalities: set[str]
         kw["sampling_rate"] = rate
     if ph.send_text and any("tokenizer" in r for r in source.sub):
         prompts = [fit_prompt(source, p, limit, case.seed) for p in case.prompts]
-        kw["text"] = [f"{ph.image}{ph.audio}{p}" for p in prompts]
+        kw["text"] = [chat_prompt(source, p, modalities) if ph.chat else f"{ph.image}{ph.audio}{p}" for p in prompts]
         kw["text_kwargs"] = {"padding": True}  # rows of different lengths; the audio keeps its own padding
     if ph.pad_all:
         kw["padding"] = True
         kw.pop("text_kwargs", None)
     kw.update(required_call_args(source.processor, kw))
-    out = source.processor(return_tensors="pt", **kw)
+    for _ in range(2):
+        try:
+            out = source.processor(return_tensors="pt", **kw)
+            break
+        except TypeError as exc:  # a processor that takes no text_kwargs / padding pads text its own way
+            bad = re.search(r"unexpected keyword argument '(text_kwargs|padding)'", str(exc))
+            if not bad:
+                raise
+            kw.pop("text_kwargs", None)
+            kw.pop("padding", None)
+    else:
+        out = source.processor(return_tensors="pt", **kw)
     return dict(out.items()) if hasattr(out, "items") else dict(out)
 
 
@@ -183,6 +195,27 @@ def required_call_args(processor: Any, given: dict[str, Any]) -> dict[str, Any]:
         elif choices:
             out[name] = choices[0]
     return out
+
+
+def chat_template(source: ProcessorSource) -> str | None:
+    """The chat template the processor renders conversations with (its own, else its tokenizer's)."""
+    tok = next((o for r, o in source.sub.items() if "tokenizer" in r), None)
+    for obj in (source.processor, tok):
+        value = getattr(obj, "chat_template", None)
+        if isinstance(value, (str, dict)) and value:
+            return str(value)
+    return None
+
+
+def chat_prompt(source: ProcessorSource, prompt: str, modalities: set[str]) -> str:
+    """One user turn holding one image / clip per modality and the prompt, rendered by the processor's chat
+    template with the generation prompt: the placeholders land where the checkpoint's template puts them."""
+    content: list[dict[str, Any]] = [{"type": "image"}] if "vision" in modalities else []
+    content += [{"type": "audio"}] if "audio" in modalities else []
+    content.append({"type": "text", "text": prompt})
+    out = source.processor.apply_chat_template([{"role": "user", "content": content}], tokenize=False,
+                                               add_generation_prompt=True)
+    return out[0] if isinstance(out, list) else str(out)
 
 
 def to_numpy(value: Any) -> np.ndarray | None:
@@ -309,14 +342,16 @@ def attempts(source: ProcessorSource, modalities: set[str]) -> list[Placeholders
     a clip per row), a flat then a nested image list, then the prompt without placeholders, then no text."""
     images = placeholder_candidates(source, "vision") if "vision" in modalities else [""]
     clips = placeholder_candidates(source, "audio") if "audio" in modalities else [""]
-    out = [Placeholders(i, a, nested, True, pad) for i in images for a in clips for nested in (False, True)
-           for pad in (False, True)]
+    chat = [Placeholders(chat=True), Placeholders(chat=True, pad_all=True), Placeholders(nested_images=True, chat=True)] \
+        if chat_template(source) and modalities else []
+    out = chat + [Placeholders(i, a, nested, True, pad) for i in images for a in clips for nested in (False, True)
+                  for pad in (False, True)]
     if any("tokenizer" in r for r in source.sub) and modalities:
         out += [Placeholders(send_text=False), Placeholders(send_text=False, pad_all=True)]
     seen: set[tuple[Any, ...]] = set()
     unique = []
     for p in out:
-        key = (p.image, p.audio, p.nested_images, p.send_text, p.pad_all)
+        key = (p.image, p.audio, p.nested_images, p.send_text, p.pad_all, p.chat)
         if key not in seen and not (p.nested_images and "vision" not in modalities):
             seen.add(key)
             unique.append(p)
@@ -417,8 +452,9 @@ def derive_inputs(model: Any, source: ProcessorSource, config: dict[str, Any], m
                       for k, v in required_call_args(source.processor, {}).items()]
             return Derivation(ph, runs, notes, dropped)
     line, cause = in_forward[0] if in_forward else first or ("", None)  # type: ignore[assignment]
+    unbuilt = f"; built without {', '.join(source.unbuilt)} (passed as None)" if source.unbuilt else ""
     raise ExampleInputError(f"{source.name} could not make inputs {type(model).__name__}.forward takes "
-                            f"({len(tried)} prompt forms tried; the telling one: {line})", tried, cause)
+                            f"({len(tried)} prompt forms tried; the telling one: {line}{unbuilt})", tried, cause)
 
 
 def describe(ph: Placeholders) -> str:
@@ -426,4 +462,6 @@ def describe(ph: Placeholders) -> str:
              else "", "nested image lists" if ph.nested_images else "", "padding=True" if ph.pad_all else ""]
     if not ph.send_text:
         return "media only (no prompt)" + (", padding=True" if ph.pad_all else "")
+    if ph.chat:
+        return ", ".join(["chat-template prompt", *(p for p in parts if p)])
     return "prompt with " + (", ".join(p for p in parts if p) or "no placeholder")

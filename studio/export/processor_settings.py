@@ -67,6 +67,11 @@ def config_kwargs(obj_defaults: dict[str, Any], config: dict[str, Any], role: st
         kwargs["image_seq_length"] = (image_size // patch) ** 2  # one token per patch of the vision tower's grid
         notes.append(f"image_seq_length={kwargs['image_seq_length']} from the config's image_size / patch_size")
     size = obj_defaults.get("size")
+    pair = next((s.get("image_size") for s in sources if _hw_pair(s.get("image_size"))), None)
+    if role == "image_processor" and not image_size and pair and isinstance(size, dict) \
+            and {"height", "width"} <= set(size) and [size["height"], size["width"]] != list(pair):
+        kwargs["size"] = {"height": int(pair[0]), "width": int(pair[1])}  # MGP-STR's [32, 128]: height, width
+        notes.append(f"size {pair[0]}x{pair[1]} (height x width) from the config's image_size")
     if role == "image_processor" and image_size and isinstance(size, dict):
         if {"height", "width"} <= set(size) and (size["height"], size["width"]) != (image_size, image_size):
             kwargs["size"] = {"height": image_size, "width": image_size}
@@ -129,3 +134,8 @@ def fill_unset_counts(proc: Any, config: dict[str, Any]) -> list[str]:
             notes.append(f"{type(proc).__name__}.{attr} unset (its image processor has no count): starts at 1, "
                          "set by the model's token / feature check")
     return notes
+
+
+def _hw_pair(value: Any) -> bool:
+    """An image size given as [height, width]."""
+    return isinstance(value, (list, tuple)) and len(value) == 2 and all(isinstance(v, int) and v > 0 for v in value)

@@ -16,6 +16,7 @@ files are written beside the export (``files``).
 from __future__ import annotations
 
 import importlib.util
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -176,7 +177,7 @@ def _processor_tokens(proc: Any) -> dict[str, str]:
             continue
         text = str(getattr(value, "content", value)) if value is not None else ""
         if isinstance(value, (str,)) or type(value).__name__ == "AddedToken":
-            if text.startswith("<") and text.endswith(">") and len(text) < 64:
+            if re.fullmatch(r"<[^<>\s]{1,60}>|\[[A-Za-z_]{2,60}\]", text):  # <image>, Pixtral's [IMG_BREAK]
                 out[attr if attr.endswith("_token") else f"{attr}_token"] = text
     return out
 

@@ -11,6 +11,7 @@ the processor. Text-only models without a media processor keep the generic path 
 from __future__ import annotations
 
 import inspect
+import re
 import traceback
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -325,6 +326,13 @@ def _sizes(specs: list[InputSpec], feeds: dict[str, np.ndarray]) -> dict[str, in
 
 def _fix_for(exc: Any) -> str:
     text = " ".join(exc.attempts[-3:]).lower()
+    unbuilt = re.search(r"built without ([\w, ]+) \(passed as None\)", str(exc))
+    if unbuilt and "processor raised" in text:
+        return (f"the processor needs {unbuilt.group(1)}, which config.json does not describe (a codec model): add the "
+                "checkpoint's processor_config.json, which names it, and its weights to the folder")
+    if "chat_template" in text or "chat template" in text:
+        return ("the processor builds its prompts only through the checkpoint's chat template: add chat_template.jinja "
+                "(or the processor_config.json holding it) to the folder")
     if "tokens" in text and "features" in text:
         return ("the processor expands each image into a number of placeholder tokens the model's vision tower does "
                 "not return: add the checkpoint's processor_config.json (image_seq_length / patch_size / "

@@ -1,0 +1,128 @@
+"""The mechanisms that make a processor where none is written down: torchvision without its native library, every
+sub-processor the class declares, construction offline, arguments the class cannot have, required call arguments,
+and the chat-template prompt form.
+
+Real transformers processor classes built from their config classes (no hub, no mocks); torchvision checks run in a
+fresh interpreter so the import hook is exercised from the start, and skip where torchvision is not installed.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("torch")
+pytest.importorskip("transformers")
+
+from studio.export.processor_source import load_processor  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+HAS_TORCHVISION = importlib.util.find_spec("torchvision") is not None
+
+
+def _config(model_type: str) -> dict[str, Any]:
+    from transformers import CONFIG_MAPPING
+
+    return CONFIG_MAPPING[model_type]().to_dict()
+
+
+@pytest.mark.skipif(not HAS_TORCHVISION, reason="torchvision is not installed")
+def test_torchvision_transforms_work_and_missing_native_ops_are_reported_and_fail_loudly() -> None:
+    script = """
+import json, sys
+import studio.export
+from studio.export import torchvision_compat as tc
+import numpy as np, torch
+from PIL import Image
+from transformers import Llama4ImageProcessor  # exists only as a torchvision-backed class
+out = Llama4ImageProcessor()(Image.fromarray(np.zeros((48, 64, 3), np.uint8)), return_tensors="pt")
+try:
+    torch.ops.torchvision.nms(torch.rand(3, 4), torch.rand(3), 0.5)
+    nms = "ran"
+except Exception as exc:
+    nms = type(exc).__name__
+print(json.dumps({"shape": list(out["pixel_values"].shape), "warning": tc.warning(), "declared": tc.STATE.declared,
+                  "nms": nms}))
+"""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=600, env=env)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    got = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert got["shape"][0] == 1 and got["shape"][1] == 3
+    if got["declared"]:  # the native library did not load: the schemas were declared, and it says so
+        assert got["warning"].startswith("torchvision native ops unavailable: torchvision ")
+        assert "nms" in got["warning"] and got["nms"] in ("NotImplementedError", "RuntimeError")
+    else:  # a torchvision whose native library loads: nothing to report, nms runs
+        assert got["warning"] is None and got["nms"] == "ran"
+
+
+@pytest.mark.skipif(not HAS_TORCHVISION, reason="video processors need torchvision")
+def test_every_declared_sub_processor_is_built_video_included() -> None:
+    source = load_processor(Path("/nonexistent"), _config("minicpmv4_6"))
+    assert source is not None and source.classes["processor"] == "MiniCPMV4_6Processor"
+    assert source.classes["video_processor"] == "MiniCPMV4_6VideoProcessor"
+    assert any(d.startswith("video processor MiniCPMV4_6VideoProcessor") for d in source.derived)
+
+
+def test_a_processor_that_fetches_from_the_hub_falls_back_offline_with_the_place_named(tmp_path: Path) -> None:
+    source = load_processor(tmp_path, _config("mgp-str"))  # MgpstrProcessor.__init__ downloads GPT-2 and BERT
+    assert source is not None and type(source.processor).__name__ == "ComposedProcessor"
+    note = next(d for d in source.derived if "cannot be built offline" in d)
+    assert "MgpstrProcessor" in note and "processing_mgp_str.py:" in note
+    assert source.classes["image_processor"].startswith("ViTImageProcessor")  # the torchvision or the PIL backend
+    # the config's [height, width] image size reaches the image processor
+    assert dict(source.sub["image_processor"].size) == {"height": 32, "width": 128}
+
+
+def test_an_init_argument_no_mapping_can_build_is_passed_as_none_and_named(tmp_path: Path) -> None:
+    source = load_processor(tmp_path, _config("dia"))
+    assert source is not None and source.classes["processor"] == "DiaProcessor"
+    assert source.unbuilt == ["audio_tokenizer"]
+    assert any("audio_tokenizer passed as None" in d and "DacModel" in d for d in source.derived)
+
+
+def test_required_call_arguments_come_from_the_processor_docstring(tmp_path: Path) -> None:
+    from studio.export.processor_inputs import required_call_args
+
+    source = load_processor(tmp_path, _config("cohere_asr"))
+    assert source is not None
+    assert required_call_args(source.processor, {"audio": [], "sampling_rate": 16000}) == {"language": "en"}
+    assert required_call_args(source.processor, {"language": "fr"}) == {}
+
+
+def test_waveform_feature_extractor_keeps_one_value_per_sample(tmp_path: Path) -> None:
+    source = load_processor(tmp_path, _config("speecht5"))  # num_mel_bins=80 belongs to the speech decoder
+    assert source is not None and source.sub["feature_extractor"].feature_size == 1
+
+
+CHAT_TEMPLATE = ("{% for m in messages %}USER: {% for c in m['content'] %}{% if c['type'] == 'image' %}<image>"
+                 "{% elif c['type'] == 'text' %}{{ c['text'] }}{% endif %}{% endfor %}{% endfor %}"
+                 "{% if add_generation_prompt %} ASSISTANT:{% endif %}")
+
+
+def test_a_processor_with_a_chat_template_gets_its_prompt_through_it(tmp_path: Path) -> None:
+    import inspect
+
+    from transformers import AutoModelForImageTextToText
+
+    from studio.export import processor_inputs as pi
+    from studio.export.api import write_sample
+
+    folder = write_sample("tiny-llava", tmp_path / "llava")
+    (folder / "chat_template.jinja").write_text(CHAT_TEMPLATE)
+    config = json.loads((folder / "config.json").read_text())
+    source = load_processor(folder, config)
+    assert source is not None and pi.chat_template(source) == CHAT_TEMPLATE
+    assert pi.chat_prompt(source, "a cat", {"vision"}) == "USER: <image>a cat ASSISTANT:"
+    model = AutoModelForImageTextToText.from_pretrained(str(folder)).eval()
+    params = [n for n in inspect.signature(type(model).forward).parameters if n != "self"]
+    der = pi.derive_inputs(model, source, config, {"vision"}, params)
+    assert der.placeholders.chat and pi.describe(der.placeholders) == "chat-template prompt"
+    assert {"input_ids", "pixel_values"} <= set(der.runs[0].tensors)
