@@ -59,6 +59,7 @@ class Placeholders:
     send_text: bool = True
     pad_all: bool = False  # padding=True for every modality (clips of different lengths into one tensor)
     chat: bool = False  # each prompt rendered by the processor's chat template around its image / clip items
+    words: bool = False  # each prompt as its words with one box each (a document processor without OCR)
 
 
 @dataclass
@@ -122,9 +123,17 @@ def fit_prompt(source: ProcessorSource, prompt: str, limit: int | None, extra: i
         return prompt
     words = prompt.split()
     budget = min(limit // 2 + extra, limit - 2)
-    while len(words) > 1 and len(tok(" ".join(words), add_special_tokens=True)["input_ids"]) > budget:
+    while len(words) > 1 and _count(tok, words) > budget:
         words = words[:-1]
     return " ".join(words)
+
+
+def _count(tok: Any, words: list[str]) -> int:
+    """Token ids for a prompt; a word-level (layout) tokenizer that takes no plain string counts one per word."""
+    try:
+        return len(tok(" ".join(words), add_special_tokens=True)["input_ids"])
+    except (ValueError, TypeError):
+        return len(words) + 2
 
 
 def text_positions(config: dict[str, Any]) -> int | None:
@@ -148,6 +157,9 @@ def run_processor(source: ProcessorSource, case: MediaCase, modalities: set[str]
         prompts = [fit_prompt(source, p, limit, case.seed) for p in case.prompts]
         kw["text"] = [chat_prompt(source, p, modalities) if ph.chat else f"{ph.image}{ph.audio}{p}" for p in prompts]
         kw["text_kwargs"] = {"padding": True}  # rows of different lengths; the audio keeps its own padding
+        if ph.words:
+            kw["text"] = [p.split() for p in prompts]
+            kw["boxes"] = [[[40 * i, 10, 40 * i + 30, 30] for i in range(len(w))] for w in kw["text"]]
     if ph.pad_all:
         kw["padding"] = True
         kw.pop("text_kwargs", None)
@@ -195,6 +207,18 @@ def required_call_args(processor: Any, given: dict[str, Any]) -> dict[str, Any]:
         elif choices:
             out[name] = choices[0]
     return out
+
+
+def takes_boxes(source: ProcessorSource) -> bool:
+    """A document processor whose image processor runs no OCR: its prompts are words, each with a box."""
+    import inspect
+
+    image = source.sub.get("image_processor")
+    try:
+        params = inspect.signature(type(source.processor).__call__).parameters
+    except (TypeError, ValueError):
+        return False
+    return "boxes" in params and getattr(image, "apply_ocr", None) is False
 
 
 def chat_template(source: ProcessorSource) -> str | None:
@@ -344,14 +368,15 @@ def attempts(source: ProcessorSource, modalities: set[str]) -> list[Placeholders
     clips = placeholder_candidates(source, "audio") if "audio" in modalities else [""]
     chat = [Placeholders(chat=True), Placeholders(chat=True, pad_all=True), Placeholders(nested_images=True, chat=True)] \
         if chat_template(source) and modalities else []
-    out = chat + [Placeholders(i, a, nested, True, pad) for i in images for a in clips for nested in (False, True)
-                  for pad in (False, True)]
+    words = [Placeholders(words=True), Placeholders(words=True, pad_all=True)] if takes_boxes(source) else []
+    out = chat + words + [Placeholders(i, a, nested, True, pad) for i in images for a in clips
+                          for nested in (False, True) for pad in (False, True)]
     if any("tokenizer" in r for r in source.sub) and modalities:
         out += [Placeholders(send_text=False), Placeholders(send_text=False, pad_all=True)]
     seen: set[tuple[Any, ...]] = set()
     unique = []
     for p in out:
-        key = (p.image, p.audio, p.nested_images, p.send_text, p.pad_all, p.chat)
+        key = (p.image, p.audio, p.nested_images, p.send_text, p.pad_all, p.chat, p.words)
         if key not in seen and not (p.nested_images and "vision" not in modalities):
             seen.add(key)
             unique.append(p)
@@ -462,6 +487,6 @@ def describe(ph: Placeholders) -> str:
              else "", "nested image lists" if ph.nested_images else "", "padding=True" if ph.pad_all else ""]
     if not ph.send_text:
         return "media only (no prompt)" + (", padding=True" if ph.pad_all else "")
-    if ph.chat:
-        return ", ".join(["chat-template prompt", *(p for p in parts if p)])
+    if ph.chat or ph.words:
+        return ", ".join(["chat-template prompt" if ph.chat else "words with boxes", *(p for p in parts if p)])
     return "prompt with " + (", ".join(p for p in parts if p) or "no placeholder")

@@ -132,9 +132,33 @@ def _build_sub(role: str, class_name: str, config: dict[str, Any]) -> tuple[Any,
     base = cls()
     defaults = base.to_dict() if hasattr(base, "to_dict") else {}
     kwargs, notes = config_kwargs(defaults, config, role)
+    if defaults.get("apply_ocr") is True:  # words and boxes come with the prompt (OCR is the client's, if any)
+        kwargs["apply_ocr"] = False
+        notes.append("apply_ocr=False: the example prompts bring their words and boxes")
     obj = cls(**kwargs) if kwargs else base
     what = f"{role.replace('_', ' ')} {class_name} (transformers' default for this model type"
     return obj, [what + (": " + ", ".join(notes) if notes else "") + ")"]
+
+
+def layout_tokenizer_class(proc_cls: Any, model_type: Any) -> Any:
+    """The tokenizer class transformers maps to the model type, when the processor hands its tokenizer arguments a
+    generic tokenizer does not take (LayoutLMv3's ``boxes`` / ``word_labels``); None otherwise."""
+    import inspect
+
+    from transformers import PreTrainedTokenizerFast
+    from transformers.models.auto.tokenization_auto import TOKENIZER_MAPPING_NAMES
+
+    name = _mapped(dict(TOKENIZER_MAPPING_NAMES), str(model_type))
+    if proc_cls is None or not name:
+        return None
+    try:
+        cls = _class(name)
+        wants = set(inspect.signature(proc_cls.__call__).parameters)
+        takes = set(inspect.signature(cls.__call__).parameters) - set(
+            inspect.signature(PreTrainedTokenizerFast.__call__).parameters)
+    except (ImportError, TypeError, ValueError):
+        return None
+    return cls if wants & takes else None
 
 
 def _has_files(model_dir: Path, names: tuple[str, ...]) -> bool:
@@ -256,7 +280,8 @@ def _assemble(model_dir: Path, config: dict[str, Any], mapped: dict[str, str]) -
         from studio.export.placeholder_tokenizer import build_placeholder_tokenizer
 
         placeholder = True
-        tok = build_placeholder_tokenizer(config)
+        tok_cls = layout_tokenizer_class(proc_cls, str(config.get("model_type")))
+        tok = build_placeholder_tokenizer(config, tokenizer_class=tok_cls)
         for r in missing_tok:
             sub[r] = tok
     proc: Any = None
@@ -360,7 +385,7 @@ def _construct(proc_cls: Any, sub: dict[str, Any], own: dict[str, Any], config: 
 
     for _ in range(12):
         if missing_tok:
-            tok = build_placeholder_tokenizer(config, extra)
+            tok = build_placeholder_tokenizer(config, extra, layout_tokenizer_class(proc_cls, config.get("model_type")))
             for r in missing_tok:
                 sub[r] = tok
         try:
