@@ -126,3 +126,26 @@ def test_a_processor_with_a_chat_template_gets_its_prompt_through_it(tmp_path: P
     der = pi.derive_inputs(model, source, config, {"vision"}, params)
     assert der.placeholders.chat and pi.describe(der.placeholders) == "chat-template prompt"
     assert {"input_ids", "pixel_values"} <= set(der.runs[0].tensors)
+
+
+def test_a_document_processor_without_ocr_takes_words_with_boxes(tmp_path: Path) -> None:
+    from studio.export import processor_inputs as pi
+
+    source = load_processor(tmp_path, _config("layoutlmv3"))
+    assert source is not None and source.sub["image_processor"].apply_ocr is False
+    assert source.classes["tokenizer"] == "LayoutLMv3Tokenizer"  # the generic placeholder takes no boxes
+    forms = pi.attempts(source, {"vision"})
+    assert forms[0].words and pi.describe(forms[0]) == "words with boxes"
+    out = pi.run_processor(source, pi.MEDIA_CASES[0], {"vision"}, forms[0], 512)
+    assert out["bbox"].shape[0] == 2 and out["bbox"].shape[-1] == 4
+    assert out["bbox"].shape[1] == out["input_ids"].shape[1]
+
+
+@pytest.mark.skipif(not HAS_TORCHVISION, reason="Pixtral's image processor needs torchvision")
+def test_bracketed_tokens_a_processor_hard_codes_take_the_config_ids(tmp_path: Path) -> None:
+    config = _config("mistral3")
+    source = load_processor(tmp_path, config)
+    assert source is not None and source.processor.image_token == "[IMG]"
+    tok = source.sub["tokenizer"]
+    assert tok.convert_tokens_to_ids("[IMG]") == config["image_token_index"]
+    assert len({tok.convert_tokens_to_ids(t) for t in ("[IMG]", "[IMG_BREAK]", "[IMG_END]")}) == 3
