@@ -8,9 +8,12 @@ Order: ``AutoProcessor`` on the folder when it holds processor files; else the p
 mappings give for ``model_type`` (``PROCESSOR_MAPPING_NAMES``), assembled from the folder's sub-processors where it
 has them and otherwise from the image processor / feature extractor classes the same mappings name, built offline
 with their defaults and the config's own values for the keys they share (patch size, merge size, image size, mel
-bins, sampling rate). A folder without a tokenizer gets a placeholder one whose special tokens sit at the config's
-ids (studio.export.placeholder_tokenizer). What was derived is listed (``derived``) and the derived sub-processor
-files are written beside the export (``files``).
+bins, sampling rate; studio.export.processor_settings). Every sub-processor the class declares is built (video
+processors too); an ``__init__`` argument no mapping can build (a codec model) is passed as None and named; the
+class is constructed offline, and one whose ``__init__`` fetches files falls back to its sub-processors side by side
+(studio.export.composed_processor). A folder without a tokenizer gets a placeholder one whose special tokens sit
+at the config's ids (studio.export.placeholder_tokenizer). What was derived is listed (``derived``) and the derived
+sub-processor files are written beside the export (``files``).
 """
 
 from __future__ import annotations
