@@ -75,8 +75,6 @@ def config_kwargs(obj_defaults: dict[str, Any], config: dict[str, Any], role: st
     if role == "image_processor" and image_size and isinstance(size, dict):
         if {"height", "width"} <= set(size) and (size["height"], size["width"]) != (image_size, image_size):
             kwargs["size"] = {"height": image_size, "width": image_size}
-        elif set(size) == {"shortest_edge", "longest_edge"}:  # a detector's aspect-keeping resize: the tower's
-            kwargs["size"] = {"height": image_size, "width": image_size}  # fixed size wins (OmDet-Turbo's Swin)
         elif set(size) == {"shortest_edge"} and size["shortest_edge"] != image_size:
             kwargs["size"] = {"shortest_edge": image_size}
             if isinstance(obj_defaults.get("crop_size"), dict):
