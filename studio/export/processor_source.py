@@ -204,7 +204,7 @@ def _processor_tokens(proc: Any) -> dict[str, str]:
             continue
         text = str(getattr(value, "content", value)) if value is not None else ""
         if isinstance(value, (str,)) or type(value).__name__ == "AddedToken":
-            if re.fullmatch(r"<[^<>\s]{1,60}>|\[[A-Za-z_]{2,60}\]", text):  # <image>, Pixtral's [IMG_BREAK]
+            if re.fullmatch(r"\S{3,64}", text) and not text.isalnum() and text[0] in "<[]{|":  # <image>, [IMG]
                 out[attr if attr.endswith("_token") else f"{attr}_token"] = text
     return out
 
