@@ -143,9 +143,15 @@ def text_positions(config: dict[str, Any]) -> int | None:
 
 
 def run_processor(source: ProcessorSource, case: MediaCase, modalities: set[str], ph: Placeholders,
-                  limit: int | None = None) -> dict[str, Any]:
-    """The processor on one case's prompts, images and clips; raw outputs (torch or numpy tensors, lists)."""
+                  limit: int | None = None, params: list[str] | None = None) -> dict[str, Any]:
+    """The processor on one case's prompts, images and clips; raw outputs (torch or numpy tensors, lists).
+    ``params``: the forward's inputs; one that transformers' processors make on request (``mm_token_type_ids``,
+    which an M-RoPE forward needs) is requested."""
+    from transformers import ProcessorMixin
+
     kw: dict[str, Any] = {}
+    if "mm_token_type_ids" in (params or []) and isinstance(source.processor, ProcessorMixin):
+        kw["return_mm_token_type_ids"] = True
     if "vision" in modalities:
         images = [synthetic_image(case, r) for r in range(case.batch)]
         kw["images"] = [[im] for im in images] if ph.nested_images else images
@@ -386,7 +392,7 @@ def attempts(source: ProcessorSource, modalities: set[str]) -> list[Placeholders
 def case_tensors(source: ProcessorSource, config: dict[str, Any], case: MediaCase, modalities: set[str],
                  ph: Placeholders, params: list[str]) -> tuple[dict[str, np.ndarray], list[str]]:
     """One case's graph inputs (numpy) and the processor outputs the forward does not take."""
-    raw = run_processor(source, case, modalities, ph, text_positions(config))
+    raw = run_processor(source, case, modalities, ph, text_positions(config), params)
     tensors: dict[str, np.ndarray] = {}
     dropped: list[str] = []
     for key, value in raw.items():
