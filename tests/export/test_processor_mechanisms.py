@@ -149,3 +149,19 @@ def test_bracketed_tokens_a_processor_hard_codes_take_the_config_ids(tmp_path: P
     tok = source.sub["tokenizer"]
     assert tok.convert_tokens_to_ids("[IMG]") == config["image_token_index"]
     assert len({tok.convert_tokens_to_ids(t) for t in ("[IMG]", "[IMG_BREAK]", "[IMG_END]")}) == 3
+
+
+@pytest.mark.export
+@pytest.mark.skipif(not HAS_TORCHVISION, reason="torchvision is not installed")
+def test_an_export_that_used_torchvision_without_its_native_ops_says_so(tmp_path: Path) -> None:
+    import torchvision  # noqa: F401 - through the hook conftest installed (import studio.export)
+
+    from studio.export import torchvision_compat as tc
+    from studio.export.api import ExportOptions, export_model, write_sample
+
+    folder = write_sample("tiny-clip", tmp_path / "clip")
+    report = export_model(ExportOptions(model_dir=folder, output=tmp_path / "out" / "model.onnx"))
+    assert report.status == "succeeded", report.diagnosis
+    lines = [w for w in report.warnings if w.startswith("torchvision native ops unavailable")]
+    assert len(lines) == (1 if tc.STATE.reason else 0)
+    assert json.loads(report.to_json())["warnings"] == report.warnings  # --json carries the line
