@@ -170,17 +170,13 @@ def run_processor(source: ProcessorSource, case: MediaCase, modalities: set[str]
         kw["padding"] = True
         kw.pop("text_kwargs", None)
     kw.update(required_call_args(source.processor, kw))
-    for _ in range(2):
-        try:
-            out = source.processor(return_tensors="pt", **kw)
-            break
-        except TypeError as exc:  # a processor that takes no text_kwargs / padding pads text its own way
-            bad = re.search(r"unexpected keyword argument '(text_kwargs|padding)'", str(exc))
-            if not bad:
-                raise
-            kw.pop("text_kwargs", None)
-            kw.pop("padding", None)
-    else:
+    try:
+        out = source.processor(return_tensors="pt", **kw)
+    except TypeError as exc:  # a processor that takes no text_kwargs / padding (SAM 3) pads text its own way
+        if not re.search(r"unexpected keyword argument '(text_kwargs|padding)'", str(exc)):
+            raise
+        kw.pop("text_kwargs", None)
+        kw.pop("padding", None)
         out = source.processor(return_tensors="pt", **kw)
     return dict(out.items()) if hasattr(out, "items") else dict(out)
 
