@@ -343,19 +343,3 @@ class GenerateRoutes:
                     return error_response(500, f"generation failed: {value}")
         finally:
             watcher.cancel()
-
-
-def generate_route(path: str) -> tuple[str, str | None, bool] | None:
-    """``(model, version or None, stream)`` for ``/v2/models/{m}[/versions/{v}]/generate[_stream]``, else None."""
-    if path.endswith("/generate"):
-        stream, rest = False, path[11:-9]
-    elif path.endswith("/generate_stream"):
-        stream, rest = True, path[11:-16]
-    else:
-        return None
-    parts = rest.split("/")
-    if len(parts) == 1 and parts[0]:
-        return parts[0], None, stream
-    if len(parts) == 3 and parts[0] and parts[1] == "versions" and parts[2]:
-        return parts[0], parts[2], stream
-    return None

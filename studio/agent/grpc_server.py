@@ -23,6 +23,7 @@ from tritonclient.grpc import service_pb2_grpc as pb_grpc
 
 from studio import __version__
 from studio.agent.core import AgentCore, unknown_model
+from studio.agent.endpoints import OPEN_RPCS
 from studio.agent.kserve import ProtocolError, _deserialize_bytes, _serialize_bytes, datatype_of
 from studio.agent.metrics import AgentMetrics
 from studio.agent.statistics import StatisticsError, timed_infer
@@ -203,7 +204,7 @@ class InferenceServicer(pb_grpc.GRPCInferenceServiceServicer):
 class _TokenInterceptor(grpc.ServerInterceptor):
     """Every RPC but the health probes needs ``authorization: Bearer TOKEN`` metadata (``--infer-token-file``)."""
 
-    OPEN = ("/ServerLive", "/ServerReady")
+    OPEN = OPEN_RPCS  # the table's auth="none" rows with a gRPC twin (studio.agent.endpoints)
 
     def __init__(self, token: str) -> None:
         self._want = token.encode()

@@ -18,13 +18,14 @@ import zlib
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from fastapi import FastAPI, Request
+from fastapi import Depends, FastAPI, Request
 from fastapi.responses import JSONResponse, Response
 from starlette.concurrency import run_in_threadpool
 
 from studio import __version__
 from studio.agent.core import AgentCore, unknown_model
-from studio.agent.generate_routes import GenerateRoutes, generate_route
+from studio.agent.endpoints import FAST, ROUTED, Endpoint, extensions, match, needs_infer_token
+from studio.agent.generate_routes import GenerateRoutes
 from studio.agent.kserve import ProtocolError, decode_request, dumps, encode_response
 from studio.agent.limits import InflightGate, LimitExceeded, Limits, decompress, read_body
 from studio.agent.metrics import AgentMetrics
@@ -56,55 +57,46 @@ def create_app(core: AgentCore, metrics: AgentMetrics | None = None, workers: in
     executor = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="infer")
     token = core.config.token.encode()
 
-    def authorized(request: Request) -> bool:
+    def require_agent_token(request: Request) -> None:
+        """The dependency of every ``auth="agent"`` endpoint (:mod:`studio.agent.endpoints`)."""
         auth = request.headers.get("authorization", "")
         given = auth[7:].strip() if auth.lower().startswith("bearer ") else request.headers.get("x-studio-token", "")
-        return bool(token) and hmac.compare_digest(given.encode(), token)
+        if not (token and hmac.compare_digest(given.encode(), token)):
+            raise _Unauthorized
 
-    def unauthorized() -> JSONResponse:
+    async def unauthorized(request: Request, exc: Exception) -> JSONResponse:
         metrics.deploys.labels("unauthorized").inc()
         return _error(401, "missing or wrong agent token", kind="auth",
                       hint="pass the agent's token with --token-file (Authorization: Bearer ...)")
 
+    app.add_exception_handler(_Unauthorized, unauthorized)
+
     # -- health and metadata ---------------------------------------------------------------------------
-    @app.get("/v2/health/live")
     async def live() -> Response:
         return Response(status_code=200)
 
-    @app.get("/v2/health/ready")
     async def ready() -> Response:
         return Response(status_code=200)
 
-    @app.get("/v2")
     async def server_metadata() -> JSONResponse:
-        return JSONResponse({"name": "studio-agent", "version": __version__,
-                             "extensions": ["binary_tensor_data", "model_repository", "statistics", "generate"]})
+        return JSONResponse({"name": "studio-agent", "version": __version__, "extensions": extensions()})
 
     # Triton's statistics extension (studio.agent.statistics); before /v2/models/{name}, which would take "stats"
-    @app.get("/v2/models/stats")
-    @app.get("/v2/models/{name}/stats")
-    @app.get("/v2/models/{name}/versions/{version}/stats")
     async def model_stats(name: str = "", version: str = "") -> JSONResponse:
         try:
             return JSONResponse(core.statistics.report(core.served, name, version))
         except StatisticsError as exc:  # Triton answers INVALID_ARG: 400 {"error": ...}
             return _error(400, str(exc))
 
-    @app.get("/v2/models/{name}")
-    @app.get("/v2/models/{name}/versions/{version}")
     async def model_metadata(name: str, version: str | None = None) -> JSONResponse:
         m = core.find(name, version)
         if m is None:
             return _error(404, unknown_model(name))
         return JSONResponse(m.metadata())
 
-    @app.get("/v2/models/{name}/ready")
-    @app.get("/v2/models/{name}/versions/{version}/ready")
     async def model_ready(name: str, version: str | None = None) -> Response:
         return Response(status_code=200 if core.find(name, version) else 400)
 
-    @app.get("/v2/models/{name}/config")
-    @app.get("/v2/models/{name}/versions/{version}/config")
     async def model_config(name: str, version: str | None = None) -> JSONResponse:
         m = core.find(name, version)
         if m is None:
@@ -119,44 +111,30 @@ def create_app(core: AgentCore, metrics: AgentMetrics | None = None, workers: in
                                         for t in m.outputs],
                              "parameters": {"execution_providers": {"string_value": ",".join(m.providers)}}})
 
-    @app.post("/v2/repository/index")
     async def repository_index() -> JSONResponse:
         return JSONResponse([{"name": n, "version": m.version, "state": "READY"}
                              for n, m in sorted(core.served.items())])
 
     # -- metrics ---------------------------------------------------------------------------------------
-    @app.get("/metrics")
     async def prom() -> Response:
         fast.update_queue_gauges()
         data = await run_in_threadpool(metrics.render)
         return Response(data, media_type="text/plain; version=0.0.4; charset=utf-8")
 
     # -- management ------------------------------------------------------------------------------------
-    @app.get("/agent/status")
     async def status(request: Request) -> JSONResponse:
-        if not authorized(request):
-            return unauthorized()
         st = await run_in_threadpool(core.status)
         st["sensors"] = await run_in_threadpool(metrics.sensors.summary)
         return JSONResponse(st)
 
-    @app.post("/agent/bundles")
     async def upload(request: Request) -> JSONResponse:
-        if not authorized(request):
-            return unauthorized()
         return await receive_upload(request, core, metrics)
 
-    @app.get("/agent/trust")
     async def trust_list(request: Request) -> JSONResponse:
-        if not authorized(request):
-            return unauthorized()
         return JSONResponse({"trusted_keys": core.config.trusted.ids(), "pushed_keys": core.trust.pushed_ids(),
                              "trust_push": core.trust.allow_push})
 
-    @app.post("/agent/trust")
     async def trust_push(request: Request) -> JSONResponse:
-        if not authorized(request):
-            return unauthorized()
         raw = await request.body()
         if len(raw) > 4096:
             return _error(413, "a public key line is under 100 bytes; this body is too large", kind="input")
@@ -173,10 +151,7 @@ def create_app(core: AgentCore, metrics: AgentMetrics | None = None, workers: in
             return _studio_error(exc)
         return JSONResponse({**pushed.to_dict(), "trusted_keys": core.config.trusted.ids()})
 
-    @app.post("/agent/models/{name}/rollback")
     async def rollback(request: Request, name: str) -> JSONResponse:
-        if not authorized(request):
-            return unauthorized()
         version = None
         raw = await request.body()
         if raw:
@@ -189,11 +164,34 @@ def create_app(core: AgentCore, metrics: AgentMetrics | None = None, workers: in
         except StudioError as exc:
             return _studio_error(exc)
 
+    handlers = {"server_live": live, "server_ready": ready, "server_metadata": server_metadata,
+                "model_statistics": model_stats, "model_metadata": model_metadata, "model_ready": model_ready,
+                "model_config": model_config, "repository_index": repository_index, "metrics": prom,
+                "agent_status": status, "bundle_upload": upload, "trust_list": trust_list,
+                "trust_push": trust_push, "model_rollback": rollback}
+    _register(app, handlers, Depends(require_agent_token))
     fast = InferFastPath(app, core, metrics, executor, otel=otel, pre_workers=pre_workers,
                          pipeline_depth=pipeline_depth, limits=limits,
                          infer_token=infer_token.encode() if infer_token else None)
     fast.generate = GenerateRoutes(core, metrics, fast.limits)  # Triton's generate extension
     return fast
+
+
+class _Unauthorized(Exception):
+    """A management request without the agent's token (answered 401 by ``create_app``'s handler)."""
+
+
+def _register(app: FastAPI, handlers: dict[str, Any], agent_auth: Any) -> None:
+    """Route every endpoint FastAPI serves (:data:`studio.agent.endpoints.ROUTED`, in the table's order) to its
+    handler; a row without a handler, or a handler without a row, is a programming error caught at start."""
+    missing = [ep.name for ep in ROUTED if ep.name not in handlers]
+    extra = sorted(set(handlers) - {ep.name for ep in ROUTED})
+    if missing or extra:
+        raise RuntimeError(f"agent endpoints without handlers: {missing}; handlers without endpoints: {extra}")
+    for ep in ROUTED:
+        deps = [agent_auth] if ep.auth == "agent" else None
+        for path in ep.paths:
+            app.add_api_route(path, handlers[ep.name], methods=[ep.method], dependencies=deps)
 
 
 _JSON_CT = (b"content-type", b"application/json")
@@ -284,25 +282,27 @@ class InferFastPath:
     async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
         if scope["type"] == "http":
             path: str = scope["path"]
-            if self.infer_token and path.startswith("/v2") and not path.startswith("/v2/health") \
-                    and not self._infer_authorized(scope):
+            if self.infer_token and needs_infer_token(path) and not self._infer_authorized(scope):
                 self.metrics.errors.labels(UNKNOWN_MODEL, "unauthorized").inc()
                 return await self._send(send, 401, dumps({
                     "error": "missing or wrong inference token (this agent requires Authorization: Bearer TOKEN)",
                     "kind": "auth"}), [_JSON_CT, (b"www-authenticate", b"Bearer")])
-            if path.startswith("/v2/models/") and path.endswith("/infer"):
-                parts = path[11:-6].split("/")
-                if (len(parts) == 1 and parts[0]) or (
-                        len(parts) == 3 and parts[0] and parts[1] == "versions" and parts[2]):
-                    if scope["method"] != "POST":
-                        return await self._send(send, 405, dumps({"error": "inference takes POST"}),
-                                                [_JSON_CT, (b"allow", b"POST")])
-                    return await self._infer(scope, receive, send, parts[0], parts[2] if len(parts) == 3 else None)
-            elif path.startswith("/v2/models/") and self.generate is not None:
-                route = generate_route(path)
-                if route is not None:
-                    return await self.generate(scope, receive, send, *route)
+            hit = match(path, FAST) if path.startswith("/v2/models/") else None
+            if hit is not None:
+                ep, params = hit
+                if scope["method"] != ep.method:
+                    return await self._send(send, 405, dumps({"error": f"{ep.name} takes {ep.method}"}),
+                                            [_JSON_CT, (b"allow", ep.method.encode())])
+                return await self._dispatch(ep, params, scope, receive, send)
         await self.app(scope, receive, send)
+
+    async def _dispatch(self, ep: Endpoint, params: dict[str, str], scope: dict, receive: Any, send: Any) -> None:
+        name, version = params["name"], params.get("version")
+        if ep.name == "model_infer":
+            return await self._infer(scope, receive, send, name, version)
+        if self.generate is not None:
+            return await self.generate(scope, receive, send, name, version, ep.name == "generate_stream")
+        await self._error(send, 404, f"{ep.name} is not served by this agent")
 
     @staticmethod
     async def _send(send: Any, status: int, body: bytes, headers: list[tuple[bytes, bytes]]) -> None:
