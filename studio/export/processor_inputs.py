@@ -19,6 +19,7 @@ import numpy as np
 
 from studio.export.contract import InputSpec
 from studio.export.processor_source import ProcessorSource
+from studio.export.prompt_forms import chat_prompt, chat_template, required_call_args, takes_boxes
 
 DROP = {"labels", "return_loss", "output_attentions", "output_hidden_states", "return_dict", "use_cache"}
 
@@ -181,69 +182,6 @@ def run_processor(source: ProcessorSource, case: MediaCase, modalities: set[str]
     return dict(out.items()) if hasattr(out, "items") else dict(out)
 
 
-_MEDIA_ARGS = {"images", "text", "audio", "videos", "sampling_rate", "return_tensors"}
-
-
-def required_call_args(processor: Any, given: dict[str, Any]) -> dict[str, Any]:
-    """Arguments the processor's ``__call__`` requires besides the media and the prompt (CohereASR's ``language``):
-    the first example value its docstring gives for the parameter (``(e.g. `"en"`, ...)``), else its first
-    ``Literal`` choice; a required argument with neither is left out, and the processor's own error names it."""
-    import inspect
-    import typing
-
-    try:
-        params = inspect.signature(type(processor).__call__).parameters
-    except (TypeError, ValueError):
-        return {}
-    doc = inspect.getdoc(type(processor).__call__) or ""
-    out: dict[str, Any] = {}
-    for name, p in params.items():
-        if name in ("self", *given, *_MEDIA_ARGS) or p.default is not p.empty or \
-                p.kind in (p.VAR_KEYWORD, p.VAR_POSITIONAL):
-            continue
-        section = re.search(rf"^\s*{name} \(.*?\n(.*?)(?:\n\s*\w+ \(|\Z)", doc, re.S | re.M)
-        example = re.search(r"""e\.g\.[^"'`]*[`]?["']([^"']+)["']""", section.group(1)) if section else None
-        choices = typing.get_args(p.annotation) if typing.get_origin(p.annotation) is typing.Literal else ()
-        if example:
-            out[name] = example.group(1)
-        elif choices:
-            out[name] = choices[0]
-    return out
-
-
-def takes_boxes(source: ProcessorSource) -> bool:
-    """A document processor whose image processor runs no OCR: its prompts are words, each with a box."""
-    import inspect
-
-    image = source.sub.get("image_processor")
-    try:
-        params = inspect.signature(type(source.processor).__call__).parameters
-    except (TypeError, ValueError):
-        return False
-    return "boxes" in params and getattr(image, "apply_ocr", None) is False
-
-
-def chat_template(source: ProcessorSource) -> str | None:
-    """The chat template the processor renders conversations with (its own, else its tokenizer's)."""
-    tok = next((o for r, o in source.sub.items() if "tokenizer" in r), None)
-    for obj in (source.processor, tok):
-        value = getattr(obj, "chat_template", None)
-        if isinstance(value, (str, dict)) and value:
-            return str(value)
-    return None
-
-
-def chat_prompt(source: ProcessorSource, prompt: str, modalities: set[str]) -> str:
-    """One user turn holding one image / clip per modality and the prompt, rendered by the processor's chat
-    template with the generation prompt: the placeholders land where the checkpoint's template puts them."""
-    content: list[dict[str, Any]] = [{"type": "image"}] if "vision" in modalities else []
-    content += [{"type": "audio"}] if "audio" in modalities else []
-    content.append({"type": "text", "text": prompt})
-    out = source.processor.apply_chat_template([{"role": "user", "content": content}], tokenize=False,
-                                               add_generation_prompt=True)
-    return out[0] if isinstance(out, list) else str(out)
-
-
 def to_numpy(value: Any) -> np.ndarray | None:
     """A processor output as a numpy array (None for lists of ragged items, strings and other non-tensors)."""
     try:
@@ -260,9 +198,15 @@ def to_numpy(value: Any) -> np.ndarray | None:
     return None
 
 
-def modality_of_key(source: ProcessorSource, key: str, asked: set[str]) -> str:
-    """Which sub-processor makes a tensor: its ``model_input_names`` say, else the name does."""
+def modality_of_key(source: ProcessorSource, key: str, asked: set[str], keys: set[str] | None = None) -> str:
+    """Which sub-processor makes a tensor: its ``model_input_names`` say, else the name does. An
+    ``attention_mask`` beside no ``input_ids`` (``keys``: the run's tensors) masks the one media input (a speech
+    encoder's frames: SpeechT5, CohereASR)."""
     from studio.export.signatures import modality_of
+
+    media = asked - {"text"}
+    if key == "attention_mask" and keys is not None and "input_ids" not in keys and len(media) == 1:
+        return next(iter(media))
 
     for role, obj in source.sub.items():
         names = list(getattr(obj, "model_input_names", []) or [])
@@ -474,7 +418,7 @@ def derive_inputs(model: Any, source: ProcessorSource, config: dict[str, Any], m
                 more, _ = case_tensors(source, config, case, modalities, ph, params)
                 runs.append(ProcessorRun(case, more))
             for r in runs:
-                r.modality = {k: modality_of_key(source, k, modalities) for k in r.tensors}
+                r.modality = {k: modality_of_key(source, k, modalities, set(r.tensors)) for k in r.tensors}
             notes += [f"{source.name}.__call__ requires {k}: {v!r} (the example its docstring or signature gives)"
                       for k, v in required_call_args(source.processor, {}).items()]
             return Derivation(ph, runs, notes, dropped)

@@ -89,7 +89,7 @@ def test_an_init_argument_no_mapping_can_build_is_passed_as_none_and_named(tmp_p
 
 
 def test_required_call_arguments_come_from_the_processor_docstring(tmp_path: Path) -> None:
-    from studio.export.processor_inputs import required_call_args
+    from studio.export.prompt_forms import required_call_args
 
     source = load_processor(tmp_path, _config("cohere_asr"))
     assert source is not None
@@ -98,8 +98,13 @@ def test_required_call_arguments_come_from_the_processor_docstring(tmp_path: Pat
 
 
 def test_waveform_feature_extractor_keeps_one_value_per_sample(tmp_path: Path) -> None:
+    from studio.export.processor_inputs import modality_of_key
+
     source = load_processor(tmp_path, _config("speecht5"))  # num_mel_bins=80 belongs to the speech decoder
     assert source is not None and source.sub["feature_extractor"].feature_size == 1
+    # with no input_ids beside it, the attention mask is the clip's
+    assert modality_of_key(source, "attention_mask", {"audio"}, {"input_values", "attention_mask"}) == "audio"
+    assert modality_of_key(source, "attention_mask", {"audio"}, {"input_ids", "attention_mask"}) == "text"
 
 
 CHAT_TEMPLATE = ("{% for m in messages %}USER: {% for c in m['content'] %}{% if c['type'] == 'image' %}<image>"
@@ -113,14 +118,15 @@ def test_a_processor_with_a_chat_template_gets_its_prompt_through_it(tmp_path: P
     from transformers import AutoModelForImageTextToText
 
     from studio.export import processor_inputs as pi
+    from studio.export import prompt_forms
     from studio.export.api import write_sample
 
     folder = write_sample("tiny-llava", tmp_path / "llava")
     (folder / "chat_template.jinja").write_text(CHAT_TEMPLATE)
     config = json.loads((folder / "config.json").read_text())
     source = load_processor(folder, config)
-    assert source is not None and pi.chat_template(source) == CHAT_TEMPLATE
-    assert pi.chat_prompt(source, "a cat", {"vision"}) == "USER: <image>a cat ASSISTANT:"
+    assert source is not None and prompt_forms.chat_template(source) == CHAT_TEMPLATE
+    assert prompt_forms.chat_prompt(source, "a cat", {"vision"}) == "USER: <image>a cat ASSISTANT:"
     model = AutoModelForImageTextToText.from_pretrained(str(folder)).eval()
     params = [n for n in inspect.signature(type(model).forward).parameters if n != "self"]
     der = pi.derive_inputs(model, source, config, {"vision"}, params)

@@ -144,7 +144,7 @@ def narrowed_inputs(run: ExportRun, what: str) -> ExampleInputs | None:
     runs = []
     for case in cases:
         tensors, _ = pi.case_tensors(d.source, run.config, case, d.media, d.derivation.placeholders, d.params)
-        runs.append(pi.ProcessorRun(case, tensors, {k: pi.modality_of_key(d.source, k, d.media) for k in tensors}))
+        runs.append(pi.ProcessorRun(case, tensors, {k: pi.modality_of_key(d.source, k, d.media, set(tensors)) for k in tensors}))
     before = {s.name: dict(s.dynamic_axes) for s in run.specs}
     specs = pi.specs_from_runs(runs, d.params)
     specs, _ = _select(run, specs, d.user, d.params, d.source)
