@@ -22,6 +22,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import studio.export  # noqa: F401 - its torchvision hook (studio.export.torchvision_compat), before transformers loads
+
 ROOT = Path(__file__).resolve().parents[1]
 # the architectures issue 34 measured before this work (run first; every other row follows in a seeded order)
 ISSUE_TYPES = ("qwen2_5_vl", "qwen3_vl", "smolvlm", "llava_next", "idefics3", "pix2struct", "siglip2", "moonshine",

@@ -15,6 +15,8 @@ import traceback
 from pathlib import Path
 from typing import Any
 
+import studio.export  # noqa: F401 - its torchvision hook (studio.export.torchvision_compat), before transformers loads
+
 
 def build(model_type: str, class_name: str, folder: Path) -> dict[str, Any]:
     """The tiny model, seeded, saved with save_pretrained (config + weights only: no processor, no tokenizer)."""

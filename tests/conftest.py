@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+import studio.export  # noqa: F401 - its torchvision hook (studio.export.torchvision_compat), before any test imports transformers
+
 ARTIFACTS = Path(__file__).resolve().parents[1] / "test-artifacts"
 # The test running now, rewritten at each start: a run that dies in C (a Qt abort, a segfault) prints only
 # the tail of its threads' stacks, so `make test` names the test from this file when pytest does not exit 0/1.

@@ -47,11 +47,14 @@ def text_vocab_size(config: dict[str, Any]) -> int:
     return max([*config_special_ids(config).values(), 1000]) + 1
 
 
-def build_placeholder_tokenizer(config: dict[str, Any], extra_tokens: dict[str, str] | None = None) -> Any:
+def build_placeholder_tokenizer(config: dict[str, Any], extra_tokens: dict[str, str] | None = None,
+                                tokenizer_class: Any = None) -> Any:
     """A PreTrainedTokenizerFast whose special tokens sit at the config's ids (see the module docstring).
 
     ``extra_tokens``: attribute name -> string of tokens a processor hard-codes (``<fake_token_around_image>``);
-    each gets the config id of the same name when there is one, else a free id."""
+    each gets the config id of the same name when there is one, else a free id. ``tokenizer_class``: the model
+    type's own tokenizer class, built on the same vocabulary, where the processor calls it with arguments of its
+    own (LayoutLMv3's word boxes); the generic one when that class cannot be built so."""
     from tokenizers import Tokenizer, models, pre_tokenizers
     from transformers import PreTrainedTokenizerFast
 
@@ -102,12 +105,31 @@ def build_placeholder_tokenizer(config: dict[str, Any], extra_tokens: dict[str, 
     standard = {f"{s}_token": strings.pop(f"{s}_token") for s in _STANDARD if f"{s}_token" in strings}
     if "pad_token" not in standard:
         standard["pad_token"] = standard.get("eos_token", "[UNK]")
-    tok = PreTrainedTokenizerFast(tokenizer_object=model, unk_token="[UNK]", extra_special_tokens=strings,
-                                  **standard)
+    tok = _own_class(tokenizer_class, vocab, strings, standard) if tokenizer_class is not None else None
+    tok = tok or PreTrainedTokenizerFast(tokenizer_object=model, unk_token="[UNK]", extra_special_tokens=strings,
+                                         **standard)
     for name, text in strings.items():  # processors read both tokenizer.image_token and .image_token.content
         tok.__dict__[name] = TokenText(text)
     tok.studio_placeholder = True  # read by the report: the ids are right, the words are not
     return tok
+
+
+def _own_class(cls: Any, vocab: dict[str, int], strings: dict[str, str], standard: dict[str, str]) -> Any:
+    """``cls(vocab=..., merges=[])`` with the placeholder's special tokens (sep / cls / mask from eos / bos / unk
+    where it has those roles); None when the class is not built that way."""
+    import inspect
+
+    params = inspect.signature(cls.__init__).parameters
+    kw: dict[str, Any] = {"vocab": dict(vocab), "unk_token": "[UNK]", **standard}
+    for role, like in (("sep_token", "eos_token"), ("cls_token", "bos_token"), ("mask_token", "unk_token")):
+        if role in params:
+            kw.setdefault(role, kw.get(like, "[UNK]"))
+    if "merges" in params:
+        kw["merges"] = []
+    try:
+        return cls(**kw, extra_special_tokens=strings)
+    except Exception:  # noqa: BLE001 - a class built from files only: the generic placeholder serves
+        return None
 
 
 class TokenText(str):

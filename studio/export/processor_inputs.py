@@ -19,6 +19,7 @@ import numpy as np
 
 from studio.export.contract import InputSpec
 from studio.export.processor_source import ProcessorSource
+from studio.export.prompt_forms import chat_prompt, chat_template, required_call_args, takes_boxes
 
 DROP = {"labels", "return_loss", "output_attentions", "output_hidden_states", "return_dict", "use_cache"}
 
@@ -59,6 +60,8 @@ class Placeholders:
     send_text: bool = True
     pad_all: bool = False  # padding=True for every modality (clips of different lengths into one tensor)
     id_map: dict[int, int] = field(default_factory=dict)  # placeholder-tokenizer ids rebound (token_rebind)
+    chat: bool = False  # each prompt rendered by the processor's chat template around its image / clip items
+    words: bool = False  # each prompt as its words with one box each (a document processor without OCR)
 
 
 @dataclass
@@ -122,9 +125,17 @@ def fit_prompt(source: ProcessorSource, prompt: str, limit: int | None, extra: i
         return prompt
     words = prompt.split()
     budget = min(limit // 2 + extra, limit - 2)
-    while len(words) > 1 and len(tok(" ".join(words), add_special_tokens=True)["input_ids"]) > budget:
+    while len(words) > 1 and _count(tok, words) > budget:
         words = words[:-1]
     return " ".join(words)
+
+
+def _count(tok: Any, words: list[str]) -> int:
+    """Token ids for a prompt; a word-level (layout) tokenizer that takes no plain string counts one per word."""
+    try:
+        return len(tok(" ".join(words), add_special_tokens=True)["input_ids"])
+    except (ValueError, TypeError):
+        return len(words) + 2
 
 
 def text_positions(config: dict[str, Any]) -> int | None:
@@ -134,9 +145,15 @@ def text_positions(config: dict[str, Any]) -> int | None:
 
 
 def run_processor(source: ProcessorSource, case: MediaCase, modalities: set[str], ph: Placeholders,
-                  limit: int | None = None) -> dict[str, Any]:
-    """The processor on one case's prompts, images and clips; raw outputs (torch or numpy tensors, lists)."""
+                  limit: int | None = None, params: list[str] | None = None) -> dict[str, Any]:
+    """The processor on one case's prompts, images and clips; raw outputs (torch or numpy tensors, lists).
+    ``params``: the forward's inputs; one that transformers' processors make on request (``mm_token_type_ids``,
+    which an M-RoPE forward needs) is requested."""
+    from transformers import ProcessorMixin
+
     kw: dict[str, Any] = {}
+    if "mm_token_type_ids" in (params or []) and isinstance(source.processor, ProcessorMixin):
+        kw["return_mm_token_type_ids"] = True
     if "vision" in modalities:
         images = [synthetic_image(case, r) for r in range(case.batch)]
         kw["images"] = [[im] for im in images] if ph.nested_images else images
@@ -146,12 +163,23 @@ def run_processor(source: ProcessorSource, case: MediaCase, modalities: set[str]
         kw["sampling_rate"] = rate
     if ph.send_text and any("tokenizer" in r for r in source.sub):
         prompts = [fit_prompt(source, p, limit, case.seed) for p in case.prompts]
-        kw["text"] = [f"{ph.image}{ph.audio}{p}" for p in prompts]
+        kw["text"] = [chat_prompt(source, p, modalities) if ph.chat else f"{ph.image}{ph.audio}{p}" for p in prompts]
         kw["text_kwargs"] = {"padding": True}  # rows of different lengths; the audio keeps its own padding
+        if ph.words:
+            kw["text"] = [p.split() for p in prompts]
+            kw["boxes"] = [[[40 * i, 10, 40 * i + 30, 30] for i in range(len(w))] for w in kw["text"]]
     if ph.pad_all:
         kw["padding"] = True
         kw.pop("text_kwargs", None)
-    out = source.processor(return_tensors="pt", **kw)
+    kw.update(required_call_args(source.processor, kw))
+    try:
+        out = source.processor(return_tensors="pt", **kw)
+    except TypeError as exc:  # a processor that takes no text_kwargs / padding (SAM 3) pads text its own way
+        if not re.search(r"unexpected keyword argument '(text_kwargs|padding)'", str(exc)):
+            raise
+        kw.pop("text_kwargs", None)
+        kw.pop("padding", None)
+        out = source.processor(return_tensors="pt", **kw)
     return dict(out.items()) if hasattr(out, "items") else dict(out)
 
 
@@ -171,9 +199,15 @@ def to_numpy(value: Any) -> np.ndarray | None:
     return None
 
 
-def modality_of_key(source: ProcessorSource, key: str, asked: set[str]) -> str:
-    """Which sub-processor makes a tensor: its ``model_input_names`` say, else the name does."""
+def modality_of_key(source: ProcessorSource, key: str, asked: set[str], keys: set[str] | None = None) -> str:
+    """Which sub-processor makes a tensor: its ``model_input_names`` say, else the name does. An
+    ``attention_mask`` beside no ``input_ids`` (``keys``: the run's tensors) masks the one media input (a speech
+    encoder's frames: SpeechT5, CohereASR)."""
     from studio.export.signatures import modality_of
+
+    media = asked - {"text"}
+    if key == "attention_mask" and keys is not None and "input_ids" not in keys and len(media) == 1:
+        return next(iter(media))
 
     for role, obj in source.sub.items():
         names = list(getattr(obj, "model_input_names", []) or [])
@@ -279,14 +313,17 @@ def attempts(source: ProcessorSource, modalities: set[str]) -> list[Placeholders
     a clip per row), a flat then a nested image list, then the prompt without placeholders, then no text."""
     images = placeholder_candidates(source, "vision") if "vision" in modalities else [""]
     clips = placeholder_candidates(source, "audio") if "audio" in modalities else [""]
-    out = [Placeholders(i, a, nested, True, pad) for i in images for a in clips for nested in (False, True)
-           for pad in (False, True)]
+    chat = [Placeholders(chat=True), Placeholders(chat=True, pad_all=True), Placeholders(nested_images=True, chat=True)] \
+        if chat_template(source) and modalities else []
+    words = [Placeholders(words=True), Placeholders(words=True, pad_all=True)] if takes_boxes(source) else []
+    out = chat + words + [Placeholders(i, a, nested, True, pad) for i in images for a in clips
+                          for nested in (False, True) for pad in (False, True)]
     if any("tokenizer" in r for r in source.sub) and modalities:
         out += [Placeholders(send_text=False), Placeholders(send_text=False, pad_all=True)]
     seen: set[tuple[Any, ...]] = set()
     unique = []
     for p in out:
-        key = (p.image, p.audio, p.nested_images, p.send_text, p.pad_all)
+        key = (p.image, p.audio, p.nested_images, p.send_text, p.pad_all, p.chat, p.words)
         if key not in seen and not (p.nested_images and "vision" not in modalities):
             seen.add(key)
             unique.append(p)
@@ -296,7 +333,7 @@ def attempts(source: ProcessorSource, modalities: set[str]) -> list[Placeholders
 def case_tensors(source: ProcessorSource, config: dict[str, Any], case: MediaCase, modalities: set[str],
                  ph: Placeholders, params: list[str]) -> tuple[dict[str, np.ndarray], list[str]]:
     """One case's graph inputs (numpy) and the processor outputs the forward does not take."""
-    raw = run_processor(source, case, modalities, ph, text_positions(config))
+    raw = run_processor(source, case, modalities, ph, text_positions(config), params)
     tensors: dict[str, np.ndarray] = {}
     dropped: list[str] = []
     for key, value in raw.items():
@@ -335,20 +372,18 @@ def _calibrate(source: ProcessorSource, message: str, images: int, hidden: int) 
     tokens, features = tokens // images, features // images
     if tokens == features:
         return None
-    for obj in (source.processor, source.sub.get("image_processor")):
-        for attr in dir(obj):
-            if not _COUNT_ATTRS.match(attr):
-                continue
-            value = getattr(obj, attr, None)
-            if isinstance(value, bool) or not isinstance(value, int):
-                continue
-            # per image, or per tile when an image is split into k tiles of ``value`` tokens each
-            k = tokens // value if 0 < value <= tokens and tokens % value == 0 else 0
-            k = k if k and features % k == 0 else 0
-            new = features if value == tokens else value + (features - tokens) if "additional" in attr else \
-                features // k if k else None
-            if new is None or new < 0:
-                continue
+    found = [(obj, attr, getattr(obj, attr, None)) for obj in (source.processor, source.sub.get("image_processor"))
+             for attr in dir(obj) if _COUNT_ATTRS.match(attr)]
+    found = [f for f in found if isinstance(f[2], int) and not isinstance(f[2], bool)]
+    # a count equal to the tokens made is the one that made them; an "additional" count only when none is
+    for obj, attr, value in sorted(found, key=lambda f: f[2] != tokens):
+        # per image, or per tile when an image is split into k tiles of ``value`` tokens each
+        k = tokens // value if 0 < value < tokens and tokens % value == 0 else 0
+        k = k if k and features % k == 0 else 0
+        if value != tokens and "additional" not in attr and not k:
+            continue
+        new = features if value == tokens else value + (features - tokens) if "additional" in attr else features // k
+        if new >= 0:
             setattr(obj, attr, new)
             return f"{type(obj).__name__}.{attr} {value} -> {new}: the model's tower returns {features} features " \
                    f"per image where the processor made {tokens} placeholder tokens"
@@ -394,11 +429,14 @@ def derive_inputs(model: Any, source: ProcessorSource, config: dict[str, Any], m
                 more, _ = case_tensors(source, config, case, modalities, ph, params)
                 runs.append(ProcessorRun(case, more))
             for r in runs:
-                r.modality = {k: modality_of_key(source, k, modalities) for k in r.tensors}
+                r.modality = {k: modality_of_key(source, k, modalities, set(r.tensors)) for k in r.tensors}
+            notes += [f"{source.name}.__call__ requires {k}: {v!r} (the example its docstring or signature gives)"
+                      for k, v in required_call_args(source.processor, {}).items()]
             return Derivation(ph, runs, notes, dropped)
     line, cause = in_forward[0] if in_forward else first or ("", None)  # type: ignore[assignment]
+    unbuilt = f"; built without {', '.join(source.unbuilt)} (passed as None)" if source.unbuilt else ""
     raise ExampleInputError(f"{source.name} could not make inputs {type(model).__name__}.forward takes "
-                            f"({len(tried)} prompt forms tried; the telling one: {line})", tried, cause)
+                            f"({len(tried)} prompt forms tried; the telling one: {line}{unbuilt})", tried, cause)
 
 
 def describe(ph: Placeholders) -> str:
@@ -406,4 +444,6 @@ def describe(ph: Placeholders) -> str:
              else "", "nested image lists" if ph.nested_images else "", "padding=True" if ph.pad_all else ""]
     if not ph.send_text:
         return "media only (no prompt)" + (", padding=True" if ph.pad_all else "")
+    if ph.chat or ph.words:
+        return ", ".join(["chat-template prompt" if ph.chat else "words with boxes", *(p for p in parts if p)])
     return "prompt with " + (", ".join(p for p in parts if p) or "no placeholder")

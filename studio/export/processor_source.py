@@ -8,35 +8,36 @@ Order: ``AutoProcessor`` on the folder when it holds processor files; else the p
 mappings give for ``model_type`` (``PROCESSOR_MAPPING_NAMES``), assembled from the folder's sub-processors where it
 has them and otherwise from the image processor / feature extractor classes the same mappings name, built offline
 with their defaults and the config's own values for the keys they share (patch size, merge size, image size, mel
-bins, sampling rate). A folder without a tokenizer gets a placeholder one whose special tokens sit at the config's
-ids (studio.export.placeholder_tokenizer). What was derived is listed (``derived``) and the derived sub-processor
-files are written beside the export (``files``).
+bins, sampling rate; studio.export.processor_settings). Every sub-processor the class declares is built (video
+processors too); an ``__init__`` argument no mapping can build (a codec model) is passed as None and named; the
+class is constructed offline, and one whose ``__init__`` fetches files falls back to its sub-processors side by side
+(studio.export.composed_processor). A folder without a tokenizer gets a placeholder one whose special tokens sit
+at the config's ids (studio.export.placeholder_tokenizer). What was derived is listed (``derived``) and the derived
+sub-processor files are written beside the export (``files``).
 """
 
 from __future__ import annotations
 
 import importlib.util
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from studio.core.errors import InputError
+from studio.export.processor_settings import (
+    SYNONYMS,
+    config_kwargs,
+    fill_unset_counts,
+    processor_kwargs,
+    sub_configs,
+)
 
 PROCESSOR_FILES = ("processor_config.json", "preprocessor_config.json")
 TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "vocab.json", "tokenizer.model", "spiece.model",
                    "sentencepiece.bpe.model", "vocab.txt")
-# a processor parameter -> config keys that hold the same value under another name (checked in order)
-SYNONYMS: dict[str, tuple[str, ...]] = {
-    "merge_size": ("spatial_merge_size", "merge_size"),
-    "feature_size": ("num_mel_bins", "input_feat_per_channel", "feature_size", "n_mels"),
-    "num_mel_bins": ("num_mel_bins", "n_mels"),
-    "image_seq_length": ("image_seq_length", "mm_tokens_per_image", "num_image_tokens"),
-    "img_size": ("image_size",),
-}
-
-
 @dataclass
 class ProcessorSource:
     """A callable processor plus where it came from."""
@@ -48,6 +49,7 @@ class ProcessorSource:
     placeholder_tokenizer: bool = False
     sub: dict[str, Any] = field(default_factory=dict)  # role -> sub-processor object (image_processor, ...)
     folder_roles: set[str] = field(default_factory=set)  # the roles loaded from the model folder
+    unbuilt: list[str] = field(default_factory=list)  # __init__ arguments passed as None (a codec model...)
 
     @property
     def name(self) -> str:
@@ -93,17 +95,19 @@ def _mapped(table: dict[str, Any], model_type: str) -> str | None:
 
 def mapped_classes(model_type: str) -> dict[str, str]:
     """role -> class name transformers' auto mappings give for a model type (processor, image processor,
-    feature extractor)."""
+    video processor, feature extractor)."""
     from transformers.models.auto.configuration_auto import model_type_to_module_name
     from transformers.models.auto.feature_extraction_auto import FEATURE_EXTRACTOR_MAPPING_NAMES
     from transformers.models.auto.image_processing_auto import IMAGE_PROCESSOR_MAPPING_NAMES
     from transformers.models.auto.processing_auto import PROCESSOR_MAPPING_NAMES
+    from transformers.models.auto.video_processing_auto import VIDEO_PROCESSOR_MAPPING_NAMES
 
     # a sub-model type (qwen2_5_omni_thinker) is mapped under its module's type; a processor's sub-processor not
     # mapped under the type (glm4v_moe's image processor) under the type of the processor class's own module
     keys = list(dict.fromkeys([model_type, model_type_to_module_name(model_type)]))
     out: dict[str, str] = {}
     for role, table in (("processor", PROCESSOR_MAPPING_NAMES), ("image_processor", IMAGE_PROCESSOR_MAPPING_NAMES),
+                        ("video_processor", VIDEO_PROCESSOR_MAPPING_NAMES),
                         ("feature_extractor", FEATURE_EXTRACTOR_MAPPING_NAMES)):
         if role == "image_processor" and "processor" in out:
             keys = list(dict.fromkeys([*keys, _class(out["processor"]).__module__.split(".")[-2]]))
@@ -117,8 +121,6 @@ def mapped_classes(model_type: str) -> dict[str, str]:
 def _module_processor(module: str) -> str | None:
     """The processor class a model's own module defines (``processing_<module>.py``) when the auto mappings list
     none for its type (Kosmos-2's ``Kosmos2Processor`` under the type ``kosmos-2``)."""
-    import importlib
-
     from transformers import ProcessorMixin
 
     try:
@@ -130,6 +132,16 @@ def _module_processor(module: str) -> str | None:
     return names[0] if len(names) == 1 else None
 
 
+MODALITIES = ("image_processor", "video_processor", "feature_extractor", "audio_processor", "tokenizer")
+
+
+def modality(role: str) -> str | None:
+    """The kind of sub-processor an attribute is (``encoder_image_processor`` -> image_processor), as transformers'
+    ProcessorMixin reads attribute names; an audio processor is built from the feature extractor mapping."""
+    kind = next((m for m in MODALITIES if m in role), None)
+    return "feature_extractor" if kind == "audio_processor" else kind
+
+
 def _class(name: str) -> Any:
     import transformers
 
@@ -139,98 +151,38 @@ def _class(name: str) -> Any:
     return cls
 
 
-def _sub_configs(config: dict[str, Any], role: str) -> list[dict[str, Any]]:
-    """Where a sub-processor's values live in the config: its modality's sub-config first, then the root."""
-    keys = {"image_processor": ("vision_config", "encoder"), "video_processor": ("vision_config",),
-            "feature_extractor": ("audio_config", "encoder_config", "encoder"),
-            "audio_processor": ("audio_config", "encoder_config", "encoder")}.get(role, ())
-    found = [config[k] for k in keys if isinstance(config.get(k), dict)]
-    nested = [v for f in found for v in f.values() if isinstance(v, dict)]  # an audio config's ASR encoder
-    return [*found, *nested, config]
-
-
-def config_kwargs(obj_defaults: dict[str, Any], config: dict[str, Any], role: str) -> tuple[dict[str, Any], list[str]]:
-    """A sub-processor's settings the config pins: same-named keys of the same type, the SYNONYMS, and the image
-    size (``vision_config.image_size``) for processors that resize to a fixed size. Returns kwargs and notes."""
-    kwargs: dict[str, Any] = {}
-    notes: list[str] = []
-    sources = _sub_configs(config, role)
-    for key, default in obj_defaults.items():
-        unset_synonym = default is None and key in SYNONYMS  # e.g. image_seq_length left None by the default
-        if not unset_synonym and (isinstance(default, bool) or not isinstance(default, (int, float))):
-            continue
-        for cfg_key in SYNONYMS.get(key, (key,)):
-            kind = int if default is None else type(default)
-            src = next((s for s in sources if isinstance(s.get(cfg_key), kind)
-                        and not isinstance(s.get(cfg_key), bool)), None)
-            if src is not None:
-                if src[cfg_key] != default:
-                    kwargs[key] = src[cfg_key]
-                    notes.append(f"{key}={src[cfg_key]} from the config's {cfg_key}")
-                break
-    positions = next((s.get("max_source_positions") for s in sources if isinstance(s.get("max_source_positions"), int)),
-                     None)
-    hop, rate = obj_defaults.get("hop_length"), obj_defaults.get("sampling_rate")
-    if role == "feature_extractor" and positions and isinstance(hop, int) and isinstance(rate, int) \
-            and "chunk_length" in obj_defaults:
-        # a log-mel window for an encoder of max_source_positions: its stride-2 convolution halves 2x that many
-        seconds = 2 * positions * hop / rate
-        if seconds == int(seconds) and int(seconds) != obj_defaults.get("chunk_length"):
-            kwargs["chunk_length"] = int(seconds)
-            notes.append(f"chunk_length={int(seconds)} s ({2 * positions} frames) from the config's "
-                         "max_source_positions")
-    from studio.export.processor_sizes import config_image_size, size_kwargs
-
-    image_size = config_image_size(sources)
-    patch = config_image_size([{"image_size": s.get("patch_size")} for s in sources])
-    if role == "image_processor" and "image_seq_length" in obj_defaults and obj_defaults["image_seq_length"] is None \
-            and "image_seq_length" not in kwargs and image_size and patch:
-        kwargs["image_seq_length"] = (image_size // patch) ** 2  # one token per patch of the vision tower's grid
-        notes.append(f"image_seq_length={kwargs['image_seq_length']} from the config's image_size / patch_size")
-    if role == "image_processor":
-        more, why = size_kwargs(obj_defaults, image_size)
-        kwargs.update(more)
-        notes += why
-    return kwargs, notes
-
-
-def processor_kwargs(cls: Any, config: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
-    """The processor class's own settings the config pins (``patch_size``, ``vision_feature_select_strategy``,
-    ``image_seq_length``...): each ``__init__`` parameter that is not a sub-processor, looked up by name (and
-    SYNONYMS) in the vision / audio / text sub-configs and the root."""
-    import inspect
-
-    attrs = set(cls.get_attributes())
-    modal = ("vision_config", "audio_config", "text_config")
-    sources = [config, *(config[k] for k in modal if isinstance(config.get(k), dict))]
-    encoder = config.get("encoder")  # an encoder-decoder's multimodal encoder (T5Gemma2's mm_tokens_per_image)
-    if isinstance(encoder, dict):
-        sources += [encoder, *(encoder[k] for k in modal if isinstance(encoder.get(k), dict))]
-    kwargs: dict[str, Any] = {}
-    notes: list[str] = []
-    for name, p in inspect.signature(cls.__init__).parameters.items():
-        if name in attrs or name in ("self", "chat_template") or p.kind in (p.VAR_KEYWORD, p.VAR_POSITIONAL):
-            continue
-        default = None if p.default is inspect.Parameter.empty else p.default
-        for key in SYNONYMS.get(name, (name,)):
-            src = next((s for s in sources if s.get(key) is not None and not isinstance(s.get(key), dict)
-                        and (default is None or isinstance(s.get(key), type(default)))), None)
-            if src is not None:
-                if src[key] != default:
-                    kwargs[name] = src[key]
-                    notes.append(f"{name}={src[key]!r} from the config's {key}")
-                break
-    return kwargs, notes
-
-
 def _build_sub(role: str, class_name: str, config: dict[str, Any]) -> tuple[Any, list[str]]:
     cls = _class(class_name)
     base = cls()
     defaults = base.to_dict() if hasattr(base, "to_dict") else {}
     kwargs, notes = config_kwargs(defaults, config, role)
+    if defaults.get("apply_ocr") is True:  # words and boxes come with the prompt (OCR is the client's, if any)
+        kwargs["apply_ocr"] = False
+        notes.append("apply_ocr=False: the example prompts bring their words and boxes")
     obj = cls(**kwargs) if kwargs else base
     what = f"{role.replace('_', ' ')} {class_name} (transformers' default for this model type"
     return obj, [what + (": " + ", ".join(notes) if notes else "") + ")"]
+
+
+def layout_tokenizer_class(proc_cls: Any, model_type: Any) -> Any:
+    """The tokenizer class transformers maps to the model type, when the processor hands its tokenizer arguments a
+    generic tokenizer does not take (LayoutLMv3's ``boxes`` / ``word_labels``); None otherwise."""
+    import inspect
+
+    from transformers import PreTrainedTokenizerFast
+    from transformers.models.auto.tokenization_auto import TOKENIZER_MAPPING_NAMES
+
+    name = _mapped(dict(TOKENIZER_MAPPING_NAMES), str(model_type))
+    if proc_cls is None or not name:
+        return None
+    try:
+        cls = _class(name)
+        wants = set(inspect.signature(proc_cls.__call__).parameters)
+        takes = set(inspect.signature(cls.__call__).parameters) - set(
+            inspect.signature(PreTrainedTokenizerFast.__call__).parameters)
+    except (ImportError, TypeError, ValueError):
+        return None
+    return cls if wants & takes else None
 
 
 def _has_files(model_dir: Path, names: tuple[str, ...]) -> bool:
@@ -238,10 +190,13 @@ def _has_files(model_dir: Path, names: tuple[str, ...]) -> bool:
 
 
 def _folder_sub(role: str, model_dir: Path) -> Any:
-    from transformers import AutoFeatureExtractor, AutoImageProcessor, AutoTokenizer
+    from transformers import AutoFeatureExtractor, AutoImageProcessor, AutoTokenizer, AutoVideoProcessor
 
+    kind = modality(role)
     loader = {"image_processor": AutoImageProcessor, "feature_extractor": AutoFeatureExtractor,
-              "audio_processor": AutoFeatureExtractor}.get(role)
+              "video_processor": AutoVideoProcessor}.get(kind or "")
+    if kind == "video_processor" and not (model_dir / "video_preprocessor_config.json").is_file():
+        return None
     if "tokenizer" in role:
         return AutoTokenizer.from_pretrained(str(model_dir)) if _has_files(model_dir, TOKENIZER_FILES) else None
     if loader is None or not _has_files(model_dir, PROCESSOR_FILES):
@@ -270,7 +225,7 @@ def _processor_tokens(proc: Any) -> dict[str, str]:
             continue
         text = str(getattr(value, "content", value)) if value is not None else ""
         if isinstance(value, (str,)) or type(value).__name__ == "AddedToken":
-            if text.startswith("<") and text.endswith(">") and len(text) < 64:
+            if re.fullmatch(r"\S{3,64}", text) and not text.isalnum() and text[0] in "<[]{|":  # <image>, [IMG]
                 out[attr if attr.endswith("_token") else f"{attr}_token"] = text
     return out
 
@@ -326,8 +281,8 @@ def _assemble(model_dir: Path, config: dict[str, Any], mapped: dict[str, str]) -
         roles = list(proc_cls.get_attributes())
     else:
         roles = [r for r in ("image_processor", "feature_extractor") if r in mapped] + ["tokenizer"]
-    mapped_role = {"audio_processor": "feature_extractor"}  # an audio role is mapped as a feature extractor
-    if not any(mapped_role.get(r, r) in mapped or _folder_sub(r, model_dir) is not None for r in roles if "tok" not in r):
+    if not any((modality(r) or r) in mapped or _folder_sub(r, model_dir) is not None for r in roles
+               if "tokenizer" not in r):
         return None
     sub: dict[str, Any] = {}
     derived: list[str] = []
@@ -341,7 +296,7 @@ def _assemble(model_dir: Path, config: dict[str, Any], mapped: dict[str, str]) -
             continue
         if "tokenizer" in role:
             continue  # after the others: the placeholder needs the processor's token strings
-        key = "feature_extractor" if role == "audio_processor" else role
+        key = modality(role) or role
         if key in mapped:
             sub[role], notes = _build_sub(role, mapped[key], config)
             derived += notes
@@ -353,22 +308,37 @@ def _assemble(model_dir: Path, config: dict[str, Any], mapped: dict[str, str]) -
         from studio.export.placeholder_tokenizer import build_placeholder_tokenizer
 
         placeholder = True
-        tok = build_placeholder_tokenizer(config)
+        tok_cls = layout_tokenizer_class(proc_cls, str(config.get("model_type")))
+        tok = build_placeholder_tokenizer(config, tokenizer_class=tok_cls)
         for r in missing_tok:
             sub[r] = tok
-    proc: Any
+    proc: Any = None
+    missing: list[str] = []
     if proc_cls is not None:
         own, notes = processor_kwargs(proc_cls, config)
         if notes:
             derived.append(f"processor {proc_cls.__name__}: " + ", ".join(notes))
-        proc = _construct(proc_cls, sub, own, config, missing_tok, extra)
-        if placeholder:  # a second pass: the processor's own hard-coded token strings join the vocabulary
-            extra.update(_processor_tokens(proc))
-            proc = _construct(proc_cls, sub, own, config, missing_tok, extra)
-        from studio.export.processor_sizes import fill_unset_counts
+        unbuilt, missing = _unbuildable(proc_cls, roles)
+        derived += [f"{proc_cls.__name__}: {name} passed as None ({why})" for name, why in unbuilt.items()]
+        own.update(dict.fromkeys(unbuilt))
+        try:
+            with offline():
+                proc = _construct(proc_cls, sub, own, config, missing_tok, extra)
+                if placeholder:  # a second pass: the processor's own hard-coded token strings join the vocabulary
+                    extra.update(_processor_tokens(proc))
+                    proc = _construct(proc_cls, sub, own, config, missing_tok, extra)
+        except ImportError:
+            raise  # a library the processor needs: the diagnosis says which to install
+        except Exception as exc:  # noqa: BLE001 - e.g. an __init__ that downloads a tokenizer from the hub
+            derived.append(f"{proc_cls.__name__} cannot be built offline from config.json ({_cause(exc, proc_cls)}): its "
+                           "sub-processors run side by side instead (ComposedProcessor), the model's forward "
+                           "judges their outputs")
+            proc_cls = None
+        if proc is not None:
+            derived += fill_unset_counts(proc, config)
+    if proc is None:
+        from studio.export.composed_processor import ComposedProcessor
 
-        derived += fill_unset_counts(proc, _sub_configs(config, "image_processor"))
-    else:
         proc = ComposedProcessor(sub)
     if placeholder:
         derived.append("tokenizer: none in the folder; a placeholder puts the config's special token ids where the "
@@ -379,7 +349,58 @@ def _assemble(model_dir: Path, config: dict[str, Any], mapped: dict[str, str]) -
     origin = "folder+derived" if folder_roles and derived else ("folder" if folder_roles and not derived else
                                                                  "derived")
     return ProcessorSource(proc, origin, classes, derived, placeholder, {k: v for k, v in sub.items() if v is not None},
-                           folder_roles)
+                           folder_roles, missing)
+
+
+@contextmanager
+def offline() -> Iterator[None]:
+    """The hub unreachable for the duration: a derived processor is built from config.json alone, and one whose
+    ``__init__`` fetches files (MGP-STR's GPT-2 and BERT tokenizers) fails at once instead of timing out."""
+    import huggingface_hub.constants as hub
+
+    before = hub.HF_HUB_OFFLINE
+    hub.HF_HUB_OFFLINE = True
+    try:
+        yield
+    finally:
+        hub.HF_HUB_OFFLINE = before
+
+
+def _cause(exc: BaseException, cls: Any) -> str:
+    """``Type: first line at file:line in function`` of an exception, located in the processor class's own file
+    (its deepest frame there), else where studio.export.locate puts it."""
+    import inspect
+    import traceback
+
+    from studio.export.locate import locate_exception
+
+    try:
+        own = inspect.getfile(cls)
+    except (TypeError, OSError):
+        own = ""
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == own]
+    where = f"{Path(own).name}:{frames[-1].lineno} in {frames[-1].name}" if frames else locate_exception(exc).source
+    first = (str(exc).strip().splitlines() or [""])[0][:200]
+    return f"{type(exc).__name__}: {first}" + (f" at {where}" if where else "")
+
+
+def _unbuildable(proc_cls: Any, roles: list[str]) -> tuple[dict[str, str], list[str]]:
+    """``__init__`` parameters without a default that are not sub-processors the mappings can build (DiaProcessor's
+    ``audio_tokenizer``, a DAC codec model): name -> why, passed as None; and the names, for the diagnosis when
+    the processor then needs one."""
+    import inspect
+
+    from transformers.processing_utils import MODALITY_TO_BASE_CLASS_MAPPING
+
+    out: dict[str, str] = {}
+    for name, p in inspect.signature(proc_cls.__init__).parameters.items():
+        if name == "self" or name in roles or p.default is not p.empty or p.kind in (p.VAR_KEYWORD, p.VAR_POSITIONAL):
+            continue
+        kinds = MODALITY_TO_BASE_CLASS_MAPPING.get(name)
+        kinds = ", ".join(kinds) if isinstance(kinds, tuple) else kinds
+        out[name] = f"a model ({kinds}) that config.json does not describe" if kinds else \
+            "no class for it in transformers' processor mappings"
+    return out, list(out)
 
 
 def _construct(proc_cls: Any, sub: dict[str, Any], own: dict[str, Any], config: dict[str, Any],
@@ -392,7 +413,7 @@ def _construct(proc_cls: Any, sub: dict[str, Any], own: dict[str, Any], config: 
 
     for _ in range(12):
         if missing_tok:
-            tok = build_placeholder_tokenizer(config, extra)
+            tok = build_placeholder_tokenizer(config, extra, layout_tokenizer_class(proc_cls, config.get("model_type")))
             for r in missing_tok:
                 sub[r] = tok
         try:
@@ -403,64 +424,6 @@ def _construct(proc_cls: Any, sub: dict[str, Any], own: dict[str, Any], config: 
                 raise
             extra[m.group(1)] = f"<{m.group(1).removesuffix('_token')}>"
     return _tolerant(proc_cls)(**sub, **own)
-
-
-class ComposedProcessor:
-    """Image processor / feature extractor + tokenizer where transformers maps no processor class: each gets its
-    own modality's argument, the outputs are merged.
-
-    A processor class would expand each image's placeholder token into the count the model's tower returns; here
-    the count comes from the image processor's own outputs where they say it (``image_grid_thw`` with the
-    processor's ``merge_size``: patches / merge^2, the grid processors' rule), else from ``image_seq_length``,
-    which the example-input search calibrates from the model's "tokens: X, features: Y" check. With text and
-    images it also returns ``mm_token_type_ids`` (1 on image tokens), dropped when the forward does not take it."""
-
-    def __init__(self, sub: dict[str, Any]) -> None:
-        self.sub = {k: v for k, v in sub.items() if v is not None}
-        tok = next((o for r, o in self.sub.items() if "tokenizer" in r), None)
-        token = getattr(tok, "image_token", None)
-        self.image_token = str(getattr(token, "content", token)) if token else None
-        self.image_seq_length = 1
-
-    def image_counts(self, image_out: dict[str, Any], images: int) -> list[int]:
-        """Placeholder tokens per image, in the order the images were given."""
-        grid = image_out.get("image_grid_thw")
-        merge = getattr(self.sub.get("image_processor"), "merge_size", None)
-        if grid is not None and isinstance(merge, int) and merge > 0:
-            return [int(t) * int(h) * int(w) // (merge * merge) for t, h, w in np.asarray(grid).tolist()]
-        return [self.image_seq_length] * images
-
-    def _expand(self, text: list[str], counts: list[int]) -> list[str]:
-        it = iter(counts)
-        out = []
-        for row in text:
-            parts = row.split(self.image_token)
-            out.append(parts[0] + "".join(self.image_token * next(it, 1) + rest for rest in parts[1:]))
-        return out
-
-    def __call__(self, images: Any = None, text: Any = None, audio: Any = None, return_tensors: str = "pt",
-                 sampling_rate: int | None = None, text_kwargs: dict[str, Any] | None = None,
-                 padding: Any = None, **_: Any) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        image_out: dict[str, Any] = {}
-        if images is not None and "image_processor" in self.sub:
-            image_out = dict(self.sub["image_processor"](images, return_tensors=return_tensors))
-        if text is not None and "tokenizer" in self.sub:
-            rows = [text] if isinstance(text, str) else list(text)
-            if image_out and self.image_token and any(self.image_token in r for r in rows):
-                flat = [im for group in images for im in (group if isinstance(group, list) else [group])]
-                rows = self._expand(rows, self.image_counts(image_out, len(flat)))
-            out.update(self.sub["tokenizer"](rows, return_tensors=return_tensors, **(text_kwargs or {})))
-            if image_out and self.image_token:  # what transformers' processors return on request (image = 1);
-                ids = self.sub["tokenizer"].convert_tokens_to_ids(self.image_token)  # an M-RoPE forward needs it
-                out["mm_token_type_ids"] = (out["input_ids"] == ids).long() if return_tensors == "pt" else \
-                    (np.asarray(out["input_ids"]) == ids).astype(np.int64)
-        out.update(image_out)
-        fe = self.sub.get("feature_extractor") or self.sub.get("audio_processor")
-        if audio is not None and fe is not None:
-            kw = {"sampling_rate": sampling_rate} if sampling_rate else {}
-            out.update(fe(audio, return_tensors=return_tensors, **kw, **({"padding": padding} if padding else {})))
-        return out
 
 
 def _hw(size: Any) -> tuple[int, int] | None:
@@ -479,7 +442,7 @@ def check_folder_processor(source: ProcessorSource, config: dict[str, Any], mode
     files = [n for n in PROCESSOR_FILES if (model_dir / n).is_file()]
     where = files[0] if files else "the processor files"
     if image is not None and "image_processor" in source.folder_roles:
-        sizes = [s.get("image_size") for s in _sub_configs(config, "image_processor")
+        sizes = [s.get("image_size") for s in sub_configs(config, "image_processor")
                  if isinstance(s.get("image_size"), int)]
         size = _hw(getattr(image, "crop_size", None) if getattr(image, "do_center_crop", False) else
                    getattr(image, "size", None))
@@ -490,7 +453,7 @@ def check_folder_processor(source: ProcessorSource, config: dict[str, Any], mode
                                   "model, or delete them to let the studio derive them from config.json")
     fe = source.sub.get("feature_extractor")
     if fe is not None and "feature_extractor" in source.folder_roles:
-        mels = next((s.get(k) for s in _sub_configs(config, "feature_extractor") for k in SYNONYMS["feature_size"]
+        mels = next((s.get(k) for s in sub_configs(config, "feature_extractor") for k in SYNONYMS["feature_size"]
                      if isinstance(s.get(k), int)), None)
         size = getattr(fe, "feature_size", None)
         if mels and isinstance(size, int) and size > 1 and size != mels:

@@ -29,7 +29,7 @@ def test_a_composed_processor_expands_image_tokens_from_the_grid() -> None:
     from PIL import Image
     from transformers.models.qwen2_vl.image_processing_pil_qwen2_vl import Qwen2VLImageProcessorPil
 
-    from studio.export.processor_source import ComposedProcessor
+    from studio.export.composed_processor import ComposedProcessor
 
     tok = build_placeholder_tokenizer({"image_token_id": 1000, "text_config": {"vocab_size": 1024}})
     proc = ComposedProcessor({"tokenizer": tok, "image_processor": Qwen2VLImageProcessorPil(merge_size=2)})

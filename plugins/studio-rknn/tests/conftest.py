@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+import studio.export  # noqa: F401 - its torchvision hook (studio.export.torchvision_compat), before transformers loads
+
 try:
     import studio_rknn  # noqa: F401
 except ImportError:  # not pip-installed: test the checkout's copy

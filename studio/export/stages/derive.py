@@ -11,6 +11,7 @@ the processor. Text-only models without a media processor keep the generic path 
 from __future__ import annotations
 
 import inspect
+import re
 import traceback
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -59,9 +60,11 @@ def derive_example_inputs(run: ExportRun, model: Any) -> ExampleInputs | None:
                f"install {missing.group(1)} (the processor class needs it) and export again" if missing else
                "add the checkpoint's processor files (preprocessor_config.json, tokenizer) to the folder; the "
                "studio derives the rest from config.json")
+        _note_torchvision(report)
         fail(run, _diagnosis(run, "processor_unavailable", exc,
                              f"no processor could be built for model type '{run.recipe.model_type}': "
                              f"{type(exc).__name__}: {str(exc).strip()[:300]}", fix))
+    _note_torchvision(report)
     if source is None or not (source.serves() - {"text"}):
         return None
     check_folder_processor(source, config, options.model_dir)
@@ -85,6 +88,14 @@ def derive_example_inputs(run: ExportRun, model: Any) -> ExampleInputs | None:
     run.specs = specs
     report.signature = specs
     return _example_inputs(run, model, specs, der, params)
+
+
+def _note_torchvision(report: Any) -> None:
+    """The processor (or model) imported torchvision without its native ops: say so (studio.export.torchvision_compat)."""
+    from studio.export.torchvision_compat import warning
+
+    if (line := warning()) and line not in report.warnings:
+        report.warnings.append(line)
 
 
 def derived_files(run: ExportRun) -> list[tuple[Any, str, str | None]]:
@@ -133,7 +144,7 @@ def narrowed_inputs(run: ExportRun, what: str) -> ExampleInputs | None:
     runs = []
     for case in cases:
         tensors, _ = pi.case_tensors(d.source, run.config, case, d.media, d.derivation.placeholders, d.params)
-        runs.append(pi.ProcessorRun(case, tensors, {k: pi.modality_of_key(d.source, k, d.media) for k in tensors}))
+        runs.append(pi.ProcessorRun(case, tensors, {k: pi.modality_of_key(d.source, k, d.media, set(tensors)) for k in tensors}))
     before = {s.name: dict(s.dynamic_axes) for s in run.specs}
     specs = pi.specs_from_runs(runs, d.params)
     specs, _ = _select(run, specs, d.user, d.params, d.source)
@@ -315,6 +326,13 @@ def _sizes(specs: list[InputSpec], feeds: dict[str, np.ndarray]) -> dict[str, in
 
 def _fix_for(exc: Any) -> str:
     text = " ".join(exc.attempts[-3:]).lower()
+    unbuilt = re.search(r"built without ([\w, ]+) \(passed as None\)", str(exc))
+    if unbuilt and "processor raised" in text:
+        return (f"the processor needs {unbuilt.group(1)}, which config.json does not describe (a codec model): add the "
+                "checkpoint's processor_config.json, which names it, and its weights to the folder")
+    if "chat_template" in text or "chat template" in text:
+        return ("the processor builds its prompts only through the checkpoint's chat template: add chat_template.jinja "
+                "(or the processor_config.json holding it) to the folder")
     if "tokens" in text and "features" in text:
         return ("the processor expands each image into a number of placeholder tokens the model's vision tower does "
                 "not return: add the checkpoint's processor_config.json (image_seq_length / patch_size / "

@@ -1,0 +1,75 @@
+"""What a processor's call needs beyond an image, a clip and a prompt: arguments its ``__call__`` requires (read
+from its docstring), its chat template around the media items, words with boxes for a document processor.
+
+Why: the example inputs must come out of the processor as a client's request would (studio.export.processor_inputs
+tries these forms, the model's forward judging each); each is read off the processor, never listed per family.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from studio.export.processor_source import ProcessorSource
+
+_MEDIA_ARGS = {"images", "text", "audio", "videos", "sampling_rate", "return_tensors"}
+
+
+def required_call_args(processor: Any, given: dict[str, Any]) -> dict[str, Any]:
+    """Arguments the processor's ``__call__`` requires besides the media and the prompt (CohereASR's ``language``):
+    the first example value its docstring gives for the parameter (``(e.g. `"en"`, ...)``), else its first
+    ``Literal`` choice; a required argument with neither is left out, and the processor's own error names it."""
+    import inspect
+    import typing
+
+    try:
+        params = inspect.signature(type(processor).__call__).parameters
+    except (TypeError, ValueError):
+        return {}
+    doc = inspect.getdoc(type(processor).__call__) or ""
+    out: dict[str, Any] = {}
+    for name, p in params.items():
+        if name in ("self", *given, *_MEDIA_ARGS) or p.default is not p.empty or \
+                p.kind in (p.VAR_KEYWORD, p.VAR_POSITIONAL):
+            continue
+        section = re.search(rf"^\s*{name} \(.*?\n(.*?)(?:\n\s*\w+ \(|\Z)", doc, re.S | re.M)
+        example = re.search(r"""e\.g\.[^"'`]*[`]?["']([^"']+)["']""", section.group(1)) if section else None
+        choices = typing.get_args(p.annotation) if typing.get_origin(p.annotation) is typing.Literal else ()
+        if example:
+            out[name] = example.group(1)
+        elif choices:
+            out[name] = choices[0]
+    return out
+
+
+def takes_boxes(source: ProcessorSource) -> bool:
+    """A document processor whose image processor runs no OCR: its prompts are words, each with a box."""
+    import inspect
+
+    image = source.sub.get("image_processor")
+    try:
+        params = inspect.signature(type(source.processor).__call__).parameters
+    except (TypeError, ValueError):
+        return False
+    return "boxes" in params and getattr(image, "apply_ocr", None) is False
+
+
+def chat_template(source: ProcessorSource) -> str | None:
+    """The chat template the processor renders conversations with (its own, else its tokenizer's)."""
+    tok = next((o for r, o in source.sub.items() if "tokenizer" in r), None)
+    for obj in (source.processor, tok):
+        value = getattr(obj, "chat_template", None)
+        if isinstance(value, (str, dict)) and value:
+            return str(value)
+    return None
+
+
+def chat_prompt(source: ProcessorSource, prompt: str, modalities: set[str]) -> str:
+    """One user turn holding one image / clip per modality and the prompt, rendered by the processor's chat
+    template with the generation prompt: the placeholders land where the checkpoint's template puts them."""
+    content: list[dict[str, Any]] = [{"type": "image"}] if "vision" in modalities else []
+    content += [{"type": "audio"}] if "audio" in modalities else []
+    content.append({"type": "text", "text": prompt})
+    out = source.processor.apply_chat_template([{"role": "user", "content": content}], tokenize=False,
+                                               add_generation_prompt=True)
+    return out[0] if isinstance(out, list) else str(out)
