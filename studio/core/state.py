@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from studio.core.errors import InputError
+from studio.core.observable import Callback, Subscribers
 from studio.core.workspace import DeviceEntry, ModelEntry, Workspace
 
 TOPICS = ("workspace", "model", "target", "artifacts", "devices", "device_state", "selection")
@@ -31,7 +32,6 @@ LIST_KINDS = ("repository", "bundle", "compiled")  # several of each over time; 
 OK_STATES = ("ok",)
 PENDING_STATES = ("not checked", "connecting")
 
-Callback = Callable[[str, Any], None]
 
 
 @dataclass
@@ -68,7 +68,7 @@ class StudioState:
     """Observable workspace state: ``subscribe(topic, fn)``; each setter saves and notifies."""
 
     def __init__(self, workspace: Workspace | None = None) -> None:
-        self._subs: dict[str, list[Callback]] = {t: [] for t in TOPICS}
+        self._subs = Subscribers(TOPICS, "state")
         self._lock = threading.RLock()
         self.workspace: Workspace | None = None
         self._device_states: dict[str, DeviceState] = {}
@@ -79,21 +79,10 @@ class StudioState:
     # -- observing -------------------------------------------------------------------------------------
     def subscribe(self, topic: str, fn: Callback) -> Callable[[], None]:
         """Call ``fn(topic, payload)`` on every change of ``topic`` ("*" for all); returns the unsubscribe."""
-        topics = TOPICS if topic == "*" else (topic,)
-        for t in topics:
-            if t not in self._subs:
-                raise ValueError(f"unknown state topic {t!r}; topics: {', '.join(TOPICS)}")
-            self._subs[t].append(fn)
-
-        def unsubscribe() -> None:
-            for t in topics:
-                if fn in self._subs[t]:
-                    self._subs[t].remove(fn)
-        return unsubscribe
+        return self._subs.subscribe(topic, fn)
 
     def _emit(self, topic: str, payload: Any = None) -> None:
-        for fn in list(self._subs[topic]):
-            fn(topic, payload)
+        self._subs.emit(topic, payload)
 
     # -- workspace, model, target ----------------------------------------------------------------------
     def set_workspace(self, workspace: Workspace | None) -> None:

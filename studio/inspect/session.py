@@ -16,15 +16,16 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from studio.core.observable import Callback, Subscribers
+
 TOPICS = ("model", "graph", "report", "selection", "fix")
-Callback = Callable[[str, Any], None]
 
 
 class InspectSession:
     """``subscribe(topic, fn)``; each setter notifies its topic's subscribers when the value changes."""
 
     def __init__(self) -> None:
-        self._subs: dict[str, list[Callback]] = {t: [] for t in TOPICS}
+        self._subs = Subscribers(TOPICS, "inspect session")
         self.model_path: Path | None = None
         self.graph: Any = None  # studio.gui.graph.model.GraphData (its builder is Qt-free)
         self.report: Any = None  # studio.inspect.report.InspectionReport
@@ -33,21 +34,10 @@ class InspectSession:
 
     def subscribe(self, topic: str, fn: Callback) -> Callable[[], None]:
         """Call ``fn(topic, value)`` on every change of ``topic`` ("*" for all); returns the unsubscribe."""
-        topics = TOPICS if topic == "*" else (topic,)
-        for t in topics:
-            if t not in self._subs:
-                raise ValueError(f"unknown inspect session topic {t!r}; topics: {', '.join(TOPICS)}")
-            self._subs[t].append(fn)
-
-        def unsubscribe() -> None:
-            for t in topics:
-                if fn in self._subs[t]:
-                    self._subs[t].remove(fn)
-        return unsubscribe
+        return self._subs.subscribe(topic, fn)
 
     def _emit(self, topic: str, value: Any) -> None:
-        for fn in list(self._subs[topic]):
-            fn(topic, value)
+        self._subs.emit(topic, value)
 
     def open(self, path: Path | None) -> None:
         """A model to show: its graph, report and selection are gone until they are made for it. The last fix

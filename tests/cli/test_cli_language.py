@@ -249,7 +249,7 @@ def test_domain_summaries_in_chinese(english_after: None) -> None:
 def test_every_error_template_has_a_translation(capsys: pytest.CaptureFixture[str]) -> None:
     """Every message and hint the core raises (literal or f-string, studio.core.message_templates) has its zh_CN
     entry; the command that lists what is missing is the one a translator runs."""
-    from studio.core.message_templates import main
+    from studio.core.message_extract import main
 
     assert main(["zh_CN"]) == 0, capsys.readouterr().out[:3000]
 

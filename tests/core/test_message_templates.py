@@ -6,7 +6,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from studio.core.message_templates import TemplateMatcher, source_templates, template_of, translatable
+from studio.core.message_extract import source_templates
+from studio.core.message_templates import TemplateMatcher, template_of, translatable
 
 
 def _t(code: str) -> str | None:
