@@ -61,3 +61,24 @@ def grpc_agent(tmp_path: Path, trust_file: Path, token_file: Path):  # type: ign
     a.grpc_port = gport  # type: ignore[attr-defined]
     yield a
     a.stop()
+
+
+@pytest.fixture()
+def infer_token_agent(tmp_path: Path, trust_file: Path, token_file: Path, bundles):  # type: ignore[no-untyped-def]
+    """A real agent started with ``--infer-token-file`` and a gRPC port, serving bundle v1 of ``tiny``; yields the
+    agent (``grpc_port`` set) and the ``authorization`` header the inference token makes."""
+    import secrets
+
+    from studio.package.client import deploy_bundle
+
+    infer_token = tmp_path / "infer.token"
+    infer_token.write_text(secrets.token_urlsafe(32) + "\n")
+    gport = free_port()
+    a = AgentProcess(tmp_path / "data", trust_file, token_file,
+                     extra=["--infer-token-file", str(infer_token), "--grpc-port", str(gport)]).start()
+    a.grpc_port = gport  # type: ignore[attr-defined]
+    try:
+        deploy_bundle(bundles["1"], a.url, token_file.read_text().strip())  # management keeps its own token
+        yield a, {"authorization": "Bearer " + infer_token.read_text().strip()}
+    finally:
+        a.stop()

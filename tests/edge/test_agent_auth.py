@@ -3,7 +3,6 @@ gRPC; health and /metrics stay open), and TLS with client certificates (mTLS) fr
 
 from __future__ import annotations
 
-import secrets
 import shutil
 import subprocess
 from pathlib import Path
@@ -12,52 +11,43 @@ import httpx
 import numpy as np
 import pytest
 
-from studio.package.client import deploy_bundle
-from tests.edge.helpers import AgentProcess, free_port, mlp_ref
+from tests.edge.helpers import AgentProcess, mlp_ref
 
 pytestmark = pytest.mark.timeout(180)
 BODY = b'{"inputs": [{"name": "x", "shape": [1, 16], "datatype": "FP32", "data": [' + b",".join([b"0.5"] * 16) + b"]}]}"
 
 
-def test_inference_token_on_http_and_grpc(tmp_path: Path, trust_file: Path, token_file: Path, bundles) -> None:  # type: ignore[no-untyped-def]
+def test_inference_token_on_http_and_grpc(infer_token_agent) -> None:  # type: ignore[no-untyped-def]
     import tritonclient.grpc as tg
     from tritonclient.utils import InferenceServerException
 
-    infer_token = tmp_path / "infer.token"
-    infer_token.write_text(secrets.token_urlsafe(32) + "\n")
-    gport = free_port()
-    a = AgentProcess(tmp_path / "data", trust_file, token_file,
-                     extra=["--infer-token-file", str(infer_token), "--grpc-port", str(gport)]).start()
-    try:
-        deploy_bundle(bundles["1"], a.url, token_file.read_text().strip())  # management keeps its own token
-        good = {"authorization": "Bearer " + infer_token.read_text().strip()}
-        for path in ("/v2/models/tiny/infer", "/v2/models/tiny", "/v2/repository/index", "/v2/models/stats"):
-            method = "POST" if path.endswith(("infer", "index")) else "GET"
-            r = httpx.request(method, a.url + path, content=BODY if method == "POST" else None)
-            assert r.status_code == 401 and r.headers["www-authenticate"] == "Bearer", path
-            assert "inference token" in r.json()["error"]
-            r = httpx.request(method, a.url + path, content=BODY if method == "POST" else None,
-                              headers={"authorization": "Bearer nope"})
-            assert r.status_code == 401, path
-        r = httpx.post(a.url + "/v2/models/tiny/infer", content=BODY, headers=good)
-        assert r.status_code == 200
-        np.testing.assert_allclose(r.json()["outputs"][0]["data"], mlp_ref(np.full((1, 16), 0.5, np.float32)).ravel(),
-                                   rtol=1e-6)
-        assert httpx.get(a.url + "/v2/health/ready").status_code == 200  # probes and scrapers need no token
-        assert httpx.get(a.url + "/metrics").status_code == 200
+    a, good = infer_token_agent
+    gport = a.grpc_port
+    for path in ("/v2/models/tiny/infer", "/v2/models/tiny", "/v2/repository/index", "/v2/models/stats"):
+        method = "POST" if path.endswith(("infer", "index")) else "GET"
+        r = httpx.request(method, a.url + path, content=BODY if method == "POST" else None)
+        assert r.status_code == 401 and r.headers["www-authenticate"] == "Bearer", path
+        assert "inference token" in r.json()["error"]
+        r = httpx.request(method, a.url + path, content=BODY if method == "POST" else None,
+                          headers={"authorization": "Bearer nope"})
+        assert r.status_code == 401, path
+    r = httpx.post(a.url + "/v2/models/tiny/infer", content=BODY, headers=good)
+    assert r.status_code == 200
+    np.testing.assert_allclose(r.json()["outputs"][0]["data"], mlp_ref(np.full((1, 16), 0.5, np.float32)).ravel(),
+                               rtol=1e-6)
+    assert httpx.get(a.url + "/v2/health/ready").status_code == 200  # probes and scrapers need no token
+    assert httpx.get(a.url + "/metrics").status_code == 200
 
-        g = tg.InferenceServerClient(f"127.0.0.1:{gport}")
-        assert g.is_server_live()
-        i = tg.InferInput("x", [1, 16], "FP32")
-        i.set_data_from_numpy(np.full((1, 16), 0.5, np.float32))
-        with pytest.raises(InferenceServerException, match="inference token"):
-            g.infer("tiny", [i])
-        with pytest.raises(InferenceServerException, match="inference token"):
-            g.get_model_metadata("tiny")
-        out = g.infer("tiny", [i], headers=good).as_numpy("out")
-        np.testing.assert_allclose(out, mlp_ref(np.full((1, 16), 0.5, np.float32)), rtol=1e-6)
-    finally:
-        a.stop()
+    g = tg.InferenceServerClient(f"127.0.0.1:{gport}")
+    assert g.is_server_live()
+    i = tg.InferInput("x", [1, 16], "FP32")
+    i.set_data_from_numpy(np.full((1, 16), 0.5, np.float32))
+    with pytest.raises(InferenceServerException, match="inference token"):
+        g.infer("tiny", [i])
+    with pytest.raises(InferenceServerException, match="inference token"):
+        g.get_model_metadata("tiny")
+    out = g.infer("tiny", [i], headers=good).as_numpy("out")
+    np.testing.assert_allclose(out, mlp_ref(np.full((1, 16), 0.5, np.float32)), rtol=1e-6)
 
 
 def _openssl(*args: str) -> None:

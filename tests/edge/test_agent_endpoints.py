@@ -3,15 +3,12 @@ with the auth the row says, the HTTP app has no route outside the table, and eve
 
 from __future__ import annotations
 
-import secrets
 from pathlib import Path
 
 import httpx
 import pytest
 
 from studio.agent.endpoints import ENDPOINTS, FAST, ROUTED, extensions, match
-from studio.package.client import deploy_bundle
-from tests.edge.helpers import AgentProcess, free_port
 
 pytestmark = pytest.mark.timeout(180)
 BODY = b'{"inputs": [{"name": "x", "shape": [1, 16], "datatype": "FP32", "data": [' + b",".join([b"0.5"] * 16) + b"]}]}"
@@ -33,46 +30,38 @@ def test_http_routes_are_the_table_rows(tmp_path: Path) -> None:
     fast.executor.shutdown()
 
 
-def test_every_row_answers_with_its_auth(tmp_path: Path, trust_file: Path, token_file: Path, bundles) -> None:  # type: ignore[no-untyped-def]
+def test_every_row_answers_with_its_auth(infer_token_agent) -> None:  # type: ignore[no-untyped-def]
     """A real agent with an inference token: ``auth="none"`` rows answer without any token, ``"infer"`` rows 401
     without the inference token and not 401 with it, ``"agent"`` rows 401 without the agent token; the fast
     rows refuse a wrong method with 405 and their Allow header; GET /v2 lists the table's extensions."""
     import tritonclient.grpc as tg
     from tritonclient.utils import InferenceServerException
 
-    infer_token = tmp_path / "infer.token"
-    infer_token.write_text(secrets.token_urlsafe(32) + "\n")
-    gport = free_port()
-    a = AgentProcess(tmp_path / "data", trust_file, token_file,
-                     extra=["--infer-token-file", str(infer_token), "--grpc-port", str(gport)]).start()
-    try:
-        deploy_bundle(bundles["1"], a.url, token_file.read_text().strip())
-        infer = {"authorization": "Bearer " + infer_token.read_text().strip()}
-        for ep in ENDPOINTS:
-            for path in ep.paths:
-                url = a.url + _concrete(path)
-                body = BODY if ep.name == "model_infer" else (b'{"text_input": "hi"}' if ep.fast else None)
-                r = httpx.request(ep.method, url, content=body if ep.method == "POST" else None, timeout=30)
-                if ep.auth == "none":
-                    assert r.status_code == 200, (ep.name, path, r.status_code)
-                    continue
-                assert r.status_code == 401, (ep.name, path, r.status_code)
-                if ep.auth == "infer":
-                    r = httpx.request(ep.method, url, content=body if ep.method == "POST" else None, headers=infer,
-                                      timeout=30)
-                    assert r.status_code != 401, (ep.name, path, r.status_code, r.text)
-                    if ep.fast:
-                        wrong = httpx.get(url, headers=infer, timeout=30)
-                        assert wrong.status_code == 405 and wrong.headers["allow"] == ep.method, (ep.name, path)
-        meta = httpx.get(a.url + "/v2", headers=infer).json()
-        assert meta["extensions"] == extensions() and "generate" in meta["extensions"]
-        g = tg.InferenceServerClient(f"127.0.0.1:{gport}")
-        assert g.is_server_live() and g.is_server_ready()  # the table's open gRPC rows
-        with pytest.raises(InferenceServerException, match="inference token"):
-            g.get_server_metadata()
-        assert g.get_server_metadata(headers=infer).name == "studio-agent"
-    finally:
-        a.stop()
+    a, infer = infer_token_agent
+    gport = a.grpc_port
+    for ep in ENDPOINTS:
+        for path in ep.paths:
+            url = a.url + _concrete(path)
+            body = BODY if ep.name == "model_infer" else (b'{"text_input": "hi"}' if ep.fast else None)
+            r = httpx.request(ep.method, url, content=body if ep.method == "POST" else None, timeout=30)
+            if ep.auth == "none":
+                assert r.status_code == 200, (ep.name, path, r.status_code)
+                continue
+            assert r.status_code == 401, (ep.name, path, r.status_code)
+            if ep.auth == "infer":
+                r = httpx.request(ep.method, url, content=body if ep.method == "POST" else None, headers=infer,
+                                  timeout=30)
+                assert r.status_code != 401, (ep.name, path, r.status_code, r.text)
+                if ep.fast:
+                    wrong = httpx.get(url, headers=infer, timeout=30)
+                    assert wrong.status_code == 405 and wrong.headers["allow"] == ep.method, (ep.name, path)
+    meta = httpx.get(a.url + "/v2", headers=infer).json()
+    assert meta["extensions"] == extensions() and "generate" in meta["extensions"]
+    g = tg.InferenceServerClient(f"127.0.0.1:{gport}")
+    assert g.is_server_live() and g.is_server_ready()  # the table's open gRPC rows
+    with pytest.raises(InferenceServerException, match="inference token"):
+        g.get_server_metadata()
+    assert g.get_server_metadata(headers=infer).name == "studio-agent"
 
 
 def test_match_routes_by_the_table() -> None:
