@@ -96,6 +96,7 @@ def match(path: str, endpoints: tuple[Endpoint, ...] = ENDPOINTS) -> tuple[Endpo
 
 
 FAST: tuple[Endpoint, ...] = tuple(ep for ep in ENDPOINTS if ep.fast)
+OPEN: tuple[Endpoint, ...] = tuple(ep for ep in ENDPOINTS if ep.auth == "none")
 ROUTED: tuple[Endpoint, ...] = tuple(ep for ep in ENDPOINTS if not ep.fast)
 OPEN_RPCS: tuple[str, ...] = tuple(f"/{ep.grpc}" for ep in ENDPOINTS if ep.grpc and ep.auth == "none")
 
@@ -105,5 +106,4 @@ def needs_infer_token(path: str) -> bool:
     (an unknown ``/v2`` path too, so a client without the token learns nothing about what is served)."""
     if not path.startswith("/v2"):
         return False
-    hit = match(path, tuple(ep for ep in ENDPOINTS if ep.auth == "none"))
-    return hit is None
+    return match(path, OPEN) is None  # per request: the open rows are filtered once, at import
