@@ -229,15 +229,17 @@ class FindingsPanel(QWidget):
                 split.setSizes([total * 2 // 3, total - total * 2 // 3])
         self._shrunk = False
 
-    def _cap_height(self) -> None:
+    def _cap_height(self, grow_only: bool = False) -> None:
+        """``grow_only`` on a resize: a narrower panel may wrap the heading row and need more, but a cap that also
+        shrank fed back (the page's scroll bar came and went, the width with it) and looped the event queue."""
         lay = self.layout()
         width = max(self.width(), 1)
         need = lay.totalHeightForWidth(width) if lay.hasHeightForWidth() else lay.totalSizeHint().height()
         need = max(need, lay.totalMinimumSize().height())
-        if need > 0 and need != self.maximumHeight():
+        if need > 0 and (need > self.maximumHeight() if grow_only else need != self.maximumHeight()):
             self.setMaximumHeight(need)
 
     def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 (Qt override)
         super().resizeEvent(event)
         if getattr(self, "_shrunk", False):
-            self._cap_height()
+            self._cap_height(grow_only=True)
