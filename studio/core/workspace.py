@@ -181,6 +181,24 @@ class Workspace:
         self.save()
         return entry
 
+    def name_for(self, path: Path | str) -> str:
+        """The entry name a model at ``path`` goes by: the existing entry's for the same path, else a free name from
+        the file (its folder's for a ``model.onnx``), suffixed ``-2``, ``-3``... rather than replacing another model
+        of that name (add_model replaces by name: two opened ``model.onnx`` files must not become one entry)."""
+        path = Path(path)
+        rel = self._rel(path)
+        folder = self._rel(path.parent) if path.is_file() else None  # an export folder's entry owns its model.onnx
+        same = next((m for m in self.models if m.path == rel), None) or next(
+            (m for m in self.models if folder is not None and m.kind == "onnx" and m.path == folder), None)
+        if same is not None:
+            return same.name
+        base = path.parent.name if path.is_file() and path.stem == "model" and path.parent.name else path.stem
+        taken = {m.name for m in self.models}
+        name, i = base, 2
+        while name in taken:
+            name, i = f"{base}-{i}", i + 1
+        return name
+
     def model(self, name: str | None = None) -> ModelEntry | None:
         name = name or self.current_model
         return next((m for m in self.models if m.name == name), None)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QObject
@@ -19,6 +20,7 @@ def open_requests(win: Any, requests: list[OpenRequest]) -> list[dict[str, Any]]
     """Open each path on its page (the window's ``open_page``) and say what the page shows afterwards."""
     out = []
     for r in requests:
+        _make_current(win, Path(r.path))
         ok = win.open_page(r.page, r.path)
         page = win.page(r.page)
         out.append({**r.to_dict(), "opened": bool(ok), "shows": page.opened_path() if page is not None else None})
@@ -26,6 +28,21 @@ def open_requests(win: Any, requests: list[OpenRequest]) -> list[dict[str, Any]]
     for item in out:
         item["current_page"] = current.page_id if current is not None else None
     return out
+
+
+def _make_current(win: Any, path: Path) -> None:
+    """An opened model becomes the workspace's current model (registered under a name of its own), so the
+    toolbar, Compile, Package and Diff follow the file on screen rather than the model chosen before."""
+    from studio.core.errors import StudioError
+    from studio.core.workspace import detect_model_kind
+
+    if getattr(win, "workspace", None) is None:
+        return
+    try:
+        detect_model_kind(path)  # a folder the workspace cannot register (ONNX only under onnx/) just opens
+    except StudioError:
+        return
+    win.add_model_paths([path])
 
 
 class InstanceServer(QObject):

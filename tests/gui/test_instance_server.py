@@ -66,3 +66,31 @@ def test_hand_off_follows_the_window_across_workspaces(qtbot, tmp_path: Path, mo
         assert box["result"]["ok"] and box["result"]["opened"] == []
     finally:
         server.close()
+
+
+def test_an_opened_model_becomes_the_current_model_without_replacing_another(qtbot, tmp_path: Path) -> None:  # noqa: ANN001
+    """`studio gui A.onnx` makes A the workspace's current model (the toolbar, Compile and Package follow the file
+    on screen); two files named model.onnx stay two entries, and an export folder's model.onnx is that entry."""
+    from studio.core.workspace import Workspace
+    from studio.gui.instance_server import open_requests
+
+    ws = Workspace.create(tmp_path / "ws", name="ws")
+    known = make_mlp(ws.root / "models" / "mlp-onnx" / "model.onnx")
+    ws.add_model(known.parent, name="mlp-onnx", kind="onnx", source="export of mlp", make_current=False)
+    win = main_window(qtbot, ws, None, 1280, 720)
+    try:
+        a = make_mlp(tmp_path / "a" / "model.onnx")
+        b = make_mlp(tmp_path / "b" / "model.onnx")
+        open_requests(win, [classify(a)])
+        assert win.workspace.current_model == "a" and win.workspace.resolve(win.workspace.model()) == a
+        open_requests(win, [classify(b)])
+        assert win.workspace.current_model == "b" and win.workspace.model("a") is not None
+        compile_page = win.page("compile")
+        assert compile_page.model_edit.text() == str(b)
+        open_requests(win, [classify(known)])  # the export folder's entry, its provenance kept
+        entry = win.workspace.model()
+        assert entry.name == "mlp-onnx" and entry.source == "export of mlp"
+        assert [m.name for m in win.workspace.models].count("mlp-onnx") == 1
+        assert win.model_combo.currentData() == "mlp-onnx"
+    finally:
+        win.jobs.shutdown()

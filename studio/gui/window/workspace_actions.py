@@ -106,8 +106,16 @@ class WorkspaceActions:
             return []
         added: list[str] = []
         for p in paths:
+            name = self.workspace.name_for(p)
+            known = self.workspace.model(name)
+            if known is not None:  # the same path again: made current, its provenance and report kept
+                self.workspace.current_model = name
+                self.workspace.save()
+                added.append(name)
+                self.log_panel.append_log(f"selected model {name} ({known.kind}) from {p}", source="workspace")
+                continue
             try:
-                entry = self.workspace.add_model(Path(p), make_current=True)
+                entry = self.workspace.add_model(Path(p), name=name, make_current=True)
             except StudioError as exc:
                 self.report_error(exc, source="add model")
                 continue
