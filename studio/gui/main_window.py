@@ -49,7 +49,7 @@ from studio.gui.targets import target_ids
 from studio.gui.theme import apply_theme, current_theme
 from studio.gui.window import window_state
 from studio.gui.window.broken_page import BrokenPage
-from studio.gui.window.language import LanguageSwitch, sidebar_text
+from studio.gui.window.language import LanguageSwitch, page_title, sidebar_text
 from studio.gui.window.menus import build_menus, build_shortcuts
 from studio.gui.window.navigation import PageNavigation
 from studio.gui.window.toolbar import OPEN_OTHER, ContextToolbar
@@ -136,7 +136,8 @@ class MainWindow(LanguageSwitch, WorkspaceActions, PageNavigation, QMainWindow):
             self.stack.addWidget(widget if scrolls else PageScroller(widget))
             key = f"Ctrl+{i + 1}" if i < 9 else ""
             item = QListWidgetItem(sidebar_text(lp))
-            item.setToolTip(f"{sidebar_text(lp)}  {key}" if lp.ok else f"{lp.title} failed to load:\n{lp.error}")
+            item.setToolTip(f"{sidebar_text(lp)}  {key}" if lp.ok else self.tr("{page} failed to load:\n{error}").format(
+                page=page_title(lp.title), error=lp.error))
             if not lp.ok:
                 item.setIcon(warn_icon)
             self.sidebar.blockSignals(True)

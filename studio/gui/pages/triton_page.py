@@ -265,7 +265,8 @@ class TritonPage(Page):
         selected = self.config_view.path
         self.show_repo(Path(report.repo), select=Path(selected) if selected else None)
         for f in report.errors:
-            self.sig_problem.emit(Problem("error", f"{f.model or self.tr('repository')}: {f.message}",
+            where = f.model or self.tr("repository")
+            self.sig_problem.emit(Problem("error", f"{where}: {f.message}",
                                           source="triton check",
                                           page=self.page_id, location=finding_location(f), hint=f.hint or None))
 

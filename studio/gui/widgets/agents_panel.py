@@ -85,7 +85,7 @@ class AgentsPanel(QWidget):
         lay.addWidget(title)
         add = QHBoxLayout()
         self.url_edit = QLineEdit()
-        self.url_edit.setPlaceholderText("http://board.local:8765")
+        self.url_edit.setPlaceholderText("http://board.local:8765")  # an example URL: not translated
         self.token_edit = QLineEdit()
         self.token_edit.setPlaceholderText(self.tr("token file"))
         browse = QPushButton("…")
@@ -108,7 +108,7 @@ class AgentsPanel(QWidget):
 
         split = QSplitter(Qt.Orientation.Vertical)
         self.table = QTableWidget(0, 4)
-        self.table.setHorizontalHeaderLabels([self.tr("Agent"), "URL", self.tr("Board"), self.tr("State")])
+        self.table.setHorizontalHeaderLabels([self.tr("Agent"), self.tr("URL"), self.tr("Board"), self.tr("State")])
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
         self.table.verticalHeader().setVisible(False)
         self.table.setSelectionBehavior(QTableWidget.SelectionBehavior.SelectRows)
@@ -461,7 +461,7 @@ class AgentsPanel(QWidget):
             self.history.setText("")
         elif not a.status:
             self.summary.setText(f"{a.url}: {status_text(self.device_state(a))}"
-                                 + ("" if a.token_file else " (add its token file to manage it)"))
+                                 + ("" if a.token_file else self.tr(" (add its token file to manage it)")))
         else:
             st = a.status
             sensors = st.get("sensors") or {}
@@ -473,11 +473,11 @@ class AgentsPanel(QWidget):
                 for v in reversed(m.get("versions", [])):
                     r = self.versions.rowCount()
                     self.versions.insertRow(r)
-                    for c, text in enumerate([name, v["version"], "✔ active" if v.get("active") else "",
+                    for c, text in enumerate([name, v["version"], self.tr("✔ active") if v.get("active") else "",
                                               v.get("board", ""), v.get("created", ""), v.get("signer_key_id", "")]):
                         self.versions.setItem(r, c, _item(str(text or "")))
                 hist += [f"{h['time'][11:19]} {name} {h['event']} {h['version']}" for h in m.get("history", [])[-4:]]
-            self.history.setText("Recent: " + "; ".join(hist[-6:]) if hist else "")
+            self.history.setText(self.tr("Recent: {events}").format(events="; ".join(hist[-6:])) if hist else "")
         self._update_buttons()
 
     def _update_buttons(self) -> None:

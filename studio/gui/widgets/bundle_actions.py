@@ -131,7 +131,7 @@ class PublicKeyDialog(QDialog):
         self.push_btn.clicked.connect(self.push)
         self.push_btn.setEnabled(self.agent_combo.count() > 0 and jobs is not None)
         if not self.agent_combo.count():
-            self.agent_combo.addItem("no agent with a token file (add one under Agents)")
+            self.agent_combo.addItem(self.tr("no agent with a token file (add one under Agents)"))
             self.agent_combo.setEnabled(False)
         prow.addWidget(self.agent_combo, 1)
         prow.addWidget(self.push_btn)
@@ -163,14 +163,16 @@ class PublicKeyDialog(QDialog):
 
         self.push_btn.setEnabled(False)
         self.status.setText(self.tr("pushing to {url}…").format(url=agent.url))
-        return self._jobs.start("trust", f"Push key {self.name} to {agent.name}", work, self._pushed,
+        return self._jobs.start("trust", self.tr("Push key {key} to {agent}").format(key=self.name, agent=agent.name),
+                                work, self._pushed,
                                 self._push_failed)
 
     def _pushed(self, res: dict[str, Any]) -> None:
         self.push_btn.setEnabled(True)
         agent = self.agent_combo.currentData()
-        self.status.setText(f"{agent.url if agent else 'the agent'} now trusts key {res['key_id']}"
-                            + ("" if res.get("new") else " (it already did)"))
+        self.status.setText(self.tr("{agent} now trusts key {key}").format(
+            agent=agent.url if agent else self.tr("the agent"), key=res["key_id"])
+            + ("" if res.get("new") else self.tr(" (it already did)")))
 
     def _push_failed(self, err: StudioError) -> None:
         self.push_btn.setEnabled(True)
