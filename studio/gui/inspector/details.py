@@ -247,10 +247,13 @@ def changes_html(title: str, diff: Any, theme: str = "light", steps: list[str] |
              translate("Details", "risky"), translate("Details", "resolved"), translate("Details", "new"))
     out.append("<table class='t' width='100%'><tr>" + "".join(f"<th>{h}</th>" for h in heads) + "</tr>")
     order = {"pass": 0, "unknown": 1, "risky": 2, "fail": 3}
+    said = {"pass": translate("Details", "pass"), "unknown": translate("Details", "unknown"),
+            "risky": translate("Details", "risky"), "fail": translate("Details", "fail")}
     for tid, d in diff.targets.items():
         va, vb = d.before, d.after
-        vtxt = escape(va) if va == vb else (f"{escape(va)} → <b style='color:{ok if order.get(vb, 9) < order.get(va, 9) else bad}'>"
-                                           f"{escape(vb)}</b>")
+        ta, tb = escape(said.get(va, va)), escape(said.get(vb, vb))
+        vtxt = ta if va == vb else (f"{ta} → <b style='color:{ok if order.get(vb, 9) < order.get(va, 9) else bad}'>"
+                                    f"{tb}</b>")
         u = arrow(d.counts_before.get("unsupported", 0), d.counts_after.get("unsupported", 0))
         r = arrow(d.counts_before.get("risky", 0), d.counts_after.get("risky", 0))
         out.append(f"<tr><td>{escape(tid)}</td><td>{vtxt}</td><td>{u}</td><td>{r}</td>"

@@ -1415,6 +1415,18 @@ CLI: --shape NAME=D,D,...</translation>
         <translation>新增</translation>
     </message>
     <message>
+        <source>pass</source>
+        <translation>通过</translation>
+    </message>
+    <message>
+        <source>unknown</source>
+        <translation>未知</translation>
+    </message>
+    <message>
+        <source>fail</source>
+        <translation>失败</translation>
+    </message>
+    <message>
         <source>Resolved</source>
         <translation>已解决</translation>
     </message>
