@@ -150,9 +150,9 @@ class MainWindow(LanguageSwitch, WorkspaceActions, PageNavigation, QMainWindow):
                 lp.page.bind_state(self.state, self.state_signals)
                 self._wire_page(lp.page)
             else:
-                self.log_panel.add_problem(Problem("error", f"{lp.title} page failed to load: "
-                                                   f"{(lp.error or '').splitlines()[0]}", source="studio",
-                                                   page=lp.page_id, hint=f"see {lp.module}"))
+                self.log_panel.add_problem(Problem("error", self.tr("{page} page failed to load: {error}").format(
+                    page=page_title(lp.title), error=(lp.error or "").splitlines()[0]), source="studio",
+                                                   page=lp.page_id, hint=self.tr("see {module}").format(module=lp.module)))
 
     def _build_docks(self) -> None:
         self.jobs_panel = JobsPanel(self.jobs)
@@ -306,7 +306,8 @@ class MainWindow(LanguageSwitch, WorkspaceActions, PageNavigation, QMainWindow):
             try:
                 lp.page.set_context(self.workspace, model, self.target)
             except Exception as exc:  # a page bug must not stop the others from updating
-                self.add_problem(Problem("error", f"{lp.title} page failed to update: {exc}", source=lp.title,
+                self.add_problem(Problem("error", self.tr("{page} page failed to update: {error}").format(
+                    page=page_title(lp.title), error=exc), source=lp.title,
                                          page=lp.page_id))
 
     # -- jobs, problems, status ------------------------------------------------------------------------
@@ -407,7 +408,7 @@ class MainWindow(LanguageSwitch, WorkspaceActions, PageNavigation, QMainWindow):
         try:
             self.settings.save()
         except OSError as exc:
-            self.log_panel.append_log(f"could not save settings: {exc}", source="settings")
+            self.log_panel.append_log(self.tr("could not save settings: {error}").format(error=exc), source="settings")
 
     # -- window state ----------------------------------------------------------------------------------
     def save_window_state(self) -> None:
@@ -439,7 +440,8 @@ class MainWindow(LanguageSwitch, WorkspaceActions, PageNavigation, QMainWindow):
                 try:
                     lp.page.shutdown()
                 except Exception as exc:  # one page failing to shut down must not keep the others running
-                    self.log_panel.append_log(f"{lp.title} page shutdown failed: {exc}", source="studio")
+                    self.log_panel.append_log(self.tr("{page} page shutdown failed: {error}").format(
+                        page=page_title(lp.title), error=exc), source="studio")
         self.jobs.shutdown()
         super().closeEvent(event)
 

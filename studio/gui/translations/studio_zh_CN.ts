@@ -135,8 +135,36 @@
         <translation>移除代理</translation>
     </message>
     <message>
+        <source>enter the agent&apos;s URL</source>
+        <translation>请输入代理的地址</translation>
+    </message>
+    <message>
+        <source>e.g. {url}</source>
+        <translation>例如 {url}</translation>
+    </message>
+    <message>
+        <source>token file {path} does not exist</source>
+        <translation>令牌文件 {path} 不存在</translation>
+    </message>
+    <message>
+        <source>copy /etc/studio-agent/token from the board</source>
+        <translation>从开发板复制 /etc/studio-agent/token</translation>
+    </message>
+    <message>
         <source>Agent token file</source>
         <translation>代理令牌文件</translation>
+    </message>
+    <message>
+        <source>no agent at {url}</source>
+        <translation>{url} 上没有代理</translation>
+    </message>
+    <message>
+        <source>add it first</source>
+        <translation>请先添加它</translation>
+    </message>
+    <message>
+        <source>{name}: token file set to {path}</source>
+        <translation>{name}：令牌文件已设为 {path}</translation>
     </message>
     <message>
         <source>Remove {name} ({url}) from the workspace? The board keeps serving; add it again by URL or Discover.</source>
@@ -155,8 +183,16 @@
         <translation>刷新边缘代理</translation>
     </message>
     <message>
+        <source>{name}: now {version} (was {previous}) on {url}</source>
+        <translation>{name}：现为 {version}（之前为 {previous}），位于 {url}</translation>
+    </message>
+    <message>
         <source>Roll back {model}</source>
         <translation>回滚 {model}</translation>
+    </message>
+    <message>
+        <source>the model</source>
+        <translation>该模型</translation>
     </message>
     <message>
         <source>Roll back</source>
@@ -213,8 +249,27 @@
 <context>
     <name>CandidateScatter</name>
     <message>
+        <source>nodes on the device (%)</source>
+        <translation>设备上的节点（%）</translation>
+    </message>
+    <message>
+        <source>size (KiB)</source>
+        <translation>大小（KiB）</translation>
+    </message>
+    <message>
+        <source>host latency (ms)</source>
+        <translation>主机延迟（ms）</translation>
+    </message>
+    <message>
         <source>&lt;span style=&apos;color:{value}&apos;&gt;★&lt;/span&gt; chosen · &lt;span style=&apos;color:{value2}&apos;&gt;●&lt;/span&gt; Pareto front · &lt;span style=&apos;color:{value3}&apos;&gt;●&lt;/span&gt; meets the budget · &lt;span style=&apos;color:{value4}&apos;&gt;●&lt;/span&gt; misses it · dashed: the budget</source>
         <translation>&lt;span style=&apos;color:{value}&apos;&gt;★&lt;/span&gt; 已选 · &lt;span style=&apos;color:{value2}&apos;&gt;●&lt;/span&gt; 帕累托前沿 · &lt;span style=&apos;color:{value3}&apos;&gt;●&lt;/span&gt; 满足预算 · &lt;span style=&apos;color:{value4}&apos;&gt;●&lt;/span&gt; 未满足 · 虚线：预算</translation>
+    </message>
+</context>
+<context>
+    <name>CandidateTable</name>
+    <message>
+        <source>★ chosen, ◆ on the Pareto front</source>
+        <translation>★ 已选，◆ 位于帕累托前沿</translation>
     </message>
 </context>
 <context>
@@ -1808,6 +1863,26 @@ CLI: --shape NAME=D,D,...</translation>
         <source>changed nodes by kind: {kinds}</source>
         <translation>按类别统计的变更节点：{kinds}</translation>
     </message>
+    <message>
+        <source>before: the original the {fix} was made from</source>
+        <translation>修改前：{fix} 所基于的原始模型</translation>
+    </message>
+    <message>
+        <source>after: the {fix} output (current model {name})</source>
+        <translation>修改后：{fix} 的输出（当前模型 {name}）</translation>
+    </message>
+    <message>
+        <source>before: the current model {name}</source>
+        <translation>修改前：当前模型 {name}</translation>
+    </message>
+    <message>
+        <source>after: its {fix} ({name})</source>
+        <translation>修改后：它的 {fix}（{name}）</translation>
+    </message>
+    <message>
+        <source>the current model {name}</source>
+        <translation>当前模型 {name}</translation>
+    </message>
 </context>
 <context>
     <name>DimsDialog</name>
@@ -1845,6 +1920,10 @@ CLI: --shape NAME=D,D,...</translation>
     <message>
         <source>Next</source>
         <translation>下一步</translation>
+    </message>
+    <message>
+        <source>sample list unavailable: {error}</source>
+        <translation>示例列表不可用：{error}</translation>
     </message>
     <message>
         <source>Change options</source>
@@ -1887,8 +1966,24 @@ CLI: --shape NAME=D,D,...</translation>
         <translation>{label}：{arch}（model_type {type}），位于 {folder}</translation>
     </message>
     <message>
+        <source>could not add {name} to the workspace: {error}</source>
+        <translation>无法将 {name} 添加到工作区：{error}</translation>
+    </message>
+    <message>
         <source>Export {label}</source>
         <translation>导出 {label}</translation>
+    </message>
+    <message>
+        <source>export of {name} failed at {stage}: {message}</source>
+        <translation>{name} 的导出在 {stage} 失败：{message}</translation>
+    </message>
+    <message>
+        <source>could not add the export to the workspace: {error}</source>
+        <translation>无法将导出结果添加到工作区：{error}</translation>
+    </message>
+    <message>
+        <source>added {name} ({path}) to the workspace</source>
+        <translation>已将 {name}（{path}）添加到工作区</translation>
     </message>
 </context>
 <context>
@@ -1960,6 +2055,26 @@ CLI: --shape NAME=D,D,...</translation>
 <context>
     <name>FindingsPanel</name>
     <message>
+        <source>✓ overridden</source>
+        <translation>✓ 已被覆盖</translation>
+    </message>
+    <message>
+        <source>[overridden: {tool}]</source>
+        <translation>[已被覆盖：{tool}]</translation>
+    </message>
+    <message>
+        <source>the profile&apos;s finding; {tool}, and the tool wins</source>
+        <translation>平台配置的发现；{tool}，以工具为准</translation>
+    </message>
+    <message>
+        <source>What to do: {hint}</source>
+        <translation>处理建议：{hint}</translation>
+    </message>
+    <message>
+        <source>… {n} more</source>
+        <translation>… 另有 {n} 项</translation>
+    </message>
+    <message>
         <source>Findings</source>
         <translation>发现的问题</translation>
     </message>
@@ -1972,12 +2087,36 @@ CLI: --shape NAME=D,D,...</translation>
         <translation>   修复：</translation>
     </message>
     <message>
+        <source>{verdict} (verified: {tool})</source>
+        <translation>{verdict}（已验证：{tool}）</translation>
+    </message>
+    <message>
+        <source>, {n} overridden by the tool</source>
+        <translation>，{n} 项被工具覆盖</translation>
+    </message>
+    <message>
         <source>Findings for {where} ({n:,}{overridden}){verdict}</source>
         <translation>{where} 的发现（{n:,}{overridden}）{verdict}</translation>
     </message>
 </context>
 <context>
     <name>FixFlow</name>
+    <message>
+        <source>the optimizer (studio.optimize) is not available in this installation</source>
+        <translation>此安装中没有优化器（studio.optimize）</translation>
+    </message>
+    <message>
+        <source>install the optimize extra: {command}</source>
+        <translation>请安装 optimize 附加组件：{command}</translation>
+    </message>
+    <message>
+        <source>no dims to make static</source>
+        <translation>没有要静态化的维度</translation>
+    </message>
+    <message>
+        <source>enter a value for at least one dim, e.g. batch=1</source>
+        <translation>请至少为一个维度输入值，例如 batch=1</translation>
+    </message>
     <message>
         <source>running fix: {kind}…</source>
         <translation>正在执行修复：{kind}…</translation>
@@ -1989,6 +2128,10 @@ CLI: --shape NAME=D,D,...</translation>
     <message>
         <source>&lt;p&gt;&lt;a href=&apos;studio:diff&apos;&gt;Compare the two graphs side by side (Diff page)&lt;/a&gt;&lt;/p&gt;</source>
         <translation>&lt;p&gt;&lt;a href=&apos;studio:diff&apos;&gt;并排对比两个计算图（“对比”页面）&lt;/a&gt;&lt;/p&gt;</translation>
+    </message>
+    <message>
+        <source>could not add {path} to the workspace: {error}</source>
+        <translation>无法将 {path} 添加到工作区：{error}</translation>
     </message>
 </context>
 <context>
@@ -2236,6 +2379,14 @@ CLI: --shape NAME=D,D,...</translation>
     <message>
         <source>open a workspace first</source>
         <translation>请先打开一个工作区</translation>
+    </message>
+    <message>
+        <source>(the device&apos;s / the fleet&apos;s)</source>
+        <translation>（使用设备的 / 设备群的）</translation>
+    </message>
+    <message>
+        <source>not in Devices</source>
+        <translation>不在“设备”中</translation>
     </message>
 </context>
 <context>
@@ -2717,6 +2868,30 @@ CLI: --shape NAME=D,D,...</translation>
         <source>inspected in {get:.2f} s</source>
         <translation>检查完成，用时 {get:.2f} s</translation>
     </message>
+    <message>
+        <source>no .onnx file in folder {path}</source>
+        <translation>文件夹 {path} 中没有 .onnx 文件</translation>
+    </message>
+    <message>
+        <source>choose the exported .onnx file, or export the model first</source>
+        <translation>请选择导出的 .onnx 文件，或先导出模型</translation>
+    </message>
+    <message>
+        <source>model file not found: {path}</source>
+        <translation>找不到模型文件：{path}</translation>
+    </message>
+    <message>
+        <source>check the path</source>
+        <translation>请检查路径</translation>
+    </message>
+    <message>
+        <source>cannot read {name} as an ONNX model: {error}</source>
+        <translation>无法将 {name} 作为 ONNX 模型读取：{error}</translation>
+    </message>
+    <message>
+        <source>is the file complete and really an .onnx model?</source>
+        <translation>文件是否完整且确实是 .onnx 模型？</translation>
+    </message>
 </context>
 <context>
     <name>Inspector</name>
@@ -2957,6 +3132,14 @@ CLI: --shape NAME=D,D,...</translation>
 {error}</translation>
     </message>
     <message>
+        <source>{page} page failed to load: {error}</source>
+        <translation>{page} 页面加载失败：{error}</translation>
+    </message>
+    <message>
+        <source>see {module}</source>
+        <translation>见 {module}</translation>
+    </message>
+    <message>
         <source>Jobs</source>
         <translation>任务</translation>
     </message>
@@ -2965,8 +3148,20 @@ CLI: --shape NAME=D,D,...</translation>
         <translation>日志 / 问题</translation>
     </message>
     <message>
+        <source>{page} page failed to update: {error}</source>
+        <translation>{page} 页面更新失败：{error}</translation>
+    </message>
+    <message>
+        <source>could not save settings: {error}</source>
+        <translation>无法保存设置：{error}</translation>
+    </message>
+    <message>
         <source>cancelling {n} job(s)…</source>
         <translation>正在取消 {n} 个任务…</translation>
+    </message>
+    <message>
+        <source>{page} page shutdown failed: {error}</source>
+        <translation>{page} 页面关闭失败：{error}</translation>
     </message>
     <message>
         <source>Language: {name}</source>
@@ -3052,8 +3247,20 @@ CLI: --shape NAME=D,D,...</translation>
 <context>
     <name>NetronView</name>
     <message>
+        <source>QtWebEngine is not available: {error}</source>
+        <translation>QtWebEngine 不可用：{error}</translation>
+    </message>
+    <message>
+        <source>the netron package is not installed ({command})</source>
+        <translation>未安装 netron 软件包（{command}）</translation>
+    </message>
+    <message>
         <source>Netron shows the model here once one is open.</source>
         <translation>打开模型后，Netron 会在此显示它。</translation>
+    </message>
+    <message>
+        <source>QtWebEngine could not start: {error}</source>
+        <translation>QtWebEngine 无法启动：{error}</translation>
     </message>
     <message>
         <source>The Netron tab is unavailable.
@@ -3066,8 +3273,20 @@ The native graph view has the same verdicts, selection and search.</source>
 原生计算图视图具有相同的判定、选择和搜索功能。</translation>
     </message>
     <message>
+        <source>could not start the Netron server: {error}</source>
+        <translation>无法启动 Netron 服务器：{error}</translation>
+    </message>
+    <message>
         <source>Netron is laying out {name}…</source>
         <translation>Netron 正在布局 {name}…</translation>
+    </message>
+    <message>
+        <source>Netron did not load from {url}</source>
+        <translation>Netron 未能从 {url} 加载</translation>
+    </message>
+    <message>
+        <source>the QtWebEngine render process stopped ({status}, code {code})</source>
+        <translation>QtWebEngine 渲染进程已停止（{status}，代码 {code}）</translation>
     </message>
     <message>
         <source>The Netron tab is unavailable.
@@ -3087,8 +3306,40 @@ The native graph view has the same verdicts, selection and search.</source>
         <translation>节点数据 (*.json);;所有文件 (*)</translation>
     </message>
     <message>
+        <source>open a model first</source>
+        <translation>请先打开一个模型</translation>
+    </message>
+    <message>
+        <source>node data colours the nodes of the model shown</source>
+        <translation>节点数据为当前显示模型的节点着色</translation>
+    </message>
+    <message>
         <source>node data {name}</source>
         <translation>节点数据 {name}</translation>
+    </message>
+    <message>
+        <source> ({n} ids name no node of this model)</source>
+        <translation>（{n} 个 id 不对应此模型的任何节点）</translation>
+    </message>
+    <message>
+        <source>the node data holds no numbers and no verdict words to colour by</source>
+        <translation>节点数据中没有可用于着色的数值或判定词</translation>
+    </message>
+    <message>
+        <source>load a file written by `studio inspect --node-data` or one with numeric values</source>
+        <translation>请加载由 `studio inspect --node-data` 写出的文件，或含数值的文件</translation>
+    </message>
+    <message>
+        <source>node data &apos;{name}&apos;: {n} nodes coloured</source>
+        <translation>节点数据“{name}”：已为 {n} 个节点着色</translation>
+    </message>
+    <message>
+        <source>nothing to export yet: the model is not inspected</source>
+        <translation>暂无可导出内容：模型尚未检查</translation>
+    </message>
+    <message>
+        <source>wait for the inspection to finish</source>
+        <translation>请等待检查完成</translation>
     </message>
     <message>
         <source>Export overlays as Model Explorer node data</source>
@@ -3102,9 +3353,17 @@ The native graph view has the same verdicts, selection and search.</source>
         <source>export node data {name}</source>
         <translation>导出节点数据 {name}</translation>
     </message>
+    <message>
+        <source>wrote node data: {files}</source>
+        <translation>已写出节点数据：{files}</translation>
+    </message>
 </context>
 <context>
     <name>OpenSSFBox</name>
+    <message>
+        <source>PEM files (*.pem *.pub *.crt);;All files (*)</source>
+        <translation>PEM 文件 (*.pem *.pub *.crt);;所有文件 (*)</translation>
+    </message>
     <message>
         <source>OpenSSF model signing (optional)</source>
         <translation>OpenSSF 模型签名（可选）</translation>
@@ -3134,6 +3393,10 @@ The native graph view has the same verdicts, selection and search.</source>
         <translation>受信任</translation>
     </message>
     <message>
+        <source>Trusted key</source>
+        <translation>受信任的密钥</translation>
+    </message>
+    <message>
         <source>ECDSA private key (PEM) to also sign model/ (model.sig)</source>
         <translation>同时用于签名 model/ 的 ECDSA 私钥（PEM）（model.sig）</translation>
     </message>
@@ -3143,6 +3406,10 @@ The native graph view has the same verdicts, selection and search.</source>
     </message>
     <message>
         <source>Sign with</source>
+        <translation>签名密钥</translation>
+    </message>
+    <message>
+        <source>Signing key</source>
         <translation>签名密钥</translation>
     </message>
     <message>
@@ -3632,6 +3899,10 @@ CLI: studio optimize MODEL --target ID --budget cosine&gt;=0.99</translation>
         <translation>例如 release-2026</translation>
     </message>
     <message>
+        <source>created signing key {name}</source>
+        <translation>已创建签名密钥 {name}</translation>
+    </message>
+    <message>
         <source>choose an export (an .onnx file or an export folder)</source>
         <translation>选择导出结果（.onnx 文件或导出文件夹）</translation>
     </message>
@@ -3650,6 +3921,10 @@ CLI: studio optimize MODEL --target ID --budget cosine&gt;=0.99</translation>
     <message>
         <source>Package {name} {version} for {board}</source>
         <translation>为 {board} 打包 {name} {version}</translation>
+    </message>
+    <message>
+        <source>the bundle was not recorded for {model}: {error}</source>
+        <translation>部署包未记录到 {model}：{error}</translation>
     </message>
     <message>
         <source>✔ {name} {version} for {board}: signed and verified</source>
@@ -3689,6 +3964,18 @@ CLI: studio optimize MODEL --target ID --budget cosine&gt;=0.99</translation>
     <message>
         <source>the {page_id} page is not available in this installation</source>
         <translation>当前安装中没有 {page_id} 页面</translation>
+    </message>
+    <message>
+        <source>cannot open page &apos;{page_id}&apos; (not installed); payload: {payload}</source>
+        <translation>无法打开页面“{page_id}”（未安装）；数据：{payload}</translation>
+    </message>
+    <message>
+        <source>{page} could not open {payload}: {error}</source>
+        <translation>{page} 无法打开 {payload}：{error}</translation>
+    </message>
+    <message>
+        <source>{page} could not show the problem: {error}</source>
+        <translation>{page} 无法显示该问题：{error}</translation>
     </message>
     <message>
         <source>cancelling {title} job…</source>
@@ -3985,12 +4272,28 @@ CLI: studio optimize MODEL --target ID --budget cosine&gt;=0.99</translation>
         <translation>性能分析 {name}</translation>
     </message>
     <message>
+        <source>profile of {name} saved to {path}</source>
+        <translation>{name} 的性能分析已保存到 {path}</translation>
+    </message>
+    <message>
+        <source>could not save the profile of {name}: {error}</source>
+        <translation>无法保存 {name} 的性能分析：{error}</translation>
+    </message>
+    <message>
         <source>profiled: {fmt_ms} ms per run</source>
         <translation>性能分析完成：每次运行 {fmt_ms} ms</translation>
     </message>
     <message>
         <source>not saved (no workspace open)</source>
         <translation>未保存（未打开工作区）</translation>
+    </message>
+    <message>
+        <source>loaded the saved profile of {name} from {path}</source>
+        <translation>已从 {path} 加载 {name} 保存的性能分析</translation>
+    </message>
+    <message>
+        <source>profile {name} with the inputs of the original&apos;s profile ({original}, {runs} runs) and show the deltas</source>
+        <translation>用原始模型性能分析的输入（{original}，{runs} 次运行）对 {name} 做性能分析并显示差异</translation>
     </message>
 </context>
 <context>
@@ -4206,6 +4509,10 @@ CLI: studio optimize MODEL --target ID --budget cosine&gt;=0.99</translation>
         <source>Modules ({n})</source>
         <translation>模块（{n}）</translation>
     </message>
+    <message>
+        <source>{n} ONNX nodes, {share} of node time</source>
+        <translation>{n} 个 ONNX 节点，占节点耗时 {share}</translation>
+    </message>
 </context>
 <context>
     <name>ProfileShapesDialog</name>
@@ -4285,12 +4592,20 @@ install-agent.sh --trust FILE，或 /etc/studio-agent/trusted/NAME.pub，
         <translation>已复制到剪贴板</translation>
     </message>
     <message>
+        <source>could not write {path}: {error}</source>
+        <translation>无法写入 {path}：{error}</translation>
+    </message>
+    <message>
         <source>saved to {path}</source>
         <translation>已保存到 {path}</translation>
     </message>
     <message>
         <source>Save public key</source>
         <translation>保存公钥</translation>
+    </message>
+    <message>
+        <source>Public keys (*.pub)</source>
+        <translation>公钥 (*.pub)</translation>
     </message>
 </context>
 <context>
@@ -5093,6 +5408,31 @@ retrying every {retry_s:.0f} s</source>
     </message>
 </context>
 <context>
+    <name>SourceInfo</name>
+    <message>
+        <source>, max abs {max_abs}, max rel {max_rel}</source>
+        <translation>，最大绝对误差 {max_abs}，最大相对误差 {max_rel}</translation>
+    </message>
+    <message>
+        <source>; TVM {tvm} ms vs ORT {ort} ms on the compile host</source>
+        <translation>；编译主机上 TVM {tvm} ms 对比 ORT {ort} ms</translation>
+    </message>
+    <message>
+        <source>runtime: tvm {version} — {library} ({kind}, {arch}), target {target}
+parity vs ONNX Runtime: {status}{figures}{latency}</source>
+        <translation>运行时：tvm {version} — {library}（{kind}，{arch}），目标 {target}
+与 ONNX Runtime 的一致性：{status}{figures}{latency}</translation>
+    </message>
+    <message>
+        <source>unknown arch</source>
+        <translation>未知架构</translation>
+    </message>
+    <message>
+        <source>⚠ built for {arch}, board {board} is {board_arch}: packaging is refused unless forced; compile with --target {board}</source>
+        <translation>⚠ 为 {arch} 构建，而开发板 {board} 是 {board_arch}：除非强制，否则拒绝打包；请用 --target {board} 编译</translation>
+    </message>
+</context>
+<context>
     <name>SourceStep</name>
     <message>
         <source>Pick a HuggingFace model saved with save_pretrained: one already in the workspace, any model folder on disk, or a built-in tiny sample (random weights, no download).</source>
@@ -5271,6 +5611,10 @@ retrying every {retry_s:.0f} s</source>
         <translation>可运行</translation>
     </message>
     <message>
+        <source>RISKY</source>
+        <translation>有风险</translation>
+    </message>
+    <message>
         <source>FAIL</source>
         <translation>失败</translation>
     </message>
@@ -5344,6 +5688,18 @@ the profile ({name}) said: {static}</source>
     <message>
         <source>Agent token file</source>
         <translation>代理令牌文件</translation>
+    </message>
+    <message>
+        <source>enter the agent&apos;s token file</source>
+        <translation>请输入代理的令牌文件</translation>
+    </message>
+    <message>
+        <source>copy /etc/studio-agent/token from the board</source>
+        <translation>从开发板复制 /etc/studio-agent/token</translation>
+    </message>
+    <message>
+        <source>token file {path} does not exist or is empty</source>
+        <translation>令牌文件 {path} 不存在或为空</translation>
     </message>
 </context>
 <context>
@@ -5810,6 +6166,14 @@ CLI: {CLI_FOLD}</translation>
 <context>
     <name>WorkspaceActions</name>
     <message>
+        <source>{error}. Kept it as {backup} and started a new workspace file with the {n} model(s) found in models/</source>
+        <translation>{error}。已将其保留为 {backup}，并用 models/ 中找到的 {n} 个模型新建了工作区文件</translation>
+    </message>
+    <message>
+        <source>devices and artifacts from the old file are in the backup</source>
+        <translation>旧文件中的设备和产物在备份中</translation>
+    </message>
+    <message>
         <source>opened workspace {root}</source>
         <translation>已打开工作区 {root}</translation>
     </message>
@@ -5834,6 +6198,22 @@ CLI: {CLI_FOLD}</translation>
         <translation>添加 ONNX 模型</translation>
     </message>
     <message>
+        <source>ONNX models (*.onnx)</source>
+        <translation>ONNX 模型 (*.onnx)</translation>
+    </message>
+    <message>
+        <source>no workspace is open to add models to</source>
+        <translation>没有打开的工作区可添加模型</translation>
+    </message>
+    <message>
+        <source>open or create a workspace first (File &gt; New workspace)</source>
+        <translation>请先打开或新建一个工作区（文件 &gt; 新建工作区）</translation>
+    </message>
+    <message>
+        <source>added model {name} ({kind}) from {path}</source>
+        <translation>已从 {path} 添加模型 {name}（{kind}）</translation>
+    </message>
+    <message>
         <source>added {join}</source>
         <translation>已添加 {join}</translation>
     </message>
@@ -5841,8 +6221,36 @@ CLI: {CLI_FOLD}</translation>
 <context>
     <name>bundle_actions</name>
     <message>
+        <source>cannot check {name}: this studio holds no signing keys</source>
+        <translation>无法检查 {name}：此 Studio 没有任何签名密钥</translation>
+    </message>
+    <message>
         <source>create or import the key that signed it (Signing key &gt; New key, or copy its .key/.pub into the studio&apos;s keys folder)</source>
         <translation>创建或导入为其签名的密钥（签名密钥 &gt; 新建密钥，或将其 .key/.pub 复制到 Studio 的密钥文件夹）</translation>
+    </message>
+    <message>
+        <source>  (FORCED)</source>
+        <translation>  （强制）</translation>
+    </message>
+    <message>
+        <source>target {target}: {verdict}{forced}; {files} files, {size} MB; signer {signer}; verified in {seconds} s; serves {models}</source>
+        <translation>目标 {target}：{verdict}{forced}；{files} 个文件，{size} MB；签名者 {signer}；验证用时 {seconds} 秒；提供 {models}</translation>
+    </message>
+    <message>
+        <source>runtime: tvm {version} ({library}, {kind}); parity {status}</source>
+        <translation>运行时：tvm {version}（{library}，{kind}）；一致性 {status}</translation>
+    </message>
+    <message>
+        <source>source: OpenSSF signature by {signer} verified</source>
+        <translation>来源：{signer} 的 OpenSSF 签名已验证</translation>
+    </message>
+    <message>
+        <source>OpenSSF: model/ signed by {signer} ({file})</source>
+        <translation>OpenSSF：model/ 由 {signer} 签名（{file}）</translation>
+    </message>
+    <message>
+        <source>warning: {warning}</source>
+        <translation>警告：{warning}</translation>
     </message>
     <message>
         <source>Deploy an existing bundle</source>

@@ -217,12 +217,13 @@ class AgentsPanel(QWidget):
                   board: str = "") -> AgentEntry:
         url = url.strip().rstrip("/")
         if not url:
-            raise InputError("enter the agent's URL", offending="url", hint="e.g. http://board.local:8765")
+            raise InputError(self.tr("enter the agent's URL"), offending="url",
+                             hint=self.tr("e.g. {url}").format(url="http://board.local:8765"))
         if not url.startswith(("http://", "https://")):
             url = "http://" + url
         if token_file and not Path(token_file).is_file():
-            raise InputError(f"token file {token_file} does not exist", offending="token",
-                             hint="copy /etc/studio-agent/token from the board")
+            raise InputError(self.tr("token file {path} does not exist").format(path=token_file), offending="token",
+                             hint=self.tr("copy /etc/studio-agent/token from the board"))
         entry = AgentEntry(name or url.split("://", 1)[1], url, str(token_file), board)
         if self.state is None or self.state.workspace is None:
             self.agents[url] = entry
@@ -267,13 +268,13 @@ class AgentsPanel(QWidget):
         path = self.token_row.checked_path()
         a = self.agents.get(url)
         if a is None:
-            raise InputError(f"no agent at {url}", offending="url", hint="add it first")
+            raise InputError(self.tr("no agent at {url}").format(url=url), offending="url", hint=self.tr("add it first"))
         d = self.state.device(url) if self.state is not None and self.state.workspace is not None else None
         if d is not None:
             self.state.add_device(DeviceEntry(d.name, d.url, d.kind, d.protocol, {**d.extra, "token_file": path}))
         else:
             a.token_file = path
-        self.sig_log.emit(f"{a.name}: token file set to {path}")
+        self.sig_log.emit(self.tr("{name}: token file set to {path}").format(name=a.name, path=path))
         self.refresh(url)
 
     def _save_token(self, path: str) -> None:
@@ -418,7 +419,8 @@ class AgentsPanel(QWidget):
             return a.client().rollback(model, version)
 
         def done(res: Any) -> None:
-            self.sig_log.emit(f"{res['name']}: now {res['version']} (was {res['previous']}) on {a.url}")
+            self.sig_log.emit(self.tr("{name}: now {version} (was {previous}) on {url}").format(
+                name=res["name"], version=res["version"], previous=res["previous"], url=a.url))
             self.refresh(a.url)
 
         self.jobs.start("agents-rollback", self.tr("Roll back {model}").format(model=model), work, done, self._failed)
@@ -431,7 +433,7 @@ class AgentsPanel(QWidget):
         a = self.selected()
         if a is None:
             return
-        model = self._selected_model() or next(iter((a.status or {}).get("models", {})), "the model")
+        model = self._selected_model() or next(iter((a.status or {}).get("models", {})), self.tr("the model"))
         ask_then(self, self.tr("Roll back"), self.tr("Roll {model} on {name} back to its previous version? Clients are "
                          "served by the previous version from then on.").format(model=model, name=a.name), self.tr("Roll back"), lambda: self.rollback(None))
 

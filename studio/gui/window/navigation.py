@@ -58,7 +58,9 @@ class PageNavigation:
         """Switch to ``page_id`` and hand it ``payload``; says so in the status bar when it is not installed."""
         if not self.go_to_page(page_id):
             self.flash(translate("PageNavigation", "the {page_id} page is not available in this installation").format(page_id=page_id), 6000)
-            self.log_panel.append_log(f"cannot open page '{page_id}' (not installed); payload: {payload}",
+            self.log_panel.append_log(translate("PageNavigation", "cannot open page '{page_id}' (not installed); "
+                                                                  "payload: {payload}").format(page_id=page_id,
+                                                                                                payload=payload),
                                       source="studio")
             return False
         page = self.page(page_id)
@@ -66,7 +68,9 @@ class PageNavigation:
             try:
                 page.open_payload(payload)
             except Exception as exc:
-                self.add_problem(Problem("error", f"{page.title} could not open {payload}: {exc}",
+                self.add_problem(Problem("error", translate("PageNavigation", "{page} could not open {payload}: "
+                                                                              "{error}").format(
+                    page=page.title, payload=payload, error=exc),
                                          source=page.title, page=page_id))
         return True
 
@@ -79,7 +83,8 @@ class PageNavigation:
             try:
                 page.focus_problem(problem)
             except Exception as exc:
-                self.log_panel.append_log(f"{page.title} could not show the problem: {exc}", source="studio")
+                self.log_panel.append_log(translate("PageNavigation", "{page} could not show the problem: {error}").format(
+                    page=page.title, error=exc), source="studio")
 
     def _page_selected(self, row: int) -> None:
         if 0 <= row < self.stack.count():
