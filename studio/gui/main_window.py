@@ -203,7 +203,7 @@ class MainWindow(LanguageSwitch, WorkspaceActions, PageNavigation, QMainWindow):
 
     def _wire_page(self, page: Page) -> None:
         page.sig_problem.connect(self.add_problem)
-        page.sig_log.connect(lambda line, p=page: self.log_panel.append_log(line, source=p.title))
+        page.sig_log.connect(lambda line, p=page: self.log_panel.append_log(line, source=page_title(p.title)))
         page.sig_open_page.connect(self.open_page)
         page.sig_workspace_changed.connect(self._page_changed_workspace)
         page.sig_connection.connect(self.set_connection_state)

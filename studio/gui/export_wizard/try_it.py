@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QT_TRANSLATE_NOOP, QObject, Qt, Signal
+from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, QObject, Qt, Signal
 from PySide6.QtWidgets import (
     QFileDialog,
     QGroupBox,
@@ -130,7 +130,7 @@ class TryItPanel(QGroupBox):
         self.run_btn.setEnabled(False)
 
         def work(job: Any) -> Any:
-            job.set_status(f"generating with {folder.name}")
+            job.set_status(QCoreApplication.translate("TryItPanel", "generating with {name}").format(name=folder.name))
             return generate(folder, prompt, max_new_tokens=n, on_text=emit, **kw)
 
         self.jobs.start("try-it", self.tr("Try {name}").format(name=folder.name), work, on_done=self._done, on_failed=self._failed)

@@ -38,7 +38,7 @@ def load_graph_job(path: Path, job: Any) -> GraphData:
 
     from studio.gui.graph.model import graph_from_onnx
 
-    job.set_status(f"reading {path.name}")
+    job.set_status(translate("InspectPage", "reading {name}").format(name=path.name))
     job.set_progress(5, force=True)
     try:
         proto = onnx.load(str(path), load_external_data=False)
@@ -51,14 +51,15 @@ def load_graph_job(path: Path, job: Any) -> GraphData:
 
     check_data_files(proto, path)  # weights in a data file are never read here, but one that is gone is named
     job.check_cancelled()
-    job.set_status("inferring shapes for the graph labels")
+    job.set_status(translate("InspectPage", "inferring shapes for the graph labels"))
     job.set_progress(35, force=True)
     try:
         proto = onnx.shape_inference.infer_shapes(proto, strict_mode=False)
     except Exception as exc:  # labels then show only declared shapes; the report says why inference failed
-        job.log(f"shape inference failed ({type(exc).__name__}); showing declared shapes only")
+        job.log(translate("InspectPage", "shape inference failed ({error}); showing declared shapes only").format(
+            error=type(exc).__name__))
     job.check_cancelled()
-    job.set_status("building the graph")
+    job.set_status(translate("InspectPage", "building the graph"))
     job.set_progress(70, force=True)
     graph = graph_from_onnx(proto)
     job.set_progress(100, force=True)

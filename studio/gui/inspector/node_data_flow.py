@@ -28,7 +28,7 @@ def read_overlay(path: Path, model: Path, job: Any) -> Any:
     from studio.inspect.api import load_structure
     from studio.inspect.node_data import read_node_data
 
-    job.set_status(f"reading {path.name}")
+    job.set_status(translate("NodeDataFlow", "reading {name}").format(name=path.name))
     return read_node_data(path, load_structure(model))
 
 

@@ -44,7 +44,8 @@ def _prepare(choice: SourceChoice, job: Any, workspace_root: Path | None = None)
     from studio.export.api import infer_signature, write_sample
 
     if choice.sample:
-        job.set_status(f"writing sample model {choice.sample} to {choice.model_dir}")
+        job.set_status(QCoreApplication.translate("ExportPage", "writing sample model {sample} to {folder}").format(
+            sample=choice.sample, folder=choice.model_dir))
         job.set_progress(10, force=True)
         write_sample(choice.sample, choice.model_dir)
         if workspace_root is not None:  # an image and an audio clip for test inference later
@@ -52,7 +53,7 @@ def _prepare(choice: SourceChoice, job: Any, workspace_root: Path | None = None)
 
             write_sample_inputs(workspace_root)
     job.check_cancelled()
-    job.set_status("reading the model's signature")
+    job.set_status(QCoreApplication.translate("ExportPage", "reading the model's signature"))
     job.set_progress(60, force=True)
     specs = infer_signature(choice.model_dir)
     try:

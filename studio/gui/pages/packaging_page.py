@@ -386,7 +386,7 @@ class PackagingPage(Page):
             sk = store.load_signing_key(key, passphrase)
             rep = build_bundle(src, board, sk, out, name=name, version=version, force=force, job=job,
                                openssf_key=ssf_key, openssf_trust=ssf_trust)
-            job.set_status("verifying the bundle offline")
+            job.set_status(self.tr("verifying the bundle offline"))
             ver = verify_bundle(out, load_trusted_keys(bytes(sk.verify_key)), job)
             return rep, ver
 

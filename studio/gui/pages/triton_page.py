@@ -207,7 +207,7 @@ class TritonPage(Page):
             from studio.triton.repo_check import check_repo
 
             report = build_repo(opts, job)
-            job.set_status("checking the repository")
+            job.set_status(self.tr("checking the repository"))
             return report, check_repo(opts.repo)
 
         self.build_btn.setEnabled(False)
@@ -251,7 +251,7 @@ class TritonPage(Page):
         def work(job: Any) -> Any:
             from studio.triton.repo_check import check_repo
 
-            job.set_status(f"checking {repo}")
+            job.set_status(self.tr("checking {repo}").format(repo=repo))
             return check_repo(repo)
 
         self.check_btn.setEnabled(False)

@@ -183,6 +183,10 @@
         <translation>刷新边缘代理</translation>
     </message>
     <message>
+        <source>rolling back {model} on {url}</source>
+        <translation>正在回滚 {url} 上的 {model}</translation>
+    </message>
+    <message>
         <source>{name}: now {version} (was {previous}) on {url}</source>
         <translation>{name}：现为 {version}（之前为 {previous}），位于 {url}</translation>
     </message>
@@ -233,6 +237,10 @@
     <message>
         <source>Recent: {events}</source>
         <translation>最近：{events}</translation>
+    </message>
+    <message>
+        <source>browsing mDNS for {service}</source>
+        <translation>正在通过 mDNS 查找 {service}</translation>
     </message>
 </context>
 <context>
@@ -1906,6 +1914,14 @@ CLI: --shape NAME=D,D,...</translation>
 <context>
     <name>ExportPage</name>
     <message>
+        <source>writing sample model {sample} to {folder}</source>
+        <translation>正在将示例模型 {sample} 写入 {folder}</translation>
+    </message>
+    <message>
+        <source>reading the model&apos;s signature</source>
+        <translation>正在读取模型的签名</translation>
+    </message>
+    <message>
         <source>Export to ONNX</source>
         <translation>导出为 ONNX</translation>
     </message>
@@ -2885,12 +2901,28 @@ CLI: --shape NAME=D,D,...</translation>
         <translation>请检查路径</translation>
     </message>
     <message>
+        <source>reading {name}</source>
+        <translation>正在读取 {name}</translation>
+    </message>
+    <message>
         <source>cannot read {name} as an ONNX model: {error}</source>
         <translation>无法将 {name} 作为 ONNX 模型读取：{error}</translation>
     </message>
     <message>
         <source>is the file complete and really an .onnx model?</source>
         <translation>文件是否完整且确实是 .onnx 模型？</translation>
+    </message>
+    <message>
+        <source>inferring shapes for the graph labels</source>
+        <translation>正在为计算图标签推断形状</translation>
+    </message>
+    <message>
+        <source>shape inference failed ({error}); showing declared shapes only</source>
+        <translation>形状推断失败（{error}）；仅显示声明的形状</translation>
+    </message>
+    <message>
+        <source>building the graph</source>
+        <translation>正在构建计算图</translation>
     </message>
 </context>
 <context>
@@ -3297,6 +3329,10 @@ The native graph view has the same verdicts, selection and search.</source>
 </context>
 <context>
     <name>NodeDataFlow</name>
+    <message>
+        <source>reading {name}</source>
+        <translation>正在读取 {name}</translation>
+    </message>
     <message>
         <source>Model Explorer node data</source>
         <translation>Model Explorer 节点数据</translation>
@@ -3913,6 +3949,10 @@ CLI: studio optimize MODEL --target ID --budget cosine&gt;=0.99</translation>
     <message>
         <source>or `studio keys generate NAME` in a terminal</source>
         <translation>或在终端中运行 `studio keys generate NAME`</translation>
+    </message>
+    <message>
+        <source>verifying the bundle offline</source>
+        <translation>正在离线验证部署包</translation>
     </message>
     <message>
         <source>Building {name} {version} for {board}…</source>
@@ -5713,6 +5753,10 @@ the profile ({name}) said: {static}</source>
         <translation>本地服务器</translation>
     </message>
     <message>
+        <source>checking the repository</source>
+        <translation>正在检查模型仓库</translation>
+    </message>
+    <message>
         <source>building {name} into {repo}…</source>
         <translation>正在将 {name} 构建到 {repo}…</translation>
     </message>
@@ -5743,6 +5787,10 @@ the profile ({name}) said: {static}</source>
     <message>
         <source>choose a repository folder to check</source>
         <translation>选择要检查的仓库文件夹</translation>
+    </message>
+    <message>
+        <source>checking {repo}</source>
+        <translation>正在检查 {repo}</translation>
     </message>
     <message>
         <source>Check Triton repo {name}</source>
@@ -5843,6 +5891,14 @@ the profile ({name}) said: {static}</source>
         <source>✖ Failed to start</source>
         <translation>✖ 启动失败</translation>
     </message>
+    <message>
+        <source>starting tritonserver on {url} ({mode} mode)</source>
+        <translation>正在 {url} 上启动 tritonserver（{mode} 模式）</translation>
+    </message>
+    <message>
+        <source>stopping tritonserver</source>
+        <translation>正在停止 tritonserver</translation>
+    </message>
 </context>
 <context>
     <name>TryItPanel</name>
@@ -5893,6 +5949,10 @@ the profile ({name}) said: {static}</source>
     <message>
         <source>generating…</source>
         <translation>正在生成…</translation>
+    </message>
+    <message>
+        <source>generating with {name}</source>
+        <translation>正在用 {name} 生成</translation>
     </message>
     <message>
         <source>Try {name}</source>
@@ -6146,6 +6206,14 @@ CLI: {CLI_FOLD}</translation>
 </context>
 <context>
     <name>WorkloadFields</name>
+    <message>
+        <source>inference</source>
+        <translation>推理</translation>
+    </message>
+    <message>
+        <source>generation</source>
+        <translation>生成</translation>
+    </message>
     <message>
         <source>inference: KServe v2 /infer; generation: /generate_stream (time to first token, inter-token latency, output tokens/s)</source>
         <translation>推理：KServe v2 /infer；生成：/generate_stream（首 token 时间、token 间延迟、输出 tokens/s）</translation>

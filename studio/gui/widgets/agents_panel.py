@@ -415,7 +415,7 @@ class AgentsPanel(QWidget):
             return
 
         def work(job: Any) -> Any:
-            job.set_status(f"rolling back {model} on {a.url}")
+            job.set_status(self.tr("rolling back {model} on {url}").format(model=model, url=a.url))
             return a.client().rollback(model, version)
 
         def done(res: Any) -> None:
