@@ -99,6 +99,8 @@ def test_menu_switches_language_live_and_back(qtbot, tmp_path: Path, english) ->
     assert w.jobs_dock.windowTitle() == "任务"
     assert CJK.search(w.toolbar.labels[0].text())
     assert w.language_actions["zh_CN"].isChecked()
+    assert "页面: 导出" in w.toolbar.search_model.stringList()  # the search finds pages by their Chinese titles
+    assert w.run_search("页面: 对比") and w.current_widget() is w.page("diff")
     assert w.set_language("en")
     assert w.sidebar.item(0).text() == "Export"
     assert w.menuBar().actions()[0].text() == "&File"

@@ -6332,6 +6332,18 @@ CLI: {CLI_FOLD}</translation>
 <context>
     <name>search</name>
     <message>
+        <source>Page</source>
+        <translation>页面</translation>
+    </message>
+    <message>
+        <source>Model</source>
+        <translation>模型</translation>
+    </message>
+    <message>
+        <source>Target</source>
+        <translation>目标平台</translation>
+    </message>
+    <message>
         <source>no unique match for &apos;{text}&apos;</source>
         <translation>&apos;{text}&apos; 没有唯一匹配</translation>
     </message>

@@ -14,6 +14,7 @@ from PySide6.QtWidgets import QScrollArea, QWidget
 
 from studio.core.errors import Problem
 from studio.gui.page import Page
+from studio.gui.window.language import page_title
 from studio.gui.window.search import pick, search_items
 
 translate = QCoreApplication.translate
@@ -107,7 +108,7 @@ class PageNavigation:
     # -- search ----------------------------------------------------------------------------------------
     def _update_search_items(self) -> None:
         models = [m.name for m in self.workspace.models] if self.workspace is not None else []
-        self.toolbar.search_model.setStringList(search_items([lp.title for lp in self.pages], models,
+        self.toolbar.search_model.setStringList(search_items([page_title(lp.title) for lp in self.pages], models,
                                                              self.toolbar.targets()))
 
     def focus_search(self) -> None:
@@ -125,7 +126,7 @@ class PageNavigation:
         kind, value = found.kind, found.value
         ok = False
         if kind == "Page":
-            idx = next((i for i, lp in enumerate(self.pages) if lp.title == value), -1)
+            idx = next((i for i, lp in enumerate(self.pages) if value in (page_title(lp.title), lp.title)), -1)
             ok = idx >= 0
             self.go_to_index(idx)
         elif kind == "Model":
