@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from PySide6.QtCore import QCoreApplication
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -27,7 +28,8 @@ def parse_headers(text: str) -> dict[str, str]:
     for part in text.split(";"):
         if part.strip():
             if "=" not in part:
-                raise InputError(f"header '{part.strip()}' is not Key=Value", offending="Headers")
+                raise InputError(QCoreApplication.translate("AddServerForm", "header '{part}' is not Key=Value").format(
+                    part=part.strip()), offending="Headers")
             k, v = part.split("=", 1)
             headers[k.strip()] = v.strip()
     return headers

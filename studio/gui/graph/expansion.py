@@ -1,4 +1,5 @@
-"""Which groups are open, and what that shows: the state behind the graph view's expand / collapse. No Qt.
+"""Which groups are open, and what that shows: the state behind the graph view's expand / collapse. No widgets
+(the rollup words through the thread-safe QCoreApplication.translate).
 
 One ``Expansion`` per model: the base graph, its hierarchy, the open groups and the layout cache that lets
 opening a group lay out only that group and its ancestors (studio.gui.graph.compound). ``layout()`` is what

@@ -4,6 +4,10 @@
 <context>
     <name>AddServerForm</name>
     <message>
+        <source>header &apos;{part}&apos; is not Key=Value</source>
+        <translation>请求头“{part}”不是 Key=Value 格式</translation>
+    </message>
+    <message>
         <source>Add a server</source>
         <translation>添加服务器</translation>
     </message>
@@ -2572,6 +2576,10 @@ CLI: --shape NAME=D,D,...</translation>
         <source>added</source>
         <translation>已新增</translation>
     </message>
+    <message>
+        <source>{group} (its own ops)</source>
+        <translation>{group}（自身的算子）</translation>
+    </message>
 </context>
 <context>
     <name>GraphSnippetView</name>
@@ -3033,6 +3041,14 @@ CLI: --shape NAME=D,D,...</translation>
         <source>{running} running, {finished} finished</source>
         <translation>{running} 个运行中，{finished} 个已结束</translation>
     </message>
+    <message>
+        <source>unexpected {error}</source>
+        <translation>意外错误 {error}</translation>
+    </message>
+    <message>
+        <source>this is a bug in the studio; the raw log has the traceback</source>
+        <translation>这是 Studio 的缺陷；原始日志中有回溯信息</translation>
+    </message>
 </context>
 <context>
     <name>Layout</name>
@@ -3204,6 +3220,10 @@ CLI: --shape NAME=D,D,...</translation>
         <translation>语言已设为 {name}：重启后生效（有任务正在运行；没有任务运行时再切换页面）</translation>
     </message>
     <message>
+        <source>View &gt; Language, or `make translations`</source>
+        <translation>视图 &gt; 语言，或 `make translations`</translation>
+    </message>
+    <message>
         <source>{title}  (error)</source>
         <translation>{title}  （错误）</translation>
     </message>
@@ -3274,6 +3294,14 @@ CLI: --shape NAME=D,D,...</translation>
     <message>
         <source>System</source>
         <translation>跟随系统</translation>
+    </message>
+    <message>
+        <source>opened from another launch (pid {pid}): {paths}</source>
+        <translation>由另一次启动打开（pid {pid}）：{paths}</translation>
+    </message>
+    <message>
+        <source>nothing</source>
+        <translation>无</translation>
     </message>
 </context>
 <context>
@@ -4931,6 +4959,10 @@ install-agent.sh --trust FILE，或 /etc/studio-agent/trusted/NAME.pub，
     <message>
         <source>Report - {name}</source>
         <translation>报告 - {name}</translation>
+    </message>
+    <message>
+        <source>cannot read {path}: {error}</source>
+        <translation>无法读取 {path}：{error}</translation>
     </message>
     <message>
         <source>Open with system viewer</source>

@@ -1,4 +1,5 @@
-"""The local tritonserver's jobs and its entry in the shared state (Qt-free).
+"""The local tritonserver's jobs and its entry in the shared state (no widgets; status lines through
+QCoreApplication.translate).
 
 ``serve_work`` / ``stop_work`` are the JobRunner functions the page starts (a cancel ends a start-up in
 progress through a watcher thread, since ``LocalTritonServer.start`` blocks until the server is ready).

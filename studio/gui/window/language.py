@@ -83,7 +83,7 @@ class LanguageSwitch:
         self.log_panel.append_log(text, source="language")
         if error:
             self.log_panel.add_problem(Problem("warning", text, source="language",
-                                               hint="View > Language, or `make translations`"))
+                                               hint=translate("MainWindow", "View > Language, or `make translations`")))
         self.flash(text, 10000)  # type: ignore[attr-defined]
 
     def _check_language_action(self) -> None:
