@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import QRect, QSize, Qt
 from PySide6.QtGui import QGuiApplication, QResizeEvent, QScreen
-from PySide6.QtWidgets import QFrame, QScrollArea, QSplitter, QWidget
+from PySide6.QtWidgets import QFrame, QScrollArea, QSplitter, QStackedWidget, QWidget
 
 PREFERRED = QSize(1400, 860)  # what the window would like on a large screen
 SCREEN_SHARE = (0.94, 0.90)  # of the available width and height (room for a title bar) on smaller screens
@@ -81,6 +81,35 @@ class PageScroller(QScrollArea):
     def sizeHint(self) -> QSize:  # noqa: N802
         page = self.widget()
         return page.sizeHint() if page is not None else super().sizeHint()
+
+
+class CurrentPageStack(QStackedWidget):
+    """A QStackedWidget as big as its current page, not its biggest one.
+
+    Why: in a PageScroller, the plain stack asked for the tallest step (the export wizard's Options), so the short
+    Source step showed a scroll bar that scrolled into blank space.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.currentChanged.connect(lambda _i: self.updateGeometry())
+
+    def sizeHint(self) -> QSize:  # noqa: N802 (Qt override)
+        page = self.currentWidget()
+        return page.sizeHint() if page is not None else super().sizeHint()
+
+    def minimumSizeHint(self) -> QSize:  # noqa: N802 (Qt override)
+        page = self.currentWidget()
+        if page is None:
+            return super().minimumSizeHint()
+        return page.minimumSizeHint().expandedTo(page.minimumSize())
+
+    def heightForWidth(self, width: int) -> int:  # noqa: N802 (Qt override; QScrollArea asks it of a resizable page)
+        page = self.currentWidget()
+        if page is None:
+            return super().heightForWidth(width)
+        h = page.heightForWidth(width) if page.hasHeightForWidth() else -1
+        return h if h >= 0 else self.minimumSizeHint().height()
 
 
 class AdaptiveSplitter(QSplitter):

@@ -65,6 +65,23 @@ def _why(page: ExportPage) -> str:
     return f"{page.source.error.text()}\n{tb}"
 
 
+def test_a_short_step_does_not_scroll_into_blank_space(window: MainWindow, qtbot) -> None:  # noqa: ANN001
+    """The wizard's scroll area is as tall as the step shown: the Source step at 1440x900 has nothing to scroll,
+    while the taller Options step still scrolls at 1366x768 (the plain stack asked for the tallest step, so Source
+    showed a scroll bar into blank space on a real 1920x1080 display)."""
+    page = _page(window)
+    page.set_step(SOURCE)
+    qtbot.wait(50)
+    assert page.scroller.verticalScrollBar().maximum() == 0, page.stack.sizeHint()
+    window.resize(1366, 740)
+    page.set_step(OPTIONS)
+    qtbot.wait(50)
+    assert page.scroller.verticalScrollBar().maximum() > 0
+    page.set_step(SOURCE)
+    qtbot.wait(50)
+    assert page.scroller.verticalScrollBar().maximum() == 0
+
+
 # -- in-place input errors (no torch needed) --------------------------------------------------------------
 def test_source_errors_shown_in_place(window: MainWindow, tmp_path: Path, artifacts_dir: Path) -> None:
     page = _page(window)

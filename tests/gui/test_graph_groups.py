@@ -217,3 +217,35 @@ def _click_node(qtbot, view, idx: int) -> None:  # type: ignore[no-untyped-def]
     pos = view.mapFromScene(view.gscene.geometry.rect_of(idx).center())
     qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=pos)
     assert view.node_at(pos) == idx
+
+
+def test_clicking_a_closed_group_sums_it_up_in_the_node_panel(qtbot, transformer) -> None:  # type: ignore[no-untyped-def]
+    """A click on a collapsed module box fills the Node panel with its counts per target (equal to its members'
+    verdicts) and its ops, and selects its members' findings (it used to leave "Select a node" there)."""
+    from studio.gui.pages.inspect_page import InspectPage
+
+    page = shown(qtbot, InspectPage(), 1500, 960, exposed=False)
+    try:
+        page.open_model(transformer)
+        qtbot.waitUntil(lambda: page.report is not None and page.view.ready, timeout=60_000)
+        page.set_target("rk3588")
+        exp, drawn = page.view.expansion, page.view.graph
+        verdicts = page.report.node_verdicts["rk3588"]
+
+        def ops_in(path: str) -> list[str]:
+            return [exp.base.nodes[i].name for i in exp.hier.descendants(path) if exp.base.nodes[i].kind == KIND_OP]
+
+        box = next(n for n in drawn.nodes if n.kind == KIND_GROUP  # a box with a risky member (the embeddings)
+                   and any(verdicts.get(m) == "risky" for m in ops_in(n.scope)))
+        members = ops_in(box.scope)
+        _click_node(qtbot, page.view, box.index)
+        html = " ".join(page.node_panel.toPlainText().replace("\xa0", " ").split())
+        assert box.scope in html and f"{len(members):,} nodes" in html, html[:300]
+        risky = sum(1 for m in members if verdicts.get(m) == "risky")
+        assert f"risky {risky:,}" in html and f"supported {len(members) - risky:,}" in html, html
+        assert page.side.currentWidget() is page.node_panel
+        want = {r for m in members for r in page.findings_model.rows_for_node(m)}
+        got = {i.row() for i in page.table.selectionModel().selectedRows()}
+        assert want and got == want
+    finally:
+        page.jobs.shutdown()

@@ -389,3 +389,14 @@ def test_a_long_job_title_elides_in_the_status_bar(window: MainWindow, qtbot) ->
     assert window.status_job.toolTip().endswith(title)
     assert not [c for c in clipped_controls(window) if "last job" in c], clipped_controls(window)
     assert window.status_job.width() < window.status_job.fontMetrics().horizontalAdvance(window.status_job.text())
+
+
+def test_a_short_job_title_is_drawn_whole_in_the_themed_status_bar(window: MainWindow, qtbot) -> None:  # noqa: ANN001
+    """With room to spare a job title is never elided: the label asks for its text plus the theme's QSS padding
+    (``QStatusBar QLabel { padding: 0 10px }`` elided "Preparing demo workspace: done" at 1400 px on a real
+    display when only the text's advance was asked for)."""
+    window.status.show_job("Preparing demo workspace: done")
+    qtbot.wait(50)
+    label = window.status_job
+    need = label.fontMetrics().horizontalAdvance(label.full_text())
+    assert label.contentsRect().width() >= need, (label.contentsRect().width(), need, label.width())

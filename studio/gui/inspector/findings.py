@@ -14,7 +14,7 @@ from PySide6.QtCore import (
     QPersistentModelIndex,
     Qt,
 )
-from PySide6.QtGui import QBrush, QColor, QFont
+from PySide6.QtGui import QBrush, QColor, QFont, QResizeEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
@@ -27,7 +27,7 @@ from PySide6.QtWidgets import (
 )
 
 from studio.gui.graph import palette
-from studio.gui.widgets.flow import FlowLayout
+from studio.gui.widgets.flow import ElidedLabel, FlowLayout
 from studio.gui.widgets.tables import RowsModel
 
 COLUMNS = (QT_TRANSLATE_NOOP("Columns", "Severity"), QT_TRANSLATE_NOOP("Columns", "Target"), QT_TRANSLATE_NOOP("Columns", "Rule"), QT_TRANSLATE_NOOP("Columns", "Node"), QT_TRANSLATE_NOOP("Columns", "Op"), QT_TRANSLATE_NOOP("Columns", "Message"), QT_TRANSLATE_NOOP("Columns", "Hint"))
@@ -156,6 +156,9 @@ class FindingsTable(QTableView):
             self.scrollTo(model.index(min(rows), 0), QAbstractItemView.ScrollHint.PositionAtCenter)
 
 
+QWIDGETSIZE_MAX = 16777215  # Qt's "no maximum"
+
+
 class FindingsPanel(QWidget):
     """Heading with counts and verdict, the all-targets switch, the fix buttons, and the findings table."""
 
@@ -165,9 +168,10 @@ class FindingsPanel(QWidget):
         bl.setContentsMargins(0, 6, 0, 0)
         bl.setSpacing(4)
         fh = FlowLayout(spacing=6)
-        self.findings_label = QLabel(self.tr("Findings"))
+        # one line at its full width where there is room; a tool's long verdict is elided (whole in the tooltip)
+        # and never widens the window (a word-wrapped label asked for half its width and wrapped at 1920 px)
+        self.findings_label = ElidedLabel(self.tr("Findings"), min_width=120, mode=Qt.TextElideMode.ElideRight)
         self.findings_label.setProperty("role", "subheading")
-        self.findings_label.setWordWrap(True)  # a tool's long verdict never widens the window
         fh.addWidget(self.findings_label)
         self.all_targets_box = QCheckBox(self.tr("all targets"))
         fh.addWidget(self.all_targets_box)
@@ -210,23 +214,39 @@ class FindingsPanel(QWidget):
         n_over = sum(1 for v in over.values() if v)
         overridden = self.tr(", {n} overridden by the tool").format(n=n_over) if n_over else ""
         self.findings_label.setText(self.tr("Findings for {where} ({n:,}{overridden}){verdict}").format(where=where, n=len(found), overridden=overridden, verdict=verdict))
-        self.findings_label.setToolTip(tip)
+        self.findings_label.setToolTip(tip or self.findings_label.full_text())
         self._fit_splitter(bool(found))
 
     def _fit_splitter(self, any_found: bool) -> None:
-        """No findings: the table keeps its header only (a maximum height, so the splitter gives the graph above
-        the rest whatever the heading's wrapped height; at 1366x768 the graph had 200 px beside an empty table);
-        findings again: no maximum, and back to a third."""
+        """No findings: the panel is capped at its heading plus the table's header (recomputed as its width changes
+        the heading's wrapping), so the splitter gives the graph above the rest; a cap on the table alone left the
+        panel its old share, drawn as a blank band under the heading (seen at 1366x768 and 1920x1080).
+        Findings again: no cap, and back to a third."""
         from PySide6.QtWidgets import QSplitter
 
         if not any_found:
             self.table.setMaximumHeight(self.table.minimumSizeHint().height())
             self._shrunk = True
+            self._cap_height()
             return
-        self.table.setMaximumHeight(16777215)  # QWIDGETSIZE_MAX
+        self.table.setMaximumHeight(QWIDGETSIZE_MAX)
+        self.setMaximumHeight(QWIDGETSIZE_MAX)
         split = self.parentWidget()
         if getattr(self, "_shrunk", False) and isinstance(split, QSplitter) and split.count() == 2:
             total = sum(split.sizes())
             if total > 0:
                 split.setSizes([total * 2 // 3, total - total * 2 // 3])
         self._shrunk = False
+
+    def _cap_height(self) -> None:
+        lay = self.layout()
+        width = max(self.width(), 1)
+        need = lay.totalHeightForWidth(width) if lay.hasHeightForWidth() else lay.totalSizeHint().height()
+        need = max(need, lay.totalMinimumSize().height())
+        if need > 0 and need != self.maximumHeight():
+            self.setMaximumHeight(need)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 (Qt override)
+        super().resizeEvent(event)
+        if getattr(self, "_shrunk", False):
+            self._cap_height()

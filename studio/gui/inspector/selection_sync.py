@@ -123,6 +123,28 @@ class SelectionSync:
         if self.page.netron is not None:
             self.page.netron.select(name)
 
+    def on_group_selected(self, path: str) -> None:
+        """A collapsed group was clicked: the Node panel sums it up and its members' findings are selected."""
+        page = self.page
+        exp = getattr(page.view, "expansion", None)
+        if self.syncing or not path or exp is None or path not in exp.hier.groups:
+            return
+        from studio.gui.inspector.group_details import group_details_html
+
+        members = exp.hier.descendants(path)
+        base = exp.base
+        page.session.select(None)
+        page.node_panel.setHtml(group_details_html(base, path, members, page.report, page.current_target,
+                                                   page.theme))
+        rows = [r for i in members for r in page.findings_model.rows_for_node(self.node_key(base.nodes[i].name))]
+        self.syncing = True
+        try:
+            page.table.select_rows(sorted(set(rows)))
+        finally:
+            self.syncing = False
+        if page.side.currentWidget() not in (page.node_panel, page.changes_panel, page.profile_panel):
+            page.side.setCurrentWidget(page.node_panel)
+
     def on_finding_selected(self, *_args: Any) -> None:
         if self.syncing:
             return

@@ -16,7 +16,6 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QPushButton,
-    QStackedWidget,
     QVBoxLayout,
     QWidget,
 )
@@ -31,7 +30,7 @@ from studio.gui.export_wizard.signature_step import SignatureStep
 from studio.gui.export_wizard.source_step import SourceChoice, SourceStep
 from studio.gui.jobs_qt import JobHandle, JobRunner
 from studio.gui.page import Page
-from studio.gui.screen_fit import PageScroller
+from studio.gui.screen_fit import CurrentPageStack, PageScroller
 from studio.gui.theme import set_role
 from studio.gui.widgets.layout import add_heading
 
@@ -125,7 +124,7 @@ class ExportPage(Page):
         crumbs.addStretch(1)
         outer.addLayout(crumbs)
 
-        self.stack = QStackedWidget()
+        self.stack = CurrentPageStack()  # as tall as the step shown: a short step has no scroll bar
         for step in self.steps:
             self.stack.addWidget(step)
         self.scroller = PageScroller(self.stack)

@@ -94,6 +94,7 @@ class InspectPage(SessionAttributes, Page):
         # graph views | side panels
         self.view = GraphView(theme=self.theme)
         self.view.sig_node_selected.connect(self.selection.on_graph_selected)
+        self.view.sig_group_selected.connect(self.selection.on_group_selected)
         self.view.sig_layout_ready.connect(self._on_layout_ready)
         self.toolbar = GraphToolbar(self.view)
         self.toolbar.sig_load_node_data.connect(self.node_data.choose_and_load)

@@ -138,7 +138,10 @@ class ElidedLabel(QLabel):
         return QSize(self._min_width, super().minimumSizeHint().height())
 
     def sizeHint(self) -> QSize:  # noqa: N802
-        return QSize(self.fontMetrics().horizontalAdvance(self._full) + 8, super().sizeHint().height())
+        # the whole text plus the label's padding and frame (a QSS ``padding: 0 10px`` in the status bar elided a
+        # short job title that had room to spare when only the text's advance was asked for)
+        extra = self.width() - self.contentsRect().width()  # frame + margins + padding, whatever the width
+        return QSize(self.fontMetrics().horizontalAdvance(self._full) + 8 + extra, super().sizeHint().height())
 
     def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802
         super().resizeEvent(event)
