@@ -2679,6 +2679,29 @@ CLI: --shape NAME=D,D,...</translation>
     </message>
 </context>
 <context>
+    <name>GroupDetails</name>
+    <message>
+        <source>group</source>
+        <translation>分组</translation>
+    </message>
+    <message>
+        <source>{n} nodes, {types} op types, {dyn} with dynamic outputs. Double-click the box to open it; its findings are selected below.</source>
+        <translation>{n} 个节点，{types} 种算子，{dyn} 个带动态输出。双击该框可展开；其发现的问题已在下方选中。</translation>
+    </message>
+    <message>
+        <source>Verdicts per target</source>
+        <translation>各目标平台的判定</translation>
+    </message>
+    <message>
+        <source>Operators</source>
+        <translation>算子</translation>
+    </message>
+    <message>
+        <source>… {n} more op types</source>
+        <translation>… 另有 {n} 种算子</translation>
+    </message>
+</context>
+<context>
     <name>InferenceForm</name>
     <message>
         <source>{ms} ms round trip</source>
