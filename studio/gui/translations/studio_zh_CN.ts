@@ -3158,6 +3158,54 @@ CLI: --shape NAME=D,D,...</translation>
 <context>
     <name>LogPanel</name>
     <message>
+        <source>add model</source>
+        <translation>添加模型</translation>
+    </message>
+    <message>
+        <source>compile</source>
+        <translation>编译</translation>
+    </message>
+    <message>
+        <source>deploy</source>
+        <translation>部署</translation>
+    </message>
+    <message>
+        <source>inspector</source>
+        <translation>检查器</translation>
+    </message>
+    <message>
+        <source>jobs</source>
+        <translation>任务</translation>
+    </message>
+    <message>
+        <source>language</source>
+        <translation>语言</translation>
+    </message>
+    <message>
+        <source>package</source>
+        <translation>打包</translation>
+    </message>
+    <message>
+        <source>settings</source>
+        <translation>设置</translation>
+    </message>
+    <message>
+        <source>studio</source>
+        <translation>Studio</translation>
+    </message>
+    <message>
+        <source>triton check</source>
+        <translation>Triton 检查</translation>
+    </message>
+    <message>
+        <source>triton serve</source>
+        <translation>Triton 服务</translation>
+    </message>
+    <message>
+        <source>workspace</source>
+        <translation>工作区</translation>
+    </message>
+    <message>
         <source>Clear log</source>
         <translation>清空日志</translation>
     </message>
@@ -3184,6 +3232,10 @@ CLI: --shape NAME=D,D,...</translation>
     <message>
         <source>Problems</source>
         <translation>问题</translation>
+    </message>
+    <message>
+        <source>hint: {hint}</source>
+        <translation>提示：{hint}</translation>
     </message>
     <message>
         <source>click to open it in {page}</source>
