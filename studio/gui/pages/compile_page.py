@@ -214,8 +214,9 @@ class CompilePage(Page):
         self.backend_combo.blockSignals(True)
         self.backend_combo.clear()
         for b in self.backends.values():
-            self.backend_combo.addItem(b.label if b.available else self.tr("{backend} — unavailable").format(
-                backend=b.label), b.id)
+            label = self.tr("TVM Relax (built in)") if b.id == "tvm" else b.label  # plugins' labels as they come
+            self.backend_combo.addItem(label if b.available else self.tr("{backend} — unavailable").format(
+                backend=label), b.id)
             self.backend_combo.setItemData(self.backend_combo.count() - 1, b.reason, Qt.ItemDataRole.ToolTipRole)
         self.backend_combo.blockSignals(False)
         self._backend_changed()

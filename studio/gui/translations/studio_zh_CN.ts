@@ -858,6 +858,10 @@ CLI: --shape NAME=D,D,...</translation>
         <translation>工具链</translation>
     </message>
     <message>
+        <source>TVM Relax (built in)</source>
+        <translation>TVM Relax（内置）</translation>
+    </message>
+    <message>
         <source>{backend} — unavailable</source>
         <translation>{backend} — 不可用</translation>
     </message>
