@@ -90,7 +90,7 @@ class ReportDialog(QDialog):
             except ValueError:
                 pass
         except OSError as exc:
-            raw = f"cannot read {self.path}: {exc}"
+            raw = self.tr("cannot read {path}: {error}").format(path=self.path, error=exc)
         self.text.setPlainText(raw)
         lay.addWidget(self.text, 1)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)

@@ -9,7 +9,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QObject
+from PySide6.QtCore import QCoreApplication, QObject
 from PySide6.QtNetwork import QLocalServer, QLocalSocket
 
 from studio.desktop.instance import MAX_REPLY, Instance
@@ -111,8 +111,10 @@ class InstanceServer(QObject):
             return {"ok": False, "pid": os.getpid(), "error": f"bad request: {exc}"}
         opened = open_requests(self.win, requests)
         self.raise_window()
-        self.win.log_panel.append_log(f"opened from another launch (pid {msg.get('from_pid')}): "
-                                      + (", ".join(r.path for r in requests) or "nothing"), source="studio")
+        said = QCoreApplication.translate("MainWindow", "opened from another launch (pid {pid}): {paths}")
+        self.win.log_panel.append_log(said.format(pid=msg.get("from_pid"), paths=", ".join(r.path for r in requests)
+                                                  or QCoreApplication.translate("MainWindow", "nothing")),
+                                      source="studio")
         return {"ok": True, "pid": os.getpid(), "workspace": self.instance.workspace, "opened": opened}
 
     def raise_window(self) -> None:

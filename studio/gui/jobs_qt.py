@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from PySide6.QtCore import QObject, QThread, Signal
+from PySide6.QtCore import QCoreApplication, QObject, QThread, Signal
 
 from studio.core.errors import JobCancelled, StudioError
 from studio.core.gevent_hub import release_thread_hub
@@ -46,8 +46,10 @@ class _Worker(QThread):
         except StudioError as exc:  # includes JobCancelled
             self.sig_failed.emit(self.job_id, exc)
         except Exception as exc:  # an unexpected bug: keep the GUI alive and show it
-            err = StudioError(f"unexpected {type(exc).__name__}: {exc}",
-                              hint="this is a bug in the studio; the raw log has the traceback",
+            err = StudioError(QCoreApplication.translate("JobsPanel", "unexpected {error}").format(
+                error=f"{type(exc).__name__}: {exc}"),
+                              hint=QCoreApplication.translate("JobsPanel", "this is a bug in the studio; the raw log "
+                                                                           "has the traceback"),
                               details={"traceback": traceback.format_exc()})
             self.sig_failed.emit(self.job_id, err)
         else:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, Qt, Signal
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QPlainTextEdit,
@@ -20,6 +20,23 @@ from PySide6.QtWidgets import (
 from studio.core.errors import Problem
 from studio.gui.hints import gui_hint
 from studio.gui.theme import set_role
+
+# the fixed source words of log lines and problems (ids in the code, translated where shown); other sources are
+# page titles (translated in the "Pages" context) or job titles (translated already)
+_SOURCES = frozenset((QT_TRANSLATE_NOOP("LogPanel", "add model"), QT_TRANSLATE_NOOP("LogPanel", "compile"),
+                      QT_TRANSLATE_NOOP("LogPanel", "deploy"), QT_TRANSLATE_NOOP("LogPanel", "inspector"),
+                      QT_TRANSLATE_NOOP("LogPanel", "jobs"), QT_TRANSLATE_NOOP("LogPanel", "language"),
+                      QT_TRANSLATE_NOOP("LogPanel", "package"), QT_TRANSLATE_NOOP("LogPanel", "settings"),
+                      QT_TRANSLATE_NOOP("LogPanel", "studio"), QT_TRANSLATE_NOOP("LogPanel", "triton check"),
+                      QT_TRANSLATE_NOOP("LogPanel", "triton serve"), QT_TRANSLATE_NOOP("LogPanel", "workspace")))
+
+
+def source_word(source: str) -> str:
+    """A log line's or problem's source as the current language says it."""
+    if source in _SOURCES:
+        return QCoreApplication.translate("LogPanel", source)
+    return QCoreApplication.translate("Pages", source)
+
 
 _ICONS = {"error": QStyle.StandardPixmap.SP_MessageBoxCritical,
           "warning": QStyle.StandardPixmap.SP_MessageBoxWarning,
@@ -74,15 +91,16 @@ class LogPanel(QTabWidget):
 
     def append_log(self, line: str, source: str | None = None) -> None:
         stamp = time.strftime("%H:%M:%S")
-        prefix = f"[{source}] " if source else ""
+        prefix = f"[{source_word(source)}] " if source else ""
         for part in str(line).splitlines() or [""]:
             self.log.appendPlainText(f"{stamp} {prefix}{part}")
 
     def add_problem(self, problem: Problem) -> None:
         self.problems.append(problem)
-        item = QTreeWidgetItem([problem.message, problem.source, problem.location or ""])
+        item = QTreeWidgetItem([problem.message, source_word(problem.source), problem.location or ""])
         item.setIcon(0, self.style().standardIcon(_ICONS.get(problem.severity, _ICONS["info"])))
-        tip = problem.message + (f"\n\nhint: {gui_hint(problem.hint, problem.page)}" if problem.hint else "")
+        tip = problem.message + ("\n\n" + self.tr("hint: {hint}").format(hint=gui_hint(problem.hint, problem.page))
+                                 if problem.hint else "")
         if problem.page:
             tip += "\n\n" + self.tr("click to open it in {page}").format(page=problem.page)
         for col in range(3):

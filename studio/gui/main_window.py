@@ -49,7 +49,7 @@ from studio.gui.targets import target_ids
 from studio.gui.theme import apply_theme, current_theme
 from studio.gui.window import window_state
 from studio.gui.window.broken_page import BrokenPage
-from studio.gui.window.language import LanguageSwitch, sidebar_text
+from studio.gui.window.language import LanguageSwitch, page_title, sidebar_text
 from studio.gui.window.menus import build_menus, build_shortcuts
 from studio.gui.window.navigation import PageNavigation
 from studio.gui.window.toolbar import OPEN_OTHER, ContextToolbar
@@ -136,7 +136,8 @@ class MainWindow(LanguageSwitch, WorkspaceActions, PageNavigation, QMainWindow):
             self.stack.addWidget(widget if scrolls else PageScroller(widget))
             key = f"Ctrl+{i + 1}" if i < 9 else ""
             item = QListWidgetItem(sidebar_text(lp))
-            item.setToolTip(f"{sidebar_text(lp)}  {key}" if lp.ok else f"{lp.title} failed to load:\n{lp.error}")
+            item.setToolTip(f"{sidebar_text(lp)}  {key}" if lp.ok else self.tr("{page} failed to load:\n{error}").format(
+                page=page_title(lp.title), error=lp.error))
             if not lp.ok:
                 item.setIcon(warn_icon)
             self.sidebar.blockSignals(True)
@@ -149,9 +150,9 @@ class MainWindow(LanguageSwitch, WorkspaceActions, PageNavigation, QMainWindow):
                 lp.page.bind_state(self.state, self.state_signals)
                 self._wire_page(lp.page)
             else:
-                self.log_panel.add_problem(Problem("error", f"{lp.title} page failed to load: "
-                                                   f"{(lp.error or '').splitlines()[0]}", source="studio",
-                                                   page=lp.page_id, hint=f"see {lp.module}"))
+                self.log_panel.add_problem(Problem("error", self.tr("{page} page failed to load: {error}").format(
+                    page=page_title(lp.title), error=(lp.error or "").splitlines()[0]), source="studio",
+                                                   page=lp.page_id, hint=self.tr("see {module}").format(module=lp.module)))
 
     def _build_docks(self) -> None:
         self.jobs_panel = JobsPanel(self.jobs)
@@ -202,7 +203,7 @@ class MainWindow(LanguageSwitch, WorkspaceActions, PageNavigation, QMainWindow):
 
     def _wire_page(self, page: Page) -> None:
         page.sig_problem.connect(self.add_problem)
-        page.sig_log.connect(lambda line, p=page: self.log_panel.append_log(line, source=p.title))
+        page.sig_log.connect(lambda line, p=page: self.log_panel.append_log(line, source=page_title(p.title)))
         page.sig_open_page.connect(self.open_page)
         page.sig_workspace_changed.connect(self._page_changed_workspace)
         page.sig_connection.connect(self.set_connection_state)
@@ -305,7 +306,8 @@ class MainWindow(LanguageSwitch, WorkspaceActions, PageNavigation, QMainWindow):
             try:
                 lp.page.set_context(self.workspace, model, self.target)
             except Exception as exc:  # a page bug must not stop the others from updating
-                self.add_problem(Problem("error", f"{lp.title} page failed to update: {exc}", source=lp.title,
+                self.add_problem(Problem("error", self.tr("{page} page failed to update: {error}").format(
+                    page=page_title(lp.title), error=exc), source=lp.title,
                                          page=lp.page_id))
 
     # -- jobs, problems, status ------------------------------------------------------------------------
@@ -406,7 +408,7 @@ class MainWindow(LanguageSwitch, WorkspaceActions, PageNavigation, QMainWindow):
         try:
             self.settings.save()
         except OSError as exc:
-            self.log_panel.append_log(f"could not save settings: {exc}", source="settings")
+            self.log_panel.append_log(self.tr("could not save settings: {error}").format(error=exc), source="settings")
 
     # -- window state ----------------------------------------------------------------------------------
     def save_window_state(self) -> None:
@@ -438,7 +440,8 @@ class MainWindow(LanguageSwitch, WorkspaceActions, PageNavigation, QMainWindow):
                 try:
                     lp.page.shutdown()
                 except Exception as exc:  # one page failing to shut down must not keep the others running
-                    self.log_panel.append_log(f"{lp.title} page shutdown failed: {exc}", source="studio")
+                    self.log_panel.append_log(self.tr("{page} page shutdown failed: {error}").format(
+                        page=page_title(lp.title), error=exc), source="studio")
         self.jobs.shutdown()
         super().closeEvent(event)
 

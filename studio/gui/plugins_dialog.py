@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from PySide6.QtCore import QT_TRANSLATE_NOOP, Qt
+from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, Qt
 from PySide6.QtGui import QFont
 from PySide6.QtWidgets import (
     QDialog,
@@ -29,6 +29,17 @@ from studio.gui.widgets.tables import readonly_table
 
 _COLOUR = {"ok": "ok", "loaded": "ok", "available": "ok", "declared": "muted", "unavailable": "warn",
            "error": "fail"}
+# the states as the table says them (the ids stay in PluginRow.state)
+_STATE_WORDS = {"ok": QT_TRANSLATE_NOOP("PluginsDialog", "ok"), "loaded": QT_TRANSLATE_NOOP("PluginsDialog", "loaded"),
+                "available": QT_TRANSLATE_NOOP("PluginsDialog", "available"),
+                "declared": QT_TRANSLATE_NOOP("PluginsDialog", "declared"),
+                "unavailable": QT_TRANSLATE_NOOP("PluginsDialog", "unavailable"),
+                "error": QT_TRANSLATE_NOOP("PluginsDialog", "error")}
+translate = QCoreApplication.translate
+
+
+def state_word(state: str) -> str:
+    return translate("PluginsDialog", _STATE_WORDS[state]) if state in _STATE_WORDS else state
 
 
 @dataclass
@@ -51,15 +62,19 @@ class PluginRow:
     def details(self) -> str:
         """The full text for the details pane: where it comes from, and the whole error."""
         p, c = self.plugin, self.contribution
-        lines = [f"plugin: {p.name}", f"distribution: {p.distribution or '?'} {p.version}".rstrip(),
-                 f"entry point: {p.entry_point}"]
+        lines = [translate("PluginsDialog", "plugin: {name}").format(name=p.name),
+                 translate("PluginsDialog", "distribution: {name} {version}").format(
+                     name=p.distribution or "?", version=p.version).rstrip(),
+                 translate("PluginsDialog", "entry point: {entry}").format(entry=p.entry_point)]
         if c is not None:
-            lines += [f"contribution: {c.kind} '{c.name}'", f"module: {c.module or '-'}"]
+            lines += [translate("PluginsDialog", "contribution: {kind} '{name}'").format(kind=c.kind, name=c.name),
+                      translate("PluginsDialog", "module: {module}").format(module=c.module or "-")]
             if c.help:
-                lines.append(f"help: {c.help}")
+                lines.append(translate("PluginsDialog", "help: {text}").format(text=c.help))
         elif p.description:
-            lines.append(f"description: {p.description}")
-        lines.append(f"state: {self.state}" + (f": {self.reason}" if self.reason else ""))
+            lines.append(translate("PluginsDialog", "description: {text}").format(text=p.description))
+        lines.append(translate("PluginsDialog", "state: {state}").format(state=state_word(self.state))
+                     + (f": {self.reason}" if self.reason else ""))
         detail = (c.detail if c is not None and c.detail else "") or (p.detail if self.state == "error" else "")
         if detail:
             lines += ["", detail.rstrip()]
@@ -149,17 +164,17 @@ class PluginsDialog(QDialog):
             contrib = row.contribution
             if contrib is None:
                 where = f"{row.plugin.distribution} {row.plugin.version}".strip()
-                cells = [row.plugin.name, where + (" (built-in)" if row.plugin.builtin else ""), row.state,
-                         row.reason or row.plugin.description]
+                cells = [row.plugin.name, where + (self.tr(" (built-in)") if row.plugin.builtin else ""),
+                         state_word(row.state), row.reason or row.plugin.description]
             else:
-                cells = ["", row.label, row.state, row.reason or contrib.help]
+                cells = ["", row.label, state_word(row.state), row.reason or contrib.help]
             for col, text in enumerate(cells):
                 item = QTableWidgetItem(text)
                 if contrib is None and col == 0:
                     item.setFont(bold)
                 if col == 2:
                     item.setForeground(c[_COLOUR.get(row.state, "text")])
-                    item.setToolTip(row.reason or row.state)
+                    item.setToolTip(row.reason or state_word(row.state))
                 if col == 3 and row.state == "error":
                     item.setForeground(c["fail"])
                     item.setToolTip(row.reason)

@@ -99,6 +99,8 @@ def test_menu_switches_language_live_and_back(qtbot, tmp_path: Path, english) ->
     assert w.jobs_dock.windowTitle() == "任务"
     assert CJK.search(w.toolbar.labels[0].text())
     assert w.language_actions["zh_CN"].isChecked()
+    assert "页面: 导出" in w.toolbar.search_model.stringList()  # the search finds pages by their Chinese titles
+    assert w.run_search("页面: 对比") and w.current_widget() is w.page("diff")
     assert w.set_language("en")
     assert w.sidebar.item(0).text() == "Export"
     assert w.menuBar().actions()[0].text() == "&File"
@@ -215,3 +217,59 @@ def test_switch_while_a_job_runs_waits_and_says_restart(qtbot, tmp_path: Path, e
     release.set()
     qtbot.waitUntil(lambda: handle.status != "running", timeout=30_000)
     assert w.set_language("zh_CN") and w.sidebar.item(0).text() == "导出"
+
+
+# phrases the inspector's rich-text panels used to write in English whatever the language (built into f-strings
+# before they reached Qt): each must be in the English rendering (so the list stays meaningful) and gone in zh_CN
+PANEL_PHRASES = ("Operators (", "tensors have dynamic dims", "origin(s)", "(weight)", "Verdict per target",
+                 "Parity against the original", "input cases", "min cosine", "dynamic origins", "Resolved",
+                 "dynamic from:", "Profiled time", "kernel call", "per run", "runs after", "warm-up", "Run time",
+                 "Node time", "By scope", "before ms")
+
+
+def test_inspector_panels_have_no_english_phrase_in_chinese(qtbot, tmp_path: Path, english) -> None:  # type: ignore[no-untyped-def]
+    """Node details, statistics, dynamic dims, a fix's before/after (with its parity) and the profile panel,
+    from a real inspection, parity check and ONNX Runtime profile of a tiny model, drawn in English and then in
+    zh_CN: none of the phrases above is left in the Chinese text, and the numbers and ids are kept."""
+    import onnx
+    from inspect_page_models import vision_model_with_problems
+    from PySide6.QtGui import QTextDocument
+
+    from studio.gui.graph.model import graph_from_onnx
+    from studio.gui.inspector import details, profile_format
+    from studio.gui.inspector.profile_panel import ProfilePanel
+    from studio.inspect.api import inspect_model
+    from studio.optimize.api import analysis_diff, check_parity
+    from studio.profiling.ort import profile_model
+    from studio.profiling.report import compare_profiles
+
+    plain = vision_model_with_problems(tmp_path / "plain.onnx", custom_op=False)
+    custom = vision_model_with_problems(tmp_path / "custom.onnx")
+    rep, rep_custom = inspect_model(plain), inspect_model(custom)
+    graph = graph_from_onnx(onnx.load(plain))
+    conv = next(n for n in graph.nodes if n.name == "conv1")
+    target = next(iter(rep.targets))
+    parity = check_parity(plain, plain, cases=1)
+    prof = profile_model(plain, shapes={"pixel_values": [1, 3, 16, 16]}, runs=2, warmup=1)
+    measured = next(n for n in prof.nodes if n.mean_ms > 0)
+    panel = ProfilePanel()
+    qtbot.addWidget(panel)
+
+    def render() -> str:
+        html = (details.node_details_html(graph, conv, rep, target)
+                + details.stats_html(rep.stats, graph, rep) + details.dynamic_html(rep)
+                + details.changes_html("custom → plain", analysis_diff(rep_custom, rep), parity=parity)
+                + profile_format.node_time_html(measured, prof)
+                + profile_format.comparison_html(compare_profiles(prof, prof)))
+        panel.set_report(prof)
+        doc = QTextDocument()
+        doc.setHtml(html + "<p>" + panel.summary.text() + "</p>")
+        return doc.toPlainText()
+
+    english = render()
+    assert [p for p in PANEL_PHRASES if p not in english] == []
+    assert i18n.translator().apply("zh_CN") is None
+    chinese = render()
+    assert [p for p in PANEL_PHRASES if p in chinese] == []
+    assert "算子" in chinese and "一致性" in chinese and "性能分析耗时" in chinese
+    assert "conv1" in chinese and target in chinese and f"{rep.stats.nodes:,}" in chinese

@@ -122,16 +122,23 @@ class CompileReportView(QWidget):
         t = getattr(rep, "toolchain", None) or {}
         self.toolchain_label.setText(self.tr("Built by {get} {get2} for {get3} "
                                              "({get4})").format(get=t.get('name'), get2=t.get('version'), get3=t.get('platform'), get4=t.get('dtype')) if t else
-                                     (f"Built by apache-tvm {rep.tvm_version}" if rep.tvm_version else ""))
+                                     (self.tr("Built by apache-tvm {version}").format(version=rep.tvm_version)
+                                      if rep.tvm_version else ""))
         fill_table(self.artifacts_table, [[a.path, a.kind, f"{a.size_bytes:,} B" if a.size_bytes else "",
                                            ", ".join(sorted(set(a.machines.values())))] for a in rep.artifacts])
         self.artifacts_table.setColumnHidden(3, not any(a.machines for a in rep.artifacts))  # ELF machines only
         p = rep.parity
         mode = QCoreApplication.translate("Compile", PARITY_MODES[p.mode]) if p.mode in PARITY_MODES else p.mode
         tol = f"atol {p.atol:g}, rtol {p.rtol:g}" if p.atol is not None and p.rtol is not None else ""
-        self.parity_label.setText(f"{p.status}" + (f" — {mode}; {tol}, inputs {p.input_shapes}" if p.outputs else ""))
+        status = {"passed": self.tr("passed"), "failed": self.tr("failed"), "not run": self.tr("not run")}.get(
+            p.status, p.status)
+        if p.status.startswith("skipped: "):
+            status = self.tr("skipped: {why}").format(why=p.status.removeprefix("skipped: "))
+        self.parity_label.setText(status + (self.tr(" — {mode}; {tolerance}, inputs {shapes}").format(
+            mode=mode, tolerance=tol, shapes=p.input_shapes) if p.outputs else ""))
         fill_table(self.parity_table, [[o.output, "x".join(map(str, o.shape)), f"{o.max_abs:.3g}", f"{o.max_rel:.3g}",
-                                        "" if o.cosine is None else f"{o.cosine:.5f}", "pass" if o.passed else "FAIL"]
+                                        "" if o.cosine is None else f"{o.cosine:.5f}",
+                                        self.tr("pass") if o.passed else self.tr("FAIL")]
                                        for o in p.outputs])
         self.parity_table.setColumnHidden(4, all(o.cosine is None for o in p.outputs))
         lat = rep.latency
@@ -162,7 +169,8 @@ class CompileReportView(QWidget):
         loc = d.localisation or {}
         extra = (self.tr("Bisection: {value} TVM trials, {value2} of {value3} nodes.").format(value=loc['trials'], value2=loc['node_count'], value3=loc['graph_nodes'])
                  if "trials" in loc else "")
-        self.failure_label.setText(f"{d.message}\nHint: {d.hint}" + (f"\n{extra}" if extra else ""))
+        self.failure_label.setText(f"{d.message}\n" + self.tr("Hint: {hint}").format(hint=d.hint)
+                                   + (f"\n{extra}" if extra else ""))
         fill_table(self.nodes_table, [[n, o] for n, o in zip(d.nodes, d.op_types, strict=False)])
         if d.nodes:
             self.nodes_table.selectRow(len(d.nodes) - 1)  # the culprit

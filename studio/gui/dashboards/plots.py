@@ -56,10 +56,13 @@ def _unit_of(pid: str, series: list[tuple[str, Any]]) -> str:
 # plot id -> (title, unit, [(series, style)])
 PLOTS: list[tuple[str, str, str, list[tuple[str, Any]]]] = [
     (pid, title, _unit_of(pid, series), series) for pid, title, series in _PLOT_SERIES]
-SHORT_NAMES = {S.THROUGHPUT: "client", S.SERVER_RPS: "server", S.MEM_PCT: "host memory",
-               S.GPU_MEM_PCT: "VRAM", S.GPU_POWER: "GPU", S.BOARD_POWER: "board", S.SLA_COMPLIANCE: "compliance",
-               S.OUTPUT_TPS: "output tok/s", S.TTFT_P50: "TTFT p50", S.TTFT_P95: "TTFT p95",
-               S.ITL_P95: "inter-token p95"}
+# the curves' legend names (English; translated where drawn, in the "Plots" context)
+SHORT_NAMES = {S.THROUGHPUT: QT_TRANSLATE_NOOP("Plots", "client"), S.SERVER_RPS: QT_TRANSLATE_NOOP("Plots", "server"),
+               S.MEM_PCT: QT_TRANSLATE_NOOP("Plots", "host memory"), S.GPU_MEM_PCT: "VRAM", S.GPU_POWER: "GPU",
+               S.BOARD_POWER: QT_TRANSLATE_NOOP("Plots", "board"),
+               S.SLA_COMPLIANCE: QT_TRANSLATE_NOOP("Plots", "compliance"),
+               S.OUTPUT_TPS: QT_TRANSLATE_NOOP("Plots", "output tok/s"), S.TTFT_P50: "TTFT p50", S.TTFT_P95: "TTFT p95",
+               S.ITL_P95: QT_TRANSLATE_NOOP("Plots", "inter-token p95")}
 SERIES_COLORS = ["#1f77b4", "#ff7f0e", "#d62728", "#2ca02c"]
 MAX_POINTS = 1000  # per curve per frame when the plot's width is not known yet
 MIN_POINTS = 200
@@ -324,7 +327,8 @@ class PlotGrid(QWidget):
                 color.setAlpha((255, 160, 90)[si % 3])
             else:
                 color = pg.mkColor(SERIES_COLORS[si % len(SERIES_COLORS)])
-            short = SHORT_NAMES.get(series) or series.split(".", 1)[1].removesuffix("_ms")
+            short = (QCoreApplication.translate("Plots", SHORT_NAMES[series]) if series in SHORT_NAMES
+                     else series.split(".", 1)[1].removesuffix("_ms"))
             name = f"{short} {target}" if len(targets) > 1 else short
             c = self.plots[pid].plot([], [], pen=pg.mkPen(color, width=1), name=name)
             c.setSkipFiniteCheck(True)
@@ -391,7 +395,8 @@ class PlotGrid(QWidget):
                 self._fit_y(pid, y_lo, y_hi)
             txt = self.na_text[pid]
             text = "" if have else (
-                "not available" + (f": {sorted(set(notes))[0]}" if notes else "") if targets else "")
+                QCoreApplication.translate("Plots", "not available") + (f": {sorted(set(notes))[0]}" if notes else "")
+                if targets else "")
             if txt.toPlainText() != text:
                 txt.setText(text)
             if not have and text:
@@ -402,7 +407,8 @@ class PlotGrid(QWidget):
             # to its title, which says why; before any run every plot is shown
             refold |= self._fold(pid, bool(targets) and not have)
             self._set_title(pid, title, unit, self._legend_entries(pid) if have else None,
-                            note="" if have else (text or ("no data yet" if targets else "")))
+                            note="" if have else (text or (QCoreApplication.translate("Plots", "no data yet")
+                                                           if targets else "")))
         if refold:
             self._apply_folds()
             self._xrange = None  # a plot shown again takes the time range anew

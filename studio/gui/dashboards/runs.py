@@ -35,8 +35,9 @@ def load_config(url: str, model: str, mode: str, levels: str, duration_s: float,
         else:
             rate, conc = None, [int(x) for x in text.split(",") if x.strip()]
     except ValueError as exc:
-        raise InputError(f"cannot read levels {text!r}", offending="Levels / rate",
-                         hint="concurrency: 1,2,4 — rate: requests per second, e.g. 100") from exc
+        raise InputError(translate("LoadRuns", "cannot read levels {text}").format(text=repr(text)),
+                         offending=translate("DashboardsPage", "Levels / rate"),
+                         hint=translate("LoadRuns", "concurrency: 1,2,4 — rate: requests per second, e.g. 100")) from exc
     dur = float(duration_s)
     cfg = LoadConfig(url=url, model=model, concurrency=conc, rate=rate, duration_s=dur,
                      warmup_s=min(2.0, dur / 4), window_s=min(2.0, dur), tick_s=0.25, stability=False,
@@ -44,7 +45,9 @@ def load_config(url: str, model: str, mode: str, levels: str, duration_s: float,
     try:
         cfg.validate()
     except InputError as exc:  # the GUI names its own fields, not the CLI's flags
-        exc.offending = {"--prompt": "Prompt", "--max-tokens": "Max tokens"}.get(exc.offending or "", exc.offending)
+        fields = {"--prompt": translate("WorkloadFields", "Prompt"),
+                  "--max-tokens": translate("WorkloadFields", "Max tokens")}
+        exc.offending = fields.get(exc.offending or "", exc.offending)
         raise
     return cfg
 
@@ -89,9 +92,13 @@ def sla_lines(sla: Any, verdicts: list[Any]) -> tuple[str, str, str, str]:
     ``SLA L1 fail: 0 of 5 windows passed (100 % required)``; ``budget: latency p99 ≤ 0.6 ms, errors ≤ 0.1 %
     ...`` (the limits the windows were judged against); ``why: bandwidth jitter 7.21 % > 3.5 % in 5 of 5
     windows (worst 12.1 %)``, each measure that broke its budget, most often first; what could not be judged."""
-    pct = "n/a" if sla.compliance_pct is None else f"{sla.compliance_pct:.0f} %"
-    head = (f"SLA {sla.tier} {sla.verdict}: {sla.passed} of {sla.judged} judged windows passed ({pct}; "
-            f"{sla.required_pct:.0f} % required)")
+    pct = translate("LoadRuns", "n/a") if sla.compliance_pct is None else f"{sla.compliance_pct:.0f} %"
+    verdict = {"pass": translate("LoadRuns", "pass"), "fail": translate("LoadRuns", "fail")}.get(sla.verdict,
+                                                                                                 sla.verdict)
+    head = translate("LoadRuns", "SLA {tier} {verdict}: {passed} of {judged} judged windows passed ({pct}; "
+                                 "{required} % required)").format(
+        tier=sla.tier, verdict=verdict, passed=sla.passed, judged=sla.judged, pct=pct,
+        required=f"{sla.required_pct:.0f}")
     limits: dict[str, tuple[float, str]] = {}
     broke: dict[str, list[float]] = {}
     unjudged: dict[str, str] = {}
@@ -102,20 +109,24 @@ def sla_lines(sla: Any, verdicts: list[Any]) -> tuple[str, str, str, str]:
             if c.status == "fail" and c.value is not None:
                 broke.setdefault(c.name, []).append(c.value)
             elif c.status not in ("pass", "fail") and c.limit is not None:
-                unjudged.setdefault(c.name, c.note or "not measured")
-    budget = "budget: " + (", ".join(f"{n.replace('_', ' ')} ≤ {_measure(lim, unit)}" for n, (lim, unit)
-                                     in limits.items()) or "none set")
+                unjudged.setdefault(c.name, c.note or translate("LoadRuns", "not measured"))
+    budget = translate("LoadRuns", "budget: {limits}").format(
+        limits=", ".join(f"{n.replace('_', ' ')} ≤ {_measure(lim, unit)}" for n, (lim, unit) in limits.items())
+        or translate("LoadRuns", "none set"))
     judged = sla.judged or len(verdicts)
     reasons = []
     for name, values in sorted(broke.items(), key=lambda kv: -len(kv[1])):
         lim, unit = limits.get(name, (None, ""))
         median = sorted(values)[len(values) // 2]
-        reasons.append(f"{name.replace('_', ' ')} {_measure(median, unit)} > {_measure(lim, unit)} in "
-                       f"{len(values)} of {judged} windows (worst {_measure(max(values), unit)})")
-    why = ("why: " + "; ".join(reasons)) if reasons else ("why: every judged measure was within its budget"
-                                                        if sla.verdict == "pass" else "why: no window could be judged")
-    rest = ("not judged: " + "; ".join(f"{n.replace('_', ' ')} ({note})" for n, note in unjudged.items())
-            if unjudged else "")
+        reasons.append(translate("LoadRuns", "{measure} {median} > {limit} in {n} of {judged} windows "
+                                             "(worst {worst})").format(
+            measure=name.replace("_", " "), median=_measure(median, unit), limit=_measure(lim, unit),
+            n=len(values), judged=judged, worst=_measure(max(values), unit)))
+    why = (translate("LoadRuns", "why: {reasons}").format(reasons="; ".join(reasons)) if reasons
+           else translate("LoadRuns", "why: every judged measure was within its budget") if sla.verdict == "pass"
+           else translate("LoadRuns", "why: no window could be judged"))
+    rest = (translate("LoadRuns", "not judged: {measures}").format(
+        measures="; ".join(f"{n.replace('_', ' ')} ({note})" for n, note in unjudged.items())) if unjudged else "")
     return head, budget, why, rest
 
 
@@ -129,14 +140,17 @@ def verdict_html(reports: dict[str, Any]) -> str:
         lv = r.levels[-1] if r.levels else None
         head = f"<b>{escape(tgt)}</b>: "
         if lv is not None:
-            head += (f"{_measure(lv.throughput_rps, 'req/s')}, p99 {_measure(lv.latency.p99_ms or 0, 'ms')}, "
-                     f"errors {lv.error_count}")
+            head += translate("LoadRuns", "{throughput}, p99 {p99}, errors {errors}").format(
+                throughput=_measure(lv.throughput_rps, "req/s"), p99=_measure(lv.latency.p99_ms or 0, "ms"),
+                errors=lv.error_count)
             g = lv.generation
             if g is not None:
-                ttft = "n/a" if g.ttft.p95_ms is None else _measure(g.ttft.p95_ms, "ms")
-                itl = "n/a" if g.inter_token.p95_ms is None else _measure(g.inter_token.p95_ms, "ms")
-                head += (f"<br>TTFT p95 {ttft}, inter-token p95 {itl}, "
-                         f"{_measure(g.output_tokens_per_s, '')} output tok/s")
+                na = translate("LoadRuns", "n/a")
+                ttft = na if g.ttft.p95_ms is None else _measure(g.ttft.p95_ms, "ms")
+                itl = na if g.inter_token.p95_ms is None else _measure(g.inter_token.p95_ms, "ms")
+                head += "<br>" + translate("LoadRuns", "TTFT p95 {ttft}, inter-token p95 {itl}, {rate} output "
+                                                       "tok/s").format(ttft=ttft, itl=itl,
+                                                                       rate=_measure(g.output_tokens_per_s, ""))
             if lv.aborted:
                 head += f" — {escape(str(lv.aborted))}"
         if r.sla is not None:
@@ -147,7 +161,7 @@ def verdict_html(reports: dict[str, Any]) -> str:
             if rest:
                 head += f"<br><span style='color:#777'>{escape(rest)}</span>"
         if r.recording:
-            head += f"<br>recorded: {escape(str(r.recording))}"
+            head += "<br>" + translate("LoadRuns", "recorded: {path}").format(path=escape(str(r.recording)))
         lines.append(head)
     return "<br>".join(lines)
 

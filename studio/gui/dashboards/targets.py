@@ -11,12 +11,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import pyqtgraph as pg
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QCoreApplication, Qt, Signal
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QListWidget, QPushButton, QSizePolicy, QWidget
 
 from studio.core.errors import InputError
 from studio.core.state import StudioState
 from studio.gui.dashboards.plots import TARGET_COLORS
+
+translate = QCoreApplication.translate
 
 
 @dataclass(frozen=True)
@@ -69,13 +71,16 @@ def device_target(state: StudioState, name: str, preferred: str | None) -> LoadT
     """A target for the Devices entry ``name`` (InputError when it is unknown or lists no model yet)."""
     d = state.device(name)
     if d is None:
-        raise InputError(f"no device named '{name}'", offending="Targets from Devices",
-                         hint="add it on the Devices page")
+        raise InputError(translate("DeviceTargetPicker", "no device named '{name}'").format(name=name),
+                         offending=translate("DashboardsPage", "Targets from Devices"),
+                         hint=translate("DeviceTargetPicker", "add it on the Devices page"))
     model = served_model(state, d.name, preferred)
     if model is None:
         st = state.device_state(d.name)
-        raise InputError(f"{d.name} lists no model to load ({st.state})", offending="Targets from Devices",
-                         hint="wait until Devices has connected to it, or type its URL and model above")
+        raise InputError(translate("DeviceTargetPicker", "{name} lists no model to load ({state})").format(
+            name=d.name, state=st.state), offending=translate("DashboardsPage", "Targets from Devices"),
+            hint=translate("DeviceTargetPicker", "wait until Devices has connected to it, or type its URL and model "
+                                                 "above"))
     return LoadTarget(d.url, model, device=d.name)
 
 
@@ -85,7 +90,8 @@ def typed_target(state: StudioState, url: str, model: str, metrics_url: str | No
     from studio.telemetry.kserve import Endpoint
 
     if not model:
-        raise InputError("no model name", offending="Model", hint="type the model's name on the server")
+        raise InputError(translate("DeviceTargetPicker", "no model name"), offending=translate("DashboardsPage", "Model"),
+                         hint=translate("DeviceTargetPicker", "type the model's name on the server"))
     Endpoint.parse(url)
     d = state.device(url) or state.device(url.rstrip("/"))
     if d is not None and metrics_url in (None, state.metrics_url(d.name)):
@@ -202,8 +208,10 @@ class TargetList:
             src = resolve(t, state)
             item = self.widget.item(i)
             item.setText(self._label(t))
-            item.setToolTip(f"{src.url}\nmetrics: {src.metrics_url or 'URL/metrics if it answers'}"
-                            + (f"\nserver pid {src.server_pid}" if src.server_pid else ""))
+            metrics = src.metrics_url or translate("DeviceTargetPicker", "URL/metrics if it answers")
+            item.setToolTip(f"{src.url}\n" + translate("DeviceTargetPicker", "metrics: {url}").format(url=metrics)
+                            + ("\n" + translate("DeviceTargetPicker", "server pid {pid}").format(pid=src.server_pid)
+                               if src.server_pid else ""))
 
     @staticmethod
     def _label(t: LoadTarget) -> str:

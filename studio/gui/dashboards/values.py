@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import math
 
+from PySide6.QtCore import QCoreApplication
+
 _BYTES = ((2**40, "TiB"), (2**30, "GiB"), (2**20, "MiB"), (2**10, "KiB"))
 _RATE = ((1e9, "GB/s"), (1e6, "MB/s"), (1e3, "kB/s"))
 
@@ -27,7 +29,7 @@ def _figures(v: float) -> str:
 def format_measure(value: float | None, unit: str) -> str:
     """``value`` in ``unit`` (S.UNITS) for a table cell; None is "not available", never 0."""
     if value is None or not math.isfinite(value):
-        return "not available"
+        return QCoreApplication.translate("Plots", "not available")
     if unit == "B":
         for scale, name in _BYTES:
             if abs(value) >= scale:

@@ -17,15 +17,17 @@ class WorkloadFields:
 
     def __init__(self) -> None:
         self.workload = QComboBox()
-        self.workload.addItems([INFERENCE, GENERATION])
+        # the workload ids are the data; the labels are translated (the tooltip keeps the ids it explains)
+        self.workload.addItem(translate("WorkloadFields", "inference"), INFERENCE)
+        self.workload.addItem(translate("WorkloadFields", "generation"), GENERATION)
         self.workload.setToolTip(translate("WorkloadFields", "inference: KServe v2 /infer; generation: /generate_stream (time to first token, "
                                                              "inter-token latency, output tokens/s)"))
         self.prompt_edit = QLineEdit("Describe what you see.")
         self.max_tokens = QSpinBox()
         self.max_tokens.setRange(1, 4096)
         self.max_tokens.setValue(16)
-        self.workload.currentTextChanged.connect(self._changed)
-        self._changed(self.workload.currentText())
+        self.workload.currentIndexChanged.connect(lambda _i: self._changed(self.workload.currentData()))
+        self._changed(self.workload.currentData())
 
     def row(self) -> QHBoxLayout:
         row = QHBoxLayout()
@@ -41,4 +43,4 @@ class WorkloadFields:
 
     def prompt(self) -> str | None:
         """The prompt when the workload is generation, else None (inference)."""
-        return self.prompt_edit.text() if self.workload.currentText() == GENERATION else None
+        return self.prompt_edit.text() if self.workload.currentData() == GENERATION else None

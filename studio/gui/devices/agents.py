@@ -1,10 +1,12 @@
-"""An edge agent as the agents panels list it, and the refresh that asks it what it serves. Qt-free: the
-refresh runs on a job's worker thread."""
+"""An edge agent as the agents panels list it, and the refresh that asks it what it serves. No widgets: the
+refresh runs on a job's worker thread (its status line goes through the thread-safe QCoreApplication.translate)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
+
+from PySide6.QtCore import QCoreApplication
 
 from studio.core.device_failure import failure_of, failure_state
 from studio.core.errors import StudioError
@@ -46,7 +48,7 @@ def discover_all(job: Any) -> list[Any]:
     """A job: agents found by mDNS on the network, then on loopback (a board's agent and a local one)."""
     from studio.package.discovery import discover_agents
 
-    job.set_status("browsing mDNS for _studio-agent._tcp")
+    job.set_status(QCoreApplication.translate("AgentsPanel", "browsing mDNS for {service}").format(service="_studio-agent._tcp"))
     found = discover_agents(3.0)
     found += [a for a in discover_agents(2.0, loopback=True) if a.url not in {f.url for f in found}]
     return found

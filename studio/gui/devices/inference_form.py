@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QCoreApplication, Qt, Signal
 from PySide6.QtWidgets import (
     QComboBox,
     QFileDialog,
@@ -48,6 +48,8 @@ MAX_SIGNATURE_BYTES = 64 * 2**20  # ONNX files read for their inputs on the GUI 
 # input-name words when an input is not one of the export's known names
 _NAME_HINTS = {"vision": ("pixel", "image"), "audio": ("audio", "wave", "mel", "input_features", "input_values")}
 
+translate = QCoreApplication.translate
+
 
 class PathEdit(QWidget):
     """A file path field with a Browse button (the dialog starts in the workspace)."""
@@ -59,7 +61,7 @@ class PathEdit(QWidget):
         lay.setContentsMargins(0, 0, 0, 0)
         self.edit = QLineEdit()
         self.edit.setPlaceholderText(placeholder)
-        b = QPushButton("Browse...")
+        b = QPushButton(self.tr("Browse..."))
         b.clicked.connect(lambda: self._browse(filt))
         lay.addWidget(self.edit, 1)
         lay.addWidget(b)
@@ -167,12 +169,14 @@ def infer_once(spec: ServerSpec, model: str, text: str | None, image: str | None
 
 
 def format_result(res: dict[str, Any]) -> str:
-    lines = [f"{res['ms']:.1f} ms round trip" + (f" (inputs prepared in {res['prep_ms']:.1f} ms)"
-                                                 if "prep_ms" in res else ""), "inputs:"]
-    lines += [f"  {k}: shape {s} {d}" for k, (s, d) in res["inputs"].items()]
-    lines.append("outputs:")
+    lines = [translate("InferenceForm", "{ms} ms round trip").format(ms=f"{res['ms']:.1f}")
+             + (translate("InferenceForm", " (inputs prepared in {ms} ms)").format(ms=f"{res['prep_ms']:.1f}")
+                if "prep_ms" in res else ""), translate("InferenceForm", "inputs:")]
+    shape = translate("InferenceForm", "  {name}: shape {shape} {dtype}")
+    lines += [shape.format(name=k, shape=s, dtype=d) for k, (s, d) in res["inputs"].items()]
+    lines.append(translate("InferenceForm", "outputs:"))
     for k, v in res["outputs"].items():
-        lines.append(f"  {k}: shape {list(v.shape)} {v.dtype}")
+        lines.append(shape.format(name=k, shape=list(v.shape), dtype=v.dtype))
         lines.append("    " + np.array2string(v, threshold=24, precision=4).replace("\n", "\n    "))
     return "\n".join(lines)
 
@@ -181,13 +185,15 @@ def headline(res: dict[str, Any]) -> str:
     """``tiny-clip: 12.3 ms round trip · inputs 1.2 ms · best label "a cat" 87.1 %``."""
     from html import escape
 
-    parts = [f"<b>{escape(str(res.get('model', '')))}</b>: {res['ms']:.1f} ms round trip"]
+    parts = [f"<b>{escape(str(res.get('model', '')))}</b>: "
+             + translate("InferenceForm", "{ms} ms round trip").format(ms=f"{res['ms']:.1f}")]
     if "prep_ms" in res:
-        parts.append(f"inputs prepared in {res['prep_ms']:.1f} ms")
+        parts.append(translate("InferenceForm", "inputs prepared in {ms} ms").format(ms=f"{res['prep_ms']:.1f}"))
     pv = res.get("previews")
     if pv is not None and pv.scores:
         best = max(range(len(pv.scores)), key=lambda i: pv.scores[i])
-        parts.append(f"best label “{escape(pv.labels[best])}” {100 * pv.scores[best]:.1f} %")
+        parts.append(translate("InferenceForm", "best label “{label}” {percent} %").format(
+            label=escape(pv.labels[best]), percent=f"{100 * pv.scores[best]:.1f}"))
     return " · ".join(parts)
 
 
@@ -214,10 +220,11 @@ class InferenceForm(QWidget):
                                              "(CLIP, SigLIP): the labels, separated by commas"))
         self.text.setToolTip(self.tr("For a model that outputs logits_per_image (CLIP-class), each comma-separated label is "
                                      "one text of the request and the result shows their scores (softmax) as bars."))
-        self.image = PathEdit("image file", "Images (*.png *.jpg *.jpeg *.bmp)")
-        self.audio = PathEdit("audio file", "Audio (*.wav *.npy)")
-        self.tokenizer = PathEdit("tokenizer.json (for models taking token ids)", "tokenizer.json (*.json)")
-        self.processor = PathEdit("preprocessor_config.json / processor_config.json (image mean/std)", "JSON (*.json)")
+        self.image = PathEdit(self.tr("image file"), self.tr("Images (*.png *.jpg *.jpeg *.bmp)"))
+        self.audio = PathEdit(self.tr("audio file"), self.tr("Audio (*.wav *.npy)"))
+        self.tokenizer = PathEdit(self.tr("tokenizer.json (for models taking token ids)"), "tokenizer.json (*.json)")
+        self.processor = PathEdit(self.tr("preprocessor_config.json / processor_config.json (image mean/std)"),
+                                  "JSON (*.json)")
         self.run_btn = QPushButton(self.tr("Run inference"))
         self.run_btn.setProperty("role", "primary")
         self.gen_btn = QPushButton(self.tr("Generate (stream)"))
@@ -226,7 +233,7 @@ class InferenceForm(QWidget):
         self.max_tokens = QSpinBox()
         self.max_tokens.setRange(1, 4096)
         self.max_tokens.setValue(32)
-        self.max_tokens.setPrefix("max tokens ")
+        self.max_tokens.setPrefix(self.tr("max tokens "))
         self.sig_piece.connect(self._append_piece)
         self.result = ResultView()  # the pictures of the last request
         self.out = QPlainTextEdit()
@@ -271,8 +278,9 @@ class InferenceForm(QWidget):
         ok = bool(m) and self._generates.get(m, False)
         self.gen_btn.setEnabled(ok)
         self.gen_btn.setToolTip(self._gen_tip if ok or not m else
-                                f"'{m}' is not a generation model: use Run inference.\n"
-                                "(Its metadata lists no generate loop; a decoder exported with its KV cache has one.)")
+                                self.tr("'{model}' is not a generation model: use Run inference.\n(Its metadata "
+                                        "lists no generate loop; a decoder exported with its KV cache has one.)"
+                                        ).format(model=m))
 
     def fill_from_state(self, state: StudioState) -> None:
         """Prefill from what the workspace knows about the current model: its tokenizer and processor files, the
@@ -319,7 +327,7 @@ class InferenceForm(QWidget):
         image, audio = self.image.path(), self.audio.path()
         pv = build(Feed(), {}, image=image, audio=audio, processor=self.processor.path(), labels=[]) \
             if image or audio else None
-        self.result.show_previews(pv, "<b>Generating</b>: the answer streams into Outputs")
+        self.result.show_previews(pv, self.tr("<b>Generating</b>: the answer streams into Outputs"))
         self.out.setPlainText("")
 
     def _append_piece(self, text: str) -> None:
@@ -330,7 +338,9 @@ class InferenceForm(QWidget):
         ttft = "-" if answer.ttft_ms is None else f"{answer.ttft_ms:.1f} ms"
         self.result.headline.setText(self.tr("<b>{tokens} tokens</b> ({value}) · time to "
                                              "first token {ttft} · {tokens_per_s:.1f} tokens/s · "
-                                             "{total_ms:.0f} ms in all").format(tokens=answer.tokens, value=answer.finish_reason or 'done', ttft=ttft, tokens_per_s=answer.tokens_per_s, total_ms=answer.total_ms))
+                                             "{total_ms:.0f} ms in all").format(tokens=answer.tokens, value=answer.finish_reason or self.tr("done"), ttft=ttft, tokens_per_s=answer.tokens_per_s, total_ms=answer.total_ms))
         self.result.headline.show()
-        self.out.appendPlainText(f"\n\n{answer.tokens} tokens ({answer.finish_reason or 'done'}) · TTFT {ttft} · "
-                                 f"{answer.tokens_per_s:.1f} tokens/s · {answer.total_ms:.0f} ms in all")
+        self.out.appendPlainText("\n\n" + self.tr("{tokens} tokens ({reason}) · TTFT {ttft} · {rate} tokens/s · "
+                                                  "{total} ms in all").format(
+            tokens=answer.tokens, reason=answer.finish_reason or self.tr("done"), ttft=ttft,
+            rate=f"{answer.tokens_per_s:.1f}", total=f"{answer.total_ms:.0f}"))

@@ -1,5 +1,6 @@
-"""What test inference shows as pictures, computed on the job's thread (numpy only, no Qt): the input image and
-the model's view of it, the waveform and log-mel of an audio input, zero-shot label scores.
+"""What test inference shows as pictures, computed on the job's thread (numpy, no widgets): the input image and
+the model's view of it, the waveform and log-mel of an audio input, zero-shot label scores. The notes are said in
+the studio's language (QCoreApplication.translate is thread-safe; no widget is touched here).
 
 Nothing here preprocesses on its own: the model's view is the tensor the request carried (studio.triton.inputs
 made it; ``image_view`` undoes its normalisation for drawing) or, for a raw image / audio input the server
@@ -14,6 +15,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from PySide6.QtCore import QCoreApplication
+
+translate = QCoreApplication.translate
 
 ZERO_SHOT_OUTPUT = "logits_per_image"  # CLIP-class models (CLIP, SigLIP, ALIGN ...): images x texts
 MAX_SAMPLES_DRAWN = 4000  # a waveform is drawn from at most this many min/max pairs
@@ -78,18 +82,20 @@ def build(feed: Any, outputs: dict[str, np.ndarray], *, image: str | None, audio
             pv.image = _read_image(Path(image))
             pv.image_note = f"{Path(image).name}: {pv.image.shape[1]}×{pv.image.shape[0]}"
         except OSError as exc:
-            pv.notes.append(f"the image could not be read for drawing: {exc}")
+            pv.notes.append(translate("Previews", "the image could not be read for drawing: {error}").format(error=exc))
     for name, role in roles.items():
         t = feed[name]
         if role == "image" and pv.model_view is None:
             pv.model_view = image_view(t, processor)
-            pv.model_view_note = (f"{name} {'×'.join(map(str, t.shape))}: what the model got (resized"
-                                  + (", normalised with the processor's mean / std" if processor else "") + ")")
+            got = (translate("Previews", "what the model got (resized, normalised with the processor's mean / std)")
+                   if processor else translate("Previews", "what the model got (resized)"))
+            pv.model_view_note = f"{name} {'×'.join(map(str, t.shape))}: {got}"
         elif role == "image-bytes" and pv.model_view is None:
             _server_image_view(pv, t, processor)
         elif role == "audio" and pv.waveform is None:
             pv.waveform = np.asarray(t, dtype=np.float32).reshape(-1)
-            pv.waveform_note = f"{name} {'×'.join(map(str, t.shape))}: the waveform the model got"
+            pv.waveform_note = (f"{name} {'×'.join(map(str, t.shape))}: "
+                                + translate("Previews", "the waveform the model got"))
     if audio:
         _audio_views(pv, Path(audio), processor)
     if labels and ZERO_SHOT_OUTPUT in outputs:
@@ -97,9 +103,11 @@ def build(feed: Any, outputs: dict[str, np.ndarray], *, image: str | None, audio
         row = logits.reshape(-1, logits.shape[-1])[0] if logits.ndim else logits.reshape(1)
         if len(row) == len(labels):
             pv.labels, pv.scores = list(labels), [float(v) for v in softmax(row)]
-            pv.scores_note = f"softmax over {ZERO_SHOT_OUTPUT} (image 1 against {len(labels)} labels)"
+            pv.scores_note = translate("Previews", "softmax over {output} (image 1 against {n} labels)").format(
+                output=ZERO_SHOT_OUTPUT, n=len(labels))
         else:
-            pv.notes.append(f"{ZERO_SHOT_OUTPUT} has {len(row)} scores for {len(labels)} labels: not drawn")
+            pv.notes.append(translate("Previews", "{output} has {scores} scores for {labels} labels: not drawn").format(
+                output=ZERO_SHOT_OUTPUT, scores=len(row), labels=len(labels)))
     return pv
 
 
@@ -109,23 +117,25 @@ def _server_image_view(pv: Previews, t: np.ndarray, processor: str | None) -> No
 
     files = _processor_files(processor)
     if not files:
-        pv.notes.append("the model takes the image file itself: choose the processor file to see what the "
-                        "server makes of it")
+        pv.notes.append(translate("Previews", "the model takes the image file itself: choose the processor file to "
+                                              "see what the server makes of it"))
         return
     from studio.edge.preprocess_image import pixels_view
 
     try:
         pre = ImagePreprocessor(files)
         if pre.settings.patches is not None:
-            pv.notes.append("the server cuts the image into patches (Qwen2-VL): no picture of them is drawn")
+            pv.notes.append(translate("Previews", "the server cuts the image into patches (Qwen2-VL): no picture of "
+                                                  "them is drawn"))
             return
         x = pre.one(bytes(np.asarray(t).reshape(-1)[0]))
     except Exception as exc:  # BundleError, RawInputError: said, not drawn
-        pv.notes.append(f"the server-side view could not be made: {exc}")
+        pv.notes.append(translate("Previews", "the server-side view could not be made: {error}").format(error=exc))
         return
     pv.model_view = pixels_view(x, pre.settings)
-    pv.model_view_note = (f"{x.shape[2]}×{x.shape[1]}: what the server's preprocessor makes of it "
-                          f"({next(iter(files))})")
+    pv.model_view_note = (f"{x.shape[2]}×{x.shape[1]}: "
+                          + translate("Previews", "what the server's preprocessor makes of it ({file})").format(
+                              file=next(iter(files))))
 
 
 def _audio_views(pv: Previews, path: Path, processor: str | None) -> None:
@@ -140,19 +150,22 @@ def _audio_views(pv: Previews, path: Path, processor: str | None) -> None:
         front = AudioPreprocessor(files, ["input_values"])
         wave = front.one(path.read_bytes())
     except Exception as exc:  # unreadable WAV or processor: said, not drawn
-        pv.notes.append(f"the audio could not be drawn: {exc}")
+        pv.notes.append(translate("Previews", "the audio could not be drawn: {error}").format(error=exc))
         return
     if pv.waveform is None:
         pv.waveform = wave
-        pv.waveform_note = f"{path.name}: {len(wave) / front.rate:.2f} s at {front.rate:,} Hz"
+        pv.waveform_note = f"{path.name}: " + translate("Previews", "{seconds} s at {rate} Hz").format(
+            seconds=f"{len(wave) / front.rate:.2f}", rate=f"{front.rate:,}")
     pv.sample_rate = front.rate
     if cfg and is_whisper_features(cfg):
         mel = LogMelFeatures(cfg)
         pv.log_mel = mel.one(wave)[:, : max(1, min(mel.frames, int(np.ceil(len(wave) / mel.hop)) + 1))]
-        pv.log_mel_note = (f"log-mel {mel.n_mels}×{mel.frames} (the part with audio drawn): the model's "
-                           f"input_features, as the agent computes them")
+        pv.log_mel_note = translate("Previews", "log-mel {size} (the part with audio drawn): the model's "
+                                                "input_features, as the agent computes them").format(
+            size=f"{mel.n_mels}×{mel.frames}")
     elif files:
-        pv.notes.append("no log-mel: the processor describes no log-mel front end (the model takes the waveform)")
+        pv.notes.append(translate("Previews", "no log-mel: the processor describes no log-mel front end (the model "
+                                              "takes the waveform)"))
 
 
 def waveform_envelope(wave: np.ndarray, columns: int) -> tuple[np.ndarray, np.ndarray]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from PySide6.QtCore import QCoreApplication
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -27,7 +28,8 @@ def parse_headers(text: str) -> dict[str, str]:
     for part in text.split(";"):
         if part.strip():
             if "=" not in part:
-                raise InputError(f"header '{part.strip()}' is not Key=Value", offending="Headers")
+                raise InputError(QCoreApplication.translate("AddServerForm", "header '{part}' is not Key=Value").format(
+                    part=part.strip()), offending="Headers")
             k, v = part.split("=", 1)
             headers[k.strip()] = v.strip()
     return headers
@@ -44,13 +46,15 @@ class AddServerForm(QGroupBox):
         self.name_edit = QLineEdit()
         self.name_edit.setPlaceholderText(self.tr("(from the URL)"))
         self.protocol_combo = QComboBox()
-        self.protocol_combo.addItems(["auto", "http", "grpc"])
+        self.protocol_combo.addItem(self.tr("auto"), None)  # the protocol ids are the item data
+        self.protocol_combo.addItem("http", "http")
+        self.protocol_combo.addItem("grpc", "grpc")
         self.tls_check = QCheckBox("TLS")
         self.headers_edit = QLineEdit()
         self.headers_edit.setPlaceholderText(self.tr("Key=Value; Key2=Value2"))
         self.metrics_edit = QLineEdit()
         self.metrics_edit.setPlaceholderText("http://host:8002/metrics")
-        form.addRow("URL", self.url_edit)
+        form.addRow(self.tr("URL"), self.url_edit)
         form.addRow(self.tr("Name"), self.name_edit)
         row = QHBoxLayout()
         row.addWidget(self.protocol_combo)
@@ -72,9 +76,8 @@ class AddServerForm(QGroupBox):
 
     def values(self) -> dict[str, Any]:
         """The typed server as ``DevicesPage.add_server`` keywords; InputError for malformed headers."""
-        proto = self.protocol_combo.currentText()
         return {"url": self.url_edit.text(), "name": self.name_edit.text().strip() or None,
-                "protocol": None if proto == "auto" else proto, "ssl": self.tls_check.isChecked(),
+                "protocol": self.protocol_combo.currentData(), "ssl": self.tls_check.isChecked(),
                 "headers": parse_headers(self.headers_edit.text()),
                 "metrics_url": self.metrics_edit.text().strip() or None}
 

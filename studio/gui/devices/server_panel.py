@@ -103,15 +103,16 @@ class ServerPanel(QWidget):
             set_role(self.status_label, "fail")
             return
         self.status_label.setText(self.tr("● {name}: live {value}, "
-                                          "ready {value2}  -  {server} {version}").format(name=snap.name, value='yes' if snap.live else 'no', value2='yes' if snap.ready else 'no', server=snap.server, version=snap.version))
+                                          "ready {value2}  -  {server} {version}").format(name=snap.name, value=self.tr("yes") if snap.live else self.tr("no"),
+                                                            value2=self.tr("yes") if snap.ready else self.tr("no"), server=snap.server, version=snap.version))
         set_role(self.status_label, "ok" if snap.ready else "warn")
         self.info_label.setText(f"{spec.url}  ({spec.protocol or 'auto'}{', TLS' if spec.ssl else ''})")
-        ext = f"{len(snap.extensions)} extensions: {', '.join(snap.extensions)}"
+        ext = self.tr("{n} extensions: {names}").format(n=len(snap.extensions), names=", ".join(snap.extensions))
         width = max(200, self.detail_tabs.width())
         self.ext_label.setText(self.ext_label.fontMetrics().elidedText(ext, Qt.TextElideMode.ElideRight, width))
         self.ext_label.setToolTip(ext)
         selected = self.selected_model()
-        fill_table(self.models_table, [[m.name, m.version or "-", m.state or "not loaded", m.reason]
+        fill_table(self.models_table, [[m.name, m.version or "-", m.state or self.tr("not loaded"), m.reason]
                                        for m in snap.models])
         if selected:
             for r in range(self.models_table.rowCount()):
@@ -125,7 +126,7 @@ class ServerPanel(QWidget):
                                        f"{s.avg_compute_infer_us:.0f}", f"{s.avg_compute_output_us:.0f}",
                                        ", ".join(f"{b}x{n}" for b, n in sorted(s.batch_sizes.items()))]
                                       for s in snap.stats])
-        metric_rows = [[k, v] for k, v in snap.metrics.items()] or [["metrics", snap.metrics_error or "not available"]]
+        metric_rows = [[k, v] for k, v in snap.metrics.items()] or [[self.tr("metrics"), snap.metrics_error or self.tr("not available")]]
         fill_table(self.metrics_table, metric_rows)
 
     def selected_model(self) -> str | None:

@@ -38,7 +38,7 @@ def change_text(node: Any) -> str:
     parts = [f"{c.kind} {c.what}: {_short(c.a)} → {_short(c.b)}" if c.what else f"{c.kind}: {_short(c.a)} → "
              f"{_short(c.b)}" for c in node.changes[:4]]
     more = len(node.changes) - 4
-    return "; ".join(parts) + (f"; +{more} more" if more > 0 else "")
+    return "; ".join(parts) + (QCoreApplication.translate("Diff", "; +{n} more").format(n=more) if more > 0 else "")
 
 
 class ChangesModel(RowsModel):
@@ -63,7 +63,8 @@ class ChangesModel(RowsModel):
                         f"dtype: {t.dtype_a} → {t.dtype_b}" if t.dtype_a != t.dtype_b else "",
                         f"shape: {_short(t.shape_a)} → {_short(t.shape_b)}" if t.shape_a != t.shape_b else "") if x)
                 self.rows.append((t.status, t.name if t.status != "added" else None,
-                                  t.name if t.status != "removed" else None, f"graph {t.section}", what))
+                                  t.name if t.status != "removed" else None,
+                                  QCoreApplication.translate("Diff", "graph {section}").format(section=t.section), what))
         self.endResetModel()
 
     def cell(self, row: Any, col: int, role: int) -> Any:

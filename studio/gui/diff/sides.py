@@ -2,7 +2,8 @@
 
 A fix's output is an entry of its own whose ``fix_source`` artifact names the model it was made from: that
 original is A (before) and the output B (after), whichever of the two is current, so a diff reads forwards
-("449 removed" by the fix, never "449 added"). Without a fix, A is the current model and B empty. Qt-free.
+("449 removed" by the fix, never "449 added"). Without a fix, A is the current model and B empty. No widgets:
+the descriptions are said in the studio's language with QCoreApplication.translate.
 """
 
 from __future__ import annotations
@@ -10,7 +11,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from PySide6.QtCore import QCoreApplication
+
 from studio.core.state import StudioState
+
+translate = QCoreApplication.translate
 
 
 @dataclass
@@ -46,15 +51,19 @@ def default_sides(state: StudioState) -> tuple[Side, Side]:
     here = _onnx_of(state)
     source = state.artifact("fix_source")
     if source:  # the current model is a fix's output
-        return (Side(str(source), f"before: the original the {_kind(cur.source)} was made from"),
-                Side(here, f"after: the {_kind(cur.source)} output (current model {cur.name})"))
+        return (Side(str(source), translate("DiffPage", "before: the original the {fix} was made from").format(
+            fix=_kind(cur.source))),
+                Side(here, translate("DiffPage", "after: the {fix} output (current model {name})").format(
+                    fix=_kind(cur.source), name=cur.name)))
     fixes = [m for m in state.workspace.models
              if (src := state.artifact("fix_source", m.name)) and here and _same(str(src), here)]
     if fixes:  # the current model has been fixed: its newest fix is B
         fix = fixes[-1]
-        return (Side(here, f"before: the current model {cur.name}"),
-                Side(_onnx_of(state, fix.name), f"after: its {_kind(fix.source)} ({fix.name})"))
-    return Side(here, f"the current model {cur.name}" if here else ""), Side("", "")
+        return (Side(here, translate("DiffPage", "before: the current model {name}").format(name=cur.name)),
+                Side(_onnx_of(state, fix.name), translate("DiffPage", "after: its {fix} ({name})").format(
+                    fix=_kind(fix.source), name=fix.name)))
+    return (Side(here, translate("DiffPage", "the current model {name}").format(name=cur.name) if here else ""),
+            Side("", ""))
 
 
 __all__ = ["Side", "default_sides"]

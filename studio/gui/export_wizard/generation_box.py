@@ -7,16 +7,21 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import QT_TRANSLATE_NOOP, Qt, Signal
 from PySide6.QtWidgets import QComboBox, QFormLayout, QGroupBox, QHBoxLayout, QLabel, QWidget
 
 from studio.core.errors import StudioError
 from studio.gui.export_wizard.common import muted
 
-KV_CHOICES = (("auto", "Auto (on for decoders)", None), ("on", "On", True), ("off", "Off", False))
-PRECISION_TIPS = {"fp32": "as exported", "fp16": "half precision, judged against the FP32 part",
-                  "int8": "static INT8, calibrated on images from the model's processor",
-                  "int8-dynamic": "dynamic INT8 (no calibration)"}
+# English labels and tips, translated where they are shown (context "GenerationBox")
+KV_CHOICES = (("auto", QT_TRANSLATE_NOOP("GenerationBox", "Auto (on for decoders)"), None),
+              ("on", QT_TRANSLATE_NOOP("GenerationBox", "On"), True),
+              ("off", QT_TRANSLATE_NOOP("GenerationBox", "Off"), False))
+PRECISION_TIPS = {"fp32": QT_TRANSLATE_NOOP("GenerationBox", "as exported"),
+                  "fp16": QT_TRANSLATE_NOOP("GenerationBox", "half precision, judged against the FP32 part"),
+                  "int8": QT_TRANSLATE_NOOP("GenerationBox", "static INT8, calibrated on images from the model's "
+                                                             "processor"),
+                  "int8-dynamic": QT_TRANSLATE_NOOP("GenerationBox", "dynamic INT8 (no calibration)")}
 
 
 class GenerationBox(QGroupBox):
@@ -33,7 +38,7 @@ class GenerationBox(QGroupBox):
         self.kv = QComboBox()
         self.kv.setObjectName("kv_cache")
         for key, text, _value in KV_CHOICES:
-            self.kv.addItem(text, key)
+            self.kv.addItem(self.tr(text), key)
         self.kv.setToolTip(self.tr("past_key_values inputs and present outputs: one graph serves prefill and each "
                                    "decode step, validated token by token against HF generate()"))
         self.kv_dtype = QComboBox()
@@ -77,7 +82,8 @@ class GenerationBox(QGroupBox):
             combo.setObjectName(f"precision_{m}")
             for p in PRECISIONS:
                 combo.addItem(p, p)
-                combo.setItemData(combo.count() - 1, PRECISION_TIPS.get(p, ""), Qt.ItemDataRole.ToolTipRole)
+                combo.setItemData(combo.count() - 1, self.tr(PRECISION_TIPS[p]) if p in PRECISION_TIPS else "",
+                                  Qt.ItemDataRole.ToolTipRole)
             combo.setCurrentIndex(max(0, combo.findData(old.get(m, "fp32"))))
             combo.currentIndexChanged.connect(lambda _i: self.sig_changed.emit())
             self.precision_row.addWidget(QLabel(m))
@@ -116,7 +122,7 @@ class GenerationBox(QGroupBox):
             self.kv_note.setText(self.tr("on: the graph takes and returns the KV cache; the export is validated by greedy "
                                          "generation against HF generate(), and Try it / `studio generate` can run it"))
         else:
-            self.kv_note.setText(why or "off: a single pass over the whole sequence (no generation)")
+            self.kv_note.setText(why or self.tr("off: a single pass over the whole sequence (no generation)"))
         self._repolish()
         return True
 

@@ -27,9 +27,12 @@ from studio.gui.export_wizard.generation_box import GenerationBox
 from studio.gui.file_dialogs import start_dir
 from studio.gui.widgets.field_error import FieldError
 
-EXPORTERS = {"torchscript": ("TorchScript", "torch.onnx.export tracing: fast; fails on some newer attention ops "
-                                            "(GQA scaled_dot_product_attention)"),
-             "dynamo": ("Dynamo", "torch.export based: slower, handles newer models such as Qwen2-VL")}
+# exporter names (not translated) and their notes (translated where shown, context "OptionsStep")
+EXPORTERS = {"torchscript": ("TorchScript", QT_TRANSLATE_NOOP("OptionsStep", "torch.onnx.export tracing: fast; fails on "
+                                                                             "some newer attention ops (GQA "
+                                                                             "scaled_dot_product_attention)")),
+             "dynamo": ("Dynamo", QT_TRANSLATE_NOOP("OptionsStep", "torch.export based: slower, handles newer models "
+                                                                   "such as Qwen2-VL"))}
 MIN_OPSET, MAX_OPSET = 9, 23
 
 
@@ -92,11 +95,11 @@ class OptionsStep(Step):
         self.exporter.setMaximumWidth(260)
         for key, (text, tip) in EXPORTERS.items():
             self.exporter.addItem(text, key)
-            self.exporter.setItemData(self.exporter.count() - 1, tip, Qt.ItemDataRole.ToolTipRole)
+            self.exporter.setItemData(self.exporter.count() - 1, self.tr(tip), Qt.ItemDataRole.ToolTipRole)
         self.exporter_note = muted("")
         self.exporter.currentIndexChanged.connect(
-            lambda _i: self.exporter_note.setText(EXPORTERS[self.exporter.currentData()][1]))
-        self.exporter_note.setText(EXPORTERS["torchscript"][1])
+            lambda _i: self.exporter_note.setText(self.tr(EXPORTERS[self.exporter.currentData()][1])))
+        self.exporter_note.setText(self.tr(EXPORTERS["torchscript"][1]))
         self.opset = QSpinBox()
         self.opset.setRange(MIN_OPSET, MAX_OPSET)
         self.opset.setValue(17)
@@ -144,7 +147,7 @@ class OptionsStep(Step):
         self.generation = GenerationBox()
         self.generation.sig_changed.connect(self._update_command)
         self.body.addWidget(self.generation)
-        self.command = command_label("Equivalent command:", self.body)
+        self.command = command_label(self.tr("Equivalent command:"), self.body)
         self.body.addStretch(1)
         for sig in (self.output.textChanged, self.atol.textChanged, self.rtol.textChanged):
             sig.connect(lambda _t: self._update_command())
@@ -193,14 +196,15 @@ class OptionsStep(Step):
         self.split.setEnabled(len(modalities) > 1)
         if len(modalities) <= 1:
             self.split.setChecked(False)
-        self.split.setToolTip("" if len(modalities) > 1 else "needs inputs of more than one modality")
+        self.split.setToolTip("" if len(modalities) > 1 else self.tr("needs inputs of more than one modality"))
         self._update_command()
 
     def _output_edited(self, _text: str) -> None:
         self.output_touched = True
 
     def _browse(self) -> None:
-        path, _ = QFileDialog.getSaveFileName(self, self.tr("Export to"), start_dir(self.output.text(), None, name="model.onnx"), "ONNX models (*.onnx)")
+        path, _ = QFileDialog.getSaveFileName(self, self.tr("Export to"), start_dir(self.output.text(), None, name="model.onnx"),
+                                              self.tr("ONNX models (*.onnx)"))
         if path:
             self.output.setText(path if path.endswith(".onnx") else path + ".onnx")
             self.output_touched = True
@@ -245,8 +249,8 @@ class OptionsStep(Step):
             self.output_error.show_error(self.tr("the output would be written into the source model folder"), self.output,
                                          hint=self.tr("choose another folder; the export writes tokenizer files too"))
             ok = False
-        atol = self._float(self.atol, self.atol_error, "absolute tolerance")
-        rtol = self._float(self.rtol, self.rtol_error, "relative tolerance")
+        atol = self._float(self.atol, self.atol_error, self.tr("absolute tolerance"))
+        rtol = self._float(self.rtol, self.rtol_error, self.tr("relative tolerance"))
         if atol is None or rtol is None or not ok or self.model_dir is None:
             return None
         if out.exists():

@@ -188,7 +188,7 @@ class ResultStep(Step):
         sg.setVerticalSpacing(6)
         self.summary: dict[str, QLabel] = {}
         rows = [("model", self.tr("Model")), ("tokenizer", self.tr("Tokenizer")), ("export", self.tr("Export")), ("checks", self.tr("Checks")),
-                ("time", "Time")]
+                ("time", self.tr("Time"))]
         for i, (key, title) in enumerate(rows):
             sg.addWidget(_label(title, "muted"), i, 0, Qt.AlignmentFlag.AlignTop)
             v = _label("", selectable=True)
@@ -299,7 +299,7 @@ class ResultStep(Step):
         self.snippet.set_snippet(dg.snippet if has_snippet else None)
         raw = dg.raw_log or ""
         if self.job_log:
-            raw = (raw + "\n\n--- job log ---\n" if raw else "") + "\n".join(self.job_log)
+            raw = (raw + "\n\n--- " + self.tr("job log") + " ---\n" if raw else "") + "\n".join(self.job_log)
         self.raw_log.setPlainText(raw or self.tr("(the exporter produced no log)"))
 
     def _fill_summary(self, report: ExportReport) -> None:
@@ -310,12 +310,12 @@ class ResultStep(Step):
         if report.expected_tokenizer_class and report.expected_tokenizer_class != report.tokenizer_class:
             tok += "  " + self.tr("(the model type expects {cls})").format(cls=report.expected_tokenizer_class)
         self.summary["tokenizer"].setText(tok)
-        bits = [f"exporter {opts.get('exporter', '?')}", f"opset {opts.get('opset', '?')}"]
+        bits = [self.tr("exporter {name}").format(name=opts.get("exporter", "?")), f"opset {opts.get('opset', '?')}"]
         if opts.get("dynamic"):
             dyn = opts["dynamic"]
-            bits.append("dynamic " + (", ".join(dyn) if isinstance(dyn, list) else str(dyn)))
+            bits.append(self.tr("dynamic {axes}").format(axes=", ".join(dyn) if isinstance(dyn, list) else str(dyn)))
         if opts.get("split_modalities"):
-            bits.append(f"split into {len(report.parts)} part(s)")
+            bits.append(self.tr("split into {n} part(s)").format(n=len(report.parts)))
         self.summary["export"].setText(" · ".join(bits))
         val = report.validation
         self.summary["checks"].setText(self.tr("checker: {checker} · shape inference: {shape_inference} · "

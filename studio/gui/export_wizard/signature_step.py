@@ -37,9 +37,11 @@ def parse_axes(text: str) -> dict[int, str]:
     for part in [p.strip() for p in text.split(",") if p.strip()]:
         idx, sep, name = part.partition(":")
         if not sep or not idx.strip().isdigit() or not _NAME.match(name.strip()):
-            raise ValueError(f"'{part}' is not axis:name (for example 0:batch)")
+            raise ValueError(QCoreApplication.translate("SignatureStep", "'{part}' is not axis:name (for example "
+                                                                         "0:batch)").format(part=part))
         if int(idx) in out:
-            raise ValueError(f"axis {idx.strip()} is given twice")
+            raise ValueError(QCoreApplication.translate("SignatureStep", "axis {axis} is given twice").format(
+                axis=idx.strip()))
         out[int(idx)] = name.strip()
     return out
 
@@ -171,7 +173,7 @@ class SignatureStep(Step):
     def _changed(self) -> None:
         specs = [s for s in self.signature() if s.name]
         self.cli.setText("--input-signature " + ",".join(f"{s.modality}:{s.name}" for s in specs) if specs
-                         else "(no inputs)")
+                         else self.tr("(no inputs)"))
         self.sig_changed.emit()
 
     def _mark(self, r: int, col: int) -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, QObject, Qt, Signal
 from PySide6.QtWidgets import (
     QFileDialog,
     QGroupBox,
@@ -27,7 +27,10 @@ from studio.gui.hints import gui_hint
 from studio.gui.widgets.field_error import FieldError
 from studio.gui.widgets.layout import browse_row, form_column
 
-MEDIA = {"vlm": ("Image", "Images (*.png *.jpg *.jpeg *.bmp *.webp)"), "encoder-decoder": ("Audio", "WAV (*.wav)")}
+# (label, file filter) of the media field per generation kind; translated where shown (context "TryItPanel")
+MEDIA = {"vlm": (QT_TRANSLATE_NOOP("TryItPanel", "Image"),
+                 QT_TRANSLATE_NOOP("TryItPanel", "Images (*.png *.jpg *.jpeg *.bmp *.webp)")),
+         "encoder-decoder": (QT_TRANSLATE_NOOP("TryItPanel", "Audio"), "WAV (*.wav)")}
 
 
 class _Pieces(QObject):
@@ -62,8 +65,8 @@ class TryItPanel(QGroupBox):
         self.max_tokens = QSpinBox()
         self.max_tokens.setRange(1, 4096)
         self.max_tokens.setValue(32)
-        self.form = form_column(("Prompt", self.prompt_edit), ("Image", self.media_row),
-                                ("Max new tokens", self.max_tokens))
+        self.form = form_column((self.tr("Prompt"), self.prompt_edit), (self.tr("Image"), self.media_row),
+                                (self.tr("Max new tokens"), self.max_tokens))
         lay.addLayout(self.form)
         bar = QHBoxLayout()
         self.run_btn = QPushButton(self.tr("Generate"))
@@ -94,16 +97,18 @@ class TryItPanel(QGroupBox):
         if label is not None:
             label.setVisible(media is not None)
             if media:
-                label.setText(media[0])  # type: ignore[attr-defined]
+                label.setText(self.tr(media[0]))  # type: ignore[attr-defined]
         self.prompt_edit.setText("" if self.kind == "encoder-decoder" else self.prompt_edit.text())
-        self.prompt_edit.setPlaceholderText("optional for a transcript" if self.kind == "encoder-decoder" else "")
+        self.prompt_edit.setPlaceholderText(self.tr("optional for a transcript") if self.kind == "encoder-decoder"
+                                            else "")
         self.answer.clear()
         self.stats.setText("")
         self.field_error.clear_error()
 
     def _choose_media(self) -> None:
-        title, filt = MEDIA.get(self.kind, ("File", "*"))
-        path, _ = QFileDialog.getOpenFileName(self, self.tr("{title} to try").format(title=title), str(self.folder or Path.home()), filt)
+        title, filt = MEDIA.get(self.kind, (QT_TRANSLATE_NOOP("TryItPanel", "File"), "*"))
+        path, _ = QFileDialog.getOpenFileName(self, self.tr("{title} to try").format(title=self.tr(title)),
+                                              str(self.folder or Path.home()), self.tr(filt))
         if path:
             self.media_edit.setText(path)
 
@@ -125,7 +130,7 @@ class TryItPanel(QGroupBox):
         self.run_btn.setEnabled(False)
 
         def work(job: Any) -> Any:
-            job.set_status(f"generating with {folder.name}")
+            job.set_status(QCoreApplication.translate("TryItPanel", "generating with {name}").format(name=folder.name))
             return generate(folder, prompt, max_new_tokens=n, on_text=emit, **kw)
 
         self.jobs.start("try-it", self.tr("Try {name}").format(name=folder.name), work, on_done=self._done, on_failed=self._failed)

@@ -111,8 +111,8 @@ class MembersModel(QAbstractTableModel):
             labels = {k: v for k, v in a.labels.items() if k != "ring"}
             self.rows.append((a.name, a.url, a.labels.get("ring", ""),
                               ", ".join(f"{k}={v}" for k, v in sorted(labels.items())),
-                              a.token_file or "(the device's / the fleet's)",
-                              device_state.get(url_key(a.url), "not in Devices")))
+                              a.token_file or QCoreApplication.translate("FleetPage", "(the device's / the fleet's)"),
+                              device_state.get(url_key(a.url), QCoreApplication.translate("FleetPage", "not in Devices"))))
         self.endResetModel()
 
     def rowCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: N802, B008

@@ -1,4 +1,5 @@
-"""Which groups are open, and what that shows: the state behind the graph view's expand / collapse. No Qt.
+"""Which groups are open, and what that shows: the state behind the graph view's expand / collapse. No widgets
+(the rollup words through the thread-safe QCoreApplication.translate).
 
 One ``Expansion`` per model: the base graph, its hierarchy, the open groups and the layout cache that lets
 opening a group lay out only that group and its ancestors (studio.gui.graph.compound). ``layout()`` is what
@@ -11,6 +12,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 import numpy as np
+from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication
 
 from studio.gui.graph.compound import LayoutCache, compound_layout
 from studio.gui.graph.hierarchy import (
@@ -132,7 +134,14 @@ def unit_heat(graph: GraphData, values: dict[str, float], reduce: str = "sum") -
     return heat / (top or 1.0)
 
 
-ROLLUP_WORDS: dict[str, str] = {"unsupported": "unsupported", "risky": "risky", "unknown": "unknown"}
+# verdict -> the word counted on a group (English; rollup_text translates it in the "GraphRollup" context)
+ROLLUP_WORDS: dict[str, str] = {"unsupported": QT_TRANSLATE_NOOP("GraphRollup", "unsupported"),
+                                "risky": QT_TRANSLATE_NOOP("GraphRollup", "risky"),
+                                "unknown": QT_TRANSLATE_NOOP("GraphRollup", "unknown")}
+# a group's members, plural and singular
+_NOUNS = {"nodes": (QT_TRANSLATE_NOOP("GraphRollup", "nodes"), QT_TRANSLATE_NOOP("GraphRollup", "node")),
+          "inputs": (QT_TRANSLATE_NOOP("GraphRollup", "inputs"), QT_TRANSLATE_NOOP("GraphRollup", "input")),
+          "outputs": (QT_TRANSLATE_NOOP("GraphRollup", "outputs"), QT_TRANSLATE_NOOP("GraphRollup", "output"))}
 
 
 def rollups_for(exp: Expansion, graph: GraphData, frame_paths: list[str], base_verdicts: dict[int, str],
@@ -164,9 +173,11 @@ def rollup_text(counts: Counter[str] | None, size: int, dynamic: int = 0,
                 words: dict[str, str] | None = None, noun: str = "nodes") -> str:
     """``12 unsupported · 4 risky · 58 nodes``: the worst first, supported left out (it is the default);
     ``noun`` names the members ("inputs" for a box of graph inputs)."""
+    translate = QCoreApplication.translate  # thread-safe: layouts run off the GUI thread
     words = words or ROLLUP_WORDS
-    parts = [f"{counts[v]:,} {w}" for v, w in words.items() if counts and counts.get(v)]
+    parts = [f"{counts[v]:,} {translate('GraphRollup', w)}" for v, w in words.items() if counts and counts.get(v)]
     if dynamic:
-        parts.append(f"{dynamic:,} dynamic")
-    parts.append(f"{size:,} {noun[:-1] if size == 1 and noun.endswith('s') else noun}")
+        parts.append(translate("GraphRollup", "{n} dynamic").format(n=f"{dynamic:,}"))
+    plural, one = _NOUNS.get(noun, (noun, noun[:-1] if noun.endswith("s") else noun))
+    parts.append(f"{size:,} {translate('GraphRollup', one if size == 1 else plural)}")
     return " · ".join(parts)

@@ -1,4 +1,5 @@
-"""Module hierarchy of a graph, and the graph a reader sees with some groups collapsed. No Qt here.
+"""Module hierarchy of a graph, and the graph a reader sees with some groups collapsed. No widgets (words through the
+thread-safe QCoreApplication.translate).
 
 Groups come from the exporter's scopes (``/text_model/encoder/layers.0/self_attn/MatMul`` or the dynamo
 exporter's name-scope metadata, read by ``studio.profiling.modules.node_scope``: one reader of scopes), so
@@ -18,6 +19,8 @@ import math
 import re
 from collections import Counter
 from dataclasses import dataclass, field, replace
+
+from PySide6.QtCore import QCoreApplication
 
 from studio.gui.graph.model import KIND_GROUP, KIND_INPUT, KIND_OP, KIND_OUTPUT, GEdge, GNode, GraphData
 
@@ -236,7 +239,8 @@ def _merge_chains(groups: dict[str, Group], group_of: list[str | None]) -> None:
             groups[c].parent = ""
         del groups[only.path]
         if only.nodes:
-            top = Group(f"{only.path}/~ops", f"{only.label} (its own ops)", 1, "", nodes=list(only.nodes),
+            own = QCoreApplication.translate("GraphRollup", "{group} (its own ops)").format(group=only.label)
+            top = Group(f"{only.path}/~ops", own, 1, "", nodes=list(only.nodes),
                         first=only.nodes[0])
             groups[top.path] = top
             root.children.append(top.path)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QPoint, QPointF
+from PySide6.QtCore import QCoreApplication, QPoint, QPointF
 
 from studio.gui.graph import palette
 from studio.gui.graph.expansion import Expansion, rollup_text
@@ -84,8 +84,10 @@ class GroupsMixin:
             verdict = palette.VERDICTS[int(self.gscene.verdict_index[idx])]
         lines = [f"<b>{node.op_type}</b> &nbsp;<span style='color:gray'>{node.name}</span>"]
         if node.kind == KIND_OP:
-            lines.append(f"verdict: {palette.VERDICT_LABELS[verdict]}")
-        for label, names in (("in", node.inputs), ("out", node.outputs)):
+            lines.append(QCoreApplication.translate("GraphView", "verdict: {verdict}").format(
+                verdict=QCoreApplication.translate("Verdicts", palette.VERDICT_LABELS[verdict])))
+        for label, names in ((QCoreApplication.translate("GraphView", "in"), node.inputs),
+                             (QCoreApplication.translate("GraphView", "out"), node.outputs)):
             for t in names[:4]:
                 info = self.graph.tensors.get(t)
                 shape = f" [{info.shape_text()}]" if info else ""

@@ -53,7 +53,7 @@ def _shape_html(shape: list[Any] | None, dynamic: bool) -> str:
             parts.append(str(d))
         else:
             parts.append(f"<span class='dyn'>{escape(str(d) if d is not None else '?')}</span>")
-    text = " × ".join(parts) if parts else "scalar"
+    text = " × ".join(parts) if parts else escape(translate("Details", "scalar"))
     return f"<span class='mono'>[{text}]</span>" + (" <span class='dyn'>◆</span>" if dynamic else "")
 
 
@@ -62,11 +62,12 @@ def _tensor_rows(graph: GraphData, names: list[str], report: Any) -> str:
     dyn_tensors = getattr(getattr(report, "dynamic", None), "tensors", {}) or {}
     for t in names:
         if not t:
-            rows.append("<tr><td class='muted'>(omitted)</td><td></td><td></td></tr>")
+            rows.append("<tr><td class='muted'>" + escape(translate("Details", "(omitted)")) + "</td><td></td><td></td></tr>")
             continue
         info = graph.tensors.get(t)
         dyn = dyn_tensors.get(t)
-        tag = " <span class='muted'>(weight)</span>" if info is not None and info.initializer else ""
+        tag = (" <span class='muted'>" + escape(translate("Details", "(weight)")) + "</span>"
+               if info is not None and info.initializer else "")
         dtype = escape(info.dtype) if info is not None else "?"
         shape = _shape_html(info.shape if info is not None else None, dyn is not None)
         origin = ""
@@ -75,7 +76,8 @@ def _tensor_rows(graph: GraphData, names: list[str], report: Any) -> str:
             for oid in dyn.origins[:3]:
                 o = report.dynamic.origin(oid)
                 descs.append(escape(o.description if o is not None else oid))
-            origin = f"<br><span class='muted'>dynamic from: {'; '.join(descs)}</span>"
+            origin = ("<br><span class='muted'>"
+                      + translate("Details", "dynamic from: {origins}").format(origins="; ".join(descs)) + "</span>")
         rows.append(f"<tr><td class='mono'>{escape(t)}{tag}{origin}</td><td>{dtype}</td><td>{shape}</td></tr>")
     return "".join(rows)
 
@@ -112,7 +114,8 @@ def node_details_html(graph: GraphData, node: GNode, report: Any, target: str | 
             reason = (report.node_reasons.get(tid, {}) or {}).get(key, "")
             if key in eff.by_node:
                 was = eff.overridden.get(key)
-                reason = f"{eff.by_node[key]}" + (f" (the profile said {was[0]}: {reason})" if was else "")
+                said = translate("Details", " (the profile said {verdict}: {reason})")
+                reason = f"{eff.by_node[key]}" + (said.format(verdict=was[0], reason=reason) if was else "")
             mark = " style='font-weight:600'" if tid == target else ""
             out.append(f"<tr><td nowrap{mark}>{escape(tid)}</td><td nowrap>{verdict_chip(v, theme)}</td>"
                        f"<td class='muted'>{escape(reason)}</td></tr>")
@@ -133,8 +136,9 @@ def node_details_html(graph: GraphData, node: GNode, report: Any, target: str | 
     else:
         out.append("<p class='muted'>" + translate("Details", "none") + "</p>")
     if node.subgraph_nodes:
-        out.append(f"<h3>Nested graphs</h3><p>{len(node.subgraph_nodes)} nodes inside "
-                   f"(verdicts of nested nodes colour this node)</p>")
+        out.append("<h3>" + translate("Details", "Nested graphs") + "</h3><p>"
+                   + translate("Details", "{n} nodes inside (verdicts of nested nodes colour this node)").format(
+                       n=len(node.subgraph_nodes)) + "</p>")
     return "".join(out)
 
 
@@ -143,13 +147,17 @@ def stats_html(stats: Any, graph: GraphData | None, report: Any, theme: str = "l
     out = [_css(theme)]
     if stats is None:
         return out[0] + "<p class='muted'>" + translate("Details", "No model inspected yet.") + "</p>"
-    rows = [(translate("Details", "Nodes"), f"{stats.nodes:,}" + (f" <span class='muted'>({stats.main_graph_nodes:,} in the main graph,"
-                                              f" {stats.subgraphs} subgraphs)</span>" if stats.subgraphs else "")),
+    sub = translate("Details", "({main} in the main graph, {subgraphs} subgraphs)").format(
+        main=f"{stats.main_graph_nodes:,}", subgraphs=stats.subgraphs)
+    ext = translate("Details", "{size} in {files} file(s), {tensors} tensors").format(
+        size=human_bytes(stats.external_data_bytes), files=len(stats.external_data_files),
+        tensors=stats.external_tensors)
+    rows = [(translate("Details", "Nodes"), f"{stats.nodes:,}" + (f" <span class='muted'>{sub}</span>"
+                                                                  if stats.subgraphs else "")),
             (translate("Details", "Parameters"), human_count(stats.parameters) + (f" <span class='muted'>({stats.parameters:,})</span>"
                                                               if stats.parameters >= 1000 else "")),
             (translate("Details", "Initializers"), f"{stats.initializers:,} · {human_bytes(stats.initializer_bytes)}"),
-            (translate("Details", "External data"), (f"{human_bytes(stats.external_data_bytes)} in {len(stats.external_data_files)} "
-                               f"file(s), {stats.external_tensors} tensors") if stats.external_data_files else translate("Details", "none")),
+            (translate("Details", "External data"), ext if stats.external_data_files else translate("Details", "none")),
             (translate("Details", "File size"), human_bytes(stats.file_bytes)),
             (translate("Details", "FLOPs (est.)"), human_count(stats.flops) + "FLOP"),
             (translate("Details", "Activations peak"), human_bytes(stats.activation_bytes_peak)),
@@ -166,7 +174,7 @@ def stats_html(stats: Any, graph: GraphData | None, report: Any, theme: str = "l
     if stats.estimate_note:
         out.append(f"<p class='muted'>{escape(stats.estimate_note)}</p>")
     if stats.inputs:
-        out.append("<h3>Inputs</h3><table class='t' width='100%'>")
+        out.append("<h3>" + translate("Details", "Inputs") + "</h3><table class='t' width='100%'>")
         for name, d in stats.inputs.items():
             dyn = any(not isinstance(x, int) for x in (d.get("shape") or [None]))
             out.append(f"<tr><td class='mono'>{escape(name)}</td><td>{escape(str(d.get('dtype')))}</td>"
@@ -176,14 +184,16 @@ def stats_html(stats: Any, graph: GraphData | None, report: Any, theme: str = "l
     if hist:
         top = hist[0][1] or 1
         bar = palette.SELECTION[theme]
-        out.append(f"<h3>Operators ({len(hist)} types)</h3><table width='100%' cellspacing='0' cellpadding='1'>")
+        out.append("<h3>" + translate("Details", "Operators ({n} types)").format(n=len(hist))
+                   + "</h3><table width='100%' cellspacing='0' cellpadding='1'>")
         for op, n in hist[:40]:
             pct = max(1, round(100 * n / top))
             out.append(f"<tr><td width='40%' class='mono'>{escape(op)}</td><td width='12%' align='right'>{n:,}"
                        f"&nbsp;</td><td><table width='{pct}%' cellspacing='0' cellpadding='0'><tr>"
                        f"<td bgcolor='{bar}' height='9'></td></tr></table></td></tr>")
         if len(hist) > 40:
-            out.append(f"<tr><td class='muted' colspan='3'>… {len(hist) - 40} more op types</td></tr>")
+            more = translate("Details", "… {n} more op types").format(n=len(hist) - 40)
+            out.append(f"<tr><td class='muted' colspan='3'>{more}</td></tr>")
         out.append("</table>")
     return "".join(out)
 
@@ -194,10 +204,12 @@ def dynamic_html(report: Any, theme: str = "light") -> str:
     if dyn is None:
         return out[0]
     if not dyn.origins:
-        out.append("<p>All shapes are static.</p>")
+        out.append("<p>" + translate("Details", "All shapes are static.") + "</p>")
         return "".join(out)
-    out.append(f"<p>{len(dyn.tensors):,} tensors have dynamic dims, from {len(dyn.origins)} origin(s):</p>"
-               "<table class='t' width='100%'><tr><th>origin</th><th>kind</th><th>reaches</th></tr>")
+    head = translate("Details", "{tensors} tensors have dynamic dims, from {origins} origin(s):").format(
+        tensors=f"{len(dyn.tensors):,}", origins=len(dyn.origins))
+    out.append(f"<p>{head}</p><table class='t' width='100%'><tr><th>" + translate("Details", "origin") + "</th><th>"
+               + translate("Details", "kind") + "</th><th>" + translate("Details", "reaches") + "</th></tr>")
     for o in dyn.origins:
         out.append(f"<tr><td>{escape(o.description)}</td><td>{escape(o.kind)}</td><td>{o.reaches:,}</td></tr>")
     out.append("</table>")
@@ -220,20 +232,28 @@ def changes_html(title: str, diff: Any, theme: str = "light", steps: list[str] |
     if parity is not None:
         max_abs, worst = parity.extremes(empty=(float("nan"), float("nan")))
         color = ok if parity.passed else bad
-        verdict = "passed" if parity.passed else "FAILED"
-        out.append(f"<p>Parity against the original ({escape(parity.precision)}, {len(parity.cases)} input "
-                   f"cases): <b style='color:{color}'>{verdict}</b> · max |Δ| {max_abs:.2e} · "
-                   f"min cosine {worst:.6f}</p>")
-    out.append(f"<p>nodes {arrow(diff.nodes_before, diff.nodes_after)} · weights "
-               f"{arrow(diff.initializer_bytes_before, diff.initializer_bytes_after, human_bytes)} · dynamic origins "
-               f"{arrow(len(diff.dynamic_before), len(diff.dynamic_after))}</p>")
-    out.append("<table class='t' width='100%'><tr><th>target</th><th>verdict</th><th>unsupported</th>"
-               "<th>risky</th><th>resolved</th><th>new</th></tr>")
+        verdict = translate("Details", "passed") if parity.passed else translate("Details", "FAILED")
+        line = translate("Details", "Parity against the original ({precision}, {cases} input cases): {verdict}"
+                                    " · max |Δ| {max_abs} · min cosine {cosine}")
+        out.append("<p>" + line.format(precision=escape(parity.precision), cases=len(parity.cases),
+                                       verdict=f"<b style='color:{color}'>{verdict}</b>", max_abs=f"{max_abs:.2e}",
+                                       cosine=f"{worst:.6f}") + "</p>")
+    summary = translate("Details", "nodes {nodes} · weights {weights} · dynamic origins {origins}")
+    out.append("<p>" + summary.format(
+        nodes=arrow(diff.nodes_before, diff.nodes_after),
+        weights=arrow(diff.initializer_bytes_before, diff.initializer_bytes_after, human_bytes),
+        origins=arrow(len(diff.dynamic_before), len(diff.dynamic_after))) + "</p>")
+    heads = (translate("Details", "target"), translate("Details", "verdict"), translate("Details", "unsupported"),
+             translate("Details", "risky"), translate("Details", "resolved"), translate("Details", "new"))
+    out.append("<table class='t' width='100%'><tr>" + "".join(f"<th>{h}</th>" for h in heads) + "</tr>")
     order = {"pass": 0, "unknown": 1, "risky": 2, "fail": 3}
+    said = {"pass": translate("Details", "pass"), "unknown": translate("Details", "unknown"),
+            "risky": translate("Details", "risky"), "fail": translate("Details", "fail")}
     for tid, d in diff.targets.items():
         va, vb = d.before, d.after
-        vtxt = escape(va) if va == vb else (f"{escape(va)} → <b style='color:{ok if order.get(vb, 9) < order.get(va, 9) else bad}'>"
-                                           f"{escape(vb)}</b>")
+        ta, tb = escape(said.get(va, va)), escape(said.get(vb, vb))
+        vtxt = ta if va == vb else (f"{ta} → <b style='color:{ok if order.get(vb, 9) < order.get(va, 9) else bad}'>"
+                                    f"{tb}</b>")
         u = arrow(d.counts_before.get("unsupported", 0), d.counts_after.get("unsupported", 0))
         r = arrow(d.counts_before.get("risky", 0), d.counts_after.get("risky", 0))
         out.append(f"<tr><td>{escape(tid)}</td><td>{vtxt}</td><td>{u}</td><td>{r}</td>"
@@ -242,11 +262,12 @@ def changes_html(title: str, diff: Any, theme: str = "light", steps: list[str] |
     out.append("</table>")
     resolved = sorted({m for d in diff.targets.values() for m in d.resolved})
     introduced = sorted({m for d in diff.targets.values() for m in d.introduced})
-    for label, items, color in (("Resolved", resolved, ok), ("New", introduced, bad)):
+    for label, items, color in ((translate("Details", "Resolved"), resolved, ok),
+                                (translate("Details", "New"), introduced, bad)):
         if items:
             out.append(f"<h3 style='color:{color}'>{label} ({len(items)})</h3>")
             for m in items[:12]:
                 out.append(f"<p style='margin:1px 0' class='muted'>• {escape(m)}</p>")
             if len(items) > 12:
-                out.append(f"<p class='muted'>… {len(items) - 12} more</p>")
+                out.append("<p class='muted'>" + translate("Details", "… {n} more").format(n=len(items) - 12) + "</p>")
     return "".join(out)

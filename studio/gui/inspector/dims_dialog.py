@@ -26,7 +26,7 @@ class DimsDialog(QDialog):
         for label, default in dims:
             edit = QLineEdit(default)
             if optional:
-                edit.setPlaceholderText("dynamic")
+                edit.setPlaceholderText(self.tr("dynamic"))
             self.fields[label] = edit
             self.form.addRow(label, edit)
         lay.addLayout(self.form)
@@ -47,8 +47,8 @@ class DimsDialog(QDialog):
         for label, edit in self.fields.items():
             text = edit.text().strip()
             if (text or not self.optional) and (not text.isdigit() or int(text) < 1):
-                self.error.setText(f"{label}: enter a positive integer" + (" (or leave it empty)" if self.optional
-                                                                            else ""))
+                self.error.setText(self.tr("{dim}: enter a positive integer (or leave it empty)").format(dim=label)
+                                   if self.optional else self.tr("{dim}: enter a positive integer").format(dim=label))
                 edit.setFocus()
                 return
         if self.optional and not self.values():

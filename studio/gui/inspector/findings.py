@@ -7,6 +7,7 @@ from typing import Any
 
 from PySide6.QtCore import (
     QT_TRANSLATE_NOOP,
+    QCoreApplication,
     QItemSelection,
     QItemSelectionModel,
     QModelIndex,
@@ -31,7 +32,8 @@ from studio.gui.widgets.tables import RowsModel
 
 COLUMNS = (QT_TRANSLATE_NOOP("Columns", "Severity"), QT_TRANSLATE_NOOP("Columns", "Target"), QT_TRANSLATE_NOOP("Columns", "Rule"), QT_TRANSLATE_NOOP("Columns", "Node"), QT_TRANSLATE_NOOP("Columns", "Op"), QT_TRANSLATE_NOOP("Columns", "Message"), QT_TRANSLATE_NOOP("Columns", "Hint"))
 SEVERITY_ORDER = {"error": 0, "warning": 1, "note": 2}
-SUMMARY_LABEL = {"pass": "PASS", "risky": "RISKY", "fail": "FAIL", "unknown": "UNKNOWN"}
+SUMMARY_LABEL = {"pass": QT_TRANSLATE_NOOP("TargetChip", "PASS"), "risky": QT_TRANSLATE_NOOP("TargetChip", "RISKY"),
+                 "fail": QT_TRANSLATE_NOOP("TargetChip", "FAIL"), "unknown": QT_TRANSLATE_NOOP("TargetChip", "UNKNOWN")}
 _Index = QModelIndex | QPersistentModelIndex
 
 
@@ -73,17 +75,21 @@ class FindingsModel(RowsModel):
     def cell(self, f: Any, col: int, role: int) -> Any:
         tool = self.overridden.get(id(f))
         if role == Qt.ItemDataRole.DisplayRole:
-            return ("✓ overridden" if tool and col == 0 else
-                    f"{f.message}  [overridden: {tool}]" if tool and col == 5 else self._text(f, col))
+            return (QCoreApplication.translate("FindingsPanel", "✓ overridden") if tool and col == 0 else
+                    f"{f.message}  " + QCoreApplication.translate("FindingsPanel", "[overridden: {tool}]").format(
+                        tool=tool) if tool and col == 5 else self._text(f, col))
         if role == Qt.ItemDataRole.ToolTipRole and tool and col in (0, 5):
-            return f"the profile's finding; {tool}, and the tool wins\n\n{f.message}"
+            return QCoreApplication.translate("FindingsPanel", "the profile's finding; {tool}, and the tool wins").format(
+                tool=tool) + f"\n\n{f.message}"
         if role == Qt.ItemDataRole.ForegroundRole and tool:
             return QBrush(QColor(palette.TEXT[self._theme][1]))
         if role == Qt.ItemDataRole.ToolTipRole:
             if col in (5, 6):
-                return f"{f.message}\n\nWhat to do: {f.hint}" if f.hint else f.message
+                return (f"{f.message}\n\n" + QCoreApplication.translate("FindingsPanel", "What to do: {hint}").format(
+                    hint=f.hint) if f.hint else f.message)
             if col == 3 and len(f.nodes) > 1:
-                return "\n".join(f.nodes[:30]) + (f"\n… {len(f.nodes) - 30} more" if len(f.nodes) > 30 else "")
+                return "\n".join(f.nodes[:30]) + ("\n" + QCoreApplication.translate("FindingsPanel", "… {n} more").format(
+                    n=len(f.nodes) - 30) if len(f.nodes) > 30 else "")
             return None
         if role == Qt.ItemDataRole.ForegroundRole and col == 0:
             solid = palette.verdict_colors(self._theme)[f.verdict if f.verdict in palette.VERDICT_INDEX
@@ -193,17 +199,20 @@ class FindingsPanel(QWidget):
         over = {id(f): effs[f.target if f.target != "*" else target].overrides_finding(f) for f in found}
         self.findings_model.set_findings(found, theme, {k: v for k, v in over.items() if v})
         summary, eff = report.targets.get(target), effs[target]
-        where = "all targets" if every else target
+        where = self.tr("all targets") if every else target
         verdict = ""
         tip = ""
         if summary and not every:
             if eff.verified and eff.model is not None:  # the verdict's word and its tool; the whole line on hover
                 word = eff.model.verdict.replace("-", " ").upper()
-                verdict, tip = f" — {word} (verified: {eff.model.by.split(' (')[0]})", eff.model.headline()
+                verdict = " — " + self.tr("{verdict} (verified: {tool})").format(
+                    verdict=word, tool=eff.model.by.split(" (")[0])
+                tip = eff.model.headline()
             else:
-                verdict = f" — {SUMMARY_LABEL.get(summary.verdict, '')}"
+                label = SUMMARY_LABEL.get(summary.verdict)
+                verdict = f" — {QCoreApplication.translate('TargetChip', label) if label else ''}"
         n_over = sum(1 for v in over.values() if v)
-        overridden = f", {n_over} overridden by the tool" if n_over else ""
+        overridden = self.tr(", {n} overridden by the tool").format(n=n_over) if n_over else ""
         self.findings_label.setText(self.tr("Findings for {where} ({n:,}{overridden}){verdict}").format(where=where, n=len(found), overridden=overridden, verdict=verdict))
         self.findings_label.setToolTip(tip or self.findings_label.full_text())
         self._fit_splitter(bool(found))

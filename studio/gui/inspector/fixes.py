@@ -96,8 +96,9 @@ def run_fix(kind: str, source: Path, params: dict[str, Any], job: Any,
     try:
         from studio.optimize.api import fix_model
     except ImportError as exc:
-        raise StudioError("the optimizer (studio.optimize) is not available in this installation",
-                          hint="install the optimize extra: pip install 'deployment-studio[optimize]'") from exc
+        raise StudioError(translate("FixFlow", "the optimizer (studio.optimize) is not available in this installation"),
+                          hint=translate("FixFlow", "install the optimize extra: {command}").format(
+                              command="pip install 'deployment-studio[optimize]'")) from exc
     options: dict[str, Any] = {
         "static": {"static": dict(params.get("dims") or {})},
         "simplify": {"simplify": True},
@@ -105,7 +106,8 @@ def run_fix(kind: str, source: Path, params: dict[str, Any], job: Any,
         "int8": {"int8": True},
     }[kind]
     if kind == "static" and not options["static"]:
-        raise InputError("no dims to make static", hint="enter a value for at least one dim, e.g. batch=1")
+        raise InputError(translate("FixFlow", "no dims to make static"),
+                         hint=translate("FixFlow", "enter a value for at least one dim, e.g. batch=1"))
     out = output_path(source, kind)
     report = fix_model(source, out, job=job, profile_dirs=profile_dirs, **options)
     return FixOutcome(kind=kind, source=source, path=Path(report.output or out), report=report)
@@ -183,7 +185,8 @@ class FixFlow:
                     page.state.record_artifact("fix_source", outcome.source, entry.name)
                 page.sig_workspace_changed.emit()
             except Exception as exc:  # the fixed file exists either way; the workspace is a convenience
-                page.sig_log.emit(f"could not add {outcome.path} to the workspace: {exc}")
+                page.sig_log.emit(translate("FixFlow", "could not add {path} to the workspace: {error}").format(
+                    path=outcome.path, error=exc))
         page.open_model(outcome.path)
         page.profiler.update_compare_button()
         page.side.setCurrentWidget(page.changes_panel)

@@ -29,10 +29,10 @@ def group_details_html(graph: GraphData, path: str, members: list[int], report: 
 
     ops = [graph.nodes[i] for i in members if graph.nodes[i].kind == KIND_OP]
     label = path.rsplit(".", 1)[-1] or path
+    kind = translate("GroupDetails", "group")  # outside the f-string, where lupdate finds it
     out = [_css(theme),
            f"<p style='font-size:13pt; font-weight:600; margin:0'>{escape(label)} "
-           f"<span class='muted' style='font-size:9pt; font-weight:400'>"
-           f"{escape(translate('GroupDetails', 'group'))}</span></p>",
+           f"<span class='muted' style='font-size:9pt; font-weight:400'>{escape(kind)}</span></p>",
            f"<p class='mono' style='margin:2px 0 6px 0'>{escape(path)}</p>"]
     dyn = set(getattr(getattr(report, "dynamic", None), "tensors", {}) or {})
     n_dyn = sum(1 for n in ops if any(o in dyn for o in n.outputs)) if dyn else 0

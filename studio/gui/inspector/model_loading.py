@@ -8,8 +8,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from PySide6.QtCore import QCoreApplication
+
 from studio.core.errors import InputError
 from studio.gui.graph.model import GraphData
+
+translate = QCoreApplication.translate  # thread-safe: the loading job's errors are said in the studio's language
 
 
 def resolve_model_file(path: Path | str) -> Path:
@@ -20,10 +24,11 @@ def resolve_model_file(path: Path | str) -> Path:
         for c in cands:
             if c.is_file():
                 return c
-        raise InputError(f"no .onnx file in folder {p}", offending=str(p),
-                         hint="choose the exported .onnx file, or export the model first")
+        raise InputError(translate("InspectPage", "no .onnx file in folder {path}").format(path=p), offending=str(p),
+                         hint=translate("InspectPage", "choose the exported .onnx file, or export the model first"))
     if not p.is_file():
-        raise InputError(f"model file not found: {p}", offending=str(p), hint="check the path")
+        raise InputError(translate("InspectPage", "model file not found: {path}").format(path=p), offending=str(p),
+                         hint=translate("InspectPage", "check the path"))
     return p
 
 
@@ -33,25 +38,28 @@ def load_graph_job(path: Path, job: Any) -> GraphData:
 
     from studio.gui.graph.model import graph_from_onnx
 
-    job.set_status(f"reading {path.name}")
+    job.set_status(translate("InspectPage", "reading {name}").format(name=path.name))
     job.set_progress(5, force=True)
     try:
         proto = onnx.load(str(path), load_external_data=False)
     except Exception as exc:  # onnx raises DecodeError, OSError, ...: all mean "not a readable model"
-        raise InputError(f"cannot read {path.name} as an ONNX model: {type(exc).__name__}: {exc}"[:400],
-                         offending=str(path), hint="is the file complete and really an .onnx model?") from exc
+        said = translate("InspectPage", "cannot read {name} as an ONNX model: {error}").format(
+            name=path.name, error=f"{type(exc).__name__}: {exc}")
+        raise InputError(said[:400], offending=str(path),
+                         hint=translate("InspectPage", "is the file complete and really an .onnx model?")) from exc
     from studio.core.external_data import check_data_files
 
     check_data_files(proto, path)  # weights in a data file are never read here, but one that is gone is named
     job.check_cancelled()
-    job.set_status("inferring shapes for the graph labels")
+    job.set_status(translate("InspectPage", "inferring shapes for the graph labels"))
     job.set_progress(35, force=True)
     try:
         proto = onnx.shape_inference.infer_shapes(proto, strict_mode=False)
     except Exception as exc:  # labels then show only declared shapes; the report says why inference failed
-        job.log(f"shape inference failed ({type(exc).__name__}); showing declared shapes only")
+        job.log(translate("InspectPage", "shape inference failed ({error}); showing declared shapes only").format(
+            error=type(exc).__name__))
     job.check_cancelled()
-    job.set_status("building the graph")
+    job.set_status(translate("InspectPage", "building the graph"))
     job.set_progress(70, force=True)
     graph = graph_from_onnx(proto)
     job.set_progress(100, force=True)

@@ -154,11 +154,13 @@ def webengine_problem() -> str | None:
         import PySide6.QtWebEngineCore  # noqa: F401
         import PySide6.QtWebEngineWidgets  # noqa: F401
     except Exception as exc:  # ImportError, or a missing system library reported as OSError
-        return f"QtWebEngine is not available: {type(exc).__name__}: {exc}"
+        return QCoreApplication.translate("NetronView", "QtWebEngine is not available: {error}").format(
+            error=f"{type(exc).__name__}: {exc}")
     try:
         import netron  # noqa: F401
     except ImportError:
-        return "the netron package is not installed (pip install 'deployment-studio[gui]')"
+        return QCoreApplication.translate("NetronView", "the netron package is not installed ({command})").format(
+            command="pip install 'deployment-studio[gui]'")
     return None
 
 
@@ -201,7 +203,7 @@ class NetronView(QWidget):
             try:
                 self._create_web()
             except Exception as exc:  # a broken WebEngine install: keep the page alive and say so
-                self.problem = f"QtWebEngine could not start: {type(exc).__name__}: {exc}"
+                self.problem = self.tr("QtWebEngine could not start: {error}").format(error=f"{type(exc).__name__}: {exc}")
         if self.problem:
             self.message.setText(self.tr("The Netron tab is unavailable.\n{problem}\n\n"
                                          "The native graph view has the same verdicts, selection and search.").format(problem=self.problem))
@@ -272,7 +274,7 @@ class NetronView(QWidget):
             self.address = tuple(netron.serve(str(self.path), None, ("127.0.0.1", 0)))  # type: ignore[assignment]
             self._address_box[0] = self.address
         except Exception as exc:  # the server failing to bind must not take the page down
-            self._fail(f"could not start the Netron server: {type(exc).__name__}: {exc}")
+            self._fail(self.tr("could not start the Netron server: {error}").format(error=f"{type(exc).__name__}: {exc}"))
             return
         self.message.setText(self.tr("Netron is laying out {name}…").format(name=self.path.name))
         self._stack.setCurrentWidget(self.message)
@@ -291,10 +293,11 @@ class NetronView(QWidget):
 
     def _on_load_finished(self, ok: bool) -> None:
         if not ok and self.address is not None:
-            self._fail(f"Netron did not load from {self.url}")
+            self._fail(self.tr("Netron did not load from {url}").format(url=self.url))
 
     def _on_render_crash(self, status: Any, code: int) -> None:
-        self._fail(f"the QtWebEngine render process stopped ({getattr(status, 'name', status)}, code {code})")
+        self._fail(self.tr("the QtWebEngine render process stopped ({status}, code {code})").format(
+            status=getattr(status, "name", status), code=code))
 
     def _fail(self, why: str) -> None:
         self._poll.stop()

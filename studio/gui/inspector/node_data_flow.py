@@ -28,7 +28,7 @@ def read_overlay(path: Path, model: Path, job: Any) -> Any:
     from studio.inspect.api import load_structure
     from studio.inspect.node_data import read_node_data
 
-    job.set_status(f"reading {path.name}")
+    job.set_status(translate("NodeDataFlow", "reading {name}").format(name=path.name))
     return read_node_data(path, load_structure(model))
 
 
@@ -47,8 +47,9 @@ class NodeDataFlow:
     def load(self, path: Path) -> None:
         page = self.page
         if page.model_path is None:
-            page._show_error(InputError("open a model first", offending=str(path),
-                                        hint="node data colours the nodes of the model shown"))
+            page._show_error(InputError(translate("NodeDataFlow", "open a model first"), offending=str(path),
+                                        hint=translate("NodeDataFlow", "node data colours the nodes of the model "
+                                                                       "shown")))
             return
         model = page.model_path
         page.jobs.start("inspect.node_data", translate("NodeDataFlow", "node data {name}").format(name=path.name), lambda job: read_overlay(path, model, job),
@@ -60,23 +61,27 @@ class NodeDataFlow:
         values = overlay.values
         numbers = {k: float(v) for k, v in values.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
         words = {k: str(v) for k, v in values.items() if isinstance(v, str)}
-        note = f" ({len(overlay.unknown)} ids name no node of this model)" if overlay.unknown else ""
+        note = (translate("NodeDataFlow", " ({n} ids name no node of this model)").format(n=len(overlay.unknown))
+                if overlay.unknown else "")
         if numbers:
             page.set_heat(numbers, overlay.name)
         elif words and set(words.values()) <= set(palette.VERDICTS):
             page.view.set_verdicts(words)
         else:
-            page._show_error(InputError("the node data holds no numbers and no verdict words to colour by",
-                                        offending=overlay.name, hint="load a file written by `studio inspect "
-                                        "--node-data` or one with numeric values"))
+            page._show_error(InputError(translate("NodeDataFlow", "the node data holds no numbers and no verdict "
+                                                                  "words to colour by"),
+                                        offending=overlay.name,
+                                        hint=translate("NodeDataFlow", "load a file written by `studio inspect "
+                                                                       "--node-data` or one with numeric values")))
             return
-        page.sig_log.emit(f"node data '{overlay.name}': {len(values)} nodes coloured{note}")
+        page.sig_log.emit(translate("NodeDataFlow", "node data '{name}': {n} nodes coloured").format(
+            name=overlay.name, n=len(values)) + note)
 
     def choose_and_export(self) -> None:
         page = self.page
         if page.report is None or page.model_path is None:
-            page._show_error(InputError("nothing to export yet: the model is not inspected",
-                                        hint="wait for the inspection to finish"))
+            page._show_error(InputError(translate("NodeDataFlow", "nothing to export yet: the model is not inspected"),
+                                        hint=translate("NodeDataFlow", "wait for the inspection to finish")))
             return
         default = page.model_path.with_suffix(".node_data.json").name
         path, _ = QFileDialog.getSaveFileName(page, translate("NodeDataFlow", "Export overlays as Model Explorer node data"),
@@ -93,7 +98,8 @@ class NodeDataFlow:
         page.jobs.start("inspect.node_data", translate("NodeDataFlow", "export node data {name}").format(name=out.name),
                         lambda job: export_overlays(report, model, out),
                         on_done=lambda files: page.sig_log.emit(
-                            "wrote node data: " + ", ".join(str(f) for f in files)),
+                            translate("NodeDataFlow", "wrote node data: {files}").format(
+                                files=", ".join(str(f) for f in files))),
                         on_failed=page.job_failed)
 
 

@@ -84,7 +84,7 @@ class OptimizeDialog(QDialog):
         self.time_spin = QDoubleSpinBox()
         self.time_spin.setRange(0.1, 600.0)
         self.time_spin.setValue(10.0)
-        self.time_spin.setSuffix(" min")
+        self.time_spin.setSuffix(self.tr(" min"))
         self.out_edit = QLineEdit()
         self.out_edit.setPlaceholderText(self.tr("default: WORKSPACE/optimized/NAME-TARGET"))
         top = QHBoxLayout()
@@ -162,7 +162,7 @@ class OptimizeDialog(QDialog):
         self.target_combo.blockSignals(True)
         self.target_combo.clear()
         for t, ok, why in judged_targets():
-            self.target_combo.addItem(t if ok else f"{t} (unavailable)", t)
+            self.target_combo.addItem(t if ok else self.tr("{target} (unavailable)").format(target=t), t)
             self.target_combo.setItemData(self.target_combo.count() - 1, why, Qt.ItemDataRole.ToolTipRole)
         idx = self.target_combo.findData(target) if target else -1
         self.target_combo.setCurrentIndex(max(idx, 0))
@@ -186,7 +186,7 @@ class OptimizeDialog(QDialog):
         return out
 
     def _update_cli(self) -> None:
-        self.cli_label.setText("CLI: " + " ".join(shlex.quote(a) for a in self.argv()))
+        self.cli_label.setText(self.tr("CLI: {command}").format(command=" ".join(shlex.quote(a) for a in self.argv())))
 
     def options(self) -> Any:
         """TuneOptions from the form; an InputError names a malformed field."""
@@ -274,9 +274,10 @@ class OptimizeDialog(QDialog):
                 self.table.put(c, metric)
                 self.scatter.candidates[c.id] = c
         self.scatter.redraw()
-        met = "budget met" if rep.met else "budget NOT met (the best candidate is written; see what blocks it)"
-        self.status_label.setText(f"{met}: {rep.out}" + (" (cached result)" if rep.cached else "")
-                                  + "".join(f"\nwarning: {w}" for w in rep.warnings))
+        met = self.tr("budget met") if rep.met else self.tr("budget NOT met (the best candidate is written; see what "
+                                                            "blocks it)")
+        self.status_label.setText(f"{met}: {rep.out}" + (self.tr(" (cached result)") if rep.cached else "")
+                                  + "".join("\n" + self.tr("warning: {warning}").format(warning=w) for w in rep.warnings))
         chosen = next((p.chosen for p in rep.parts if p.chosen), None)
         self.use_button.setEnabled(chosen is not None)
         if chosen:
@@ -287,7 +288,7 @@ class OptimizeDialog(QDialog):
         if err is None:
             self.error_label.hide()
             return
-        text = err.message + (f"\nhint: {err.hint}" if getattr(err, "hint", "") else "")
+        text = err.message + ("\n" + self.tr("hint: {hint}").format(hint=err.hint) if getattr(err, "hint", "") else "")
         lines = text.splitlines()
         short = "\n".join(lines[:4])[:600]  # a long trace stays in the tooltip and the Jobs panel's log
         self.error_label.setText(short + (" …" if short != text else ""))
@@ -314,10 +315,11 @@ class OptimizeDialog(QDialog):
             self.details.setHtml(self.details_html(c, self._part_of(cid)))
         part = self._part_of(cid)
         if part is not None and part.chosen:
-            self.use_button.setText("Use this" if part.chosen == cid else f"Use the chosen {part.chosen}")
-            self.use_button.setToolTip("only the chosen variant of each part is written; this candidate's recipe "
-                                       "is in the details" if part.chosen != cid else
-                                       "make this variant the current model (Inspect, Compile, Package)")
+            self.use_button.setText(self.tr("Use this") if part.chosen == cid
+                                    else self.tr("Use the chosen {candidate}").format(candidate=part.chosen))
+            self.use_button.setToolTip(self.tr("only the chosen variant of each part is written; this candidate's "
+                                               "recipe is in the details") if part.chosen != cid else
+                                       self.tr("make this variant the current model (Inspect, Compile, Package)"))
 
     def details_html(self, c: Any, part: Any) -> str:
         j = c.judged or {}
@@ -325,24 +327,29 @@ class OptimizeDialog(QDialog):
         lines = [f"<b>{_esc(c.id)}</b> [{_esc(c.part)}] {_esc(c.label)}: <b>{_esc(c.status)}</b>"]
         if c.accuracy:
             a = c.accuracy
-            lines.append(f"{metric} {fmt_acc(c.accuracy_value(metric), metric)} on {a['samples']} sample(s) "
-                         f"[{_esc(a.get('by', ''))}]")
+            lines.append(self.tr("{metric} {value} on {n} sample(s) [{by}]").format(
+                metric=metric, value=fmt_acc(c.accuracy_value(metric), metric), n=a["samples"],
+                by=_esc(a.get("by", ""))))
         if j.get("verdict"):
             v = j["verdict"]
-            lines.append(f"tool verdict: {_esc(v.get('verdict'))} [{_esc(v.get('by', ''))}], size "
-                         f"{fmt_size(j.get('size_bytes'))} [{_esc(j.get('size_by', ''))}]")
+            lines.append(self.tr("tool verdict: {verdict} [{by}], size {size} [{size_by}]").format(
+                verdict=_esc(v.get("verdict")), by=_esc(v.get("by", "")), size=fmt_size(j.get("size_bytes")),
+                size_by=_esc(j.get("size_by", ""))))
         if c.latency_ms is not None:
-            lines.append(f"host latency {c.latency_ms:.3f} ms [{_esc(c.latency_by)}]")
+            lines.append(self.tr("host latency {ms} ms [{by}]").format(ms=f"{c.latency_ms:.3f}",
+                                                                      by=_esc(c.latency_by)))
         if j.get("error"):
             lines.append(f"<span style='color:#c5221f'>{_esc(j['error'][:600])}</span>")
         for n in list(c.recipe.get("notes") or []) + list(j.get("steps") or [])[:6]:
             lines.append(f"· {_esc(n)}")
         if part is not None and part.chosen == c.id:
             for b in part.blocking[:8]:
-                lines.append(f"blocking: {_esc(b.node or '(model)')}: {_esc(b.rule)}: {_esc(b.message[:160])} "
-                             f"[{_esc(b.tool)}]")
+                lines.append(self.tr("blocking: {node}: {rule}: {message} [{tool}]").format(
+                    node=_esc(b.node or self.tr("(model)")), rule=_esc(b.rule), message=_esc(b.message[:160]),
+                    tool=_esc(b.tool)))
             if part.commands:
-                lines.append("recipe:<br><code>" + "<br>".join(_esc(x) for x in part.commands) + "</code>")
+                lines.append(self.tr("recipe:") + "<br><code>" + "<br>".join(_esc(x) for x in part.commands)
+                             + "</code>")
         return "<br>".join(lines)
 
     def use_chosen(self) -> None:
@@ -353,7 +360,7 @@ class OptimizeDialog(QDialog):
         part = (self._part_of(cid) if cid else None) or next((p for p in self.report.parts if p.chosen), None)
         path = Path(part.files.get("model", "")) if part is not None else None
         if path is None or not path.is_file():
-            self._show_error(StudioError("the chosen variant's file is not there", hint=str(path)))
+            self._show_error(StudioError(self.tr("the chosen variant's file is not there"), hint=str(path)))
             return
         page = self.page
         if page.workspace is not None:
@@ -366,7 +373,7 @@ class OptimizeDialog(QDialog):
                 page.workspace.save()
                 page.sig_workspace_changed.emit()
             except Exception as exc:  # the file is there either way; the workspace is a convenience
-                page.sig_log.emit(f"could not add {path} to the workspace: {exc}")
+                page.sig_log.emit(self.tr("could not add {path} to the workspace: {error}").format(path=path, error=exc))
         if page.model_path is None or page.model_path.resolve() != path.resolve():  # adding it may have opened it
             page.open_model(path)
         self.status_label.setText(self.tr("now the current model: {path}").format(path=path))

@@ -24,7 +24,9 @@ from PySide6.QtWidgets import (
 COLUMNS = (QT_TRANSLATE_NOOP("Columns", "Part"), QT_TRANSLATE_NOOP("Columns", "Id"), QT_TRANSLATE_NOOP("Columns", "Precision"), QT_TRANSLATE_NOOP("Columns", "Graph changes"), QT_TRANSLATE_NOOP("Columns", "Status"), QT_TRANSLATE_NOOP("Columns", "Tool verdict"), "NPU", QT_TRANSLATE_NOOP("Columns", "Accuracy"), QT_TRANSLATE_NOOP("Columns", "Size"),
            QT_TRANSLATE_NOOP("Columns", "Latency"))
 ID_ROLE = Qt.ItemDataRole.UserRole + 1
-OBJECTIVE_AXIS = {"npu-coverage": "nodes on the device (%)", "size": "size (KiB)", "host-latency": "host latency (ms)"}
+OBJECTIVE_AXIS = {"npu-coverage": QT_TRANSLATE_NOOP("CandidateScatter", "nodes on the device (%)"),
+                  "size": QT_TRANSLATE_NOOP("CandidateScatter", "size (KiB)"),
+                  "host-latency": QT_TRANSLATE_NOOP("CandidateScatter", "host latency (ms)")}
 COLORS = {"chosen": "#e8710a", "pareto": "#1967d2", "met": "#188038", "other": "#9aa0a6"}
 
 
@@ -87,7 +89,7 @@ class CandidateTable(QTableWidget):
         cells = [c.part, c.id + mark, prec, changes, c.status, verdict, "-" if cov is None else f"{100 * cov:.0f}%",
                  fmt_acc(acc, metric), fmt_size(j.get("size_bytes")),
                  "-" if c.latency_ms is None else f"{c.latency_ms:.3f} ms"]
-        tips = ["", "★ chosen, ◆ on the Pareto front", c.label, "\n".join([c.label, *(c.recipe.get("notes") or [])]),
+        tips = ["", self.tr("★ chosen, ◆ on the Pareto front"), c.label, "\n".join([c.label, *(c.recipe.get("notes") or [])]),
                 j.get("error", "")[:600], (j.get("verdict") or {}).get("by", "") or j.get("tool", ""),
                 j.get("tool", ""), (c.accuracy or {}).get("by", ""), j.get("size_by", ""), c.latency_by]
         for col, (text, tip) in enumerate(zip(cells, tips, strict=True)):
@@ -156,7 +158,7 @@ class CandidateScatter(QWidget):
         self.candidates.clear()
         self.points.clear()
         self.plot.setLabel("left", f"{metric} vs FP32")
-        self.plot.setLabel("bottom", OBJECTIVE_AXIS.get(objective, objective))
+        self.plot.setLabel("bottom", self.tr(OBJECTIVE_AXIS[objective]) if objective in OBJECTIVE_AXIS else objective)
         if budget is not None:
             self.budget_line.setValue(budget)
             self.budget_line.show()

@@ -95,9 +95,11 @@ class ProfileFlow:
 
             try:
                 saved = save_to_workspace(rep, page.workspace)
-                page.sig_log.emit(f"profile of {path.name} saved to {saved}")
+                page.sig_log.emit(translate("ProfileFlow", "profile of {name} saved to {path}").format(
+                    name=path.name, path=saved))
             except (OSError, StudioError) as exc:
-                page.sig_log.emit(f"could not save the profile of {path.name}: {exc}")
+                page.sig_log.emit(translate("ProfileFlow", "could not save the profile of {name}: {error}").format(
+                    name=path.name, error=exc))
         if page.model_path is None or path.resolve() != page.model_path.resolve():
             return  # another model was opened meanwhile: kept for it, not shown
         page.status_label.setText(translate("ProfileFlow", "profiled: {fmt_ms} ms per run").format(fmt_ms=fmt_ms(rep.run_mean_ms)))
@@ -146,7 +148,8 @@ class ProfileFlow:
 
                 rep, stale = found
                 saved_to = workspace_profile_path(page.workspace, path)
-                page.sig_log.emit(f"loaded the saved profile of {path.name} from {saved_to}")
+                page.sig_log.emit(translate("ProfileFlow", "loaded the saved profile of {name} from {path}").format(
+                    name=path.name, path=saved_to))
         self.show(rep, stale=stale, saved_to=saved_to)
         self.update_compare_button()
 
@@ -185,8 +188,10 @@ class ProfileFlow:
             page.profile_panel.set_compare_available(None)
             return
         page.profile_panel.set_compare_available(
-            f"profile {page.model_path.name if page.model_path else ''} with the inputs of the original's "
-            f"profile ({Path(before.model).name}, {before.runs} runs) and show the deltas")
+            translate("ProfileFlow", "profile {name} with the inputs of the original's profile ({original}, {runs} "
+                                     "runs) and show the deltas").format(
+                name=page.model_path.name if page.model_path else "", original=Path(before.model).name,
+                runs=before.runs))
 
     def compare_with_original(self) -> None:
         """Profile the fixed model exactly as its original was profiled, then show compare_profiles deltas."""

@@ -10,22 +10,34 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QRectF, Qt
+from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, QRectF, Qt
 from PySide6.QtGui import QBrush, QColor, QLinearGradient, QPainter, QPen, QPixmap
 
 from studio.gui.graph import palette
 
-STATUS_LABEL = {"measured": "measured", "fused": "fused", "folded": "folded", "removed": "removed",
-                "not-run": "not run"}
+translate = QCoreApplication.translate
+
+# source strings; status_label() translates them where they are drawn
+STATUS_LABEL = {"measured": QT_TRANSLATE_NOOP("ProfileFormat", "measured"),
+                "fused": QT_TRANSLATE_NOOP("ProfileFormat", "fused"),
+                "folded": QT_TRANSLATE_NOOP("ProfileFormat", "folded"),
+                "removed": QT_TRANSLATE_NOOP("ProfileFormat", "removed"),
+                "not-run": QT_TRANSLATE_NOOP("ProfileFormat", "not run")}
+
+
+def status_label(status: str) -> str:
+    """A node status as the current language says it (unknown statuses as they are)."""
+    return translate("ProfileFormat", STATUS_LABEL[status]) if status in STATUS_LABEL else status
 
 
 def status_text(nt: Any, names: dict[str, str] | None = None) -> str:
     """'measured', 'fused into X', 'folded', ... as the table shows it."""
     if nt.status == "fused" and nt.fused_into:
-        return f"fused into {(names or {}).get(nt.fused_into, nt.fused_into)}"
-    text = STATUS_LABEL.get(nt.status, nt.status)
+        return translate("ProfileFormat", "fused into {node}").format(
+            node=(names or {}).get(nt.fused_into, nt.fused_into))
+    text = status_label(nt.status)
     if nt.status == "measured" and nt.ort_op:
-        text += f" (as {nt.ort_op})"
+        text += translate("ProfileFormat", " (as {op})").format(op=nt.ort_op)
     return text
 
 
@@ -75,14 +87,17 @@ def node_time_html(nt: Any, rep: Any, theme: str = "light", names: dict[str, str
         ink = "#ffffff" if QColor(colour).lightness() < 150 else palette.TEXT["light"][0]
         chip = (f"<span style='background:{colour}; color:{ink}; font-weight:600'>"
                 f"&nbsp;{fmt_ms(nt.mean_ms)} ms&nbsp;</span>")
-        line = (f"{chip} mean · {fmt_ms(nt.p95_ms)} ms p95 · <b>{100 * nt.share:.1f}%</b> of node time"
-                f" · {nt.calls:g} kernel call(s) per run")
+        line = translate("ProfileFormat", "{chip} mean · {p95} ms p95 · {share} of node time"
+                                          " · {calls} kernel call(s) per run").format(
+            chip=chip, p95=fmt_ms(nt.p95_ms), share=f"<b>{100 * nt.share:.1f}%</b>", calls=f"{nt.calls:g}")
     else:
         line = f"<b>0 ms</b> · {escape(status_text(nt, names))}"
     extra = f"<br><span style='color:{muted}'>{escape(nt.reason)}</span>" if nt.reason else ""
-    module = f"<br><span style='color:{muted}'>module {escape(nt.module)}</span>" if nt.module else ""
-    return (f"<p style='margin:4px 0 2px 0'><span style='color:{muted}'>Profiled time "
-            f"({rep.runs} runs):</span> {line}{extra}{module}</p>")
+    module = (f"<br><span style='color:{muted}'>"
+              + translate("ProfileFormat", "module {name}").format(name=escape(nt.module)) + "</span>"
+              if nt.module else "")
+    head = translate("ProfileFormat", "Profiled time ({runs} runs):").format(runs=rep.runs)
+    return (f"<p style='margin:4px 0 2px 0'><span style='color:{muted}'>{head}</span> {line}{extra}{module}</p>")
 
 
 def comparison_html(c: Any, theme: str = "light", top: int = 15) -> str:
@@ -95,9 +110,9 @@ def comparison_html(c: Any, theme: str = "light", top: int = 15) -> str:
         if abs(d) < 1e-9:
             return f"<span style='color:{muted}'>±0</span>"
         if after is None:
-            note = " gone"
+            note = translate("ProfileFormat", " gone")
         elif before is None:
-            note = " new"
+            note = translate("ProfileFormat", " new")
         else:
             note = f" ({100 * d / before:+.0f}%)" if before else ""
         return f"<b style='color:{ok if d < 0 else bad}'>{d:+.4f}</b><span style='color:{muted}'>{note}</span>"
@@ -109,16 +124,20 @@ def comparison_html(c: Any, theme: str = "light", top: int = 15) -> str:
     out.append(f"<p style='font-weight:600; font-size:11pt; margin:0'>{escape(Path(c.before).name)} → "
                f"{escape(Path(c.after).name)}</p>")
     ratio = f" · ×{c.run_ratio:.2f}" if c.run_ratio else ""
-    out.append(f"<p style='margin:4px 0'>Run time {fmt_ms(c.run_before_ms)} → <b>{fmt_ms(c.run_after_ms)} ms</b> "
-               f"({delta(c.run_delta_ms, c.run_before_ms)} ms{ratio})<br>Node time {fmt_ms(c.node_total_before_ms)}"
-               f" → {fmt_ms(c.node_total_after_ms)} ms · {len(c.only_before)} node(s) gone, "
-               f"{len(c.only_after)} new</p>")
+    run = translate("ProfileFormat", "Run time {before} → {after} ms ({delta} ms{ratio})").format(
+        before=fmt_ms(c.run_before_ms), after=f"<b>{fmt_ms(c.run_after_ms)}</b>",
+        delta=delta(c.run_delta_ms, c.run_before_ms), ratio=ratio)
+    nodes = translate("ProfileFormat", "Node time {before} → {after} ms · {gone} node(s) gone, {new} new").format(
+        before=fmt_ms(c.node_total_before_ms), after=fmt_ms(c.node_total_after_ms), gone=len(c.only_before),
+        new=len(c.only_after))
+    out.append(f"<p style='margin:4px 0'>{run}<br>{nodes}</p>")
     for w in c.warnings:
         out.append(f"<p style='color:{bad}; margin:2px 0'>⚠ {escape(w)}</p>")
-    for title, rows in (("By scope", c.scopes), ("By node", c.nodes)):
+    for title, rows, what in ((translate("ProfileFormat", "By scope"), c.scopes, translate("ProfileFormat", "scope")),
+                              (translate("ProfileFormat", "By node"), c.nodes, translate("ProfileFormat", "node"))):
+        heads = (translate("ProfileFormat", "before ms"), translate("ProfileFormat", "after ms"), "Δ ms", what)
         out.append(f"<p style='font-weight:600; margin:8px 0 2px 0'>{title}</p><table class='t' width='100%'>"
-                   "<tr><th>before ms</th><th>after ms</th><th>Δ ms</th><th>" +
-                   ("scope" if title == "By scope" else "node") + "</th></tr>")
+                   "<tr>" + "".join(f"<th>{h}</th>" for h in heads) + "</tr>")
         for d in rows[:top]:
             op = d.op_before or d.op_after
             label = escape(d.key) + (f" <span style='color:{muted}'>{escape(op)}</span>" if op else "")
@@ -126,9 +145,10 @@ def comparison_html(c: Any, theme: str = "light", top: int = 15) -> str:
                        f"<td>{delta(d.delta_ms, d.before_ms, d.after_ms)}</td><td class='mono'>{label}</td></tr>")
         out.append("</table>")
         if len(rows) > top:
-            out.append(f"<p style='color:{muted}'>… {len(rows) - top} more</p>")
+            more = translate("ProfileFormat", "… {n} more").format(n=len(rows) - top)
+            out.append(f"<p style='color:{muted}'>{more}</p>")
     return "".join(out)
 
 
-__all__ = ["STATUS_LABEL", "status_text", "fmt_ms", "heat_colour", "heat_legend_pixmap", "node_time_html",
+__all__ = ["STATUS_LABEL", "status_label", "status_text", "fmt_ms", "heat_colour", "heat_legend_pixmap", "node_time_html",
            "comparison_html"]

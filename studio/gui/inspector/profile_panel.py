@@ -13,7 +13,7 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QAbstractTableModel, QItemSelectionModel, Qt, Signal
+from PySide6.QtCore import QT_TRANSLATE_NOOP, QAbstractTableModel, QItemSelectionModel, Qt, Signal
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
@@ -34,17 +34,18 @@ from studio.gui.graph import palette
 from studio.gui.inspector.dims_dialog import DimsDialog
 from studio.gui.inspector.profile_data import graph_names, input_dims, load_saved, shapes_for
 from studio.gui.inspector.profile_format import (
-    STATUS_LABEL,
     comparison_html,
     fmt_ms,
     heat_colour,
     heat_legend_pixmap,
     node_time_html,
+    status_label,
     status_text,
 )
 from studio.gui.inspector.profile_tables import ModuleTimesModel, NodeTimesModel, ShareBarDelegate
 
-SHOW_CHOICES = (("Top 10", 10), ("Top 25", 25), ("Top 100", 100), ("All nodes", -1))
+SHOW_CHOICES = ((QT_TRANSLATE_NOOP("ProfilePanel", "Top 10"), 10), (QT_TRANSLATE_NOOP("ProfilePanel", "Top 25"), 25),
+                (QT_TRANSLATE_NOOP("ProfilePanel", "Top 100"), 100), (QT_TRANSLATE_NOOP("ProfilePanel", "All nodes"), -1))
 
 
 # ---- dialog ------------------------------------------------------------------------------------------------
@@ -107,7 +108,7 @@ class ProfilePanel(QWidget):
         bar.addWidget(QLabel(self.tr("Show")))
         self.show_combo = QComboBox()
         for label, n in SHOW_CHOICES:
-            self.show_combo.addItem(label, n)
+            self.show_combo.addItem(self.tr(label), n)
         self.show_combo.setCurrentIndex(1)
         self.show_combo.currentIndexChanged.connect(lambda _i: self._fill_nodes())
         bar.addWidget(self.show_combo)
@@ -188,35 +189,42 @@ class ProfilePanel(QWidget):
         for n in rep.nodes:
             counts[n.status] = counts.get(n.status, 0) + 1
         shapes = ", ".join(f"{escape(k)} [{'×'.join(str(d) for d in v)}]" for k, v in rep.input_shapes.items())
-        lines = [f"<span style='font-size:12pt; font-weight:600'>{fmt_ms(rep.run_mean_ms)} ms</span> per run "
-                 f"<span style='color:{muted}'>(p95 {fmt_ms(rep.run_p95_ms)} ms) · node time "
-                 f"{fmt_ms(rep.node_total_ms)} ms</span>",
-                 f"<span style='color:{muted}'>{len(rep.nodes):,} nodes: " +
-                 ", ".join(f"{v:,} {STATUS_LABEL.get(k, k)}" for k, v in counts.items()) + "</span>",
+        per_run = self.tr("{ms} per run").format(
+            ms=f"<span style='font-size:12pt; font-weight:600'>{fmt_ms(rep.run_mean_ms)} ms</span>")
+        p95 = self.tr("(p95 {p95} ms) · node time {node} ms").format(p95=fmt_ms(rep.run_p95_ms),
+                                                                      node=fmt_ms(rep.node_total_ms))
+        statuses = ", ".join(f"{v:,} {status_label(k)}" for k, v in counts.items())
+        runs = self.tr("{runs} runs after {warmup} warm-up").format(runs=rep.runs, warmup=rep.warmup)
+        lines = [f"{per_run} <span style='color:{muted}'>{p95}</span>",
+                 f"<span style='color:{muted}'>" + self.tr("{n} nodes: {statuses}").format(
+                     n=f"{len(rep.nodes):,}", statuses=statuses) + "</span>",
                  f"<span style='color:{muted}'>" + " · ".join(x for x in (
-                     shapes, f"{rep.runs} runs after {rep.warmup} warm-up", escape(rep.runtime)) if x) + "</span>"]
+                     shapes, runs, escape(rep.runtime)) if x) + "</span>"]
         if rep.custom_ops:
-            lines.append(f"<span style='color:{muted}'>custom ops: {escape(rep.custom_ops)}</span>")
-        when = f"taken {escape(rep.created.replace('T', ' '))}" if rep.created else ""
+            lines.append(f"<span style='color:{muted}'>"
+                         + self.tr("custom ops: {ops}").format(ops=escape(rep.custom_ops)) + "</span>")
+        when = self.tr("taken {when}").format(when=escape(rep.created.replace('T', ' '))) if rep.created else ""
         if saved_to is not None:
-            when += f" · saved to {escape(saved_to.name)}"
+            when += self.tr(" · saved to {name}").format(name=escape(saved_to.name))
         if note:
             when += f" · {escape(note)}"
         if when:
             lines.append(f"<span style='color:{muted}'>{when}</span>")
         warn = "#9a6700" if self.theme == "light" else "#d29922"
         if stale:
-            lines.append(f"<span style='color:{warn}'>⚠ the model changed after this profile: run Profile again"
-                         "</span>")
+            lines.append(f"<span style='color:{warn}'>⚠ "
+                         + self.tr("the model changed after this profile: run Profile again") + "</span>")
         for w in rep.warnings[:3]:
             lines.append(f"<span style='color:{warn}'>⚠ {escape(w)}</span>")
         self.summary.setText("<br>".join(lines))
         self._fill_nodes()
         self.modules_model.set_rows(rep.modules)
         if rep.modules:
-            src = {"node names": "the exporter's node names", "metadata": "the exporter's scope metadata"}
-            torch = ("PyTorch times from the HF model on the same inputs" if any(
-                m.torch_mean_ms is not None for m in rep.modules) else "no PyTorch times (not an HF export folder)")
+            src = {"node names": self.tr("the exporter's node names"),
+                   "metadata": self.tr("the exporter's scope metadata")}
+            torch = (self.tr("PyTorch times from the HF model on the same inputs") if any(
+                m.torch_mean_ms is not None for m in rep.modules)
+                else self.tr("no PyTorch times (not an HF export folder)"))
             self.modules_note.setText(self.tr("Modules from {get}; {torch}. "
                                               "ONNX ms sums the module's nodes (inclusive). Click a module to ring its "
                                               "nodes.").format(get=src.get(rep.module_source, rep.module_source), torch=torch))
@@ -233,9 +241,10 @@ class ProfilePanel(QWidget):
             rows = sorted(rep.nodes, key=lambda x: (-x.mean_ms, x.status != "measured"))
         self.nodes_model.set_rows(rows, self.names, self.theme)
         total = sum(1 for x in rep.nodes if x.mean_ms > 0)
-        self.tabs.setTabText(0, f"Nodes ({len(rows):,} of {len(rep.nodes):,})" if len(rows) < len(rep.nodes)
-                             else f"Nodes ({len(rows):,})")
-        self.nodes_table.setToolTip("" if total else "ORT reported no kernel times")
+        self.tabs.setTabText(0, self.tr("Nodes ({shown} of {total})").format(shown=f"{len(rows):,}",
+                                                                                total=f"{len(rep.nodes):,}")
+                             if len(rows) < len(rep.nodes) else self.tr("Nodes ({n})").format(n=f"{len(rows):,}"))
+        self.nodes_table.setToolTip("" if total else self.tr("ORT reported no kernel times"))
 
     def set_comparison(self, c: Any) -> None:
         self.comparison = c
@@ -253,7 +262,8 @@ class ProfilePanel(QWidget):
     def _update_tabs(self) -> None:
         rep = self.report
         self.tabs.setTabEnabled(1, bool(rep is not None and rep.modules))
-        self.tabs.setTabText(1, f"Modules ({len(rep.modules)})" if rep is not None and rep.modules else "Modules")
+        self.tabs.setTabText(1, self.tr("Modules ({n})").format(n=len(rep.modules)) if rep is not None and rep.modules
+                             else self.tr("Modules"))
         self.tabs.setTabEnabled(2, self.comparison is not None)
 
     # ---- selection -------------------------------------------------------------------------------------

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QT_TRANSLATE_NOOP, QModelIndex, QPersistentModelIndex, QRectF, Qt
+from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, QModelIndex, QPersistentModelIndex, QRectF, Qt
 from PySide6.QtGui import QBrush, QColor, QPainter
 from PySide6.QtWidgets import QStyledItemDelegate, QStyleOptionViewItem
 
@@ -98,7 +98,9 @@ class ModuleTimesModel(RowsModel):
         if role == Qt.ItemDataRole.TextAlignmentRole and col >= 2:
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         if role == Qt.ItemDataRole.ToolTipRole:
-            return f"{m.module} {m.type}\n{len(m.onnx_nodes)} ONNX nodes, {100 * m.share:.1f}% of node time"
+            return f"{m.module} {m.type}\n" + QCoreApplication.translate(
+                "ProfilePanel", "{n} ONNX nodes, {share} of node time").format(n=len(m.onnx_nodes),
+                                                                              share=f"{100 * m.share:.1f}%")
         return None
 
 

@@ -6,16 +6,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QSize, Qt, Signal
+from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication, QSize, Qt, Signal
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QScrollArea, QSizePolicy, QStyle, QToolButton, QWidget
 
 from studio.gui.graph import palette
 from studio.gui.inspector import details
 
 # a tool's whole-model verdict on a chip: (line, verdict colour)
-VERIFIED_LINES = {"runs": ("RUNS", "supported"), "host-fallback": ("RUNS", "risky"),
-                  "does-not-build": ("FAIL", "unsupported"), "tool-crashed": ("TOOL CRASHED", "unknown"),
-                  "unknown": ("UNKNOWN", "unknown")}
+VERIFIED_LINES = {"runs": (QT_TRANSLATE_NOOP("TargetChip", "RUNS"), "supported"),
+                  "host-fallback": (QT_TRANSLATE_NOOP("TargetChip", "RUNS"), "risky"),
+                  "does-not-build": (QT_TRANSLATE_NOOP("TargetChip", "FAIL"), "unsupported"),
+                  "tool-crashed": (QT_TRANSLATE_NOOP("TargetChip", "TOOL CRASHED"), "unknown"),
+                  "unknown": (QT_TRANSLATE_NOOP("TargetChip", "UNKNOWN"), "unknown")}
 
 
 class TargetChip(QToolButton):
@@ -50,23 +52,24 @@ class TargetChip(QToolButton):
             return
         c = summary.counts
         if summary.verdict == "fail":
-            line = f"FAIL · {c.get('unsupported', 0)} unsupp."
+            line = self.tr("FAIL · {n} unsupp.").format(n=c.get("unsupported", 0))
         elif summary.verdict == "risky":
-            line = f"RISKY · {c.get('risky', 0)} risky"
+            line = self.tr("RISKY · {n} risky").format(n=c.get("risky", 0))
         elif summary.verdict == "unknown":
-            line = "UNKNOWN · no op list" if c.get("unknown", 0) else "UNKNOWN"
+            line = self.tr("UNKNOWN · no op list") if c.get("unknown", 0) else self.tr("UNKNOWN")
         else:
-            line = "PASS"
+            line = self.tr("PASS")
         self.setText(f"{self.target}\n{line}")
         self._style(details.SUMMARY_TO_VERDICT.get(summary.verdict, "unknown"), theme)
-        self.setToolTip(f"{summary.name}\n{summary.source}\nnodes: " +
-                        ", ".join(f"{k} {v}" for k, v in c.items()))
+        counts = ", ".join(f"{QCoreApplication.translate('Verdicts', k)} {v}" for k, v in c.items())
+        self.setToolTip(f"{summary.name}\n{summary.source}\n" + self.tr("nodes: {counts}").format(counts=counts))
 
     def _show_verified(self, summary: Any, eff: Any, theme: str) -> None:
         m = eff.model
         line, colour = VERIFIED_LINES.get(m.verdict, ("UNKNOWN", "unknown"))
+        line = self.tr(line)
         if m.verdict == "host-fallback":
-            line = f"RUNS · {len(m.host_nodes)} on host"
+            line = self.tr("RUNS · {n} on host").format(n=len(m.host_nodes))
         self.setText(f"{self.target}\n{line} ✓")
         self._style(colour, theme)
         static = eff.static_model.summary() if eff.static_model is not None else summary.verdict

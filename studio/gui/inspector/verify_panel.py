@@ -50,13 +50,15 @@ def sources_html(v: dict[str, Any], report: Any) -> str:
     """Which verifiers ran (tool + version) and which could not, with why (missing tool, broken plugin)."""
     lines = []
     for e in v.get("verifiers", []):
-        where = f" for {e['target']}" if e["target"] else ""
+        where = translate("VerifyPanel", " for {target}").format(target=_esc(e["target"])) if e["target"] else ""
         if e["ok"]:
             lines.append(f"<b>{_esc(e['name'])}</b>{where}: {_esc(e['reason'])}")
         else:
-            lines.append(f"<b>{_esc(e['name'])}</b>{where}: <i>unavailable</i>: {_esc(e['reason'])}")
+            lines.append(f"<b>{_esc(e['name'])}</b>{where}: <i>" + translate("VerifyPanel", "unavailable")
+                         + f"</i>: {_esc(e['reason'])}")
     for p in v.get("broken_plugins", []):
-        lines.append(f"plugin <b>{_esc(p['plugin'])}</b>: failed to load: {_esc(p['error'])}")
+        lines.append(translate("VerifyPanel", "plugin {name}: failed to load: {error}").format(
+            name=f"<b>{_esc(p['plugin'])}</b>", error=_esc(p["error"])))
     return "<br>".join(lines)
 
 
@@ -143,7 +145,7 @@ class VerifyPanel(QWidget):
         row.addWidget(self.fold_target)
         row.addWidget(self.fold_button)
         lay.addLayout(row)
-        self.fold_label = QLabel(f"CLI: {CLI_FOLD}")
+        self.fold_label = QLabel(self.tr("CLI: {command}").format(command=CLI_FOLD))
         self.fold_label.setWordWrap(True)
         self.fold_label.setProperty("role", "muted")
         self.fold_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -166,14 +168,15 @@ class VerifyPanel(QWidget):
         self.sources_label.setText(sources_html(v, report))
         comps = v.get("comparisons", [])
         n = sum(len(c["disagreements"]) for c in comps)
-        self.status_label.setText(f"{len(comps)} tool run(s); {n} node(s) where the tool and the profile disagree "
-                                  "(the tool wins: it ran the model)" if comps else
-                                  "no verifier could run for these targets (see why below)")
+        self.status_label.setText(self.tr("{runs} tool run(s); {n} node(s) where the tool and the profile disagree "
+                                          "(the tool wins: it ran the model)").format(runs=len(comps), n=n) if comps else
+                                  self.tr("no verifier could run for these targets (see why below)"))
         for c in comps:
             self._add_comparison(c)
         for t in v.get("unverified_targets", []):
             src = list_source(report, t)
-            item = QTreeWidgetItem([f"{t} · no verifier", "list only", "no tool ran", src])
+            item = QTreeWidgetItem([self.tr("{target} · no verifier").format(target=t), self.tr("list only"),
+                                    self.tr("no tool ran"), src])
             item.setToolTip(0, self.tr("{t}: no verifier; verdicts are from the list ({src})").format(t=t, src=src))
             item.setToolTip(PROFILE_COL, src)
             self.tree.addTopLevelItem(item)
@@ -189,34 +192,36 @@ class VerifyPanel(QWidget):
     def _add_comparison(self, c: dict[str, Any]) -> None:
         tool_model = c.get("tool_model") or {}
         if c.get("tool_crashed"):  # the tool's own fault: never shown as the model refused
-            said, agree = f"crashed (a fault of the tool, not a verdict on the model): {c['error'][:300]}", "—"
+            said = self.tr("crashed (a fault of the tool, not a verdict on the model): {error}").format(
+                error=c["error"][:300])
+            agree = "—"
         elif not c["ran"]:
-            said, agree = f"could not run: {c['error'][:300]}", "—"
+            said, agree = self.tr("could not run: {error}").format(error=c["error"][:300]), "—"
         else:
-            said = "refuses the model" if c["tool_fails"] else "accepts the model"
+            said = self.tr("refuses the model") if c["tool_fails"] else self.tr("accepts the model")
             if tool_model.get("host_nodes"):
-                said += f", {len(tool_model['host_nodes'])} node(s) on the host"
-            agree = "agrees" if c["agrees"] and not c["disagreements"] else "DISAGREES"
-        profile = "fail" if c["static_fails"] else "no failure"
+                said += self.tr(", {n} node(s) on the host").format(n=len(tool_model["host_nodes"]))
+            agree = self.tr("agrees") if c["agrees"] and not c["disagreements"] else self.tr("DISAGREES")
+        profile = self.tr("fail") if c["static_fails"] else self.tr("no failure")
         top = QTreeWidgetItem([f"{c['target']} · {c['verifier']}", agree, f"{c['tool']}: {said}", profile])
         top.setToolTip(0, self.tr("tool: {value}\nprofile: {value2}").format(value=c['tool'], value2=c['profile_source']))
         top.setToolTip(TOOL_COL, f"{c['tool']}: {said}" + (f"\n{c['error']}" if c["error"] else ""))
         top.setToolTip(PROFILE_COL, self.tr("{profile}; profile {value}").format(profile=profile, value=c['profile_source']))
         self.tree.addTopLevelItem(top)
-        src = QTreeWidgetItem(["sources", "", c["tool"], c["profile_source"]])
+        src = QTreeWidgetItem([self.tr("sources"), "", c["tool"], c["profile_source"]])
         src.setToolTip(TOOL_COL, self.tr("tool: {value}").format(value=c['tool']))
         src.setToolTip(PROFILE_COL, self.tr("profile: {value}").format(value=c['profile_source']))
         top.addChild(src)
         for d in c["disagreements"]:
             tool = d["tool_verdict"] + (f": {d['tool_message']}" if d["tool_message"] else "")
             stat = d["static_verdict"] + (f" ({d['static_reason']})" if d["static_reason"] else "")
-            item = QTreeWidgetItem([f"{d['node']} ({d['op_type']})", "disagree", tool[:200], stat[:200]])
+            item = QTreeWidgetItem([f"{d['node']} ({d['op_type']})", self.tr("disagree"), tool[:200], stat[:200]])
             item.setData(0, NODE_ROLE, d["node"])
             item.setToolTip(TOOL_COL, f"{c['tool']}: {tool}")
             item.setToolTip(PROFILE_COL, f"{c['profile_source']}: {stat}")
             top.addChild(item)
         for note in c.get("notes", []):
-            note_item = QTreeWidgetItem([f"note: {note}", "", "", ""])
+            note_item = QTreeWidgetItem([self.tr("note: {note}").format(note=note), "", "", ""])
             note_item.setToolTip(0, note)
             top.addChild(note_item)
 
@@ -267,7 +272,7 @@ class VerifyFlow:
         """A new model is shown: the old answer no longer applies."""
         self.report, self.model = None, None
         self.button.setEnabled(self.page.model_path is not None)
-        self.panel.clear("Not verified yet: press “Verify with the real toolchain”.")
+        self.panel.clear(translate("VerifyFlow", "Not verified yet: press “Verify with the real toolchain”."))
         self.panel.shapes_edit.clear()
 
     def say_what_it_needs(self, report: Any) -> None:
@@ -292,15 +297,18 @@ class VerifyFlow:
         missing = [f"{t}: {o['reason']}" for t, os_ in offers.items() for o in os_ if not o["ok"]]
         none = [t for t in report.targets if t not in offers]
         n_shapes = len([x for x in self.panel.shapes_edit.text().split(";") if x.strip()])
-        text = (f"Ready to verify with {len(ready)} tool(s) — " + "; ".join(ready) + "." if ready
-                else "No tool installed can verify these targets.")
+        text = (translate("VerifyFlow", "Ready to verify with {n} tool(s) — {tools}.").format(
+            n=len(ready), tools="; ".join(ready)) if ready
+            else translate("VerifyFlow", "No tool installed can verify these targets."))
         if missing:
-            text += " Unavailable: " + "; ".join(missing) + "."
+            text += translate("VerifyFlow", " Unavailable: {tools}.").format(tools="; ".join(missing))
         if none:
-            text += f" No verifier for {', '.join(none)}: their verdicts stay the profiles'."
+            text += translate("VerifyFlow", " No verifier for {targets}: their verdicts stay the profiles'.").format(
+                targets=", ".join(none))
         if n_shapes:
-            text += (f" Tools that build at fixed sizes (rknn) use the static shapes below ({n_shapes} input(s), "
-                     "pre-filled from the model: edit them before pressing Verify).")
+            text += translate("VerifyFlow", " Tools that build at fixed sizes (rknn) use the static shapes below "
+                                            "({n} input(s), pre-filled from the model: edit them before pressing "
+                                            "Verify).").format(n=n_shapes)
         self.panel.status_label.setText(text)
         self.button.setEnabled(self.page.model_path is not None)
 
@@ -326,7 +334,8 @@ class VerifyFlow:
 
         parsed = read_shapes(self.panel.shapes_edit.text(), field="Static shapes")
         if parsed.notes:
-            self._shapes_message("\n".join(f"warning: {n}" for n in parsed.notes), "warn")
+            self._shapes_message("\n".join(translate("VerifyFlow", "warning: {note}").format(note=n)
+                                           for n in parsed.notes), "warn")
         return parsed.shapes or None
 
     def _shapes_message(self, text: str, role: str) -> None:
@@ -362,7 +371,7 @@ class VerifyFlow:
             return rep
 
         self.button.setEnabled(False)
-        self.panel.clear("verifying with the real toolchains…")
+        self.panel.clear(translate("VerifyFlow", "verifying with the real toolchains…"))
         page.side.setCurrentWidget(self.panel)
         page.jobs.start(VERIFY_JOB, translate("VerifyFlow", "verify {name}").format(name=path.name), work, on_done=lambda rep: self._done(path, rep),
                         on_failed=self._failed)
@@ -380,7 +389,7 @@ class VerifyFlow:
 
     def _failed(self, err: StudioError) -> None:
         self.button.setEnabled(True)
-        self.panel.clear("verification stopped")
+        self.panel.clear(translate("VerifyFlow", "verification stopped"))
         self.page.job_failed(err)
 
     def on_node(self, name: str) -> None:
@@ -405,9 +414,11 @@ class VerifyFlow:
         if res.path is None:
             self.panel.fold_label.setText(translate("VerifyFlow", "{target}: nothing folded: {skipped}").format(target=target, skipped=res.skipped))
             return
-        self.panel.fold_label.setText(f"folded {len(res.changed)} op(s) of {target} into {res.path}: "
-                                      + ", ".join(f"{k} ({v.split(':')[0]})" for k, v in res.changed.items())
-                                      + f" — re-inspecting with it (CLI: {CLI_FOLD})")
+        self.panel.fold_label.setText(
+            translate("VerifyFlow", "folded {n} op(s) of {target} into {path}: {ops} — re-inspecting with it "
+                                    "(CLI: {command})").format(
+                n=len(res.changed), target=target, path=res.path, command=CLI_FOLD,
+                ops=", ".join(f"{k} ({v.split(':')[0]})" for k, v in res.changed.items())))
         self.page.inspect_current()
 
 

@@ -214,7 +214,9 @@ class CompilePage(Page):
         self.backend_combo.blockSignals(True)
         self.backend_combo.clear()
         for b in self.backends.values():
-            self.backend_combo.addItem(b.label if b.available else f"{b.label} — unavailable", b.id)
+            label = self.tr("TVM Relax (built in)") if b.id == "tvm" else b.label  # plugins' labels as they come
+            self.backend_combo.addItem(label if b.available else self.tr("{backend} — unavailable").format(
+                backend=label), b.id)
             self.backend_combo.setItemData(self.backend_combo.count() - 1, b.reason, Qt.ItemDataRole.ToolTipRole)
         self.backend_combo.blockSignals(False)
         self._backend_changed()
@@ -250,7 +252,7 @@ class CompilePage(Page):
         self.target_combo.clear()
         if self.backend.targets:
             for tid in self.backend.targets:
-                self.target_combo.addItem(f"{tid}  (npu)", tid)
+                self.target_combo.addItem(f"{tid}  (npu)", tid)  # an id and a device kind: not translated
         else:
             for t in list_targets():
                 label = f"{t['id']}  ({t['device']})" if t["device"] else t["id"]
@@ -287,8 +289,8 @@ class CompilePage(Page):
 
             t = resolve_target(tid)
             note = " ".join(t.notes)
-            self.target_info.setText(f"{t.description}. TVM target {json.dumps(t.tvm)}"
-                                     + (f". {note}" if note else ""))
+            self.target_info.setText(self.tr("{description}. TVM target {tvm}").format(
+                description=t.description, tvm=json.dumps(t.tvm)) + (f". {note}" if note else ""))
         except StudioError as err:
             self.target_info.setText(err.render())
         self._update_out_placeholder()
@@ -339,7 +341,7 @@ class CompilePage(Page):
             set_role(self.tvm_label, "" if b.available else "error")
         self.compile_btn.setEnabled(self.can_compile)
         self.compile_btn.setToolTip("" if self.can_compile else
-                                    "install the backend's toolchain first (see Toolchain)")
+                                    self.tr("install the backend's toolchain first (see Toolchain)"))
 
     @property
     def can_compile(self) -> bool:
@@ -371,10 +373,10 @@ class CompilePage(Page):
 
         model = self.model_edit.text().strip()
         if not model:
-            raise InputError("no model chosen", offending="Model", hint="choose an .onnx file")
+            raise InputError(self.tr("no model chosen"), offending=self.tr("Model"), hint=self.tr("choose an .onnx file"))
         self.shapes_note.hide()
         parsed = read_shapes(self.shapes_edit.text(), field="Shapes", min_size=1)
-        self.shapes_note.setText("\n".join(f"warning: {n}" for n in parsed.notes))
+        self.shapes_note.setText("\n".join(self.tr("warning: {note}").format(note=n) for n in parsed.notes))
         self.shapes_note.setVisible(bool(parsed.notes))
         shapes = parsed.shapes
         out = self.out_edit.text().strip()
@@ -438,7 +440,8 @@ class CompilePage(Page):
                 if self.state.model() is not None:
                     self.state.record_artifact("compiled", Path(report.out_dir))
             except StudioError as exc:
-                self.sig_log.emit(f"compiled module not recorded in the workspace: {exc.message}")
+                self.sig_log.emit(self.tr("compiled module not recorded in the workspace: {error}").format(
+                    error=exc.message))
 
     def _failed(self, err: StudioError) -> None:
         self._job_over()
@@ -476,8 +479,9 @@ class CompilePage(Page):
         worst = max(heat, key=heat.get) if heat else None  # centred on the worst layer
         self.sig_open_page.emit("inspect", {"model": rep.model, "heat": heat, "node": worst,
                                             "target": rep.toolchain.get("platform") or None,
-                                            "heat_label": f"{rep.toolchain.get('dtype', 'int8')} error "
-                                                          "(1 - cosine, rknn accuracy_analysis)"})
+                                            "heat_label": self.tr("{dtype} error (1 - cosine, rknn "
+                                                                  "accuracy_analysis)").format(
+                                                dtype=rep.toolchain.get("dtype", "int8"))})
 
     def package_for_board(self) -> None:
         """Open Packaging on the compiled folder, with the board it was compiled for (or the generic board of

@@ -123,11 +123,12 @@ class DashboardsPage(Page):
                                    (self.tr("Metrics"), self.metrics_edit)), 3)
 
         self.mode = QComboBox()
-        self.mode.addItems(["concurrency", "rate"])
+        self.mode.addItem(self.tr("concurrency"), "concurrency")  # the load generator's mode ids are the data
+        self.mode.addItem(self.tr("rate"), "rate")
         self.level_edit = QLineEdit("1,2,4")
         self.level_edit.setToolTip(self.tr("concurrency levels (1,2,4) or requests per second (rate mode)"))
-        self.mode.currentTextChanged.connect(
-            lambda m: self.level_edit.setText("1,2,4" if m == "concurrency" else "100"))
+        self.mode.currentIndexChanged.connect(
+            lambda _i: self.level_edit.setText("1,2,4" if self.mode.currentData() == "concurrency" else "100"))
         self.duration = QDoubleSpinBox()
         self.duration.setRange(0.5, 86400)
         self.duration.setValue(10)
@@ -136,7 +137,9 @@ class DashboardsPage(Page):
                                    (self.tr("Duration per level"), self.duration)), 2)
 
         self.tier = QComboBox()
-        self.tier.addItems(["(none)", "L1", "L2", "L3"])
+        self.tier.addItem(self.tr("(none)"), "(none)")  # the tier ids are the data
+        for tier in ("L1", "L2", "L3"):
+            self.tier.addItem(tier, tier)
         self.p95 = QDoubleSpinBox()
         self.p99 = QDoubleSpinBox()
         for sp in (self.p95, self.p99):
@@ -168,7 +171,7 @@ class DashboardsPage(Page):
         self.stop_btn.setEnabled(False)
         self.record_box = QCheckBox(self.tr("Record to"))
         self.record_edit = QLineEdit()
-        self.record_edit.setPlaceholderText("run.sqlite")
+        self.record_edit.setPlaceholderText("run.sqlite")  # a file name: not translated
         self.record_edit.setMaximumWidth(120)  # the run bar stays one line at 1366 px with the docks open
         self.pause_btn = QPushButton(self.tr("Pause"))
         self.pause_btn.setCheckable(True)
@@ -329,19 +332,20 @@ class DashboardsPage(Page):
 
     def _add_connected(self) -> None:
         if not self.add_connected_targets() and not self.targets:
-            self._problem(InputError("no connected device serves a model", offending="Targets from Devices",
-                                     hint="connect a Triton server or agent on the Devices page"))
+            self._problem(InputError(self.tr("no connected device serves a model"),
+                                     offending=self.tr("Targets from Devices"),
+                                     hint=self.tr("connect a Triton server or agent on the Devices page")))
 
     # -- runs (studio.gui.dashboards.runs) ---------------------------------------------------------
     def _config(self, src: TargetSources) -> Any:
         w = self.workload_fields
-        return load_config(src.url, src.model, self.mode.currentText(), self.level_edit.text(),
+        return load_config(src.url, src.model, self.mode.currentData(), self.level_edit.text(),
                            self.duration.value(), prompt=w.prompt(), max_tokens=w.max_tokens.value())
 
     def _sla(self) -> Any:
         p95, p99 = self.p95.value() or None, self.p99.value() or None
         self.grid.set_budgets(p95, p99)
-        return sla_spec(self.tier.currentText(), p95, p99)
+        return sla_spec(self.tier.currentData(), p95, p99)
 
     def start_runs(self) -> None:
         """Start one load job per target (the fields' target when none was added)."""
@@ -364,7 +368,7 @@ class DashboardsPage(Page):
         for src, cfg, path in zip(sources, configs, record_paths(record, len(configs)), strict=True):
             self.runs.start(self.jobs, cfg, sla, path, src.metrics_url, on_done=self.sig_window.emit,
                             on_failed=self._run_failed, server_pid=src.server_pid, kind=src.kind)
-            self.sig_log.emit(f"load run started on {cfg.target}")
+            self.sig_log.emit(self.tr("load run started on {target}").format(target=cfg.target))
         self.stop_btn.setEnabled(True)
         self.verdict_label.setText(self.tr("running…"))
 
@@ -395,7 +399,8 @@ class DashboardsPage(Page):
                                    + (f"<br>{err.hint}" if err.hint else ""))
 
     def _choose_replay(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, self.tr("Replay recording"), start_dir(None, self.workspace, "recordings"), "Recordings (*.sqlite *.db)")
+        path, _ = QFileDialog.getOpenFileName(self, self.tr("Replay recording"), start_dir(None, self.workspace, "recordings"),
+                                              self.tr("Recordings (*.sqlite *.db)"))
         if path:
             self.replay(Path(path))
 
@@ -421,7 +426,7 @@ class DashboardsPage(Page):
     # -- drawing (studio.gui.dashboards.plots) -----------------------------------------------------
     def set_paused(self, paused: bool) -> None:
         self.paused = paused
-        self.pause_btn.setText("Resume" if paused else "Pause")
+        self.pause_btn.setText(self.tr("Resume") if paused else self.tr("Pause"))
 
     def reset_view(self) -> None:
         """Back to the live view: redraw() fits x to the data and y with some head room."""
@@ -445,7 +450,7 @@ class DashboardsPage(Page):
         many = len({k[0] for k in keys}) > 1
         for i, ((target, series), latest, source, note) in enumerate(rows):
             label = f"{series} ({target})" if many else series
-            value = S.NOT_AVAILABLE if latest is None else format_measure(latest, S.UNITS.get(series, ""))
+            value = format_measure(latest, S.UNITS.get(series, ""))  # None: "not available", translated
             for j, text in enumerate((label, value, source if latest is not None else f"{source}: {note or ''}")):
                 item = self.sources_table.item(i, j)
                 if item is None:
@@ -469,7 +474,7 @@ class DashboardsPage(Page):
     def export_png(self, path: Path) -> Path:
         with atomic_path(path) as tmp:
             if not self.glw.grab().save(str(tmp.with_suffix(".png")), "PNG"):
-                raise StudioError(f"could not write {path}", offending=str(path))
+                raise StudioError(self.tr("could not write {path}").format(path=path), offending=str(path))
             tmp.with_suffix(".png").replace(tmp)
         return path
 

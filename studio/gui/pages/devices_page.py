@@ -21,7 +21,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QObject, Qt, QTimer, Signal
+from PySide6.QtCore import QCoreApplication, QObject, Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QFileDialog,
     QHBoxLayout,
@@ -328,13 +328,14 @@ class DevicesPage(Page):
         name = item.data(Qt.ItemDataRole.UserRole)
         spec = self.servers[name]
         if snap is None:
-            state = "connecting..."
+            state = QCoreApplication.translate("DeviceReasons", "connecting...")
         elif snap.connected:
-            state = "connected"
+            state = QCoreApplication.translate("DeviceReasons", "connected")
         else:
-            state = f"disconnected: {down_reason(snap.state, snap.error)}"
+            state = QCoreApplication.translate("DeviceReasons", "disconnected: {reason}").format(
+                reason=down_reason(snap.state, snap.error))
         mark = "\u25cb" if snap is None else ("\u25cf" if snap.connected else "\u2716")
-        kind = "  (edge agent)" if spec.kind == "agent" else ""
+        kind = "  " + self.tr("(edge agent)") if spec.kind == "agent" else ""
         item.setText(f"{mark} {name}  -  {state}\n    {spec.url}{kind}")  # the state before the fold
         item.setToolTip(snap.error if snap is not None and snap.error else spec.url)
 
@@ -369,11 +370,11 @@ class DevicesPage(Page):
     def _model_action(self, action: str, confirmed: bool = False) -> None:
         server, model = self.current_server(), self.selected_model()
         if server is None or model is None:
-            self.sig_log.emit("select a server and a model first")
+            self.sig_log.emit(self.tr("select a server and a model first"))
             return
         spec = self.servers[server]
         if action == "config":
-            self._start(f"config:{server}", f"config of {model}", lambda job: with_client(spec, 10, lambda c: c.model_config(model)),
+            self._start(f"config:{server}", self.tr("config of {model}").format(model=model), lambda job: with_client(spec, 10, lambda c: c.model_config(model)),
                         lambda cfg: self.config_view.setPlainText(json.dumps(cfg, indent=2)))
             return
         if action == "upload":
@@ -381,7 +382,7 @@ class DevicesPage(Page):
                                                        start_dir(None, self.workspace, "models"))
             if not folder:
                 return
-            version, ok = QInputDialog.getInt(self, "Version", "Version number", 2, 1, 1_000_000)
+            version, ok = QInputDialog.getInt(self, self.tr("Version"), self.tr("Version number"), 2, 1, 1_000_000)
             if not ok:
                 return
             self.upload_version(model, Path(folder), version)
@@ -410,8 +411,8 @@ class DevicesPage(Page):
             return
         spec, f = self.servers[server], self.inference
         args = (f.text.text() or None, f.image.path(), f.audio.path(), f.tokenizer.path(), f.processor.path())
-        self.infer_out.setPlainText("running...")
-        self._start(f"infer:{server}", f"test inference on {model}", lambda job: infer_once(spec, model, *args),
+        self.infer_out.setPlainText(self.tr("running..."))
+        self._start(f"infer:{server}", self.tr("test inference on {model}").format(model=model), lambda job: infer_once(spec, model, *args),
                     f.show_result, lambda err: self.infer_out.setPlainText(err.render()))
 
     def run_test_generation(self) -> None:
@@ -429,7 +430,7 @@ class DevicesPage(Page):
             self.infer_out.setPlainText(exc.render())
             return
         f.start_stream()
-        self._start(f"generate:{server}", f"generate on {model}",
+        self._start(f"generate:{server}", self.tr("generate on {model}").format(model=model),
                     lambda job: stream_generate(spec.url, model, body, f.sig_piece.emit, spec.headers),
                     f.show_answer, lambda err: self.infer_out.appendPlainText("\n" + err.render()))
 

@@ -41,7 +41,10 @@ from studio.gui.graph.view import GraphView
 from studio.gui.page import Page
 from studio.gui.widgets.field_error import FieldError
 
-DIFF_WORDS = {"unsupported": "removed", "risky": "changed", "unknown": "shape only", "supported": "added"}
+DIFF_WORDS = {"unsupported": QT_TRANSLATE_NOOP("GraphRollup", "removed"),
+              "risky": QT_TRANSLATE_NOOP("GraphRollup", "changed"),
+              "unknown": QT_TRANSLATE_NOOP("GraphRollup", "shape only"),
+              "supported": QT_TRANSLATE_NOOP("GraphRollup", "added")}  # translated by expansion.rollup_text
 LEGEND = (("removed", QT_TRANSLATE_NOOP("Diff", "removed (A only)")), ("changed", QT_TRANSLATE_NOOP("Diff", "op / attributes / wiring changed")),
           (QT_TRANSLATE_NOOP("Diff", "shape only"), QT_TRANSLATE_NOOP("Diff", "shapes only")), ("added", QT_TRANSLATE_NOOP("Diff", "added (B only)")))
 
@@ -95,7 +98,7 @@ class DiffPage(Page):
         bar.addWidget(self.swap_btn)
         bar.addWidget(QLabel(self.tr("Verdicts for")))
         self.target_combo = QComboBox()
-        self.target_combo.addItem("(structure only)", None)
+        self.target_combo.addItem(self.tr("(structure only)"), None)
         self._fill_targets()
         self.target_combo.setToolTip(self.tr("also compare each node's verdict for this target: the workspace's current "
                                              "target (choosing another here makes it every page's), or structure only"))
@@ -247,7 +250,7 @@ class DiffPage(Page):
     def compare(self) -> None:
         self.error.clear_error()
         paths = []
-        for edit, name in ((self.a_edit, "Model A"), (self.b_edit, "Model B")):
+        for edit, name in ((self.a_edit, self.tr("Model A")), (self.b_edit, self.tr("Model B"))):
             text = edit.text().strip()
             if not text:
                 self.error.show_error(self.tr("{name} is empty").format(name=name), edit, hint=self.tr("choose an .onnx file with Browse…"))
@@ -293,9 +296,10 @@ class DiffPage(Page):
         self.view_b.set_graph(graph_b)
         self._pair_a = {a: b for a, b, _how in report.pairs()}
         self._pair_b = {b: a for a, b, _how in report.pairs()}
-        self.sig_log.emit(f"diff {Path(report.model_a).name} -> {Path(report.model_b).name}: {s.removed} removed, "
-                          f"{s.added} added, {s.changed - s.changed_shape_only} changed, "
-                          f"{s.changed_shape_only} in shapes only")
+        self.sig_log.emit(self.tr("diff {a} -> {b}: {removed} removed, {added} added, {changed} changed, "
+                                  "{shape_only} in shapes only").format(
+            a=Path(report.model_a).name, b=Path(report.model_b).name, removed=s.removed, added=s.added,
+            changed=s.changed - s.changed_shape_only, shape_only=s.changed_shape_only))
 
     def _show_legend(self, report: Any | None) -> None:
         """A swatch per colour, with the report's count of each (none before a comparison)."""
@@ -347,17 +351,23 @@ def summary_html(report: Any) -> str:
 
     s = report.summary
     a, b = escape(Path(report.model_a).name), escape(Path(report.model_b).name)
+    translate = QCoreApplication.translate
     if s.unrelated:
-        return f"<b>Nothing matched.</b> {escape(s.message)}"
+        return "<b>" + translate("DiffPage", "Nothing matched.") + f"</b> {escape(s.message)}"
     if not report.has_changes:
-        return f"<b>No change</b> from A ({a}) to B ({b}): {s.matched:,} nodes matched ({s.matched_by_name:,} by name)."
+        return translate("DiffPage", "<b>No change</b> from A ({a}) to B ({b}): {matched} nodes matched ({by_name} by "
+                              "name).").format(a=a, b=b, matched=f"{s.matched:,}", by_name=f"{s.matched_by_name:,}")
     kinds = ", ".join(f"{k} {v}" for k, v in sorted(s.changed_by_kind.items(), key=lambda kv: -kv[1]))
     ops = s.changed - s.changed_shape_only
-    text = (f"From A ({a}) to B ({b}): <b>{s.removed:,} removed</b> (in A only), <b>{s.added:,} added</b> "
-            f"(in B only), <b>{ops:,} changed</b> in op, attributes or wiring, <b>{s.changed_shape_only:,} in "
-            f"shapes only</b>; {s.matched:,} of {s.nodes_a:,} / {s.nodes_b:,} nodes matched "
-            f"({s.matched_by_name:,} by name, {s.matched_by_structure:,} by structure)."
-            + (f"<br><span style='color:gray'>changed nodes by kind: {escape(kinds)}</span>" if kinds else ""))
+    text = (translate("DiffPage", "From A ({a}) to B ({b}): <b>{removed} removed</b> (in A only), <b>{added} added</b> "
+                           "(in B only), <b>{changed} changed</b> in op, attributes or wiring, <b>{shape_only} in "
+                           "shapes only</b>; {matched} of {nodes_a} / {nodes_b} nodes matched ({by_name} by name, "
+                           "{by_structure} by structure).").format(
+                a=a, b=b, removed=f"{s.removed:,}", added=f"{s.added:,}", changed=f"{ops:,}",
+                shape_only=f"{s.changed_shape_only:,}", matched=f"{s.matched:,}", nodes_a=f"{s.nodes_a:,}",
+                nodes_b=f"{s.nodes_b:,}", by_name=f"{s.matched_by_name:,}", by_structure=f"{s.matched_by_structure:,}")
+            + ("<br><span style='color:gray'>" + translate("DiffPage", "changed nodes by kind: {kinds}").format(
+                kinds=escape(kinds)) + "</span>" if kinds else ""))
     for note in report.notes:
         text += f"<br><span style='color:gray'>{escape(note)}</span>"
     return text

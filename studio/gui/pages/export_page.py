@@ -43,7 +43,8 @@ def _prepare(choice: SourceChoice, job: Any, workspace_root: Path | None = None)
     from studio.export.api import infer_signature, write_sample
 
     if choice.sample:
-        job.set_status(f"writing sample model {choice.sample} to {choice.model_dir}")
+        job.set_status(QCoreApplication.translate("ExportPage", "writing sample model {sample} to {folder}").format(
+            sample=choice.sample, folder=choice.model_dir))
         job.set_progress(10, force=True)
         write_sample(choice.sample, choice.model_dir)
         if workspace_root is not None:  # an image and an audio clip for test inference later
@@ -51,7 +52,7 @@ def _prepare(choice: SourceChoice, job: Any, workspace_root: Path | None = None)
 
             write_sample_inputs(workspace_root)
     job.check_cancelled()
-    job.set_status("reading the model's signature")
+    job.set_status(QCoreApplication.translate("ExportPage", "reading the model's signature"))
     job.set_progress(60, force=True)
     specs = infer_signature(choice.model_dir)
     try:
@@ -175,7 +176,7 @@ class ExportPage(Page):
 
             names = list_samples()
         except Exception as exc:  # the export extra may be missing: keep the built-in names, say why on use
-            self.sig_log.emit(f"sample list unavailable: {exc}")
+            self.sig_log.emit(self.tr("sample list unavailable: {error}").format(error=exc))
             return
         self.source.set_samples(names)
 
@@ -252,7 +253,8 @@ class ExportPage(Page):
                                          source=f"sample:{choice.sample}", make_current=False)
                 self.sig_workspace_changed.emit()
             except StudioError as exc:
-                self.sig_log.emit(f"could not add {choice.label} to the workspace: {exc.message}")
+                self.sig_log.emit(self.tr("could not add {name} to the workspace: {error}").format(
+                    name=choice.label, error=exc.message))
         choice.sample = None  # written now
         self.set_step(SIGNATURE)
 
@@ -332,8 +334,9 @@ class ExportPage(Page):
         elif report.diagnosis is not None:
             dg = report.diagnosis
             self.sig_problem.emit(Problem(
-                "error", f"export of {self.choice.label if self.choice else report.model_dir} failed at "
-                f"{dg.stage}: {dg.message.splitlines()[0] if dg.message else dg.error_class}",
+                "error", self.tr("export of {name} failed at {stage}: {message}").format(
+                    name=self.choice.label if self.choice else report.model_dir, stage=dg.stage,
+                    message=dg.message.splitlines()[0] if dg.message else dg.error_class),
                 source="Export", page=self.page_id, location=dg.node or dg.module or dg.stage, hint=dg.fix))
         for w in report.warnings:
             self.sig_problem.emit(Problem("warning", w, source="Export", page=self.page_id))
@@ -388,10 +391,12 @@ class ExportPage(Page):
                 for kind, value in export_artifacts(report, out).items():
                     self.state.record_artifact(kind, value, entry.name)
         except StudioError as exc:
-            self.sig_problem.emit(Problem("warning", f"could not add the export to the workspace: {exc.message}",
+            self.sig_problem.emit(Problem("warning", self.tr("could not add the export to the workspace: {error}").format(
+                error=exc.message),
                                           source="Export", hint=exc.hint))
             return
-        self.sig_log.emit(f"added {self.choice.label}-onnx ({out}) to the workspace")
+        self.sig_log.emit(self.tr("added {name} ({path}) to the workspace").format(name=f"{self.choice.label}-onnx",
+                                                                                   path=out))
         self.sig_workspace_changed.emit()
 
     def _open_report(self, path: str) -> None:

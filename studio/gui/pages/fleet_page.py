@@ -99,12 +99,13 @@ class FleetPage(Page):
         self.watch_edit.setToolTip(self.tr("how long each ring is watched before it is promoted (500ms, 60s, 2m)"))
         form.addLayout(form_column((self.tr("Gate (SLA tier)"), self.gate_combo), (self.tr("Watch"), self.watch_edit)), 2)
         self.on_down = QComboBox()
-        self.on_down.addItems(["skip", "block"])
+        self.on_down.addItem(self.tr("skip"), "skip")  # the rollout's --on-down values are the data
+        self.on_down.addItem(self.tr("block"), "block")
         self.on_down.setToolTip(self.tr("an agent that is down: skipped (reported), or the rollout blocks until it is back"))
         self.probe = QDoubleSpinBox()
         self.probe.setRange(0, 10_000)
         self.probe.setValue(5)
-        self.probe.setSuffix(" req/s")
+        self.probe.setSuffix(self.tr(" req/s"))
         self.probe.setToolTip(self.tr("probe requests per agent during the watch (0: only real traffic is judged)"))
         form.addLayout(form_column((self.tr("Agent down"), self.on_down), (self.tr("Probe traffic"), self.probe)), 2)
         root.addLayout(form)
@@ -208,8 +209,8 @@ class FleetPage(Page):
             ws = self._need_ws()
             token = self.token_edit.text().strip()
             if token and not Path(token).is_file():
-                raise StudioError(f"token file {token} does not exist", offending="token file",
-                                  hint="copy /etc/studio-agent/token from a board, or leave it empty")
+                raise StudioError(self.tr("token file {path} does not exist").format(path=token), offending="token file",
+                                  hint=self.tr("copy /etc/studio-agent/token from a board, or leave it empty"))
             new_fleet(fleet_path(ws, name), name, token_file=ws.relative(Path(token)) if token else None)
         except StudioError as exc:
             self.field_error.show_error(exc.message, self.token_edit if exc.offending == "token file" else
@@ -234,8 +235,8 @@ class FleetPage(Page):
             ring = self.ring_edit.text().strip()
             agents = self.state.devices("agent")
             if not agents:
-                raise StudioError("no edge agent in Devices to add", offending="Add connected agents",
-                                  hint="add or discover agents on the Devices page, then come back")
+                raise StudioError(self.tr("no edge agent in Devices to add"), offending="Add connected agents",
+                                  hint=self.tr("add or discover agents on the Devices page, then come back"))
             added = 0
             names: list[str] = []
             already = 0
@@ -257,15 +258,20 @@ class FleetPage(Page):
             self._show(exc)
             return 0
         self.field_error.clear_error()
-        listed = ", ".join(names[:4]) + (f" and {len(names) - 4} more (in bold below)" if len(names) > 4 else "")
-        what = (f"Added {added} agent{'s' if added != 1 else ''} to fleet <b>{escape(fleet.name)}</b>: "
-                f"{escape(listed)}" if added else f"No agent added to fleet <b>{escape(fleet.name)}</b>")
+        listed = ", ".join(names[:4]) + (self.tr(" and {n} more (in bold below)").format(n=len(names) - 4)
+                                         if len(names) > 4 else "")
+        bold = f"<b>{escape(fleet.name)}</b>"
+        added_text = (self.tr("Added 1 agent to fleet {fleet}: {agents}") if added == 1 else
+                      self.tr("Added {n} agents to fleet {fleet}: {agents}"))
+        what = (added_text.format(n=added, fleet=bold, agents=escape(listed)) if added
+                else self.tr("No agent added to fleet {fleet}").format(fleet=bold))
         if already:
-            what += (f"; {already} connected agents were already members" if already != 1 else
-                     "; 1 connected agent was already a member")
+            what += (self.tr("; {n} connected agents were already members").format(n=already) if already != 1 else
+                     self.tr("; 1 connected agent was already a member"))
         self._feedback = what
-        self.sig_log.emit(f"{added} agent(s) added to fleet {fleet.name}" + (f": {', '.join(names)}" if names else "")
-                          + (f" ({already} already members)" if already else ""))
+        self.sig_log.emit(self.tr("{n} agent(s) added to fleet {fleet}").format(n=added, fleet=fleet.name)
+                          + (f": {', '.join(names)}" if names else "")
+                          + (self.tr(" ({n} already members)").format(n=already) if already else ""))
         self.refresh()
         return added
 
@@ -277,17 +283,17 @@ class FleetPage(Page):
             ws, fleet = self._need_ws(), self._fleet_name()
             bundle = self.bundle_edit.text().strip()
             if not bundle:
-                raise StudioError("choose the bundle to roll out", offending="bundle",
-                                  hint="build one on the Package page, or Browse… for a .tar")
+                raise StudioError(self.tr("choose the bundle to roll out"), offending="bundle",
+                                  hint=self.tr("build one on the Package page, or Browse… for a .tar"))
             args = dict(plan=self.plan_edit.text().strip(), gate=self.gate_combo.currentText(),
-                        watch=self.watch_edit.text().strip(), on_down=self.on_down.currentText(),
+                        watch=self.watch_edit.text().strip(), on_down=self.on_down.currentData(),
                         probe_rps=self.probe.value())
             engine = start_rollout(ws, fleet, Path(bundle), replace=True, **args)  # checked before a deploy
         except StudioError as exc:
             self._show(exc)
             return
         self.field_error.clear_error()
-        self._run(engine, f"Roll out {Path(bundle).name} to {fleet}")
+        self._run(engine, self.tr("Roll out {bundle} to {fleet}").format(bundle=Path(bundle).name, fleet=fleet))
 
     def resume(self) -> None:
         from studio.fleet.api import resume_rollout
@@ -297,7 +303,7 @@ class FleetPage(Page):
         except StudioError as exc:
             self._show(exc)
             return
-        self._run(engine, f"Resume rollout to {self._fleet_name()}")
+        self._run(engine, self.tr("Resume rollout to {fleet}").format(fleet=self._fleet_name()))
 
     def _run(self, engine: Any, title: str) -> None:
         engine.subscribe(self._bridge.sig_state.emit)
@@ -337,7 +343,7 @@ class FleetPage(Page):
         self.rollout = state
         self._show_state()
         self._update_buttons(running=False)
-        self.sig_log.emit(f"rollout to {state.fleet}: {state.status}")
+        self.sig_log.emit(self.tr("rollout to {fleet}: {status}").format(fleet=state.fleet, status=state.status))
 
     # -- view ------------------------------------------------------------------------------------------
     def refresh(self) -> None:
@@ -374,9 +380,11 @@ class FleetPage(Page):
         self.members_model.set_members(members, states, self._fresh)
         if self.table.model() is not self.members_model:
             self.table.setModel(self.members_model)
-        head = (f"Fleet <b>{escape(name)}</b>: {len(members)} member{'s' if len(members) != 1 else ''}"
-                + (f", {sum(1 for a in members if states.get(url_key(a.url)) == 'ok')} connected" if members else
-                   " — add the connected agents (Devices) with “Add connected agents”") if name else "")
+        count = (self.tr("Fleet {fleet}: 1 member") if len(members) == 1 else
+                 self.tr("Fleet {fleet}: {n} members")).format(fleet=f"<b>{escape(name)}</b>", n=len(members))
+        connected = sum(1 for a in members if states.get(url_key(a.url)) == "ok")
+        head = (count + (self.tr(", {n} connected").format(n=connected) if members else
+                         self.tr(" — add the connected agents (Devices) with “Add connected agents”")) if name else "")
         feedback = getattr(self, "_feedback", "")
         self.members_label.setText(f"{feedback}<br>{head}" if feedback and head else feedback or head)
 
@@ -424,12 +432,12 @@ class FleetPage(Page):
     def _fleet_name(self) -> str:
         name = self.fleet_combo.currentText()
         if not name:
-            raise StudioError("no fleet chosen", offending="fleet", hint="create one (name, Create) first")
+            raise StudioError(self.tr("no fleet chosen"), offending="fleet", hint=self.tr("create one (name, Create) first"))
         return name
 
     def _need_ws(self) -> Any:
         if self.workspace is None:
-            raise StudioError("open a workspace first", offending="workspace")
+            raise StudioError(self.tr("open a workspace first"), offending="workspace")
         return self.workspace
 
     def _show(self, exc: StudioError) -> None:

@@ -344,7 +344,7 @@ class PackagingPage(Page):
             return
         self.key_name_edit.clear()
         self.reload_keys(select=name)
-        self.sig_log.emit(f"created signing key {name}")
+        self.sig_log.emit(self.tr("created signing key {name}").format(name=name))
 
     def _default_out(self, name: str, version: str) -> Path:
         base = self.workspace.root / "bundles" if self.workspace else Path.cwd()
@@ -386,7 +386,7 @@ class PackagingPage(Page):
             sk = store.load_signing_key(key, passphrase)
             rep = build_bundle(src, board, sk, out, name=name, version=version, force=force, job=job,
                                openssf_key=ssf_key, openssf_trust=ssf_trust)
-            job.set_status("verifying the bundle offline")
+            job.set_status(self.tr("verifying the bundle offline"))
             ver = verify_bundle(out, load_trusted_keys(bytes(sk.verify_key)), job)
             return rep, ver
 
@@ -407,7 +407,8 @@ class PackagingPage(Page):
             try:  # the current model's newest bundle: what Fleet rolls out by default
                 self.state.record_artifact("bundle", self.bundle_path)
             except StudioError as exc:
-                self.sig_log.emit(f"the bundle was not recorded for {self.state.model_name}: {exc.message}")
+                self.sig_log.emit(self.tr("the bundle was not recorded for {model}: {error}").format(
+                    model=self.state.model_name, error=exc.message))
         self.build_btn.setEnabled(True)
         self.progress.setValue(100)
         set_role(self.result_card, "banner-ok" if rep.verdict != "fail" else "banner-fail")

@@ -207,7 +207,7 @@ class TritonPage(Page):
             from studio.triton.repo_check import check_repo
 
             report = build_repo(opts, job)
-            job.set_status("checking the repository")
+            job.set_status(self.tr("checking the repository"))
             return report, check_repo(opts.repo)
 
         self.build_btn.setEnabled(False)
@@ -222,9 +222,10 @@ class TritonPage(Page):
         self.build_btn.setEnabled(True)
         self.progress.setValue(100)
         built = ", ".join(f"{m.name} v{m.version} ({m.kind}, {m.flavor})" for m in report.models)
-        self.status_label.setText(f"built {built}; clients call '{report.entry_model}'"
-                                  + "".join(f"\nnote: {w}" for w in report.warnings))
-        self.sig_log.emit(f"built Triton repository {report.repo}: {built}")
+        self.status_label.setText(self.tr("built {models}; clients call '{entry}'").format(
+            models=built, entry=report.entry_model)
+            + "".join("\n" + self.tr("note: {note}").format(note=w) for w in report.warnings))
+        self.sig_log.emit(self.tr("built Triton repository {repo}: {models}").format(repo=report.repo, models=built))
         self.check_panel.show_check(check)
         entry = Path(report.repo) / report.entry_model / "config.pbtxt"
         self.show_repo(Path(report.repo), select=entry if entry.is_file() else None)
@@ -250,7 +251,7 @@ class TritonPage(Page):
         def work(job: Any) -> Any:
             from studio.triton.repo_check import check_repo
 
-            job.set_status(f"checking {repo}")
+            job.set_status(self.tr("checking {repo}").format(repo=repo))
             return check_repo(repo)
 
         self.check_btn.setEnabled(False)
@@ -264,7 +265,9 @@ class TritonPage(Page):
         selected = self.config_view.path
         self.show_repo(Path(report.repo), select=Path(selected) if selected else None)
         for f in report.errors:
-            self.sig_problem.emit(Problem("error", f"{f.model or 'repository'}: {f.message}", source="triton check",
+            where = f.model or self.tr("repository")
+            self.sig_problem.emit(Problem("error", f"{where}: {f.message}",
+                                          source="triton check",
                                           page=self.page_id, location=finding_location(f), hint=f.hint or None))
 
     def _check_failed(self, err: StudioError) -> None:
@@ -323,14 +326,14 @@ class TritonPage(Page):
         if srv is not self.server:
             return
         self._set_server_state("running")
-        note = f"repository {srv.source_repo}"
+        note = self.tr("repository {repo}").format(repo=srv.source_repo)
         if srv.converted:
-            note += (f"; this CPU server has no ONNX Runtime backend, so {', '.join(srv.converted)} "
-                     f"{'is' if len(srv.converted) == 1 else 'are'} served through a generated Python-backend "
-                     "copy (same ONNX file, run by onnxruntime)")
+            note += self.tr("; this CPU server has no ONNX Runtime backend, so these models are served through a "
+                            "generated Python-backend copy (same ONNX file, run by onnxruntime): {models}").format(
+                models=", ".join(srv.converted))
         self.server_note.setText(note)
-        self.sig_log.emit(f"local tritonserver ready: HTTP {srv.http_url}, gRPC {srv.grpc_url}, "
-                          f"metrics {srv.metrics_url}")
+        self.sig_log.emit(self.tr("local tritonserver ready: HTTP {http}, gRPC {grpc}, metrics {metrics}").format(
+            http=srv.http_url, grpc=srv.grpc_url, metrics=srv.metrics_url))
         self._record_device(srv)
         self._refresh_server()
 
@@ -341,7 +344,8 @@ class TritonPage(Page):
             return
         self.state.add_device(device_entry(srv), select=True)
         self._recorded = srv
-        self.state.set_device_state(DEVICE_NAME, "ok", f"local tritonserver (pid {srv.proc.pid}) ready",
+        self.state.set_device_state(DEVICE_NAME, "ok",
+                                    self.tr("local tritonserver (pid {pid}) ready").format(pid=srv.proc.pid),
                                     models=served_models(srv))
 
     def _device_stopped(self, state: str, detail: str) -> None:
@@ -377,9 +381,10 @@ class TritonPage(Page):
     def _stopped(self, rc: Any) -> None:
         self.log_timer.stop()
         self._set_server_state("stopped")
-        self._device_stopped("stopped", "stopped on the Triton page")
-        self.sig_log.emit(f"local tritonserver stopped (exit code {rc})" if not isinstance(rc, StudioError)
-                          else f"stopping tritonserver: {rc.message}")
+        self._device_stopped("stopped", self.tr("stopped on the Triton page"))
+        self.sig_log.emit(self.tr("local tritonserver stopped (exit code {code})").format(code=rc)
+                          if not isinstance(rc, StudioError)
+                          else self.tr("stopping tritonserver: {error}").format(error=rc.message))
 
     def open_in_devices(self) -> None:
         """Select the running server in the shared state and bring up the Devices page on it."""
@@ -399,10 +404,11 @@ class TritonPage(Page):
         if self.server_state == "running" and not srv.is_running():
             code = srv.proc.returncode if srv.proc is not None else None
             self._set_server_state("exited")
-            self._device_stopped("exited", f"tritonserver exited (code {code})")
+            self._device_stopped("exited", self.tr("tritonserver exited (code {code})").format(code=code))
             self.server_note.setText(self.tr("tritonserver exited unexpectedly (code {code}); its last log lines are below").format(code=code))
-            self.sig_problem.emit(Problem("error", f"local tritonserver exited (code {code})", source="triton serve",
-                                          page=self.page_id, hint="see the server log on the Triton page"))
+            self.sig_problem.emit(Problem("error", self.tr("local tritonserver exited (code {code})").format(code=code),
+                                          source="triton serve", page=self.page_id,
+                                          hint=self.tr("see the server log on the Triton page")))
 
     def _set_server_state(self, state: str) -> None:
         self.server_state = state
@@ -424,7 +430,7 @@ class TritonPage(Page):
         srv.stop()
         srv.cleanup()
         self.server_state = "stopped"
-        self._device_stopped("stopped", "stopped with the window")
+        self._device_stopped("stopped", self.tr("stopped with the window"))
 
     # -- jobs ------------------------------------------------------------------------------------------
     def _on_progress(self, handle: Any, pct: float) -> None:

@@ -4,6 +4,10 @@
 <context>
     <name>AddServerForm</name>
     <message>
+        <source>header &apos;{part}&apos; is not Key=Value</source>
+        <translation>请求头“{part}”不是 Key=Value 格式</translation>
+    </message>
+    <message>
         <source>Add a server</source>
         <translation>添加服务器</translation>
     </message>
@@ -16,8 +20,16 @@
         <translation>（取自 URL）</translation>
     </message>
     <message>
+        <source>auto</source>
+        <translation>自动</translation>
+    </message>
+    <message>
         <source>Key=Value; Key2=Value2</source>
         <translation>Key=Value; Key2=Value2</translation>
+    </message>
+    <message>
+        <source>URL</source>
+        <translation>地址</translation>
     </message>
     <message>
         <source>Name</source>
@@ -83,6 +95,10 @@
         <translation>状态</translation>
     </message>
     <message>
+        <source>URL</source>
+        <translation>地址</translation>
+    </message>
+    <message>
         <source>Select an agent to see its models and versions.</source>
         <translation>选择一个代理以查看其模型和版本。</translation>
     </message>
@@ -123,8 +139,36 @@
         <translation>移除代理</translation>
     </message>
     <message>
+        <source>enter the agent&apos;s URL</source>
+        <translation>请输入代理的地址</translation>
+    </message>
+    <message>
+        <source>e.g. {url}</source>
+        <translation>例如 {url}</translation>
+    </message>
+    <message>
+        <source>token file {path} does not exist</source>
+        <translation>令牌文件 {path} 不存在</translation>
+    </message>
+    <message>
+        <source>copy /etc/studio-agent/token from the board</source>
+        <translation>从开发板复制 /etc/studio-agent/token</translation>
+    </message>
+    <message>
         <source>Agent token file</source>
         <translation>代理令牌文件</translation>
+    </message>
+    <message>
+        <source>no agent at {url}</source>
+        <translation>{url} 上没有代理</translation>
+    </message>
+    <message>
+        <source>add it first</source>
+        <translation>请先添加它</translation>
+    </message>
+    <message>
+        <source>{name}: token file set to {path}</source>
+        <translation>{name}：令牌文件已设为 {path}</translation>
     </message>
     <message>
         <source>Remove {name} ({url}) from the workspace? The board keeps serving; add it again by URL or Discover.</source>
@@ -143,8 +187,20 @@
         <translation>刷新边缘代理</translation>
     </message>
     <message>
+        <source>rolling back {model} on {url}</source>
+        <translation>正在回滚 {url} 上的 {model}</translation>
+    </message>
+    <message>
+        <source>{name}: now {version} (was {previous}) on {url}</source>
+        <translation>{name}：现为 {version}（之前为 {previous}），位于 {url}</translation>
+    </message>
+    <message>
         <source>Roll back {model}</source>
         <translation>回滚 {model}</translation>
+    </message>
+    <message>
+        <source>the model</source>
+        <translation>该模型</translation>
     </message>
     <message>
         <source>Roll back</source>
@@ -171,8 +227,24 @@
         <translation>尚无代理：通过 URL（及其令牌文件）添加，或点击“发现”。</translation>
     </message>
     <message>
+        <source> (add its token file to manage it)</source>
+        <translation>（添加其令牌文件后才能管理）</translation>
+    </message>
+    <message>
         <source>{get} on {get2}, up {get3:.0f} s; temperature: {get4}; power: {get5}</source>
         <translation>{get}，运行于 {get2}，已运行 {get3:.0f} s；温度：{get4}；功耗：{get5}</translation>
+    </message>
+    <message>
+        <source>✔ active</source>
+        <translation>✔ 当前</translation>
+    </message>
+    <message>
+        <source>Recent: {events}</source>
+        <translation>最近：{events}</translation>
+    </message>
+    <message>
+        <source>browsing mDNS for {service}</source>
+        <translation>正在通过 mDNS 查找 {service}</translation>
     </message>
 </context>
 <context>
@@ -189,8 +261,27 @@
 <context>
     <name>CandidateScatter</name>
     <message>
+        <source>nodes on the device (%)</source>
+        <translation>设备上的节点（%）</translation>
+    </message>
+    <message>
+        <source>size (KiB)</source>
+        <translation>大小（KiB）</translation>
+    </message>
+    <message>
+        <source>host latency (ms)</source>
+        <translation>主机延迟（ms）</translation>
+    </message>
+    <message>
         <source>&lt;span style=&apos;color:{value}&apos;&gt;★&lt;/span&gt; chosen · &lt;span style=&apos;color:{value2}&apos;&gt;●&lt;/span&gt; Pareto front · &lt;span style=&apos;color:{value3}&apos;&gt;●&lt;/span&gt; meets the budget · &lt;span style=&apos;color:{value4}&apos;&gt;●&lt;/span&gt; misses it · dashed: the budget</source>
         <translation>&lt;span style=&apos;color:{value}&apos;&gt;★&lt;/span&gt; 已选 · &lt;span style=&apos;color:{value2}&apos;&gt;●&lt;/span&gt; 帕累托前沿 · &lt;span style=&apos;color:{value3}&apos;&gt;●&lt;/span&gt; 满足预算 · &lt;span style=&apos;color:{value4}&apos;&gt;●&lt;/span&gt; 未满足 · 虚线：预算</translation>
+    </message>
+</context>
+<context>
+    <name>CandidateTable</name>
+    <message>
+        <source>★ chosen, ◆ on the Pareto front</source>
+        <translation>★ 已选，◆ 位于帕累托前沿</translation>
     </message>
 </context>
 <context>
@@ -220,12 +311,40 @@
         <translation>提示</translation>
     </message>
     <message>
+        <source>hint: {hint}</source>
+        <translation>提示：{hint}</translation>
+    </message>
+    <message>
         <source>Check: {value}: {n_err} error(s), {n_warn} warning(s)  ·  {value2}</source>
         <translation>检查：{value}：{n_err} 个错误，{n_warn} 个警告  ·  {value2}</translation>
     </message>
     <message>
+        <source>OK</source>
+        <translation>通过</translation>
+    </message>
+    <message>
+        <source>FAILED</source>
+        <translation>失败</translation>
+    </message>
+    <message>
+        <source>no models</source>
+        <translation>无模型</translation>
+    </message>
+    <message>
         <source>No findings: every config matches its model.</source>
         <translation>没有发现问题：每个配置都与其模型相符。</translation>
+    </message>
+    <message>
+        <source>error</source>
+        <translation>错误</translation>
+    </message>
+    <message>
+        <source>warning</source>
+        <translation>警告</translation>
+    </message>
+    <message>
+        <source>info</source>
+        <translation>信息</translation>
     </message>
 </context>
 <context>
@@ -739,8 +858,20 @@ CLI: --shape NAME=D,D,...</translation>
         <translation>工具链</translation>
     </message>
     <message>
+        <source>TVM Relax (built in)</source>
+        <translation>TVM Relax（内置）</translation>
+    </message>
+    <message>
+        <source>{backend} — unavailable</source>
+        <translation>{backend} — 不可用</translation>
+    </message>
+    <message>
         <source>{tid} NPU via {label}: static shapes only (give dynamic dims under Shapes); parity in the toolkit&apos;s simulator</source>
         <translation>{tid} NPU（通过 {label}）：仅支持静态形状（请在“形状”中给出动态维度）；一致性在工具包的模拟器中校验</translation>
+    </message>
+    <message>
+        <source>{description}. TVM target {tvm}</source>
+        <translation>{description}。TVM 目标 {tvm}</translation>
     </message>
     <message>
         <source>default: {out}</source>
@@ -767,6 +898,10 @@ CLI: --shape NAME=D,D,...</translation>
         <translation>mlc_llm（语言模型）：{value}</translation>
     </message>
     <message>
+        <source>install the backend&apos;s toolchain first (see Toolchain)</source>
+        <translation>请先安装该后端的工具链（见“工具链”）</translation>
+    </message>
+    <message>
         <source>ONNX model</source>
         <translation>ONNX 模型</translation>
     </message>
@@ -779,6 +914,18 @@ CLI: --shape NAME=D,D,...</translation>
         <translation>输出文件夹</translation>
     </message>
     <message>
+        <source>no model chosen</source>
+        <translation>未选择模型</translation>
+    </message>
+    <message>
+        <source>choose an .onnx file</source>
+        <translation>选择一个 .onnx 文件</translation>
+    </message>
+    <message>
+        <source>warning: {note}</source>
+        <translation>警告：{note}</translation>
+    </message>
+    <message>
         <source>starting…</source>
         <translation>正在启动…</translation>
     </message>
@@ -787,8 +934,16 @@ CLI: --shape NAME=D,D,...</translation>
         <translation>为 {target} 编译 {name}</translation>
     </message>
     <message>
+        <source>compiled module not recorded in the workspace: {error}</source>
+        <translation>编译产物未记录到工作区：{error}</translation>
+    </message>
+    <message>
         <source>{status} in {get:.1f} s</source>
         <translation>{status}，用时 {get:.1f} s</translation>
+    </message>
+    <message>
+        <source>{dtype} error (1 - cosine, rknn accuracy_analysis)</source>
+        <translation>{dtype} 误差（1 - cosine，rknn accuracy_analysis）</translation>
     </message>
 </context>
 <context>
@@ -842,6 +997,38 @@ CLI: --shape NAME=D,D,...</translation>
         <translation>由 {get} {get2} 为 {get3} 构建（{get4}）</translation>
     </message>
     <message>
+        <source>Built by apache-tvm {version}</source>
+        <translation>由 apache-tvm {version} 构建</translation>
+    </message>
+    <message>
+        <source>passed</source>
+        <translation>通过</translation>
+    </message>
+    <message>
+        <source>failed</source>
+        <translation>失败</translation>
+    </message>
+    <message>
+        <source>not run</source>
+        <translation>未运行</translation>
+    </message>
+    <message>
+        <source>skipped: {why}</source>
+        <translation>已跳过：{why}</translation>
+    </message>
+    <message>
+        <source> — {mode}; {tolerance}, inputs {shapes}</source>
+        <translation> — {mode}；{tolerance}，输入 {shapes}</translation>
+    </message>
+    <message>
+        <source>pass</source>
+        <translation>通过</translation>
+    </message>
+    <message>
+        <source>FAIL</source>
+        <translation>失败</translation>
+    </message>
+    <message>
         <source>Latency, median of {runs} alternating runs: TVM {tvm_ms_median:.3f} ms, ONNX Runtime {ort_ms_median:.3f} ms (TVM is {speedup_vs_ort:.2f}x ORT&apos;s speed)</source>
         <translation>延迟（{runs} 次交替运行的中位数）：TVM {tvm_ms_median:.3f} ms，ONNX Runtime {ort_ms_median:.3f} ms（TVM 速度为 ORT 的 {speedup_vs_ort:.2f} 倍）</translation>
     </message>
@@ -864,6 +1051,10 @@ CLI: --shape NAME=D,D,...</translation>
     <message>
         <source>Bisection: {value} TVM trials, {value2} of {value3} nodes.</source>
         <translation>二分定位：{value} 次 TVM 试验，{value3} 个节点中的 {value2} 个。</translation>
+    </message>
+    <message>
+        <source>Hint: {hint}</source>
+        <translation>提示：{hint}</translation>
     </message>
 </context>
 <context>
@@ -960,6 +1151,14 @@ CLI: --shape NAME=D,D,...</translation>
         <translation>指标</translation>
     </message>
     <message>
+        <source>concurrency</source>
+        <translation>并发</translation>
+    </message>
+    <message>
+        <source>rate</source>
+        <translation>速率</translation>
+    </message>
+    <message>
         <source>concurrency levels (1,2,4) or requests per second (rate mode)</source>
         <translation>并发级别（1,2,4）或每秒请求数（速率模式）</translation>
     </message>
@@ -974,6 +1173,10 @@ CLI: --shape NAME=D,D,...</translation>
     <message>
         <source>Duration per level</source>
         <translation>每级持续时间</translation>
+    </message>
+    <message>
+        <source>(none)</source>
+        <translation>（无）</translation>
     </message>
     <message>
         <source>no budget</source>
@@ -1048,6 +1251,18 @@ CLI: --shape NAME=D,D,...</translation>
         <translation>尚未运行。对 KServe v2 服务器开始压测，或回放一段记录。</translation>
     </message>
     <message>
+        <source>no connected device serves a model</source>
+        <translation>没有已连接的设备在提供模型服务</translation>
+    </message>
+    <message>
+        <source>connect a Triton server or agent on the Devices page</source>
+        <translation>请在“设备”页面连接一个 Triton 服务器或代理</translation>
+    </message>
+    <message>
+        <source>load run started on {target}</source>
+        <translation>已在 {target} 上开始负载测试</translation>
+    </message>
+    <message>
         <source>running…</source>
         <translation>运行中…</translation>
     </message>
@@ -1056,8 +1271,16 @@ CLI: --shape NAME=D,D,...</translation>
         <translation>回放记录</translation>
     </message>
     <message>
+        <source>Recordings (*.sqlite *.db)</source>
+        <translation>录制文件 (*.sqlite *.db)</translation>
+    </message>
+    <message>
         <source>replaying {name}</source>
         <translation>正在回放 {name}</translation>
+    </message>
+    <message>
+        <source>Resume</source>
+        <translation>继续</translation>
     </message>
     <message>
         <source>Export plots as PNG</source>
@@ -1067,9 +1290,29 @@ CLI: --shape NAME=D,D,...</translation>
         <source>Export data as CSV</source>
         <translation>将数据导出为 CSV</translation>
     </message>
+    <message>
+        <source>could not write {path}</source>
+        <translation>无法写入 {path}</translation>
+    </message>
 </context>
 <context>
     <name>Details</name>
+    <message>
+        <source>scalar</source>
+        <translation>标量</translation>
+    </message>
+    <message>
+        <source>(omitted)</source>
+        <translation>（省略）</translation>
+    </message>
+    <message>
+        <source>(weight)</source>
+        <translation>（权重）</translation>
+    </message>
+    <message>
+        <source>dynamic from: {origins}</source>
+        <translation>动态来源：{origins}</translation>
+    </message>
     <message>
         <source>Graph input</source>
         <translation>计算图输入</translation>
@@ -1081,6 +1324,10 @@ CLI: --shape NAME=D,D,...</translation>
     <message>
         <source>Verdict per target</source>
         <translation>各目标平台的判定</translation>
+    </message>
+    <message>
+        <source> (the profile said {verdict}: {reason})</source>
+        <translation>（平台配置的结论为 {verdict}：{reason}）</translation>
     </message>
     <message>
         <source>tensor</source>
@@ -1111,8 +1358,24 @@ CLI: --shape NAME=D,D,...</translation>
         <translation>无</translation>
     </message>
     <message>
+        <source>Nested graphs</source>
+        <translation>嵌套子图</translation>
+    </message>
+    <message>
+        <source>{n} nodes inside (verdicts of nested nodes colour this node)</source>
+        <translation>内含 {n} 个节点（嵌套节点的判定决定此节点的颜色）</translation>
+    </message>
+    <message>
         <source>No model inspected yet.</source>
         <translation>尚未检查任何模型。</translation>
+    </message>
+    <message>
+        <source>({main} in the main graph, {subgraphs} subgraphs)</source>
+        <translation>（主图 {main} 个，子图 {subgraphs} 个）</translation>
+    </message>
+    <message>
+        <source>{size} in {files} file(s), {tensors} tensors</source>
+        <translation>{size}，{files} 个文件，{tensors} 个张量</translation>
     </message>
     <message>
         <source>Nodes</source>
@@ -1153,6 +1416,98 @@ CLI: --shape NAME=D,D,...</translation>
     <message>
         <source>IR / producer</source>
         <translation>IR / 生成工具</translation>
+    </message>
+    <message>
+        <source>Operators ({n} types)</source>
+        <translation>算子（{n} 种）</translation>
+    </message>
+    <message>
+        <source>… {n} more op types</source>
+        <translation>… 另有 {n} 种算子</translation>
+    </message>
+    <message>
+        <source>All shapes are static.</source>
+        <translation>所有形状都是静态的。</translation>
+    </message>
+    <message>
+        <source>{tensors} tensors have dynamic dims, from {origins} origin(s):</source>
+        <translation>{tensors} 个张量含动态维度，来自 {origins} 个源头：</translation>
+    </message>
+    <message>
+        <source>origin</source>
+        <translation>源头</translation>
+    </message>
+    <message>
+        <source>kind</source>
+        <translation>类别</translation>
+    </message>
+    <message>
+        <source>reaches</source>
+        <translation>影响范围</translation>
+    </message>
+    <message>
+        <source>passed</source>
+        <translation>通过</translation>
+    </message>
+    <message>
+        <source>FAILED</source>
+        <translation>失败</translation>
+    </message>
+    <message>
+        <source>Parity against the original ({precision}, {cases} input cases): {verdict} · max |Δ| {max_abs} · min cosine {cosine}</source>
+        <translation>与原始模型的一致性（{precision}，{cases} 组输入）：{verdict} · 最大 |Δ| {max_abs} · 最小 cosine {cosine}</translation>
+    </message>
+    <message>
+        <source>nodes {nodes} · weights {weights} · dynamic origins {origins}</source>
+        <translation>节点 {nodes} · 权重 {weights} · 动态源头 {origins}</translation>
+    </message>
+    <message>
+        <source>target</source>
+        <translation>目标平台</translation>
+    </message>
+    <message>
+        <source>verdict</source>
+        <translation>判定</translation>
+    </message>
+    <message>
+        <source>unsupported</source>
+        <translation>不支持</translation>
+    </message>
+    <message>
+        <source>risky</source>
+        <translation>有风险</translation>
+    </message>
+    <message>
+        <source>resolved</source>
+        <translation>已解决</translation>
+    </message>
+    <message>
+        <source>new</source>
+        <translation>新增</translation>
+    </message>
+    <message>
+        <source>pass</source>
+        <translation>通过</translation>
+    </message>
+    <message>
+        <source>unknown</source>
+        <translation>未知</translation>
+    </message>
+    <message>
+        <source>fail</source>
+        <translation>失败</translation>
+    </message>
+    <message>
+        <source>Resolved</source>
+        <translation>已解决</translation>
+    </message>
+    <message>
+        <source>New</source>
+        <translation>新增</translation>
+    </message>
+    <message>
+        <source>… {n} more</source>
+        <translation>… 另有 {n} 项</translation>
     </message>
 </context>
 <context>
@@ -1209,6 +1564,30 @@ CLI: --shape NAME=D,D,...</translation>
 <context>
     <name>DeviceTargetPicker</name>
     <message>
+        <source>no device named &apos;{name}&apos;</source>
+        <translation>没有名为“{name}”的设备</translation>
+    </message>
+    <message>
+        <source>add it on the Devices page</source>
+        <translation>请在“设备”页面添加它</translation>
+    </message>
+    <message>
+        <source>{name} lists no model to load ({state})</source>
+        <translation>{name} 没有可加载的模型（{state}）</translation>
+    </message>
+    <message>
+        <source>wait until Devices has connected to it, or type its URL and model above</source>
+        <translation>请等待“设备”页面连接上它，或在上方输入其地址和模型</translation>
+    </message>
+    <message>
+        <source>no model name</source>
+        <translation>未填写模型名称</translation>
+    </message>
+    <message>
+        <source>type the model&apos;s name on the server</source>
+        <translation>请输入服务器上的模型名称</translation>
+    </message>
+    <message>
         <source>Triton servers and edge agents the Devices page knows, with their state</source>
         <translation>“设备”页面已知的 Triton 服务器和边缘代理及其状态</translation>
     </message>
@@ -1231,6 +1610,18 @@ CLI: --shape NAME=D,D,...</translation>
     <message>
         <source>no devices yet: add them on the Devices page</source>
         <translation>尚无设备：请在“设备”页面添加</translation>
+    </message>
+    <message>
+        <source>URL/metrics if it answers</source>
+        <translation>URL/metrics（若有响应）</translation>
+    </message>
+    <message>
+        <source>metrics: {url}</source>
+        <translation>指标：{url}</translation>
+    </message>
+    <message>
+        <source>server pid {pid}</source>
+        <translation>服务器 pid {pid}</translation>
     </message>
 </context>
 <context>
@@ -1279,8 +1670,28 @@ CLI: --shape NAME=D,D,...</translation>
         <translation>边缘代理</translation>
     </message>
     <message>
+        <source>(edge agent)</source>
+        <translation>（边缘代理）</translation>
+    </message>
+    <message>
+        <source>select a server and a model first</source>
+        <translation>请先选择一个服务器和一个模型</translation>
+    </message>
+    <message>
+        <source>config of {model}</source>
+        <translation>{model} 的配置</translation>
+    </message>
+    <message>
         <source>Model folder to upload as a new version of {model}</source>
         <translation>作为 {model} 新版本上传的模型文件夹</translation>
+    </message>
+    <message>
+        <source>Version</source>
+        <translation>版本</translation>
+    </message>
+    <message>
+        <source>Version number</source>
+        <translation>版本号</translation>
     </message>
     <message>
         <source>Unload model</source>
@@ -1297,6 +1708,18 @@ CLI: --shape NAME=D,D,...</translation>
     <message>
         <source>select a connected server and a ready model first</source>
         <translation>请先选择一个已连接的服务器和一个就绪的模型</translation>
+    </message>
+    <message>
+        <source>running...</source>
+        <translation>运行中...</translation>
+    </message>
+    <message>
+        <source>test inference on {model}</source>
+        <translation>在 {model} 上测试推理</translation>
+    </message>
+    <message>
+        <source>generate on {model}</source>
+        <translation>在 {model} 上生成</translation>
     </message>
 </context>
 <context>
@@ -1316,6 +1739,14 @@ CLI: --shape NAME=D,D,...</translation>
     <message>
         <source>shape only</source>
         <translation>仅形状</translation>
+    </message>
+    <message>
+        <source>; +{n} more</source>
+        <translation>；另有 {n} 项</translation>
+    </message>
+    <message>
+        <source>graph {section}</source>
+        <translation>计算图 {section}</translation>
     </message>
     <message>
         <source>op / attributes / wiring changed</source>
@@ -1365,6 +1796,10 @@ CLI: --shape NAME=D,D,...</translation>
         <translation>判定目标</translation>
     </message>
     <message>
+        <source>(structure only)</source>
+        <translation>（仅结构）</translation>
+    </message>
+    <message>
         <source>also compare each node&apos;s verdict for this target: the workspace&apos;s current target (choosing another here makes it every page&apos;s), or structure only</source>
         <translation>同时对比每个节点在该目标平台上的判定：默认为工作区的当前目标平台（在此选择其他平台会让所有页面都使用它），或仅对比结构</translation>
     </message>
@@ -1383,6 +1818,14 @@ CLI: --shape NAME=D,D,...</translation>
     <message>
         <source>chosen here</source>
         <translation>在此选择</translation>
+    </message>
+    <message>
+        <source>Model A</source>
+        <translation>模型 A</translation>
+    </message>
+    <message>
+        <source>Model B</source>
+        <translation>模型 B</translation>
     </message>
     <message>
         <source>{name} is empty</source>
@@ -1416,9 +1859,61 @@ CLI: --shape NAME=D,D,...</translation>
         <source>B (after): {name} ({nodes_b:,} nodes)</source>
         <translation>B（修改后）：{name}（{nodes_b:,} 个节点）</translation>
     </message>
+    <message>
+        <source>diff {a} -&gt; {b}: {removed} removed, {added} added, {changed} changed, {shape_only} in shapes only</source>
+        <translation>对比 {a} -&gt; {b}：移除 {removed}，新增 {added}，变更 {changed}，仅形状变化 {shape_only}</translation>
+    </message>
+    <message>
+        <source>Nothing matched.</source>
+        <translation>没有任何匹配。</translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;No change&lt;/b&gt; from A ({a}) to B ({b}): {matched} nodes matched ({by_name} by name).</source>
+        <translation>从 A（{a}）到 B（{b}）&lt;b&gt;无变化&lt;/b&gt;：{matched} 个节点已匹配（{by_name} 个按名称）。</translation>
+    </message>
+    <message>
+        <source>From A ({a}) to B ({b}): &lt;b&gt;{removed} removed&lt;/b&gt; (in A only), &lt;b&gt;{added} added&lt;/b&gt; (in B only), &lt;b&gt;{changed} changed&lt;/b&gt; in op, attributes or wiring, &lt;b&gt;{shape_only} in shapes only&lt;/b&gt;; {matched} of {nodes_a} / {nodes_b} nodes matched ({by_name} by name, {by_structure} by structure).</source>
+        <translation>从 A（{a}）到 B（{b}）：&lt;b&gt;移除 {removed}&lt;/b&gt;（仅在 A 中），&lt;b&gt;新增 {added}&lt;/b&gt;（仅在 B 中），&lt;b&gt;{changed} 个&lt;/b&gt;算子、属性或连接有变更，&lt;b&gt;{shape_only} 个仅形状变化&lt;/b&gt;；{nodes_a} / {nodes_b} 个节点中匹配 {matched} 个（{by_name} 个按名称，{by_structure} 个按结构）。</translation>
+    </message>
+    <message>
+        <source>changed nodes by kind: {kinds}</source>
+        <translation>按类别统计的变更节点：{kinds}</translation>
+    </message>
+    <message>
+        <source>before: the original the {fix} was made from</source>
+        <translation>修改前：{fix} 所基于的原始模型</translation>
+    </message>
+    <message>
+        <source>after: the {fix} output (current model {name})</source>
+        <translation>修改后：{fix} 的输出（当前模型 {name}）</translation>
+    </message>
+    <message>
+        <source>before: the current model {name}</source>
+        <translation>修改前：当前模型 {name}</translation>
+    </message>
+    <message>
+        <source>after: its {fix} ({name})</source>
+        <translation>修改后：它的 {fix}（{name}）</translation>
+    </message>
+    <message>
+        <source>the current model {name}</source>
+        <translation>当前模型 {name}</translation>
+    </message>
 </context>
 <context>
     <name>DimsDialog</name>
+    <message>
+        <source>dynamic</source>
+        <translation>动态</translation>
+    </message>
+    <message>
+        <source>{dim}: enter a positive integer (or leave it empty)</source>
+        <translation>{dim}：请输入正整数（或留空）</translation>
+    </message>
+    <message>
+        <source>{dim}: enter a positive integer</source>
+        <translation>{dim}：请输入正整数</translation>
+    </message>
     <message>
         <source>set at least one dim</source>
         <translation>至少设置一个维度</translation>
@@ -1426,6 +1921,14 @@ CLI: --shape NAME=D,D,...</translation>
 </context>
 <context>
     <name>ExportPage</name>
+    <message>
+        <source>writing sample model {sample} to {folder}</source>
+        <translation>正在将示例模型 {sample} 写入 {folder}</translation>
+    </message>
+    <message>
+        <source>reading the model&apos;s signature</source>
+        <translation>正在读取模型的签名</translation>
+    </message>
     <message>
         <source>Export to ONNX</source>
         <translation>导出为 ONNX</translation>
@@ -1441,6 +1944,10 @@ CLI: --shape NAME=D,D,...</translation>
     <message>
         <source>Next</source>
         <translation>下一步</translation>
+    </message>
+    <message>
+        <source>sample list unavailable: {error}</source>
+        <translation>示例列表不可用：{error}</translation>
     </message>
     <message>
         <source>Change options</source>
@@ -1483,8 +1990,24 @@ CLI: --shape NAME=D,D,...</translation>
         <translation>{label}：{arch}（model_type {type}），位于 {folder}</translation>
     </message>
     <message>
+        <source>could not add {name} to the workspace: {error}</source>
+        <translation>无法将 {name} 添加到工作区：{error}</translation>
+    </message>
+    <message>
         <source>Export {label}</source>
         <translation>导出 {label}</translation>
+    </message>
+    <message>
+        <source>export of {name} failed at {stage}: {message}</source>
+        <translation>{name} 的导出在 {stage} 失败：{message}</translation>
+    </message>
+    <message>
+        <source>could not add the export to the workspace: {error}</source>
+        <translation>无法将导出结果添加到工作区：{error}</translation>
+    </message>
+    <message>
+        <source>added {name} ({path}) to the workspace</source>
+        <translation>已将 {name}（{path}）添加到工作区</translation>
     </message>
 </context>
 <context>
@@ -1547,7 +2070,34 @@ CLI: --shape NAME=D,D,...</translation>
     </message>
 </context>
 <context>
+    <name>FieldError</name>
+    <message>
+        <source>hint: {hint}</source>
+        <translation>提示：{hint}</translation>
+    </message>
+</context>
+<context>
     <name>FindingsPanel</name>
+    <message>
+        <source>✓ overridden</source>
+        <translation>✓ 已被覆盖</translation>
+    </message>
+    <message>
+        <source>[overridden: {tool}]</source>
+        <translation>[已被覆盖：{tool}]</translation>
+    </message>
+    <message>
+        <source>the profile&apos;s finding; {tool}, and the tool wins</source>
+        <translation>平台配置的发现；{tool}，以工具为准</translation>
+    </message>
+    <message>
+        <source>What to do: {hint}</source>
+        <translation>处理建议：{hint}</translation>
+    </message>
+    <message>
+        <source>… {n} more</source>
+        <translation>… 另有 {n} 项</translation>
+    </message>
     <message>
         <source>Findings</source>
         <translation>发现的问题</translation>
@@ -1561,12 +2111,36 @@ CLI: --shape NAME=D,D,...</translation>
         <translation>   修复：</translation>
     </message>
     <message>
+        <source>{verdict} (verified: {tool})</source>
+        <translation>{verdict}（已验证：{tool}）</translation>
+    </message>
+    <message>
+        <source>, {n} overridden by the tool</source>
+        <translation>，{n} 项被工具覆盖</translation>
+    </message>
+    <message>
         <source>Findings for {where} ({n:,}{overridden}){verdict}</source>
         <translation>{where} 的发现（{n:,}{overridden}）{verdict}</translation>
     </message>
 </context>
 <context>
     <name>FixFlow</name>
+    <message>
+        <source>the optimizer (studio.optimize) is not available in this installation</source>
+        <translation>此安装中没有优化器（studio.optimize）</translation>
+    </message>
+    <message>
+        <source>install the optimize extra: {command}</source>
+        <translation>请安装 optimize 附加组件：{command}</translation>
+    </message>
+    <message>
+        <source>no dims to make static</source>
+        <translation>没有要静态化的维度</translation>
+    </message>
+    <message>
+        <source>enter a value for at least one dim, e.g. batch=1</source>
+        <translation>请至少为一个维度输入值，例如 batch=1</translation>
+    </message>
     <message>
         <source>running fix: {kind}…</source>
         <translation>正在执行修复：{kind}…</translation>
@@ -1578,6 +2152,10 @@ CLI: --shape NAME=D,D,...</translation>
     <message>
         <source>&lt;p&gt;&lt;a href=&apos;studio:diff&apos;&gt;Compare the two graphs side by side (Diff page)&lt;/a&gt;&lt;/p&gt;</source>
         <translation>&lt;p&gt;&lt;a href=&apos;studio:diff&apos;&gt;并排对比两个计算图（“对比”页面）&lt;/a&gt;&lt;/p&gt;</translation>
+    </message>
+    <message>
+        <source>could not add {path} to the workspace: {error}</source>
+        <translation>无法将 {path} 添加到工作区：{error}</translation>
     </message>
 </context>
 <context>
@@ -1647,8 +2225,20 @@ CLI: --shape NAME=D,D,...</translation>
         <translation>观察</translation>
     </message>
     <message>
+        <source>skip</source>
+        <translation>跳过</translation>
+    </message>
+    <message>
+        <source>block</source>
+        <translation>阻塞等待</translation>
+    </message>
+    <message>
         <source>an agent that is down: skipped (reported), or the rollout blocks until it is back</source>
         <translation>离线的代理：跳过（并报告），或暂停推送直到它恢复</translation>
+    </message>
+    <message>
+        <source> req/s</source>
+        <translation> 请求/秒</translation>
     </message>
     <message>
         <source>probe requests per agent during the watch (0: only real traffic is judged)</source>
@@ -1683,8 +2273,92 @@ CLI: --shape NAME=D,D,...</translation>
         <translation>尚无推送。</translation>
     </message>
     <message>
+        <source>token file {path} does not exist</source>
+        <translation>令牌文件 {path} 不存在</translation>
+    </message>
+    <message>
+        <source>copy /etc/studio-agent/token from a board, or leave it empty</source>
+        <translation>从开发板复制 /etc/studio-agent/token，或留空</translation>
+    </message>
+    <message>
+        <source>no edge agent in Devices to add</source>
+        <translation>“设备”中没有可添加的边缘代理</translation>
+    </message>
+    <message>
+        <source>add or discover agents on the Devices page, then come back</source>
+        <translation>请先在“设备”页面添加或发现代理，然后再回来</translation>
+    </message>
+    <message>
+        <source> and {n} more (in bold below)</source>
+        <translation> 及另外 {n} 个（见下方粗体）</translation>
+    </message>
+    <message>
+        <source>Added 1 agent to fleet {fleet}: {agents}</source>
+        <translation>已向设备群 {fleet} 添加 1 个代理：{agents}</translation>
+    </message>
+    <message>
+        <source>Added {n} agents to fleet {fleet}: {agents}</source>
+        <translation>已向设备群 {fleet} 添加 {n} 个代理：{agents}</translation>
+    </message>
+    <message>
+        <source>No agent added to fleet {fleet}</source>
+        <translation>未向设备群 {fleet} 添加代理</translation>
+    </message>
+    <message>
+        <source>; {n} connected agents were already members</source>
+        <translation>；{n} 个已连接的代理早已是成员</translation>
+    </message>
+    <message>
+        <source>; 1 connected agent was already a member</source>
+        <translation>；1 个已连接的代理早已是成员</translation>
+    </message>
+    <message>
+        <source>{n} agent(s) added to fleet {fleet}</source>
+        <translation>已向设备群 {fleet} 添加 {n} 个代理</translation>
+    </message>
+    <message>
+        <source> ({n} already members)</source>
+        <translation>（{n} 个早已是成员）</translation>
+    </message>
+    <message>
+        <source>choose the bundle to roll out</source>
+        <translation>请选择要推送的部署包</translation>
+    </message>
+    <message>
+        <source>build one on the Package page, or Browse… for a .tar</source>
+        <translation>请在“打包”页面构建一个，或通过“浏览…”选择 .tar</translation>
+    </message>
+    <message>
+        <source>Roll out {bundle} to {fleet}</source>
+        <translation>将 {bundle} 推送到 {fleet}</translation>
+    </message>
+    <message>
+        <source>Resume rollout to {fleet}</source>
+        <translation>继续向 {fleet} 推送</translation>
+    </message>
+    <message>
+        <source>rollout to {fleet}: {status}</source>
+        <translation>向 {fleet} 的推送：{status}</translation>
+    </message>
+    <message>
         <source>&lt;span style=&apos;color:#c62828&apos;&gt;{escape}&lt;/span&gt;</source>
         <translation>&lt;span style=&apos;color:#c62828&apos;&gt;{escape}&lt;/span&gt;</translation>
+    </message>
+    <message>
+        <source>Fleet {fleet}: 1 member</source>
+        <translation>设备群 {fleet}：1 个成员</translation>
+    </message>
+    <message>
+        <source>Fleet {fleet}: {n} members</source>
+        <translation>设备群 {fleet}：{n} 个成员</translation>
+    </message>
+    <message>
+        <source>, {n} connected</source>
+        <translation>，{n} 个已连接</translation>
+    </message>
+    <message>
+        <source> — add the connected agents (Devices) with “Add connected agents”</source>
+        <translation> — 用“添加已连接的代理”加入已连接的代理（设备）</translation>
     </message>
     <message>
         <source>Rollout of fleet &lt;b&gt;{fleet}&lt;/b&gt;: one row per agent it updates</source>
@@ -1718,6 +2392,26 @@ CLI: --shape NAME=D,D,...</translation>
         <source>Bundles (*.tar)</source>
         <translation>部署包 (*.tar)</translation>
     </message>
+    <message>
+        <source>no fleet chosen</source>
+        <translation>未选择设备群</translation>
+    </message>
+    <message>
+        <source>create one (name, Create) first</source>
+        <translation>请先创建一个（名称，创建）</translation>
+    </message>
+    <message>
+        <source>open a workspace first</source>
+        <translation>请先打开一个工作区</translation>
+    </message>
+    <message>
+        <source>(the device&apos;s / the fleet&apos;s)</source>
+        <translation>（使用设备的 / 设备群的）</translation>
+    </message>
+    <message>
+        <source>not in Devices</source>
+        <translation>不在“设备”中</translation>
+    </message>
 </context>
 <context>
     <name>FontNote</name>
@@ -1728,6 +2422,34 @@ CLI: --shape NAME=D,D,...</translation>
 </context>
 <context>
     <name>GenerationBox</name>
+    <message>
+        <source>Auto (on for decoders)</source>
+        <translation>自动（解码器开启）</translation>
+    </message>
+    <message>
+        <source>On</source>
+        <translation>开</translation>
+    </message>
+    <message>
+        <source>Off</source>
+        <translation>关</translation>
+    </message>
+    <message>
+        <source>as exported</source>
+        <translation>与导出时相同</translation>
+    </message>
+    <message>
+        <source>half precision, judged against the FP32 part</source>
+        <translation>半精度，与 FP32 部分对比评判</translation>
+    </message>
+    <message>
+        <source>static INT8, calibrated on images from the model&apos;s processor</source>
+        <translation>静态 INT8，用模型处理器的图像校准</translation>
+    </message>
+    <message>
+        <source>dynamic INT8 (no calibration)</source>
+        <translation>动态 INT8（无需校准）</translation>
+    </message>
     <message>
         <source>Generation and precision</source>
         <translation>生成与精度</translation>
@@ -1759,6 +2481,10 @@ CLI: --shape NAME=D,D,...</translation>
     <message>
         <source>on: the graph takes and returns the KV cache; the export is validated by greedy generation against HF generate(), and Try it / `studio generate` can run it</source>
         <translation>开启：计算图接收并返回 KV 缓存；导出结果通过与 HF generate() 对比的贪心生成来验证，并可用“试用”/ `studio generate` 运行</translation>
+    </message>
+    <message>
+        <source>off: a single pass over the whole sequence (no generation)</source>
+        <translation>关：对整个序列单次前向（不生成）</translation>
     </message>
 </context>
 <context>
@@ -1794,6 +2520,69 @@ CLI: --shape NAME=D,D,...</translation>
     <message>
         <source>{text}; layout {seconds:.2f} s ({engine})</source>
         <translation>{text}；布局 {seconds:.2f} s（{engine}）</translation>
+    </message>
+</context>
+<context>
+    <name>GraphRollup</name>
+    <message>
+        <source>unsupported</source>
+        <translation>不支持</translation>
+    </message>
+    <message>
+        <source>risky</source>
+        <translation>有风险</translation>
+    </message>
+    <message>
+        <source>unknown</source>
+        <translation>未知</translation>
+    </message>
+    <message>
+        <source>nodes</source>
+        <translation>节点</translation>
+    </message>
+    <message>
+        <source>node</source>
+        <translation>节点</translation>
+    </message>
+    <message>
+        <source>inputs</source>
+        <translation>输入</translation>
+    </message>
+    <message>
+        <source>input</source>
+        <translation>输入</translation>
+    </message>
+    <message>
+        <source>outputs</source>
+        <translation>输出</translation>
+    </message>
+    <message>
+        <source>output</source>
+        <translation>输出</translation>
+    </message>
+    <message>
+        <source>{n} dynamic</source>
+        <translation>{n} 动态</translation>
+    </message>
+    <message>
+        <source>removed</source>
+        <translation>已移除</translation>
+    </message>
+    <message>
+        <source>changed</source>
+        <translation>已变更</translation>
+    </message>
+    <message>
+        <source>shape only</source>
+        <translation>仅形状</translation>
+    </message>
+    <message>
+        <source>added</source>
+        <translation>已新增</translation>
+    </message>
+    <message>
+        <source>{group} (its own ops)</source>
+        <translation>{group}（自身的算子）</translation>
     </message>
 </context>
 <context>
@@ -1880,9 +2669,72 @@ CLI: --shape NAME=D,D,...</translation>
         <source>Layout failed: {message}</source>
         <translation>布局失败：{message}</translation>
     </message>
+    <message>
+        <source>verdict: {verdict}</source>
+        <translation>判定：{verdict}</translation>
+    </message>
+    <message>
+        <source>in</source>
+        <translation>输入</translation>
+    </message>
+    <message>
+        <source>out</source>
+        <translation>输出</translation>
+    </message>
+</context>
+<context>
+    <name>GroupDetails</name>
+    <message>
+        <source>group</source>
+        <translation>分组</translation>
+    </message>
+    <message>
+        <source>{n} nodes, {types} op types, {dyn} with dynamic outputs. Double-click the box to open it; its findings are selected below.</source>
+        <translation>{n} 个节点，{types} 种算子，{dyn} 个带动态输出。双击该框可展开；其发现的问题已在下方选中。</translation>
+    </message>
+    <message>
+        <source>Verdicts per target</source>
+        <translation>各目标平台的判定</translation>
+    </message>
+    <message>
+        <source>Operators</source>
+        <translation>算子</translation>
+    </message>
+    <message>
+        <source>… {n} more op types</source>
+        <translation>… 另有 {n} 种算子</translation>
+    </message>
 </context>
 <context>
     <name>InferenceForm</name>
+    <message>
+        <source>{ms} ms round trip</source>
+        <translation>往返 {ms} ms</translation>
+    </message>
+    <message>
+        <source> (inputs prepared in {ms} ms)</source>
+        <translation>（输入准备用时 {ms} ms）</translation>
+    </message>
+    <message>
+        <source>inputs:</source>
+        <translation>输入：</translation>
+    </message>
+    <message>
+        <source>  {name}: shape {shape} {dtype}</source>
+        <translation>  {name}：形状 {shape} {dtype}</translation>
+    </message>
+    <message>
+        <source>outputs:</source>
+        <translation>输出：</translation>
+    </message>
+    <message>
+        <source>inputs prepared in {ms} ms</source>
+        <translation>输入准备用时 {ms} ms</translation>
+    </message>
+    <message>
+        <source>best label “{label}” {percent} %</source>
+        <translation>最佳标签“{label}” {percent} %</translation>
+    </message>
     <message>
         <source>text (tokenised with the tokenizer below, or sent as BYTES); a zero-shot model (CLIP, SigLIP): the labels, separated by commas</source>
         <translation>文本（用下面的分词器分词，或以 BYTES 发送）；零样本模型（CLIP、SigLIP）：以逗号分隔的标签</translation>
@@ -1890,6 +2742,30 @@ CLI: --shape NAME=D,D,...</translation>
     <message>
         <source>For a model that outputs logits_per_image (CLIP-class), each comma-separated label is one text of the request and the result shows their scores (softmax) as bars.</source>
         <translation>对于输出 logits_per_image 的模型（CLIP 类），每个逗号分隔的标签是请求中的一条文本，结果以条形图显示它们的得分（softmax）。</translation>
+    </message>
+    <message>
+        <source>image file</source>
+        <translation>图像文件</translation>
+    </message>
+    <message>
+        <source>Images (*.png *.jpg *.jpeg *.bmp)</source>
+        <translation>图像 (*.png *.jpg *.jpeg *.bmp)</translation>
+    </message>
+    <message>
+        <source>audio file</source>
+        <translation>音频文件</translation>
+    </message>
+    <message>
+        <source>Audio (*.wav *.npy)</source>
+        <translation>音频 (*.wav *.npy)</translation>
+    </message>
+    <message>
+        <source>tokenizer.json (for models taking token ids)</source>
+        <translation>tokenizer.json（用于接收 token id 的模型）</translation>
+    </message>
+    <message>
+        <source>preprocessor_config.json / processor_config.json (image mean/std)</source>
+        <translation>preprocessor_config.json / processor_config.json（图像均值/标准差）</translation>
     </message>
     <message>
         <source>Run inference</source>
@@ -1902,6 +2778,10 @@ CLI: --shape NAME=D,D,...</translation>
     <message>
         <source>the generate extension (generate_stream): the Text field is the prompt, the image or audio goes with it; the answer streams in with its tokens/s</source>
         <translation>generate 扩展（generate_stream）：“文本”字段是提示词，图像或音频随之发送；回答以流式返回并显示 tokens/s</translation>
+    </message>
+    <message>
+        <source>max tokens </source>
+        <translation>最大 token 数 </translation>
     </message>
     <message>
         <source>Model</source>
@@ -1936,8 +2816,26 @@ CLI: --shape NAME=D,D,...</translation>
         <translation>输出</translation>
     </message>
     <message>
+        <source>&apos;{model}&apos; is not a generation model: use Run inference.
+(Its metadata lists no generate loop; a decoder exported with its KV cache has one.)</source>
+        <translation>“{model}”不是生成模型：请使用“运行推理”。
+（其元数据中没有生成循环；带 KV 缓存导出的解码器才有。）</translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;Generating&lt;/b&gt;: the answer streams into Outputs</source>
+        <translation>&lt;b&gt;生成中&lt;/b&gt;：回答将流式输出到“输出”</translation>
+    </message>
+    <message>
         <source>&lt;b&gt;{tokens} tokens&lt;/b&gt; ({value}) · time to first token {ttft} · {tokens_per_s:.1f} tokens/s · {total_ms:.0f} ms in all</source>
         <translation>&lt;b&gt;{tokens} 个 token&lt;/b&gt;（{value}）· 首 token 时间 {ttft} · {tokens_per_s:.1f} tokens/s · 共 {total_ms:.0f} ms</translation>
+    </message>
+    <message>
+        <source>done</source>
+        <translation>完成</translation>
+    </message>
+    <message>
+        <source>{tokens} tokens ({reason}) · TTFT {ttft} · {rate} tokens/s · {total} ms in all</source>
+        <translation>{tokens} 个 token（{reason}）· TTFT {ttft} · {rate} tokens/s · 共 {total} ms</translation>
     </message>
 </context>
 <context>
@@ -2020,6 +2918,46 @@ CLI: --shape NAME=D,D,...</translation>
     <message>
         <source>inspected in {get:.2f} s</source>
         <translation>检查完成，用时 {get:.2f} s</translation>
+    </message>
+    <message>
+        <source>no .onnx file in folder {path}</source>
+        <translation>文件夹 {path} 中没有 .onnx 文件</translation>
+    </message>
+    <message>
+        <source>choose the exported .onnx file, or export the model first</source>
+        <translation>请选择导出的 .onnx 文件，或先导出模型</translation>
+    </message>
+    <message>
+        <source>model file not found: {path}</source>
+        <translation>找不到模型文件：{path}</translation>
+    </message>
+    <message>
+        <source>check the path</source>
+        <translation>请检查路径</translation>
+    </message>
+    <message>
+        <source>reading {name}</source>
+        <translation>正在读取 {name}</translation>
+    </message>
+    <message>
+        <source>cannot read {name} as an ONNX model: {error}</source>
+        <translation>无法将 {name} 作为 ONNX 模型读取：{error}</translation>
+    </message>
+    <message>
+        <source>is the file complete and really an .onnx model?</source>
+        <translation>文件是否完整且确实是 .onnx 模型？</translation>
+    </message>
+    <message>
+        <source>inferring shapes for the graph labels</source>
+        <translation>正在为计算图标签推断形状</translation>
+    </message>
+    <message>
+        <source>shape inference failed ({error}); showing declared shapes only</source>
+        <translation>形状推断失败（{error}）；仅显示声明的形状</translation>
+    </message>
+    <message>
+        <source>building the graph</source>
+        <translation>正在构建计算图</translation>
     </message>
 </context>
 <context>
@@ -2130,6 +3068,14 @@ CLI: --shape NAME=D,D,...</translation>
         <source>{running} running, {finished} finished</source>
         <translation>{running} 个运行中，{finished} 个已结束</translation>
     </message>
+    <message>
+        <source>unexpected {error}</source>
+        <translation>意外错误 {error}</translation>
+    </message>
+    <message>
+        <source>this is a bug in the studio; the raw log has the traceback</source>
+        <translation>这是 Studio 的缺陷；原始日志中有回溯信息</translation>
+    </message>
 </context>
 <context>
     <name>Layout</name>
@@ -2141,12 +3087,128 @@ CLI: --shape NAME=D,D,...</translation>
 <context>
     <name>LoadRuns</name>
     <message>
+        <source>cannot read levels {text}</source>
+        <translation>无法读取级别 {text}</translation>
+    </message>
+    <message>
+        <source>concurrency: 1,2,4 — rate: requests per second, e.g. 100</source>
+        <translation>并发：1,2,4 — 速率：每秒请求数，例如 100</translation>
+    </message>
+    <message>
+        <source>n/a</source>
+        <translation>不适用</translation>
+    </message>
+    <message>
+        <source>pass</source>
+        <translation>通过</translation>
+    </message>
+    <message>
+        <source>fail</source>
+        <translation>失败</translation>
+    </message>
+    <message>
+        <source>SLA {tier} {verdict}: {passed} of {judged} judged windows passed ({pct}; {required} % required)</source>
+        <translation>SLA {tier} {verdict}：已评判的 {judged} 个窗口中 {passed} 个通过（{pct}；要求 {required} %）</translation>
+    </message>
+    <message>
+        <source>not measured</source>
+        <translation>未测量</translation>
+    </message>
+    <message>
+        <source>budget: {limits}</source>
+        <translation>预算：{limits}</translation>
+    </message>
+    <message>
+        <source>none set</source>
+        <translation>未设置</translation>
+    </message>
+    <message>
+        <source>{measure} {median} &gt; {limit} in {n} of {judged} windows (worst {worst})</source>
+        <translation>{measure} {median} &gt; {limit}，{judged} 个窗口中有 {n} 个（最差 {worst}）</translation>
+    </message>
+    <message>
+        <source>why: {reasons}</source>
+        <translation>原因：{reasons}</translation>
+    </message>
+    <message>
+        <source>why: every judged measure was within its budget</source>
+        <translation>原因：所有评判的指标都在预算之内</translation>
+    </message>
+    <message>
+        <source>why: no window could be judged</source>
+        <translation>原因：没有可评判的窗口</translation>
+    </message>
+    <message>
+        <source>not judged: {measures}</source>
+        <translation>未评判：{measures}</translation>
+    </message>
+    <message>
+        <source>{throughput}, p99 {p99}, errors {errors}</source>
+        <translation>{throughput}，p99 {p99}，错误 {errors}</translation>
+    </message>
+    <message>
+        <source>TTFT p95 {ttft}, inter-token p95 {itl}, {rate} output tok/s</source>
+        <translation>TTFT p95 {ttft}，token 间隔 p95 {itl}，输出 {rate} tok/s</translation>
+    </message>
+    <message>
+        <source>recorded: {path}</source>
+        <translation>已录制：{path}</translation>
+    </message>
+    <message>
         <source>Load {target}</source>
         <translation>压测 {target}</translation>
     </message>
 </context>
 <context>
     <name>LogPanel</name>
+    <message>
+        <source>add model</source>
+        <translation>添加模型</translation>
+    </message>
+    <message>
+        <source>compile</source>
+        <translation>编译</translation>
+    </message>
+    <message>
+        <source>deploy</source>
+        <translation>部署</translation>
+    </message>
+    <message>
+        <source>inspector</source>
+        <translation>检查器</translation>
+    </message>
+    <message>
+        <source>jobs</source>
+        <translation>任务</translation>
+    </message>
+    <message>
+        <source>language</source>
+        <translation>语言</translation>
+    </message>
+    <message>
+        <source>package</source>
+        <translation>打包</translation>
+    </message>
+    <message>
+        <source>settings</source>
+        <translation>设置</translation>
+    </message>
+    <message>
+        <source>studio</source>
+        <translation>Studio</translation>
+    </message>
+    <message>
+        <source>triton check</source>
+        <translation>Triton 检查</translation>
+    </message>
+    <message>
+        <source>triton serve</source>
+        <translation>Triton 服务</translation>
+    </message>
+    <message>
+        <source>workspace</source>
+        <translation>工作区</translation>
+    </message>
     <message>
         <source>Clear log</source>
         <translation>清空日志</translation>
@@ -2176,6 +3238,10 @@ CLI: --shape NAME=D,D,...</translation>
         <translation>问题</translation>
     </message>
     <message>
+        <source>hint: {hint}</source>
+        <translation>提示：{hint}</translation>
+    </message>
+    <message>
         <source>click to open it in {page}</source>
         <translation>点击在 {page} 页面中打开</translation>
     </message>
@@ -2187,6 +3253,20 @@ CLI: --shape NAME=D,D,...</translation>
 <context>
     <name>MainWindow</name>
     <message>
+        <source>{page} failed to load:
+{error}</source>
+        <translation>{page} 加载失败：
+{error}</translation>
+    </message>
+    <message>
+        <source>{page} page failed to load: {error}</source>
+        <translation>{page} 页面加载失败：{error}</translation>
+    </message>
+    <message>
+        <source>see {module}</source>
+        <translation>见 {module}</translation>
+    </message>
+    <message>
         <source>Jobs</source>
         <translation>任务</translation>
     </message>
@@ -2195,8 +3275,20 @@ CLI: --shape NAME=D,D,...</translation>
         <translation>日志 / 问题</translation>
     </message>
     <message>
+        <source>{page} page failed to update: {error}</source>
+        <translation>{page} 页面更新失败：{error}</translation>
+    </message>
+    <message>
+        <source>could not save settings: {error}</source>
+        <translation>无法保存设置：{error}</translation>
+    </message>
+    <message>
         <source>cancelling {n} job(s)…</source>
         <translation>正在取消 {n} 个任务…</translation>
+    </message>
+    <message>
+        <source>{page} page shutdown failed: {error}</source>
+        <translation>{page} 页面关闭失败：{error}</translation>
     </message>
     <message>
         <source>Language: {name}</source>
@@ -2205,6 +3297,10 @@ CLI: --shape NAME=D,D,...</translation>
     <message>
         <source>Language set to {name}: restart to apply (jobs are running; the pages switch once no job runs)</source>
         <translation>语言已设为 {name}：重启后生效（有任务正在运行；没有任务运行时再切换页面）</translation>
+    </message>
+    <message>
+        <source>View &gt; Language, or `make translations`</source>
+        <translation>视图 &gt; 语言，或 `make translations`</translation>
     </message>
     <message>
         <source>{title}  (error)</source>
@@ -2278,12 +3374,32 @@ CLI: --shape NAME=D,D,...</translation>
         <source>System</source>
         <translation>跟随系统</translation>
     </message>
+    <message>
+        <source>opened from another launch (pid {pid}): {paths}</source>
+        <translation>由另一次启动打开（pid {pid}）：{paths}</translation>
+    </message>
+    <message>
+        <source>nothing</source>
+        <translation>无</translation>
+    </message>
 </context>
 <context>
     <name>NetronView</name>
     <message>
+        <source>QtWebEngine is not available: {error}</source>
+        <translation>QtWebEngine 不可用：{error}</translation>
+    </message>
+    <message>
+        <source>the netron package is not installed ({command})</source>
+        <translation>未安装 netron 软件包（{command}）</translation>
+    </message>
+    <message>
         <source>Netron shows the model here once one is open.</source>
         <translation>打开模型后，Netron 会在此显示它。</translation>
+    </message>
+    <message>
+        <source>QtWebEngine could not start: {error}</source>
+        <translation>QtWebEngine 无法启动：{error}</translation>
     </message>
     <message>
         <source>The Netron tab is unavailable.
@@ -2296,8 +3412,20 @@ The native graph view has the same verdicts, selection and search.</source>
 原生计算图视图具有相同的判定、选择和搜索功能。</translation>
     </message>
     <message>
+        <source>could not start the Netron server: {error}</source>
+        <translation>无法启动 Netron 服务器：{error}</translation>
+    </message>
+    <message>
         <source>Netron is laying out {name}…</source>
         <translation>Netron 正在布局 {name}…</translation>
+    </message>
+    <message>
+        <source>Netron did not load from {url}</source>
+        <translation>Netron 未能从 {url} 加载</translation>
+    </message>
+    <message>
+        <source>the QtWebEngine render process stopped ({status}, code {code})</source>
+        <translation>QtWebEngine 渲染进程已停止（{status}，代码 {code}）</translation>
     </message>
     <message>
         <source>The Netron tab is unavailable.
@@ -2309,6 +3437,10 @@ The native graph view has the same verdicts, selection and search.</source>
 <context>
     <name>NodeDataFlow</name>
     <message>
+        <source>reading {name}</source>
+        <translation>正在读取 {name}</translation>
+    </message>
+    <message>
         <source>Model Explorer node data</source>
         <translation>Model Explorer 节点数据</translation>
     </message>
@@ -2317,8 +3449,40 @@ The native graph view has the same verdicts, selection and search.</source>
         <translation>节点数据 (*.json);;所有文件 (*)</translation>
     </message>
     <message>
+        <source>open a model first</source>
+        <translation>请先打开一个模型</translation>
+    </message>
+    <message>
+        <source>node data colours the nodes of the model shown</source>
+        <translation>节点数据为当前显示模型的节点着色</translation>
+    </message>
+    <message>
         <source>node data {name}</source>
         <translation>节点数据 {name}</translation>
+    </message>
+    <message>
+        <source> ({n} ids name no node of this model)</source>
+        <translation>（{n} 个 id 不对应此模型的任何节点）</translation>
+    </message>
+    <message>
+        <source>the node data holds no numbers and no verdict words to colour by</source>
+        <translation>节点数据中没有可用于着色的数值或判定词</translation>
+    </message>
+    <message>
+        <source>load a file written by `studio inspect --node-data` or one with numeric values</source>
+        <translation>请加载由 `studio inspect --node-data` 写出的文件，或含数值的文件</translation>
+    </message>
+    <message>
+        <source>node data &apos;{name}&apos;: {n} nodes coloured</source>
+        <translation>节点数据“{name}”：已为 {n} 个节点着色</translation>
+    </message>
+    <message>
+        <source>nothing to export yet: the model is not inspected</source>
+        <translation>暂无可导出内容：模型尚未检查</translation>
+    </message>
+    <message>
+        <source>wait for the inspection to finish</source>
+        <translation>请等待检查完成</translation>
     </message>
     <message>
         <source>Export overlays as Model Explorer node data</source>
@@ -2332,9 +3496,17 @@ The native graph view has the same verdicts, selection and search.</source>
         <source>export node data {name}</source>
         <translation>导出节点数据 {name}</translation>
     </message>
+    <message>
+        <source>wrote node data: {files}</source>
+        <translation>已写出节点数据：{files}</translation>
+    </message>
 </context>
 <context>
     <name>OpenSSFBox</name>
+    <message>
+        <source>PEM files (*.pem *.pub *.crt);;All files (*)</source>
+        <translation>PEM 文件 (*.pem *.pub *.crt);;所有文件 (*)</translation>
+    </message>
     <message>
         <source>OpenSSF model signing (optional)</source>
         <translation>OpenSSF 模型签名（可选）</translation>
@@ -2364,6 +3536,10 @@ The native graph view has the same verdicts, selection and search.</source>
         <translation>受信任</translation>
     </message>
     <message>
+        <source>Trusted key</source>
+        <translation>受信任的密钥</translation>
+    </message>
+    <message>
         <source>ECDSA private key (PEM) to also sign model/ (model.sig)</source>
         <translation>同时用于签名 model/ 的 ECDSA 私钥（PEM）（model.sig）</translation>
     </message>
@@ -2373,6 +3549,10 @@ The native graph view has the same verdicts, selection and search.</source>
     </message>
     <message>
         <source>Sign with</source>
+        <translation>签名密钥</translation>
+    </message>
+    <message>
+        <source>Signing key</source>
         <translation>签名密钥</translation>
     </message>
     <message>
@@ -2417,6 +3597,10 @@ The native graph view has the same verdicts, selection and search.</source>
     <message>
         <source>Browse…</source>
         <translation>浏览…</translation>
+    </message>
+    <message>
+        <source> min</source>
+        <translation> 分钟</translation>
     </message>
     <message>
         <source>default: WORKSPACE/optimized/NAME-TARGET</source>
@@ -2467,8 +3651,16 @@ The native graph view has the same verdicts, selection and search.</source>
         <translation>模型：{model}</translation>
     </message>
     <message>
+        <source>{target} (unavailable)</source>
+        <translation>{target}（不可用）</translation>
+    </message>
+    <message>
         <source>Calibration samples</source>
         <translation>校准样本</translation>
+    </message>
+    <message>
+        <source>CLI: {command}</source>
+        <translation>命令行：{command}</translation>
     </message>
     <message>
         <source>optimizing {name} for {target}…</source>
@@ -2485,6 +3677,70 @@ The native graph view has the same verdicts, selection and search.</source>
     <message>
         <source>cancelled: nothing written</source>
         <translation>已取消：未写入任何内容</translation>
+    </message>
+    <message>
+        <source>budget met</source>
+        <translation>满足预算</translation>
+    </message>
+    <message>
+        <source>budget NOT met (the best candidate is written; see what blocks it)</source>
+        <translation>未满足预算（已写出最佳候选；请查看阻碍原因）</translation>
+    </message>
+    <message>
+        <source> (cached result)</source>
+        <translation>（缓存结果）</translation>
+    </message>
+    <message>
+        <source>warning: {warning}</source>
+        <translation>警告：{warning}</translation>
+    </message>
+    <message>
+        <source>hint: {hint}</source>
+        <translation>提示：{hint}</translation>
+    </message>
+    <message>
+        <source>Use the chosen {candidate}</source>
+        <translation>使用所选的 {candidate}</translation>
+    </message>
+    <message>
+        <source>only the chosen variant of each part is written; this candidate&apos;s recipe is in the details</source>
+        <translation>每个部分只写出所选变体；该候选的配方见详情</translation>
+    </message>
+    <message>
+        <source>make this variant the current model (Inspect, Compile, Package)</source>
+        <translation>将此变体设为当前模型（检查、编译、打包）</translation>
+    </message>
+    <message>
+        <source>{metric} {value} on {n} sample(s) [{by}]</source>
+        <translation>{metric} {value}，基于 {n} 个样本 [{by}]</translation>
+    </message>
+    <message>
+        <source>tool verdict: {verdict} [{by}], size {size} [{size_by}]</source>
+        <translation>工具判定：{verdict} [{by}]，大小 {size} [{size_by}]</translation>
+    </message>
+    <message>
+        <source>host latency {ms} ms [{by}]</source>
+        <translation>主机延迟 {ms} ms [{by}]</translation>
+    </message>
+    <message>
+        <source>blocking: {node}: {rule}: {message} [{tool}]</source>
+        <translation>阻碍：{node}：{rule}：{message} [{tool}]</translation>
+    </message>
+    <message>
+        <source>(model)</source>
+        <translation>（模型）</translation>
+    </message>
+    <message>
+        <source>recipe:</source>
+        <translation>配方：</translation>
+    </message>
+    <message>
+        <source>the chosen variant&apos;s file is not there</source>
+        <translation>所选变体的文件不存在</translation>
+    </message>
+    <message>
+        <source>could not add {path} to the workspace: {error}</source>
+        <translation>无法将 {path} 添加到工作区：{error}</translation>
     </message>
     <message>
         <source>now the current model: {path}</source>
@@ -2506,6 +3762,14 @@ CLI: studio optimize MODEL --target ID --budget cosine&gt;=0.99</translation>
 </context>
 <context>
     <name>OptionsStep</name>
+    <message>
+        <source>torch.onnx.export tracing: fast; fails on some newer attention ops (GQA scaled_dot_product_attention)</source>
+        <translation>torch.onnx.export 追踪：速度快；对部分较新的注意力算子会失败（GQA scaled_dot_product_attention）</translation>
+    </message>
+    <message>
+        <source>torch.export based: slower, handles newer models such as Qwen2-VL</source>
+        <translation>基于 torch.export：较慢，可处理 Qwen2-VL 等较新的模型</translation>
+    </message>
     <message>
         <source>Where to write the model and how to export it. Every export is validated: full onnx.checker, shape inference and ONNX Runtime parity against PyTorch on random inputs, one of them with batch and sequence lengths different from the traced ones.</source>
         <translation>模型的写入位置和导出方式。每次导出都会经过验证：完整的 onnx.checker、形状推断，以及在随机输入上与 PyTorch 对比的 ONNX Runtime 一致性检查，其中一组输入的批大小和序列长度与追踪时不同。</translation>
@@ -2567,12 +3831,24 @@ CLI: studio optimize MODEL --target ID --budget cosine&gt;=0.99</translation>
         <translation>随机输入用例数</translation>
     </message>
     <message>
+        <source>Equivalent command:</source>
+        <translation>等效命令：</translation>
+    </message>
+    <message>
         <source>all input shapes are static in the signature</source>
         <translation>签名中所有输入形状都是静态的</translation>
     </message>
     <message>
+        <source>needs inputs of more than one modality</source>
+        <translation>需要多于一种模态的输入</translation>
+    </message>
+    <message>
         <source>Export to</source>
         <translation>导出到</translation>
+    </message>
+    <message>
+        <source>ONNX models (*.onnx)</source>
+        <translation>ONNX 模型 (*.onnx)</translation>
     </message>
     <message>
         <source>{what} must be a number, like 1e-4</source>
@@ -2605,6 +3881,14 @@ CLI: studio optimize MODEL --target ID --budget cosine&gt;=0.99</translation>
     <message>
         <source>choose another folder; the export writes tokenizer files too</source>
         <translation>请选择其他文件夹；导出还会写入分词器文件</translation>
+    </message>
+    <message>
+        <source>absolute tolerance</source>
+        <translation>绝对容差</translation>
+    </message>
+    <message>
+        <source>relative tolerance</source>
+        <translation>相对容差</translation>
     </message>
     <message>
         <source>{name} exists and is replaced only when the new export succeeds</source>
@@ -2758,6 +4042,10 @@ CLI: studio optimize MODEL --target ID --budget cosine&gt;=0.99</translation>
         <translation>例如 release-2026</translation>
     </message>
     <message>
+        <source>created signing key {name}</source>
+        <translation>已创建签名密钥 {name}</translation>
+    </message>
+    <message>
         <source>choose an export (an .onnx file or an export folder)</source>
         <translation>选择导出结果（.onnx 文件或导出文件夹）</translation>
     </message>
@@ -2770,12 +4058,20 @@ CLI: studio optimize MODEL --target ID --budget cosine&gt;=0.99</translation>
         <translation>或在终端中运行 `studio keys generate NAME`</translation>
     </message>
     <message>
+        <source>verifying the bundle offline</source>
+        <translation>正在离线验证部署包</translation>
+    </message>
+    <message>
         <source>Building {name} {version} for {board}…</source>
         <translation>正在为 {board} 构建 {name} {version}…</translation>
     </message>
     <message>
         <source>Package {name} {version} for {board}</source>
         <translation>为 {board} 打包 {name} {version}</translation>
+    </message>
+    <message>
+        <source>the bundle was not recorded for {model}: {error}</source>
+        <translation>部署包未记录到 {model}：{error}</translation>
     </message>
     <message>
         <source>✔ {name} {version} for {board}: signed and verified</source>
@@ -2815,6 +4111,18 @@ CLI: studio optimize MODEL --target ID --budget cosine&gt;=0.99</translation>
     <message>
         <source>the {page_id} page is not available in this installation</source>
         <translation>当前安装中没有 {page_id} 页面</translation>
+    </message>
+    <message>
+        <source>cannot open page &apos;{page_id}&apos; (not installed); payload: {payload}</source>
+        <translation>无法打开页面“{page_id}”（未安装）；数据：{payload}</translation>
+    </message>
+    <message>
+        <source>{page} could not open {payload}: {error}</source>
+        <translation>{page} 无法打开 {payload}：{error}</translation>
+    </message>
+    <message>
+        <source>{page} could not show the problem: {error}</source>
+        <translation>{page} 无法显示该问题：{error}</translation>
     </message>
     <message>
         <source>cancelling {title} job…</source>
@@ -2862,6 +4170,10 @@ CLI: studio optimize MODEL --target ID --budget cosine&gt;=0.99</translation>
 </context>
 <context>
     <name>PathEdit</name>
+    <message>
+        <source>Browse...</source>
+        <translation>浏览...</translation>
+    </message>
     <message>
         <source>Choose a file</source>
         <translation>选择文件</translation>
@@ -2917,9 +4229,101 @@ CLI: studio optimize MODEL --target ID --budget cosine&gt;=0.99</translation>
         <source>SLA compliance</source>
         <translation>SLA 达标率</translation>
     </message>
+    <message>
+        <source>client</source>
+        <translation>客户端</translation>
+    </message>
+    <message>
+        <source>server</source>
+        <translation>服务器</translation>
+    </message>
+    <message>
+        <source>host memory</source>
+        <translation>主机内存</translation>
+    </message>
+    <message>
+        <source>board</source>
+        <translation>开发板</translation>
+    </message>
+    <message>
+        <source>compliance</source>
+        <translation>达标率</translation>
+    </message>
+    <message>
+        <source>output tok/s</source>
+        <translation>输出 tok/s</translation>
+    </message>
+    <message>
+        <source>inter-token p95</source>
+        <translation>token 间隔 p95</translation>
+    </message>
+    <message>
+        <source>not available</source>
+        <translation>不可用</translation>
+    </message>
+    <message>
+        <source>no data yet</source>
+        <translation>暂无数据</translation>
+    </message>
 </context>
 <context>
     <name>PluginsDialog</name>
+    <message>
+        <source>ok</source>
+        <translation>正常</translation>
+    </message>
+    <message>
+        <source>loaded</source>
+        <translation>已加载</translation>
+    </message>
+    <message>
+        <source>available</source>
+        <translation>可用</translation>
+    </message>
+    <message>
+        <source>declared</source>
+        <translation>已声明</translation>
+    </message>
+    <message>
+        <source>unavailable</source>
+        <translation>不可用</translation>
+    </message>
+    <message>
+        <source>error</source>
+        <translation>错误</translation>
+    </message>
+    <message>
+        <source>plugin: {name}</source>
+        <translation>插件：{name}</translation>
+    </message>
+    <message>
+        <source>distribution: {name} {version}</source>
+        <translation>发行包：{name} {version}</translation>
+    </message>
+    <message>
+        <source>entry point: {entry}</source>
+        <translation>入口点：{entry}</translation>
+    </message>
+    <message>
+        <source>contribution: {kind} &apos;{name}&apos;</source>
+        <translation>贡献：{kind}“{name}”</translation>
+    </message>
+    <message>
+        <source>module: {module}</source>
+        <translation>模块：{module}</translation>
+    </message>
+    <message>
+        <source>help: {text}</source>
+        <translation>帮助：{text}</translation>
+    </message>
+    <message>
+        <source>description: {text}</source>
+        <translation>说明：{text}</translation>
+    </message>
+    <message>
+        <source>state: {state}</source>
+        <translation>状态：{state}</translation>
+    </message>
     <message>
         <source>Plugins</source>
         <translation>插件</translation>
@@ -2940,6 +4344,69 @@ CLI: studio optimize MODEL --target ID --budget cosine&gt;=0.99</translation>
         <source>Import every plugin contribution now and show what fails</source>
         <translation>立即导入所有插件功能并显示失败项</translation>
     </message>
+    <message>
+        <source> (built-in)</source>
+        <translation>（内置）</translation>
+    </message>
+</context>
+<context>
+    <name>Previews</name>
+    <message>
+        <source>the image could not be read for drawing: {error}</source>
+        <translation>无法读取图像用于绘制：{error}</translation>
+    </message>
+    <message>
+        <source>what the model got (resized, normalised with the processor&apos;s mean / std)</source>
+        <translation>模型收到的输入（已缩放，并按处理器的均值 / 标准差归一化）</translation>
+    </message>
+    <message>
+        <source>what the model got (resized)</source>
+        <translation>模型收到的输入（已缩放）</translation>
+    </message>
+    <message>
+        <source>the waveform the model got</source>
+        <translation>模型收到的波形</translation>
+    </message>
+    <message>
+        <source>softmax over {output} (image 1 against {n} labels)</source>
+        <translation>对 {output} 做 softmax（图像 1 对 {n} 个标签）</translation>
+    </message>
+    <message>
+        <source>{output} has {scores} scores for {labels} labels: not drawn</source>
+        <translation>{output} 有 {scores} 个分数，对应 {labels} 个标签：不绘制</translation>
+    </message>
+    <message>
+        <source>the model takes the image file itself: choose the processor file to see what the server makes of it</source>
+        <translation>模型直接接收图像文件：选择处理器文件即可查看服务器如何处理它</translation>
+    </message>
+    <message>
+        <source>the server cuts the image into patches (Qwen2-VL): no picture of them is drawn</source>
+        <translation>服务器将图像切成图块（Qwen2-VL）：不绘制图块</translation>
+    </message>
+    <message>
+        <source>the server-side view could not be made: {error}</source>
+        <translation>无法生成服务器端视图：{error}</translation>
+    </message>
+    <message>
+        <source>what the server&apos;s preprocessor makes of it ({file})</source>
+        <translation>服务器预处理器的处理结果（{file}）</translation>
+    </message>
+    <message>
+        <source>the audio could not be drawn: {error}</source>
+        <translation>无法绘制音频：{error}</translation>
+    </message>
+    <message>
+        <source>{seconds} s at {rate} Hz</source>
+        <translation>{seconds} 秒，{rate} Hz</translation>
+    </message>
+    <message>
+        <source>log-mel {size} (the part with audio drawn): the model&apos;s input_features, as the agent computes them</source>
+        <translation>log-mel {size}（绘制有音频的部分）：模型的 input_features，与代理的计算方式相同</translation>
+    </message>
+    <message>
+        <source>no log-mel: the processor describes no log-mel front end (the model takes the waveform)</source>
+        <translation>无 log-mel：处理器未描述 log-mel 前端（模型直接接收波形）</translation>
+    </message>
 </context>
 <context>
     <name>ProfileFlow</name>
@@ -2952,6 +4419,14 @@ CLI: studio optimize MODEL --target ID --budget cosine&gt;=0.99</translation>
         <translation>性能分析 {name}</translation>
     </message>
     <message>
+        <source>profile of {name} saved to {path}</source>
+        <translation>{name} 的性能分析已保存到 {path}</translation>
+    </message>
+    <message>
+        <source>could not save the profile of {name}: {error}</source>
+        <translation>无法保存 {name} 的性能分析：{error}</translation>
+    </message>
+    <message>
         <source>profiled: {fmt_ms} ms per run</source>
         <translation>性能分析完成：每次运行 {fmt_ms} ms</translation>
     </message>
@@ -2959,9 +4434,120 @@ CLI: studio optimize MODEL --target ID --budget cosine&gt;=0.99</translation>
         <source>not saved (no workspace open)</source>
         <translation>未保存（未打开工作区）</translation>
     </message>
+    <message>
+        <source>loaded the saved profile of {name} from {path}</source>
+        <translation>已从 {path} 加载 {name} 保存的性能分析</translation>
+    </message>
+    <message>
+        <source>profile {name} with the inputs of the original&apos;s profile ({original}, {runs} runs) and show the deltas</source>
+        <translation>用原始模型性能分析的输入（{original}，{runs} 次运行）对 {name} 做性能分析并显示差异</translation>
+    </message>
+</context>
+<context>
+    <name>ProfileFormat</name>
+    <message>
+        <source>measured</source>
+        <translation>已测量</translation>
+    </message>
+    <message>
+        <source>fused</source>
+        <translation>已融合</translation>
+    </message>
+    <message>
+        <source>folded</source>
+        <translation>已折叠</translation>
+    </message>
+    <message>
+        <source>removed</source>
+        <translation>已移除</translation>
+    </message>
+    <message>
+        <source>not run</source>
+        <translation>未运行</translation>
+    </message>
+    <message>
+        <source>fused into {node}</source>
+        <translation>融合进 {node}</translation>
+    </message>
+    <message>
+        <source> (as {op})</source>
+        <translation>（作为 {op}）</translation>
+    </message>
+    <message>
+        <source>{chip} mean · {p95} ms p95 · {share} of node time · {calls} kernel call(s) per run</source>
+        <translation>{chip} 均值 · p95 {p95} ms · 占节点耗时 {share} · 每次运行 {calls} 次内核调用</translation>
+    </message>
+    <message>
+        <source>module {name}</source>
+        <translation>模块 {name}</translation>
+    </message>
+    <message>
+        <source>Profiled time ({runs} runs):</source>
+        <translation>性能分析耗时（{runs} 次运行）：</translation>
+    </message>
+    <message>
+        <source> gone</source>
+        <translation> 已消失</translation>
+    </message>
+    <message>
+        <source> new</source>
+        <translation> 新增</translation>
+    </message>
+    <message>
+        <source>Run time {before} → {after} ms ({delta} ms{ratio})</source>
+        <translation>运行耗时 {before} → {after} ms（{delta} ms{ratio}）</translation>
+    </message>
+    <message>
+        <source>Node time {before} → {after} ms · {gone} node(s) gone, {new} new</source>
+        <translation>节点耗时 {before} → {after} ms · 消失 {gone} 个节点，新增 {new} 个</translation>
+    </message>
+    <message>
+        <source>By scope</source>
+        <translation>按作用域</translation>
+    </message>
+    <message>
+        <source>scope</source>
+        <translation>作用域</translation>
+    </message>
+    <message>
+        <source>By node</source>
+        <translation>按节点</translation>
+    </message>
+    <message>
+        <source>node</source>
+        <translation>节点</translation>
+    </message>
+    <message>
+        <source>before ms</source>
+        <translation>修改前 ms</translation>
+    </message>
+    <message>
+        <source>after ms</source>
+        <translation>修改后 ms</translation>
+    </message>
+    <message>
+        <source>… {n} more</source>
+        <translation>… 另有 {n} 项</translation>
+    </message>
 </context>
 <context>
     <name>ProfilePanel</name>
+    <message>
+        <source>Top 10</source>
+        <translation>前 10</translation>
+    </message>
+    <message>
+        <source>Top 25</source>
+        <translation>前 25</translation>
+    </message>
+    <message>
+        <source>Top 100</source>
+        <translation>前 100</translation>
+    </message>
+    <message>
+        <source>All nodes</source>
+        <translation>全部节点</translation>
+    </message>
     <message>
         <source>Profile</source>
         <translation>性能分析</translation>
@@ -3003,8 +4589,76 @@ CLI: studio optimize MODEL --target ID --budget cosine&gt;=0.99</translation>
         <translation>对比</translation>
     </message>
     <message>
+        <source>{ms} per run</source>
+        <translation>每次运行 {ms}</translation>
+    </message>
+    <message>
+        <source>(p95 {p95} ms) · node time {node} ms</source>
+        <translation>（p95 {p95} ms）· 节点耗时 {node} ms</translation>
+    </message>
+    <message>
+        <source>{runs} runs after {warmup} warm-up</source>
+        <translation>预热 {warmup} 次后运行 {runs} 次</translation>
+    </message>
+    <message>
+        <source>{n} nodes: {statuses}</source>
+        <translation>{n} 个节点：{statuses}</translation>
+    </message>
+    <message>
+        <source>custom ops: {ops}</source>
+        <translation>自定义算子：{ops}</translation>
+    </message>
+    <message>
+        <source>taken {when}</source>
+        <translation>采集于 {when}</translation>
+    </message>
+    <message>
+        <source> · saved to {name}</source>
+        <translation> · 已保存到 {name}</translation>
+    </message>
+    <message>
+        <source>the model changed after this profile: run Profile again</source>
+        <translation>此次性能分析后模型已变化：请重新运行“性能分析”</translation>
+    </message>
+    <message>
+        <source>the exporter&apos;s node names</source>
+        <translation>导出器的节点名称</translation>
+    </message>
+    <message>
+        <source>the exporter&apos;s scope metadata</source>
+        <translation>导出器的作用域元数据</translation>
+    </message>
+    <message>
+        <source>PyTorch times from the HF model on the same inputs</source>
+        <translation>PyTorch 耗时来自 HF 模型在相同输入上的运行</translation>
+    </message>
+    <message>
+        <source>no PyTorch times (not an HF export folder)</source>
+        <translation>无 PyTorch 耗时（不是 HF 导出文件夹）</translation>
+    </message>
+    <message>
         <source>Modules from {get}; {torch}. ONNX ms sums the module&apos;s nodes (inclusive). Click a module to ring its nodes.</source>
         <translation>模块来自 {get}；{torch}。ONNX ms 为该模块所有节点之和（含子模块）。点击模块可圈出其节点。</translation>
+    </message>
+    <message>
+        <source>Nodes ({shown} of {total})</source>
+        <translation>节点（{shown} / {total}）</translation>
+    </message>
+    <message>
+        <source>Nodes ({n})</source>
+        <translation>节点（{n}）</translation>
+    </message>
+    <message>
+        <source>ORT reported no kernel times</source>
+        <translation>ORT 没有报告内核耗时</translation>
+    </message>
+    <message>
+        <source>Modules ({n})</source>
+        <translation>模块（{n}）</translation>
+    </message>
+    <message>
+        <source>{n} ONNX nodes, {share} of node time</source>
+        <translation>{n} 个 ONNX 节点，占节点耗时 {share}</translation>
     </message>
 </context>
 <context>
@@ -3049,6 +4703,10 @@ install-agent.sh --trust FILE，或 /etc/studio-agent/trusted/NAME.pub，
         <translation>通过管理 API 将该密钥加入代理的信任库（等同于 `studio agent trust --key NAME`）</translation>
     </message>
     <message>
+        <source>no agent with a token file (add one under Agents)</source>
+        <translation>没有带令牌文件的代理（请在“代理”下添加）</translation>
+    </message>
+    <message>
         <source>Copy</source>
         <translation>复制</translation>
     </message>
@@ -3061,8 +4719,28 @@ install-agent.sh --trust FILE，或 /etc/studio-agent/trusted/NAME.pub，
         <translation>正在推送到 {url}…</translation>
     </message>
     <message>
+        <source>Push key {key} to {agent}</source>
+        <translation>将密钥 {key} 推送到 {agent}</translation>
+    </message>
+    <message>
+        <source>{agent} now trusts key {key}</source>
+        <translation>{agent} 现已信任密钥 {key}</translation>
+    </message>
+    <message>
+        <source>the agent</source>
+        <translation>该代理</translation>
+    </message>
+    <message>
+        <source> (it already did)</source>
+        <translation>（此前已信任）</translation>
+    </message>
+    <message>
         <source>copied to the clipboard</source>
         <translation>已复制到剪贴板</translation>
+    </message>
+    <message>
+        <source>could not write {path}: {error}</source>
+        <translation>无法写入 {path}：{error}</translation>
     </message>
     <message>
         <source>saved to {path}</source>
@@ -3071,6 +4749,10 @@ install-agent.sh --trust FILE，或 /etc/studio-agent/trusted/NAME.pub，
     <message>
         <source>Save public key</source>
         <translation>保存公钥</translation>
+    </message>
+    <message>
+        <source>Public keys (*.pub)</source>
+        <translation>公钥 (*.pub)</translation>
     </message>
 </context>
 <context>
@@ -3144,8 +4826,28 @@ install-agent.sh --trust FILE，或 /etc/studio-agent/trusted/NAME.pub，
         <translation>名称</translation>
     </message>
     <message>
+        <source>onnxruntime_onnx (production Triton)</source>
+        <translation>onnxruntime_onnx（生产环境 Triton）</translation>
+    </message>
+    <message>
+        <source>Python backend + ONNX Runtime</source>
+        <translation>Python 后端 + ONNX Runtime</translation>
+    </message>
+    <message>
+        <source>platform: &quot;onnxruntime_onnx&quot;: Triton&apos;s ONNX Runtime backend. The local CPU server serves it through a generated Python-backend copy.</source>
+        <translation>platform: &quot;onnxruntime_onnx&quot;：Triton 的 ONNX Runtime 后端。本地 CPU 服务器通过生成的 Python 后端副本提供服务。</translation>
+    </message>
+    <message>
+        <source>backend: &quot;python&quot; running the same ONNX with onnxruntime (for servers without the ONNX Runtime backend)</source>
+        <translation>backend: &quot;python&quot;，用 onnxruntime 运行同一个 ONNX（适用于没有 ONNX Runtime 后端的服务器）</translation>
+    </message>
+    <message>
         <source>Flavour</source>
         <translation>类型</translation>
+    </message>
+    <message>
+        <source>next</source>
+        <translation>下一个</translation>
     </message>
     <message>
         <source>version folder to write; &apos;next&apos; is one past the highest (older are kept)</source>
@@ -3168,6 +4870,10 @@ install-agent.sh --trust FILE，或 /etc/studio-agent/trusted/NAME.pub，
         <translation>批处理与实例</translation>
     </message>
     <message>
+        <source>auto</source>
+        <translation>自动</translation>
+    </message>
+    <message>
         <source>auto: 8 when every tensor has a dynamic first dim, else 0 (no batching)</source>
         <translation>auto：所有张量的第一维都是动态时为 8，否则为 0（不批处理）</translation>
     </message>
@@ -3186,6 +4892,10 @@ install-agent.sh --trust FILE，或 /etc/studio-agent/trusted/NAME.pub，
     <message>
         <source>delay</source>
         <translation>延迟</translation>
+    </message>
+    <message>
+        <source>instance_group kind: {kind}</source>
+        <translation>instance_group 类型：{kind}</translation>
     </message>
     <message>
         <source>GPU ids: 0,1</source>
@@ -3220,6 +4930,22 @@ install-agent.sh --trust FILE，或 /etc/studio-agent/trusted/NAME.pub，
         <translation>{p} 不存在</translation>
     </message>
     <message>
+        <source>split export ({modalities}): builds {parts} and the BLS router {name}, which runs only the parts a request carries</source>
+        <translation>拆分导出（{modalities}）：构建 {parts} 以及 BLS 路由 {name}，它只运行请求中携带的部分</translation>
+    </message>
+    <message>
+        <source>; tokenizer.json found: adds a text pipeline</source>
+        <translation>；找到 tokenizer.json：添加文本流水线</translation>
+    </message>
+    <message>
+        <source>export folder with {n} .onnx file(s)</source>
+        <translation>导出文件夹，含 {n} 个 .onnx 文件</translation>
+    </message>
+    <message>
+        <source>; tokenizer.json found: adds NAME_tokenizer + NAME_pipeline</source>
+        <translation>；找到 tokenizer.json：添加 NAME_tokenizer + NAME_pipeline</translation>
+    </message>
+    <message>
         <source>{name}: one model</source>
         <translation>{name}：单个模型</translation>
     </message>
@@ -3246,6 +4972,10 @@ install-agent.sh --trust FILE，或 /etc/studio-agent/trusted/NAME.pub，
     <message>
         <source>Model repository folder</source>
         <translation>模型仓库文件夹</translation>
+    </message>
+    <message>
+        <source>Tokenizer (tokenizer.json *.json)</source>
+        <translation>分词器 (tokenizer.json *.json)</translation>
     </message>
     <message>
         <source>choose a model: an .onnx file or an export folder</source>
@@ -3294,12 +5024,24 @@ install-agent.sh --trust FILE，或 /etc/studio-agent/trusted/NAME.pub，
         <source>{path} does not exist</source>
         <translation>{path} 不存在</translation>
     </message>
+    <message>
+        <source>ONNX model, {size} (inspect it on the Inspect page)</source>
+        <translation>ONNX 模型，{size}（可在“检查”页面检查）</translation>
+    </message>
+    <message>
+        <source>{size} binary file</source>
+        <translation>{size} 二进制文件</translation>
+    </message>
 </context>
 <context>
     <name>ReportDialog</name>
     <message>
         <source>Report - {name}</source>
         <translation>报告 - {name}</translation>
+    </message>
+    <message>
+        <source>cannot read {path}: {error}</source>
+        <translation>无法读取 {path}：{error}</translation>
     </message>
     <message>
         <source>Open with system viewer</source>
@@ -3397,6 +5139,10 @@ install-agent.sh --trust FILE，或 /etc/studio-agent/trusted/NAME.pub，
         <translation>检查</translation>
     </message>
     <message>
+        <source>Time</source>
+        <translation>时间</translation>
+    </message>
+    <message>
         <source>Validation: ONNX Runtime against PyTorch</source>
         <translation>验证：ONNX Runtime 对比 PyTorch</translation>
     </message>
@@ -3445,6 +5191,10 @@ install-agent.sh --trust FILE，或 /etc/studio-agent/trusted/NAME.pub，
         <translation>该故障暂无已知修复方法；详情见原始日志</translation>
     </message>
     <message>
+        <source>job log</source>
+        <translation>任务日志</translation>
+    </message>
+    <message>
         <source>(the exporter produced no log)</source>
         <translation>（导出器未产生日志）</translation>
     </message>
@@ -3459,6 +5209,18 @@ install-agent.sh --trust FILE，或 /etc/studio-agent/trusted/NAME.pub，
     <message>
         <source>(the model type expects {cls})</source>
         <translation>（该模型类型应使用 {cls}）</translation>
+    </message>
+    <message>
+        <source>exporter {name}</source>
+        <translation>导出器 {name}</translation>
+    </message>
+    <message>
+        <source>dynamic {axes}</source>
+        <translation>动态 {axes}</translation>
+    </message>
+    <message>
+        <source>split into {n} part(s)</source>
+        <translation>拆分为 {n} 个部分</translation>
     </message>
     <message>
         <source>checker: {checker} · shape inference: {shape_inference} · ORT load: {ort_load}</source>
@@ -3548,6 +5310,30 @@ retrying every {retry_s:.0f} s</source>
         <translation>● {name}：存活 {value}，就绪 {value2}  -  {server} {version}</translation>
     </message>
     <message>
+        <source>yes</source>
+        <translation>是</translation>
+    </message>
+    <message>
+        <source>no</source>
+        <translation>否</translation>
+    </message>
+    <message>
+        <source>{n} extensions: {names}</source>
+        <translation>{n} 个扩展：{names}</translation>
+    </message>
+    <message>
+        <source>not loaded</source>
+        <translation>未加载</translation>
+    </message>
+    <message>
+        <source>metrics</source>
+        <translation>指标</translation>
+    </message>
+    <message>
+        <source>not available</source>
+        <translation>不可用</translation>
+    </message>
+    <message>
         <source>Model control</source>
         <translation>模型控制</translation>
     </message>
@@ -3582,6 +5368,10 @@ retrying every {retry_s:.0f} s</source>
     <message>
         <source>Not running.</source>
         <translation>未运行。</translation>
+    </message>
+    <message>
+        <source>Metrics</source>
+        <translation>指标</translation>
     </message>
     <message>
         <source>Server log</source>
@@ -3708,6 +5498,14 @@ retrying every {retry_s:.0f} s</source>
 <context>
     <name>SignatureStep</name>
     <message>
+        <source>&apos;{part}&apos; is not axis:name (for example 0:batch)</source>
+        <translation>“{part}”不是 轴:名称 的格式（例如 0:batch）</translation>
+    </message>
+    <message>
+        <source>axis {axis} is given twice</source>
+        <translation>轴 {axis} 重复给出</translation>
+    </message>
+    <message>
         <source>The model&apos;s inputs, inferred from its class and processor. Set each input&apos;s modality (used to split the graph per encoder), rename it, or change which axes stay dynamic.</source>
         <translation>模型的输入，根据其模型类和处理器推断。可设置每个输入的模态（用于按编码器拆分计算图）、重命名，或更改哪些轴保持动态。</translation>
     </message>
@@ -3726,6 +5524,10 @@ retrying every {retry_s:.0f} s</source>
     <message>
         <source>As a command-line flag:</source>
         <translation>对应的命令行参数：</translation>
+    </message>
+    <message>
+        <source>(no inputs)</source>
+        <translation>（无输入）</translation>
     </message>
     <message>
         <source>the signature is empty: tick at least one input</source>
@@ -3754,6 +5556,31 @@ retrying every {retry_s:.0f} s</source>
     <message>
         <source>write dynamic axes as 0:batch, 1:sequence (empty = all static)</source>
         <translation>动态轴写作 0:batch, 1:sequence（留空 = 全部静态）</translation>
+    </message>
+</context>
+<context>
+    <name>SourceInfo</name>
+    <message>
+        <source>, max abs {max_abs}, max rel {max_rel}</source>
+        <translation>，最大绝对误差 {max_abs}，最大相对误差 {max_rel}</translation>
+    </message>
+    <message>
+        <source>; TVM {tvm} ms vs ORT {ort} ms on the compile host</source>
+        <translation>；编译主机上 TVM {tvm} ms 对比 ORT {ort} ms</translation>
+    </message>
+    <message>
+        <source>runtime: tvm {version} — {library} ({kind}, {arch}), target {target}
+parity vs ONNX Runtime: {status}{figures}{latency}</source>
+        <translation>运行时：tvm {version} — {library}（{kind}，{arch}），目标 {target}
+与 ONNX Runtime 的一致性：{status}{figures}{latency}</translation>
+    </message>
+    <message>
+        <source>unknown arch</source>
+        <translation>未知架构</translation>
+    </message>
+    <message>
+        <source>⚠ built for {arch}, board {board} is {board_arch}: packaging is refused unless forced; compile with --target {board}</source>
+        <translation>⚠ 为 {arch} 构建，而开发板 {board} 是 {board_arch}：除非强制，否则拒绝打包；请用 --target {board} 编译</translation>
     </message>
 </context>
 <context>
@@ -3931,8 +5758,52 @@ retrying every {retry_s:.0f} s</source>
 <context>
     <name>TargetChip</name>
     <message>
+        <source>RUNS</source>
+        <translation>可运行</translation>
+    </message>
+    <message>
+        <source>RISKY</source>
+        <translation>有风险</translation>
+    </message>
+    <message>
+        <source>FAIL</source>
+        <translation>失败</translation>
+    </message>
+    <message>
+        <source>TOOL CRASHED</source>
+        <translation>工具崩溃</translation>
+    </message>
+    <message>
+        <source>UNKNOWN</source>
+        <translation>未知</translation>
+    </message>
+    <message>
         <source>{target}: not inspected yet</source>
         <translation>{target}：尚未检查</translation>
+    </message>
+    <message>
+        <source>FAIL · {n} unsupp.</source>
+        <translation>失败 · {n} 不支持</translation>
+    </message>
+    <message>
+        <source>RISKY · {n} risky</source>
+        <translation>有风险 · {n} 风险</translation>
+    </message>
+    <message>
+        <source>UNKNOWN · no op list</source>
+        <translation>未知 · 无算子列表</translation>
+    </message>
+    <message>
+        <source>PASS</source>
+        <translation>通过</translation>
+    </message>
+    <message>
+        <source>nodes: {counts}</source>
+        <translation>节点：{counts}</translation>
+    </message>
+    <message>
+        <source>RUNS · {n} on host</source>
+        <translation>可运行 · {n} 在主机</translation>
     </message>
     <message>
         <source>{summary}
@@ -3969,6 +5840,18 @@ the profile ({name}) said: {static}</source>
         <source>Agent token file</source>
         <translation>代理令牌文件</translation>
     </message>
+    <message>
+        <source>enter the agent&apos;s token file</source>
+        <translation>请输入代理的令牌文件</translation>
+    </message>
+    <message>
+        <source>copy /etc/studio-agent/token from the board</source>
+        <translation>从开发板复制 /etc/studio-agent/token</translation>
+    </message>
+    <message>
+        <source>token file {path} does not exist or is empty</source>
+        <translation>令牌文件 {path} 不存在或为空</translation>
+    </message>
 </context>
 <context>
     <name>TritonPage</name>
@@ -3981,12 +5864,28 @@ the profile ({name}) said: {static}</source>
         <translation>本地服务器</translation>
     </message>
     <message>
+        <source>checking the repository</source>
+        <translation>正在检查模型仓库</translation>
+    </message>
+    <message>
         <source>building {name} into {repo}…</source>
         <translation>正在将 {name} 构建到 {repo}…</translation>
     </message>
     <message>
         <source>Build Triton repo {name}</source>
         <translation>构建 Triton 仓库 {name}</translation>
+    </message>
+    <message>
+        <source>built {models}; clients call &apos;{entry}&apos;</source>
+        <translation>已构建 {models}；客户端调用“{entry}”</translation>
+    </message>
+    <message>
+        <source>note: {note}</source>
+        <translation>注意：{note}</translation>
+    </message>
+    <message>
+        <source>built Triton repository {repo}: {models}</source>
+        <translation>已构建 Triton 模型仓库 {repo}：{models}</translation>
     </message>
     <message>
         <source>build cancelled</source>
@@ -4001,12 +5900,20 @@ the profile ({name}) said: {static}</source>
         <translation>选择要检查的仓库文件夹</translation>
     </message>
     <message>
+        <source>checking {repo}</source>
+        <translation>正在检查 {repo}</translation>
+    </message>
+    <message>
         <source>Check Triton repo {name}</source>
         <translation>检查 Triton 仓库 {name}</translation>
     </message>
     <message>
         <source>checked {name}: {n} error(s)</source>
         <translation>已检查 {name}：{n} 个错误</translation>
+    </message>
+    <message>
+        <source>repository</source>
+        <translation>模型仓库</translation>
     </message>
     <message>
         <source>build a repository first (or choose an existing one)</source>
@@ -4017,12 +5924,56 @@ the profile ({name}) said: {static}</source>
         <translation>在本地部署 {name}</translation>
     </message>
     <message>
+        <source>repository {repo}</source>
+        <translation>模型仓库 {repo}</translation>
+    </message>
+    <message>
+        <source>; this CPU server has no ONNX Runtime backend, so these models are served through a generated Python-backend copy (same ONNX file, run by onnxruntime): {models}</source>
+        <translation>；此 CPU 服务器没有 ONNX Runtime 后端，以下模型通过生成的 Python 后端副本提供服务（同一个 ONNX 文件，由 onnxruntime 运行）：{models}</translation>
+    </message>
+    <message>
+        <source>local tritonserver ready: HTTP {http}, gRPC {grpc}, metrics {metrics}</source>
+        <translation>本地 tritonserver 已就绪：HTTP {http}，gRPC {grpc}，指标 {metrics}</translation>
+    </message>
+    <message>
+        <source>local tritonserver (pid {pid}) ready</source>
+        <translation>本地 tritonserver（pid {pid}）已就绪</translation>
+    </message>
+    <message>
         <source>Stop local tritonserver</source>
         <translation>停止本地 tritonserver</translation>
     </message>
     <message>
+        <source>stopped on the Triton page</source>
+        <translation>已在 Triton 页面停止</translation>
+    </message>
+    <message>
+        <source>local tritonserver stopped (exit code {code})</source>
+        <translation>本地 tritonserver 已停止（退出码 {code}）</translation>
+    </message>
+    <message>
+        <source>stopping tritonserver: {error}</source>
+        <translation>停止 tritonserver：{error}</translation>
+    </message>
+    <message>
+        <source>tritonserver exited (code {code})</source>
+        <translation>tritonserver 已退出（退出码 {code}）</translation>
+    </message>
+    <message>
         <source>tritonserver exited unexpectedly (code {code}); its last log lines are below</source>
         <translation>tritonserver 意外退出（代码 {code}）；最后几行日志见下方</translation>
+    </message>
+    <message>
+        <source>local tritonserver exited (code {code})</source>
+        <translation>本地 tritonserver 已退出（退出码 {code}）</translation>
+    </message>
+    <message>
+        <source>see the server log on the Triton page</source>
+        <translation>请在 Triton 页面查看服务器日志</translation>
+    </message>
+    <message>
+        <source>stopped with the window</source>
+        <translation>随窗口关闭而停止</translation>
     </message>
 </context>
 <context>
@@ -4051,6 +6002,14 @@ the profile ({name}) said: {static}</source>
         <source>✖ Failed to start</source>
         <translation>✖ 启动失败</translation>
     </message>
+    <message>
+        <source>starting tritonserver on {url} ({mode} mode)</source>
+        <translation>正在 {url} 上启动 tritonserver（{mode} 模式）</translation>
+    </message>
+    <message>
+        <source>stopping tritonserver</source>
+        <translation>正在停止 tritonserver</translation>
+    </message>
 </context>
 <context>
     <name>TryItPanel</name>
@@ -4063,6 +6022,22 @@ the profile ({name}) said: {static}</source>
         <translation>图像</translation>
     </message>
     <message>
+        <source>Images (*.png *.jpg *.jpeg *.bmp *.webp)</source>
+        <translation>图像 (*.png *.jpg *.jpeg *.bmp *.webp)</translation>
+    </message>
+    <message>
+        <source>Audio</source>
+        <translation>音频</translation>
+    </message>
+    <message>
+        <source>Prompt</source>
+        <translation>提示词</translation>
+    </message>
+    <message>
+        <source>Max new tokens</source>
+        <translation>最大新 token 数</translation>
+    </message>
+    <message>
         <source>Generate</source>
         <translation>生成</translation>
     </message>
@@ -4071,12 +6046,24 @@ the profile ({name}) said: {static}</source>
         <translation>回答会以流式显示在这里</translation>
     </message>
     <message>
+        <source>optional for a transcript</source>
+        <translation>转写时可选</translation>
+    </message>
+    <message>
+        <source>File</source>
+        <translation>文件</translation>
+    </message>
+    <message>
         <source>{title} to try</source>
         <translation>要试用的{title}</translation>
     </message>
     <message>
         <source>generating…</source>
         <translation>正在生成…</translation>
+    </message>
+    <message>
+        <source>generating with {name}</source>
+        <translation>正在用 {name} 生成</translation>
     </message>
     <message>
         <source>Try {name}</source>
@@ -4127,20 +6114,72 @@ CLI: {CLI_VERIFY}</source>
 CLI: {CLI_VERIFY}</translation>
     </message>
     <message>
+        <source>Not verified yet: press “Verify with the real toolchain”.</source>
+        <translation>尚未验证：请点击“用真实工具链验证”。</translation>
+    </message>
+    <message>
         <source>verifiers for these targets</source>
         <translation>这些目标平台的验证器</translation>
+    </message>
+    <message>
+        <source>Ready to verify with {n} tool(s) — {tools}.</source>
+        <translation>可用 {n} 个工具验证 — {tools}。</translation>
+    </message>
+    <message>
+        <source>No tool installed can verify these targets.</source>
+        <translation>已安装的工具都无法验证这些目标平台。</translation>
+    </message>
+    <message>
+        <source> Unavailable: {tools}.</source>
+        <translation> 不可用：{tools}。</translation>
+    </message>
+    <message>
+        <source> No verifier for {targets}: their verdicts stay the profiles&apos;.</source>
+        <translation> {targets} 没有验证器：其判定保持为平台配置的结论。</translation>
+    </message>
+    <message>
+        <source> Tools that build at fixed sizes (rknn) use the static shapes below ({n} input(s), pre-filled from the model: edit them before pressing Verify).</source>
+        <translation> 按固定尺寸构建的工具（rknn）使用下方的静态形状（{n} 个输入，已按模型预填：请在点击“验证”前修改）。</translation>
+    </message>
+    <message>
+        <source>warning: {note}</source>
+        <translation>警告：{note}</translation>
+    </message>
+    <message>
+        <source>verifying with the real toolchains…</source>
+        <translation>正在用真实工具链验证…</translation>
     </message>
     <message>
         <source>verify {name}</source>
         <translation>验证 {name}</translation>
     </message>
     <message>
+        <source>verification stopped</source>
+        <translation>验证已停止</translation>
+    </message>
+    <message>
         <source>{target}: nothing folded: {skipped}</source>
         <translation>{target}：未合并任何内容：{skipped}</translation>
+    </message>
+    <message>
+        <source>folded {n} op(s) of {target} into {path}: {ops} — re-inspecting with it (CLI: {command})</source>
+        <translation>已将 {target} 的 {n} 个算子合并到 {path}：{ops} — 正在用它重新检查（命令行：{command}）</translation>
     </message>
 </context>
 <context>
     <name>VerifyPanel</name>
+    <message>
+        <source> for {target}</source>
+        <translation>（{target}）</translation>
+    </message>
+    <message>
+        <source>unavailable</source>
+        <translation>不可用</translation>
+    </message>
+    <message>
+        <source>plugin {name}: failed to load: {error}</source>
+        <translation>插件 {name}：加载失败：{error}</translation>
+    </message>
     <message>
         <source>Press “Verify with the real toolchain” (CLI: {CLI_VERIFY}) to ask the real tools and compare them with the static profiles.</source>
         <translation>点击“用真实工具链验证”（CLI: {CLI_VERIFY}），询问真实工具并与静态平台配置对比。</translation>
@@ -4170,8 +6209,68 @@ CLI: {CLI_FOLD}</source>
 CLI: {CLI_FOLD}</translation>
     </message>
     <message>
+        <source>CLI: {command}</source>
+        <translation>命令行：{command}</translation>
+    </message>
+    <message>
+        <source>{runs} tool run(s); {n} node(s) where the tool and the profile disagree (the tool wins: it ran the model)</source>
+        <translation>{runs} 次工具运行；{n} 个节点上工具与平台配置不一致（以工具为准：它实际运行了模型）</translation>
+    </message>
+    <message>
+        <source>no verifier could run for these targets (see why below)</source>
+        <translation>这些目标平台都没有可运行的验证器（原因见下方）</translation>
+    </message>
+    <message>
+        <source>{target} · no verifier</source>
+        <translation>{target} · 无验证器</translation>
+    </message>
+    <message>
+        <source>list only</source>
+        <translation>仅列表</translation>
+    </message>
+    <message>
+        <source>no tool ran</source>
+        <translation>未运行工具</translation>
+    </message>
+    <message>
         <source>{t}: no verifier; verdicts are from the list ({src})</source>
         <translation>{t}：没有验证器；判定来自列表（{src}）</translation>
+    </message>
+    <message>
+        <source>crashed (a fault of the tool, not a verdict on the model): {error}</source>
+        <translation>崩溃（工具自身的故障，不是对模型的判定）：{error}</translation>
+    </message>
+    <message>
+        <source>could not run: {error}</source>
+        <translation>无法运行：{error}</translation>
+    </message>
+    <message>
+        <source>refuses the model</source>
+        <translation>拒绝该模型</translation>
+    </message>
+    <message>
+        <source>accepts the model</source>
+        <translation>接受该模型</translation>
+    </message>
+    <message>
+        <source>, {n} node(s) on the host</source>
+        <translation>，{n} 个节点在主机上运行</translation>
+    </message>
+    <message>
+        <source>agrees</source>
+        <translation>一致</translation>
+    </message>
+    <message>
+        <source>DISAGREES</source>
+        <translation>不一致</translation>
+    </message>
+    <message>
+        <source>fail</source>
+        <translation>失败</translation>
+    </message>
+    <message>
+        <source>no failure</source>
+        <translation>无失败</translation>
     </message>
     <message>
         <source>tool: {value}
@@ -4184,12 +6283,24 @@ profile: {value2}</source>
         <translation>{profile}；平台配置 {value}</translation>
     </message>
     <message>
+        <source>sources</source>
+        <translation>来源</translation>
+    </message>
+    <message>
         <source>tool: {value}</source>
         <translation>工具：{value}</translation>
     </message>
     <message>
         <source>profile: {value}</source>
         <translation>平台配置：{value}</translation>
+    </message>
+    <message>
+        <source>disagree</source>
+        <translation>不一致</translation>
+    </message>
+    <message>
+        <source>note: {note}</source>
+        <translation>注意：{note}</translation>
     </message>
     <message>
         <source>nothing to fold: no tool disagrees with its profile
@@ -4206,6 +6317,14 @@ CLI: {CLI_FOLD}</translation>
 </context>
 <context>
     <name>WorkloadFields</name>
+    <message>
+        <source>inference</source>
+        <translation>推理</translation>
+    </message>
+    <message>
+        <source>generation</source>
+        <translation>生成</translation>
+    </message>
     <message>
         <source>inference: KServe v2 /infer; generation: /generate_stream (time to first token, inter-token latency, output tokens/s)</source>
         <translation>推理：KServe v2 /infer；生成：/generate_stream（首 token 时间、token 间延迟、输出 tokens/s）</translation>
@@ -4225,6 +6344,14 @@ CLI: {CLI_FOLD}</translation>
 </context>
 <context>
     <name>WorkspaceActions</name>
+    <message>
+        <source>{error}. Kept it as {backup} and started a new workspace file with the {n} model(s) found in models/</source>
+        <translation>{error}。已将其保留为 {backup}，并用 models/ 中找到的 {n} 个模型新建了工作区文件</translation>
+    </message>
+    <message>
+        <source>devices and artifacts from the old file are in the backup</source>
+        <translation>旧文件中的设备和产物在备份中</translation>
+    </message>
     <message>
         <source>opened workspace {root}</source>
         <translation>已打开工作区 {root}</translation>
@@ -4250,6 +6377,22 @@ CLI: {CLI_FOLD}</translation>
         <translation>添加 ONNX 模型</translation>
     </message>
     <message>
+        <source>ONNX models (*.onnx)</source>
+        <translation>ONNX 模型 (*.onnx)</translation>
+    </message>
+    <message>
+        <source>no workspace is open to add models to</source>
+        <translation>没有打开的工作区可添加模型</translation>
+    </message>
+    <message>
+        <source>open or create a workspace first (File &gt; New workspace)</source>
+        <translation>请先打开或新建一个工作区（文件 &gt; 新建工作区）</translation>
+    </message>
+    <message>
+        <source>added model {name} ({kind}) from {path}</source>
+        <translation>已从 {path} 添加模型 {name}（{kind}）</translation>
+    </message>
+    <message>
         <source>added {join}</source>
         <translation>已添加 {join}</translation>
     </message>
@@ -4257,8 +6400,36 @@ CLI: {CLI_FOLD}</translation>
 <context>
     <name>bundle_actions</name>
     <message>
+        <source>cannot check {name}: this studio holds no signing keys</source>
+        <translation>无法检查 {name}：此 Studio 没有任何签名密钥</translation>
+    </message>
+    <message>
         <source>create or import the key that signed it (Signing key &gt; New key, or copy its .key/.pub into the studio&apos;s keys folder)</source>
         <translation>创建或导入为其签名的密钥（签名密钥 &gt; 新建密钥，或将其 .key/.pub 复制到 Studio 的密钥文件夹）</translation>
+    </message>
+    <message>
+        <source>  (FORCED)</source>
+        <translation>  （强制）</translation>
+    </message>
+    <message>
+        <source>target {target}: {verdict}{forced}; {files} files, {size} MB; signer {signer}; verified in {seconds} s; serves {models}</source>
+        <translation>目标 {target}：{verdict}{forced}；{files} 个文件，{size} MB；签名者 {signer}；验证用时 {seconds} 秒；提供 {models}</translation>
+    </message>
+    <message>
+        <source>runtime: tvm {version} ({library}, {kind}); parity {status}</source>
+        <translation>运行时：tvm {version}（{library}，{kind}）；一致性 {status}</translation>
+    </message>
+    <message>
+        <source>source: OpenSSF signature by {signer} verified</source>
+        <translation>来源：{signer} 的 OpenSSF 签名已验证</translation>
+    </message>
+    <message>
+        <source>OpenSSF: model/ signed by {signer} ({file})</source>
+        <translation>OpenSSF：model/ 由 {signer} 签名（{file}）</translation>
+    </message>
+    <message>
+        <source>warning: {warning}</source>
+        <translation>警告：{warning}</translation>
     </message>
     <message>
         <source>Deploy an existing bundle</source>
@@ -4271,6 +6442,18 @@ CLI: {CLI_FOLD}</translation>
 </context>
 <context>
     <name>search</name>
+    <message>
+        <source>Page</source>
+        <translation>页面</translation>
+    </message>
+    <message>
+        <source>Model</source>
+        <translation>模型</translation>
+    </message>
+    <message>
+        <source>Target</source>
+        <translation>目标平台</translation>
+    </message>
     <message>
         <source>no unique match for &apos;{text}&apos;</source>
         <translation>&apos;{text}&apos; 没有唯一匹配</translation>

@@ -78,10 +78,10 @@ class CheckPanel(QWidget):
                 shown = str(Path(f.file).relative_to(repo))
             except ValueError:
                 shown = f.file
-            cells = [f.severity, shown, f.field, f.message, f.hint]
+            cells = [self._severity(f.severity), shown, f.field, f.message, f.hint]
             for col, text in enumerate(cells):
                 item = QTableWidgetItem(text)
-                item.setToolTip(f"{f.message}\n\nhint: {f.hint}" if f.hint else f.message)
+                item.setToolTip(f"{f.message}\n\n" + self.tr("hint: {hint}").format(hint=f.hint) if f.hint else f.message)
                 if col == 0:
                     item.setForeground(c["fail"] if f.severity == "error" else c["warn"] if f.severity == "warning"
                                        else c["muted"])
@@ -94,9 +94,15 @@ class CheckPanel(QWidget):
         n_warn = sum(1 for f in report.findings if f.severity == "warning")
         models = ", ".join(f"{m.name} v{','.join(map(str, m.versions)) or '-'}" for m in report.models)
         self.findings_label.setText(self.tr("Check: {value}: {n_err} error(s), "
-                                            "{n_warn} warning(s)  ·  {value2}").format(value='OK' if report.ok else 'FAILED', n_err=n_err, n_warn=n_warn, value2=models or 'no models'))
+                                            "{n_warn} warning(s)  ·  {value2}").format(value=self.tr("OK") if report.ok else self.tr("FAILED"), n_err=n_err, n_warn=n_warn,
+                                                    value2=models or self.tr("no models")))
         set_role(self.findings_label, "ok" if report.ok else "fail")
         self.finding_detail.setText("" if report.findings else self.tr("No findings: every config matches its model."))
+
+    def _severity(self, severity: str) -> str:
+        """A finding's severity id as the reader's language says it."""
+        return {"error": self.tr("error"), "warning": self.tr("warning"), "info": self.tr("info")}.get(severity,
+                                                                                                    severity)
 
     def select_location(self, text: str) -> bool:
         """Select the finding a Problems entry names (``finding_location``); False when none matches."""
@@ -113,5 +119,6 @@ class CheckPanel(QWidget):
         if not rows or self.report is None:
             return
         f = self.report.findings[rows[0].row()]
-        self.finding_detail.setText(f"{f.severity}: {f.message}" + (f"\nhint: {f.hint}" if f.hint else ""))
+        self.finding_detail.setText(f"{self._severity(f.severity)}: {f.message}"
+                                    + ("\n" + self.tr("hint: {hint}").format(hint=f.hint) if f.hint else ""))
         self.sig_finding.emit(f)

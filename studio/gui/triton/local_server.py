@@ -1,4 +1,5 @@
-"""The local tritonserver's jobs and its entry in the shared state (Qt-free).
+"""The local tritonserver's jobs and its entry in the shared state (no widgets; status lines through
+QCoreApplication.translate).
 
 ``serve_work`` / ``stop_work`` are the JobRunner functions the page starts (a cancel ends a start-up in
 progress through a watcher thread, since ``LocalTritonServer.start`` blocks until the server is ready).
@@ -11,6 +12,8 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from typing import Any
+
+from PySide6.QtCore import QCoreApplication
 
 from studio.core.errors import JobCancelled, StudioError
 from studio.core.workspace import DeviceEntry
@@ -32,7 +35,8 @@ def serve_work(srv: Any, mode: str, done: threading.Event) -> Callable[[Any], An
 
         threading.Thread(target=watch, name="triton-serve-cancel", daemon=True).start()
         try:
-            job.set_status(f"starting tritonserver on {srv.http_url} ({mode} mode)")
+            job.set_status(QCoreApplication.translate("TritonServer", "starting tritonserver on {url} ({mode} mode)").format(
+                url=srv.http_url, mode=mode))
             try:
                 srv.start()
             except StudioError:
@@ -54,7 +58,7 @@ def stop_work(srv: Any) -> Callable[[Any], Any]:
     """The stop job: SIGTERM, then SIGKILL of the server's process group; its temp folder is removed."""
 
     def work(job: Any) -> Any:
-        job.set_status("stopping tritonserver")
+        job.set_status(QCoreApplication.translate("TritonServer", "stopping tritonserver"))
         rc = srv.stop()
         srv.cleanup()
         return rc

@@ -125,7 +125,7 @@ class RepoForm(QWidget):
         self.source_info = muted_label("")
         form.addRow("", self.source_info)
         self.repo_edit = QLineEdit()
-        self.repo_edit.setPlaceholderText("WORKSPACE/triton-repo")
+        self.repo_edit.setPlaceholderText("WORKSPACE/triton-repo")  # a path pattern, as the CLI writes it
         self.repo_edit.textEdited.connect(self._repo_edited)
         form.addRow(self.tr("Repository"), _edit_row(self.repo_edit, _tool_button("…", self._browse_repo)))
         self.name_edit = QLineEdit()
@@ -133,20 +133,21 @@ class RepoForm(QWidget):
         self.name_edit.textEdited.connect(self._name_edited)
         form.addRow(self.tr("Name"), self.name_edit)
         self.flavor_combo = QComboBox()
-        self.flavor_combo.addItem("onnxruntime_onnx (production Triton)", "onnxruntime")
-        self.flavor_combo.addItem("Python backend + ONNX Runtime", "python")
-        self.flavor_combo.setItemData(0, "platform: \"onnxruntime_onnx\": Triton's ONNX Runtime backend. The local "
-                                      "CPU server serves it through a generated Python-backend copy.",
+        self.flavor_combo.addItem(self.tr("onnxruntime_onnx (production Triton)"), "onnxruntime")  # backend ids
+        self.flavor_combo.addItem(self.tr("Python backend + ONNX Runtime"), "python")
+        self.flavor_combo.setItemData(0, self.tr("platform: \"onnxruntime_onnx\": Triton's ONNX Runtime backend. The "
+                                                 "local CPU server serves it through a generated Python-backend copy."),
                                       Qt.ItemDataRole.ToolTipRole)
-        self.flavor_combo.setItemData(1, "backend: \"python\" running the same ONNX with onnxruntime (for servers "
-                                      "without the ONNX Runtime backend)", Qt.ItemDataRole.ToolTipRole)
+        self.flavor_combo.setItemData(1, self.tr("backend: \"python\" running the same ONNX with onnxruntime (for "
+                                                 "servers without the ONNX Runtime backend)"),
+                                      Qt.ItemDataRole.ToolTipRole)
         self.flavor_combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
         self.flavor_combo.setMinimumContentsLength(16)
         form.addRow(self.tr("Flavour"), self.flavor_combo)
         vrow = QHBoxLayout()
         self.version_spin = QSpinBox()
         self.version_spin.setRange(0, 99_999)
-        self.version_spin.setSpecialValueText("next")
+        self.version_spin.setSpecialValueText(self.tr("next"))
         self.version_spin.setToolTip(self.tr("version folder to write; 'next' is one past the highest (older are kept)"))
         self.policy_edit = QLineEdit("latest:1")
         self.policy_edit.setToolTip(self.tr("version_policy: latest:N, all or specific:1,2"))
@@ -163,7 +164,7 @@ class RepoForm(QWidget):
         sf = QFormLayout(sched)
         self.batch_spin = QSpinBox()
         self.batch_spin.setRange(-1, 4096)
-        self.batch_spin.setSpecialValueText("auto")
+        self.batch_spin.setSpecialValueText(self.tr("auto"))
         self.batch_spin.setValue(-1)
         self.batch_spin.setToolTip(self.tr("auto: 8 when every tensor has a dynamic first dim, else 0 (no batching)"))
         sf.addRow(self.tr("Max batch size"), self.batch_spin)
@@ -177,7 +178,7 @@ class RepoForm(QWidget):
         self.delay_spin.setRange(0, 1_000_000)
         self.delay_spin.setSingleStep(100)
         self.delay_spin.setSuffix(" µs")
-        self.delay_spin.setToolTip("max_queue_delay_microseconds")
+        self.delay_spin.setToolTip("max_queue_delay_microseconds")  # the config.pbtxt field: not translated
         drow.addWidget(self.preferred_edit, 1)
         drow.addWidget(QLabel(self.tr("delay")))
         drow.addWidget(self.delay_spin)
@@ -186,7 +187,8 @@ class RepoForm(QWidget):
         self.kind_combo = QComboBox()
         for k in ("cpu", "gpu", "auto", "model"):
             self.kind_combo.addItem(k.upper(), k)
-            self.kind_combo.setItemData(self.kind_combo.count() - 1, f"instance_group kind: KIND_{k.upper()}",
+            self.kind_combo.setItemData(self.kind_combo.count() - 1,
+                                        self.tr("instance_group kind: {kind}").format(kind=f"KIND_{k.upper()}"),
                                         Qt.ItemDataRole.ToolTipRole)
         self.kind_combo.currentIndexChanged.connect(self._sync_enabled)
         self.count_spin = QSpinBox()
@@ -284,13 +286,14 @@ class RepoForm(QWidget):
             if len(parts) >= 2:
                 mods = ", ".join(pt.modality for pt in parts)
                 self.source_info.setText(
-                    f"split export ({mods}): builds {', '.join(f'{name}_{pt.modality}' for pt in parts)} and the "
-                    f"BLS router {name}, which runs only the parts a request carries"
-                    + ("; tokenizer.json found: adds a text pipeline" if tok else ""))
+                    self.tr("split export ({modalities}): builds {parts} and the BLS router {name}, which runs only "
+                            "the parts a request carries").format(
+                        modalities=mods, parts=", ".join(f"{name}_{pt.modality}" for pt in parts), name=name)
+                    + (self.tr("; tokenizer.json found: adds a text pipeline") if tok else ""))
             else:
                 onnx = sorted(p.glob("*.onnx"))
-                self.source_info.setText(f"export folder with {len(onnx)} .onnx file(s)"
-                                         + ("; tokenizer.json found: adds NAME_tokenizer + NAME_pipeline"
+                self.source_info.setText(self.tr("export folder with {n} .onnx file(s)").format(n=len(onnx))
+                                         + (self.tr("; tokenizer.json found: adds NAME_tokenizer + NAME_pipeline")
                                             if tok else ""))
         else:
             self.source_info.setText(self.tr("{name}: one model").format(name=p.name))
@@ -335,7 +338,7 @@ class RepoForm(QWidget):
         path, _ = QFileDialog.getOpenFileName(self, "tokenizer.json",
                                               start_dir(self.tokenizer_edit.text() or self.source_edit.text(),
                                                         self.workspace, "models"),
-                                              "Tokenizer (tokenizer.json *.json)")
+                                              self.tr("Tokenizer (tokenizer.json *.json)"))
         if path:
             self.tokenizer_edit.setText(path)
 

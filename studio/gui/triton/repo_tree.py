@@ -53,7 +53,7 @@ class RepoTree(QSplitter):
         cw = QWidget()
         cl = QVBoxLayout(cw)
         cl.setContentsMargins(0, 0, 0, 0)
-        self.config_label = QLabel("config.pbtxt")
+        self.config_label = QLabel("config.pbtxt")  # a file name: not translated
         set_role(self.config_label, "muted")
         self.config_view = ConfigView()
         self.config_view.setPlaceholderText(self.tr("the generated config.pbtxt appears here after Build"))
@@ -109,9 +109,9 @@ class RepoTree(QSplitter):
         if path.suffix in TEXT_SUFFIXES and size <= MAX_TEXT_BYTES:
             text = path.read_text(encoding="utf-8", errors="replace")
         elif path.suffix == ".onnx":
-            text = f"ONNX model, {human_bytes(size)} (inspect it on the Inspect page)"
+            text = self.tr("ONNX model, {size} (inspect it on the Inspect page)").format(size=human_bytes(size))
         else:
-            text = f"{human_bytes(size)} binary file"
+            text = self.tr("{size} binary file").format(size=human_bytes(size))
         try:
             shown = str(path.relative_to(Path(self._base_dir().strip()).expanduser()))
         except ValueError:

@@ -59,7 +59,7 @@ class ServerPanel(QWidget):
         grid = QGridLayout()
         grid.setHorizontalSpacing(14)
         self.url_labels: dict[str, QLabel] = {}
-        for i, (key, title) in enumerate((("http", "HTTP"), ("grpc", "gRPC"), ("metrics", "Metrics"))):
+        for i, (key, title) in enumerate((("http", "HTTP"), ("grpc", "gRPC"), ("metrics", self.tr("Metrics")))):
             k = QLabel(title)
             set_role(k, "muted")
             v = QLabel("-")

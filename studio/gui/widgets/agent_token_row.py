@@ -51,12 +51,12 @@ class TokenRow(QWidget):
         """The field's path, or an InputError naming it (empty, missing or empty file)."""
         text = self.edit.text().strip()
         if not text:
-            raise InputError("enter the agent's token file", offending="token",
-                             hint="copy /etc/studio-agent/token from the board")
+            raise InputError(self.tr("enter the agent's token file"), offending="token",
+                             hint=self.tr("copy /etc/studio-agent/token from the board"))
         p = Path(text).expanduser()
         if not p.is_file() or not p.read_text(errors="replace").strip():
-            raise InputError(f"token file {text} does not exist or is empty", offending="token",
-                             hint="copy /etc/studio-agent/token from the board")
+            raise InputError(self.tr("token file {path} does not exist or is empty").format(path=text), offending="token",
+                             hint=self.tr("copy /etc/studio-agent/token from the board"))
         return str(p)
 
     def _save(self) -> None:

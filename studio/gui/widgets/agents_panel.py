@@ -85,7 +85,7 @@ class AgentsPanel(QWidget):
         lay.addWidget(title)
         add = QHBoxLayout()
         self.url_edit = QLineEdit()
-        self.url_edit.setPlaceholderText("http://board.local:8765")
+        self.url_edit.setPlaceholderText("http://board.local:8765")  # an example URL: not translated
         self.token_edit = QLineEdit()
         self.token_edit.setPlaceholderText(self.tr("token file"))
         browse = QPushButton("…")
@@ -108,7 +108,7 @@ class AgentsPanel(QWidget):
 
         split = QSplitter(Qt.Orientation.Vertical)
         self.table = QTableWidget(0, 4)
-        self.table.setHorizontalHeaderLabels([self.tr("Agent"), "URL", self.tr("Board"), self.tr("State")])
+        self.table.setHorizontalHeaderLabels([self.tr("Agent"), self.tr("URL"), self.tr("Board"), self.tr("State")])
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
         self.table.verticalHeader().setVisible(False)
         self.table.setSelectionBehavior(QTableWidget.SelectionBehavior.SelectRows)
@@ -217,12 +217,13 @@ class AgentsPanel(QWidget):
                   board: str = "") -> AgentEntry:
         url = url.strip().rstrip("/")
         if not url:
-            raise InputError("enter the agent's URL", offending="url", hint="e.g. http://board.local:8765")
+            raise InputError(self.tr("enter the agent's URL"), offending="url",
+                             hint=self.tr("e.g. {url}").format(url="http://board.local:8765"))
         if not url.startswith(("http://", "https://")):
             url = "http://" + url
         if token_file and not Path(token_file).is_file():
-            raise InputError(f"token file {token_file} does not exist", offending="token",
-                             hint="copy /etc/studio-agent/token from the board")
+            raise InputError(self.tr("token file {path} does not exist").format(path=token_file), offending="token",
+                             hint=self.tr("copy /etc/studio-agent/token from the board"))
         entry = AgentEntry(name or url.split("://", 1)[1], url, str(token_file), board)
         if self.state is None or self.state.workspace is None:
             self.agents[url] = entry
@@ -267,13 +268,13 @@ class AgentsPanel(QWidget):
         path = self.token_row.checked_path()
         a = self.agents.get(url)
         if a is None:
-            raise InputError(f"no agent at {url}", offending="url", hint="add it first")
+            raise InputError(self.tr("no agent at {url}").format(url=url), offending="url", hint=self.tr("add it first"))
         d = self.state.device(url) if self.state is not None and self.state.workspace is not None else None
         if d is not None:
             self.state.add_device(DeviceEntry(d.name, d.url, d.kind, d.protocol, {**d.extra, "token_file": path}))
         else:
             a.token_file = path
-        self.sig_log.emit(f"{a.name}: token file set to {path}")
+        self.sig_log.emit(self.tr("{name}: token file set to {path}").format(name=a.name, path=path))
         self.refresh(url)
 
     def _save_token(self, path: str) -> None:
@@ -414,11 +415,12 @@ class AgentsPanel(QWidget):
             return
 
         def work(job: Any) -> Any:
-            job.set_status(f"rolling back {model} on {a.url}")
+            job.set_status(self.tr("rolling back {model} on {url}").format(model=model, url=a.url))
             return a.client().rollback(model, version)
 
         def done(res: Any) -> None:
-            self.sig_log.emit(f"{res['name']}: now {res['version']} (was {res['previous']}) on {a.url}")
+            self.sig_log.emit(self.tr("{name}: now {version} (was {previous}) on {url}").format(
+                name=res["name"], version=res["version"], previous=res["previous"], url=a.url))
             self.refresh(a.url)
 
         self.jobs.start("agents-rollback", self.tr("Roll back {model}").format(model=model), work, done, self._failed)
@@ -431,7 +433,7 @@ class AgentsPanel(QWidget):
         a = self.selected()
         if a is None:
             return
-        model = self._selected_model() or next(iter((a.status or {}).get("models", {})), "the model")
+        model = self._selected_model() or next(iter((a.status or {}).get("models", {})), self.tr("the model"))
         ask_then(self, self.tr("Roll back"), self.tr("Roll {model} on {name} back to its previous version? Clients are "
                          "served by the previous version from then on.").format(model=model, name=a.name), self.tr("Roll back"), lambda: self.rollback(None))
 
@@ -461,7 +463,7 @@ class AgentsPanel(QWidget):
             self.history.setText("")
         elif not a.status:
             self.summary.setText(f"{a.url}: {status_text(self.device_state(a))}"
-                                 + ("" if a.token_file else " (add its token file to manage it)"))
+                                 + ("" if a.token_file else self.tr(" (add its token file to manage it)")))
         else:
             st = a.status
             sensors = st.get("sensors") or {}
@@ -473,11 +475,11 @@ class AgentsPanel(QWidget):
                 for v in reversed(m.get("versions", [])):
                     r = self.versions.rowCount()
                     self.versions.insertRow(r)
-                    for c, text in enumerate([name, v["version"], "✔ active" if v.get("active") else "",
+                    for c, text in enumerate([name, v["version"], self.tr("✔ active") if v.get("active") else "",
                                               v.get("board", ""), v.get("created", ""), v.get("signer_key_id", "")]):
                         self.versions.setItem(r, c, _item(str(text or "")))
                 hist += [f"{h['time'][11:19]} {name} {h['event']} {h['version']}" for h in m.get("history", [])[-4:]]
-            self.history.setText("Recent: " + "; ".join(hist[-6:]) if hist else "")
+            self.history.setText(self.tr("Recent: {events}").format(events="; ".join(hist[-6:])) if hist else "")
         self._update_buttons()
 
     def _update_buttons(self) -> None:

@@ -47,7 +47,8 @@ def verify_existing(bundle: Path, job: Any = None) -> Any:
 
     trust = studio_trust()
     if not trust.ids():
-        raise BundleError(f"cannot check {bundle.name}: this studio holds no signing keys", offending=str(bundle),
+        raise BundleError(translate("bundle_actions", "cannot check {name}: this studio holds no signing keys").format(
+            name=bundle.name), offending=str(bundle),
                           hint=translate("bundle_actions", "create or import the key that signed it (Signing key > New key, or copy its "
                                                            ".key/.pub into the studio's keys folder)"))
     return verify_bundle(bundle, trust, job)  # raises BundleError: untrusted signer, tampered file, extras
@@ -55,17 +56,24 @@ def verify_existing(bundle: Path, job: Any = None) -> Any:
 
 def package_result_text(rep: Any, ver: Any) -> str:
     """The Package page's result card: where the bundle is, the board verdict, signatures, runtime, warnings."""
-    text = (f"{rep.bundle}\ntarget {rep.target}: {rep.verdict}{'  (FORCED)' if rep.forced else ''}; "
-            f"{rep.files} files, {rep.total_bytes / 1e6:.2f} MB; signer {rep.signer_key_id}; "
-            f"verified in {ver.seconds:.2f} s; serves {', '.join(rep.served_models)}")
+    forced = translate("bundle_actions", "  (FORCED)") if rep.forced else ""
+    text = f"{rep.bundle}\n" + translate(
+        "bundle_actions", "target {target}: {verdict}{forced}; {files} files, {size} MB; signer {signer}; verified in "
+                          "{seconds} s; serves {models}").format(
+        target=rep.target, verdict=rep.verdict, forced=forced, files=rep.files, size=f"{rep.total_bytes / 1e6:.2f}",
+        signer=rep.signer_key_id, seconds=f"{ver.seconds:.2f}", models=", ".join(rep.served_models))
     if rep.compiled:
-        text += (f"\nruntime: tvm {rep.compiled.get('version')} ({rep.compiled.get('library')}, "
-                 f"{rep.compiled.get('library_kind')}); parity {rep.compiled.get('parity', {}).get('status')}")
+        text += "\n" + translate("bundle_actions", "runtime: tvm {version} ({library}, {kind}); parity {status}").format(
+            version=rep.compiled.get("version"), library=rep.compiled.get("library"),
+            kind=rep.compiled.get("library_kind"), status=rep.compiled.get("parity", {}).get("status"))
     if rep.openssf_source:
-        text += f"\nsource: OpenSSF signature by {rep.openssf_source.get('signer')} verified"
+        text += "\n" + translate("bundle_actions", "source: OpenSSF signature by {signer} verified").format(
+            signer=rep.openssf_source.get("signer"))
     if rep.openssf:
-        text += f"\nOpenSSF: model/ signed by {rep.openssf.get('signer')} ({rep.openssf.get('file')})"
-    return text + "".join(f"\nwarning: {w}" for w in rep.warnings)
+        text += "\n" + translate("bundle_actions", "OpenSSF: model/ signed by {signer} ({file})").format(
+            signer=rep.openssf.get("signer"), file=rep.openssf.get("file"))
+    return text + "".join("\n" + translate("bundle_actions", "warning: {warning}").format(warning=w)
+                          for w in rep.warnings)
 
 
 def fill_files_table(table: Any, bundle: Path | None) -> None:
@@ -131,7 +139,7 @@ class PublicKeyDialog(QDialog):
         self.push_btn.clicked.connect(self.push)
         self.push_btn.setEnabled(self.agent_combo.count() > 0 and jobs is not None)
         if not self.agent_combo.count():
-            self.agent_combo.addItem("no agent with a token file (add one under Agents)")
+            self.agent_combo.addItem(self.tr("no agent with a token file (add one under Agents)"))
             self.agent_combo.setEnabled(False)
         prow.addWidget(self.agent_combo, 1)
         prow.addWidget(self.push_btn)
@@ -163,14 +171,16 @@ class PublicKeyDialog(QDialog):
 
         self.push_btn.setEnabled(False)
         self.status.setText(self.tr("pushing to {url}…").format(url=agent.url))
-        return self._jobs.start("trust", f"Push key {self.name} to {agent.name}", work, self._pushed,
+        return self._jobs.start("trust", self.tr("Push key {key} to {agent}").format(key=self.name, agent=agent.name),
+                                work, self._pushed,
                                 self._push_failed)
 
     def _pushed(self, res: dict[str, Any]) -> None:
         self.push_btn.setEnabled(True)
         agent = self.agent_combo.currentData()
-        self.status.setText(f"{agent.url if agent else 'the agent'} now trusts key {res['key_id']}"
-                            + ("" if res.get("new") else " (it already did)"))
+        self.status.setText(self.tr("{agent} now trusts key {key}").format(
+            agent=agent.url if agent else self.tr("the agent"), key=res["key_id"])
+            + ("" if res.get("new") else self.tr(" (it already did)")))
 
     def _push_failed(self, err: StudioError) -> None:
         self.push_btn.setEnabled(True)
@@ -186,14 +196,15 @@ class PublicKeyDialog(QDialog):
         try:
             write_text_atomic(path, self.text + ("" if self.text.endswith("\n") else "\n"))
         except OSError as exc:
-            raise StudioError(f"could not write {path}: {exc}", offending=str(path)) from exc
+            raise StudioError(self.tr("could not write {path}: {error}").format(path=path, error=exc),
+                              offending=str(path)) from exc
         self.status.setText(self.tr("saved to {path}").format(path=path))
         return path
 
     def _save_dialog(self) -> None:
         path, _ = QFileDialog.getSaveFileName(self, self.tr("Save public key"),
                                               start_dir(None, self._workspace, "", f"{self.name}.pub"),
-                                              "Public keys (*.pub)")
+                                              self.tr("Public keys (*.pub)"))
         if path:
             try:
                 self.save(Path(path))

@@ -22,7 +22,7 @@ class FieldError(QLabel):
     def show_error(self, message: str, *widgets: QWidget, hint: str | None = None) -> None:
         self.clear_error()
         hint = gui_hint(hint, self._page_id())
-        self.setText(message + (f"\nhint: {hint}" if hint else ""))
+        self.setText(message + ("\n" + self.tr("hint: {hint}").format(hint=hint) if hint else ""))
         self.setVisible(True)
         for w in widgets:
             w.setProperty("invalid", True)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import QT_TRANSLATE_NOOP, Signal
 from PySide6.QtWidgets import (
     QFileDialog,
     QFormLayout,
@@ -23,7 +23,7 @@ from studio.core.errors import StudioError
 from studio.gui.theme import set_role
 from studio.gui.widgets.layout import browse_row
 
-PEM_FILTER = "PEM files (*.pem *.pub *.crt);;All files (*)"
+PEM_FILTER = QT_TRANSLATE_NOOP("OpenSSFBox", "PEM files (*.pem *.pub *.crt);;All files (*)")
 
 
 class OpenSSFBox(QGroupBox):
@@ -48,16 +48,16 @@ class OpenSSFBox(QGroupBox):
         self.trust_edit.setPlaceholderText(self.tr("publisher's public key or CA certificate (PEM)"))
         self.trust_edit.setToolTip(self.tr("a source arriving with an OpenSSF signature is checked against this before "
                                            "it is packaged; a mismatch stops the build and names the file"))
-        form.addRow(self.tr("Trusted"), browse_row(self.trust_edit, lambda: self._browse(self.trust_edit, "Trusted key")))
+        form.addRow(self.tr("Trusted"), browse_row(self.trust_edit, lambda: self._browse(self.trust_edit, self.tr("Trusted key"))))
         self.key_edit = QLineEdit()
         self.key_edit.setPlaceholderText(self.tr("ECDSA private key (PEM) to also sign model/ (model.sig)"))
         self.key_edit.setToolTip(self.tr("`model_signing verify key` accepts the bundle's model/ with its public half; "
                                          "an encrypted key reads STUDIO_OPENSSF_KEY_PASSWORD"))
-        form.addRow(self.tr("Sign with"), browse_row(self.key_edit, lambda: self._browse(self.key_edit, "Signing key")))
+        form.addRow(self.tr("Sign with"), browse_row(self.key_edit, lambda: self._browse(self.key_edit, self.tr("Signing key"))))
         self.set_source(None)
 
     def _browse(self, edit: QLineEdit, title: str) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, title, edit.text() or str(Path.home()), PEM_FILTER)
+        path, _ = QFileDialog.getOpenFileName(self, title, edit.text() or str(Path.home()), self.tr(PEM_FILTER))
         if path:
             edit.setText(path)
 

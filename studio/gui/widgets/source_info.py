@@ -1,8 +1,13 @@
-"""What the Package page says about a `studio compile` folder chosen as a bundle source. Qt-free."""
+"""What the Package page says about a `studio compile` folder chosen as a bundle source (plain text, no widgets;
+said in the studio's language through QCoreApplication.translate, which needs no application object)."""
 
 from __future__ import annotations
 
 from typing import Any
+
+from PySide6.QtCore import QCoreApplication
+
+translate = QCoreApplication.translate
 
 
 def compiled_source_text(c: Any, board: Any) -> tuple[str, bool]:
@@ -11,14 +16,19 @@ def compiled_source_text(c: Any, board: Any) -> tuple[str, bool]:
     from studio.package.compiled import norm_arch
 
     par = c.parity_summary()
-    figures = (f", max abs {par['max_abs']:.3g}, max rel {par['max_rel']:.3g}" if par["max_abs"] is not None
-               else "")
-    lat = (f"; TVM {par['tvm_ms_median']:.3f} ms vs ORT {par['ort_ms_median']:.3f} ms on the compile host"
+    figures = (translate("SourceInfo", ", max abs {max_abs}, max rel {max_rel}").format(
+        max_abs=f"{par['max_abs']:.3g}", max_rel=f"{par['max_rel']:.3g}") if par["max_abs"] is not None else "")
+    lat = (translate("SourceInfo", "; TVM {tvm} ms vs ORT {ort} ms on the compile host").format(
+        tvm=f"{par['tvm_ms_median']:.3f}", ort=f"{par['ort_ms_median']:.3f}")
            if par.get("tvm_ms_median") is not None and par.get("ort_ms_median") is not None else "")
-    text = (f"runtime: tvm {c.tvm_version} — {c.library} ({c.library_kind}, {c.arch or 'unknown arch'}), "
-            f"target {c.meta.get('target_id', '')}\nparity vs ONNX Runtime: {par['status']}{figures}{lat}")
+    text = translate("SourceInfo", "runtime: tvm {version} — {library} ({kind}, {arch}), target {target}\n"
+                                   "parity vs ONNX Runtime: {status}{figures}{latency}").format(
+        version=c.tvm_version, library=c.library, kind=c.library_kind,
+        arch=c.arch or translate("SourceInfo", "unknown arch"), target=c.meta.get("target_id", ""),
+        status=par["status"], figures=figures, latency=lat)
     mismatch = bool(board is not None and c.arch and c.arch != norm_arch(board.cpu_arch))
     if mismatch:  # first: the label shows a fixed number of lines, the warning must not be the part cut off
-        text = (f"⚠ built for {c.arch}, board {board.id} is {board.cpu_arch}: packaging is refused unless "
-                f"forced; compile with --target {board.id}\n") + text
+        text = translate("SourceInfo", "⚠ built for {arch}, board {board} is {board_arch}: packaging is refused "
+                                       "unless forced; compile with --target {board}").format(
+            arch=c.arch, board=board.id, board_arch=board.cpu_arch) + "\n" + text
     return text, mismatch

@@ -83,7 +83,7 @@ class LanguageSwitch:
         self.log_panel.append_log(text, source="language")
         if error:
             self.log_panel.add_problem(Problem("warning", text, source="language",
-                                               hint="View > Language, or `make translations`"))
+                                               hint=translate("MainWindow", "View > Language, or `make translations`")))
         self.flash(text, 10000)  # type: ignore[attr-defined]
 
     def _check_language_action(self) -> None:
@@ -130,7 +130,8 @@ class LanguageSwitch:
                 try:
                     lp.page.shutdown()
                 except Exception as exc:  # one page failing to stop must not keep the others
-                    self.log_panel.append_log(f"{lp.title} page shutdown failed: {exc}", source="studio")
+                    self.log_panel.append_log(translate("MainWindow", "{page} page shutdown failed: {error}").format(
+                        page=page_title(lp.title), error=exc), source="studio")
         while self.stack.count():
             # the old page stays the stack's child (removeWidget keeps the parent) until Qt deletes it here, on the
             # GUI thread: unparented, it would die wherever its last Python reference goes, a poller's or job's

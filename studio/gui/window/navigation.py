@@ -14,6 +14,7 @@ from PySide6.QtWidgets import QScrollArea, QWidget
 
 from studio.core.errors import Problem
 from studio.gui.page import Page
+from studio.gui.window.language import page_title
 from studio.gui.window.search import pick, search_items
 
 translate = QCoreApplication.translate
@@ -58,7 +59,9 @@ class PageNavigation:
         """Switch to ``page_id`` and hand it ``payload``; says so in the status bar when it is not installed."""
         if not self.go_to_page(page_id):
             self.flash(translate("PageNavigation", "the {page_id} page is not available in this installation").format(page_id=page_id), 6000)
-            self.log_panel.append_log(f"cannot open page '{page_id}' (not installed); payload: {payload}",
+            self.log_panel.append_log(translate("PageNavigation", "cannot open page '{page_id}' (not installed); "
+                                                                  "payload: {payload}").format(page_id=page_id,
+                                                                                                payload=payload),
                                       source="studio")
             return False
         page = self.page(page_id)
@@ -66,7 +69,9 @@ class PageNavigation:
             try:
                 page.open_payload(payload)
             except Exception as exc:
-                self.add_problem(Problem("error", f"{page.title} could not open {payload}: {exc}",
+                self.add_problem(Problem("error", translate("PageNavigation", "{page} could not open {payload}: "
+                                                                              "{error}").format(
+                    page=page.title, payload=payload, error=exc),
                                          source=page.title, page=page_id))
         return True
 
@@ -79,7 +84,8 @@ class PageNavigation:
             try:
                 page.focus_problem(problem)
             except Exception as exc:
-                self.log_panel.append_log(f"{page.title} could not show the problem: {exc}", source="studio")
+                self.log_panel.append_log(translate("PageNavigation", "{page} could not show the problem: {error}").format(
+                    page=page.title, error=exc), source="studio")
 
     def _page_selected(self, row: int) -> None:
         if 0 <= row < self.stack.count():
@@ -102,7 +108,7 @@ class PageNavigation:
     # -- search ----------------------------------------------------------------------------------------
     def _update_search_items(self) -> None:
         models = [m.name for m in self.workspace.models] if self.workspace is not None else []
-        self.toolbar.search_model.setStringList(search_items([lp.title for lp in self.pages], models,
+        self.toolbar.search_model.setStringList(search_items([page_title(lp.title) for lp in self.pages], models,
                                                              self.toolbar.targets()))
 
     def focus_search(self) -> None:
@@ -120,7 +126,7 @@ class PageNavigation:
         kind, value = found.kind, found.value
         ok = False
         if kind == "Page":
-            idx = next((i for i, lp in enumerate(self.pages) if lp.title == value), -1)
+            idx = next((i for i, lp in enumerate(self.pages) if value in (page_title(lp.title), lp.title)), -1)
             ok = idx >= 0
             self.go_to_index(idx)
         elif kind == "Model":

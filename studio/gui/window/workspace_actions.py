@@ -33,10 +33,13 @@ class WorkspaceActions:
             ws = Workspace.open(path)
         except WorkspaceCorrupt as exc:  # the studio still opens: keep the bad file, start from the models there
             ws, backup = Workspace.recover(path)
-            self.add_problem(Problem("warning", f"{exc.message}. Kept it as {backup.name} and started a new "
-                                     f"workspace file with the {len(ws.models)} model(s) found in models/",
+            self.add_problem(Problem("warning", translate(
+                "WorkspaceActions", "{error}. Kept it as {backup} and started a new workspace file with the {n} "
+                                    "model(s) found in models/").format(error=exc.message, backup=backup.name,
+                                                                         n=len(ws.models)),
                                      source="workspace", location=str(backup),
-                                     hint="devices and artifacts from the old file are in the backup"))
+                                     hint=translate("WorkspaceActions", "devices and artifacts from the old file are "
+                                                                        "in the backup")))
         except StudioError as exc:
             self.report_error(exc, source="workspace")
             self.refresh_workspaces()
@@ -93,15 +96,17 @@ class WorkspaceActions:
             self.add_model_paths([Path(path)])
 
     def add_onnx_dialog(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self, translate("WorkspaceActions", "Add an ONNX model"), start_dir(None, self.workspace, "models"), "ONNX models (*.onnx)")
+        path, _ = QFileDialog.getOpenFileName(self, translate("WorkspaceActions", "Add an ONNX model"), start_dir(None, self.workspace, "models"),
+                                              translate("WorkspaceActions", "ONNX models (*.onnx)"))
         if path:
             self.add_model_paths([Path(path)])
 
     def add_model_paths(self, paths: list[Path]) -> list[str]:
         """Register dropped or chosen model folders / .onnx files and select the last one added."""
         if self.workspace is None:
-            self.report_error(InputError("no workspace is open to add models to",
-                                         hint="open or create a workspace first (File > New workspace)"),
+            self.report_error(InputError(translate("WorkspaceActions", "no workspace is open to add models to"),
+                                         hint=translate("WorkspaceActions", "open or create a workspace first (File > "
+                                                                            "New workspace)")),
                               source="add model")
             return []
         added: list[str] = []
@@ -120,7 +125,8 @@ class WorkspaceActions:
                 self.report_error(exc, source="add model")
                 continue
             added.append(entry.name)
-            self.log_panel.append_log(f"added model {entry.name} ({entry.kind}) from {p}", source="workspace")
+            self.log_panel.append_log(translate("WorkspaceActions", "added model {name} ({kind}) from {path}").format(
+                name=entry.name, kind=entry.kind, path=p), source="workspace")
         if added:
             self.refresh_models()
             self._propagate()
