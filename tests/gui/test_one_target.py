@@ -95,3 +95,20 @@ def test_a_file_opened_on_inspect_stays_when_the_target_changes(qtbot, window, t
     window.select_model("tiny-whisper-onnx")  # the current model changed: the inspector follows it
     qtbot.waitUntil(lambda: inspect.model_path is not None and inspect.model_path.name == "model.onnx",
                     timeout=60_000)
+
+
+def test_a_target_no_board_carries_preselects_no_board(qtbot, window) -> None:  # type: ignore[no-untyped-def]
+    """tvm-relax (or qnn-htp) names no board: Package asks for one instead of showing the first alphabetically
+    (atlas-310p read as a choice), drops the last target's board it picked itself, and Build says what is missing."""
+    package = window.page("package")
+    window.select_target("tvm-relax")
+    assert package.board_combo.currentData() is None and "tvm-relax" in package.board_info.text()
+    window.select_target("rk3588")
+    assert package.board_combo.currentData() == "rk3588"
+    window.select_target("qnn-htp")
+    assert package.board_combo.currentData() is None
+    package.source_edit.setText(str(window.workspace.root))
+    package.key_combo.addItem("k", "k")
+    package.build()
+    assert "board" in package.error.text()
+    assert not [h for h in package.jobs.handles.values() if h.kind == "package"]

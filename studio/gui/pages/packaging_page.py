@@ -195,6 +195,9 @@ class PackagingPage(Page):
 
         self.board_combo.clear()
         self._boards = {b.id: b for b in list_boards()}
+        # nothing preselected until the workspace says which board (the first one alphabetically, atlas-310p,
+        # read as a choice with a tvm-relax or qnn-htp target)
+        self.board_combo.addItem(self.tr("choose a board…"), None)
         for b in self._boards.values():
             self.board_combo.addItem(f"{b.id}  ({b.name})", b.id)
         self._auto_board = self.board_combo.currentData()  # the page's pick, until the workspace says better
@@ -211,7 +214,10 @@ class PackagingPage(Page):
             self.key_combo.setCurrentIndex(max(0, self.key_combo.findData(select)))
 
     def _board_changed(self) -> None:
-        if (b := self._boards.get(self.board_combo.currentData())) is not None:
+        if self.board_combo.currentData() is None:
+            self.board_info.setText(self.tr("No board of the workspace's target {target}: choose the board the bundle "
+                                            "is for.").format(target=self.target or "—"))
+        elif (b := self._boards.get(self.board_combo.currentData())) is not None:
             self.board_info.setText(self.tr("{cpu_arch}, {accelerator} → inspector target {target}; "
                                             "{runtime} with {join}; "
                                             "power: {get}").format(cpu_arch=b.cpu_arch, accelerator=b.accelerator, target=b.target, runtime=b.runtime, join=', '.join(b.execution_providers), get=b.power_sensor.get('kind', 'none')))
@@ -248,9 +254,10 @@ class PackagingPage(Page):
         c = self._compiled_source() if compiled is False else compiled  # False: not read yet
         states = [self.state.device_state(d.name) for d in self.state.devices("agent")]
         board = default_board(self.target, c.meta.get("board") if c else None, tuple(s.board for s in states))
-        if board and board != self.board_combo.currentData() == self._auto_board:
+        if board != self.board_combo.currentData() == self._auto_board:
             self._auto_board = board  # what the page itself shows; a user's pick differs from it and stays
-            self.board_combo.setCurrentIndex(max(0, self.board_combo.findData(board)))
+            # nothing says (a target no board carries): back to "choose a board…", not the last target's board
+            self.board_combo.setCurrentIndex(max(0, self.board_combo.findData(board)) if board else 0)
 
     def _fill_agents(self) -> None:
         cur = self.agent_combo.currentData()
@@ -369,6 +376,10 @@ class PackagingPage(Page):
                                   self.key_combo, hint=self.tr("or `studio keys generate NAME` in a terminal"))
             return
         board = self.board_combo.currentData()
+        if not board:
+            self.error.show_error(self.tr("choose the board the bundle is for"), self.board_combo,
+                                  hint=self.tr("no board's accelerator is the current target; pick one in Board"))
+            return
         passphrase = self.pass_edit.text()
         force = self.force_check.isChecked()
         try:

@@ -4014,6 +4014,14 @@ CLI: studio optimize MODEL --target ID --budget cosine&gt;=0.99</translation>
         <translation>尚无部署包</translation>
     </message>
     <message>
+        <source>choose a board…</source>
+        <translation>选择板卡…</translation>
+    </message>
+    <message>
+        <source>No board of the workspace&apos;s target {target}: choose the board the bundle is for.</source>
+        <translation>工作区的目标 {target} 没有对应的板卡：请选择该包要部署到的板卡。</translation>
+    </message>
+    <message>
         <source>{cpu_arch}, {accelerator} → inspector target {target}; {runtime} with {join}; power: {get}</source>
         <translation>{cpu_arch}，{accelerator} → 检查器目标平台 {target}；{runtime}，支持 {join}；功耗：{get}</translation>
     </message>
@@ -4056,6 +4064,14 @@ CLI: studio optimize MODEL --target ID --budget cosine&gt;=0.99</translation>
     <message>
         <source>or `studio keys generate NAME` in a terminal</source>
         <translation>或在终端中运行 `studio keys generate NAME`</translation>
+    </message>
+    <message>
+        <source>choose the board the bundle is for</source>
+        <translation>请选择该包要部署到的板卡</translation>
+    </message>
+    <message>
+        <source>no board&apos;s accelerator is the current target; pick one in Board</source>
+        <translation>没有板卡的加速器是当前目标；请在“板卡”中选择一个</translation>
     </message>
     <message>
         <source>verifying the bundle offline</source>
