@@ -4015,11 +4015,11 @@ CLI: studio optimize MODEL --target ID --budget cosine&gt;=0.99</translation>
     </message>
     <message>
         <source>choose a board…</source>
-        <translation>选择板卡…</translation>
+        <translation>选择开发板…</translation>
     </message>
     <message>
         <source>No board of the workspace&apos;s target {target}: choose the board the bundle is for.</source>
-        <translation>工作区的目标 {target} 没有对应的板卡：请选择该包要部署到的板卡。</translation>
+        <translation>工作区的目标 {target} 没有对应的开发板：请选择该包要部署到的开发板。</translation>
     </message>
     <message>
         <source>{cpu_arch}, {accelerator} → inspector target {target}; {runtime} with {join}; power: {get}</source>
@@ -4067,11 +4067,11 @@ CLI: studio optimize MODEL --target ID --budget cosine&gt;=0.99</translation>
     </message>
     <message>
         <source>choose the board the bundle is for</source>
-        <translation>请选择该包要部署到的板卡</translation>
+        <translation>请选择该包要部署到的开发板</translation>
     </message>
     <message>
         <source>no board&apos;s accelerator is the current target; pick one in Board</source>
-        <translation>没有板卡的加速器是当前目标；请在“板卡”中选择一个</translation>
+        <translation>没有开发板的加速器是当前目标；请在“开发板”中选择一个</translation>
     </message>
     <message>
         <source>verifying the bundle offline</source>
