@@ -66,7 +66,7 @@ class TemplateMatcher:
             if not names or not msgstr or not translatable(msgid):
                 continue
             pieces = PLACEHOLDER.split(msgid)  # literal, name, literal, name, ..., literal
-            pattern = "".join(re.escape(p) if i % 2 == 0 else "(.+?)" for i, p in enumerate(pieces))
+            pattern = "".join(re.escape(p) if i % 2 == 0 else "(.*?)" for i, p in enumerate(pieces))  # a value may be ""
             literal = sum(len(p) for p in pieces[::2])
             rules.append((literal, re.compile(pattern + r"\Z", re.S), names, msgstr))
         rules.sort(key=lambda r: -r[0])  # the most specific template first
