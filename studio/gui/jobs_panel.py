@@ -19,7 +19,7 @@ from PySide6.QtWidgets import (
 )
 
 from studio.core.jobs import Eta, StageProgress, format_eta
-from studio.gui.jobs_qt import JobHandle, JobRunner
+from studio.gui.jobs_qt import JobHandle, JobRunner, shown
 from studio.gui.theme import set_role
 from studio.gui.widgets.layout import muted_label
 
@@ -122,7 +122,7 @@ class JobRow(QFrame):
             self.bar.setValue(100)
             self.report = report_path_of(h.result)
         elif h.status != "cancelled" and h.error is not None:
-            self.status.setText(h.error.message)
+            self.status.setText(shown(h.error.message))
         self.retranslate()
         self.report_btn.setVisible(self.report is not None)
 
