@@ -17,15 +17,17 @@ from PySide6.QtCore import QCoreApplication, QObject, QThread, Signal
 from studio.core import catalogue
 from studio.core.errors import JobCancelled, StudioError
 from studio.core.gevent_hub import release_thread_hub
-from studio.core.jobs import JobState
+from studio.core.jobs import JobState, ToolLine
 
 
-def shown(text: str) -> str:
+def shown(text: object) -> str:
     """A core job's status or log line (or error message) in the interface language: the catalogue's entry for
     it, or its template's with the values kept (studio.core.message_extract reads those lines). A line the
     catalogue has no template for (a tool's own output, an id, a path) comes back as it is; so does every line
-    in English. Very long lines are tool output: not matched."""
-    return catalogue._(text) if len(text) <= 2000 else text
+    in English; a ToolLine (a tool's own output) too. Very long lines are tool output: not matched."""
+    if isinstance(text, ToolLine) or not isinstance(text, str) or len(text) > 2000:
+        return str(text)
+    return catalogue._(text)
 
 
 class _Worker(QThread):
@@ -163,10 +165,10 @@ class JobRunner(QObject):
             h.progress = float(value)
             self.sig_progress.emit(h, h.progress)
         elif event == "status":  # the one place the GUI hears a job's words: in the interface language from here
-            h.last_status = shown(str(value))
+            h.last_status = shown(value)
             self.sig_status.emit(h, h.last_status)
         elif event == "log":
-            line = shown(str(value))
+            line = shown(value)
             h.log.append(line)
             self.sig_log.emit(h, line)
         elif event == "partial":
