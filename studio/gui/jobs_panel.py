@@ -49,7 +49,8 @@ def job_status_word(status: str) -> str:
     """A job's (or its result's) status in the current language; other statuses as they come."""
     translate = QCoreApplication.translate
     words = {"done": translate("JobRow", "done"), "failed": translate("JobRow", "failed"),
-             "cancelled": translate("JobRow", "cancelled"), "running": translate("JobRow", "running")}
+             "cancelled": translate("JobRow", "cancelled"), "running": translate("JobRow", "running"),
+             "succeeded": translate("JobRow", "succeeded")}  # an export's or a compile's report status
     return words.get(status, status)
 
 

@@ -240,7 +240,6 @@ def test_inspector_panels_have_no_english_phrase_in_chinese(qtbot, tmp_path: Pat
     from studio.gui.inspector.profile_panel import ProfilePanel
     from studio.inspect.api import inspect_model
     from studio.optimize.api import analysis_diff, check_parity
-    from studio.core.jobs import ToolLine
     from studio.profiling.ort import profile_model
     from studio.profiling.report import compare_profiles
 
@@ -284,6 +283,7 @@ def test_core_job_status_and_log_lines_in_chinese(qtbot, tmp_path: Path, zh) -> 
     from onnx import TensorProto, helper
 
     from studio.core.jobs import ToolLine
+    from studio.gui.jobs_panel import job_status_word
     from studio.profiling.ort import profile_model
 
     x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 4])
@@ -303,6 +303,8 @@ def test_core_job_status_and_log_lines_in_chinese(qtbot, tmp_path: Path, zh) -> 
     assert card == "已在 3 次运行中分析 1 个节点", card  # "profiled 1 nodes over 3 runs", its figures kept
     assert "正在开启性能分析加载 tiny-relu.onnx" in log  # "loading tiny-relu.onnx with profiling on": the file kept
     assert "运行 4/4" in log and said == "profiled 1 nodes over 3 runs"  # the core's own record stays English
+    assert CJK.search(w.status_job.text()) and "profile" in w.status_job.text()  # the status bar's last job line
+    assert job_status_word("succeeded") == "成功"  # an export's or compile's report status on that line
     h = w.jobs.start("test:relay", "relay", lambda job: (job.log(ToolLine("writing tiny-relu.onnx")),
                                                          job.log("writing tiny-relu.onnx")))
     qtbot.waitUntil(lambda: h.status != "running", timeout=30_000)
