@@ -17,17 +17,14 @@ from PySide6.QtCore import QCoreApplication, QObject, QThread, Signal
 from studio.core import catalogue
 from studio.core.errors import JobCancelled, StudioError
 from studio.core.gevent_hub import release_thread_hub
-from studio.core.jobs import JobState, ToolLine
+from studio.core.jobs import JobState
 
 
 def shown(text: object) -> str:
-    """A core job's status or log line (or error message) in the interface language: the catalogue's entry for
-    it, or its template's with the values kept (studio.core.message_extract reads those lines). A line the
-    catalogue has no template for (a tool's own output, an id, a path) comes back as it is; so does every line
-    in English; a ToolLine (a tool's own output) too. Very long lines are tool output: not matched."""
-    if isinstance(text, ToolLine) or not isinstance(text, str) or len(text) > 2000:
-        return str(text)
-    return catalogue._(text)
+    """A core job's status or log line (or error message) in the interface language (the catalogue follows
+    View > Language, studio.gui.i18n): a line the catalogue has no template for, a ToolLine (a tool's own
+    output) and every line in English come back as they are."""
+    return catalogue.job_text(text)
 
 
 class _Worker(QThread):

@@ -285,3 +285,23 @@ def test_f_string_errors_render_in_chinese(english_after: None) -> None:
     assert zh.splitlines()[0] == "错误：/etc/agent.token 中的令牌太短（5 个字符，至少需要 16 个）", zh
     assert zh.splitlines()[2].startswith("  提示：") and CJK.search(zh.splitlines()[2])
     assert exc.render().startswith("error: token in /etc/agent.token is too short")
+
+
+def test_cli_progress_lines_in_chinese(english_after: None) -> None:
+    """The CLI's progress lines (studio.cli.progress, piped) say a job's status in the user's language, its values
+    kept; a tool's own line (ToolLine) as it came; English as the core said it."""
+    import io
+
+    from studio.cli.progress import ProgressBar
+    from studio.core.jobs import JobState, ToolLine
+
+    def lines(code: str) -> list[str]:
+        catalogue.use(code)
+        out, job = io.StringIO(), JobState()
+        ProgressBar(job, stream=out)
+        job.set_status("profiled 10 nodes over 20 runs")
+        job.set_status(ToolLine("writing model.onnx"))
+        return [line.split("] ", 1)[1] for line in out.getvalue().splitlines()]
+
+    assert lines("zh_CN") == ["已在 20 次运行中分析 10 个节点", "writing model.onnx"]
+    assert lines("en") == ["profiled 10 nodes over 20 runs", "writing model.onnx"]
