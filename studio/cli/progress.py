@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, TextIO
 
+from studio.core.catalogue import job_text
 from studio.core.jobs import Eta, JobState, StageProgress, format_eta
 
 
@@ -33,7 +34,7 @@ class ProgressBar:
         if not self.enabled:
             return
         if event == "status":
-            self.status = str(value)
+            self.status = job_text(value)  # in the user's language (studio.core.catalogue)
             if not self.tty:
                 left = format_eta(self.eta.value)
                 print(f"[{time.monotonic() - self.start:6.1f}s] {self.status}" + (f"  ({left})" if left else ""),

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from studio.core import errors, language
+from studio.core.jobs import ToolLine
 from studio.core.message_templates import TemplateMatcher
 
 LOCALE_DIR = Path(__file__).resolve().parent.parent / "locale"
@@ -210,6 +211,15 @@ def _templates() -> TemplateMatcher:
     return _matcher[1]
 
 
+def job_text(text: object) -> str:
+    """A job's status or log line (studio.core.jobs) in the user's language, for the GUI's panels and the CLI's
+    progress lines: its entry, or its template's (studio.core.message_extract reads the job call sites) with the
+    values kept. A ToolLine (a tool's own output) and very long lines (tool output too) come back as they are."""
+    if isinstance(text, ToolLine) or not isinstance(text, str) or len(text) > 2000:
+        return str(text)
+    return _(text)
+
+
 def tr(template: str, /, **values: object) -> str:
     """``_(template).format(**values)``: the template is what the catalogue holds."""
     return _(template).format(**values)
@@ -218,5 +228,5 @@ def tr(template: str, /, **values: object) -> str:
 errors.set_translator(_)  # StudioError.render speaks the same language
 
 
-__all__ = ["DOMAIN", "LOCALE_DIR", "Entry", "_", "compile_po", "current", "ensure_mo", "init", "parse_po",
-           "po_path", "tr", "use"]
+__all__ = ["DOMAIN", "LOCALE_DIR", "Entry", "_", "compile_po", "current", "ensure_mo", "init", "job_text",
+           "parse_po", "po_path", "tr", "use"]

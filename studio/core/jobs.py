@@ -18,6 +18,11 @@ from studio.core.errors import JobCancelled
 Listener = Callable[[str, Any], None]
 
 
+class ToolLine(str):
+    """A line of a tool's own output relayed to a job's status or log (an exporter's warnings, pip's progress):
+    shown as it came, never translated (studio.gui.jobs_qt.shown); the studio's own lines are plain ``str``."""
+
+
 @dataclass
 class JobState:
     """Shared state of one running job; thread-safe, cheap to update from the worker."""

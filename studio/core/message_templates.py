@@ -66,9 +66,10 @@ class TemplateMatcher:
             if not names or not msgstr or not translatable(msgid):
                 continue
             pieces = PLACEHOLDER.split(msgid)  # literal, name, literal, name, ..., literal
-            pattern = "".join(re.escape(p) if i % 2 == 0 else "(.+?)" for i, p in enumerate(pieces))
+            pattern = "".join(re.escape(p) if i % 2 == 0 else "(.*?)" for i, p in enumerate(pieces))  # a value may be ""
             literal = sum(len(p) for p in pieces[::2])
-            rules.append((literal, re.compile(pattern + r"\Z", re.S), names, msgstr))
+            words = tuple(p for p in pieces[::2] if p)
+            rules.append((literal, re.compile(pattern + r"\Z", re.S), names, msgstr, words))
         rules.sort(key=lambda r: -r[0])  # the most specific template first
         self.rules = rules
 
@@ -76,7 +77,9 @@ class TemplateMatcher:
         return len(self.rules)
 
     def _candidates(self, message: str) -> Iterator[str]:
-        for _literal, pattern, names, msgstr in self.rules:
+        for _literal, pattern, names, msgstr, words in self.rules:
+            if not all(w in message for w in words):  # a cheap no before the regular expression
+                continue
             m = pattern.match(message)
             if m is not None:
                 try:

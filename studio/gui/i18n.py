@@ -107,7 +107,15 @@ class Translator:
         self._installed: list[QTranslator] = []
 
     def apply(self, code: str, folder: Path | None = None) -> str | None:
-        """Draw ``code`` from now on (widgets get QEvent.LanguageChange); English and a message on failure."""
+        """Draw ``code`` from now on (widgets get QEvent.LanguageChange); English and a message on failure. The
+        core's message catalogue (studio.core.catalogue: error frames, job status and log lines) follows."""
+        from studio.core import catalogue
+
+        failed = self._apply(code, folder)
+        catalogue.use(self.code)  # no .po for the language: its messages stay English, the widgets do not
+        return failed
+
+    def _apply(self, code: str, folder: Path | None) -> str | None:
         from studio.gui.fonts import apply_ui_font
 
         app = QCoreApplication.instance()

@@ -19,7 +19,7 @@ from PySide6.QtWidgets import (
 )
 
 from studio.core.jobs import Eta, StageProgress, format_eta
-from studio.gui.jobs_qt import JobHandle, JobRunner
+from studio.gui.jobs_qt import JobHandle, JobRunner, shown
 from studio.gui.theme import set_role
 from studio.gui.widgets.layout import muted_label
 
@@ -49,7 +49,8 @@ def job_status_word(status: str) -> str:
     """A job's (or its result's) status in the current language; other statuses as they come."""
     translate = QCoreApplication.translate
     words = {"done": translate("JobRow", "done"), "failed": translate("JobRow", "failed"),
-             "cancelled": translate("JobRow", "cancelled"), "running": translate("JobRow", "running")}
+             "cancelled": translate("JobRow", "cancelled"), "running": translate("JobRow", "running"),
+             "succeeded": translate("JobRow", "succeeded")}  # an export's or a compile's report status
     return words.get(status, status)
 
 
@@ -122,7 +123,7 @@ class JobRow(QFrame):
             self.bar.setValue(100)
             self.report = report_path_of(h.result)
         elif h.status != "cancelled" and h.error is not None:
-            self.status.setText(h.error.message)
+            self.status.setText(shown(h.error.message))
         self.retranslate()
         self.report_btn.setVisible(self.report is not None)
 

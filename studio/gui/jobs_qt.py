@@ -14,9 +14,17 @@ from typing import Any
 
 from PySide6.QtCore import QCoreApplication, QObject, QThread, Signal
 
+from studio.core import catalogue
 from studio.core.errors import JobCancelled, StudioError
 from studio.core.gevent_hub import release_thread_hub
 from studio.core.jobs import JobState
+
+
+def shown(text: object) -> str:
+    """A core job's status or log line (or error message) in the interface language (the catalogue follows
+    View > Language, studio.gui.i18n): a line the catalogue has no template for, a ToolLine (a tool's own
+    output) and every line in English come back as they are."""
+    return catalogue.job_text(text)
 
 
 class _Worker(QThread):
@@ -70,7 +78,7 @@ class JobHandle:
     result: Any = None
     error: StudioError | None = None
     progress: float = 0.0
-    last_status: str = ""
+    last_status: str = ""  # as shown: in the interface language (JobState.status keeps the core's English)
     log: list[str] = field(default_factory=list)
     on_done: Callable[[Any], None] | None = field(default=None, repr=False)
     on_failed: Callable[[StudioError], None] | None = field(default=None, repr=False)
@@ -153,12 +161,13 @@ class JobRunner(QObject):
         if event == "progress":
             h.progress = float(value)
             self.sig_progress.emit(h, h.progress)
-        elif event == "status":
-            h.last_status = str(value)
+        elif event == "status":  # the one place the GUI hears a job's words: in the interface language from here
+            h.last_status = shown(value)
             self.sig_status.emit(h, h.last_status)
         elif event == "log":
-            h.log.append(str(value))
-            self.sig_log.emit(h, str(value))
+            line = shown(value)
+            h.log.append(line)
+            self.sig_log.emit(h, line)
         elif event == "partial":
             self.sig_partial.emit(h, value)
         elif event == "stage":

@@ -247,11 +247,31 @@ def test_domain_summaries_in_chinese(english_after: None) -> None:
 
 
 def test_every_error_template_has_a_translation(capsys: pytest.CaptureFixture[str]) -> None:
-    """Every message and hint the core raises (literal or f-string, studio.core.message_templates) has its zh_CN
-    entry; the command that lists what is missing is the one a translator runs."""
+    """Every message and hint the core raises and every status and log line a core job reports (literal or
+    f-string, studio.core.message_templates) has its zh_CN entry; the command that lists what is missing is the
+    one a translator runs."""
     from studio.core.message_extract import main
 
     assert main(["zh_CN"]) == 0, capsys.readouterr().out[:3000]
+
+
+def test_a_status_line_without_translation_is_named(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """A job status call site whose template the catalogue lacks fails the check above, named by file and line."""
+    from studio.core.message_extract import main
+
+    po = catalogue.po_path("zh_CN")
+    text = po.read_text(encoding="utf-8")
+    entry = 'msgid "profiled {len} nodes over {runs} runs"\nmsgstr "已在 {runs} 次运行中分析 {len} 个节点"\n'
+    assert entry in text
+    copy = catalogue.po_path("zh_CN", tmp_path)
+    copy.parent.mkdir(parents=True)
+    copy.write_text(text.replace(entry, ""), encoding="utf-8")
+    monkeypatch.setattr(catalogue, "LOCALE_DIR", tmp_path)
+    assert main(["zh_CN"]) == 1
+    out = capsys.readouterr()
+    assert re.search(r'#: studio/profiling/ort\.py:\d+\nmsgid "profiled \{len\} nodes over \{runs\} runs"', out.out)
+    assert out.out.count("msgid") == 1 and "1 template(s) missing" in out.err
 
 
 def test_f_string_errors_render_in_chinese(english_after: None) -> None:
@@ -265,3 +285,23 @@ def test_f_string_errors_render_in_chinese(english_after: None) -> None:
     assert zh.splitlines()[0] == "错误：/etc/agent.token 中的令牌太短（5 个字符，至少需要 16 个）", zh
     assert zh.splitlines()[2].startswith("  提示：") and CJK.search(zh.splitlines()[2])
     assert exc.render().startswith("error: token in /etc/agent.token is too short")
+
+
+def test_cli_progress_lines_in_chinese(english_after: None) -> None:
+    """The CLI's progress lines (studio.cli.progress, piped) say a job's status in the user's language, its values
+    kept; a tool's own line (ToolLine) as it came; English as the core said it."""
+    import io
+
+    from studio.cli.progress import ProgressBar
+    from studio.core.jobs import JobState, ToolLine
+
+    def lines(code: str) -> list[str]:
+        catalogue.use(code)
+        out, job = io.StringIO(), JobState()
+        ProgressBar(job, stream=out)
+        job.set_status("profiled 10 nodes over 20 runs")
+        job.set_status(ToolLine("writing model.onnx"))
+        return [line.split("] ", 1)[1] for line in out.getvalue().splitlines()]
+
+    assert lines("zh_CN") == ["已在 20 次运行中分析 10 个节点", "writing model.onnx"]
+    assert lines("en") == ["profiled 10 nodes over 20 runs", "writing model.onnx"]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from studio.core.message_extract import source_templates
+from studio.core.message_extract import source_templates, status_templates
 from studio.core.message_templates import TemplateMatcher, template_of, translatable
 
 
@@ -42,3 +42,26 @@ def test_extractor_reads_raise_sites(tmp_path: Path) -> None:
                               'raise Other(f"not ours {x}")\nraise InputError(f"{a}: {b}")\n', encoding="utf-8")
     (pkg / "gui" / "b.py").write_text('raise InputError("a GUI text goes through Qt")\n', encoding="utf-8")
     assert source_templates(pkg, ["InputError"]) == {"no model {name}": "pkg/a.py:1", "pass --model DIR": "pkg/a.py:1"}
+
+
+def test_extractor_reads_job_status_and_log_sites(tmp_path: Path) -> None:
+    """set_status / log / step / Stages.begin texts become templates ("+"-built ones too); a relayed variable
+    (tool output) and the GUI's own texts do not."""
+    pkg = tmp_path / "pkg"
+    (pkg / "gui").mkdir(parents=True)
+    (pkg / "a.py").write_text(
+        'job.set_status(f"profiled {len(nodes)} nodes over {runs} runs")\n'
+        'job.log("dims: " + ", ".join(names))\n'
+        'job.step(i, n, f"writing sample {name}")\n'
+        'stages.begin("load", status=f"reading {path.name}")\n'
+        'job.log(line)\nnp.log(x)\njob.set_status(f"{a}: {b}")\n', encoding="utf-8")
+    (pkg / "gui" / "b.py").write_text('job.set_status("a GUI text goes through Qt")\n', encoding="utf-8")
+    assert status_templates(pkg) == {"profiled {len} nodes over {runs} runs": "pkg/a.py:1",
+                                     "dims: {join}": "pkg/a.py:2", "writing sample {name}": "pkg/a.py:3",
+                                     "reading {name}": "pkg/a.py:4"}
+
+
+def test_matcher_takes_an_empty_value() -> None:
+    """An optional tail ("; fallback: ..." or nothing) still matches its template."""
+    m = TemplateMatcher([("rollout {status}: {reason}{tail}", "发布 {status}：{reason}{tail}")])
+    assert m.translate("rollout done: every ring passed") == "发布 done：every ring passed"

@@ -273,3 +273,44 @@ def test_inspector_panels_have_no_english_phrase_in_chinese(qtbot, tmp_path: Pat
     assert [p for p in PANEL_PHRASES if p in chinese] == []
     assert "算子" in chinese and "一致性" in chinese and "性能分析耗时" in chinese
     assert "conv1" in chinese and target in chinese and f"{rep.stats.nodes:,}" in chinese
+
+
+def test_core_job_status_and_log_lines_in_chinese(qtbot, tmp_path: Path, zh) -> None:  # type: ignore[no-untyped-def]
+    """A real core job (ONNX Runtime profiling of a tiny model) says its status and log lines in English
+    (studio.core.jobs); the Jobs panel card and the Log panel show them in Chinese with the values kept, through
+    the core's catalogue; in English the same job's lines are shown as the core said them."""
+    import onnx
+    from onnx import TensorProto, helper
+
+    from studio.core.jobs import ToolLine
+    from studio.gui.jobs_panel import job_status_word
+    from studio.profiling.ort import profile_model
+
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 4])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 4])
+    graph = helper.make_graph([helper.make_node("Relu", ["x"], ["y"], name="relu0")], "tiny", [x], [y])
+    model = tmp_path / "tiny-relu.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), str(model))
+    w = main_window(qtbot, None, [("studio.gui.pages.export_page", "ExportPage")], *SIZE)
+
+    def run() -> tuple[str, str, str]:
+        h = w.jobs.start("test:profile", "profile", lambda job: profile_model(model, runs=3, warmup=1, job=job))
+        qtbot.waitUntil(lambda: h.status != "running", timeout=60_000)
+        assert h.status == "done", h.error
+        return w.jobs_panel.rows[h.id].status.text(), w.log_panel.log.toPlainText(), h.state.status
+
+    card, log, said = run()
+    assert card == "已在 3 次运行中分析 1 个节点", card  # "profiled 1 nodes over 3 runs", its figures kept
+    assert "正在开启性能分析加载 tiny-relu.onnx" in log  # "loading tiny-relu.onnx with profiling on": the file kept
+    assert "运行 4/4" in log and said == "profiled 1 nodes over 3 runs"  # the core's own record stays English
+    assert CJK.search(w.status_job.text()) and "profile" in w.status_job.text()  # the status bar's last job line
+    assert job_status_word("succeeded") == "成功"  # an export's or compile's report status on that line
+    h = w.jobs.start("test:relay", "relay", lambda job: (job.log(ToolLine("writing tiny-relu.onnx")),
+                                                         job.log("writing tiny-relu.onnx")))
+    qtbot.waitUntil(lambda: h.status != "running", timeout=30_000)
+    assert h.log == ["writing tiny-relu.onnx", "正在写入 tiny-relu.onnx"]  # a tool's own line stays as it came
+    assert i18n.translator().apply(i18n.ENGLISH) is None
+    card, log, _said = run()
+    assert card == "profiled 1 nodes over 3 runs"
+    assert "[profile] profiled 1 nodes over 3 runs\n" in log and "[profile] loading tiny-relu.onnx with profiling on" in log
+    w.jobs.shutdown()

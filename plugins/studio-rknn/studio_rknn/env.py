@@ -26,6 +26,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from studio.core.jobs import ToolLine
+
 TOOLKIT_VERSION = "2.5.0"
 ENV_VAR = "STUDIO_RKNN_ENV"
 REQUIREMENTS = f"requirements-rknn-{TOOLKIT_VERSION}.txt"
@@ -249,7 +251,7 @@ def _pip(cmd: list[str], total: int, say: Any) -> None:
             tail = (tail + [line.rstrip()])[-30:]
             if line.startswith(("Collecting", "Processing")):
                 seen += 1
-                say(line.strip(), 5 + 80 * min(seen, total) / max(total, 1))
+                say(ToolLine(line.strip()), 5 + 80 * min(seen, total) / max(total, 1))
             elif line.startswith("Installing collected packages"):
                 say("installing the downloaded wheels", 88)
     except BaseException:  # a cancelled job stops pip too; the missing stamp makes the next use start over

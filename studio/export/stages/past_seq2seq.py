@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from studio.core.jobs import ToolLine
 from studio.export.contract import Diagnosis, GenerationValidation, InputSpec
 from studio.export.stages.run import ExportRun, fail, to_torch
 from studio.generate.speech_config import SpeechGenerationConfig, seq2seq_names, write_speech_record
@@ -272,7 +273,7 @@ def export_speech(run: ExportRun, model: Any, begin: Callable[[str, str], None],
                                             opset=options.opset))
     for r in results:
         for line in r.log[-20:]:
-            run.job.log(line)
+            run.job.log(ToolLine(line))
     from studio.export.dims import written_opset
 
     report.opset = written_opset(run.model_path)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from studio.core.jobs import JobState
+from studio.core.jobs import JobState, ToolLine
 from studio.export.contract import ExportOptions, ExportReport
 from studio.export.stages.inputs import ExampleInputs
 from studio.export.stages.run import ExportRun, fail
@@ -115,7 +115,7 @@ def note_export(run: ExportRun, result: Any) -> None:
 
     report, job = run.report, run.job
     for line in result.log[-50:]:
-        job.log(line)
+        job.log(ToolLine(line))
     if result.tracer_warnings:
         where = sorted({f"{Path(w['filename']).name}:{w['lineno']}" for w in result.tracer_warnings})
         report.warnings.append(f"{len(result.tracer_warnings)} tracer warning(s) at {', '.join(where[:6])}: the "

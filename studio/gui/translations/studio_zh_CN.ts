@@ -3018,6 +3018,10 @@ CLI: --shape NAME=D,D,...</translation>
         <translation>运行中</translation>
     </message>
     <message>
+        <source>succeeded</source>
+        <translation>成功</translation>
+    </message>
+    <message>
         <source>Cancel</source>
         <translation>取消</translation>
     </message>
