@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from studio.core.catalogue import _ as core_text
 from studio.core.errors import Problem
 from studio.gui.hints import gui_hint
 from studio.gui.theme import set_role
@@ -97,9 +98,12 @@ class LogPanel(QTabWidget):
 
     def add_problem(self, problem: Problem) -> None:
         self.problems.append(problem)
-        item = QTreeWidgetItem([problem.message, source_word(problem.source), problem.location or ""])
+        # the message in the interface language (the core's catalogue; the Problem keeps the core's English, which
+        # the window de-duplicates by)
+        message = core_text(problem.message)
+        item = QTreeWidgetItem([message, source_word(problem.source), problem.location or ""])
         item.setIcon(0, self.style().standardIcon(_ICONS.get(problem.severity, _ICONS["info"])))
-        tip = problem.message + ("\n\n" + self.tr("hint: {hint}").format(hint=gui_hint(problem.hint, problem.page))
+        tip = message + ("\n\n" + self.tr("hint: {hint}").format(hint=gui_hint(problem.hint, problem.page))
                                  if problem.hint else "")
         if problem.page:
             tip += "\n\n" + self.tr("click to open it in {page}").format(page=problem.page)

@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from studio.core.catalogue import _ as core_text
 from studio.core.errors import Problem, StudioError
 from studio.core.settings import Settings
 from studio.core.state import StudioState
@@ -335,7 +336,7 @@ class MainWindow(LanguageSwitch, WorkspaceActions, PageNavigation, QMainWindow):
         self._recent_problems.append((key, now))
         self.log_panel.add_problem(problem)
         if problem.severity == "error":
-            self.flash(problem.message, 6000)
+            self.flash(core_text(problem.message), 6000)
 
     def report_error(self, exc: StudioError, source: str) -> None:
         self.add_problem(Problem("error", exc.message, source=source, location=exc.offending, hint=exc.hint))

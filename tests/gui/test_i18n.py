@@ -314,3 +314,21 @@ def test_core_job_status_and_log_lines_in_chinese(qtbot, tmp_path: Path, zh) -> 
     assert card == "profiled 1 nodes over 3 runs"
     assert "[profile] profiled 1 nodes over 3 runs\n" in log and "[profile] loading tiny-relu.onnx with profiling on" in log
     w.jobs.shutdown()
+
+
+def test_a_core_error_in_the_problems_panel_in_chinese(qtbot, tmp_path: Path, zh) -> None:  # type: ignore[no-untyped-def]
+    """A core error (an f-string message, translated through its template) reads Chinese in the Problems panel and
+    the status bar's flash, with the path kept; the Problem itself keeps the core's English (de-duplication)."""
+    from studio.core.errors import InputError
+
+    w = main_window(qtbot, None, [("studio.gui.pages.export_page", "ExportPage")], *SIZE)
+    try:
+        missing = tmp_path / "nowhere"
+        w.report_error(InputError(f"model folder {missing} does not exist", offending=str(missing),
+                                  hint="check the path"), source="export")
+        item = w.log_panel.tree.topLevelItem(0)
+        assert CJK.search(item.text(0)) and str(missing) in item.text(0), item.text(0)
+        assert w.log_panel.problems[-1].message == f"model folder {missing} does not exist"
+        assert CJK.search(w.status.msg.full_text())
+    finally:
+        w.jobs.shutdown()
