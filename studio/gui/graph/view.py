@@ -342,8 +342,18 @@ class GraphView(GroupsMixin, QGraphicsView):
         """Zoom to an absolute scale (clamped to the view's range), with the level of detail to match."""
         self._set_scale(s)
 
+    def _show_scrollbars(self, on: bool) -> None:
+        """Scroll bars only off Fit. At Fit the whole graph is in view; with bars "as needed" a size on the edge
+        looped: a bar appeared, the viewport shrank, Fit zoomed out, the bar went, the viewport grew, Fit zoomed
+        in... (a clean-clone run under load hung in a test's teardown on it)."""
+        policy = Qt.ScrollBarPolicy.ScrollBarAsNeeded if on else Qt.ScrollBarPolicy.ScrollBarAlwaysOff
+        if self.verticalScrollBarPolicy() != policy:
+            self.setVerticalScrollBarPolicy(policy)
+            self.setHorizontalScrollBarPolicy(policy)
+
     def _set_scale(self, s: float) -> None:
         self._at_fit = False
+        self._show_scrollbars(True)
         s = max(MIN_SCALE, min(MAX_SCALE, s))
         cur = self.transform().m11()
         if cur > 0:
@@ -366,11 +376,13 @@ class GraphView(GroupsMixin, QGraphicsView):
     def fit_all(self) -> None:
         """The whole graph in the view (boxes too small for their text are named by the label layer)."""
         if self.gscene is not None:
+            self._show_scrollbars(False)
             x0, y0, x1, y1 = self.gscene.geometry.layout.bounds
             self.fitInView(QRectF(x0, y0, x1 - x0, y1 - y0).adjusted(-40, -30, 40, 30),
                            Qt.AspectRatioMode.KeepAspectRatio)
             if self.zoom > FIT_MAX:  # a tiny graph: do not blow the boxes up
                 self._set_scale(FIT_MAX)
+                self._show_scrollbars(False)
             self.sync_level_of_detail()
             self._at_fit = True
 
