@@ -1,0 +1,126 @@
+"""TorchScript ONNX conversions the exporter lacks, registered only while the studio exports.
+
+``aten::linalg_solve_triangular`` (gated delta-net / linear-attention chunk steps: Qwen3.5, Qwen3-Next, MiniCPM-V
+4.7 ...; transformers takes it whenever it is not under torch.export): ONNX has no triangular solve, but with the
+matrix's size static (the chunk size) the solve is forward (or back) substitution unrolled over its rows, row ``i``
+being ``x_i = (b_i - A[i, :i] @ X[:i]) / A[i, i]``: one Slice, MatMul, Sub and Concat per row, the same arithmetic
+LAPACK's substitution does (sums in another order: float rounding only). The diagonal is read only when the call is
+not ``unitriangular``, the other triangle never, as in torch. A matrix whose size is not static at trace time is
+left unconverted (the exporter's own "no conversion" error names it).
+
+Every conversion used is a line in the export report (``used``), never a silent rewrite.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from typing import Any
+
+MAX_ROWS = 512  # past this an unrolled substitution is a graph too large to be the right answer: left unconverted
+OPSET = 11  # Slice with tensor starts/ends and negative axes
+
+
+def _const(g: Any, values: list[int]) -> Any:
+    import torch
+
+    return g.op("Constant", value_t=torch.tensor(values, dtype=torch.int64))
+
+
+def _rows(g: Any, x: Any, start: int, end: int) -> Any:
+    return g.op("Slice", x, _const(g, [start]), _const(g, [end]), _const(g, [-2]))
+
+
+def _entries(g: Any, a: Any, row: int, start: int, end: int) -> Any:
+    return g.op("Slice", a, _const(g, [row, start]), _const(g, [row + 1, end]), _const(g, [-2, -1]))
+
+
+def substitute(g: Any, a: Any, b: Any, n: int, upper: bool, unit: bool) -> Any:
+    """X with A X = B for a triangular ``n`` x ``n`` A (leading dims broadcast as MatMul does), row by row."""
+    order = range(n - 1, -1, -1) if upper else range(n)
+    solved: Any = None  # the rows found so far, in row order: [..., m, k]
+    for i in order:
+        x = _rows(g, b, i, i + 1)
+        if solved is not None:
+            known = _entries(g, a, i, i + 1, n) if upper else _entries(g, a, i, 0, i)
+            x = g.op("Sub", x, g.op("MatMul", known, solved))
+        if not unit:
+            x = g.op("Div", x, _entries(g, a, i, i, i + 1))
+        if solved is None:
+            solved = x
+        else:
+            solved = g.op("Concat", x, solved, axis_i=-2) if upper else g.op("Concat", solved, x, axis_i=-2)
+    return solved
+
+
+def _sizes(value: Any) -> list[Any]:
+    from torch.onnx import symbolic_helper as sh
+
+    return list(sh._get_tensor_sizes(value) or [])
+
+
+def _traced_sizes(g: Any, index: int) -> list[int]:
+    """The sizes the trace recorded for the aten node's input ``index`` (the example's: only the matrix's own, the
+    chunk size, is taken from it, and guarded), [] when the trace kept none."""
+    try:
+        sizes = g.original_node.inputsAt(index).type().sizes()
+    except Exception:  # noqa: BLE001 - an incomplete tensor type: no sizes recorded
+        return []
+    return [int(d) for d in sizes] if sizes is not None and all(d is not None for d in sizes) else []
+
+
+def _transpose_last(g: Any, x: Any, rank: int) -> Any:
+    perm = [*range(rank - 2), rank - 1, rank - 2]
+    return g.op("Transpose", x, perm_i=perm)
+
+
+def _make_solve(used: list[str]) -> Any:
+    from torch.onnx import symbolic_helper as sh
+
+    @sh.parse_args("v", "v", "b", "b", "b")
+    def linalg_solve_triangular(g: Any, a: Any, b: Any, upper: bool, left: bool = True,
+                                unitriangular: bool = False) -> Any:
+        sizes, traced = _sizes(a), _traced_sizes(g, 0)
+        n = sizes[-1] if len(sizes) >= 2 and isinstance(sizes[-1], int) else (traced[-1] if len(traced) >= 2 else None)
+        rank_a = len(sizes) or len(traced)
+        rank_b = sh._get_tensor_rank(b) or len(_traced_sizes(g, 1)) or None
+        if not isinstance(n, int) or n > MAX_ROWS or rank_b is None or rank_a < 2:
+            return sh._unimplemented("aten::linalg_solve_triangular",
+                                     f"the matrix size must be known and at most {MAX_ROWS} (got {n})", a)
+        guarded = not (len(sizes) >= 2 and sizes[-1] == n and sizes[-2] == n)
+        if guarded:  # the size is the trace's: a graph fed another size fails here, never solves the wrong system
+            a = g.op("Reshape", a, _const(g, [0] * (rank_a - 2) + [n, n]))
+        if left:
+            out = substitute(g, a, b, n, upper, unitriangular)
+        else:  # X A = B  <=>  A^T X^T = B^T, the other triangle
+            out = _transpose_last(g, substitute(g, _transpose_last(g, a, rank_a), _transpose_last(g, b, rank_b),
+                                                n, not upper, unitriangular), rank_b)
+        note = (f"aten::linalg_solve_triangular ({n}x{n}, {'upper' if upper else 'lower'}"
+                f"{', unit diagonal' if unitriangular else ''}) has no ONNX operator: exported as "
+                f"{'back' if upper == left else 'forward'} substitution unrolled over its {n} rows "
+                "(same arithmetic, float rounding only; parity checks it)"
+                + (f"; {n} is the traced size (the chunk size), a graph fed another size stops at a Reshape"
+                   if guarded else ""))
+        if note not in used:
+            used.append(note)
+        return out
+
+    return linalg_solve_triangular
+
+
+@contextlib.contextmanager
+def torchscript_symbolics(used: list[str]) -> Iterator[None]:
+    """Register the conversions above for the TorchScript exporter while the block runs; each one the export used
+    appends its report line to ``used``."""
+    import torch
+    from torch.onnx._internal.torchscript_exporter import registration
+
+    name = "aten::linalg_solve_triangular"
+    had = registration.registry.get_function_group(name) is not None
+    torch.onnx.register_custom_op_symbolic(name, _make_solve(used), OPSET)
+    try:
+        yield
+    finally:
+        torch.onnx.unregister_custom_op_symbolic(name, OPSET)
+        if not had:  # torch leaves an empty group behind, which then fails its own "unsupported op" message
+            registration.registry._registry.pop(name, None)

@@ -1,0 +1,108 @@
+"""The TorchScript conversions the studio adds (studio.export.symbolics) against PyTorch's own numerics."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from studio.export.symbolics import torchscript_symbolics
+
+
+class Solve(torch.nn.Module):
+    def __init__(self, upper: bool, left: bool, unit: bool) -> None:
+        super().__init__()
+        self.upper, self.left, self.unit = upper, left, unit
+
+    def forward(self, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        return torch.linalg.solve_triangular(a, b, upper=self.upper, left=self.left, unitriangular=self.unit)
+
+
+class ChunkedSolve(torch.nn.Module):
+    """The matrix reaches the solve through a Reshape whose target ONNX shape inference cannot read (the gated
+    delta-net chunk step's shape): its size is the trace's, guarded."""
+
+    def forward(self, x: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        a = x.reshape(b.shape[0], b.shape[1], b.shape[2], -1)
+        return torch.linalg.solve_triangular(a, b, upper=False, unitriangular=True)
+
+
+def _export(module: torch.nn.Module, args: tuple[torch.Tensor, ...], axes: dict[str, dict[int, str]]) -> tuple:
+    import onnxruntime as ort
+
+    used: list[str] = []
+    buf = io.BytesIO()
+    with torchscript_symbolics(used), torch.no_grad():
+        torch.onnx.export(module, args, buf, input_names=["a", "b"], dynamic_axes=axes, opset_version=17,
+                          dynamo=False)
+    return ort.InferenceSession(buf.getvalue()), used
+
+
+def _matrix(*lead: int, n: int = 6) -> torch.Tensor:
+    return torch.randn(*lead, n, n) * 0.3 + 2 * torch.eye(n)  # well conditioned, upper and lower parts nonzero
+
+
+@pytest.mark.parametrize("upper", [False, True])
+@pytest.mark.parametrize("left", [True, False])
+@pytest.mark.parametrize("unit", [True, False])
+def test_triangular_solve_matches_torch(upper: bool, left: bool, unit: bool) -> None:
+    """Every variant torch has (lower/upper, left/right, unit diagonal or not), on a batch the trace never saw;
+    the other triangle (and the diagonal when unit) are ignored, as in torch; the report line names it."""
+    torch.manual_seed(0)
+    module = Solve(upper, left, unit)
+    b = torch.randn(2, 3, 6, 4) if left else torch.randn(2, 3, 4, 6)
+    sess, used = _export(module, (_matrix(2, 3), b), {"a": {0: "batch"}, "b": {0: "batch", 3 if left else 2: "k"}})
+    a2 = _matrix(5, 3)
+    b2 = torch.randn(5, 3, 6, 7) if left else torch.randn(5, 3, 7, 6)
+    got = sess.run(None, {"a": a2.numpy(), "b": b2.numpy()})[0]
+    np.testing.assert_allclose(got, module(a2, b2).numpy(), rtol=1e-4, atol=1e-5)
+    assert len(used) == 1 and "linalg_solve_triangular (6x6" in used[0] and "substitution" in used[0]
+    assert ("unit diagonal" in used[0]) == unit
+
+
+def test_traced_matrix_size_is_guarded() -> None:
+    """A size only the trace knows is used and said so; a graph fed another size stops instead of solving a
+    different system."""
+    torch.manual_seed(0)
+    x, b = _matrix(2, 3).reshape(2, 3, 36), torch.randn(2, 3, 6, 4)
+    sess, used = _export(ChunkedSolve(), (x, b), {"a": {0: "batch", 2: "nn"}, "b": {0: "batch", 2: "n"}})
+    assert "traced size" in used[0]
+    x2, b2 = _matrix(4, 3).reshape(4, 3, 36), torch.randn(4, 3, 6, 4)
+    got = sess.run(None, {"a": x2.numpy(), "b": b2.numpy()})[0]
+    np.testing.assert_allclose(got, ChunkedSolve()(x2, b2).numpy(), rtol=1e-4, atol=1e-5)
+    with pytest.raises(Exception, match="Reshape|reshape"):
+        sess.run(None, {"a": _matrix(4, 3, n=5).reshape(4, 3, 25).numpy(), "b": torch.randn(4, 3, 5, 4).numpy()})
+
+
+def test_registration_ends_with_the_block() -> None:
+    """Outside the studio's export the exporter is as torch ships it."""
+    with torchscript_symbolics([]):
+        pass
+    with pytest.raises(Exception, match="linalg_solve_triangular"):
+        torch.onnx.export(Solve(False, True, True), (_matrix(1), torch.randn(1, 6, 2)), io.BytesIO(),
+                          opset_version=17, dynamo=False)
+
+
+def test_gated_delta_net_exports_with_parity(tmp_path: Path) -> None:
+    """A tiny Qwen3.5 text model (gated delta-net layers: transformers solves the chunk's UT system with
+    torch.linalg.solve_triangular under TorchScript) exports through the studio with ORT parity, and the report
+    names the conversion. (Without a KV cache: a linear-attention layer's cache holds no key/value tensors.)"""
+    import transformers
+
+    from bench.coverage_shrink import shrink_config
+    from studio.export.api import ExportOptions, export_model
+    from studio.export.signatures import parse_signature
+
+    config = shrink_config(transformers.CONFIG_MAPPING["qwen3_5_text"]())
+    torch.manual_seed(0)
+    transformers.AutoModelForCausalLM.from_config(config).eval().save_pretrained(tmp_path / "model")
+    model = tmp_path / "model"
+    signature = parse_signature("text:input_ids,text:attention_mask", model)  # its config also maps a processor
+    report = export_model(ExportOptions(model_dir=model, output=tmp_path / "out" / "model.onnx",
+                                        input_signature=signature, with_past=False))
+    assert report.status == "succeeded", report.diagnosis
+    assert report.validation.passed
+    assert any("linalg_solve_triangular" in w and "substitution" in w for w in report.warnings)
