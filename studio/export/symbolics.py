@@ -8,7 +8,10 @@ LAPACK's substitution does (sums in another order: float rounding only). The dia
 not ``unitriangular``, the other triangle never, as in torch. A matrix whose size is not static at trace time is
 left unconverted (the exporter's own "no conversion" error names it).
 
-Every conversion used is a line in the export report (``used``), never a silent rewrite.
+``aten::repeat_interleave``: torch's own conversion, given a private copy of its ``dim`` constant (torch's edits
+that constant in place, corrupting every other op that shares it; see ``_repeat_interleave``).
+
+Every conversion used that computes differently is a line in the export report (``used``), never a silent rewrite.
 """
 
 from __future__ import annotations
@@ -108,19 +111,47 @@ def _make_solve(used: list[str]) -> Any:
     return linalg_solve_triangular
 
 
+def _repeat_interleave(g: Any, x: Any, repeats: Any, dim: Any = None, output_size: Any = None) -> Any:
+    """torch's own ``aten::repeat_interleave`` given a private copy of a constant ``dim``: torch adds the rank to a
+    negative dim in place (``dim += len(input_sizes)``) on the tensor inside the shared Constant node, so every
+    later op reading that constant (-1, pooled) gets the rank added too. GLM-4.1V's rotary
+    (``repeat_interleave(2, dim=-1)``, then ``stack(...).flatten(-2)``) has its flatten end turned from -1 into 2
+    and the export stops at a ``cat`` ("All tensors must have the same rank"); a wrong graph is possible too. Same
+    ONNX result otherwise: no report line."""
+    import torch
+    from torch.onnx._internal.torchscript_exporter import symbolic_helper as sh
+    from torch.onnx._internal.torchscript_exporter import symbolic_opset9, symbolic_opset13
+
+    if dim is not None and not sh._is_none(dim) and sh._is_constant(dim):
+        dim = g.op("Constant", value_t=torch.tensor(int(sh._maybe_get_const(dim, "i")), dtype=torch.int64))
+    builtin = symbolic_opset13 if g.opset >= 13 else symbolic_opset9
+    return builtin.repeat_interleave(g, x, repeats, dim, output_size)
+
+
+def _conversions(used: list[str]) -> dict[str, Any]:
+    return {"aten::linalg_solve_triangular": _make_solve(used), "aten::repeat_interleave": _repeat_interleave}
+
+
 @contextlib.contextmanager
 def torchscript_symbolics(used: list[str]) -> Iterator[None]:
     """Register the conversions above for the TorchScript exporter while the block runs; each one the export used
-    appends its report line to ``used``."""
+    that changes how the result is computed appends its report line to ``used``."""
     import torch
+    from torch.onnx import _constants
     from torch.onnx._internal.torchscript_exporter import registration
 
-    name = "aten::linalg_solve_triangular"
-    had = registration.registry.get_function_group(name) is not None
-    torch.onnx.register_custom_op_symbolic(name, _make_solve(used), OPSET)
+    conversions = _conversions(used)
+    had = {name for name in conversions if registration.registry.get_function_group(name) is not None}
+    # at every opset: the exporter takes the newest registration at or below the export's, built-ins included
+    opsets = range(OPSET, _constants.ONNX_MAX_OPSET + 1)
+    for name, fn in conversions.items():
+        for opset in opsets:
+            torch.onnx.register_custom_op_symbolic(name, fn, opset)
     try:
         yield
     finally:
-        torch.onnx.unregister_custom_op_symbolic(name, OPSET)
-        if not had:  # torch leaves an empty group behind, which then fails its own "unsupported op" message
-            registration.registry._registry.pop(name, None)
+        for name in conversions:
+            for opset in opsets:
+                torch.onnx.unregister_custom_op_symbolic(name, opset)
+            if name not in had:  # torch leaves an empty group behind, which then fails its "unsupported op" message
+                registration.registry._registry.pop(name, None)

@@ -106,3 +106,39 @@ def test_gated_delta_net_exports_with_parity(tmp_path: Path) -> None:
     assert report.status == "succeeded", report.diagnosis
     assert report.validation.passed
     assert any("linalg_solve_triangular" in w and "substitution" in w for w in report.warnings)
+
+
+def test_repeat_interleave_leaves_shared_constants_alone() -> None:
+    """GLM-4.1V's rotary: ``repeat_interleave(2, dim=-1)`` then ``stack(...).flatten(-2)`` and a ``cat``. torch's
+    conversion adds the rank to the pooled -1 constant in place (the flatten's end became 2 and the export stopped
+    at the cat); with the studio's copy it exports and matches torch on a new batch and length."""
+    import onnxruntime as ort
+    import transformers
+    from transformers.models.glm4v.modeling_glm4v import Glm4vTextRotaryEmbedding, apply_rotary_pos_emb
+
+    config = transformers.CONFIG_MAPPING["glm4v"]().text_config
+    config.rope_parameters["partial_rotary_factor"] = 0.5  # the checkpoints' share: the sections fill half a head
+
+    class Rotary(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.rotary = Glm4vTextRotaryEmbedding(config)
+
+        def forward(self, q: torch.Tensor, k: torch.Tensor, pos: torch.Tensor) -> tuple[torch.Tensor, ...]:
+            cos, sin = self.rotary(q, pos)
+            return apply_rotary_pos_emb(q, k, cos, sin)
+
+    def inputs(batch: int, length: int) -> tuple[torch.Tensor, ...]:
+        pos = torch.arange(length)[None, None].expand(3, batch, length).contiguous()
+        return torch.randn(batch, 4, length, 128), torch.randn(batch, 2, length, 128), pos
+
+    torch.manual_seed(0)
+    buf, used = io.BytesIO(), []
+    with torchscript_symbolics(used), torch.no_grad():
+        torch.onnx.export(Rotary(), inputs(2, 5), buf, input_names=["q", "k", "pos"], opset_version=17, dynamo=False,
+                          dynamic_axes={"q": {0: "b", 2: "s"}, "k": {0: "b", 2: "s"}, "pos": {1: "b", 2: "s"}})
+    assert used == []  # same computation: nothing to report
+    q, k, pos = inputs(3, 9)
+    got = ort.InferenceSession(buf.getvalue()).run(None, {"q": q.numpy(), "k": k.numpy(), "pos": pos.numpy()})
+    for g, want in zip(got, Rotary()(q, k, pos), strict=True):
+        np.testing.assert_allclose(g, want.detach().numpy(), rtol=1e-4, atol=1e-5)
