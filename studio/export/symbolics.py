@@ -9,7 +9,9 @@ not ``unitriangular``, the other triangle never, as in torch. A matrix whose siz
 left unconverted (the exporter's own "no conversion" error names it).
 
 ``aten::repeat_interleave``: torch's own conversion, given a private copy of its ``dim`` constant (torch's edits
-that constant in place, corrupting every other op that shares it; see ``_repeat_interleave``).
+that constant in place, corrupting every other op that shares it; see ``_repeat_interleave``). ``aten::unfold``
+along a dim of dynamic length: one Gather of the windows (torch's needs the length static; see ``_unfold``).
+``aten::full`` with no dtype: the traced result's dtype, not torch's float32 default (see ``_full``).
 
 Every conversion used that computes differently is a line in the export report (``used``), never a silent rewrite.
 """
@@ -128,8 +130,58 @@ def _repeat_interleave(g: Any, x: Any, repeats: Any, dim: Any = None, output_siz
     return builtin.repeat_interleave(g, x, repeats, dim, output_size)
 
 
+def _unfold(g: Any, x: Any, dimension: Any, size: Any, step: Any) -> Any:
+    """``aten::unfold`` (sliding windows) along a dim whose length only the graph knows: torch's conversion needs it
+    static ("input size not accessible": Idefics2/3's patch masks, Inkling2's short convolution). The windows are
+    one Gather with indices ``start_i + arange(size)``, ``start_i = i * step`` for the ``(L - size) // step + 1``
+    windows, the window axis moved last as torch puts it: the same elements, nothing to report. A static length or
+    a size / step that is not a constant keeps torch's conversion."""
+    import torch
+    from torch.onnx._internal.torchscript_exporter import symbolic_helper as sh
+    from torch.onnx._internal.torchscript_exporter import symbolic_opset9, symbolic_opset12
+
+    builtin = symbolic_opset12 if g.opset >= 12 else symbolic_opset9
+    dim = sh._get_const(dimension, "i", "dimension")
+    k, st = sh._maybe_get_const(size, "i"), sh._maybe_get_const(step, "i")
+    rank = sh._get_tensor_rank(x) or len(_traced_sizes(g, 0)) or None
+    if sh._is_value(k) or sh._is_value(st) or rank is None or sh._get_tensor_dim_size(x, dim) is not None:
+        return builtin.unfold(g, x, dimension, size, step)
+    dim = dim + rank if dim < 0 else dim
+    length = g.op("Gather", g.op("Shape", x), g.op("Constant", value_t=torch.tensor(dim, dtype=torch.int64)), axis_i=0)
+    k_t, st_t = (g.op("Constant", value_t=torch.tensor(int(v), dtype=torch.int64)) for v in (k, st))
+    count = g.op("Add", g.op("Div", g.op("Sub", length, k_t), st_t),
+                 g.op("Constant", value_t=torch.tensor(1, dtype=torch.int64)))
+    starts = g.op("Mul", g.op("Range", g.op("Constant", value_t=torch.tensor(0, dtype=torch.int64)), count,
+                              g.op("Constant", value_t=torch.tensor(1, dtype=torch.int64))), st_t)
+    index = g.op("Add", g.op("Reshape", starts, _const(g, [-1, 1])),
+                 g.op("Constant", value_t=torch.arange(int(k), dtype=torch.int64)[None]))
+    windows = g.op("Gather", x, index, axis_i=dim)  # [..., count, size, ...]
+    perm = [*range(dim + 1), *range(dim + 2, rank + 1), dim + 1]
+    return g.op("Transpose", windows, perm_i=perm)
+
+
+def _full(g: Any, sizes: Any, value: Any, dtype: Any, layout: Any, device: Any, pin_memory: Any = False) -> Any:
+    """torch's ``aten::full`` given the dtype torch gave the result when the call names none: torch's conversion
+    makes it float32 whatever the fill (``torch.full(size, 0)`` is int64 in torch), so an index built on it
+    (Idefics2/3's patch position ids, ``torch.where(mask, ids, full)``) reaches a Gather as float and the checker
+    refuses the graph. The dtype is the traced result's: the values torch computes, nothing to report."""
+    from torch.onnx._internal.torchscript_exporter import _type_utils
+    from torch.onnx._internal.torchscript_exporter import symbolic_helper as sh
+    from torch.onnx._internal.torchscript_exporter import symbolic_opset9
+
+    if dtype is None or sh._is_none(dtype):
+        try:
+            traced = g.original_node.output().type().dtype()
+        except Exception:  # noqa: BLE001 - no traced dtype: torch's default stands
+            traced = None
+        if traced is not None:
+            dtype = int(_type_utils.JitScalarType.from_dtype(traced))
+    return symbolic_opset9.full(g, sizes, value, dtype, layout, device, pin_memory)
+
+
 def _conversions(used: list[str]) -> dict[str, Any]:
-    return {"aten::linalg_solve_triangular": _make_solve(used), "aten::repeat_interleave": _repeat_interleave}
+    return {"aten::linalg_solve_triangular": _make_solve(used), "aten::repeat_interleave": _repeat_interleave,
+            "aten::unfold": _unfold, "aten::full": _full}
 
 
 @contextlib.contextmanager

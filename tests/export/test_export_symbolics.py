@@ -142,3 +142,53 @@ def test_repeat_interleave_leaves_shared_constants_alone() -> None:
     got = ort.InferenceSession(buf.getvalue()).run(None, {"q": q.numpy(), "k": k.numpy(), "pos": pos.numpy()})
     for g, want in zip(got, Rotary()(q, k, pos), strict=True):
         np.testing.assert_allclose(g, want.detach().numpy(), rtol=1e-4, atol=1e-5)
+
+
+class Windows(torch.nn.Module):
+    def forward(self, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        return a.unfold(1, 4, 2) * 1 + b.unfold(-1, 3, 3).sum()
+
+
+def test_unfold_along_a_dynamic_length_matches_torch() -> None:
+    """torch's conversion needs the unfolded dim static ("input size not accessible"); the studio's gathers the
+    windows: the same elements on lengths the trace never saw, a window count that drops a tail included."""
+    torch.manual_seed(0)
+    sess, used = _export(Windows(), (torch.randn(2, 10, 3), torch.randn(2, 5, 9)),
+                         {"a": {0: "batch", 1: "length"}, "b": {2: "width"}})
+    for length, width in ((13, 12), (4, 3)):
+        a, b = torch.randn(3, length, 3), torch.randn(2, 5, width)
+        got = sess.run(None, {"a": a.numpy(), "b": b.numpy()})[0]
+        np.testing.assert_allclose(got, Windows()(a, b).numpy(), rtol=1e-5, atol=1e-5)
+    assert used == []
+
+
+class Positions(torch.nn.Module):
+    """Idefics2/3's patch position ids: ``torch.full`` with an int fill and no dtype, then an embedding lookup."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.table = torch.nn.Embedding(16, 3)
+
+    def forward(self, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        ids = torch.full(size=(a.shape[0], 4), fill_value=0)
+        ids = torch.where(a > 0, b, ids)
+        return self.table(ids)
+
+
+def test_full_without_dtype_keeps_torchs_dtype() -> None:
+    """torch.full(size, 0) is int64 in torch; torch's conversion made it float and the Gather after it failed the
+    checker. With the studio's it is int64 and the lookup matches torch."""
+    import onnx
+    import onnxruntime as ort
+
+    torch.manual_seed(0)
+    a, b = torch.randn(3, 4), torch.randint(0, 16, (3, 4))
+    module = Positions()
+    buf = io.BytesIO()
+    used: list[str] = []
+    with torchscript_symbolics(used), torch.no_grad():
+        torch.onnx.export(module, (a, b), buf, input_names=["a", "b"], opset_version=17, dynamo=False)
+    onnx.checker.check_model(onnx.shape_inference.infer_shapes(onnx.load_from_string(buf.getvalue())), full_check=True)
+    out = ort.InferenceSession(buf.getvalue()).run(None, {"a": a.numpy(), "b": b.numpy()})[0]
+    np.testing.assert_allclose(out, module(a, b).detach().numpy(), rtol=1e-6)
+    assert used == []
