@@ -165,9 +165,8 @@ def _full(g: Any, sizes: Any, value: Any, dtype: Any, layout: Any, device: Any, 
     makes it float32 whatever the fill (``torch.full(size, 0)`` is int64 in torch), so an index built on it
     (Idefics2/3's patch position ids, ``torch.where(mask, ids, full)``) reaches a Gather as float and the checker
     refuses the graph. The dtype is the traced result's: the values torch computes, nothing to report."""
-    from torch.onnx._internal.torchscript_exporter import _type_utils
+    from torch.onnx._internal.torchscript_exporter import _type_utils, symbolic_opset9
     from torch.onnx._internal.torchscript_exporter import symbolic_helper as sh
-    from torch.onnx._internal.torchscript_exporter import symbolic_opset9
 
     if dtype is None or sh._is_none(dtype):
         try:
