@@ -12,6 +12,7 @@ left unconverted (the exporter's own "no conversion" error names it).
 that constant in place, corrupting every other op that shares it; see ``_repeat_interleave``). ``aten::unfold``
 along a dim of dynamic length: one Gather of the windows (torch's needs the length static; see ``_unfold``).
 ``aten::full`` with no dtype: the traced result's dtype, not torch's float32 default (see ``_full``).
+``aten::slice`` with int32 bounds: cast to int64 as ONNX Slice wants them all one type (see ``_slice``).
 
 Every conversion used that computes differently is a line in the export report (``used``), never a silent rewrite.
 """
@@ -178,9 +179,25 @@ def _full(g: Any, sizes: Any, value: Any, dtype: Any, layout: Any, device: Any, 
     return symbolic_opset9.full(g, sizes, value, dtype, layout, device, pin_memory)
 
 
+def _slice(g: Any, x: Any, *args: Any) -> Any:
+    """torch's ``aten::slice`` with int32 bounds made int64 first: a bound read from an int32 tensor
+    (``hidden[0, start:start + h * w]`` with ``h, w`` from MiniCPM-V's int32 ``target_sizes``) went into ONNX Slice
+    beside int64 ones, which the checker refuses ("ends has inconsistent type tensor(int32)"). Same values."""
+    from torch.onnx._internal.torchscript_exporter import _type_utils, symbolic_opset9, symbolic_opset10
+    from torch.onnx._internal.torchscript_exporter import symbolic_helper as sh
+
+    int32 = _type_utils.JitScalarType.INT
+    bounds = [g.op("Cast", v, to_i=_type_utils.JitScalarType.INT64.onnx_type())
+              if sh._is_value(v) and not sh._is_none(v) and not sh._is_constant(v)
+              and _type_utils.JitScalarType.from_value(v, _type_utils.JitScalarType.UNDEFINED) == int32 else v
+              for v in args[-3:]]
+    builtin = symbolic_opset10 if g.opset >= 10 else symbolic_opset9
+    return builtin.slice(g, x, *args[:-3], *bounds)
+
+
 def _conversions(used: list[str]) -> dict[str, Any]:
     return {"aten::linalg_solve_triangular": _make_solve(used), "aten::repeat_interleave": _repeat_interleave,
-            "aten::unfold": _unfold, "aten::full": _full}
+            "aten::unfold": _unfold, "aten::full": _full, "aten::slice": _slice}
 
 
 @contextlib.contextmanager

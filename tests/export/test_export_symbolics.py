@@ -192,3 +192,26 @@ def test_full_without_dtype_keeps_torchs_dtype() -> None:
     out = ort.InferenceSession(buf.getvalue()).run(None, {"a": a.numpy(), "b": b.numpy()})[0]
     np.testing.assert_allclose(out, module(a, b).detach().numpy(), rtol=1e-6)
     assert used == []
+
+
+class Take(torch.nn.Module):
+    """MiniCPM-V's merger: a slice bound read from an int32 tensor (``target_sizes``)."""
+
+    def forward(self, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        height, width = b[0]
+        return a[0, 1: 1 + height * width, :]
+
+
+def test_slice_with_int32_bounds_passes_the_checker() -> None:
+    """ONNX Slice wants its bounds of one type; torch's conversion passed the int32 one as it was."""
+    import onnx
+    import onnxruntime as ort
+
+    a, b = torch.randn(1, 30, 3), torch.tensor([[2, 3]], dtype=torch.int32)
+    buf = io.BytesIO()
+    with torchscript_symbolics([]), torch.no_grad():
+        torch.onnx.export(Take(), (a, b), buf, input_names=["a", "b"], opset_version=17, dynamo=False)
+    onnx.checker.check_model(onnx.shape_inference.infer_shapes(onnx.load_from_string(buf.getvalue())), full_check=True)
+    b2 = torch.tensor([[4, 5]], dtype=torch.int32)
+    got = ort.InferenceSession(buf.getvalue()).run(None, {"a": a.numpy(), "b": b2.numpy()})[0]
+    np.testing.assert_array_equal(got, Take()(a, b2).numpy())
