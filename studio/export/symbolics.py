@@ -13,6 +13,8 @@ that constant in place, corrupting every other op that shares it; see ``_repeat_
 along a dim of dynamic length: one Gather of the windows (torch's needs the length static; see ``_unfold``).
 ``aten::full`` with no dtype: the traced result's dtype, not torch's float32 default (see ``_full``).
 ``aten::slice`` with int32 bounds: cast to int64 as ONNX Slice wants them all one type (see ``_slice``).
+``aten::cumsum`` of bool / small ints: cast to int64, torch's result type (ONNX CumSum takes no bool).
+``aten::permute`` with negative dims: made positive for Transpose's ``perm``.
 
 Every conversion used that computes differently is a line in the export report (``used``), never a silent rewrite.
 """
@@ -195,9 +197,34 @@ def _slice(g: Any, x: Any, *args: Any) -> Any:
     return builtin.slice(g, x, *args[:-3], *bounds)
 
 
+def _cumsum(g: Any, x: Any, dim: Any, dtype: Any = None) -> Any:
+    """torch's ``aten::cumsum`` with a bool / small-integer input made int64 first, as torch's result is: ONNX
+    CumSum takes no bool (GLM-5's ``(ids == start).cumsum(-1)`` video-span test failed the checker: "x has
+    unsupported type: tensor(bool)") and int32 would leave the graph's type where torch's is int64. Same values."""
+    from torch.onnx._internal.torchscript_exporter import _type_utils, symbolic_opset11
+    from torch.onnx._internal.torchscript_exporter import symbolic_helper as sh
+
+    t = _type_utils.JitScalarType
+    if (dtype is None or sh._is_none(dtype)) and t.from_value(x, t.UNDEFINED) in (t.BOOL, t.UINT8, t.INT8, t.INT16,
+                                                                                   t.INT):
+        x = g.op("Cast", x, to_i=t.INT64.onnx_type())
+    return symbolic_opset11.cumsum(g, x, dim, dtype)
+
+
+def _permute(g: Any, x: Any, dims: list[int]) -> Any:
+    """torch's ``aten::permute`` with negative dims made positive: torch writes them into Transpose's ``perm`` as
+    they are (``permute(0, -2, -1, 1)``: NeMo's mixer), which ONNX refuses ("Invalid attribute perm"). Same values."""
+    from torch.onnx._internal.torchscript_exporter import symbolic_opset9
+
+    return symbolic_opset9.permute(g, x, [d + len(dims) if d < 0 else d for d in dims])
+
+
 def _conversions(used: list[str]) -> dict[str, Any]:
+    from torch.onnx._internal.torchscript_exporter import symbolic_helper as sh
+
     return {"aten::linalg_solve_triangular": _make_solve(used), "aten::repeat_interleave": _repeat_interleave,
-            "aten::unfold": _unfold, "aten::full": _full, "aten::slice": _slice}
+            "aten::unfold": _unfold, "aten::full": _full, "aten::slice": _slice,
+            "aten::cumsum": _cumsum, "aten::permute": sh.parse_args("v", "is")(_permute)}
 
 
 @contextlib.contextmanager

@@ -215,3 +215,45 @@ def test_slice_with_int32_bounds_passes_the_checker() -> None:
     b2 = torch.tensor([[4, 5]], dtype=torch.int32)
     got = ort.InferenceSession(buf.getvalue()).run(None, {"a": a.numpy(), "b": b2.numpy()})[0]
     np.testing.assert_array_equal(got, Take()(a, b2).numpy())
+
+
+class Span(torch.nn.Module):
+    """GLM-5's video span: cumulative sums of token-id comparisons (bool)."""
+
+    def forward(self, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        return ((a == 3).cumsum(-1) > (a == 4).cumsum(-1)) & (b.to(torch.int32).cumsum(0) > 0)
+
+
+def test_cumsum_of_bool_passes_the_checker() -> None:
+    """ONNX CumSum takes no bool; torch sums it as int64, and so does the studio's conversion."""
+    import onnx
+    import onnxruntime as ort
+
+    a, b = torch.tensor([[1, 3, 5, 4, 3, 2]]), torch.tensor([[0, 0, 1, 0, 0, 1]])
+    buf = io.BytesIO()
+    with torchscript_symbolics([]), torch.no_grad():
+        torch.onnx.export(Span(), (a, b), buf, input_names=["a", "b"], opset_version=17, dynamo=False,
+                          dynamic_axes={"a": {1: "n"}, "b": {1: "n"}})
+    onnx.checker.check_model(onnx.shape_inference.infer_shapes(onnx.load_from_string(buf.getvalue())), full_check=True)
+    a2, b2 = torch.tensor([[3, 3, 4, 1, 4, 4, 3, 0]]), torch.tensor([[1, 0, 0, 0, 1, 0, 0, 0]])
+    got = ort.InferenceSession(buf.getvalue()).run(None, {"a": a2.numpy(), "b": b2.numpy()})[0]
+    np.testing.assert_array_equal(got, Span()(a2, b2).numpy())
+
+
+class Mixer(torch.nn.Module):
+    def forward(self, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        return a.permute(0, -2, -1, 1) + b
+
+
+def test_permute_with_negative_dims_passes_the_checker() -> None:
+    """Transpose's perm must be non-negative; torch's conversion copied permute(0, -2, -1, 1) as it was."""
+    import onnx
+    import onnxruntime as ort
+
+    a, b = torch.randn(2, 3, 4, 5), torch.randn(4, 5, 3)
+    buf = io.BytesIO()
+    with torchscript_symbolics([]), torch.no_grad():
+        torch.onnx.export(Mixer(), (a, b), buf, input_names=["a", "b"], opset_version=17, dynamo=False)
+    onnx.checker.check_model(onnx.shape_inference.infer_shapes(onnx.load_from_string(buf.getvalue())), full_check=True)
+    got = ort.InferenceSession(buf.getvalue()).run(None, {"a": a.numpy(), "b": b.numpy()})[0]
+    np.testing.assert_allclose(got, Mixer()(a, b).numpy())
