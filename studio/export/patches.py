@@ -13,8 +13,9 @@ Mixture-of-experts layers (any type): transformers' default ``grouped_mm`` exper
 with ``torch.histc``, which no ONNX exporter converts; its ``batched_mm`` path (each token's experts' weights
 gathered, one batched matmul) computes the same sums with gather and matmul only, so the export runs with it.
 
-TorchScript conversions the exporter lacks (``studio.export.symbolics``: triangular solves) are registered for the
-same span; the ones an export used are listed with the patches.
+TorchScript conversions the exporter lacks or gets wrong (``studio.export.symbolics``: triangular solves; torch's
+repeat_interleave / unfold / full / slice / cumsum / permute where they break) are registered for the same span;
+the ones an export used that compute differently are listed with the patches.
 """
 
 from __future__ import annotations

@@ -5,11 +5,12 @@
 matrix's size static (the chunk size) the solve is forward (or back) substitution unrolled over its rows, row ``i``
 being ``x_i = (b_i - A[i, :i] @ X[:i]) / A[i, i]``: one Slice, MatMul, Sub and Concat per row, the same arithmetic
 LAPACK's substitution does (sums in another order: float rounding only). The diagonal is read only when the call is
-not ``unitriangular``, the other triangle never, as in torch. A matrix whose size is not static at trace time is
-left unconverted (the exporter's own "no conversion" error names it).
+not ``unitriangular``, the other triangle never, as in torch. The size is ONNX shape inference's, else the trace's
+(the chunk size, behind a Reshape that stops a graph fed another size); with neither, or past ``MAX_ROWS``, the op
+stays unconverted and the exporter's own error names it.
 
-``aten::repeat_interleave``: torch's own conversion, given a private copy of its ``dim`` constant (torch's edits
-that constant in place, corrupting every other op that shares it; see ``_repeat_interleave``). ``aten::unfold``
+``aten::repeat_interleave``: torch's own conversion, given a private copy of its ``dim`` constant (torch's conversion
+edits that constant in place, corrupting every other op that shares it; see ``_repeat_interleave``). ``aten::unfold``
 along a dim of dynamic length: one Gather of the windows (torch's needs the length static; see ``_unfold``).
 ``aten::full`` with no dtype: the traced result's dtype, not torch's float32 default (see ``_full``).
 ``aten::slice`` with int32 bounds: cast to int64 as ONNX Slice wants them all one type (see ``_slice``).
