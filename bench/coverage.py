@@ -98,6 +98,8 @@ def _cell(row: dict[str, Any]) -> str:
             notes.append(f"static {row['static']} axes")
         if str(row.get("exporter", "")).startswith("dynamo"):
             notes.append("dynamo fallback")
+        if row.get("shrink_fit"):
+            notes.append("rotary share fitted to the model's M-RoPE sections")
         return "; ".join(notes)
     text = f"{d.get('stage')}: {d.get('error_class')}"
     if d.get("module"):

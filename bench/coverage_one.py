@@ -19,19 +19,24 @@ import studio.export  # noqa: F401 - its torchvision hook (studio.export.torchvi
 
 
 def build(model_type: str, class_name: str, folder: Path) -> dict[str, Any]:
-    """The tiny model, seeded, saved with save_pretrained (config + weights only: no processor, no tokenizer)."""
+    """The tiny model, seeded, saved with save_pretrained (config + weights only: no processor, no tokenizer); a
+    default whose rotary size its own model code contradicts is fitted first (``shrink_fit`` in the row)."""
     import torch
     import transformers
     from transformers import CONFIG_MAPPING
 
-    from bench.coverage_shrink import shrink_config
+    from bench.coverage_shrink import fit_rotary_sections, shrink_config
 
     config = shrink_config(CONFIG_MAPPING[model_type]())
     torch.manual_seed(0)
     model = getattr(transformers, class_name)(config).eval()
+    fitted = fit_rotary_sections(model)
+    if fitted:  # the config changed in place (its sub-configs are the modules' own): built again from it
+        torch.manual_seed(0)
+        model = getattr(transformers, class_name)(config).eval()
     folder.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(folder)
-    return {"parameters": int(sum(p.numel() for p in model.parameters()))}
+    return {"parameters": int(sum(p.numel() for p in model.parameters())), **({"shrink_fit": fitted} if fitted else {})}
 
 
 def independent_check(report: Any) -> dict[str, Any]:

@@ -18,6 +18,9 @@ groups still divide the heads, an image size a pixel shuffle / merger cannot fol
 moves to the multiple below, and a ``vocab_size``, head size or media token id the default leaves None (a CTC
 head, BLIP-2's ``image_token_index``) gets the shrunk value or a free id; a modality sub-config the default
 leaves None (Gemma4's vision and audio) is the config class's own default for it, so the table tests that path.
+After the build, a default whose rotary size contradicts the M-RoPE sections its own model code falls back to
+(GLM-4.1V: sections for half the head, a default with none of ``partial_rotary_factor``) gets the share the
+sections fill (``fit_rotary_sections``, read from the built model's modules).
 """
 
 from __future__ import annotations
@@ -388,3 +391,27 @@ def _fit_image_tokens(d: dict[str, Any]) -> None:
     for key in ("mm_tokens_per_image", "image_seq_length", "num_image_tokens"):
         if isinstance(d.get(key), int) and d[key] > patches:
             d[key] = patches
+
+
+def fit_rotary_sections(model: Any) -> list[str]:
+    """Make a default config's rotary size agree with the M-RoPE sections its model code assumes; returns what changed.
+
+    Why: some defaults leave ``mrope_section`` and ``partial_rotary_factor`` to the checkpoint, and the model code's
+    fallback sections (GLM-4.1V: [8, 12, 12], 32 frequencies) only fit the checkpoint's rotary share of the head
+    (0.5 of 128): with the default's full head every forward fails in its ``split``. Read from the built model (any
+    module holding ``mrope_section`` beside its ``inv_freq``), never per architecture: the share becomes the one the
+    sections fill (the model is then built again from the same config)."""
+    notes: list[str] = []
+    for name, mod in model.named_modules():
+        sections, freq, config = getattr(mod, "mrope_section", None), getattr(mod, "inv_freq", None), \
+            getattr(mod, "config", None)
+        params = getattr(config, "rope_parameters", None)
+        if not (isinstance(sections, (list, tuple)) and _ints(sections) and freq is not None
+                and isinstance(params, dict)) or sum(sections) == freq.numel() or sum(sections) > freq.numel():
+            continue
+        factor = params.get("partial_rotary_factor", 1.0) * sum(sections) / freq.numel()
+        params["partial_rotary_factor"] = factor
+        notes.append(f"{type(config).__name__}: partial_rotary_factor {factor:g} (the {sum(sections)} rotary "
+                     f"frequencies {name or 'the model'}'s mrope_section {list(sections)} splits; the default's "
+                     f"full head gives {freq.numel()})")
+    return notes

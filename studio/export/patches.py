@@ -12,6 +12,10 @@ its own position embedding and the pooler reads the CLS token.
 Mixture-of-experts layers (any type): transformers' default ``grouped_mm`` experts path counts tokens per expert
 with ``torch.histc``, which no ONNX exporter converts; its ``batched_mm`` path (each token's experts' weights
 gathered, one batched matmul) computes the same sums with gather and matmul only, so the export runs with it.
+
+TorchScript conversions the exporter lacks or gets wrong (``studio.export.symbolics``: triangular solves; torch's
+repeat_interleave / unfold / full / slice / cumsum / permute where they break) are registered for the same span;
+the ones an export used that compute differently are listed with the patches.
 """
 
 from __future__ import annotations
@@ -68,8 +72,11 @@ def export_patches(model: nn.Module, model_type: str) -> Iterator[list[str]]:
     if configs:
         notes.append("mixture-of-experts layers exported with transformers' batched_mm experts path (the grouped_mm "
                      "default counts tokens with torch.histc, which no ONNX exporter converts); same sums")
+    from studio.export.symbolics import torchscript_symbolics
+
     try:
-        yield notes
+        with torchscript_symbolics(notes):
+            yield notes
     finally:
         for obj, name, old in undo:
             if old is None:

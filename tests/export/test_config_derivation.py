@@ -13,7 +13,7 @@ import pytest
 pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 
-from bench.coverage_shrink import shrink_config  # noqa: E402
+from bench.coverage_shrink import fit_rotary_sections, shrink_config  # noqa: E402
 
 pytestmark = pytest.mark.export
 
@@ -137,3 +137,22 @@ def test_moe_exports_through_the_batched_experts_path() -> None:
             patched = model(input_ids=ids).logits
     assert model.config._experts_implementation == "grouped_mm"
     assert torch.allclose(before, patched, atol=1e-5)
+
+
+def test_rotary_share_fits_the_models_mrope_sections() -> None:
+    """GLM-4.1V's default config has no partial_rotary_factor, and its model code falls back to M-RoPE sections
+    [8, 12, 12] (32 frequencies, the checkpoints' half head): the built model names the mismatch, the share
+    becomes 0.5 and the model built again runs a forward; a model that already fits is left as it is."""
+    import torch
+
+    config = shrink_config(transformers.CONFIG_MAPPING["glm4v"]())
+    model = transformers.Glm4vForConditionalGeneration(config)
+    ids = torch.randint(0, 100, (1, 6))
+    with pytest.raises(RuntimeError, match="split_with_sizes"):
+        model(input_ids=ids)
+    notes = fit_rotary_sections(model)
+    assert len(notes) == 1 and "partial_rotary_factor 0.5" in notes[0] and "[8, 12, 12]" in notes[0]
+    model = transformers.Glm4vForConditionalGeneration(config).eval()
+    assert fit_rotary_sections(model) == []
+    with torch.no_grad():
+        assert model(input_ids=ids).logits.shape[:2] == (1, 6)
