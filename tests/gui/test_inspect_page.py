@@ -275,3 +275,23 @@ def test_graph_opens_at_fit_and_an_empty_findings_table_gives_it_the_height(qtbo
         assert table_h >= 0.3 * (graph_h + table_h), split.sizes()
     finally:
         page.jobs.shutdown()
+
+
+def test_a_panels_placeholder_wraps_instead_of_being_cut(qtbot) -> None:  # type: ignore[no-untyped-def]
+    """The Node panel's "Select a node..." wraps onto a second line in a narrow dock (Qt drew a text edit's
+    placeholder on one line, cut at the panel's edge: seen at 1366x768, in Chinese too)."""
+    from studio.gui.inspector.side_tabs import text_panel
+
+    b = text_panel("Select a node in the graph or a finding to see its details.")
+    qtbot.addWidget(b)
+    b.resize(237, 200)
+    b.show()
+    qtbot.waitExposed(b)
+    img = b.viewport().grab().toImage()
+    line, top = b.fontMetrics().lineSpacing(), int(b.document().documentMargin())
+    bg = img.pixelColor(img.width() - 2, img.height() - 2)
+
+    def ink(y0: int, y1: int) -> bool:
+        return any(img.pixelColor(x, y) != bg for y in range(y0, min(y1, img.height())) for x in range(img.width()))
+
+    assert ink(top, top + line) and ink(top + line, top + 2 * line)

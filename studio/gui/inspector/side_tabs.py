@@ -4,16 +4,43 @@ fix changed (rich text from ``details``), the Profile tab and the Verify tab (re
 
 from __future__ import annotations
 
-from PySide6.QtGui import QTextOption
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QPainter, QPaintEvent, QPalette, QTextOption
 from PySide6.QtWidgets import QFrame, QTabWidget, QTextBrowser, QWidget
 
 from studio.gui.inspector.profile_panel import ProfilePanel
 from studio.gui.inspector.verify_panel import VerifyPanel
 
 
+class TextPanel(QTextBrowser):
+    """A QTextBrowser whose placeholder wraps: Qt draws a text edit's placeholder on one line, clipped at the
+    panel's edge (the Node panel's at 1366x768, worse in Chinese)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._placeholder = ""
+
+    def setPlaceholderText(self, text: str) -> None:  # noqa: N802 (Qt override)
+        self._placeholder = text or ""
+        self.viewport().update()
+
+    def placeholderText(self) -> str:  # noqa: N802 (Qt override)
+        return self._placeholder
+
+    def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802 (Qt override)
+        super().paintEvent(event)
+        if self._placeholder and self.document().isEmpty():
+            painter = QPainter(self.viewport())
+            painter.setPen(self.palette().color(QPalette.ColorRole.PlaceholderText))
+            margin = int(self.document().documentMargin())
+            rect = self.viewport().rect().adjusted(margin, margin, -margin, -margin)
+            painter.drawText(rect, int(Qt.AlignmentFlag.AlignTop | Qt.TextFlag.TextWordWrap), self._placeholder)
+            painter.end()
+
+
 def text_panel(placeholder: str) -> QTextBrowser:
     """A read-only rich-text panel; links are the page's to follow, not the browser's."""
-    b = QTextBrowser()
+    b = TextPanel()
     b.setOpenLinks(False)
     b.setFrameShape(QFrame.Shape.NoFrame)
     b.setPlaceholderText(placeholder)
