@@ -8,7 +8,10 @@ Qt-free: the page fills its combos from :func:`backends`; the state line comes f
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
+
+from studio.core.errors import StudioError
 
 LISTED_ONLY = ("tvm-relax", "mlc-llm")  # the built-in plugin's own declarations (the page's "tvm" and --mlc-llm)
 
@@ -70,3 +73,21 @@ def compile_target_for(target: str) -> str:
         return next((b.id for b in list_boards() if b.target == target), target)
     except Exception:  # board profiles unreadable: leave the choice to the user
         return target
+
+
+def default_output(model: str, target_id: str | None, backend_id: str, workspace_root: Path | None) -> Path | None:
+    """Where an empty Output field compiles to: WORKSPACE/compiled/<name>-<target> with a workspace, else the
+    core default (./compiled/..., never in the model's folder); None without a model or a target."""
+    if not model or not target_id:
+        return None
+    from studio.compile.outputs import COMPILED_DIR, compiled_name
+
+    leaf = str(target_id) if backend_id == "tvm" else f"{target_id}-{backend_id}"
+    if workspace_root is not None:
+        return Path(workspace_root) / COMPILED_DIR / f"{compiled_name(Path(model))}-{leaf}"
+    from studio.compile.api import default_out
+
+    try:
+        return default_out(Path(model), leaf)
+    except StudioError:
+        return None

@@ -29,7 +29,13 @@ from PySide6.QtWidgets import (
 )
 
 from studio.core.errors import Problem, StudioError
-from studio.gui.compile.backends import Backend, backends, board_for_report, compile_target_for
+from studio.gui.compile.backends import (
+    Backend,
+    backends,
+    board_for_report,
+    compile_target_for,
+    default_output,
+)
 from studio.gui.compile.report_view import CompileReportView
 from studio.gui.file_dialogs import start_dir
 from studio.gui.page import Page
@@ -296,23 +302,9 @@ class CompilePage(Page):
         self._update_out_placeholder()
 
     def default_output(self) -> Path | None:
-        """Where an empty Output field compiles to: WORKSPACE/compiled/<name>-<target> with a workspace, else
-        the core default (./compiled/..., never in the model's folder); None without a model."""
-        model = self.model_edit.text().strip()
-        tid = self.target_combo.currentData()
-        if not model or not tid:
-            return None
-        from studio.compile.outputs import COMPILED_DIR, compiled_name
-
-        leaf = str(tid) if self.backend.id == "tvm" else f"{tid}-{self.backend.id}"
-        if self.workspace is not None:
-            return Path(self.workspace.root) / COMPILED_DIR / f"{compiled_name(Path(model))}-{leaf}"
-        from studio.compile.api import default_out
-
-        try:
-            return default_out(Path(model), leaf)
-        except StudioError:
-            return None
+        """Where an empty Output field compiles to (``compile.backends.default_output``); None without a model."""
+        return default_output(self.model_edit.text().strip(), self.target_combo.currentData(), self.backend.id,
+                              self.workspace.root if self.workspace is not None else None)
 
     def _update_out_placeholder(self) -> None:
         out = self.default_output()

@@ -43,7 +43,7 @@ from studio.gui.widgets.fixed_lines import FixedLinesLabel
 from studio.gui.widgets.flow import FlowLayout, keep_wrapped_height
 from studio.gui.widgets.layout import add_heading, browse_row
 from studio.gui.widgets.openssf_box import OpenSSFBox
-from studio.gui.widgets.source_info import compiled_source_text
+from studio.gui.widgets.source_info import board_text, compiled_source_text, read_compiled_source
 from studio.gui.widgets.tables import readonly_table
 
 
@@ -214,26 +214,14 @@ class PackagingPage(Page):
             self.key_combo.setCurrentIndex(max(0, self.key_combo.findData(select)))
 
     def _board_changed(self) -> None:
-        if self.board_combo.currentData() is None:
-            self.board_info.setText(self.tr("No board of the workspace's target {target}: choose the board the bundle "
-                                            "is for.").format(target=self.target or "—"))
-        elif (b := self._boards.get(self.board_combo.currentData())) is not None:
-            self.board_info.setText(self.tr("{cpu_arch}, {accelerator} → inspector target {target}; "
-                                            "{runtime} with {join}; "
-                                            "power: {get}").format(cpu_arch=b.cpu_arch, accelerator=b.accelerator, target=b.target, runtime=b.runtime, join=', '.join(b.execution_providers), get=b.power_sensor.get('kind', 'none')))
+        data = self.board_combo.currentData()
+        if data is None or data in self._boards:
+            self.board_info.setText(board_text(self._boards.get(data) if data else None, self.target))
         self._source_changed()  # the board's CPU check of a compiled source
 
     def _compiled_source(self) -> Any:
         """The CompiledSource when the chosen source is a `studio compile` folder, else None."""
-        from studio.package.compiled import is_compiled_dir, read_compiled
-
-        src = self.source_edit.text().strip()
-        if not src or not is_compiled_dir(src):
-            return None
-        try:
-            return read_compiled(src)
-        except StudioError:
-            return None
+        return read_compiled_source(self.source_edit.text().strip())
 
     def _source_changed(self) -> None:
         self.openssf.set_source(self.source_edit.text().strip() or None)

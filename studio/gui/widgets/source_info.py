@@ -7,6 +7,8 @@ from typing import Any
 
 from PySide6.QtCore import QCoreApplication
 
+from studio.core.errors import StudioError
+
 translate = QCoreApplication.translate
 
 
@@ -32,3 +34,28 @@ def compiled_source_text(c: Any, board: Any) -> tuple[str, bool]:
                                        "unless forced; compile with --target {board}").format(
             arch=c.arch, board=board.id, board_arch=board.cpu_arch) + "\n" + text
     return text, mismatch
+
+
+def read_compiled_source(src: str) -> Any:
+    """The CompiledSource when ``src`` is a `studio compile` folder, else None (an unreadable one too)."""
+    from studio.package.compiled import is_compiled_dir, read_compiled
+
+    if not src or not is_compiled_dir(src):
+        return None
+    try:
+        return read_compiled(src)
+    except StudioError:
+        return None
+
+
+def board_text(board: Any, target: str | None) -> str:
+    """The Board row's line: the chosen BoardProfile's CPU, accelerator, runtime and power sensor, or, with none
+    chosen, why (no board carries the workspace's ``target``)."""
+    if board is None:
+        return translate("PackagingPage", "No board of the workspace's target {target}: choose the board the bundle "
+                         "is for.").format(target=target or "—")
+    return translate("PackagingPage", "{cpu_arch}, {accelerator} → inspector target {target}; {runtime} with {join}; "
+                     "power: {get}").format(cpu_arch=board.cpu_arch, accelerator=board.accelerator,
+                                            target=board.target, runtime=board.runtime,
+                                            join=", ".join(board.execution_providers),
+                                            get=board.power_sensor.get("kind", "none"))
