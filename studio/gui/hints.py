@@ -2,49 +2,63 @@
 
 The core's errors speak CLI (the CLI is one face of the core and prints them as they are). When the GUI shows
 a hint, each flag it knows is replaced by the control that sets it; the equivalent-command boxes keep the
-flags. A flag with no control here stays as it is, quoted as the command-line spelling.
+flags. A flag with no control here stays as it is, quoted as the command-line spelling. In another language
+the hint is the core catalogue's sentence (studio.core.catalogue) and the control's name Qt's translation.
 """
 
 from __future__ import annotations
 
 import re
 
-# flag -> the control (page: label) that does the same
+from PySide6.QtCore import QT_TRANSLATE_NOOP, QCoreApplication
+
+from studio.core.catalogue import _ as core_text
+
+# flag -> the control (page: label) that does the same; the names go through Qt's translator (context "Hints",
+# collected by lupdate from the QT_TRANSLATE_NOOP marks) when a hint is shown
 CONTROLS: dict[str, str] = {
-    "--force": "the override box",
-    "--simplify": "the Inspector's \u201cSimplify\u201d fix",
-    "--static": "the Inspector's \u201cStatic dims\u2026\u201d fix",
-    "--fp16": "the Inspector's \u201cFP16\u201d fix",
-    "--int8": "the Inspector's \u201cINT8\u201d fix",
-    "--shape": "the Compile page's \u201cShapes\u201d field",
-    "--opset": "the export wizard's \u201cOpset\u201d (Options step)",
-    "--exporter": "the export wizard's \u201cExporter\u201d (Options step)",
-    "--input-signature": "the export wizard's Signature step",
-    "--atol": "the export wizard's \u201cAbsolute tolerance\u201d",
-    "--rtol": "the export wizard's \u201cRelative tolerance\u201d",
-    "--board": "the Package page's \u201cBoard\u201d",
-    "--version": "the Package page's \u201cVersion\u201d",
-    "--key": "the Package page's \u201cSigning key\u201d",
-    "--token-file": "the agent's token file field (Edge agents)",
-    "--profile-dir": "the workspace's targets/ folder",
-    "--out": "the \u201cOutput\u201d field",
+    "--force": QT_TRANSLATE_NOOP("Hints", "the override box"),
+    "--simplify": QT_TRANSLATE_NOOP("Hints", "the Inspector's “Simplify” fix"),
+    "--static": QT_TRANSLATE_NOOP("Hints", "the Inspector's “Static dims…” fix"),
+    "--fp16": QT_TRANSLATE_NOOP("Hints", "the Inspector's “FP16” fix"),
+    "--int8": QT_TRANSLATE_NOOP("Hints", "the Inspector's “INT8” fix"),
+    "--shape": QT_TRANSLATE_NOOP("Hints", "the Compile page's “Shapes” field"),
+    "--opset": QT_TRANSLATE_NOOP("Hints", "the export wizard's “Opset” (Options step)"),
+    "--exporter": QT_TRANSLATE_NOOP("Hints", "the export wizard's “Exporter” (Options step)"),
+    "--input-signature": QT_TRANSLATE_NOOP("Hints", "the export wizard's Signature step"),
+    "--atol": QT_TRANSLATE_NOOP("Hints", "the export wizard's “Absolute tolerance”"),
+    "--rtol": QT_TRANSLATE_NOOP("Hints", "the export wizard's “Relative tolerance”"),
+    "--board": QT_TRANSLATE_NOOP("Hints", "the Package page's “Board”"),
+    "--version": QT_TRANSLATE_NOOP("Hints", "the Package page's “Version”"),
+    "--key": QT_TRANSLATE_NOOP("Hints", "the Package page's “Signing key”"),
+    "--token-file": QT_TRANSLATE_NOOP("Hints", "the agent's token file field (Edge agents)"),
+    "--profile-dir": QT_TRANSLATE_NOOP("Hints", "the workspace's targets/ folder"),
+    "--out": QT_TRANSLATE_NOOP("Hints", "the “Output” field"),
 }
 SWITCHES = {"--force", "--simplify", "--fp16", "--int8"}
 # where one flag means a different control on a page
 BY_PAGE: dict[str, dict[str, str]] = {
-    "package": {"--force": "\u201cPackage even if the board check fails\u201d", "--out": "the \u201cOutput\u201d field",
-                "--trust": "\u201cPublic key\u2026\u201d \u2192 \u201cPush to agent\u201d (or the agent's trust file)"},
-    "compile": {"--force": "\u201cReplace an existing output folder\u201d", "--out": "the \u201cOutput\u201d field"},
-    "triton": {"--version": "the \u201cVersion\u201d field", "--name": "the \u201cName\u201d field"},
-    "export": {"--output": "the \u201cONNX file\u201d field (Options step)"},
-    "try-it": {"--prompt": "the \u201cPrompt\u201d field", "--image": "the \u201cImage\u201d field",
-               "--audio": "the \u201cAudio\u201d field", "--max-new-tokens": "\u201cMax new tokens\u201d",
-               "--prompt-ids": "the \u201cPrompt\u201d field"},
+    "package": {"--force": QT_TRANSLATE_NOOP("Hints", "“Package even if the board check fails”"),
+                "--out": QT_TRANSLATE_NOOP("Hints", "the “Output” field"),
+                "--trust": QT_TRANSLATE_NOOP("Hints", "“Public key…” → “Push to agent” (or the agent's trust file)")},
+    "compile": {"--force": QT_TRANSLATE_NOOP("Hints", "“Replace an existing output folder”"),
+                "--out": QT_TRANSLATE_NOOP("Hints", "the “Output” field")},
+    "triton": {"--version": QT_TRANSLATE_NOOP("Hints", "the “Version” field"),
+               "--name": QT_TRANSLATE_NOOP("Hints", "the “Name” field")},
+    "export": {"--output": QT_TRANSLATE_NOOP("Hints", "the “ONNX file” field (Options step)")},
+    "try-it": {"--prompt": QT_TRANSLATE_NOOP("Hints", "the “Prompt” field"),
+               "--image": QT_TRANSLATE_NOOP("Hints", "the “Image” field"),
+               "--audio": QT_TRANSLATE_NOOP("Hints", "the “Audio” field"),
+               "--max-new-tokens": QT_TRANSLATE_NOOP("Hints", "“Max new tokens”"),
+               "--prompt-ids": QT_TRANSLATE_NOOP("Hints", "the “Prompt” field")},
 }
 # a flag and its value: quoted, or up to a space / ; / ) / backtick (a comma ends it only before a space:
 # "--shape x=1,3,224,224, then" keeps the shape whole)
 _FLAG = re.compile(r"(?<![\w-])(--[a-z][a-z0-9-]*)(?:[ =](?:\"[^\"]*\"|'[^']*'|(?![-`])(?:[^\s,;)`]|,(?=\S))+))?")
 _COMMAND = re.compile(r"`(studio[^`]*)`")
+# CJK text and its punctuation: a Chinese sentence spaces a flag ("请用 --board X 重新打包"), not a control name
+_WIDE = "\u3000-\u303f\u4e00-\u9fff\uff00-\uffef\u201c\u201d\u2026"
+_UNSPACE = re.compile(f"(?<=[{_WIDE}]) \x01(?=[{_WIDE}])|(?<=[{_WIDE}])\x02 (?=[{_WIDE}])")
 
 
 def gui_hint(hint: str | None, page: str | None = None, values: bool = True) -> str | None:
@@ -53,6 +67,7 @@ def gui_hint(hint: str | None, page: str | None = None, values: bool = True) -> 
     after a flag is the sentence, not its value) replaces the flag alone."""
     if not hint:
         return hint
+    hint = core_text(hint)  # the core's sentence in the interface language (its flags kept), then the controls
     controls = {**CONTROLS, **BY_PAGE.get(page or "", {})}
     commands: list[str] = []
 
@@ -67,7 +82,9 @@ def gui_hint(hint: str | None, page: str | None = None, values: bool = True) -> 
         if flag not in controls:
             return m.group(0)
         rest = m.group(0)[len(flag):]  # a switch takes no value: what follows it is the sentence
-        return controls[flag] + (rest if flag in SWITCHES or not values else "")
+        name = QCoreApplication.translate("Hints", controls[flag])
+        return "\x01" + name + "\x02" + (rest if flag in SWITCHES or not values else "")
 
     text = _FLAG.sub(swap, text)
+    text = _UNSPACE.sub("", text).replace("\x01", "").replace("\x02", "")
     return re.sub(r"\0(\d+)\0", lambda m: commands[int(m.group(1))], text)

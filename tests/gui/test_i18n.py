@@ -332,3 +332,28 @@ def test_a_core_error_in_the_problems_panel_in_chinese(qtbot, tmp_path: Path, zh
         assert CJK.search(w.status.msg.full_text())
     finally:
         w.jobs.shutdown()
+
+
+def test_a_core_hint_names_the_gui_control_in_chinese(qtbot, english) -> None:  # type: ignore[no-untyped-def]
+    """A core hint shown in the GUI (studio.gui.hints) reads Chinese with the control named in Chinese (Qt's
+    "Hints" context), not its CLI flag nor the English control name; English again after switching back."""
+    from studio.gui.hints import gui_hint
+    from studio.gui.widgets.field_error import FieldError
+
+    class CompileLike(QWidget):
+        page_id = "compile"  # FieldError names the controls of the page it sits on
+
+    page = CompileLike()
+    qtbot.addWidget(page)
+    error = FieldError(page)
+    english_hint = gui_hint("package it again with --board rk3588")
+    assert english_hint == "package it again with the Package page's “Board”"
+    assert i18n.translator().apply("zh_CN") is None
+    assert gui_hint("package it again with --board rk3588") == "请用“打包”页面的“开发板”重新打包"
+    assert gui_hint("use --static batch=1,sequence=64") == "请使用检查器的“静态维度…”修复"
+    error.show_error("输出文件夹已存在", hint="choose another --out, or pass --force to replace it")
+    text = error.text()
+    assert "“输出”字段" in text and "“替换已有的输出文件夹”" in text, text
+    assert not re.search(r"--|[A-Za-z]{3,}", text), text  # no flag, no English word
+    assert i18n.translator().apply(i18n.ENGLISH) is None
+    assert gui_hint("package it again with --board rk3588") == english_hint

@@ -2706,6 +2706,117 @@ CLI: --shape NAME=D,D,...</translation>
     </message>
 </context>
 <context>
+    <name>Hints</name>
+    <message>
+        <source>the override box</source>
+        <translation>覆盖选项复选框</translation>
+    </message>
+    <message>
+        <source>the Inspector&apos;s “Simplify” fix</source>
+        <translation>检查器的“简化”修复</translation>
+    </message>
+    <message>
+        <source>the Inspector&apos;s “Static dims…” fix</source>
+        <translation>检查器的“静态维度…”修复</translation>
+    </message>
+    <message>
+        <source>the Inspector&apos;s “FP16” fix</source>
+        <translation>检查器的“FP16”修复</translation>
+    </message>
+    <message>
+        <source>the Inspector&apos;s “INT8” fix</source>
+        <translation>检查器的“INT8”修复</translation>
+    </message>
+    <message>
+        <source>the Compile page&apos;s “Shapes” field</source>
+        <translation>“编译”页面的“形状”字段</translation>
+    </message>
+    <message>
+        <source>the export wizard&apos;s “Opset” (Options step)</source>
+        <translation>“导出”页面的“Opset”（“选项”步骤）</translation>
+    </message>
+    <message>
+        <source>the export wizard&apos;s “Exporter” (Options step)</source>
+        <translation>“导出”页面的“导出器”（“选项”步骤）</translation>
+    </message>
+    <message>
+        <source>the export wizard&apos;s Signature step</source>
+        <translation>“导出”页面的“签名”步骤</translation>
+    </message>
+    <message>
+        <source>the export wizard&apos;s “Absolute tolerance”</source>
+        <translation>“导出”页面的“绝对容差”</translation>
+    </message>
+    <message>
+        <source>the export wizard&apos;s “Relative tolerance”</source>
+        <translation>“导出”页面的“相对容差”</translation>
+    </message>
+    <message>
+        <source>the Package page&apos;s “Board”</source>
+        <translation>“打包”页面的“开发板”</translation>
+    </message>
+    <message>
+        <source>the Package page&apos;s “Version”</source>
+        <translation>“打包”页面的“版本”</translation>
+    </message>
+    <message>
+        <source>the Package page&apos;s “Signing key”</source>
+        <translation>“打包”页面的“签名密钥”</translation>
+    </message>
+    <message>
+        <source>the agent&apos;s token file field (Edge agents)</source>
+        <translation>代理的令牌文件字段（“边缘代理”）</translation>
+    </message>
+    <message>
+        <source>the workspace&apos;s targets/ folder</source>
+        <translation>工作区的 targets/ 文件夹</translation>
+    </message>
+    <message>
+        <source>the “Output” field</source>
+        <translation>“输出”字段</translation>
+    </message>
+    <message>
+        <source>“Package even if the board check fails”</source>
+        <translation>“即使开发板检查失败也打包”</translation>
+    </message>
+    <message>
+        <source>“Public key…” → “Push to agent” (or the agent&apos;s trust file)</source>
+        <translation>“公钥…” → “推送到代理”（或代理的信任文件）</translation>
+    </message>
+    <message>
+        <source>“Replace an existing output folder”</source>
+        <translation>“替换已有的输出文件夹”</translation>
+    </message>
+    <message>
+        <source>the “Version” field</source>
+        <translation>“版本”字段</translation>
+    </message>
+    <message>
+        <source>the “Name” field</source>
+        <translation>“名称”字段</translation>
+    </message>
+    <message>
+        <source>the “ONNX file” field (Options step)</source>
+        <translation>“ONNX 文件”字段（“选项”步骤）</translation>
+    </message>
+    <message>
+        <source>the “Prompt” field</source>
+        <translation>“提示词”字段</translation>
+    </message>
+    <message>
+        <source>the “Image” field</source>
+        <translation>“图像”字段</translation>
+    </message>
+    <message>
+        <source>the “Audio” field</source>
+        <translation>“音频”字段</translation>
+    </message>
+    <message>
+        <source>“Max new tokens”</source>
+        <translation>“最大新 token 数”</translation>
+    </message>
+</context>
+<context>
     <name>InferenceForm</name>
     <message>
         <source>{ms} ms round trip</source>
