@@ -6,6 +6,11 @@ on first use after the ``.po`` changed (next to it, or into the cache folder whe
 neither ``msgfmt`` nor babel is needed. ``_("English text")`` returns the translation, or the text itself when
 the catalogue has none: English is the source and the fallback. Machine-readable output (``--json``), flag
 names, ids, paths and op names never go through here.
+
+A plugin ships its own catalogue: its manifest's ``"messages": {"domain": D, "locale": "package:folder"}``
+names ``folder/<code>/LC_MESSAGES/D.po`` (read without importing the plugin), which joins the studio's as a
+gettext fallback, so the core never needs to know a plugin's strings. ``N_("...")`` marks a text that is
+translated later, where it is shown (a reason kept in a report); the extractor reads those marks too.
 """
 
 from __future__ import annotations
@@ -111,13 +116,56 @@ def compile_po(po: Path, mo: Path) -> int:
     return n
 
 
-def po_path(code: str, folder: Path | None = None) -> Path:
-    return (folder or LOCALE_DIR) / code / "LC_MESSAGES" / f"{DOMAIN}.po"
+def po_path(code: str, folder: Path | None = None, domain: str = DOMAIN) -> Path:
+    return (folder or LOCALE_DIR) / code / "LC_MESSAGES" / f"{domain}.po"
 
 
-def ensure_mo(code: str, folder: Path | None = None) -> Path | None:
+@dataclass(frozen=True)
+class Domain:
+    """One message catalogue: ``folder/<code>/LC_MESSAGES/<name>.po``, covering the call sites under ``sources``
+    (the package studio.core.message_extract reads); ``plugin``: the plugin that registered it ("" the studio)."""
+
+    name: str
+    folder: Path
+    sources: Path
+    plugin: str = ""
+
+
+def studio_domain() -> Domain:
+    return Domain(DOMAIN, LOCALE_DIR, Path(__file__).resolve().parents[1])
+
+
+def plugin_domains() -> list[Domain]:
+    """The catalogues plugins register in their manifests (``messages``), found without importing the plugins;
+    a plugin whose package cannot be found is left out (its manifest's own error is ``studio plugins``')."""
+    import importlib.util
+
+    from studio.core import plugins
+
+    found: list[Domain] = []
+    for p in plugins.discover():
+        if not p.messages or p.error:
+            continue
+        package, _sep, rel = p.messages["locale"].partition(":")
+        try:
+            spec = importlib.util.find_spec(package.split(".")[0])
+        except (ImportError, ValueError):
+            spec = None
+        if spec is None or not spec.submodule_search_locations:
+            continue
+        base = Path(list(spec.submodule_search_locations)[0]).joinpath(*package.split(".")[1:])
+        found.append(Domain(p.messages["domain"], base / rel, base, p.name))
+    return found
+
+
+def N_(message: str) -> str:  # noqa: N802 - gettext's name for the no-op mark
+    """``message`` itself: marks a text for the catalogue (message_extract) that is translated where it is shown."""
+    return message
+
+
+def ensure_mo(code: str, folder: Path | None = None, domain: str = DOMAIN) -> Path | None:
     """The compiled catalogue of ``code``, built when missing or older than its ``.po``; None when there is none."""
-    po = po_path(code, folder)
+    po = po_path(code, folder, domain)
     mo = po.with_suffix(".mo")
     if not po.is_file():
         return mo if mo.is_file() else None
@@ -129,7 +177,7 @@ def ensure_mo(code: str, folder: Path | None = None) -> Path | None:
     except OSError:  # a read-only install: the user's cache folder
         from studio.core.paths import cache_dir
 
-        cached = cache_dir() / "locale" / code / f"{DOMAIN}.mo"
+        cached = cache_dir() / "locale" / code / f"{domain}.mo"
         if cached.is_file() and cached.stat().st_mtime >= po.stat().st_mtime:
             return cached
         try:
@@ -140,8 +188,10 @@ def ensure_mo(code: str, folder: Path | None = None) -> Path | None:
             return None
 
 
-def use(code: str, folder: Path | None = None) -> str | None:
-    """Speak ``code`` from now on; English and the reason when its catalogue cannot be read."""
+def use(code: str, folder: Path | None = None, plugins: list[Domain] | None = None) -> str | None:
+    """Speak ``code`` from now on (the studio's catalogue, then each plugin's); English and the reason when the
+    studio's cannot be read, that plugin's messages in English and the reason when a plugin's cannot.
+    ``plugins``: the plugin catalogues (default: the installed plugins', :func:`plugin_domains`)."""
     global _current, _code, _env_key
     _current, _code, _env_key = gettext.NullTranslations(), language.ENGLISH, _env_now()
     if code == language.ENGLISH:
@@ -154,7 +204,16 @@ def use(code: str, folder: Path | None = None) -> str | None:
             _current, _code = gettext.GNUTranslations(fh), code
     except (OSError, ValueError, struct.error) as exc:
         return f"the {code} message catalogue cannot be read ({exc}): speaking English"
-    return None
+    problems = []
+    for d in plugin_domains() if plugins is None else plugins:
+        try:
+            mo = ensure_mo(code, d.folder, d.name)
+            if mo is not None:
+                with mo.open("rb") as fh:
+                    _current.add_fallback(gettext.GNUTranslations(fh))
+        except (OSError, ValueError, struct.error) as exc:
+            problems.append(f"the {code} messages of plugin {d.plugin} cannot be read ({exc}): they stay English")
+    return "; ".join(problems) or None
 
 
 def _env_now() -> tuple[str | None, ...]:
@@ -206,8 +265,12 @@ def _templates() -> TemplateMatcher:
     """The current catalogue's templates (built once per catalogue: a few hundred regular expressions)."""
     global _matcher
     if _matcher is None or _matcher[0] is not _current:
-        catalog = getattr(_current, "_catalog", {})
-        _matcher = (_current, TemplateMatcher((k, v) for k, v in catalog.items() if isinstance(k, str)))
+        pairs: list[tuple[str, str]] = []
+        t: object = _current
+        while t is not None:  # the studio's catalogue, then the plugins' (gettext fallbacks)
+            pairs += [(k, v) for k, v in getattr(t, "_catalog", {}).items() if isinstance(k, str)]
+            t = getattr(t, "_fallback", None)
+        _matcher = (_current, TemplateMatcher(pairs, nested=_))
     return _matcher[1]
 
 
@@ -228,5 +291,5 @@ def tr(template: str, /, **values: object) -> str:
 errors.set_translator(_)  # StudioError.render speaks the same language
 
 
-__all__ = ["DOMAIN", "LOCALE_DIR", "Entry", "_", "compile_po", "current", "ensure_mo", "init", "job_text",
-           "parse_po", "po_path", "tr", "use"]
+__all__ = ["DOMAIN", "LOCALE_DIR", "Domain", "Entry", "N_", "_", "compile_po", "current", "ensure_mo", "init",
+           "job_text", "parse_po", "plugin_domains", "po_path", "studio_domain", "tr", "use"]

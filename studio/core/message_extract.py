@@ -3,8 +3,10 @@
 Two kinds of call sites: the error and hint texts given to a StudioError class, and the status and log lines a
 job reports (``job.set_status(...)``, ``job.log(...)``, ``job.step(i, n, status)``, ``stages.begin(name,
 status)`` and the few wrappers around them, :data:`STATUS_CALLS`), which the GUI's Jobs and Log panels show.
-``python -m studio.core.message_extract [CODE]`` prints the templates CODE's catalogue (default zh_CN) lacks as
-``.po`` entries to fill in; ``tests/cli/test_cli_language.py`` fails while any is missing. Kept apart from
+A third: texts marked with ``N_(...)`` (translated where they are shown). The studio's catalogue covers the
+``studio`` package, each plugin's (``messages`` in its manifest) its own package.
+``python -m studio.core.message_extract [CODE]`` prints the templates CODE's catalogues (default zh_CN) lack as
+``.po`` entries to fill in, per catalogue; ``tests/cli/test_cli_language.py`` fails while any is missing. Kept apart from
 :mod:`studio.core.message_templates`, which the catalogue imports, so the catalogue never imports itself.
 """
 
@@ -80,27 +82,56 @@ def source_templates(root: Path, error_names: Iterable[str]) -> dict[str, str]:
                 continue
             texts = [node.args[0]] if node.args else []
             texts += [kw.value for kw in node.keywords if kw.arg in ("message", "hint")]
-            for t in map(template_of, texts):
+            for t in (template_of(_joined(x)) for x in texts):
                 if t and translatable(t):
                     found.setdefault(t, f"{f.relative_to(root.parent)}:{node.lineno}")
     return found
 
 
-def main(argv: list[str] | None = None) -> int:
-    """``python -m studio.core.message_extract [CODE]``: the core's error, hint, status and log templates that
-    CODE's catalogue (default zh_CN) lacks, as ``.po`` entries with empty translations to fill in and append."""
-    code = (argv if argv is not None else sys.argv[1:] or ["zh_CN"])[0]
-    po = catalogue.po_path(code)
-    have = {e.msgid for e in catalogue.parse_po(po.read_text(encoding="utf-8"), po.name)}
+def marked_templates(root: Path) -> dict[str, str]:
+    """Template -> first ``file:line`` of every ``N_(...)`` mark under ``root`` (studio.core.catalogue.N_)."""
+    found: dict[str, str] = {}
+    for f, tree in _files(root):
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and _called(node) == "N_" and node.args:
+                t = template_of(_joined(node.args[0]))
+                if t and translatable(t):
+                    found.setdefault(t, f"{f.relative_to(root.parent)}:{node.lineno}")
+    return found
+
+
+def templates(root: Path) -> dict[str, str]:
+    """Every template a catalogue covering the package ``root`` must hold: errors, hints, status lines, marks."""
     names = [n for n, v in vars(errors).items() if isinstance(v, type) and issubclass(v, errors.StudioError)]
-    root = Path(catalogue.__file__).resolve().parents[1]
-    found = {**status_templates(root), **source_templates(root, names)}
-    missing = {t: where for t, where in found.items() if t not in have}
-    for t, where in missing.items():
-        quoted = t.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
-        print(f'#: {where}\nmsgid "{quoted}"\nmsgstr ""\n')
-    print(f"{len(missing)} template(s) missing from {po}", file=sys.stderr)
-    return 1 if missing else 0
+    return {**status_templates(root), **source_templates(root, names), **marked_templates(root)}
+
+
+def missing(code: str, domain: catalogue.Domain) -> dict[str, str]:
+    """The templates of ``domain``'s sources its ``code`` catalogue lacks (all of them when it has no .po)."""
+    po = catalogue.po_path(code, domain.folder, domain.name)
+    text = po.read_text(encoding="utf-8") if po.is_file() else ""
+    have = {e.msgid for e in catalogue.parse_po(text, po.name)}
+    return {t: where for t, where in templates(domain.sources).items() if t not in have}
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m studio.core.message_extract [CODE]``: the error, hint, status and log templates that CODE's
+    catalogues (default zh_CN; the studio's, then each plugin's) lack, as ``.po`` entries with empty
+    translations to fill in and append to the file named above them."""
+    code = (argv if argv is not None else sys.argv[1:] or ["zh_CN"])[0]
+    total = 0
+    for domain in (catalogue.studio_domain(), *catalogue.plugin_domains()):
+        lacking = missing(code, domain)
+        if not lacking:
+            continue
+        print(f"# {catalogue.po_path(code, domain.folder, domain.name)}\n")
+        for t, where in lacking.items():
+            quoted = t.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+            print(f'#: {where}\nmsgid "{quoted}"\nmsgstr ""\n')
+        print(f"{len(lacking)} template(s) missing from {catalogue.po_path(code, domain.folder, domain.name)}",
+              file=sys.stderr)
+        total += len(lacking)
+    return 1 if total else 0
 
 
 if __name__ == "__main__":

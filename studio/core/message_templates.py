@@ -13,9 +13,12 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 PLACEHOLDER = re.compile(r"\{(\w+)\}")
+# placeholders whose value is itself a message (a status word, a reason): translated too, so a Chinese line
+# carries no English "failed" ("compile {status}", "rollout {status}: {reason}")
+NESTED = frozenset(("status", "reason"))
 _WORD = re.compile(r"[A-Za-z]{2,}")
 
 
@@ -57,9 +60,12 @@ def translatable(template: str) -> bool:
 
 
 class TemplateMatcher:
-    """Rendered message -> translation, through the catalogue's templates that have placeholders."""
+    """Rendered message -> translation, through the catalogue's templates that have placeholders; ``nested``
+    translates the value of a :data:`NESTED` placeholder (the catalogue's own lookup)."""
 
-    def __init__(self, translations: Iterable[tuple[str, str]]) -> None:
+    def __init__(self, translations: Iterable[tuple[str, str]],
+                 nested: Callable[[str], str] | None = None) -> None:
+        self.nested = nested
         rules = []
         for msgid, msgstr in translations:
             names = PLACEHOLDER.findall(msgid)
@@ -82,8 +88,11 @@ class TemplateMatcher:
                 continue
             m = pattern.match(message)
             if m is not None:
+                values = dict(zip(names, m.groups(), strict=True))
+                if self.nested is not None:
+                    values.update({k: self.nested(v) for k, v in values.items() if k.rstrip("_") in NESTED and v})
                 try:
-                    yield msgstr.format(**dict(zip(names, m.groups(), strict=True)))
+                    yield msgstr.format(**values)
                 except (KeyError, IndexError, ValueError):
                     continue
 

@@ -14,7 +14,8 @@ returning one); every contribution is imported only when it is first used (``Con
                                    "targets": [...], "precisions": ["", "int8"], "status": "m:g"}},  # g() -> (ok, why)
          "cli": {"example-hello": {"help": "one line for --help", "module": "studio_example.cli"}},
          "pages": {"example": {"title": "Example"}},                    # module.page(name) -> (title, Page cls)
-         "anything-else": ["..."]}}                                     # other kinds: declared, listed only
+         "anything-else": ["..."]},                                     # other kinds: declared, listed only
+     "messages": {"domain": "studio_example", "locale": "studio_example:locale"}}  # its .po (studio.core.catalogue)
 
 A kind maps names to a dict of item keys (or is a plain list of names; a string value is the item's help /
 title / path). Item keys: ``module`` (instead of the plugin's), ``object`` ("pkg.mod:attr", the thing itself),
@@ -166,6 +167,7 @@ class Plugin:
     description: str = ""
     requires: list[str] = field(default_factory=list)  # importable modules it needs, checked lazily
     hint: str = ""  # what to do when a required module is missing (e.g. the pip command)
+    messages: dict[str, str] = field(default_factory=dict)  # its message catalogue: domain, locale ("pkg:folder")
     error: str | None = None  # set when the manifest or the plugin's module failed
     detail: str = ""
     distribution: str = ""
@@ -378,10 +380,15 @@ def _from_entry_point(ep: EntryPoint | Any) -> Plugin:
         requires = manifest.get("requires", []) or []
         if not isinstance(requires, list):
             raise TypeError("manifest 'requires' must be a list of module names")
+        messages = manifest.get("messages") or {}
+        if messages and not (isinstance(messages, dict) and all(isinstance(messages.get(k), str)
+                                                                 for k in ("domain", "locale"))
+                             and _PKG_PATH.match(messages["locale"])):
+            raise TypeError("manifest 'messages' must be {'domain': NAME, 'locale': 'package:folder'}")
         plugin = Plugin(name=str(manifest["name"]), provides={k: list(v) for k, v in items.items()},
                         module=manifest.get("module"), description=str(manifest.get("description", "")),
                         requires=[str(r) for r in requires], hint=str(manifest.get("hint", "")),
-                        contributions=[], **base)
+                        messages=dict(messages), contributions=[], **base)
         plugin.contributions = [Contribution(k, n, plugin, meta) for k, v in items.items() for n, meta in v.items()]
         return plugin
     except Exception as exc:

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from studio.core.catalogue import N_
 from studio.core.errors import StudioError
 from studio.core.jobs import JobState
 from studio.fleet import agent_ops
@@ -114,7 +115,7 @@ class RolloutEngine:
                 ring = st.rings[st.ring]
                 self.job.set_progress(100.0 * st.ring / len(st.rings), force=True)
                 if not self._ring(ring):
-                    return self._rollback_all(f"the gate broke at ring {ring.name}", "rolled_back")
+                    return self._rollback_all(N_(f"the gate broke at ring {ring.name}"), "rolled_back")
                 st.ring += 1
             st.status = "succeeded"
             self.job.set_progress(100.0, force=True)
@@ -122,7 +123,7 @@ class RolloutEngine:
                       f"({sum(a.state == 'passed' for a in st.agents.values())} agents)")
         except _Stop as stop:
             if stop.what == "abort":
-                return self._rollback_all("aborted", "aborted")
+                return self._rollback_all(N_("aborted"), "aborted")
             if stop.what == "pause":
                 st.status = "paused"
                 self.store.clear_request()
@@ -312,8 +313,11 @@ class RolloutEngine:
             self.emit("rolled_back", f"{row.name}: back on {st.bundle_name} {now}", agent=row.name, ring=row.ring)
         st.status = "rollback_incomplete" if failed else status
         self.store.clear_request()
-        self.emit("finished", f"rollout {st.status}: {reason}" + (
-            f"; not rolled back: {', '.join(failed)} (`studio fleet abort` tries again)" if failed else ""))
+        if failed:  # two sentences, not one with an optional tail: {reason} stays one value to translate
+            self.emit("finished", f"rollout {st.status}: {reason}; not rolled back: {', '.join(failed)} "
+                                  "(`studio fleet abort` tries again)")
+        else:
+            self.emit("finished", f"rollout {st.status}: {reason}")
         return st
 
 

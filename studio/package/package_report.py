@@ -35,7 +35,7 @@ class PackageReport(Report):
         text = tr("wrote {bundle}: {name} {version} for {board} (target {target}: {verdict}), {files} files, {mb} "
                   "MB, signed by {key}, {seconds} s; serves {models}", bundle=self.bundle, name=self.name,
                   version=self.version, board=self.board, target=self.target,
-                  verdict=self.verdict + (", " + _("FORCED") if self.forced else ""), files=self.files,
+                  verdict=_(self.verdict) + (", " + _("FORCED") if self.forced else ""), files=self.files,
                   mb=f"{self.total_bytes / 1e6:.1f}", key=self.signer_key_id, seconds=f"{self.seconds:.2f}",
                   models=", ".join(self.served_models))
         if self.compiled:
@@ -45,7 +45,7 @@ class PackageReport(Report):
                     f"{c.get('dtype')})" if c.get("runtime") == "rknn" else
                     f"tvm {c.get('version')} ({c.get('library')}, {c.get('library_kind')}, {c.get('arch')})")
             text += "\n  " + tr("runtime: {what}; parity vs ONNX Runtime ({mode}): {status}", what=what,
-                                  mode=par.get("mode") or "compile", status=par.get("status"))
+                                  mode=par.get("mode") or "compile", status=_(par.get("status") or ""))
             text += tr(", max abs {value}", value=f"{par['max_abs']:.3g}") if par.get("max_abs") is not None else ""
         if self.openssf_source:
             text += "\n  " + tr("source: OpenSSF signature by {signer} verified ({trusted})",

@@ -210,6 +210,6 @@ def render_text(rep: TuneReport) -> str:
         lines.append(tr("warning: {message}", message=w))
     for n in rep.notes:
         lines.append(tr("note: {message}", message=n))
-    status = _("budget met") if rep.met else _("budget NOT met") if rep.status == "not-met" else rep.status
+    status = _("budget met") if rep.met else _("budget NOT met") if rep.status == "not-met" else _(rep.status)
     lines.append(f"\n{status}: {rep.out}  ({rep.seconds:.1f} s)")
     return "\n".join(lines) + "\n"

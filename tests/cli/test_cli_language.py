@@ -208,22 +208,28 @@ def test_parse_errors_in_chinese_same_exit_code() -> None:
 
 def test_every_catalogue_call_has_a_translation() -> None:
     """Every literal text the code passes to the catalogue (``_("...")`` / ``tr("...", ...)`` in a module that
-    imports it) has its zh_CN entry: a new summary line cannot ship English-only by accident."""
+    imports it; the studio's and each plugin's) has its zh_CN entry: a new summary line cannot ship English-only
+    by accident."""
     import ast
 
-    po = catalogue.po_path("zh_CN")
-    have = {e.msgid for e in catalogue.parse_po(po.read_text(encoding="utf-8"), po.name)}
+    def msgids(domain: catalogue.Domain) -> set[str]:
+        po = catalogue.po_path("zh_CN", domain.folder, domain.name)
+        return {e.msgid for e in catalogue.parse_po(po.read_text(encoding="utf-8"), po.name)}
+
+    studio = catalogue.studio_domain()
     missing: dict[str, str] = {}
-    root = Path(catalogue.__file__).resolve().parents[1]
-    for f in sorted(root.rglob("*.py")):
-        src = f.read_text(encoding="utf-8")
-        if "studio.core.catalogue import" not in src:
-            continue
-        for n in ast.walk(ast.parse(src)):
-            if (isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in ("_", "tr") and n.args
-                    and isinstance(n.args[0], ast.Constant) and isinstance(n.args[0].value, str)
-                    and n.args[0].value not in have):
-                missing.setdefault(n.args[0].value, f"{f.relative_to(root)}:{n.lineno}")
+    for domain in (studio, *catalogue.plugin_domains()):  # a plugin's: its own catalogue, or the studio's frame
+        have = msgids(domain) | msgids(studio)
+        root = domain.sources
+        for f in sorted(root.rglob("*.py")):
+            src = f.read_text(encoding="utf-8")
+            if "studio.core.catalogue import" not in src:
+                continue
+            for n in ast.walk(ast.parse(src)):
+                if (isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in ("_", "tr")
+                        and n.args and isinstance(n.args[0], ast.Constant) and isinstance(n.args[0].value, str)
+                        and n.args[0].value not in have):
+                    missing.setdefault(n.args[0].value, f"{f.relative_to(root.parent)}:{n.lineno}")
     assert not missing, missing
 
 
@@ -305,3 +311,28 @@ def test_cli_progress_lines_in_chinese(english_after: None) -> None:
 
     assert lines("zh_CN") == ["已在 20 次运行中分析 10 个节点", "writing model.onnx"]
     assert lines("en") == ["profiled 10 nodes over 20 runs", "writing model.onnx"]
+
+
+def test_status_words_inside_sentences_in_chinese(english_after: None) -> None:
+    """A status word or a reason interpolated into a translated line ({status} / {reason},
+    message_templates.NESTED; _() in a summary) is Chinese too; the report's own fields stay English."""
+    from studio.package.package_report import PackageReport
+
+    catalogue.use("zh_CN")
+    assert catalogue.job_text("rollout rolled_back: the gate broke at ring canary") == \
+        "发布已回滚：发布环 canary 未通过 SLA 把关"
+    assert catalogue.job_text("rollout aborted: aborted") == "发布已中止：已中止"
+    assert catalogue.job_text("compile failed") == "编译失败" and catalogue.job_text("export cancelled") == "导出已取消"
+    rep = PackageReport(bundle="b.tar", name="clip", version="2", board="rk3588", target="rk3588", verdict="risky",
+                        forced=True, files=3, total_bytes=1_000_000, seconds=0.5, signer_key_id="abc",
+                        served_models=["clip"], runtime="rknn",
+                        compiled={"runtime": "rknn", "toolkit": "rknn-toolkit2", "toolkit_version": "2.5.0",
+                                  "model": "model.rknn", "platform": "rk3588", "dtype": "fp16",
+                                  "parity": {"status": "passed", "mode": "simulator", "max_abs": 0.01}})
+    zh = rep.render()
+    assert "（目标 rk3588：有风险, 强制）" in zh, zh
+    assert "一致性（simulator）：通过" in zh, zh
+    assert not re.search(r"\b(passed|failed|risky|succeeded)\b", zh), zh
+    assert rep.to_dict()["verdict"] == "risky" and rep.to_dict()["compiled"]["parity"]["status"] == "passed"
+    catalogue.use("en")
+    assert "parity vs ONNX Runtime (simulator): passed" in rep.render()

@@ -25,7 +25,7 @@ def test_distribution_declares_its_entry_point_and_console_script() -> None:
     from studio_rknn.manifest import manifest
 
     m = manifest()
-    assert set(m) == {"name", "description", "provides", "module", "requires", "hint"}
+    assert set(m) == {"name", "description", "provides", "module", "requires", "hint", "messages"}
     assert set(m["provides"]) <= {"verifiers", "compilers", "runtimes", "targets", "evaluators"}
 
 

@@ -28,6 +28,7 @@ from studio.compile.api import (
     sha256_file,
 )
 from studio.core.atomic import atomic_path
+from studio.core.catalogue import N_
 from studio.core.errors import InputError
 from studio.core.jobs import JobState, Stages
 from studio_rknn import client
@@ -163,8 +164,9 @@ def compile_rknn(options: CompileOptions, job: JobState | None = None) -> Compil
             nodes = _named_nodes(str(exc))
             rep.diagnosis = CompileDiagnosis(
                 stage="build", error_class="build_error", message=f"rknn-toolkit2 {version}: {exc}",
-                hint=_control_flow_hint(model, shapes) or f"`studio inspect {model.name} --verify --target "
-                     f"{platform}` shows per node what the toolkit refuses or runs on the CPU",
+                hint=_control_flow_hint(model, shapes) or N_(f"`studio inspect {model.name} --verify --target "
+                                                            f"{platform}` shows per node what the toolkit refuses "
+                                                            "or runs on the CPU"),
                 nodes=[n for _op, n in nodes], op_types=[op for op, _n in nodes],
                 culprit=nodes[-1][1] if nodes else None, culprit_op=nodes[-1][0] if nodes else None)
             raise _Failed(rep) from None
@@ -186,7 +188,7 @@ def compile_rknn(options: CompileOptions, job: JobState | None = None) -> Compil
                 rows = accuracy(model, feed, dataset, tmp / "accuracy", platform=platform, mi=mi, auto_hybrid=hybrid)
                 rep.layer_errors = rows
             except client.WorkerError as exc:
-                rep.warnings.append(f"accuracy_analysis did not run: {exc}")
+                rep.warnings.append(N_(f"accuracy_analysis did not run: {exc}"))
             rep.timings["accuracy"] = round(time.perf_counter() - t0, 3)
         meta = _meta(rep, mi.inputs, model, platform, version, dtype, built, mi.resized)
         (tmp_out / META_FILE).write_text(json.dumps(meta, indent=2), encoding="utf-8")
@@ -197,13 +199,13 @@ def compile_rknn(options: CompileOptions, job: JobState | None = None) -> Compil
             worst = min((o.cosine or 0.0 for o in rep.parity.outputs), default=0.0)
             rep.diagnosis = CompileDiagnosis(
                 stage="verify", error_class="parity",
-                message=f"the simulator's outputs differ from ONNX Runtime's (worst cosine {worst:.4f}, "
-                        f"needed {MIN_COSINE[dtype]}; atol {atol}, rtol {rtol})",
+                message=N_(f"the simulator's outputs differ from ONNX Runtime's (worst cosine {worst:.4f}, "
+                           f"needed {MIN_COSINE[dtype]}; atol {atol}, rtol {rtol})"),
                 hint=_control_flow_hint(model, shapes, diverged=True)
-                or ("a calibration set of real inputs (--calibration DIR), or fp16 (no --quantize int8); the "
-                    "per-layer error is in the report (layer_errors)" if dtype == "int8" else
-                    "`studio inspect MODEL --verify --target " + platform + "` lists the nodes the toolkit runs "
-                    "on the CPU or rewrites; compare the parts with ORT to find the one that diverges"))
+                or (N_("a calibration set of real inputs (--calibration DIR), or fp16 (no --quantize int8); the "
+                       "per-layer error is in the report (layer_errors)") if dtype == "int8" else
+                    N_(f"`studio inspect MODEL --verify --target {platform}` lists the nodes the toolkit runs on "
+                       "the CPU or rewrites; compare the parts with ORT to find the one that diverges")))
             raise _Failed(rep)
         rep.timings["total"] = round(time.perf_counter() - t_all, 3)
         (tmp_out / REPORT_FILE).write_text(rep.to_json(), encoding="utf-8")
@@ -248,16 +250,18 @@ def _control_flow_hint(model: Path, shapes: dict[str, list[int]], diverged: bool
         return ""
     names = ", ".join(f"{n.op_type} '{n.name}'" for n in flow[:3])
     if any(_reads_values(m.graph, n) for n in flow):
-        return (f"the model has control flow on input values ({names}): rknn-toolkit2 builds static graphs only, "
-                "and no fold removes a branch that depends on values; export both paths with torch.where, or "
-                "split the model at the branch and choose outside it")
+        return N_(f"the model has control flow on input values ({names}): rknn-toolkit2 builds static graphs "
+                  "only, and no fold removes a branch that depends on values; export both paths with torch.where, "
+                  "or split the model at the branch and choose outside it")
     dims = _dim_values(m.graph, shapes) or "DIM=N"
-    fold = (f"fold it at the static shapes first: `studio fix {model.name} --static {dims} --simplify --out "
-            "static.onnx` (onnxslim evaluates the condition), then compile that")
     if diverged:
-        return (f"the model has control flow ({names}): rknn-toolkit2 fixes the branch at conversion, and its "
-                f"choice differs from the one ONNX Runtime takes; {fold}")
-    return f"rknn-toolkit2 builds static graphs only and the model has control flow ({names}): {fold}"
+        return N_(f"the model has control flow ({names}): rknn-toolkit2 fixes the branch at conversion, and its "
+                  f"choice differs from the one ONNX Runtime takes; fold it at the static shapes first: `studio fix "
+                  f"{model.name} --static {dims} --simplify --out static.onnx` (onnxslim evaluates the condition), "
+                  "then compile that")
+    return N_(f"rknn-toolkit2 builds static graphs only and the model has control flow ({names}): fold it at the "
+              f"static shapes first: `studio fix {model.name} --static {dims} --simplify --out static.onnx` "
+              "(onnxslim evaluates the condition), then compile that")
 
 
 def _reads_values(graph: object, node: object) -> bool:

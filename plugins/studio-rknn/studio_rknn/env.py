@@ -26,6 +26,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from studio.core.catalogue import N_
 from studio.core.jobs import ToolLine
 
 TOOLKIT_VERSION = "2.5.0"
@@ -94,39 +95,47 @@ def _site_packages(env: Path) -> Path | None:
     return found[0] if found else None
 
 
-def _broken(env: Path, why: str) -> EnvStatus:
-    return EnvStatus(False, env, f"rknn-toolkit2 environment at {env} {why}; run: {FIX_COMMAND}")
+def _broken(env: Path, reason: str) -> EnvStatus:
+    """Not usable, for ``reason``: a whole sentence naming the fix, marked (``N_``) for the plugin's catalogue,
+    translated where it is shown (it is also the --json ``reason``, which stays English)."""
+    return EnvStatus(False, env, reason)
 
 
 def check_env(env: Path | None = None, *, deep: bool = False) -> EnvStatus:
     """Is the toolkit environment there and whole? Files only, unless ``deep`` (then it imports rknn there)."""
     env = env or env_dir()
     if not env_python(env).exists():
-        return _broken(env, "is missing (it is created on first use, about 1.4 GB)")
+        return _broken(env, N_(f"rknn-toolkit2 environment at {env} is missing (it is created on first use, about "
+                                f"1.4 GB); run: {FIX_COMMAND}"))
     try:
         stamp = json.loads((env / STAMP).read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        return _broken(env, "is incomplete (no creation stamp: a creation was interrupted)")
+        return _broken(env, N_(f"rknn-toolkit2 environment at {env} is incomplete (no creation stamp: a creation "
+                                f"was interrupted); run: {FIX_COMMAND}"))
     if stamp.get("requirements") != requirements_hash():
-        return _broken(env, "was made from another package list")
+        return _broken(env, N_(f"rknn-toolkit2 environment at {env} was made from another package list; run: "
+                                f"{FIX_COMMAND}"))
     site = _site_packages(env)
     if site is None or not (site / "rknn" / "api" / "__init__.py").exists():
-        return _broken(env, "is broken (the rknn package is gone)")
+        return _broken(env, N_(f"rknn-toolkit2 environment at {env} is broken (the rknn package is gone); run: "
+                                f"{FIX_COMMAND}"))
     stems = [p.name.removesuffix(".dist-info").rsplit("-", 1) for p in site.glob("*.dist-info")]
     present = {_norm(s[0]) + "==" + s[1] for s in stems if len(s) == 2}
     missing = [f"{d}=={v}" for d, v in requirements()
                if not any(x.startswith(_norm(d) + "==" + v) for x in present)]
     if missing:
-        return _broken(env, "is broken (missing " + ", ".join(missing) + ")")
-    status = EnvStatus(True, env, f"rknn-toolkit2 {TOOLKIT_VERSION} at {env}", dict(stamp.get("versions", {})),
+        return _broken(env, N_(f"rknn-toolkit2 environment at {env} is broken (missing {', '.join(missing)}); run: "
+                                f"{FIX_COMMAND}"))
+    status = EnvStatus(True, env, N_(f"rknn-toolkit2 {TOOLKIT_VERSION} at {env}"), dict(stamp.get("versions", {})),
                        int(stamp.get("size_bytes", 0)), float(stamp.get("seconds", 0.0)))
     if deep:
         try:
             resp = run_worker({"action": "version"}, env=env, timeout=120)
         except (OSError, subprocess.SubprocessError, ValueError) as exc:
-            return _broken(env, f"does not run ({exc})")
+            return _broken(env, N_(f"rknn-toolkit2 environment at {env} does not run ({exc}); run: {FIX_COMMAND}"))
         if not resp.get("ok"):
-            return _broken(env, f"does not import the toolkit ({resp.get('error')})")
+            return _broken(env, N_(f"rknn-toolkit2 environment at {env} does not import the toolkit "
+                                f"({resp.get('error')}); run: {FIX_COMMAND}"))
         status.versions = resp["result"]["versions"]
     return status
 
@@ -165,8 +174,9 @@ def _base_python() -> str:
         return getattr(sys, "_base_executable", None) or sys.executable
     found = shutil.which("python3.11")
     if not found:
-        raise RuntimeError("rknn-toolkit2 2.5.0 ships a CPython 3.11 wheel only and no python3.11 was found; "
-                           "install python3.11 (apt-get install python3.11-venv) and run: " + FIX_COMMAND)
+        raise RuntimeError(N_(f"rknn-toolkit2 {TOOLKIT_VERSION} ships a CPython 3.11 wheel only and no python3.11 "
+                              f"was found; install python3.11 (apt-get install python3.11-venv) and run: "
+                              f"{FIX_COMMAND}"))
     return found
 
 
@@ -219,7 +229,7 @@ def ensure_env(job: Any = None, *, env: Path | None = None, force: bool = False)
         say("importing the toolkit in its environment", 96)
         resp = run_worker({"action": "version"}, env=env, timeout=300)
         if not resp.get("ok"):
-            raise RuntimeError(f"the new rknn environment does not import the toolkit: {resp.get('error')}")
+            raise RuntimeError(N_(f"the new rknn environment does not import the toolkit: {resp.get('error')}"))
         stamp = {"requirements": requirements_hash(), "versions": resp["result"]["versions"],
                  "seconds": round(time.perf_counter() - t0, 1), "size_bytes": _dir_size(env),
                  "created": time.strftime("%Y-%m-%dT%H:%M:%S")}
@@ -259,4 +269,5 @@ def _pip(cmd: list[str], total: int, say: Any) -> None:
         proc.wait()
         raise
     if proc.wait() != 0:
-        raise RuntimeError("pip could not install the rknn-toolkit2 environment:\n" + "\n".join(tail[-12:]))
+        pip_tail = "\n".join(tail[-12:])  # pip's own lines: kept as they came
+        raise RuntimeError(N_(f"pip could not install the rknn-toolkit2 environment:\n{pip_tail}"))

@@ -9,6 +9,7 @@ from pathlib import Path
 
 
 def main(argv: list[str] | None = None) -> int:
+    from studio.core.catalogue import _, tr
     from studio_rknn import env as envmod
 
     ap = argparse.ArgumentParser(prog="studio-rknn-env", description=__doc__)
@@ -29,7 +30,7 @@ def main(argv: list[str] | None = None) -> int:
             with job_progress("rknn-env") as job:
                 envmod.ensure_env(job, env=where, force=args.force)
         except Exception as exc:
-            print(f"error: {exc}", file=sys.stderr)
+            print(tr("error: {message}", message=_(str(exc))), file=sys.stderr)
             return 1
     status = envmod.check_env(where, deep=args.deep or args.command == "create")
     if args.json:
@@ -37,9 +38,11 @@ def main(argv: list[str] | None = None) -> int:
                           "versions": status.versions, "size_bytes": status.size_bytes,
                           "created_seconds": status.created_seconds}, indent=1))
     else:
-        print(("ok: " if status.ok else "not usable: ") + status.reason)
+        print(tr("ok: {reason}", reason=_(status.reason)) if status.ok
+              else tr("not usable: {reason}", reason=_(status.reason)))
         if status.ok and status.size_bytes:
-            print(f"  size {status.size_bytes / 2**30:.2f} GiB, created in {status.created_seconds} s")
+            print(tr("  size {size} GiB, created in {seconds} s", size=f"{status.size_bytes / 2**30:.2f}",
+                     seconds=status.created_seconds))
     return 0 if status.ok else 1
 
 

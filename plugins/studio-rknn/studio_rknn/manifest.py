@@ -26,4 +26,7 @@ def manifest() -> dict:
                                                        "on a board, the toolkit's simulator on x86)"}}},
             "module": "studio_rknn.plugin",
             "requires": ["onnx"],
-            "hint": "the toolkit's environment is checked by the verifier itself: studio-rknn-env check"}
+            "hint": "the toolkit's environment is checked by the verifier itself: studio-rknn-env check",
+            # its messages (job lines, errors, hints) in the user's language: locale/<code>/LC_MESSAGES/studio_rknn.po,
+            # a fallback of the studio's catalogue (studio.core.catalogue); the core never lists the plugin's strings
+            "messages": {"domain": "studio_rknn", "locale": "studio_rknn:locale"}}

@@ -7,6 +7,7 @@ from typing import Any
 
 from PySide6.QtCore import QCoreApplication
 
+from studio.core.catalogue import _ as core_text
 from studio.core.errors import StudioError
 
 translate = QCoreApplication.translate
@@ -27,7 +28,7 @@ def compiled_source_text(c: Any, board: Any) -> tuple[str, bool]:
                                    "parity vs ONNX Runtime: {status}{figures}{latency}").format(
         version=c.tvm_version, library=c.library, kind=c.library_kind,
         arch=c.arch or translate("SourceInfo", "unknown arch"), target=c.meta.get("target_id", ""),
-        status=par["status"], figures=figures, latency=lat)
+        status=core_text(par["status"] or ""), figures=figures, latency=lat)
     mismatch = bool(board is not None and c.arch and c.arch != norm_arch(board.cpu_arch))
     if mismatch:  # first: the label shows a fixed number of lines, the warning must not be the part cut off
         text = translate("SourceInfo", "⚠ built for {arch}, board {board} is {board_arch}: packaging is refused "
