@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from studio.core.catalogue import _, tr
 from studio.core.parity import OutputParity
 from studio.core.reports import Report
 
@@ -123,12 +124,14 @@ class CompileReport(Report):
         return self.status == "succeeded"
 
     def summary(self) -> str:
-        """A few lines for the CLI."""
-        lines = [f"compile {Path(self.model).name} for {self.target}: {self.status}"]
+        """A few lines for the CLI, in the user's language (studio.core.catalogue: the status words, a
+        diagnosis the catalogue knows); the tool's own error (``TVM: ...``) as it came."""
+        lines = [tr("compile {model} for {target}: {status}", model=Path(self.model).name, target=self.target,
+                    status=_(self.status))]
         if self.toolchain:
             t = self.toolchain
-            lines.append(f"  toolchain {t.get('name')} {t.get('version')}, platform {t.get('platform')}, "
-                         f"{t.get('dtype')}")
+            lines.append("  " + tr("toolchain {name} {version}, platform {platform}, {dtype}", name=t.get("name"),
+                                   version=t.get("version"), platform=t.get("platform"), dtype=t.get("dtype")))
         if self.ok:
             for a in self.artifacts:
                 mach = f"  [{', '.join(sorted(set(a.machines.values())))}]" if a.machines else ""
@@ -137,25 +140,27 @@ class CompileReport(Report):
             p = self.parity
             if p.outputs:
                 worst = max(p.outputs, key=lambda o: o.max_abs)
-                lines.append(f"  parity vs ONNX Runtime ({p.mode}): {p.status}, max abs {worst.max_abs:.3g}, "
-                             f"max rel {max(o.max_rel for o in p.outputs):.3g}")
+                lines.append("  " + tr("parity vs ONNX Runtime ({mode}): {status}, max abs {max_abs}, max rel "
+                                       "{max_rel}", mode=p.mode, status=_(p.status), max_abs=f"{worst.max_abs:.3g}",
+                                       max_rel=f"{max(o.max_rel for o in p.outputs):.3g}"))
             else:
-                lines.append(f"  parity vs ONNX Runtime: {p.status}")
+                lines.append("  " + tr("parity vs ONNX Runtime: {status}", status=_(p.status)))
             lat = self.latency
             if lat.tvm_ms_median is not None and lat.ort_ms_median is not None:
-                lines.append(f"  latency (median of {lat.runs}): TVM {lat.tvm_ms_median:.3f} ms, ORT "
-                             f"{lat.ort_ms_median:.3f} ms, speed-up {lat.speedup_vs_ort:.2f}x")
+                lines.append("  " + tr("latency (median of {runs}): TVM {tvm} ms, ORT {ort} ms, speed-up {speedup}x",
+                                       runs=lat.runs, tvm=f"{lat.tvm_ms_median:.3f}", ort=f"{lat.ort_ms_median:.3f}",
+                                       speedup=f"{lat.speedup_vs_ort:.2f}"))
         if self.diagnosis:
             d = self.diagnosis
-            lines.append(f"  failed at {d.stage}: {d.message}")
+            lines.append("  " + tr("failed at {stage}: {message}", stage=d.stage, message=_(d.message)))
             if d.nodes:
-                lines.append(f"  failing nodes ({len(d.nodes)}): " + ", ".join(
-                    f"{n} ({o})" for n, o in list(zip(d.nodes, d.op_types, strict=False))[-8:]))
+                lines.append("  " + tr("failing nodes ({n}): {nodes}", n=len(d.nodes), nodes=", ".join(
+                    f"{n} ({o})" for n, o in list(zip(d.nodes, d.op_types, strict=False))[-8:])))
             if d.tvm_error:
                 lines.append(f"  TVM: {d.tvm_error}")
-            lines.append(f"  hint: {d.hint}")
+            lines.append(tr("  hint: {hint}", hint=_(d.hint)))
         for w in self.warnings:
-            lines.append(f"  warning: {w}")
+            lines.append("  " + tr("warning: {message}", message=_(w)))
         return "\n".join(lines)
 
 

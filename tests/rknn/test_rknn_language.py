@@ -162,3 +162,31 @@ def test_a_broken_plugin_catalogue_keeps_the_studios_chinese(tmp_path: Path, eng
     assert message is not None and "plugin studio-rknn" in message and "studio_rknn.po:2" in message
     assert catalogue.current() == "zh_CN" and catalogue._("options") == "选项"  # the studio's own catalogue
     assert catalogue.job_text("creating a venv at /x") == "creating a venv at /x"  # that plugin's: English
+
+
+def test_compile_summary_of_a_failed_rknn_build_in_chinese(english_after: None) -> None:
+    """`studio compile`'s summary (CompileReport.summary): the status, the plugin's diagnosis (N_-marked, from
+    its own catalogue) and the core's frame in Chinese; the figures, commands and flags kept."""
+    from studio.compile.contract import CompileDiagnosis, CompileReport
+
+    rep = CompileReport(status="failed", model="/m/model.onnx", target="rk3588",
+                        toolchain={"name": "rknn-toolkit2", "version": "2.5.0", "platform": "rk3588",
+                                   "dtype": "int8"},
+                        diagnosis=CompileDiagnosis(
+                            stage="verify", error_class="parity",
+                            message="the simulator's outputs differ from ONNX Runtime's (worst cosine 0.9012, "
+                                    "needed 0.98; atol 0.5, rtol 0.5)",
+                            hint="a calibration set of real inputs (--calibration DIR), or fp16 (no --quantize "
+                                 "int8); the per-layer error is in the report (layer_errors)"),
+                        warnings=["accuracy_analysis did not run: worker stopped"])
+    english = rep.summary()
+    assert english.startswith("compile model.onnx for rk3588: failed\n")
+    catalogue.use("zh_CN")
+    zh = rep.summary().splitlines()
+    assert zh[0] == "为 rk3588 编译 model.onnx：失败"
+    assert zh[1] == "  工具链 rknn-toolkit2 2.5.0，平台 rk3588，int8"
+    assert zh[2] == "  在 verify 阶段失败：模拟器的输出与 ONNX Runtime 的不一致（最差余弦 0.9012，要求 0.98；atol 0.5，rtol 0.5）"
+    assert zh[3].startswith("  提示：请使用真实输入的校准集（--calibration DIR）") and "layer_errors" in zh[3]
+    assert zh[4] == "  警告：accuracy_analysis 未运行：worker stopped"
+    catalogue.use("en")
+    assert rep.summary() == english
