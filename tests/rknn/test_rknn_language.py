@@ -190,3 +190,20 @@ def test_compile_summary_of_a_failed_rknn_build_in_chinese(english_after: None) 
     assert zh[4] == "  警告：accuracy_analysis 未运行：worker stopped"
     catalogue.use("en")
     assert rep.summary() == english
+
+
+@pytest.mark.parametrize("messages", ["studio_bad:locale", {"domain": "bad"}, {"domain": "bad", "locale": "/abs"}])
+def test_a_bad_messages_entry_is_the_plugins_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                   messages: object) -> None:
+    """A manifest whose ``messages`` is not {domain, 'package:folder'}: the plugin is listed with that error (as
+    any broken manifest) and registers no catalogue."""
+    from importlib.metadata import EntryPoint
+
+    from studio.core import plugins
+
+    (tmp_path / "studio_bad_manifest.py").write_text(
+        f"def manifest():\n    return {{'name': 'studio-bad', 'messages': {messages!r}}}\n", encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    p = plugins._from_entry_point(EntryPoint("studio-bad", "studio_bad_manifest:manifest", plugins.GROUP))
+    assert p.error == "TypeError: manifest 'messages' must be {'domain': NAME, 'locale': 'package:folder'}"
+    assert p.messages == {}
