@@ -207,3 +207,16 @@ def test_a_bad_messages_entry_is_the_plugins_error(tmp_path: Path, monkeypatch: 
     p = plugins._from_entry_point(EntryPoint("studio-bad", "studio_bad_manifest:manifest", plugins.GROUP))
     assert p.error == "TypeError: manifest 'messages' must be {'domain': NAME, 'locale': 'package:folder'}"
     assert p.messages == {}
+
+
+def test_compile_page_backend_state_in_chinese(english_after: None) -> None:
+    """The Compile page's state line for the rknn backend (its manifest's status hook, worded by the plugin) reads
+    Chinese whether the toolkit's environment is there or not."""
+    pytest.importorskip("PySide6")
+    from studio.gui.compile.backends import backends
+
+    catalogue.use("zh_CN")
+    rknn = next(b for b in backends() if b.id == "rknn")
+    assert CJK.search(rknn.reason) and "rknn-toolkit2" in rknn.reason, rknn.reason
+    catalogue.use("en")
+    assert not CJK.search(next(b for b in backends() if b.id == "rknn").reason)

@@ -51,7 +51,7 @@ def toolkit_status() -> tuple[bool, str]:
     st = envmod.check_env()
     if not st.ok:
         return False, st.reason
-    return True, f"rknn-toolkit2 {st.versions.get('rknn-toolkit2', envmod.TOOLKIT_VERSION)} in {st.path}"
+    return True, N_(f"rknn-toolkit2 {st.versions.get('rknn-toolkit2', envmod.TOOLKIT_VERSION)} in {st.path}")
 
 
 def platform_of(target: str) -> str:

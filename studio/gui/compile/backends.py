@@ -29,6 +29,7 @@ class Backend:
 def backends() -> list[Backend]:
     """TVM first, then every plugin compiler, described by its manifest item: ``title``, ``targets``,
     ``precisions`` and ``status`` ("module:function" -> (usable, tool and version or why not))."""
+    from studio.core.catalogue import _ as core_text
     from studio.core.plugins import contributions, import_object
 
     out = [Backend("tvm", "TVM Relax (built in)")]
@@ -44,7 +45,7 @@ def backends() -> list[Backend]:
                 ok, reason = False, f"{type(exc).__name__}: {exc}"
         out.append(Backend(c.name, f"{meta.get('title') or c.name} (plugin {c.plugin.name})",
                            [str(t) for t in meta.get("targets") or []], [str(p) for p in meta.get("precisions") or []],
-                           bool(ok), str(reason)))
+                           bool(ok), core_text(str(reason))))  # a plugin's words: its catalogue
     return out
 
 
