@@ -10,6 +10,11 @@ One run, same machine, same model (a 16x8 MLP, batch 1), same client (tritonclie
    p50 and p50 minus bare ORT (= what serving adds, client included for both), median over the rounds, and
    the overhead ratio agent/Triton per round (the machine is shared, so only same-round ratios compare);
 3. the agent with N concurrent clients for D seconds: requests, errors, throughput, agent RSS sampled each second.
+
+``--ab-tree DIR`` (a folder holding another studio/, e.g. ``git archive REV studio | tar -x -C DIR``) starts that
+tree's agent too (``python -m studio.agent.cli`` run from DIR), deploys the same bundle to it and measures it in
+every latency round beside this tree's agent, order alternating: the per-round ratio this/other is an A/B of a
+refactor in one run.
 """
 
 from __future__ import annotations
@@ -120,6 +125,7 @@ def main() -> int:
     ap.add_argument("--requests", type=int, default=400, help="requests per round and path at concurrency 1")
     ap.add_argument("--rounds", type=int, default=11, help="alternating rounds of ORT / agent / Triton")
     ap.add_argument("--no-triton", action="store_true")
+    ap.add_argument("--ab-tree", type=Path, default=None, help="a folder holding another studio/ to A/B against")
     ap.add_argument("--append", action="store_true", help="append the result to BENCHMARKS.md")
     args = ap.parse_args()
 
@@ -139,10 +145,15 @@ def main() -> int:
     x = np.random.default_rng(0).random((1, 16), dtype=np.float32)
     agent = AgentProcess(tmp / "data", tmp / "trust.pub", tmp / "token", extra=["--log-level", "warning"]).start()
     res: dict = {}
-    triton = None
+    triton = other = None
     try:
         deploy_bundle(bundle.bundle, agent.url, (tmp / "token").read_text())
         url = f"127.0.0.1:{agent.port}"
+        if args.ab_tree is not None:
+            other = AgentProcess(tmp / "data-ab", tmp / "trust.pub", tmp / "token", cwd=args.ab_tree.resolve(),
+                                 extra=["--log-level", "warning"]).start()
+            deploy_bundle(bundle.bundle, other.url, (tmp / "token").read_text())
+            res["ab"] = ab_rounds(x, url, f"127.0.0.1:{other.port}", args.requests, args.rounds)
         triton_url = None
         if not args.no_triton:
             try:
@@ -154,6 +165,8 @@ def main() -> int:
             res["load"] = load(url, "mlp", x, args.clients, args.duration, agent.proc.pid)
     finally:
         agent.stop()
+        if other is not None:
+            other.stop()
         if triton is not None:
             triton.__exit__(None, None, None)
     text = render(res, args)
@@ -213,11 +226,24 @@ def latency_rounds(model: Path, x: np.ndarray, agent_url: str, triton_url: str |
     return out
 
 
+def ab_rounds(x: np.ndarray, url: str, other_url: str, n: int, rounds: int) -> dict:
+    """This tree's agent against the other tree's, alternating who goes first; per-round p50 ratio this/other."""
+    this, other = [], []
+    for r in range(rounds):
+        pair = [(this, url), (other, other_url)]
+        for out, u in (pair if r % 2 else pair[::-1]):
+            out.append(_p(serial_client(u, "mlp", x, n), 50) * 1e3)
+        print(f"ab round: this {this[-1]:.3f} ms other {other[-1]:.3f} ms", file=sys.stderr, flush=True)
+    ratios = [a / b for a, b in zip(this, other, strict=True)]
+    return {"this_p50_ms": float(np.median(this)), "other_p50_ms": float(np.median(other)), "ratios": ratios}
+
+
 def render(r: dict, args: argparse.Namespace) -> str:
     ld = r.get("load")
     lines = [f"## Edge agent: latency overhead and load ({time.strftime('%Y-%m-%d')})", "",
              "Command: `.venv/bin/python -m bench.bench_agent --clients "
-             f"{args.clients} --duration {args.duration:g} --requests {args.requests} --rounds {args.rounds}`", "",
+             f"{args.clients} --duration {args.duration:g} --requests {args.requests} --rounds {args.rounds}"
+             + (f" --ab-tree {args.ab_tree}" if args.ab_tree else "") + "`", "",
              "16x8 MLP (MatMul + Relu), batch 1, CPU; client `tritonclient.http` with binary tensors in the same "
              "process for both servers; overhead = client-side p50 minus bare `InferenceSession.run` p50. Both "
              f"servers up at once, {r['rounds']} alternating rounds of {args.requests} requests per path; "
@@ -234,6 +260,12 @@ def render(r: dict, args: argparse.Namespace) -> str:
                       f"median **{float(np.median(rs)):.2f}x**"]
     elif "triton_error" in r:
         lines += ["", f"Triton side not measured: {r['triton_error']}"]
+    if "ab" in r:
+        ab = r["ab"]
+        lines += ["", f"A/B against the agent of `{args.ab_tree}` (`--ab-tree`, {args.rounds} rounds of {args.requests} "
+                      f"requests each, order alternating): p50 {ab['this_p50_ms']:.3f} ms here vs "
+                      f"{ab['other_p50_ms']:.3f} ms there; this/other per round: "
+                      f"{', '.join(f'{v:.2f}' for v in ab['ratios'])}; median **{float(np.median(ab['ratios'])):.3f}x**"]
     if ld is None:
         return "\n".join(lines)
     lines += ["", f"Load: {args.clients} concurrent clients for {ld['wall_s']:.0f} s: {ld['requests']} requests, "

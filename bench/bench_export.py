@@ -1,6 +1,10 @@
 """`studio export` of tiny-clip vs a plain torch.onnx.export + ORT parity script, and `studio --version` start-up.
 
-    .venv/bin/python -m bench.bench_export [--reps 5] [--append]
+    .venv/bin/python -m bench.bench_export [--reps 5] [--append] [--ab-tree DIR]
+
+``--ab-tree DIR`` (a folder holding another studio/, e.g. ``git archive REV studio | tar -x -C DIR``): that tree's
+``studio export`` also runs in every rep, order alternating, both as ``python -m studio.cli.main`` (the cwd comes
+first on sys.path), and the per-rep ratio this/other is reported: an A/B of a refactor in one run.
 
 Both exports run in fresh processes (import torch + transformers included, as a user pays it), alternated,
 on the same sample folder, same opset 17, same dynamic axes, TorchScript exporter. The plain script does
@@ -58,9 +62,9 @@ print("ok")
 '''
 
 
-def timed(cmd: list[str]) -> float:
+def timed(cmd: list[str], cwd: Path = ROOT) -> float:
     t0 = time.perf_counter()
-    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+    proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
     dt = time.perf_counter() - t0
     if proc.returncode != 0:
         raise SystemExit(f"command failed ({proc.returncode}): {' '.join(cmd)}\n{proc.stderr[-2000:]}")
@@ -71,10 +75,16 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--append", action="store_true", help="append the figures to BENCHMARKS.md")
+    ap.add_argument("--ab-tree", type=Path, default=None, help="a folder holding another studio/ to A/B against")
     args = ap.parse_args(argv)
     py = sys.executable
     studio = str(Path(py).with_name("studio"))
-    if not Path(studio).exists():
+    if args.ab_tree is not None:
+        args.ab_tree = args.ab_tree.resolve()
+        for tree in (ROOT, args.ab_tree):  # both with their bytecode, as an installed package has it
+            subprocess.run([py, "-m", "compileall", "-q", "-j", "0", str(tree / "studio")], check=True,
+                           stdout=subprocess.DEVNULL)
+    if args.ab_tree is not None or not Path(studio).exists():
         studio_cmd = [py, "-m", "studio.cli.main"]
     else:
         studio_cmd = [studio]
@@ -83,12 +93,21 @@ def main(argv: list[str] | None = None) -> int:
         subprocess.run([*studio_cmd, "sample-model", "tiny-clip", "--out", str(tmp / "clip")], check=True,
                        cwd=ROOT, capture_output=True)
         timed([py, "-c", PLAIN, str(tmp / "clip"), str(tmp / "warm.onnx")])  # warm the file cache once
-        plain, ours = [], []
+        plain, ours, other = [], [], []
+
+        def export(i: int, tree: Path, tag: str) -> float:
+            return timed([*studio_cmd, "export", str(tmp / "clip"), "--output", str(tmp / f"{tag}{i}" / "m.onnx"),
+                          "--quiet"], cwd=tree)
+
         for i in range(args.reps):
             plain.append(timed([py, "-c", PLAIN, str(tmp / "clip"), str(tmp / f"plain{i}.onnx")]))
-            ours.append(timed([*studio_cmd, "export", str(tmp / "clip"), "--output", str(tmp / f"s{i}" / "m.onnx"),
-                               "--quiet"]))
-            print(f"rep {i + 1}: plain {plain[-1]:.2f} s, studio export {ours[-1]:.2f} s", flush=True)
+            if args.ab_tree is not None and i % 2:
+                other.append(export(i, args.ab_tree, "ab"))
+            ours.append(export(i, ROOT, "s"))
+            if args.ab_tree is not None and not i % 2:
+                other.append(export(i, args.ab_tree, "ab"))
+            ab = f", ab-tree export {other[-1]:.2f} s" if other else ""
+            print(f"rep {i + 1}: plain {plain[-1]:.2f} s, studio export {ours[-1]:.2f} s{ab}", flush=True)
         baseline = [timed([py, "-c", "pass"]) for _ in range(10)]
         version = [timed([*studio_cmd, "--version"]) for _ in range(10)]
     mp, mo = statistics.median(plain), statistics.median(ours)
@@ -96,7 +115,8 @@ def main(argv: list[str] | None = None) -> int:
     lines = [
         f"## Export: `studio export` tiny-clip vs plain torch.onnx.export + ORT parity (`bench/bench_export.py`, {date.today()})",
         "",
-        f"Command: `.venv/bin/python -m bench.bench_export --reps {args.reps}`; fresh process per run, alternated,",
+        f"Command: `.venv/bin/python -m bench.bench_export --reps {args.reps}"
+        + (f" --ab-tree {args.ab_tree}" if args.ab_tree else "") + "`; fresh process per run, alternated,",
         "same folder, opset 17, TorchScript exporter, dynamic batch/sequence; 2-core shared machine.",
         "",
         "| run | median (s) | min (s) | max (s) |",
@@ -109,6 +129,12 @@ def main(argv: list[str] | None = None) -> int:
         f"Ratio studio/plain: **{mo / mp:.2f}x** (target <= 1.3x). `studio --version`: **{mv:.3f} s** (target < 0.3 s).",
         "",
     ]
+    if other:
+        per = [o / a for o, a in zip(ours, other, strict=True)]
+        lines[-1:-1] = [
+            f"A/B against `{args.ab_tree}` (`--ab-tree`, same reps, order alternating): its `studio export` median "
+            f"{statistics.median(other):.2f} s (min {min(other):.2f}, max {max(other):.2f}); this/other per rep: "
+            f"{', '.join(f'{r:.2f}' for r in per)}; median **{statistics.median(per):.3f}x**.", ""]
     text = "\n".join(lines)
     print(text)
     if args.append:

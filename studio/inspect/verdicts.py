@@ -330,6 +330,11 @@ def evaluate_target(lm: LoadedModel, dyn: DynamicReport, prof: TargetProfile,
     placed.sort(key=lambda x: x[0])
     findings = [f for _, f in placed]
     findings.extend(global_findings(lm, dyn, prof))
+    if prof.kind != "none":  # a window longer than its input runs nowhere, whatever the op lists say
+        from studio.inspect.kernel_fit import kernel_findings
+
+        findings.extend(kernel_findings(cost_lm or lm, prof.id,
+                                        "the shapes given" if cost_lm is not None else "the model's static dims"))
     fverdicts = {f.verdict for f in findings}
     if "unsupported" in fverdicts:
         summary_verdict = "fail"

@@ -55,6 +55,8 @@ class FixParity(ParityReport):
     original: str = ""
     fixed: str = ""
     precision: str = "fp32"  # "fp32" (judged as a rewrite) | "fp16" | "int8" | "int8-static"
+    dims: dict[str, int] = field(default_factory=dict)  # the symbolic dims the random feeds were given
+    dims_source: str = ""  # where those sizes came from (--static, the processor files, parity's defaults)
 
 
 def check_parity(original: Path | str | Any, fixed: Path | str | Any, precision: str = "fp32", *,
@@ -199,8 +201,16 @@ def _parity_on(src: Path, tmp: Path, dst: Path, prec: str, static: dict[str, int
                cases: int, host: Any = None) -> FixParity:
     """Parity on the temp file (a model ORT cannot load is never moved into place); with a host graph, the
     original against host graph -> device graph."""
-    rep = check_parity(src, tmp, prec, dims=static, cases=cases, host=host)
+    from studio.optimize.parity_dims import processor_dims
+
+    derived = processor_dims(src)
+    dims = {**derived.dims, **(static or {})}
+    rep = check_parity(src, tmp, prec, dims=dims or None, cases=cases, host=host)
     rep.fixed = str(dst)
+    rep.dims = dims
+    given = f"{', '.join(f'{k}={v}' for k, v in static.items())} from --static" if static else ""
+    rep.dims_source = "; ".join(s for s in (given, derived.source) if s) or \
+        "no --static and no processor files beside the model: parity's default size for every symbolic dim"
     return rep
 
 
@@ -332,6 +342,8 @@ def render_fix_text(rep: FixReport) -> str:
             lines.append(f"  calibration samples as its inputs: {f.calibration}")
         if f.parity:
             lines.append(f.parity.summary_line("parity", "ORT"))
+            if f.parity.dims_source:
+                lines.append(f"  parity inputs: {f.parity.dims_source}")
         if f.diff:
             d = f.diff
             lines.append(f"  nodes {d.nodes_before} -> {d.nodes_after}   weights "
