@@ -224,7 +224,7 @@ def test_switch_while_a_job_runs_waits_and_says_restart(qtbot, tmp_path: Path, e
 PANEL_PHRASES = ("Operators (", "tensors have dynamic dims", "origin(s)", "(weight)", "Verdict per target",
                  "Parity against the original", "input cases", "min cosine", "dynamic origins", "Resolved",
                  "dynamic from:", "Profiled time", "kernel call", "per run", "runs after", "warm-up", "Run time",
-                 "Node time", "By scope", "before ms")
+                 "Node time", "By scope", "before ms", "Parity inputs")
 
 
 def test_inspector_panels_have_no_english_phrase_in_chinese(qtbot, tmp_path: Path, english) -> None:  # type: ignore[no-untyped-def]
@@ -250,6 +250,7 @@ def test_inspector_panels_have_no_english_phrase_in_chinese(qtbot, tmp_path: Pat
     conv = next(n for n in graph.nodes if n.name == "conv1")
     target = next(iter(rep.targets))
     parity = check_parity(plain, plain, cases=1)
+    parity.dims, parity.dims_source = {"height": 16}, "height=16 from --static"  # as fix_model records them
     prof = profile_model(plain, shapes={"pixel_values": [1, 3, 16, 16]}, runs=2, warmup=1)
     measured = next(n for n in prof.nodes if n.mean_ms > 0)
     panel = ProfilePanel()

@@ -238,6 +238,14 @@ def changes_html(title: str, diff: Any, theme: str = "light", steps: list[str] |
         out.append("<p>" + line.format(precision=escape(parity.precision), cases=len(parity.cases),
                                        verdict=f"<b style='color:{color}'>{verdict}</b>", max_abs=f"{max_abs:.2e}",
                                        cosine=f"{worst:.6f}") + "</p>")
+        dims = getattr(parity, "dims", None)
+        if dims is not None and getattr(parity, "dims_source", ""):  # a fix's parity says what it was fed
+            sizes = ", ".join(f"{k}={v}" for k, v in dims.items())
+            said = translate("Details", "Parity inputs: {sizes} (--static first, then the model's processor files "
+                                        "on the sample image and clip)").format(sizes=escape(sizes)) if sizes else \
+                translate("Details", "Parity inputs: default sizes (no --static and no processor files beside "
+                                     "the model)")
+            out.append(f"<p style='margin:1px 0'>{said}</p>")
     summary = translate("Details", "nodes {nodes} · weights {weights} · dynamic origins {origins}")
     out.append("<p>" + summary.format(
         nodes=arrow(diff.nodes_before, diff.nodes_after),

@@ -1458,6 +1458,14 @@ CLI: --shape NAME=D,D,...</translation>
         <translation>与原始模型的一致性（{precision}，{cases} 组输入）：{verdict} · 最大 |Δ| {max_abs} · 最小 cosine {cosine}</translation>
     </message>
     <message>
+        <source>Parity inputs: {sizes} (--static first, then the model&apos;s processor files on the sample image and clip)</source>
+        <translation>一致性检查输入：{sizes}（优先用 --static，其次用模型自带的处理器文件处理示例图片和音频片段）</translation>
+    </message>
+    <message>
+        <source>Parity inputs: default sizes (no --static and no processor files beside the model)</source>
+        <translation>一致性检查输入：默认尺寸（未给 --static，模型旁也没有处理器文件）</translation>
+    </message>
+    <message>
         <source>nodes {nodes} · weights {weights} · dynamic origins {origins}</source>
         <translation>节点 {nodes} · 权重 {weights} · 动态源头 {origins}</translation>
     </message>
