@@ -16,6 +16,9 @@ gathered, one batched matmul) computes the same sums with gather and matmul only
 TorchScript conversions the exporter lacks or gets wrong (``studio.export.symbolics``: triangular solves; torch's
 repeat_interleave / unfold / full / slice / cumsum / permute where they break) are registered for the same span;
 the ones an export used that compute differently are listed with the patches.
+
+Masked assignments with a trailing full slice (``hidden_states[mask, :] = x``, 42 transformers modeling files) are
+traced without the slice (the same assignment): TorchScript's ONNX pass mis-converts the slice + index_put pair.
 """
 
 from __future__ import annotations
@@ -51,6 +54,20 @@ def _vilt_visual_embed(self: Any, pixel_values: torch.Tensor, pixel_mask: torch.
     return x, x_mask, (patch_index, (height, width))
 
 
+_SETITEM = torch.Tensor.__setitem__
+
+
+def _setitem_without_full_slices(self: torch.Tensor, key: Any, value: Any) -> None:
+    """``x[mask, :] = v`` as ``x[mask] = v`` while tracing: the same assignment, but TorchScript's ONNX pass turns
+    the no-op trailing slice plus a 2-D boolean index_put into a wrong scatter (ORT: "Attempting to broadcast")."""
+    if torch.jit.is_tracing() and isinstance(key, tuple):
+        parts = list(key)
+        while len(parts) > 1 and isinstance(parts[-1], slice) and parts[-1] == slice(None):
+            parts.pop()
+        key = parts[0] if len(parts) == 1 else tuple(parts)
+    _SETITEM(self, key, value)
+
+
 @contextlib.contextmanager
 def export_patches(model: nn.Module, model_type: str) -> Iterator[list[str]]:
     """Apply the patches for ``model_type`` while the exporter runs; yields their descriptions."""
@@ -74,10 +91,12 @@ def export_patches(model: nn.Module, model_type: str) -> Iterator[list[str]]:
                      "default counts tokens with torch.histc, which no ONNX exporter converts); same sums")
     from studio.export.symbolics import torchscript_symbolics
 
+    torch.Tensor.__setitem__ = _setitem_without_full_slices  # type: ignore[method-assign]
     try:
         with torchscript_symbolics(notes):
             yield notes
     finally:
+        torch.Tensor.__setitem__ = _SETITEM  # type: ignore[method-assign]
         for obj, name, old in undo:
             if old is None:
                 obj.__dict__.pop(name, None)

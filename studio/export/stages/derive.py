@@ -294,6 +294,8 @@ def _example_inputs(run: ExportRun, model: Any, specs: list[InputSpec], der: Any
         run.report.signature = run.specs
         wrapper = NamedWrapper(LlavaReference(model), names, outputs).eval()
         export_wrapper = NamedWrapper(LlavaFull(model), names, outputs).eval()
+    else:
+        export_wrapper = _traceable_vision(run, model, names, outputs, kwargs, fill, feeds) or export_wrapper
     by_seed = dict(enumerate(feeds))
     return ExampleInputs(names, outputs, wrapper, export_wrapper, cases, feeds[0],
                          tuple(to_torch(feeds[0][n]) for n in names), {s.name: dict(s.dynamic_axes) for s in run.specs},
@@ -318,6 +320,39 @@ def _qwen2_vl(run: ExportRun, model: Any, names: list[str], outputs: list[str],
                                "parity is checked against the unmodified HF forward")
     return (NamedWrapper(Qwen2VLReference(model), keep, outputs).eval(),
             NamedWrapper(Qwen2VLFull(model), keep, outputs).eval())
+
+
+def _traceable_vision(run: ExportRun, model: Any, names: list[str], outputs: list[str], kwargs: dict[str, Any],
+                      fill: dict[str, str], feeds: list[dict[str, np.ndarray]]) -> Any:
+    """The generic traceable wrapper (studio.export.vision_trace / mrope_trace) when the model's modules call
+    transformers' vision_utils or define get_rope_index; None otherwise. Each patch applied is a report warning."""
+    from studio.export.exporters import NamedWrapper
+    from studio.export.mrope_trace import TraceableVLM, check_rope_index, rope_owner
+    from studio.export.vision_trace import model_uses_vision_utils
+
+    used = model_uses_vision_utils(model)
+    owner = rope_owner(model) if "image_grid_thw" in names else None
+    if not used and owner is None:
+        return None
+    positions = False
+    if owner is not None:
+        why = check_rope_index(model, feeds)
+        positions = why is None
+        _warn(run,
+            f"export patch: M-RoPE positions computed in the graph (equal to {type(owner).__name__}.get_rope_index on "
+            f"all {len(feeds)} example cases)" if positions else
+            f"M-RoPE positions left to HF's get_rope_index, which a trace freezes to the traced prompts: {why}")
+    if used:
+        _warn(run,
+            f"export patch: transformers.vision_utils {', '.join(used)} replaced by tensor-only versions during the "
+            "trace, vision attention over cu_seqlens segments with one block-diagonal mask (the HF code uses "
+            ".tolist()/loops a trace would freeze); parity is checked against the unmodified HF forward")
+    return NamedWrapper(TraceableVLM(model, positions), names, outputs, kwargs, fill).eval()
+
+
+def _warn(run: ExportRun, text: str) -> None:
+    if text not in run.report.warnings:  # a narrowing builds the wrappers again
+        run.report.warnings.append(text)
 
 
 def _sizes(specs: list[InputSpec], feeds: dict[str, np.ndarray]) -> dict[str, int]:
