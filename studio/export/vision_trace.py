@@ -259,50 +259,6 @@ def _vision_configs(model: Any) -> list[Any]:
     return list(found.values())
 
 
-def _whole_split(original: Callable[..., Any]) -> Callable[..., Any]:
-    """``torch.split`` by per-image sizes from ``.tolist()`` as one piece while tracing: the multimodal forward
-    concatenates the pieces again, and a frozen Split would refuse every other image size."""
-
-    def split(tensor: torch.Tensor, sections: Any, dim: int = 0) -> Any:
-        if _tracing() and isinstance(sections, (list, tuple)) and len(sections) > 1:
-            return (tensor,)
-        return original(tensor, sections, dim)
-
-    return split
-
-
-@contextlib.contextmanager
-def _features_split_whole(model: Any, notes: list[str]) -> Iterator[None]:
-    """While ``get_image_features`` / ``get_video_features`` run (found on any module of the model), per-image
-    splits stay whole."""
-    owners = [m for m in model.modules()
-              if any(callable(getattr(type(m), f, None)) for f in ("get_image_features", "get_video_features"))]
-    undo: list[tuple[Any, str]] = []
-    original = torch.split
-
-    def wrap(method: Callable[..., Any]) -> Callable[..., Any]:
-        def run(*args: Any, **kwargs: Any) -> Any:
-            torch.split = _whole_split(original)  # type: ignore[assignment]
-            try:
-                return method(*args, **kwargs)
-            finally:
-                torch.split = original  # type: ignore[assignment]
-        return run
-
-    for mod in owners:
-        for name in ("get_image_features", "get_video_features"):
-            if callable(getattr(type(mod), name, None)) and name not in mod.__dict__:
-                setattr(mod, name, wrap(getattr(mod, name)))
-                undo.append((mod, name))
-    if undo:
-        notes.append("per-image split of the vision features kept whole")
-    try:
-        yield
-    finally:
-        for mod, name in undo:
-            mod.__dict__.pop(name, None)
-
-
 @contextlib.contextmanager
 def traceable_vision(model: Any) -> Iterator[list[str]]:
     """Swap the vision_utils functions in every modeling module the model uses and route the vision sub-configs'
@@ -326,10 +282,8 @@ def traceable_vision(model: Any) -> Iterator[list[str]]:
     for cfg in configs:
         undo.append((cfg, "_attn_implementation_internal", cfg._attn_implementation_internal))
         cfg._attn_implementation_internal = SEGMENT_ATTENTION
-    notes = sorted(set(changed)) + (["segment attention"] if configs else [])
     try:
-        with _features_split_whole(model, notes):
-            yield notes
+        yield sorted(set(changed)) + (["segment attention"] if configs else [])
     finally:
         for obj, attr, old in reversed(undo):
             setattr(obj, attr, old)

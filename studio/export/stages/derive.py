@@ -324,30 +324,47 @@ def _qwen2_vl(run: ExportRun, model: Any, names: list[str], outputs: list[str],
 
 def _traceable_vision(run: ExportRun, model: Any, names: list[str], outputs: list[str], kwargs: dict[str, Any],
                       fill: dict[str, str], feeds: list[dict[str, np.ndarray]]) -> Any:
-    """The generic traceable wrapper (studio.export.vision_trace / mrope_trace) when the model's modules call
-    transformers' vision_utils or define get_rope_index; None otherwise. Each patch applied is a report warning."""
+    """The generic traceable wrapper (studio.export.vision_trace / mrope_trace / features_split) when the model's
+    modules call transformers' vision_utils, define get_rope_index or split their image features per image; None
+    otherwise. Each patch applied is a report warning."""
     from studio.export.exporters import NamedWrapper
-    from studio.export.mrope_trace import TraceableVLM, check_rope_index, rope_owner
+    from studio.export.features_split import SplitWhole, has_feature_methods, split_whole_is_equal
+    from studio.export.mrope_trace import rope_owner
     from studio.export.vision_trace import model_uses_vision_utils
 
     used = model_uses_vision_utils(model)
     owner = rope_owner(model) if "image_grid_thw" in names else None
-    if not used and owner is None:
-        return None
+    inner: Any = model
+    if used or owner is not None:
+        inner = _vision_utils_inner(run, model, used, owner, feeds)
+    if has_feature_methods(model) and set(names) - {"input_ids", "attention_mask"}:
+        candidate = NamedWrapper(inner, names, outputs, kwargs, fill).eval()
+        if split_whole_is_equal(candidate, model, tuple(to_torch(feeds[0][n]) for n in names)):
+            _warn(run, "export patch: the per-image torch.split of the vision features (get_image_features) kept "
+                       "whole in the graph (a traced Split refuses other image sizes); checked: identical outputs on "
+                       "the traced example")
+            inner = SplitWhole(inner, model)
+    return None if inner is model else NamedWrapper(inner, names, outputs, kwargs, fill).eval()
+
+
+def _vision_utils_inner(run: ExportRun, model: Any, used: list[str], owner: Any,
+                        feeds: list[dict[str, np.ndarray]]) -> Any:
+    """TraceableVLM: vision_utils swapped during the trace; M-RoPE in the graph when checked equal to the family's."""
+    from studio.export.mrope_trace import TraceableVLM, check_rope_index
+
     positions = False
     if owner is not None:
         why = check_rope_index(model, feeds)
         positions = why is None
-        _warn(run,
+        _warn(run, (
             f"export patch: M-RoPE positions computed in the graph (equal to {type(owner).__name__}.get_rope_index on "
             f"all {len(feeds)} example cases)" if positions else
-            f"M-RoPE positions left to HF's get_rope_index, which a trace freezes to the traced prompts: {why}")
+            f"M-RoPE positions left to HF's get_rope_index, which a trace freezes to the traced prompts: {why}"))
     if used:
-        _warn(run,
-            f"export patch: transformers.vision_utils {', '.join(used)} replaced by tensor-only versions during the "
-            "trace, vision attention over cu_seqlens segments with one block-diagonal mask (the HF code uses "
-            ".tolist()/loops a trace would freeze); parity is checked against the unmodified HF forward")
-    return NamedWrapper(TraceableVLM(model, positions), names, outputs, kwargs, fill).eval()
+        _warn(run, f"export patch: transformers.vision_utils {', '.join(used)} replaced by tensor-only versions during "
+                   "the trace, vision attention over cu_seqlens segments with one block-diagonal mask (the HF code uses "
+                   ".tolist()/loops a trace would freeze); parity is checked against the unmodified HF forward")
+    return TraceableVLM(model, positions)
 
 
 def _warn(run: ExportRun, text: str) -> None:
