@@ -161,3 +161,41 @@ def test_rope_check_names_a_mismatch_instead_of_using_it(glm4v: Path) -> None:
     feed["mm_token_type_ids"] = (ids == image_id).astype(np.int64) * 2  # marked as video: no video grid
     why = check_rope_index(model, [feed])
     assert why and "Glm4vModel.get_rope_index" in why
+
+
+class _PerImageFeatures(torch.nn.Module):
+    """A VLM's shape of the split: ``get_image_features`` returns one piece per image (sizes via ``.tolist()``)."""
+
+    def __init__(self, concatenated: bool) -> None:
+        super().__init__()
+        self.proj = torch.nn.Linear(4, 4)
+        self.concatenated = concatenated
+
+    def get_image_features(self, pixels: torch.Tensor, counts: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        return torch.split(self.proj(pixels), counts.tolist())
+
+    def forward(self, pixels: torch.Tensor, counts: torch.Tensor) -> torch.Tensor:
+        pieces = self.get_image_features(pixels, counts)
+        if self.concatenated:
+            return torch.cat(pieces, dim=0) * 2
+        return torch.stack([p.mean(0) for p in pieces])  # pieces used one by one: the split must stay
+
+
+def test_feature_split_kept_whole_only_when_proved_equal(tmp_path: Path) -> None:
+    from studio.export.exporters import NamedWrapper
+    from studio.export.features_split import SplitWhole, split_whole_is_equal
+
+    args = (torch.randn(5, 4), torch.tensor([2, 3]))
+    per_image = _PerImageFeatures(concatenated=False)
+    assert not split_whole_is_equal(NamedWrapper(per_image, ["pixels", "counts"], ["out"]), per_image, args)
+    model = _PerImageFeatures(concatenated=True)
+    assert split_whole_is_equal(NamedWrapper(model, ["pixels", "counts"], ["out"]), model, args)
+    path = tmp_path / "split.onnx"
+    torch.onnx.export(NamedWrapper(SplitWhole(model, model), ["pixels", "counts"], ["out"]), args, str(path),
+                      input_names=["pixels", "counts"], dynamic_axes={"pixels": {0: "patches"}, "counts": {0: "n"}},
+                      opset_version=17, dynamo=False)
+    pixels, counts = torch.randn(9, 4), torch.tensor([1, 2, 6])
+    session = ort.InferenceSession(str(path))
+    feeds = {"pixels": pixels.numpy(), "counts": counts.numpy()}  # counts only fed the frozen split: pruned
+    got = session.run(None, {i.name: feeds[i.name] for i in session.get_inputs()})[0]
+    np.testing.assert_allclose(got, model(pixels, counts).detach().numpy(), rtol=1e-5, atol=1e-6)
