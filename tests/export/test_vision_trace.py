@@ -199,3 +199,46 @@ def test_feature_split_kept_whole_only_when_proved_equal(tmp_path: Path) -> None
     feeds = {"pixels": pixels.numpy(), "counts": counts.numpy()}  # counts only fed the frozen split: pruned
     got = session.run(None, {i.name: feeds[i.name] for i in session.get_inputs()})[0]
     np.testing.assert_allclose(got, model(pixels, counts).detach().numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_generic_path_also_covers_qwen2_vl(tmp_path: Path) -> None:
+    """The family the hand-written ``qwen2_vl.py`` graph was made for, exported through the generic wrappers instead:
+    parity on image grids and batch sizes the trace never saw (the hand-written graph stays the default)."""
+    from transformers import Qwen2VLForConditionalGeneration
+
+    from studio.export.api import write_sample
+    from studio.export.exporters import NamedWrapper
+    from studio.export.features_split import SplitWhole, split_whole_is_equal
+    from studio.export.mrope_trace import TraceableVLM, check_rope_index
+    from studio.export.patches import export_patches
+    from studio.export.qwen2_vl import make_inputs
+    from studio.export.validate import CaseSpec
+
+    folder = write_sample("tiny-qwen2-vl", tmp_path / "qwen2-vl")
+    config = json.loads((folder / "config.json").read_text())
+    model = Qwen2VLForConditionalGeneration.from_pretrained(str(folder)).eval()
+    names = ["input_ids", "attention_mask", "pixel_values", "image_grid_thw"]
+    feeds = [make_inputs(names, {"input_ids": [2, 24]}, {"input_ids": {0: "batch", 1: "sequence"}}, config,
+                         CaseSpec(str(i), {"batch": b, "sequence": s}, i, padded=i > 0), 100)
+             for i, (b, s) in enumerate([(2, 24), (3, 30), (1, 12)])]
+    for feed in feeds:  # as the processor makes it: HF's forward needs it for M-RoPE
+        feed["mm_token_type_ids"] = (feed["input_ids"] == config["image_token_id"]).astype(np.int64)
+    names.append("mm_token_type_ids")
+    assert check_rope_index(model, feeds) is None
+    inner = TraceableVLM(model, positions=True)
+    args = tuple(torch.from_numpy(feeds[0][n]) for n in names)
+    assert split_whole_is_equal(NamedWrapper(inner, names, ["logits"], {"use_cache": False}), model, args)
+    wrapper = NamedWrapper(SplitWhole(inner, model), names, ["logits"], {"use_cache": False}).eval()
+    path = tmp_path / "model.onnx"
+    axes = {"input_ids": {0: "b", 1: "s"}, "attention_mask": {0: "b", 1: "s"}, "pixel_values": {0: "p"},
+            "image_grid_thw": {0: "i"}, "mm_token_type_ids": {0: "b", 1: "s"}}
+    with export_patches(model, "qwen2_vl"):
+        torch.onnx.export(wrapper, args, str(path), input_names=names, output_names=["logits"], dynamic_axes=axes,
+                          opset_version=17, dynamo=False)
+    session = ort.InferenceSession(str(path))
+    reference = NamedWrapper(model, names, ["logits"], {"use_cache": False})
+    for feed in feeds[1:]:
+        got = session.run(None, {i.name: feed[i.name] for i in session.get_inputs()})[0]
+        with torch.no_grad():
+            want = reference(*[torch.from_numpy(feed[n]) for n in names])[0].numpy()
+        np.testing.assert_allclose(got, want, atol=1e-4)
