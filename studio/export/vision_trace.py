@@ -171,9 +171,6 @@ def get_vision_nearest_position_ids(target_sizes: torch.Tensor, num_patches_per_
     return bucket_h * n + bucket_w
 
 
-_ORIGINAL_MAX_SEQLEN: Callable[..., Any] | None = None
-
-
 def get_max_seqlen(cu_seqlens: torch.Tensor, config: Any, kwargs: dict | None = None,
                    kwarg_name: str = "max_seqlen") -> int | None:
     """HF's, except for the segment attention: it needs no maximum, so no ``.item()`` is traced."""
@@ -241,9 +238,9 @@ def model_uses_vision_utils(model: Any) -> list[str]:
                    if f in REPLACEMENTS})
 
 
-def _vision_configs(model: Any) -> list[Any]:
-    """Sub-configs of the vision towers: the configs of modules whose own ``sub_configs`` key says vision, else
-    any sub-config named ``vision_config``."""
+def vision_configs(model: Any) -> list[Any]:
+    """The vision towers' configs: sub-configs, at any depth, whose ``sub_configs`` key names vision / visual (the
+    language model's config is never one of them, so it keeps its sdpa / eager attention)."""
     root = model.config
     found = {}
     stack = [root]
@@ -278,7 +275,7 @@ def traceable_vision(model: Any) -> Iterator[list[str]]:
             setattr(mod, fname, REPLACEMENTS.get(fname, get_max_seqlen))
             if fname != "get_max_seqlen":
                 changed.append(fname)
-    configs = _vision_configs(model) if changed else []
+    configs = vision_configs(model) if changed else []
     for cfg in configs:
         undo.append((cfg, "_attn_implementation_internal", cfg._attn_implementation_internal))
         cfg._attn_implementation_internal = SEGMENT_ATTENTION

@@ -351,6 +351,7 @@ def _vision_utils_inner(run: ExportRun, model: Any, used: list[str], owner: Any,
                         feeds: list[dict[str, np.ndarray]]) -> Any:
     """TraceableVLM: vision_utils swapped during the trace; M-RoPE in the graph when checked equal to the family's."""
     from studio.export.mrope_trace import TraceableVLM, check_rope_index
+    from studio.export.vision_trace import vision_configs
 
     positions = False
     if owner is not None:
@@ -361,9 +362,11 @@ def _vision_utils_inner(run: ExportRun, model: Any, used: list[str], owner: Any,
             f"all {len(feeds)} example cases)" if positions else
             f"M-RoPE positions left to HF's get_rope_index, which a trace freezes to the traced prompts: {why}"))
     if used:
+        attention = (", vision attention over cu_seqlens segments with one block-diagonal mask"
+                     if vision_configs(model) else "")
         _warn(run, f"export patch: transformers.vision_utils {', '.join(used)} replaced by tensor-only versions during "
-                   "the trace, vision attention over cu_seqlens segments with one block-diagonal mask (the HF code uses "
-                   ".tolist()/loops a trace would freeze); parity is checked against the unmodified HF forward")
+                   f"the trace{attention} (the HF code uses .tolist()/loops a trace would freeze); parity is checked "
+                   "against the unmodified HF forward")
     return TraceableVLM(model, positions)
 
 
