@@ -249,3 +249,37 @@ def test_clicking_a_closed_group_sums_it_up_in_the_node_panel(qtbot, transformer
         assert want and got == want
     finally:
         page.jobs.shutdown()
+
+
+def test_a_group_summary_fits_the_node_panel_at_1366(qtbot, transformer) -> None:  # type: ignore[no-untyped-def]
+    """At 1366x768 the Node panel is about 240 px wide: a target id beside 'unsupported 151' cut the count's last
+    digit (seen on a real display). Each target's counts get the panel's whole width, and no verdict word or count
+    is broken across lines (the synthetic model's counts are shorter, so the panel here is narrower)."""
+    from studio.gui.inspector.group_details import group_details_html
+    from studio.gui.inspector.side_tabs import TextPanel
+    from studio.gui.pages.inspect_page import InspectPage
+
+    page = shown(qtbot, InspectPage(), 1500, 960, exposed=False)
+    try:
+        page.open_model(transformer)
+        qtbot.waitUntil(lambda: page.report is not None and page.view.ready, timeout=60_000)
+        exp, drawn = page.view.expansion, page.view.graph
+        box = max((n for n in drawn.nodes if n.kind == KIND_GROUP), key=lambda n: len(exp.hier.descendants(n.scope)))
+        panel = shown(qtbot, TextPanel(), 200, 500, exposed=False)  # fewer digits here than on a real model
+        panel.setHtml(group_details_html(exp.base, box.scope, exp.hier.descendants(box.scope), page.report,
+                                         "ascend-310p"))
+        assert "unsupported" in panel.toPlainText()  # the widest chip is there
+        doc, over = panel.document(), []
+        block = doc.begin()
+        while block.isValid():  # a line wider than the room its cell gives it is drawn cut
+            layout = block.layout()
+            for i in range(layout.lineCount()):
+                line = layout.lineAt(i)
+                end, text = line.textStart() + line.textLength(), block.text()
+                if line.naturalTextWidth() > line.width() + 0.5 or (  # too wide, or a word broken in two
+                        0 < end < len(text) and text[end - 1].isalnum() and text[end].isalnum()):
+                    over.append((text, round(line.naturalTextWidth()), round(line.width()), end))
+            block = block.next()
+        assert not over, over
+    finally:
+        page.jobs.shutdown()

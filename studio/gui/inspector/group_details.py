@@ -45,8 +45,10 @@ def group_details_html(graph: GraphData, path: str, members: list[int], report: 
             verdicts = effective(report, tid).node_verdicts
             counts = Counter(verdicts.get(n.name, "supported") for n in ops)
             cells = " ".join(f"{verdict_chip(v, theme)}&nbsp;{counts[v]:,}" for v in VERDICT_ORDER if counts[v])
-            mark = " style='font-weight:600'" if tid == target else ""
-            out.append(f"<tr><td nowrap{mark}>{escape(tid)}</td><td>{cells}</td></tr>")
+            weight = "600" if tid == target else "400"
+            # the id above its counts, both the panel's whole width: beside each other, a 1366x768 Node panel
+            # (about 240 px) cut 'unsupported 151' short
+            out.append(f"<tr><td><span style='font-weight:{weight}'>{escape(tid)}</span><br>{cells}</td></tr>")
         out.append("</table>")
     hist = Counter(n.op_type for n in ops).most_common()
     if hist:
