@@ -18,7 +18,8 @@ repeat_interleave / unfold / full / slice / cumsum / permute where they break) a
 the ones an export used that compute differently are listed with the patches.
 
 Masked assignments with a trailing full slice (``hidden_states[mask, :] = x``, 42 transformers modeling files) are
-traced without the slice (the same assignment): TorchScript's ONNX pass mis-converts the slice + index_put pair.
+traced without the slice (the same assignment): TorchScript's ONNX pass mis-converts the slice + index_put pair; an
+slice assignment into a region empty at the traced sizes is not traced (converting it crashes the exporter, SIGFPE).
 """
 
 from __future__ import annotations
@@ -59,12 +60,20 @@ _SETITEM = torch.Tensor.__setitem__
 
 def _setitem_without_full_slices(self: torch.Tensor, key: Any, value: Any) -> None:
     """``x[mask, :] = v`` as ``x[mask] = v`` while tracing: the same assignment, but TorchScript's ONNX pass turns
-    the no-op trailing slice plus a 2-D boolean index_put into a wrong scatter (ORT: "Attempting to broadcast")."""
-    if torch.jit.is_tracing() and isinstance(key, tuple):
-        parts = list(key)
-        while len(parts) > 1 and isinstance(parts[-1], slice) and parts[-1] == slice(None):
-            parts.pop()
-        key = parts[0] if len(parts) == 1 else tuple(parts)
+    the no-op trailing slice plus a 2-D boolean index_put into a wrong scatter (ORT: "Attempting to broadcast").
+    A slice assignment into a region empty at the traced sizes (``offsets[1:] = ...`` with one image) is skipped: the
+    TorchScript exporter kills the process (SIGFPE) converting it; parity checks other sizes. Tensor-indexed
+    assignments are always traced (an empty mask on the traced example may select something at run time)."""
+    if torch.jit.is_tracing():
+        if isinstance(key, tuple):
+            parts = list(key)
+            while len(parts) > 1 and isinstance(parts[-1], slice) and parts[-1] == slice(None):
+                parts.pop()
+            key = parts[0] if len(parts) == 1 else tuple(parts)
+        index = key if isinstance(key, tuple) else (key,)
+        basic = not any(isinstance(k, torch.Tensor) for k in index)  # a mask empty here may fill at run time
+        if basic and self[key].numel() == 0:  # the read is dead code in the graph
+            return  # nothing to assign at the traced sizes (and the exporter's Reshape of 0 elements divides by zero)
     _SETITEM(self, key, value)
 
 

@@ -122,6 +122,25 @@ def test_masked_assignment_with_trailing_slice_exports(tmp_path: Path) -> None:
     np.testing.assert_allclose(got, Deepstack()(h, mask, e).numpy())
 
 
+def test_slice_assignment_empty_at_the_traced_size_exports(tmp_path: Path) -> None:
+    """``offsets[1:] = ...`` with one image (ERNIE-4.5-VL's temporal slicing): converting it killed the process with
+    SIGFPE inside the TorchScript exporter; now it is skipped at that size (a no-op there)."""
+    from studio.export.patches import export_patches
+
+    class Offsets(torch.nn.Module):
+        def forward(self, counts: torch.Tensor) -> torch.Tensor:
+            offsets = torch.zeros(counts.shape, dtype=counts.dtype)
+            offsets[1:] = counts.cumsum(0)[:-1]
+            return offsets + counts
+
+    path = tmp_path / "offsets.onnx"
+    counts = torch.tensor([4])
+    with export_patches(Offsets(), "none"):
+        torch.onnx.export(Offsets(), (counts,), str(path), input_names=["counts"], opset_version=17, dynamo=False)
+    got = ort.InferenceSession(str(path)).run(None, {"counts": counts.numpy()})[0]
+    np.testing.assert_array_equal(got, Offsets()(counts).numpy())
+
+
 @pytest.fixture(scope="module")
 def glm4v(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from bench.coverage_one import build
