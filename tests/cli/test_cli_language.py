@@ -336,3 +336,35 @@ def test_status_words_inside_sentences_in_chinese(english_after: None) -> None:
     assert rep.to_dict()["verdict"] == "risky" and rep.to_dict()["compiled"]["parity"]["status"] == "passed"
     catalogue.use("en")
     assert "parity vs ONNX Runtime (simulator): passed" in rep.render()
+
+
+def test_inspect_text_report_in_chinese(tmp_path: Path) -> None:
+    """The real `studio inspect` text report on a model with a dynamic input and a data-dependent op: headings,
+    verdict and severity words, the whole-model verdicts and the core's hints in zh_CN; target ids, node and op
+    names, flags and numbers kept; English as before."""
+    import onnx
+    from onnx import TensorProto, helper
+
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 4])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    nodes = [helper.make_node("Relu", ["x"], ["r"], name="relu0"), helper.make_node("NonZero", ["r"], ["nz"], name="nz0"),
+             helper.make_node("Cast", ["nz"], ["y"], to=TensorProto.FLOAT, name="cast0")]
+    model = tmp_path / "dyn.onnx"
+    onnx.save(helper.make_model(helper.make_graph(nodes, "g", [x], [y]), opset_imports=[helper.make_opsetid("", 17)]),
+              str(model))
+    zh = _studio("inspect", str(model), "--quiet", lang="zh_CN")
+    en = _studio("inspect", str(model), "--quiet", lang="en")
+    assert zh.returncode == en.returncode == 0, zh.stderr
+    assert en.stdout.startswith(f"model: {model}\n") and "\nwhole model (static:" in en.stdout
+    assert "\ntarget         verdict  supported  risky unsupp. unknown  name\n" in en.stdout
+    assert not CJK.search(en.stdout)
+    out = zh.stdout
+    assert out.startswith(f"模型：{model}\n") and "整个模型（静态" in out and "动态维度：" in out
+    assert "\n目标           结论          支持 有风险  不支持    未知  名称\n" in out, out  # columns still line up
+    assert re.search(r"\nrk3588 +失败 +1 +1 +1 +0  Rockchip RK3588 NPU", out), out
+    assert "无法构建: nz0 (NonZero)" in out and "完全在加速器上运行" in out
+    assert "提示：修复方法：studio fix MODEL --static batch=N" in out  # the flag and the symbol kept
+    assert "nz0: NonZero: 输出形状依赖数据；" in out and "\nrk3588 (失败):\n" in out
+    for english in ("model:", "whole model", "\ndynamic dims:", " verdict ", "hint:", "does not build", "runs fully",
+                    " PASS ", " FAIL ", " RISKY ", "  ERROR ", "  WARNING ", "  NOTE ", "verifiers installed", "(fail)"):
+        assert english not in out, english  # a target profile's own sentences stay as the profile says them
