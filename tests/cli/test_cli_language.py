@@ -368,3 +368,33 @@ def test_inspect_text_report_in_chinese(tmp_path: Path) -> None:
     for english in ("model:", "whole model", "\ndynamic dims:", " verdict ", "hint:", "does not build", "runs fully",
                     " PASS ", " FAIL ", " RISKY ", "  ERROR ", "  WARNING ", "  NOTE ", "verifiers installed", "(fail)"):
         assert english not in out, english  # a target profile's own sentences stay as the profile says them
+
+
+def test_fleet_status_table_in_chinese(english_after: None) -> None:
+    """`studio fleet rollout status`'s table (studio.fleet.render): headings, state and gate words, notes and the
+    timeline in zh_CN, the columns still lined up; agent names, versions, numbers and flags kept; English as before."""
+    from studio.fleet.render import status_text
+    from studio.fleet.rollout_state import AgentRow, FleetEvent, RingRecord, RolloutState
+
+    gate = {"verdict": "fail", "requests": 40, "error_pct": 5.0, "p95_ms": 12.25}
+    st = RolloutState(fleet="lab", fleet_path="lab.yaml", bundle="b.tar", bundle_name="clip", bundle_version="2",
+                      plan="canary:1,100%", tier="standard", watch_s=30, status="blocked",
+                      rings=[RingRecord(0, "canary", ["a1"]), RingRecord(1, "100%", ["a2"])],
+                      agents={"a1": AgentRow("a1", "http://a1:8765", 0, state="rolled_back", version="1", previous="1",
+                                             gate=gate),
+                              "a2": AgentRow("a2", "http://a2:8765", 1, state="pending")},
+                      notes=["the plan stops at 1 of 2 agents"],
+                      events=[FleetEvent(0.0, "paused", "paused at ring canary; `studio fleet resume` goes on")])
+    english = status_text(st, where=" (interrupted: the studio running it is gone; `studio fleet resume`)")
+    catalogue.use("zh_CN")
+    zh = status_text(st, where=" (interrupted: the studio running it is gone; `studio fleet resume`)")
+    catalogue.use("en")
+    assert english.startswith("rollout of clip 2 to fleet lab: blocked (interrupted:")
+    assert "\n  agent                ring       state            version    was      gate\n" in english
+    assert "rolled_back      1          1        fail: 40 req, err 5.00%, p95 12.2 ms" in english
+    assert zh.startswith("clip 2 向集群 lab 的发布：已阻塞（已中断：") and "`studio fleet resume`" in zh, zh
+    assert "\n  代理                 发布环     状态             版本       原版本   把关\n" in zh, zh
+    assert "a1                   canary     已回滚           1          1        失败：40 个请求，错误率 5.00%，p95 12.2 毫秒" in zh
+    assert "a2                   100%       等待中" in zh and "注意：计划在 2 个代理中的第 1 个处停止" in zh
+    assert "时间线：" in zh and "已在环 canary 暂停；`studio fleet resume` 继续" in zh and not re.search(r"\b(agent|ring|state|gate|pending|rolled_back|blocked|fail|req|note|"
+                                               r"timeline)\b", zh), zh
