@@ -398,3 +398,19 @@ def test_fleet_status_table_in_chinese(english_after: None) -> None:
     assert "a2                   100%       等待中" in zh and "注意：计划在 2 个代理中的第 1 个处停止" in zh
     assert "时间线：" in zh and "已在环 canary 暂停；`studio fleet resume` 继续" in zh and not re.search(r"\b(agent|ring|state|gate|pending|rolled_back|blocked|fail|req|note|"
                                                r"timeline)\b", zh), zh
+
+
+def test_optimize_candidate_line_in_chinese(english_after: None) -> None:
+    """The optimize search's line per candidate (studio.tune.search) says its status word in zh_CN through the
+    job-line path the CLI and the GUI use; the part, the candidate id, its label and the figures kept."""
+    from studio.tune.search import _status_line
+
+    built = _status_line("encoder", "c3", "fp16 + fuse", "built", " (pass), accuracy 0.991")
+    failed = _status_line("decoder", "c7", "int8", "failed", ": ORT refused the model")
+    assert built == "[encoder] c3 fp16 + fuse: built (pass), accuracy 0.991"
+    catalogue.use("zh_CN")
+    assert catalogue.job_text(built) == "[encoder] c3 fp16 + fuse：已构建 (pass), accuracy 0.991"
+    assert catalogue.job_text(failed).startswith("[decoder] c7 int8：失败: ")
+    assert catalogue.job_text(_status_line("p", "c1", "x", "pruned", "")) == "[p] c1 x：已剪除"
+    catalogue.use("en")
+    assert catalogue.job_text(failed) == "[decoder] c7 int8: failed: ORT refused the model"
