@@ -414,3 +414,32 @@ def test_optimize_candidate_line_in_chinese(english_after: None) -> None:
     assert catalogue.job_text(_status_line("p", "c1", "x", "pruned", "")) == "[p] c1 x：已剪除"
     catalogue.use("en")
     assert catalogue.job_text(failed) == "[decoder] c7 int8: failed: ORT refused the model"
+
+
+def test_inspect_verify_section_in_chinese(tmp_path: Path) -> None:
+    """`studio inspect --verify` with the real ONNX Runtime verifier on a model with an undeclared custom op:
+    the verification section (who says what, the verifier's note), the domain-policy finding and its hint in
+    zh_CN; the tool's own error, node, op, domain and flag kept; English as before."""
+    import onnx
+    from onnx import TensorProto, helper
+
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])
+    nodes = [helper.make_node("Relu", ["x"], ["r"], name="relu0"),
+             helper.make_node("Fancy", ["r"], ["y"], domain="custom.x", name="fancy0")]
+    model = tmp_path / "custom.onnx"
+    onnx.save(helper.make_model(helper.make_graph(nodes, "g", [x], [y]), opset_imports=[
+        helper.make_opsetid("", 17), helper.make_opsetid("custom.x", 1)]), str(model))
+    args = ("inspect", str(model), "--verify", "--target", "ort-cpu", "--quiet")
+    zh, en = _studio(*args, lang="zh_CN"), _studio(*args, lang="en")
+    assert zh.returncode == en.returncode, zh.stderr
+    assert "\nverification with the real toolchains" in en.stdout and "refuses the model; agrees with" in en.stdout
+    assert "note: session failed; each node was then built alone" in en.stdout and not CJK.search(en.stdout)
+    out = zh.stdout
+    assert "\n用真实工具链验证（" in out and "拒绝该模型；与配置文件 '" in out, out
+    assert "注意：会话创建失败；随后每个节点都在单节点会话中单独构建" in out
+    assert "fancy0 (Fancy): 两者都拒绝它；工具：" in out and "custom.x:Fancy" in out  # ORT's words as it said them
+    assert "1 个节点位于未声明的域 'custom.x'" in out and "请用 --custom-domain custom.x 声明它" in out
+    for english in ("verification with", "refuses the model", "agrees with", "note:", "both refuse", "[verified] does",
+                    "node(s) in domain", "declare it with"):
+        assert english not in out, english
