@@ -443,3 +443,7 @@ def test_inspect_verify_section_in_chinese(tmp_path: Path) -> None:
     for english in ("verification with", "refuses the model", "agrees with", "note:", "both refuse", "[verified] does",
                     "node(s) in domain", "declare it with"):
         assert english not in out, english
+    ov = _studio("inspect", str(model), "--verify", "--target", "openvino", "--quiet", lang="zh_CN").stdout
+    # the OpenVINO plugin's notes through its own catalogue (studio_openvino), its query_model call kept
+    assert "注意：read_model 失败（OpConversionFailure）；convert_partially 转换了其余部分" in ov, ov
+    assert "注意：NPU：未查询（query_model(..., 'NPU')" in ov and "OpenVINO 的 ONNX 前端没有 Fancy 的转换规则" in ov
