@@ -159,10 +159,16 @@ def _finding_line(f: Any) -> str:
     sub = tr("  [in {subgraph}]", subgraph=f.subgraph) if f.subgraph else ""
     line = (f"  {cell(_(SEVERITY_WORDS.get(f.severity, f.severity.upper())), 7)} {cell(_(f.verdict), 11)} "
             f"{where}{sub}: "
-            f"{f.message if f.rule in PROFILE_WORDED and not f.op_type else _op_text(f.op_type, f.message)}")
+            f"{finding_message(f)}")
     if f.hint:
         line += "\n          " + tr("hint: {hint}", hint=_(f.hint))
     return line
+
+
+def finding_message(f: Any) -> str:
+    """A finding's message in the user's language, for every view (this report, the Inspector's findings): the
+    core's words translated, a target profile's own sentence of a model-wide finding left as it is."""
+    return f.message if f.rule in PROFILE_WORDED and not f.op_type else _op_text(f.op_type, f.message)
 
 
 def _op_text(op_type: str | None, text: str) -> str:

@@ -396,3 +396,37 @@ def test_verify_panel_notes_and_errors_in_chinese(qtbot, tmp_path: Path, english
     assert "ort-cpu" in chinese and "onnxruntime" in chinese
     i18n.translator().apply(i18n.ENGLISH)
     assert shown() == english_text
+
+
+def test_findings_table_in_chinese(qtbot, tmp_path: Path, english) -> None:  # type: ignore[no-untyped-def]
+    """The Inspector's findings table on a real inspection: severity, the core rules' messages and hints in zh_CN
+    (Qt's words for the table, the core's catalogue for the findings); node and op names, flags kept."""
+    from inspect_page_models import vision_model_with_problems
+    from PySide6.QtCore import Qt
+
+    from studio.gui.inspector.findings import COLUMNS, FindingsModel
+    from studio.inspect.api import inspect_model
+
+    rep = inspect_model(vision_model_with_problems(tmp_path / "m.onnx"), targets=["rk3588"])
+    model = FindingsModel()
+
+    def cells() -> list[list[str]]:
+        model.set_findings(rep.findings)
+        return [[model.data(model.index(r, c), Qt.ItemDataRole.DisplayRole) or "" for c in range(len(COLUMNS))]
+                for r in range(model.rowCount())]
+
+    english_rows = cells()
+    assert any(row[0] == "● error" for row in english_rows)
+    assert any(row[5] == "NonZero: Rockchip RK3588 NPU (rknn-toolkit2 2.5.0) does not support NonZero"
+               for row in english_rows)
+    assert i18n.translator().apply("zh_CN") is None
+    rows = cells()
+    assert {row[0] for row in rows} <= {"● 错误", "▲ 警告", "○ 提示"}, rows
+    nz = next(row for row in rows if row[3] == "nonzero")
+    assert nz[5] == "NonZero: Rockchip RK3588 NPU (rknn-toolkit2 2.5.0) 不支持 NonZero", nz
+    assert nz[6] == "用支持的算子替换它，或让这一部分在主机上运行（切分图）"
+    policy = next(row for row in rows if row[1] == "全部")
+    assert policy[5] == "1 个节点位于未声明的域 'com.example'（允许的域：ai.onnx）" and "--custom-domain com.example" in policy[6]
+    assert any(row[3] == "张量 active_idx" for row in rows)
+    i18n.translator().apply(i18n.ENGLISH)
+    assert cells() == english_rows
