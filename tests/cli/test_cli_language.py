@@ -382,7 +382,9 @@ def test_fleet_status_table_in_chinese(english_after: None) -> None:
                       rings=[RingRecord(0, "canary", ["a1"]), RingRecord(1, "100%", ["a2"])],
                       agents={"a1": AgentRow("a1", "http://a1:8765", 0, state="rolled_back", version="1", previous="1",
                                              gate=gate),
-                              "a2": AgentRow("a2", "http://a2:8765", 1, state="pending")},
+                              "a2": AgentRow("a2", "http://a2:8765", 1, state="pending"),
+                              "a3": AgentRow("a3", "http://a3:8765", 1, state="skipped",
+                                             reason="down: model file not found")},
                       notes=["the plan stops at 1 of 2 agents"],
                       events=[FleetEvent(0.0, "paused", "paused at ring canary; `studio fleet resume` goes on")])
     english = status_text(st, where=" (interrupted: the studio running it is gone; `studio fleet resume`)")
@@ -396,8 +398,9 @@ def test_fleet_status_table_in_chinese(english_after: None) -> None:
     assert "\n  代理                 发布环     状态             版本       原版本   把关\n" in zh, zh
     assert "a1                   canary     已回滚           1          1        失败：40 个请求，错误率 5.00%，p95 12.2 毫秒" in zh
     assert "a2                   100%       等待中" in zh and "注意：计划在 2 个代理中的第 1 个处停止" in zh
+    assert "a3                   100%       已跳过" in zh and "(离线：找不到模型文件)" in zh, zh
     assert "时间线：" in zh and "已在环 canary 暂停；`studio fleet resume` 继续" in zh and not re.search(r"\b(agent|ring|state|gate|pending|rolled_back|blocked|fail|req|note|"
-                                               r"timeline)\b", zh), zh
+                                               r"timeline|down|skipped)\b", zh), zh
 
 
 def test_optimize_candidate_line_in_chinese(english_after: None) -> None:
