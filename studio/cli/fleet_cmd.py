@@ -194,12 +194,13 @@ def _printer(as_json: bool) -> Any:
 
 
 def _rollout(ws: Any, args: argparse.Namespace) -> int:
+    from studio.core.catalogue import N_
     from studio.fleet import api
     from studio.fleet.render import status_text
 
     if args.action == "status":
         state, _ = api.load_rollout(ws, args.fleet)
-        where = " (interrupted: the studio running it is gone; `studio fleet resume`)" if api.interrupted(state) else ""
+        where = N_(" (interrupted: the studio running it is gone; `studio fleet resume`)") if api.interrupted(state) else ""
         if args.json:
             print(json.dumps({**state.to_dict(), "interrupted": api.interrupted(state)}, indent=2))
         else:

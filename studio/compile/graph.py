@@ -16,6 +16,7 @@ import numpy as np
 import onnx
 from onnx import helper
 
+from studio.core.catalogue import N_
 from studio.core.errors import InputError, ModelError
 from studio.core.shapes import check_against
 
@@ -109,7 +110,7 @@ def resolve_shapes(inputs: list[InputInfo], overrides: dict[str, list[int]]) -> 
             elif axis == 0 and (d is None or str(d).lower() in BATCH_NAMES):
                 shape.append(1)
                 dynamic.append({"input": inp.name, "axis": 0, "dim": d, "value": 1, "source": "batch default"})
-                warnings.append(f"{inp.name}: dynamic batch dim '{d or '?'}' compiled as 1 (set it with --shape)")
+                warnings.append(N_(f"{inp.name}: dynamic batch dim '{d or '?'}' compiled as 1 (set it with --shape)"))
             else:
                 missing.append(f"{inp.name}[{axis}] ('{d or '?'}')")
                 shape.append(-1)

@@ -28,6 +28,7 @@ from studio.compile.outputs import check_out, default_out
 from studio.compile.targets import CompileTarget, cross_compiler_available, resolve_target
 from studio.compile.tvm_backend import StageFailure, TVMStageError
 from studio.core.atomic import atomic_path, write_json_atomic
+from studio.core.catalogue import N_
 from studio.core.errors import InputError, StudioError, ValidationError
 from studio.core.jobs import JobState, Stages
 from studio.core.parity import OutputParity
@@ -38,18 +39,18 @@ WEIGHTS = {"simplify": 5, "precheck": 5, "import": 10, "lower": 10, "build": 35,
 # Known TVM importer failures -> what to do (matched on the short error text).
 KNOWN_FAILURES: list[tuple[str, str, str]] = [
     ("broadcast_to expects the input shape", "shape_arithmetic",
-     "TVM 0.27's converter calls broadcast_to with an empty (0-d) target shape: a ConstantOfShape or Expand "
+     N_("TVM 0.27's converter calls broadcast_to with an empty (0-d) target shape: a ConstantOfShape or Expand "
      "that fills a scalar, as in tiny-CLIP text encoders exported at opset 17 and 18. Fold the shape arithmetic "
      "at static shapes first: pass --simplify (onnxslim; clears it on a tiny CLIP) or run `onnxslim IN.onnx "
      "OUT.onnx --input-shapes NAME:DIMS ...`; else compile the parts separately (e.g. the vision encoder) and "
-     "run the failing part with ONNX Runtime"),
+     "run the failing part with ONNX Runtime")),
     ("cannot handle ShapeExpr inputs", "shape_arithmetic",
-     "a shape computed in the graph feeds an op TVM cannot take shapes into; fold shapes with onnxslim / "
-     "`studio fix --simplify` using static --shape values"),
+     N_("a shape computed in the graph feeds an op TVM cannot take shapes into; fold shapes with onnxslim / "
+     "`studio fix --simplify` using static --shape values")),
     ("not supported for frontend ONNX", "unsupported_op",
-     "rewrite the op at export (other opset or decomposition), or split the model so this part runs in ONNX Runtime"),
+     N_("rewrite the op at export (other opset or decomposition), or split the model so this part runs in ONNX Runtime")),
     ("Cannot find global function target.build", "missing_codegen",
-     "this TVM build lacks the code generator for the target; choose another target or use a TVM built with it"),
+     N_("this TVM build lacks the code generator for the target; choose another target or use a TVM built with it")),
 ]
 
 
@@ -93,8 +94,8 @@ def run_compile(options: CompileOptions, job: JobState | None = None) -> Compile
     if options.simplify:
         stages.begin("simplify", "folding shape arithmetic (onnxslim) at the static shapes")
         model = _simplify(model, plan.shapes)
-        rep.notes.append("graph simplified with onnxslim at the static input shapes before import; parity is "
-                         "still measured against the original model in ONNX Runtime")
+        rep.notes.append(N_("graph simplified with onnxslim at the static input shapes before import; parity is "
+                         "still measured against the original model in ONNX Runtime"))
         t0 = time_it(timings, "simplify", t0)
 
     # -- pre-check --------------------------------------------------------------------------------------
@@ -118,7 +119,7 @@ def run_compile(options: CompileOptions, job: JobState | None = None) -> Compile
             ops = sorted({f.op_type for f in pc.findings})
             rep.diagnosis = CompileDiagnosis(
                 stage="precheck", error_class="unsupported_op",
-                message=f"{len(pc.findings)} node(s) use ops TVM Relax cannot import: {', '.join(ops)}",
+                message=N_(f"{len(pc.findings)} node(s) use ops TVM Relax cannot import: {', '.join(ops)}"),
                 hint=pc.findings[0].hint, nodes=[f.node for f in pc.findings],
                 op_types=[f.op_type for f in pc.findings], culprit=pc.findings[0].node,
                 culprit_op=pc.findings[0].op_type, findings=[f.__dict__ for f in pc.findings])
@@ -176,9 +177,9 @@ def run_compile(options: CompileOptions, job: JobState | None = None) -> Compile
                     ex_host = tb.build(mod, {"kind": "llvm"})
                     runner = TVMRunner(executable=ex_host, meta=meta, params=param_values)
                     rep.parity.mode = "host-proxy"
-                    rep.notes.append("parity and latency ran on this host with the same Relax module built for "
+                    rep.notes.append(N_("parity and latency ran on this host with the same Relax module built for "
                                      "llvm: the import and lowering are verified, the target's code generation "
-                                     "and the board's latency are not")
+                                     "and the board's latency are not"))
                 _verify(rep, model_path, runner, plan.shapes, plan.dtypes, options, job)
                 t0 = time_it(timings, "verify", t0)
                 shapes = {o.output: o.shape for o in rep.parity.outputs}
@@ -209,7 +210,7 @@ def run_compile(options: CompileOptions, job: JobState | None = None) -> Compile
         rep.status = "failed"
         rep.artifacts = []
         rep.diagnosis = CompileDiagnosis(stage="verify", error_class="host_proxy_build", message=exc.failure.message,
-                                         hint="build for --target llvm to see the failure on its own",
+                                         hint=N_("build for --target llvm to see the failure on its own"),
                                          tvm_error=exc.failure.message)
         return _finish(rep, t_all, job)
     return rep
@@ -277,7 +278,7 @@ def _verify(rep: CompileReport, model_path: Path, runner: Any, shapes: dict[str,
         if options.latency_runs > 0:
             _latency(rep.latency, ort_r, tvm_r, feed, options.latency_runs, job)
             if p.mode == "host-proxy":
-                rep.latency.note = "host-proxy build on this host, not the board's latency"
+                rep.latency.note = N_("host-proxy build on this host, not the board's latency")
 
 
 def alternate_runs(ort_r: Any, tvm_r: Any, feed: dict[str, np.ndarray], runs: int, *, warmup: int = 3,
@@ -310,10 +311,10 @@ def _diagnose(failure: StageFailure, model: onnx.ModelProto, shapes: dict[str, l
               target: CompileTarget, options: CompileOptions, job: JobState) -> CompileDiagnosis:
     known = _known(failure.message)
     cls, hint = known or (f"{failure.stage}_error",
-                          "open the failing nodes in the inspector; try another opset at export, simplify the "
-                          "graph (onnxslim), or split the model so the failing part runs in ONNX Runtime")
+                          N_("open the failing nodes in the inspector; try another opset at export, simplify the "
+                          "graph (onnxslim), or split the model so the failing part runs in ONNX Runtime"))
     diag = CompileDiagnosis(stage=failure.stage, error_class=cls,
-                            message=f"TVM {failure.stage} failed: {failure.message}", hint=hint,
+                            message=N_(f"TVM {failure.stage} failed: {failure.message}"), hint=hint,
                             tvm_error=failure.message, culprit_op=failure.converting_op)
     if not options.localise:
         return diag

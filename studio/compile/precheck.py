@@ -14,6 +14,7 @@ from typing import Any
 
 import onnx
 
+from studio.core.catalogue import N_
 from studio.core.reports import to_jsonable
 
 log = logging.getLogger(__name__)
@@ -22,11 +23,11 @@ PROFILE = "tvm-relax"
 # Ops the importer handles outside its converter table.
 _DIRECT = {"If", "Constant"}
 _HINTS = {
-    "Loop": "unroll the loop at export (fixed iteration count) or move it out of the graph into the host code",
-    "Scan": "unroll the scan at export, or split the model so the recurrent part runs in ONNX Runtime",
-    "LSTM": "export the recurrent layer unrolled, or run that part with ONNX Runtime",
-    "GRU": "export the recurrent layer unrolled, or run that part with ONNX Runtime",
-    "RNN": "export the recurrent layer unrolled, or run that part with ONNX Runtime",
+    "Loop": N_("unroll the loop at export (fixed iteration count) or move it out of the graph into the host code"),
+    "Scan": N_("unroll the scan at export, or split the model so the recurrent part runs in ONNX Runtime"),
+    "LSTM": N_("export the recurrent layer unrolled, or run that part with ONNX Runtime"),
+    "GRU": N_("export the recurrent layer unrolled, or run that part with ONNX Runtime"),
+    "RNN": N_("export the recurrent layer unrolled, or run that part with ONNX Runtime"),
 }
 
 
@@ -77,13 +78,13 @@ def tvm_frontend_findings(model: onnx.ModelProto) -> list[Finding]:
     out = []
     for name, node in _walk(model.graph):
         if node.domain not in ("", "ai.onnx"):
-            out.append(Finding(name, node.op_type, f"custom-domain op {node.domain}::{node.op_type} has no TVM "
-                               "Relax converter", "replace the custom op with standard ONNX ops at export",
+            out.append(Finding(name, node.op_type, N_(f"custom-domain op {node.domain}::{node.op_type} has no TVM "
+                               "Relax converter"), N_("replace the custom op with standard ONNX ops at export"),
                                "tvm-frontend"))
         elif node.op_type not in table:
-            out.append(Finding(name, node.op_type, f"TVM Relax's ONNX importer has no converter for {node.op_type}",
-                               _HINTS.get(node.op_type, "rewrite this op at export (another opset or a "
-                                          "decomposition), or split the model so this part runs in ONNX Runtime"),
+            out.append(Finding(name, node.op_type, N_(f"TVM Relax's ONNX importer has no converter for {node.op_type}"),
+                               _HINTS.get(node.op_type, N_("rewrite this op at export (another opset or a "
+                                          "decomposition), or split the model so this part runs in ONNX Runtime")),
                                "tvm-frontend"))
     return out
 

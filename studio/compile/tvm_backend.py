@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 import onnx
 
+from studio.core.catalogue import N_
 from studio.core.errors import DependencyMissing, TargetError
 
 INSTALL_HINT = ("install apache-tvm with: python3 -m pip install 'deployment-studio[compile]' "
@@ -205,9 +206,9 @@ def export_library(ex: Any, out_dir: Path, *, host: bool, cross_cc: str | None) 
             files.append("model.so")
         except Exception as exc:
             (out_dir / "model.so").unlink(missing_ok=True)
-            warnings.append(f"linking model.so with {cross_cc} failed ({short_error(exc)}); "
-                            "model.tar holds the objects to link on the board")
+            warnings.append(N_(f"linking model.so with {cross_cc} failed ({short_error(exc)}); "
+                            "model.tar holds the objects to link on the board"))
     else:
-        warnings.append("no aarch64 cross compiler here, so only model.tar (objects) was written; link it on the "
-                        "board, or install Debian's gcc-aarch64-linux-gnu (`make cross-toolchain`) for a model.so")
+        warnings.append(N_("no aarch64 cross compiler here, so only model.tar (objects) was written; link it on the "
+                        "board, or install Debian's gcc-aarch64-linux-gnu (`make cross-toolchain`) for a model.so"))
     return files, warnings

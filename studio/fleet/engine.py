@@ -168,12 +168,13 @@ class RolloutEngine:
 
     def _down(self, name: str, why: str) -> None:
         st = self.state
+        reason = why  # the probe's words, translated inside the row's reason where it is shown ({reason})
         if st.on_down == "skip":
-            self._row(name, state="skipped", reason=f"down: {why}")
+            self._row(name, state="skipped", reason=N_(f"down: {reason}"))
             self.emit("skipped", f"{name} is down, skipped (--on-down skip): {why}", agent=name,
                       ring=st.agents[name].ring)
         else:
-            self._row(name, state="down", reason=f"down: {why}")
+            self._row(name, state="down", reason=N_(f"down: {reason}"))
             self.emit("down", f"{name} is down: {why}", agent=name, ring=st.agents[name].ring)
 
     def _deploy_one(self, name: str) -> bool:

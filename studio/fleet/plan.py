@@ -7,6 +7,7 @@ import math
 import re
 from dataclasses import dataclass, field
 
+from studio.core.catalogue import N_
 from studio.core.errors import InputError
 
 PLAN_HINT = ("write the rings in rising order: `canary:1,25%,100%` (1 agent, then 25% of the fleet, then all) or "
@@ -105,23 +106,23 @@ def resolve_rings(plan: Plan, agents: list[str], ring_labels: dict[str, str]) ->
             placed.update(members)
         left = [a for a in agents if a not in placed]
         if left:
-            notes.append(f"not in the plan (ring label not listed): {', '.join(left)}")
+            notes.append(N_(f"not in the plan (ring label not listed): {', '.join(left)}"))
         return rings, notes
     done = 0
     n = len(agents)
     for i, step in enumerate(plan.steps):
         target = min(n, step.count) if step.count is not None else math.ceil(n * (step.percent or 0) / 100 - 1e-9)
         if step.count is not None and step.count > n:
-            notes.append(f"ring {step.text}: the fleet has only {n} agents")
+            notes.append(N_(f"ring {step.text}: the fleet has only {n} agents"))
         if target < done:
             raise InputError(f"--plan {plan.text!r}: ring {step.text} is {target} agents, fewer than the "
                              f"{done} before it", offending=f"--plan: {step.text}", hint=PLAN_HINT)
         if target == done:
-            notes.append(f"ring {step.text} adds no agent to the {done} before it (fleet of {n}): merged")
+            notes.append(N_(f"ring {step.text} adds no agent to the {done} before it (fleet of {n}): merged"))
             continue
         name = "canary" if i == 0 and plan.text.lower().startswith("canary") else step.text
         rings.append(Ring(len(rings), name, agents[done:target]))
         done = target
     if done < n:
-        notes.append(f"the plan stops at {done} of {n} agents")
+        notes.append(N_(f"the plan stops at {done} of {n} agents"))
     return rings, notes

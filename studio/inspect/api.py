@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from studio.core.catalogue import N_
 from studio.core.jobs import JobState, Stages
 from studio.inspect.dynamic import DynamicOrigin, DynamicReport, DynamicTensor, trace_dynamic
 from studio.inspect.model import LoadedModel, analyse_structure, read_model_proto
@@ -163,21 +164,21 @@ def policy_findings(lm: LoadedModel, allowed: list[str]) -> list[Finding]:
     for dom, keys in bad.items():
         first = next(r for r in lm.nodes if r.key == keys[0])
         out.append(Finding(target=POLICY_TARGET, severity="warning", verdict="risky", rule="domain-policy",
-                           message=f"{len(keys)} node(s) in domain '{dom}', which is not declared "
-                                   f"(allowed: {', '.join(allowed)})",
-                           hint=f"declare it with --custom-domain {dom} if your runtime provides these ops, "
-                                "or replace them with ai.onnx ops",
+                           message=N_(f"{len(keys)} node(s) in domain '{dom}', which is not declared "
+                                   f"(allowed: {', '.join(allowed)})"),
+                           hint=N_(f"declare it with --custom-domain {dom} if your runtime provides these ops, "
+                                "or replace them with ai.onnx ops"),
                            node=keys[0], op_type=first.op_type, domain=dom, subgraph=first.graph,
                            nodes=keys, count=len(keys)))
     for dom in lm.opsets:
         if dom not in allowed and dom not in bad:
             out.append(Finding(target=POLICY_TARGET, severity="note", verdict="unknown", rule="domain-policy",
-                               message=f"opset import of undeclared domain '{dom}' (no node uses it)",
-                               hint="remove the unused opset import or declare the domain", domain=dom))
+                               message=N_(f"opset import of undeclared domain '{dom}' (no node uses it)"),
+                               hint=N_("remove the unused opset import or declare the domain"), domain=dom))
     if lm.shape_inference_error:
         out.append(Finding(target=POLICY_TARGET, severity="warning", verdict="risky", rule="shape-inference",
-                           message=f"ONNX shape inference failed: {lm.shape_inference_error}",
-                           hint="shapes, dynamic dims and estimates may be incomplete; run onnx.checker on the model"))
+                           message=N_(f"ONNX shape inference failed: {lm.shape_inference_error}"),
+                           hint=N_("shapes, dynamic dims and estimates may be incomplete; run onnx.checker on the model")))
     return out
 
 
@@ -192,7 +193,7 @@ def inspect_parts(models: list[Path | str], targets: list[str] | None = None, **
                 r.findings.append(Finding(target=POLICY_TARGET, severity="error" if c.status == "mismatch"
                                           else "warning", verdict="unsupported" if c.status == "mismatch"
                                           else "risky", rule="boundary", message=c.message, tensor=c.tensor,
-                                          hint="re-export the parts together so boundary tensors agree"))
+                                          hint=N_("re-export the parts together so boundary tensors agree")))
     return reports
 
 

@@ -10,15 +10,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from studio.core.catalogue import N_
 from studio.inspect.model import Dim, LoadedModel, iter_graphs
 
 ALWAYS_DATA_DEPENDENT = {
-    "NonZero": "output length is the number of non-zero elements (known only at run time)",
-    "Unique": "output length is the number of distinct values (known only at run time)",
-    "Compress": "output length depends on the condition tensor's values",
-    "NonMaxSuppression": "number of selected boxes depends on the scores",
-    "Loop": "iteration count and scan-output length are decided at run time",
-    "StringSplit": "output length depends on the strings",
+    "NonZero": N_("output length is the number of non-zero elements (known only at run time)"),
+    "Unique": N_("output length is the number of distinct values (known only at run time)"),
+    "Compress": N_("output length depends on the condition tensor's values"),
+    "NonMaxSuppression": N_("number of selected boxes depends on the scores"),
+    "Loop": N_("iteration count and scan-output length are decided at run time"),
+    "StringSplit": N_("output length depends on the strings"),
 }
 # op -> indices of inputs that give an output shape; a non-constant one makes the output data-dependent
 SHAPE_INPUTS: dict[str, tuple[int, ...]] = {
@@ -88,9 +89,9 @@ def trace_dynamic(lm: LoadedModel) -> DynamicReport:
                 continue
             sym = d if isinstance(d, str) else None
             oid = f"input:{name}[{axis}]" + (f"={sym}" if sym else "")
-            desc = (f"graph input '{name}' axis {axis} is symbolic ('{sym}')" if sym
-                    else f"graph input '{name}' axis {axis} has no fixed size" if info.shape is not None
-                    else f"graph input '{name}' has unknown rank")
+            desc = (N_(f"graph input '{name}' axis {axis} is symbolic ('{sym}')") if sym
+                    else N_(f"graph input '{name}' axis {axis} has no fixed size") if info.shape is not None
+                    else N_(f"graph input '{name}' has unknown rank"))
             ids.append(add(DynamicOrigin(id=oid, kind="input", description=desc, tensor=name, axis=axis,
                                          symbol=sym)))
             if sym:
@@ -105,7 +106,7 @@ def trace_dynamic(lm: LoadedModel) -> DynamicReport:
             info = lm.tensors.get(vi.name)
             if info is not None and info.dynamic:
                 oid = add(DynamicOrigin(id=f"body:{sub_path}:{vi.name}", kind="control-flow",
-                                        description=f"{owner.op_type} body input '{vi.name}' changes per iteration",
+                                        description=N_(f"{owner.op_type} body input '{vi.name}' changes per iteration"),
                                         tensor=vi.name, op_type=owner.op_type, node=sub_path.rsplit("/", 1)[0]))
                 shape_org[vi.name] = frozenset([oid])
 
@@ -144,7 +145,7 @@ def trace_dynamic(lm: LoadedModel) -> DynamicReport:
                 if idx < len(n_in) and n_in[idx] and n_in[idx] not in lm.constants \
                         and not value_org.get(n_in[idx]):
                     what = {"TopK": "K", "Range": "start/limit/delta"}.get(op, f"input {idx}")
-                    own = (f"{what} ('{n_in[idx]}') is computed from tensor values, not from shapes",
+                    own = (N_(f"{what} ('{n_in[idx]}') is computed from tensor values, not from shapes"),
                            "data-dependent")
                     break
         if own is not None:

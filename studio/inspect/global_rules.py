@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from studio.core.catalogue import N_
 from studio.inspect.dynamic import DynamicReport
 from studio.inspect.model import LoadedModel
 from studio.inspect.profiles import TargetProfile
@@ -33,7 +34,7 @@ def global_findings(lm: LoadedModel, dyn: DynamicReport, prof: TargetProfile) ->
         out.append(Finding(target=prof.id, severity=SEVERITY_OF[r.opset_verdict], verdict=r.opset_verdict,
                            rule="opset", message=f"model opset {opset} outside {prof.name}'s range {rng}"
                            + (f": {r.opset_reason}" if r.opset_reason else ""),
-                           hint=f"re-export with an opset in {rng} (studio export --opset N)"))
+                           hint=N_(f"re-export with an opset in {rng} (studio export --opset N)")))
     # dynamic shapes
     if r.dynamic_shapes != "allowed":
         for o in dyn.origins:
@@ -42,8 +43,8 @@ def global_findings(lm: LoadedModel, dyn: DynamicReport, prof: TargetProfile) ->
                 out.append(Finding(target=prof.id, severity=SEVERITY_OF[sev], verdict=sev, rule="dynamic-shape",
                                    message=f"{o.description}; {r.dynamic_reason or prof.name + ' needs static shapes'}"
                                    f" (reaches {o.reaches} tensors)", tensor=o.tensor,
-                                   hint=f"fix it: studio fix MODEL --static {o.symbol or o.tensor}=N"
-                                   if o.symbol else "give the input a fixed shape (studio fix --static)"))
+                                   hint=N_(f"fix it: studio fix MODEL --static {o.symbol or o.tensor}=N")
+                                   if o.symbol else N_("give the input a fixed shape (studio fix --static)")))
     # INT64 / DOUBLE tensors at the graph boundary and inside
     for key, elem, level, why in (("int64", 7, r.int64, r.int64_reason), ("double", 11, r.double, r.double_reason)):
         if level == "allowed":
@@ -55,6 +56,6 @@ def global_findings(lm: LoadedModel, dyn: DynamicReport, prof: TargetProfile) ->
             out.append(Finding(target=prof.id, severity=SEVERITY_OF[level], verdict=level, rule=f"dtype-{key}",
                                message=f"{key.upper()} {what}: {why or prof.name + ' handles ' + key + ' poorly'}",
                                tensor=io[0] if io else None,
-                               hint="cast to int32/float32 at the boundary" if key == "int64"
-                               else "convert the model to float32"))
+                               hint=N_("cast to int32/float32 at the boundary") if key == "int64"
+                               else N_("convert the model to float32")))
     return out

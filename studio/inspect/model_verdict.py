@@ -20,15 +20,17 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from studio.core.catalogue import N_
+
 RUNS = "runs"
 FALLBACK = "host-fallback"
 FAILS = "does-not-build"
 CRASHED = "tool-crashed"
 UNKNOWN = "unknown"
 MODEL_VERDICTS = (RUNS, FALLBACK, FAILS, CRASHED, UNKNOWN)
-WORDS = {RUNS: "runs fully on the accelerator", FALLBACK: "runs, with nodes falling back to the host",
-         FAILS: "does not build", CRASHED: "the tool itself crashed (not a verdict on the model)",
-         UNKNOWN: "unknown (no op list, no tool)"}
+WORDS = {RUNS: N_("runs fully on the accelerator"), FALLBACK: N_("runs, with nodes falling back to the host"),
+         FAILS: N_("does not build"), CRASHED: N_("the tool itself crashed (not a verdict on the model)"),
+         UNKNOWN: N_("unknown (no op list, no tool)")}
 HOST_RULES = ("cpu-fallback", "host-placement")  # node rules that place a node on the host, not refuse it
 
 
@@ -88,21 +90,27 @@ class ModelVerdict:
         return f"{self.summary()} [{self.source}: {self.by}]"
 
     def summary(self) -> str:
+        """The verdict in words, in the user's language (studio.core.catalogue); the names and numbers kept."""
+        from studio.core.catalogue import _, tr
+
         if self.verdict == FALLBACK:
             c = self.cost or FallbackCost()
-            share = f"{100 * c.host_flops_share:.1f}% of the FLOPs" if c.total_flops else "FLOPs not estimated"
-            return (f"runs, with {len(self.host_nodes)} node(s) on the host ({share}, {c.transfers} host<->device "
-                    f"transfer(s), {_bytes(c.transfer_bytes)})")
+            share = (tr("{share}% of the FLOPs", share=f"{100 * c.host_flops_share:.1f}") if c.total_flops
+                     else _("FLOPs not estimated"))
+            return tr("runs, with {count} node(s) on the host ({share}, {transfers} host<->device transfer(s), "
+                      "{size})", count=len(self.host_nodes), share=share, transfers=c.transfers,
+                      size=_bytes(c.transfer_bytes))
         if self.verdict == FAILS:
             b = self.blockers[0] if self.blockers else None
-            first = "" if b is None else (f": {b.node} ({b.op_type}), {b.rule}: {b.message[:200]}" if b.node
-                                          else f": {b.rule}: {b.message[:200]}")
-            more = f" (+{len(self.blockers) - 1} more)" if len(self.blockers) > 1 else ""
-            return f"does not build{first}{more}"
+            first = "" if b is None else (f": {b.node} ({b.op_type}), {b.rule}: {_blocker(b)}" if b.node
+                                          else f": {b.rule}: {_blocker(b)}")
+            more = tr(" (+{count} more)", count=len(self.blockers) - 1) if len(self.blockers) > 1 else ""
+            return _("does not build") + first + more
         if self.verdict == CRASHED:
-            return f"the tool crashed ({self.by}): {self.crash.strip().splitlines()[-1][:240] if self.crash else '?'}" \
-                   " - a fault of the tool, not a verdict on the model"
-        return WORDS[self.verdict]
+            last = self.crash.strip().splitlines()[-1][:240] if self.crash else "?"
+            return tr("the tool crashed ({by}): {last} - a fault of the tool, not a verdict on the model",
+                      by=self.by, last=last)
+        return _(WORDS[self.verdict])
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -115,6 +123,16 @@ class ModelVerdict:
         d["cost"] = FallbackCost(**d["cost"]) if d.get("cost") else None
         known = set(cls.__dataclass_fields__)
         return cls(**{k: v for k, v in d.items() if k in known})
+
+
+def _blocker(b: Blocker) -> str:
+    """A blocker's words (at most 200 characters) in the user's language: a node's ``"{op}: {reason}"`` reason
+    translated on its own, its entry or template in the catalogue."""
+    from studio.core.catalogue import _
+
+    op = f"{b.op_type}: " if b.op_type else ""
+    text = op + _(b.message[len(op):]) if op and b.message.startswith(op) else _(b.message)
+    return text[:200]
 
 
 def _bytes(n: int) -> str:
@@ -170,7 +188,7 @@ def fallback_cost(lm: Any, host: set[str], placed: set[str], shapes_note: str = 
     cost.transfers = len(crossed)
     cost.host_flops_share = round(cost.host_flops / cost.total_flops, 4) if cost.total_flops else 0.0
     if assumed and not cost.note:
-        cost.note = "dynamic or unknown dims counted as 1: pass --shape NAME=DIMS for exact figures"
+        cost.note = N_("dynamic or unknown dims counted as 1: pass --shape NAME=DIMS for exact figures")
     return cost
 
 

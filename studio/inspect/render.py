@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from studio.core.catalogue import N_, _, tr
+from studio.core.columns import cell
 from studio.core.units import human_bytes
 from studio.inspect.report import InspectionReport
 
@@ -35,6 +37,13 @@ RULE_TEXT = {
     "shape-inference": "ONNX shape inference failed",
     "boundary": "Split-model boundary tensors disagree",
 }
+# the text report's words for a target's verdict and a finding's severity (translated where shown)
+VERDICT_WORDS = {"pass": N_("PASS"), "risky": N_("RISKY"), "fail": N_("FAIL"), "unknown": N_("UNKNOWN")}
+SEVERITY_WORDS = {"error": N_("ERROR"), "warning": N_("WARNING"), "note": N_("NOTE")}
+VERDICT_NAMES = {"pass": N_("pass"), "risky": N_("risky"), "fail": N_("fail"), "unknown": N_("unknown")}
+# model-wide findings whose message is mostly a target profile's sentence (English data): left as it is,
+# so no loose template of another message half-translates it
+PROFILE_WORDED = ("dynamic-shape", "dtype-int64", "dtype-double", "opset")
 
 
 def render(report: InspectionReport, fmt: str = "text", *, target: str | None = None) -> str:
@@ -59,41 +68,52 @@ def _count(n: float) -> str:
 
 
 def render_text(r: InspectionReport, *, target: str | None = None, max_per_target: int = 25) -> str:
+    """The terminal report, in the user's language (studio.core.catalogue): headings, verdict words and the
+    fixed sentences translated; ids, op names, numbers and paths as they are; English byte-for-byte as before."""
     s = r.stats
-    lines = [f"model: {r.model}",
-             f"  opsets: {', '.join(f'{d} {v}' for d, v in r.opset_imports.items())}   IR {r.ir_version}   "
-             f"producer: {r.producer or '-'}",
-             f"  nodes: {s.nodes} ({s.main_graph_nodes} main, {s.subgraphs} nested graphs)   "
-             f"params: {_count(s.parameters)}   initializers: {human_bytes(s.initializer_bytes)}"
-             + (f" ({human_bytes(s.external_data_bytes)} external in {', '.join(s.external_data_files)})"
-                if s.external_data_bytes else ""),
-             f"  est. FLOPs: {_count(s.flops)}   activations: peak {human_bytes(s.activation_bytes_peak)}"
-             + (f"   for {s.input_shapes}" if s.input_shapes else "")
-             + (f"   ({s.estimate_note})" if s.estimate_note else ""),
-             f"  shape inference: {r.shape_inference}"]
+    ext = (tr(" ({size} external in {files})", size=human_bytes(s.external_data_bytes),
+              files=", ".join(s.external_data_files)) if s.external_data_bytes else "")
+    lines = [tr("model: {model}", model=r.model),
+             tr("  opsets: {opsets}   IR {ir}   producer: {producer}",
+                opsets=", ".join(f"{d} {v}" for d, v in r.opset_imports.items()), ir=r.ir_version,
+                producer=r.producer or "-"),
+             tr("  nodes: {nodes} ({main} main, {nested} nested graphs)   params: {params}   initializers: {size}",
+                nodes=s.nodes, main=s.main_graph_nodes, nested=s.subgraphs, params=_count(s.parameters),
+                size=human_bytes(s.initializer_bytes)) + ext,
+             tr("  est. FLOPs: {flops}   activations: peak {peak}", flops=_count(s.flops),
+                peak=human_bytes(s.activation_bytes_peak))
+             + (tr("   for {shapes}", shapes=s.input_shapes) if s.input_shapes else "")
+             + (f"   ({_(s.estimate_note)})" if s.estimate_note else ""),
+             tr("  shape inference: {status}", status=_(r.shape_inference))]
     top = ", ".join(f"{k} {v}" for k, v in list(s.op_histogram.items())[:8])
-    lines.append(f"  ops: {top}{' ...' if len(s.op_histogram) > 8 else ''}")
+    lines.append(tr("  ops: {ops}", ops=top) + (" ..." if len(s.op_histogram) > 8 else ""))
     d = r.dynamic
     if d.is_static:
-        lines.append("dynamic dims: none (all shapes static)")
+        lines.append(_("dynamic dims: none (all shapes static)"))
     else:
-        lines.append(f"dynamic dims: {len(d.tensors)} tensors depend on {len(d.origins)} origin(s)")
+        lines.append(tr("dynamic dims: {tensors} tensors depend on {origins} origin(s)", tensors=len(d.tensors),
+                        origins=len(d.origins)))
         for o in d.origins[:20]:
-            lines.append(f"  - [{o.kind}] {o.description} -> reaches {o.reaches} tensors")
+            lines.append(f"  - [{o.kind}] " + tr("{description} -> reaches {count} tensors",
+                                                 description=_op_text(o.op_type, o.description),
+                                                 count=o.reaches))
         if len(d.origins) > 20:
-            lines.append(f"  ... {len(d.origins) - 20} more origins")
+            lines.append(tr("  ... {count} more origins", count=len(d.origins) - 20))
     lines.append("")
-    lines.append(f"{'target':14} {'verdict':8} {'supported':>9} {'risky':>6} {'unsupp.':>7} {'unknown':>7}  name")
+    lines.append(" ".join((cell(_("target"), 14), cell(_("verdict"), 8), cell(_("supported"), 9, True),
+                           cell(_("risky"), 6, True), cell(_("unsupp."), 7, True), cell(_("unknown"), 7, True),
+                           " " + _("name"))))
     for t in r.targets.values():
         if target and t.id != target:
             continue
         c = t.counts
-        lines.append(f"{t.id:14} {t.verdict.upper():8} {c.get('supported', 0):9} {c.get('risky', 0):6} "
+        lines.append(f"{t.id:14} {cell(_(VERDICT_WORDS.get(t.verdict, t.verdict.upper())), 8)} "
+                     f"{c.get('supported', 0):9} {c.get('risky', 0):6} "
                      f"{c.get('unsupported', 0):7} {c.get('unknown', 0):7}  {t.name}")
     lines += _model_lines(r, target)
     policy = [f for f in r.findings if f.target == "*"]
     if policy:
-        lines += ["", "all targets:"]
+        lines += ["", _("all targets:")]
         lines += [_finding_line(f) for f in policy]
     for t in r.targets.values():
         if target and t.id != target:
@@ -103,14 +123,15 @@ def render_text(r: InspectionReport, *, target: str | None = None, max_per_targe
             continue
         order = {"error": 0, "warning": 1, "note": 2}
         fs.sort(key=lambda f: order.get(f.severity, 3))
-        lines += ["", f"{t.id} ({t.verdict}):"]
+        lines += ["", f"{t.id} ({_(VERDICT_NAMES.get(t.verdict, t.verdict))}):"]
         lines += [_finding_line(f) for f in fs[:max_per_target]]
         if len(fs) > max_per_target:
-            lines.append(f"  ... {len(fs) - max_per_target} more findings (use --format json for all)")
+            lines.append(tr("  ... {count} more findings (use --format json for all)", count=len(fs) - max_per_target))
     bad = [b for b in r.boundaries if b.status != "ok"]
     if r.boundaries:
-        lines += ["", f"split-model boundaries: {len(r.boundaries)} checked, {len(bad)} problems"]
-        lines += [f"  - [{b.status}] {b.message}" for b in bad]
+        lines += ["", tr("split-model boundaries: {checked} checked, {problems} problems", checked=len(r.boundaries),
+                         problems=len(bad))]
+        lines += [f"  - [{b.status}] {_(b.message)}" for b in bad]
     return "\n".join(lines) + "\n"
 
 
@@ -119,27 +140,41 @@ def _model_lines(r: InspectionReport, target: str | None) -> list[str]:
     rows = [t for t in r.targets.values() if t.model is not None and (not target or t.id == target)]
     if not rows:
         return []
-    out = ["", "whole model (static: the profiles' model of each toolchain):"]
+    out = ["", _("whole model (static: the profiles' model of each toolchain):")]
     for t in rows:
         assert t.model is not None
         out.append(f"  {t.id:12} {t.model.summary()}")
     can = {tid: [e for e in es if e.get("ok")] for tid, es in (r.verifiers or {}).items()}
     here = [f"{tid} ({', '.join(e['reason'] for e in es)})" for tid, es in can.items() if es]
     if here and not r.verification:
-        out.append(f"  verifiers installed here: {'; '.join(here)}: add --verify to ask them "
-                   "(tools that build at static shapes also need --shape NAME=DIMS for dynamic inputs)")
+        out.append(tr("  verifiers installed here: {verifiers}: add --verify to ask them (tools that build at static "
+                      "shapes also need --shape NAME=DIMS for dynamic inputs)", verifiers="; ".join(here)))
     return out
 
 
 def _finding_line(f: Any) -> str:
     where = f.node or f.tensor or ""
     if f.count > 1:
-        where += f" (+{f.count - 1} more)"
-    sub = f"  [in {f.subgraph}]" if f.subgraph else ""
-    line = f"  {f.severity.upper():7} {f.verdict:11} {where}{sub}: {f.message}"
+        where += tr(" (+{count} more)", count=f.count - 1)
+    sub = tr("  [in {subgraph}]", subgraph=f.subgraph) if f.subgraph else ""
+    line = (f"  {cell(_(SEVERITY_WORDS.get(f.severity, f.severity.upper())), 7)} {cell(_(f.verdict), 11)} "
+            f"{where}{sub}: "
+            f"{finding_message(f)}")
     if f.hint:
-        line += f"\n          hint: {f.hint}"
+        line += "\n          " + tr("hint: {hint}", hint=_(f.hint))
     return line
+
+
+def finding_message(f: Any) -> str:
+    """A finding's message in the user's language, for every view (this report, the Inspector's findings): the
+    core's words translated, a target profile's own sentence of a model-wide finding left as it is."""
+    return f.message if f.rule in PROFILE_WORDED and not f.op_type else _op_text(f.op_type, f.message)
+
+
+def _op_text(op_type: str | None, text: str) -> str:
+    """A node's text reads ``"{op}: {reason}"``: the reason translated on its own (its entry or template)."""
+    op = f"{op_type}: " if op_type else ""
+    return op + _(text[len(op):]) if op and text.startswith(op) else _(text)
 
 
 def to_sarif(r: InspectionReport) -> dict[str, Any]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+from studio.core.catalogue import N_
 from studio.inspect.flops import numel, total_flops
 from studio.inspect.model import LoadedModel, dtype_bytes, dtype_name, iter_graphs
 from studio.inspect.report import ModelStats
@@ -98,6 +99,6 @@ def compute_stats(lm: LoadedModel, input_shapes: dict[str, list[int]] | None = N
     st.activation_bytes_peak = peak
     st.activation_bytes_total = total
     if assumed:
-        st.estimate_note += ("dynamic or unknown dims counted as 1; pass --shape NAME=DIMS for exact figures"
-                             if not input_shapes else "some dims stayed unknown after shape inference")
+        st.estimate_note += (N_("dynamic or unknown dims counted as 1; pass --shape NAME=DIMS for exact figures")
+                             if not input_shapes else N_("some dims stayed unknown after shape inference"))
     return st

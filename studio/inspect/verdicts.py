@@ -9,6 +9,7 @@ from itertools import compress, repeat
 from operator import is_not
 from typing import Any
 
+from studio.core.catalogue import N_
 from studio.inspect.constraints import NodeVerdict, check_constraint
 from studio.inspect.dynamic import DynamicReport
 from studio.inspect.global_rules import global_findings
@@ -105,8 +106,8 @@ def _ort_dtype_answer(rule: OpRule, ref: NodeRef, lm: LoadedModel, version: int,
             if t == "tensor(float16)" and "tensor(float)" in allowed:
                 continue  # ORT's InsertCastTransformer runs float16 nodes in float32 on the CPU
             if t not in allowed and "tensor(" in allowed[0]:
-                return (i, f"no CPU kernel of {ref.op_type}-{version} for {t} on input {i}",
-                        f"cast input {i} to one of {', '.join(a[7:-1] for a in allowed)}")
+                return (i, N_(f"no CPU kernel of {ref.op_type}-{version} for {t} on input {i}"),
+                        N_(f"cast input {i} to one of {', '.join(a[7:-1] for a in allowed)}"))
     return None
 
 
@@ -116,48 +117,48 @@ def static_verdict(dom: str, op_type: str, version: int | None, lm: LoadedModel,
     (verdict, rule, whether node-level checks, dtypes and constraints, still apply)."""
     rule = prof.lookup(dom, op_type)
     if prof.kind == "none":
-        return NodeVerdict("unknown", "op-unknown", f"{prof.name} publishes no ONNX op list; support unknown",
-                           "try the vendor's converter on this model; cut the graph where its parser stops"), None, False
+        return NodeVerdict("unknown", "op-unknown", N_(f"{prof.name} publishes no ONNX op list; support unknown"),
+                           N_("try the vendor's converter on this model; cut the graph where its parser stops")), None, False
     if rule is None:
         if dom not in prof.ops:
             from studio.inspect.custom_domains import STUDIO_DOMAINS, UNSUPPORTED_HINT
 
             return NodeVerdict(prof.unlisted if prof.unlisted != "risky" else "risky", "domain-unsupported",
-                               f"domain '{dom}' is not handled by {prof.name}",
+                               N_(f"domain '{dom}' is not handled by {prof.name}"),
                                UNSUPPORTED_HINT.format(domain=dom) if dom in STUDIO_DOMAINS else
-                               "replace the custom op with standard ai.onnx ops or register a plugin/custom op"
+                               N_("replace the custom op with standard ai.onnx ops or register a plugin/custom op")
                                ), None, False
         return NodeVerdict(prof.unlisted, "op-unlisted" if prof.unlisted != "unsupported" else "op-unsupported",
-                           f"{op_type} is not in {prof.name}'s supported list",
-                           "replace it with supported ops, or run this part on the host (graph cut)"), None, False
+                           N_(f"{op_type} is not in {prof.name}'s supported list"),
+                           N_("replace it with supported ops, or run this part on the host (graph cut)")), None, False
     if rule.status == "unsupported":
-        return NodeVerdict("unsupported", "op-unsupported", rule.reason or f"{prof.name} does not support {op_type}",
-                           "replace it with supported ops, or run this part on the host (graph cut)"), rule, False
+        return NodeVerdict("unsupported", "op-unsupported", rule.reason or N_(f"{prof.name} does not support {op_type}"),
+                           N_("replace it with supported ops, or run this part on the host (graph cut)")), rule, False
     if rule.status == "unknown":
-        return NodeVerdict("unknown", "op-unknown", rule.reason or f"support of {op_type} is not documented"), rule, False
+        return NodeVerdict("unknown", "op-unknown", rule.reason or N_(f"support of {op_type} is not documented")), rule, False
     v = NodeVerdict("supported", "", rule.reason)
     if rule.status == "risky":
-        v = NodeVerdict("risky", "op-risky", rule.reason, "check it with the vendor toolchain")
+        v = NodeVerdict("risky", "op-risky", rule.reason, N_("check it with the vendor toolchain"))
     elif rule.status == "cpu":
-        v = NodeVerdict("risky", "cpu-fallback", f"runs on the CPU, not the accelerator: {rule.reason}",
-                        "expect a slow host round-trip; replace or move it out of the hot path")
+        v = NodeVerdict("risky", "cpu-fallback", N_(f"runs on the CPU, not the accelerator: {rule.reason}"),
+                        N_("expect a slow host round-trip; replace or move it out of the hot path"))
     # Vendor lists give opset ranges in terms of the model's opset (converters pick the implementation for
     # the model opset); the ORT registry gives exact op-version ranges.
     opset = lm.opsets.get(dom)
     if opset is not None and prof.kind != "runtime":
         if rule.since is not None and opset < rule.since:
             return NodeVerdict("unsupported", "op-version",
-                               f"{prof.name} implements {op_type} from opset {rule.since}; the model uses "
-                               f"opset {opset}", f"re-export with opset >= {rule.since}"), rule, False
+                               N_(f"{prof.name} implements {op_type} from opset {rule.since}; the model uses "
+                               f"opset {opset}"), N_(f"re-export with opset >= {rule.since}")), rule, False
         if rule.until is not None and opset > rule.until:
             return NodeVerdict("unsupported", "op-version",
-                               f"{prof.name} implements {op_type} up to opset {rule.until}; the model uses "
-                               f"opset {opset}", f"re-export with opset <= {rule.until}"), rule, False
+                               N_(f"{prof.name} implements {op_type} up to opset {rule.until}; the model uses "
+                               f"opset {opset}"), N_(f"re-export with opset <= {rule.until}")), rule, False
     if version is not None and rule.ranges and not any(lo <= version <= hi for lo, hi in rule.ranges):
         have = ", ".join(f"{lo}-{hi}" if hi < 2**31 - 1 else f"{lo}+" for lo, hi in rule.ranges)
         return NodeVerdict("unsupported", "op-version",
-                           f"{op_type} version {version} has no implementation (versions {have})",
-                           "re-export at an opset whose version of this op is implemented"), rule, False
+                           N_(f"{op_type} version {version} has no implementation (versions {have})"),
+                           N_("re-export at an opset whose version of this op is implemented")), rule, False
     node_level = bool(rule.constraints) or (prof.kind == "runtime" and version is not None and bool(rule.dtypes))
     return v, rule, node_level
 
@@ -301,8 +302,8 @@ def evaluate_target(lm: LoadedModel, dyn: DynamicReport, prof: TargetProfile,
                 worse = worst(nv.verdict, dyn_level)
                 if worse != nv.verdict:
                     nv = NodeVerdict(worse, "dynamic-shape",
-                                     f"output shape is data-dependent; {prof.rules.data_dependent_reason or 'not supported'}",
-                                     "replace the data-dependent op, or bound it and pad to a fixed size")
+                                     N_(f"output shape is data-dependent; {prof.rules.data_dependent_reason or 'not supported'}"),
+                                     N_("replace the data-dependent op, or bound it and pad to a fixed size"))
             if placement is not None and ref.key in placement.special:
                 nv = _placed(nv, ref.key, placement)
             record([p], nv, op, dom, graph)
@@ -380,9 +381,9 @@ def _placed(nv: NodeVerdict, key: str, p: Any) -> NodeVerdict:
     if key in p.removed:
         return NodeVerdict("supported", "", p.removed[key])
     if key in p.accelerated and nv.rule == "cpu-fallback":
-        return NodeVerdict("supported", "", f"on the accelerator in this graph: {p.accelerated[key]}")
+        return NodeVerdict("supported", "", N_(f"on the accelerator in this graph: {p.accelerated[key]}"))
     if key in p.host and (nv.verdict == "supported" or nv.rule == "cpu-fallback"):
-        return NodeVerdict("risky", "host-placement", f"runs on the host: {p.host[key]}",
-                           "expect host<->device transfers around it; move it out of the model or change its "
-                           "dtype to one the accelerator computes")
+        return NodeVerdict("risky", "host-placement", N_(f"runs on the host: {p.host[key]}"),
+                           N_("expect host<->device transfers around it; move it out of the model or change its "
+                           "dtype to one the accelerator computes"))
     return nv

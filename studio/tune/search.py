@@ -19,6 +19,7 @@ from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
+from studio.core.catalogue import N_
 from studio.core.errors import JobCancelled
 from studio.core.jobs import JobState
 from studio.tune import candidates as cands
@@ -71,9 +72,10 @@ class _Search:
         acc = c.accuracy_value(self.o.budget.metric)
         verdict = (c.judged.get("verdict") or {}).get("verdict")
         # a status line per candidate: the CLI prints each as it comes, the GUI shows the latest
-        self.job.set_status(f"[{c.part}] {c.id} {c.label}: {c.status}" + (f" ({verdict})" if verdict else "")
-                            + (f", {self.o.budget.metric} {acc:.6g}" if acc is not None else "")
-                            + (f": {c.judged.get('error', '')[:120]}" if c.status != "built" else ""))
+        rest = ((f" ({verdict})" if verdict else "")
+                + (f", {self.o.budget.metric} {acc:.6g}" if acc is not None else "")
+                + (f": {c.judged.get('error', '')[:120]}" if c.status != "built" else ""))
+        self.job.set_status(_status_line(c.part, c.id, c.label, c.status, rest))
 
     def run_round(self, pairs: list[tuple[Candidate, Any]], name: str) -> None:
         pairs = [(c, t) for c, t in pairs if c is not None]
@@ -240,3 +242,14 @@ def optimize_for_target(options: TuneOptions, job: JobState | None = None) -> Tu
         raise
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def _status_line(part: str, cid: str, label: str, status: str, rest: str) -> str:
+    """``[part] id label: status...``, one template per status word (studio.core.catalogue.N_), so the
+    catalogue has a word to match and a zh_CN line says the status in Chinese; ids and labels as they are."""
+    lines = {"built": N_(f"[{part}] {cid} {label}: built{rest}"),
+             "pruned": N_(f"[{part}] {cid} {label}: pruned{rest}"),
+             "failed": N_(f"[{part}] {cid} {label}: failed{rest}"),
+             "crashed": N_(f"[{part}] {cid} {label}: crashed{rest}"),
+             "error": N_(f"[{part}] {cid} {label}: error{rest}")}
+    return lines.get(status) or f"[{part}] {cid} {label}: {status}{rest}"

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from studio.core.catalogue import N_
 from studio.inspect.model_verdict import (
     CRASHED,
     FAILS,
@@ -58,4 +59,4 @@ def crashed_result(name: str, target: str, tool: str, exc: BaseException) -> Ver
 
     trace = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)[-12:])
     return VerifyResult(verifier=name, target=target, tool=tool, ran=False,
-                        error=f"verifier failed: {type(exc).__name__}: {exc}", crash=trace)
+                        error=N_(f"verifier failed: {type(exc).__name__}: {exc}"), crash=trace)

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from studio.core.catalogue import N_
 from studio.verify.api import VerifyResult, importable
 from studio.verify.attribution import note_model_level, whole_then_each
 
@@ -30,7 +31,7 @@ class OrtVerifier:
         import importlib.metadata as md
 
         if not importable("onnxruntime"):
-            return False, "onnxruntime is not installed (python3 -m pip install onnxruntime)"
+            return False, N_("onnxruntime is not installed (python3 -m pip install onnxruntime)")
         return True, f"onnxruntime {md.version('onnxruntime')}"
 
     def tool(self) -> str:
@@ -64,8 +65,8 @@ class OrtVerifier:
         err = self._session(str(model))
         cpu = "cpu" if self.providers[0] == "CPUExecutionProvider" else ""
         if not whole_then_each(res, proto, refs, err, self.check_proto, placement=cpu,
-                               failed_note="session failed; each node was then built alone in a one-node session"):
-            note_model_level(res, "every node builds alone: the failure is the model's (see error), not a node's")
+                               failed_note=N_("session failed; each node was then built alone in a one-node session")):
+            note_model_level(res, N_("every node builds alone: the failure is the model's (see error), not a node's"))
         res.seconds = round(time.perf_counter() - t0, 4)
         return res
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from studio.core.catalogue import N_
 from studio.verify.api import Verifier
 
 
@@ -41,11 +42,11 @@ def _entry(plugin: Any, name: str) -> VerifierEntry:
     except Exception as exc:  # a plugin may break in any way: shown with its error, never fatal
         reason = (c.error if c is not None and c.error else None) or f"{type(exc).__name__}: {exc}"
         return VerifierEntry(name=name, plugin=plugin.name, target="", ok=False,
-                             reason=f"plugin '{plugin.name}' failed: {reason}")
+                             reason=N_(f"plugin '{plugin.name}' failed: {reason}"))
     try:
         ok, why = v.available()
     except Exception as exc:
-        ok, why = False, f"available() failed: {type(exc).__name__}: {exc}"
+        ok, why = False, N_(f"available() failed: {type(exc).__name__}: {exc}")
     if ok:
         missing = c.missing()
         if missing:
@@ -88,7 +89,7 @@ def offers(targets: list[str]) -> dict[str, list[dict[str, Any]]]:
             try:
                 ok, why = import_object(c.meta["status"])()
             except Exception as exc:  # a plugin's status hook may break: shown, never fatal
-                ok, why = False, f"status check failed: {type(exc).__name__}: {exc}"
+                ok, why = False, N_(f"status check failed: {type(exc).__name__}: {exc}")
         else:
             tool = str(c.meta.get("tool") or name)
             ok, why = True, f"{tool} {version(tool)}".strip()

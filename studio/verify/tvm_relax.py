@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from studio.core.catalogue import N_
 from studio.verify.api import VerifyResult, importable
 from studio.verify.attribution import note_model_level, short, whole_then_each
 
@@ -48,7 +49,7 @@ class TvmRelaxVerifier:
         import importlib.metadata as md
 
         if not importable("tvm"):
-            return False, f"apache-tvm is not installed; {INSTALL_HINT}"
+            return False, N_(f"apache-tvm is not installed; {INSTALL_HINT}")
         try:
             return True, f"apache-tvm {md.version('apache-tvm')}"
         except md.PackageNotFoundError:
@@ -88,12 +89,12 @@ class TvmRelaxVerifier:
         proto, refs = read
         err = self.import_error(proto, shapes)
         if whole_then_each(res, proto, refs, err, self.import_error,
-                           failed_note="import failed; each node was then imported alone as a one-node model"):
+                           failed_note=N_("import failed; each node was then imported alone as a one-node model")):
             res.seconds = round(time.perf_counter() - t0, 4)
             return res
         if any(e in err for e in SHAPE_ERRORS) or any(e in n.message for n in res.nodes for e in SHAPE_ERRORS):
             self._name_shape_culprits(res, Path(model), err)
-        note_model_level(res, "every node imports alone: the failure is the model's (see error), not a node's")
+        note_model_level(res, N_("every node imports alone: the failure is the model's (see error), not a node's"))
         res.seconds = round(time.perf_counter() - t0, 4)
         return res
 
@@ -105,9 +106,9 @@ class TvmRelaxVerifier:
         dataflow rule, which follows where each input comes from, names them instead."""
         by_key = res.by_node()
         culprits = shape_value_culprits(model)
-        res.notes.append("shape values (a Shape output read by an op that takes tensors only, or a Reshape whose "
+        res.notes.append(N_("shape values (a Shape output read by an op that takes tensors only, or a Reshape whose "
                          "new shape is a runtime tensor): one-node checks cannot see where an input comes from, so "
-                         "those nodes are judged by the tvm-relax profile's shape-value rule")
+                         "those nodes are judged by the tvm-relax profile's shape-value rule"))
         for key, n in by_key.items():
             f = culprits.get(key)
             if f is not None:

@@ -336,3 +336,117 @@ def test_status_words_inside_sentences_in_chinese(english_after: None) -> None:
     assert rep.to_dict()["verdict"] == "risky" and rep.to_dict()["compiled"]["parity"]["status"] == "passed"
     catalogue.use("en")
     assert "parity vs ONNX Runtime (simulator): passed" in rep.render()
+
+
+def test_inspect_text_report_in_chinese(tmp_path: Path) -> None:
+    """The real `studio inspect` text report on a model with a dynamic input and a data-dependent op: headings,
+    verdict and severity words, the whole-model verdicts and the core's hints in zh_CN; target ids, node and op
+    names, flags and numbers kept; English as before."""
+    import onnx
+    from onnx import TensorProto, helper
+
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 4])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    nodes = [helper.make_node("Relu", ["x"], ["r"], name="relu0"), helper.make_node("NonZero", ["r"], ["nz"], name="nz0"),
+             helper.make_node("Cast", ["nz"], ["y"], to=TensorProto.FLOAT, name="cast0")]
+    model = tmp_path / "dyn.onnx"
+    onnx.save(helper.make_model(helper.make_graph(nodes, "g", [x], [y]), opset_imports=[helper.make_opsetid("", 17)]),
+              str(model))
+    zh = _studio("inspect", str(model), "--quiet", lang="zh_CN")
+    en = _studio("inspect", str(model), "--quiet", lang="en")
+    assert zh.returncode == en.returncode == 0, zh.stderr
+    assert en.stdout.startswith(f"model: {model}\n") and "\nwhole model (static:" in en.stdout
+    assert "\ntarget         verdict  supported  risky unsupp. unknown  name\n" in en.stdout
+    assert not CJK.search(en.stdout)
+    out = zh.stdout
+    assert out.startswith(f"模型：{model}\n") and "整个模型（静态" in out and "动态维度：" in out
+    assert "\n目标           结论          支持 有风险  不支持    未知  名称\n" in out, out  # columns still line up
+    assert re.search(r"\nrk3588 +失败 +1 +1 +1 +0  Rockchip RK3588 NPU", out), out
+    assert "无法构建: nz0 (NonZero)" in out and "完全在加速器上运行" in out
+    assert "提示：修复方法：studio fix MODEL --static batch=N" in out  # the flag and the symbol kept
+    assert "nz0: NonZero: 输出形状依赖数据；" in out and "\nrk3588 (失败):\n" in out
+    for english in ("model:", "whole model", "\ndynamic dims:", " verdict ", "hint:", "does not build", "runs fully",
+                    " PASS ", " FAIL ", " RISKY ", "  ERROR ", "  WARNING ", "  NOTE ", "verifiers installed", "(fail)"):
+        assert english not in out, english  # a target profile's own sentences stay as the profile says them
+
+
+def test_fleet_status_table_in_chinese(english_after: None) -> None:
+    """`studio fleet rollout status`'s table (studio.fleet.render): headings, state and gate words, notes and the
+    timeline in zh_CN, the columns still lined up; agent names, versions, numbers and flags kept; English as before."""
+    from studio.fleet.render import status_text
+    from studio.fleet.rollout_state import AgentRow, FleetEvent, RingRecord, RolloutState
+
+    gate = {"verdict": "fail", "requests": 40, "error_pct": 5.0, "p95_ms": 12.25}
+    st = RolloutState(fleet="lab", fleet_path="lab.yaml", bundle="b.tar", bundle_name="clip", bundle_version="2",
+                      plan="canary:1,100%", tier="standard", watch_s=30, status="blocked",
+                      rings=[RingRecord(0, "canary", ["a1"]), RingRecord(1, "100%", ["a2"])],
+                      agents={"a1": AgentRow("a1", "http://a1:8765", 0, state="rolled_back", version="1", previous="1",
+                                             gate=gate),
+                              "a2": AgentRow("a2", "http://a2:8765", 1, state="pending"),
+                              "a3": AgentRow("a3", "http://a3:8765", 1, state="skipped",
+                                             reason="down: model file not found")},
+                      notes=["the plan stops at 1 of 2 agents"],
+                      events=[FleetEvent(0.0, "paused", "paused at ring canary; `studio fleet resume` goes on")])
+    english = status_text(st, where=" (interrupted: the studio running it is gone; `studio fleet resume`)")
+    catalogue.use("zh_CN")
+    zh = status_text(st, where=" (interrupted: the studio running it is gone; `studio fleet resume`)")
+    catalogue.use("en")
+    assert english.startswith("rollout of clip 2 to fleet lab: blocked (interrupted:")
+    assert "\n  agent                ring       state            version    was      gate\n" in english
+    assert "rolled_back      1          1        fail: 40 req, err 5.00%, p95 12.2 ms" in english
+    assert zh.startswith("clip 2 向集群 lab 的发布：已阻塞（已中断：") and "`studio fleet resume`" in zh, zh
+    assert "\n  代理                 发布环     状态             版本       原版本   把关\n" in zh, zh
+    assert "a1                   canary     已回滚           1          1        失败：40 个请求，错误率 5.00%，p95 12.2 毫秒" in zh
+    assert "a2                   100%       等待中" in zh and "注意：计划在 2 个代理中的第 1 个处停止" in zh
+    assert "a3                   100%       已跳过" in zh and "(离线：找不到模型文件)" in zh, zh
+    assert "时间线：" in zh and "已在环 canary 暂停；`studio fleet resume` 继续" in zh and not re.search(r"\b(agent|ring|state|gate|pending|rolled_back|blocked|fail|req|note|"
+                                               r"timeline|down|skipped)\b", zh), zh
+
+
+def test_optimize_candidate_line_in_chinese(english_after: None) -> None:
+    """The optimize search's line per candidate (studio.tune.search) says its status word in zh_CN through the
+    job-line path the CLI and the GUI use; the part, the candidate id, its label and the figures kept."""
+    from studio.tune.search import _status_line
+
+    built = _status_line("encoder", "c3", "fp16 + fuse", "built", " (pass), accuracy 0.991")
+    failed = _status_line("decoder", "c7", "int8", "failed", ": ORT refused the model")
+    assert built == "[encoder] c3 fp16 + fuse: built (pass), accuracy 0.991"
+    catalogue.use("zh_CN")
+    assert catalogue.job_text(built) == "[encoder] c3 fp16 + fuse：已构建 (pass), accuracy 0.991"
+    assert catalogue.job_text(failed).startswith("[decoder] c7 int8：失败: ")
+    assert catalogue.job_text(_status_line("p", "c1", "x", "pruned", "")) == "[p] c1 x：已剪除"
+    catalogue.use("en")
+    assert catalogue.job_text(failed) == "[decoder] c7 int8: failed: ORT refused the model"
+
+
+def test_inspect_verify_section_in_chinese(tmp_path: Path) -> None:
+    """`studio inspect --verify` with the real ONNX Runtime verifier on a model with an undeclared custom op:
+    the verification section (who says what, the verifier's note), the domain-policy finding and its hint in
+    zh_CN; the tool's own error, node, op, domain and flag kept; English as before."""
+    import onnx
+    from onnx import TensorProto, helper
+
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])
+    nodes = [helper.make_node("Relu", ["x"], ["r"], name="relu0"),
+             helper.make_node("Fancy", ["r"], ["y"], domain="custom.x", name="fancy0")]
+    model = tmp_path / "custom.onnx"
+    onnx.save(helper.make_model(helper.make_graph(nodes, "g", [x], [y]), opset_imports=[
+        helper.make_opsetid("", 17), helper.make_opsetid("custom.x", 1)]), str(model))
+    args = ("inspect", str(model), "--verify", "--target", "ort-cpu", "--quiet")
+    zh, en = _studio(*args, lang="zh_CN"), _studio(*args, lang="en")
+    assert zh.returncode == en.returncode, zh.stderr
+    assert "\nverification with the real toolchains" in en.stdout and "refuses the model; agrees with" in en.stdout
+    assert "note: session failed; each node was then built alone" in en.stdout and not CJK.search(en.stdout)
+    out = zh.stdout
+    assert "\n用真实工具链验证（" in out and "拒绝该模型；与配置文件 '" in out, out
+    assert "注意：会话创建失败；随后每个节点都在单节点会话中单独构建" in out
+    assert "fancy0 (Fancy): 两者都拒绝它；工具：" in out and "custom.x:Fancy" in out  # ORT's words as it said them
+    assert "1 个节点位于未声明的域 'custom.x'" in out and "请用 --custom-domain custom.x 声明它" in out
+    for english in ("verification with", "refuses the model", "agrees with", "note:", "both refuse", "[verified] does",
+                    "node(s) in domain", "declare it with"):
+        assert english not in out, english
+    ov = _studio("inspect", str(model), "--verify", "--target", "openvino", "--quiet", lang="zh_CN").stdout
+    # the OpenVINO plugin's notes through its own catalogue (studio_openvino), its query_model call kept
+    assert "注意：read_model 失败（OpConversionFailure）；convert_partially 转换了其余部分" in ov, ov
+    assert "注意：NPU：未查询（query_model(..., 'NPU')" in ov and "OpenVINO 的 ONNX 前端没有 Fancy 的转换规则" in ov

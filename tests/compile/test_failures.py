@@ -87,3 +87,30 @@ def test_simplify_folds_the_failing_shape_arithmetic(import_failure_onnx: Path, 
                                        simplify=True, latency_runs=0))
     assert rep.ok, rep.summary()
     assert rep.parity.status == "passed"  # against the original, unsimplified model in ORT
+
+
+def test_diagnosis_and_hints_in_chinese(loop_onnx: Path, import_failure_onnx: Path, tmp_path: Path,
+                                        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """With STUDIO_LANGUAGE=zh_CN the compile summary's diagnosis and hint are Chinese: the pre-check's (the real
+    `studio compile` on a Loop) and TVM's own import failure with its known-failure hint (TVM's words, node and op
+    names, flags and commands kept); English as before."""
+    from studio.core import catalogue
+
+    monkeypatch.setenv("STUDIO_LANGUAGE", "zh_CN")
+    try:
+        rc = main(["compile", str(loop_onnx), "--target", "llvm", "--out", str(tmp_path / "o")])
+        err = capsys.readouterr().err
+        rep = compile_model(CompileOptions(model=import_failure_onnx, target="llvm", out=tmp_path / "o2",
+                                           precheck=False, localise=False))
+        zh = rep.summary()
+    finally:
+        monkeypatch.delenv("STUDIO_LANGUAGE")
+        catalogue.use("en")
+    assert rc == 1
+    assert "在 precheck 阶段失败：1 个节点使用了 TVM Relax 无法导入的算子：Loop" in err
+    assert "失败的节点（1 个）：add_three_times (Loop)" in err and "\n  提示：" in err and "hint:" not in err
+    assert "在 import 阶段失败：TVM import 失败：broadcast_to expects" in zh  # TVM's own words kept
+    assert "提示：TVM 0.27 的转换器以空（0 维）目标形状调用 broadcast_to" in zh and "--simplify" in zh
+    assert "`onnxslim IN.onnx OUT.onnx --input-shapes NAME:DIMS ...`" in zh and "hint:" not in zh
+    english = rep.summary()
+    assert "failed at import: TVM import failed: broadcast_to" in english and "hint: TVM 0.27's converter" in english

@@ -358,3 +358,75 @@ def test_a_core_hint_names_the_gui_control_in_chinese(qtbot, english) -> None:  
     assert not re.search(r"--|[A-Za-z]{3,}", text), text  # no flag, no English word
     assert i18n.translator().apply(i18n.ENGLISH) is None
     assert gui_hint("package it again with --board rk3588") == english_hint
+
+
+def test_verify_panel_notes_and_errors_in_chinese(qtbot, tmp_path: Path, english) -> None:  # type: ignore[no-untyped-def]
+    """The Inspector's Verify panel after a real ONNX Runtime verification of a model whose custom op fails the
+    session: the verifier's notes, its source line and the verdict words in zh_CN (the core's catalogue), the
+    panel's own words Qt's; the verifier, node and op names kept; English again after switching back."""
+    from inspect_page_models import vision_model_with_problems
+
+    from studio.gui.inspector.verify_panel import VerifyPanel
+    from studio.inspect.api import inspect_model
+    from studio.verify.registry import all_verifiers
+    from studio.verify.run import verify_report
+
+    model = vision_model_with_problems(tmp_path / "custom.onnx")
+    rep = inspect_model(model, targets=["ort-cpu"])
+    verify_report(rep, model, shapes={"pixel_values": [1, 3, 16, 16]},
+                  entries=[e for e in all_verifiers() if e.target == "ort-cpu"])
+    panel = VerifyPanel()
+    qtbot.addWidget(panel)
+
+    def shown() -> str:
+        panel.show_verification(rep.verification, rep)
+        rows = []
+        for i in range(panel.tree.topLevelItemCount()):
+            top = panel.tree.topLevelItem(i)
+            rows += [" | ".join(top.text(c) for c in range(4))]
+            rows += [" | ".join(top.child(j).text(c) for c in range(4)) for j in range(top.childCount())]
+        return panel.sources_label.text() + "\n" + panel.status_label.text() + "\n" + "\n".join(rows)
+
+    english_text = shown()
+    assert "note: session failed; each node was then built alone in a one-node session" in english_text
+    assert i18n.translator().apply("zh_CN") is None
+    chinese = shown()
+    assert "会话创建失败；随后每个节点都在单节点会话中单独构建" in chinese, chinese
+    assert "session failed" not in chinese and "note:" not in chinese and "unsupported" not in chinese, chinese
+    assert "ort-cpu" in chinese and "onnxruntime" in chinese
+    i18n.translator().apply(i18n.ENGLISH)
+    assert shown() == english_text
+
+
+def test_findings_table_in_chinese(qtbot, tmp_path: Path, english) -> None:  # type: ignore[no-untyped-def]
+    """The Inspector's findings table on a real inspection: severity, the core rules' messages and hints in zh_CN
+    (Qt's words for the table, the core's catalogue for the findings); node and op names, flags kept."""
+    from inspect_page_models import vision_model_with_problems
+    from PySide6.QtCore import Qt
+
+    from studio.gui.inspector.findings import COLUMNS, FindingsModel
+    from studio.inspect.api import inspect_model
+
+    rep = inspect_model(vision_model_with_problems(tmp_path / "m.onnx"), targets=["rk3588"])
+    model = FindingsModel()
+
+    def cells() -> list[list[str]]:
+        model.set_findings(rep.findings)
+        return [[model.data(model.index(r, c), Qt.ItemDataRole.DisplayRole) or "" for c in range(len(COLUMNS))]
+                for r in range(model.rowCount())]
+
+    english_rows = cells()
+    assert any(row[0] == "● error" for row in english_rows)
+    assert any(row[5] == "NonZero: Rockchip RK3588 NPU (rknn-toolkit2 2.5.0) does not support NonZero"
+               for row in english_rows)
+    assert i18n.translator().apply("zh_CN") is None
+    rows = cells()
+    assert {row[0] for row in rows} <= {"● 错误", "▲ 警告", "○ 提示"}, rows
+    nz = next(row for row in rows if row[3] == "nonzero")
+    assert nz[5] == "NonZero: Rockchip RK3588 NPU (rknn-toolkit2 2.5.0) 不支持 NonZero", nz
+    assert nz[6] == "用支持的算子替换它，或让这一部分在主机上运行（切分图）"
+    policy = next(row for row in rows if row[1] == "全部")
+    assert policy[5] == "1 个节点位于未声明的域 'com.example'（允许的域：ai.onnx）" and "--custom-domain com.example" in policy[6]
+    assert any(row[3] == "张量 active_idx" for row in rows)
+    i18n.translator().apply(i18n.ENGLISH)
+    assert cells() == english_rows

@@ -64,7 +64,7 @@ def test_plugin_po_complete_and_compiles(tmp_path: Path) -> None:
     assert len({e.msgid for e in entries}) == len(entries)
     for e in entries:  # placeholders kept, Chinese in every entry but the flag-only one
         assert sorted(re.findall(PLACEHOLDER, e.msgid)) == sorted(re.findall(PLACEHOLDER, e.msgstr)), e.msgid
-        assert CJK.search(e.msgstr) or e.msgid == "--target {join}", e.msgid
+        assert CJK.search(e.msgstr) or e.msgid in ("--target {join}", "rknn-toolkit2 {version}: {reason}"), e.msgid
     assert catalogue.compile_po(po, tmp_path / "studio_rknn.mo") == len(entries) + 1  # and the header
 
 
@@ -220,3 +220,65 @@ def test_compile_page_backend_state_in_chinese(english_after: None) -> None:
     assert CJK.search(rknn.reason) and "rknn-toolkit2" in rknn.reason, rknn.reason
     catalogue.use("en")
     assert not CJK.search(next(b for b in backends() if b.id == "rknn").reason)
+
+
+def _stand_in_env(tmp_path: Path, script: str) -> Path:
+    """A toolkit environment folder whose python is a shell script (a worker that hangs or answers nothing)."""
+    env = tmp_path / "env"
+    (env / "bin").mkdir(parents=True)
+    py = env / "bin" / "python"
+    py.write_text("#!/bin/sh\n" + script + "\n", encoding="utf-8")
+    py.chmod(0o755)
+    return env
+
+
+def test_worker_and_client_errors_in_chinese(tmp_path: Path, english_after: None) -> None:
+    """The client's errors when the worker hangs, answers nothing or cannot start (real subprocesses), and the
+    lines that carry them (the compile diagnosis, the verifier's error, the parity note), in zh_CN through the
+    plugin's catalogue; the action, the seconds, the exit code, paths and commands kept."""
+    from studio_rknn import client
+
+    errors = {}
+    for name, script, timeout in (("hang", "exec sleep 30", 1), ("silent", "exit 3", 30)):
+        with pytest.raises(client.WorkerError) as caught:
+            client.call("version", env=_stand_in_env(tmp_path / name, script), timeout=timeout)
+        errors[name] = str(caught.value)
+    with pytest.raises(client.WorkerError) as caught:
+        client.call("version", env=tmp_path / "absent", timeout=30)
+    errors["absent"] = str(caught.value)
+    assert errors["hang"] == "rknn worker 'version' did not finish within 1 s"
+    assert errors["silent"].startswith("rknn worker 'version' failed: the rknn worker answered nothing (exit 3)")
+    catalogue.use("zh_CN")
+    zh = {k: catalogue.job_text(v) for k, v in errors.items()}
+    build = catalogue.job_text(f"rknn-toolkit2 2.5.0: {errors['hang']}")
+    env_error = catalogue.job_text(f"the toolkit environment at /e did not run: {errors['hang']}; rebuild it: "
+                                   "studio-rknn-env create --force")
+    note = catalogue.job_text("parity in rknn-toolkit2's x86 simulator (fp16), not on the NPU: the board's runtime "
+                              "runs the same model.rknn; passed = cosine >= 0.999 and within atol 0.05 / rtol 0.05")
+    catalogue.use("en")
+    assert zh["hang"] == "rknn 工作进程 'version' 未在 1 秒内完成"
+    assert zh["silent"].startswith("rknn 工作进程 'version' 失败：rknn 工作进程没有任何应答（退出码 3）")
+    assert zh["absent"].startswith("rknn 工作进程 'version' 失败：") and str(tmp_path / "absent") in zh["absent"]
+    assert build == "rknn-toolkit2 2.5.0：rknn 工作进程 'version' 未在 1 秒内完成"
+    assert env_error == "位于 /e 的工具包环境无法运行：rknn 工作进程 'version' 未在 1 秒内完成；请重建：studio-rknn-env create --force"
+    assert note.startswith("一致性在 rknn-toolkit2 的 x86 模拟器中测得（fp16），而非在 NPU 上") and "atol 0.05 / rtol 0.05" in note
+
+
+def test_env_cli_help_in_chinese() -> None:
+    """`studio-rknn-env --help`: its description and every option's help in zh_CN (argparse's own words the
+    studio's catalogue's); the command names, flags and the variable kept; English without a catalogue."""
+    env = {k: v for k, v in os.environ.items() if k not in (*language.LOCALE_VARS, language.ENV_OVERRIDE)}
+    env["PYTHONPATH"] = os.pathsep.join([str(PLUGIN), *sys.path])
+
+    def run(lang: str) -> str:
+        done = subprocess.run([sys.executable, "-m", "studio_rknn.env_cli", "--help"], capture_output=True, text=True,
+                              env={**env, language.ENV_OVERRIDE: lang}, timeout=120)
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    zh, en = run("zh_CN"), run("en")
+    assert zh.startswith("用法：studio-rknn-env ") and "创建、检查或定位 rknn-toolkit2 环境" in zh
+    assert "--env ENV            环境文件夹（默认：$STUDIO_RKNN_ENV 或缓存目录）" in zh
+    assert "--json               check：以 JSON 打印状态" in zh and "{create,check,path}" in zh
+    assert not re.search(r"\b(make|remake|import|print|environment folder)\b", zh), zh
+    assert en.startswith("usage: studio-rknn-env ") and "check: print the status as JSON" in en and not CJK.search(en)

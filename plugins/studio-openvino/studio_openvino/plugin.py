@@ -15,4 +15,6 @@ def manifest() -> dict:
                                                      "module": "studio_openvino.evaluate"}}},
             "module": "studio_openvino.verifier",
             "requires": ["openvino"],
-            "hint": f"install OpenVINO: python3 -m pip install {OPENVINO_PIN}"}
+            "hint": f"install OpenVINO: python3 -m pip install {OPENVINO_PIN}",
+            # its notes and errors in the user's language: locale/<code>/LC_MESSAGES/studio_openvino.po
+            "messages": {"domain": "studio_openvino", "locale": "studio_openvino:locale"}}

@@ -17,11 +17,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from studio.core.catalogue import N_
 from studio.verify.api import NodeCheck, VerifyResult, importable
 
 SKIP_TYPES = {"Parameter", "Result", "Constant"}
 FRAMEWORK_TYPES = {"ONNXFrameworkNode", "NotSupportedONNXNode", "FrameworkNode"}
-NPU_NOTE = ("NPU: not queried (query_model(..., 'NPU') needs Intel's NPU compiler library, not shipped on PyPI); "
+NPU_NOTE = N_("NPU: not queried (query_model(..., 'NPU') needs Intel's NPU compiler library, not shipped on PyPI); "
             "NPU rows stay from the published list in the openvino target profile")
 _NO_RULE = re.compile(r"No conversion rule found for operations:\s*([^\n]+)")
 _FAILED = re.compile(r"^-- ([\w.:]+?)(?:-(\d+))? with a message:\s*\n(.*?)(?=^-- |^Summary:|\Z)", re.S | re.M)
@@ -74,7 +75,7 @@ class OpenVinoCpuVerifier:
 
     def available(self) -> tuple[bool, str]:
         if not importable("openvino"):
-            return False, "openvino is not installed; python3 -m pip install openvino==2026.4.1"
+            return False, N_("openvino is not installed; python3 -m pip install openvino==2026.4.1")
         return True, f"openvino {_version()}"
 
     def verify(self, model: Path, shapes: dict[str, list[int]] | None = None) -> VerifyResult:
@@ -99,7 +100,7 @@ class OpenVinoCpuVerifier:
             return res
         if failure is not None:
             res.error = load_error
-            res.notes.append("read_model failed (OpConversionFailure); convert_partially converted the rest")
+            res.notes.append(N_("read_model failed (OpConversionFailure); convert_partially converted the rest"))
         try:
             import openvino as ov
 
@@ -125,7 +126,7 @@ class OpenVinoCpuVerifier:
         except Exception as exc:
             res.error = f"compile_model({self.device}): " + " ".join(str(exc).split())[:1500]
             return
-        res.notes.append(f"compile_model({self.device}) built the model")
+        res.notes.append(N_(f"compile_model({self.device}) built the model"))
 
     def _convert(self, model: Path, shapes: dict[str, list[int]] | None) -> tuple[Any, ConversionFailure | None, str]:
         """(ov model or None, the conversion failure if read_model refused, the error text)."""
@@ -297,11 +298,11 @@ def map_nodes(proto: Any, refs: list[Any], ov_model: Any, supported: set[str],
         for op_type, outs, msg in failure.failed:
             keys = [names[o] for o in outs if o in names] or [r.key for r in main if r.op_type == op_type]
             for k in keys:
-                conv.setdefault(k, f"conversion failed: {msg}")
+                conv.setdefault(k, N_(f"conversion failed: {msg}"))
         for op_type in failure.no_rule:
             for r in main:
                 if r.op_type == op_type:
-                    conv.setdefault(r.key, f"no conversion rule for {op_type} in OpenVINO's ONNX frontend")
+                    conv.setdefault(r.key, N_(f"no conversion rule for {op_type} in OpenVINO's ONNX frontend"))
     out: list[NodeCheck] = []
     verdict_of: dict[str, NodeCheck] = {}
     for r in refs:

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from studio.core.catalogue import N_
 from studio_rknn import env as envmod
 
 
@@ -27,11 +28,12 @@ def call(action: str, *, env: Path | None = None, timeout: float = 600, **payloa
     try:
         resp = envmod.run_worker({"action": action, **payload}, env=env, timeout=timeout)
     except subprocess.TimeoutExpired:
-        raise WorkerError(f"rknn worker '{action}' did not finish within {timeout:.0f} s") from None
+        raise WorkerError(N_(f"rknn worker '{action}' did not finish within {timeout:.0f} s")) from None
     except (OSError, ValueError) as exc:
-        raise WorkerError(f"rknn worker '{action}' failed: {exc}") from None
+        reason = str(exc)  # translated inside the line where it is shown ({reason})
+        raise WorkerError(N_(f"rknn worker '{action}' failed: {reason}")) from None
     if not resp.get("ok"):
-        message = resp.get("error") or f"rknn worker '{action}' failed"
+        message = resp.get("error") or N_(f"rknn worker '{action}' failed")
         log = resp.get("result", {}).get("log")
         if log and Path(log).exists():  # the toolkit's own first error beats its Python traceback
             from studio_rknn.logparse import parse_log
@@ -159,13 +161,13 @@ def check_many(jobs: list[dict[str, Any]], out: Path, *, env: Path | None = None
             _trim(Path(victim["log"]))
             rec = {"id": victim["id"], "log": victim["log"], "reached": _reached(victim["log"]),
                    "failed_stage": "timeout", "outputs": [], "seconds": timeout_per_job,
-                   "error": f"the toolkit did not finish this model within {timeout_per_job:.0f} s (stopped): "
-                            f"{_log_tail(victim['log'], 2)[:300]}"}
+                   "error": N_(f"the toolkit did not finish this model within {timeout_per_job:.0f} s (stopped): "
+                            f"{_log_tail(victim['log'], 2)[:300]}")}
         else:
             rec = {"id": victim["id"], "log": victim["log"], "reached": _reached(victim["log"]),
                    "failed_stage": "crash", "outputs": [], "seconds": 0.0,
-                   "error": f"the toolkit's process died ({_signal_name(rc)}) on this model: "
-                            f"{_log_tail(victim['log'])}"}
+                   "error": N_(f"the toolkit's process died ({_signal_name(rc)}) on this model: "
+                            f"{_log_tail(victim['log'])}")}
         with open(out, "a", encoding="utf-8") as fh:
             fh.write(json.dumps(rec) + "\n")
         done[victim["id"]] = rec

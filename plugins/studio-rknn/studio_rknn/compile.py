@@ -161,9 +161,10 @@ def compile_rknn(options: CompileOptions, job: JobState | None = None) -> Compil
             built = build_rknn(model, tmp_out / RKNN_FILE, shapes=shapes, platform=platform, dataset=dataset, mi=mi,
                                auto_hybrid=hybrid)
         except client.WorkerError as exc:
-            nodes = _named_nodes(str(exc))
+            reason = str(exc)  # the worker's words, translated inside the line ({reason}) where it is shown
+            nodes = _named_nodes(reason)
             rep.diagnosis = CompileDiagnosis(
-                stage="build", error_class="build_error", message=f"rknn-toolkit2 {version}: {exc}",
+                stage="build", error_class="build_error", message=N_(f"rknn-toolkit2 {version}: {reason}"),
                 hint=_control_flow_hint(model, shapes) or N_(f"`studio inspect {model.name} --verify --target "
                                                             f"{platform}` shows per node what the toolkit refuses "
                                                             "or runs on the CPU"),
@@ -188,7 +189,8 @@ def compile_rknn(options: CompileOptions, job: JobState | None = None) -> Compil
                 rows = accuracy(model, feed, dataset, tmp / "accuracy", platform=platform, mi=mi, auto_hybrid=hybrid)
                 rep.layer_errors = rows
             except client.WorkerError as exc:
-                rep.warnings.append(N_(f"accuracy_analysis did not run: {exc}"))
+                reason = str(exc)
+                rep.warnings.append(N_(f"accuracy_analysis did not run: {reason}"))
             rep.timings["accuracy"] = round(time.perf_counter() - t0, 3)
         meta = _meta(rep, mi.inputs, model, platform, version, dtype, built, mi.resized)
         (tmp_out / META_FILE).write_text(json.dumps(meta, indent=2), encoding="utf-8")
@@ -329,9 +331,11 @@ def _parity(rep: CompileReport, model: Path, feed: dict[str, np.ndarray], platfo
     p = rep.parity
     p.mode, p.atol, p.rtol, p.input_shapes, p.outputs = "simulator", atol, rtol, dict(rep.input_shapes), rows
     p.status = "passed" if rows and all(o.passed for o in rows) else "failed"
-    rep.notes.append(f"parity in rknn-toolkit2's x86 simulator ({dtype}), not on the NPU: the board's runtime "
-                     f"runs the same model.rknn; passed = cosine >= {MIN_COSINE[dtype]}"
-                     + ("" if dtype == "int8" else f" and within atol {atol} / rtol {rtol}"))
+    cosine = MIN_COSINE[dtype]
+    rep.notes.append(N_(f"parity in rknn-toolkit2's x86 simulator ({dtype}), not on the NPU: the board's runtime "
+                        f"runs the same model.rknn; passed = cosine >= {cosine}") if dtype == "int8" else
+                     N_(f"parity in rknn-toolkit2's x86 simulator ({dtype}), not on the NPU: the board's runtime "
+                        f"runs the same model.rknn; passed = cosine >= {cosine} and within atol {atol} / rtol {rtol}"))
 
 
 def _copy_source(model: Path, dest: Path) -> None:

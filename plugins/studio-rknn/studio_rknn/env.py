@@ -163,8 +163,8 @@ def run_worker(request: dict[str, Any], *, env: Path | None = None, timeout: flo
                           capture_output=True, text=True, timeout=timeout, env=clean_env())
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("{")]
     if not lines:
-        raise ValueError(f"the rknn worker answered nothing (exit {proc.returncode}): "
-                         f"{(proc.stderr or proc.stdout).strip()[-400:]}")
+        said = (proc.stderr or proc.stdout).strip()[-400:]
+        raise ValueError(N_(f"the rknn worker answered nothing (exit {proc.returncode}): {said}"))
     return json.loads(lines[-1])
 
 

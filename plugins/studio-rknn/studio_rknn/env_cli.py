@@ -9,15 +9,20 @@ from pathlib import Path
 
 
 def main(argv: list[str] | None = None) -> int:
-    from studio.core.catalogue import _, tr
+    from studio.cli.translate import translate_parser
+    from studio.core.catalogue import N_, _, tr
     from studio_rknn import env as envmod
 
-    ap = argparse.ArgumentParser(prog="studio-rknn-env", description=__doc__)
-    ap.add_argument("command", choices=["create", "check", "path"])
-    ap.add_argument("--env", type=Path, help=f"environment folder (default: ${envmod.ENV_VAR} or the cache)")
-    ap.add_argument("--force", action="store_true", help="create: remake it even when it checks out")
-    ap.add_argument("--deep", action="store_true", help="check: also import the toolkit in it")
-    ap.add_argument("--json", action="store_true", help="check: print the status as JSON")
+    # help and errors in the user's language (the plugin's catalogue; argparse's own words the studio's)
+    ap = argparse.ArgumentParser(prog="studio-rknn-env",
+                                 description=N_("make, check or locate the rknn-toolkit2 environment"))
+    ap.add_argument("command", choices=["create", "check", "path"],
+                    help=N_("create: make it; check: say whether it works; path: print its folder"))
+    ap.add_argument("--env", type=Path, help=N_(f"environment folder (default: ${envmod.ENV_VAR} or the cache)"))
+    ap.add_argument("--force", action="store_true", help=N_("create: remake it even when it checks out"))
+    ap.add_argument("--deep", action="store_true", help=N_("check: also import the toolkit in it"))
+    ap.add_argument("--json", action="store_true", help=N_("check: print the status as JSON"))
+    translate_parser(ap)
     args = ap.parse_args(argv)
     where = args.env or envmod.env_dir()
     if args.command == "path":

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from studio.core.catalogue import N_
 from studio.core.errors import InputError
 from studio.tune.evaluate_api import EvalRequest, Evaluation
 from studio_rknn import client
@@ -112,8 +113,9 @@ class RknnEvaluator:
         if rec.get("accuracy_dir") and acc.is_file():
             ev.layer_rows = parse_accuracy(acc.read_text(encoding="utf-8", errors="replace"))
         if rec.get("accuracy_error"):
-            ev.notes.append(f"accuracy_analysis did not run: {rec['accuracy_error'][:200]}")
-        ev.notes.append(f"built {what}; outputs from the toolkit's x86 simulator, not the NPU")
+            reason = rec["accuracy_error"][:200]
+            ev.notes.append(N_(f"accuracy_analysis did not run: {reason}"))
+        ev.notes.append(N_(f"built {what}; outputs from the toolkit's x86 simulator, not the NPU"))
         ev.seconds = round(time.perf_counter() - t0, 3)
         return ev
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from studio.core.catalogue import N_
 from studio.core.errors import InputError
 from studio.verify.api import VerifyResult
 from studio_rknn import client
@@ -124,9 +125,10 @@ class RknnVerifier:
             try:
                 rec = client.check_many([job], Path(tmp) / "out.jsonl", env=self.env, timeout_per_job=self.timeout)[0]
             except (OSError, client.WorkerError) as exc:
+                reason = str(exc)
                 return VerifyResult(verifier=self.name, target=self.target, tool=tool, ran=False, shapes=used,
-                                    error=f"the toolkit environment at {status.path} did not run: {exc}; rebuild it: "
-                                          f"{envmod.FIX_COMMAND} --force")
+                                    error=N_(f"the toolkit environment at {status.path} did not run: {reason}; rebuild it: "
+                                          f"{envmod.FIX_COMMAND} --force"))
             log = parse_log(Path(job["log"]).read_text(encoding="utf-8", errors="replace"))
         return result_from_run(self, rec, log, mi, tool, used, time.perf_counter() - t0)
 
@@ -158,15 +160,15 @@ def result_from_run(v: RknnVerifier, rec: dict[str, Any], log: Any, mi: ModelInp
     stage = rec.get("failed_stage") or ""
     if stage == "config" and any(w in rec.get("error", "") for w in ("ImportError", "ModuleNotFoundError")):
         return VerifyResult(verifier=v.name, target=v.target, tool=tool, ran=False, shapes=used,
-                            error=f"the toolkit environment is broken (it cannot import the toolkit: "
-                                  f"{rec.get('error', '')[:300]}); rebuild it: {envmod.FIX_COMMAND} --force")
-    notes = [f"built for {v.platform} at fp16 (no quantization); placement from the toolkit's layer table"]
+                            error=N_(f"the toolkit environment is broken (it cannot import the toolkit: "
+                                  f"{rec.get('error', '')[:300]}); rebuild it: {envmod.FIX_COMMAND} --force"))
+    notes = [N_(f"built for {v.platform} at fp16 (no quantization); placement from the toolkit's layer table")]
     error = _staged(stage, log.first_error() or rec.get("error", "")) if stage else ""
     if stage == "inference":
-        notes.append(f"the build succeeded; its one simulator run on random inputs failed: {error[:300]}")
+        notes.append(N_(f"the build succeeded; its one simulator run on random inputs failed: {error[:300]}"))
         error, rec = "", {**rec, "failed_stage": ""}
     elif rec.get("reached") == "inference":
-        notes.append("ran once in the toolkit's x86 simulator")
+        notes.append(N_("ran once in the toolkit's x86 simulator"))
     crash = crash_of(rec, log, tool)
     nodes = node_checks(mi.refs, log, rec) if loaded or stage else []
     if crash:

@@ -41,6 +41,12 @@ STAGES = ("config", "load", "build", "init_runtime", "inference")
 _LIBC = ctypes.CDLL(None)
 
 
+def N_(message: str) -> str:  # noqa: N802 - the catalogue's mark (studio.core.catalogue.N_)
+    """``message`` itself: the worker runs in the toolkit's environment, without the studio; the studio's side
+    shows its words through the plugin's catalogue (studio.core.message_extract reads this mark)."""
+    return message
+
+
 class StageFailed(Exception):
     """A toolkit call returned non-zero or raised: which stage, and its words."""
 
@@ -100,7 +106,8 @@ def _call(stage: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
     except Exception as exc:  # the toolkit raises ValueError with its own traceback text
         raise StageFailed(stage, f"{type(exc).__name__}: {exc}") from None
     if isinstance(rc, int) and rc != 0:
-        raise StageFailed(stage, f"{fn.__name__} returned {rc}")
+        name = fn.__name__
+        raise StageFailed(stage, N_(f"{name} returned {rc}"))
     return rc
 
 
@@ -202,7 +209,7 @@ def do_check(req: dict[str, Any]) -> dict[str, Any]:
         if req.get("run", True):
             outs = r.inference(inputs=_feeds(req), data_format="nchw")
             if outs is None:
-                raise StageFailed("inference", "inference returned no outputs")
+                raise StageFailed("inference", N_("inference returned no outputs"))
             res["outputs"] = [list(getattr(o, "shape", ())) for o in outs]
             res["reached"] = "inference"
     return res
@@ -253,7 +260,7 @@ def do_infer(req: dict[str, Any]) -> dict[str, Any]:
         finally:
             r.release()
     if outs is None:
-        raise StageFailed("inference", "inference returned no outputs")
+        raise StageFailed("inference", N_("inference returned no outputs"))
     files = []
     for i, o in enumerate(outs):
         p = out_dir / f"output_{i}.npy"
@@ -309,7 +316,7 @@ def do_evaluate(req: dict[str, Any]) -> dict[str, Any]:
         for k, arrays in enumerate(req.get("samples") or []):
             outs = r.inference(inputs=[np.load(p) for p in arrays], data_format="nchw")
             if outs is None:
-                raise StageFailed("inference", f"inference returned no outputs for sample {k}")
+                raise StageFailed("inference", N_(f"inference returned no outputs for sample {k}"))
             files = []
             for i, o in enumerate(outs):
                 f = out_dir / f"s{k:04d}_o{i}.npy"
@@ -332,10 +339,10 @@ def handle(req: dict[str, Any]) -> dict[str, Any]:
                 import rknn.api  # noqa: F401 - importing is the check
         except Exception as exc:
             return {"ok": False, "action": action, "result": {"versions": _versions()},
-                    "error": f"cannot import rknn.api: {type(exc).__name__}: {exc}"}
+                    "error": N_(f"cannot import rknn.api: {type(exc).__name__}: {exc}")}
         return {"ok": True, "action": action, "result": {"versions": _versions()}, "error": ""}
     if action not in ACTIONS:
-        return {"ok": False, "action": action, "result": {}, "error": f"unknown action {action!r}"}
+        return {"ok": False, "action": action, "result": {}, "error": N_(f"unknown action {action!r}")}
     if "log" not in req and action != "check_many":
         req["log"] = tempfile.mkstemp(prefix="rknn-", suffix=".log")[1]
     try:
@@ -401,7 +408,7 @@ def serve(out: Any) -> int:
             with Redirect(log):
                 outs = r.inference(inputs=[np.load(p) for p in job["arrays"]], data_format="nchw")
             if outs is None:
-                raise StageFailed("inference", "inference returned no outputs (see the log)")
+                raise StageFailed("inference", N_("inference returned no outputs (see the log)"))
             files = []
             for i, o in enumerate(outs):
                 p = Path(job["out_dir"]) / f"output_{i}.npy"

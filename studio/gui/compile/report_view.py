@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from studio.core.catalogue import _ as core_text
 from studio.gui.theme import set_role
 from studio.gui.widgets.tables import fill_table, readonly_table
 
@@ -146,7 +147,7 @@ class CompileReportView(QWidget):
             self.latency_label.setText(
                 self.tr("Latency, median of {runs} alternating runs: TVM {tvm_ms_median:.3f} ms, ONNX Runtime "
                         "{ort_ms_median:.3f} ms (TVM is {speedup_vs_ort:.2f}x ORT's speed)").format(runs=lat.runs, tvm_ms_median=lat.tvm_ms_median, ort_ms_median=lat.ort_ms_median, speedup_vs_ort=lat.speedup_vs_ort)
-                + (f". {lat.note}" if lat.note else ""))
+                + (f". {core_text(lat.note)}" if lat.note else ""))
         else:
             self.latency_label.setText("")
         rows = getattr(rep, "layer_errors", None) or []
@@ -160,7 +161,7 @@ class CompileReportView(QWidget):
         self.layer_btn.setVisible(bool(rows))
         d = rep.diagnosis
         if d is None:
-            warn = "; ".join(rep.warnings)
+            warn = "; ".join(core_text(w) for w in rep.warnings)  # the core's words: its catalogue
             self.failure_label.setText(self.tr("No failure.") + (" " + self.tr("Warnings: {warn}").format(warn=warn)
                                                                   if warn else ""))
             fill_table(self.nodes_table, [])
@@ -169,7 +170,7 @@ class CompileReportView(QWidget):
         loc = d.localisation or {}
         extra = (self.tr("Bisection: {value} TVM trials, {value2} of {value3} nodes.").format(value=loc['trials'], value2=loc['node_count'], value3=loc['graph_nodes'])
                  if "trials" in loc else "")
-        self.failure_label.setText(f"{d.message}\n" + self.tr("Hint: {hint}").format(hint=d.hint)
+        self.failure_label.setText(f"{core_text(d.message)}\n" + self.tr("Hint: {hint}").format(hint=core_text(d.hint))
                                    + (f"\n{extra}" if extra else ""))
         fill_table(self.nodes_table, [[n, o] for n, o in zip(d.nodes, d.op_types, strict=False)])
         if d.nodes:

@@ -26,12 +26,17 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from studio.core.catalogue import _ as core_text
 from studio.gui.graph import palette
 from studio.gui.widgets.flow import ElidedLabel, FlowLayout
 from studio.gui.widgets.tables import RowsModel
+from studio.inspect.render import finding_message
 
 COLUMNS = (QT_TRANSLATE_NOOP("Columns", "Severity"), QT_TRANSLATE_NOOP("Columns", "Target"), QT_TRANSLATE_NOOP("Columns", "Rule"), QT_TRANSLATE_NOOP("Columns", "Node"), QT_TRANSLATE_NOOP("Columns", "Op"), QT_TRANSLATE_NOOP("Columns", "Message"), QT_TRANSLATE_NOOP("Columns", "Hint"))
 SEVERITY_ORDER = {"error": 0, "warning": 1, "note": 2}
+SEVERITY_MARKS = {"error": QT_TRANSLATE_NOOP("FindingsPanel", "● error"),
+                  "warning": QT_TRANSLATE_NOOP("FindingsPanel", "▲ warning"),
+                  "note": QT_TRANSLATE_NOOP("FindingsPanel", "○ note")}
 SUMMARY_LABEL = {"pass": QT_TRANSLATE_NOOP("TargetChip", "PASS"), "risky": QT_TRANSLATE_NOOP("TargetChip", "RISKY"),
                  "fail": QT_TRANSLATE_NOOP("TargetChip", "FAIL"), "unknown": QT_TRANSLATE_NOOP("TargetChip", "UNKNOWN")}
 _Index = QModelIndex | QPersistentModelIndex
@@ -76,17 +81,17 @@ class FindingsModel(RowsModel):
         tool = self.overridden.get(id(f))
         if role == Qt.ItemDataRole.DisplayRole:
             return (QCoreApplication.translate("FindingsPanel", "✓ overridden") if tool and col == 0 else
-                    f"{f.message}  " + QCoreApplication.translate("FindingsPanel", "[overridden: {tool}]").format(
+                    f"{finding_message(f)}  " + QCoreApplication.translate("FindingsPanel", "[overridden: {tool}]").format(
                         tool=tool) if tool and col == 5 else self._text(f, col))
         if role == Qt.ItemDataRole.ToolTipRole and tool and col in (0, 5):
             return QCoreApplication.translate("FindingsPanel", "the profile's finding; {tool}, and the tool wins").format(
-                tool=tool) + f"\n\n{f.message}"
+                tool=tool) + f"\n\n{finding_message(f)}"
         if role == Qt.ItemDataRole.ForegroundRole and tool:
             return QBrush(QColor(palette.TEXT[self._theme][1]))
         if role == Qt.ItemDataRole.ToolTipRole:
             if col in (5, 6):
-                return (f"{f.message}\n\n" + QCoreApplication.translate("FindingsPanel", "What to do: {hint}").format(
-                    hint=f.hint) if f.hint else f.message)
+                return (f"{finding_message(f)}\n\n" + QCoreApplication.translate("FindingsPanel", "What to do: {hint}")
+                        .format(hint=core_text(f.hint)) if f.hint else finding_message(f))
             if col == 3 and len(f.nodes) > 1:
                 return "\n".join(f.nodes[:30]) + ("\n" + QCoreApplication.translate("FindingsPanel", "… {n} more").format(
                     n=len(f.nodes) - 30) if len(f.nodes) > 30 else "")
@@ -104,20 +109,22 @@ class FindingsModel(RowsModel):
     @staticmethod
     def _text(f: Any, col: int) -> str:
         if col == 0:
-            return {"error": "● error", "warning": "▲ warning", "note": "○ note"}.get(f.severity, f.severity)
+            mark = SEVERITY_MARKS.get(f.severity)
+            return QCoreApplication.translate("FindingsPanel", mark) if mark else f.severity
         if col == 1:
-            return "all" if f.target == "*" else f.target
+            return QCoreApplication.translate("FindingsPanel", "all") if f.target == "*" else f.target
         if col == 2:
             return f.rule
         if col == 3:
-            node = f.node or (f.tensor and f"tensor {f.tensor}") or "—"
+            node = f.node or (f.tensor and QCoreApplication.translate("FindingsPanel", "tensor {name}").format(
+                name=f.tensor)) or "—"
             return f"{node}  (+{f.count - 1})" if f.count > 1 else node
         if col == 4:
             return f.op_type or ""
         if col == 5:
-            return f.message
+            return finding_message(f)  # the core's words: its catalogue (studio.core.catalogue)
         if col == 6:
-            return f.hint
+            return core_text(f.hint) if f.hint else ""
         return ""
 
 

@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from studio.core.catalogue import _ as core_text
 from studio.core.errors import StudioError
 
 translate = QCoreApplication.translate
@@ -52,10 +53,10 @@ def sources_html(v: dict[str, Any], report: Any) -> str:
     for e in v.get("verifiers", []):
         where = translate("VerifyPanel", " for {target}").format(target=_esc(e["target"])) if e["target"] else ""
         if e["ok"]:
-            lines.append(f"<b>{_esc(e['name'])}</b>{where}: {_esc(e['reason'])}")
+            lines.append(f"<b>{_esc(e['name'])}</b>{where}: {_esc(core_text(e['reason']))}")
         else:
             lines.append(f"<b>{_esc(e['name'])}</b>{where}: <i>" + translate("VerifyPanel", "unavailable")
-                         + f"</i>: {_esc(e['reason'])}")
+                         + f"</i>: {_esc(core_text(e['reason']))}")
     for p in v.get("broken_plugins", []):
         lines.append(translate("VerifyPanel", "plugin {name}: failed to load: {error}").format(
             name=f"<b>{_esc(p['plugin'])}</b>", error=_esc(p["error"])))
@@ -190,13 +191,16 @@ class VerifyPanel(QWidget):
         self._update_fold()
 
     def _add_comparison(self, c: dict[str, Any]) -> None:
+        """One verifier's row: the panel's words Qt's, a verifier's error, notes and the verdict words the core's
+        catalogue's (a plugin's: its own), so a zh_CN panel shows no English note; a tool's own message as it came."""
         tool_model = c.get("tool_model") or {}
+        error = core_text(c["error"]) if c["error"] else ""
         if c.get("tool_crashed"):  # the tool's own fault: never shown as the model refused
             said = self.tr("crashed (a fault of the tool, not a verdict on the model): {error}").format(
-                error=c["error"][:300])
+                error=error[:300])
             agree = "—"
         elif not c["ran"]:
-            said, agree = self.tr("could not run: {error}").format(error=c["error"][:300]), "—"
+            said, agree = self.tr("could not run: {error}").format(error=error[:300]), "—"
         else:
             said = self.tr("refuses the model") if c["tool_fails"] else self.tr("accepts the model")
             if tool_model.get("host_nodes"):
@@ -205,7 +209,7 @@ class VerifyPanel(QWidget):
         profile = self.tr("fail") if c["static_fails"] else self.tr("no failure")
         top = QTreeWidgetItem([f"{c['target']} · {c['verifier']}", agree, f"{c['tool']}: {said}", profile])
         top.setToolTip(0, self.tr("tool: {value}\nprofile: {value2}").format(value=c['tool'], value2=c['profile_source']))
-        top.setToolTip(TOOL_COL, f"{c['tool']}: {said}" + (f"\n{c['error']}" if c["error"] else ""))
+        top.setToolTip(TOOL_COL, f"{c['tool']}: {said}" + (f"\n{error}" if error else ""))
         top.setToolTip(PROFILE_COL, self.tr("{profile}; profile {value}").format(profile=profile, value=c['profile_source']))
         self.tree.addTopLevelItem(top)
         src = QTreeWidgetItem([self.tr("sources"), "", c["tool"], c["profile_source"]])
@@ -213,14 +217,14 @@ class VerifyPanel(QWidget):
         src.setToolTip(PROFILE_COL, self.tr("profile: {value}").format(value=c['profile_source']))
         top.addChild(src)
         for d in c["disagreements"]:
-            tool = d["tool_verdict"] + (f": {d['tool_message']}" if d["tool_message"] else "")
-            stat = d["static_verdict"] + (f" ({d['static_reason']})" if d["static_reason"] else "")
+            tool = core_text(d["tool_verdict"]) + (f": {d['tool_message']}" if d["tool_message"] else "")
+            stat = core_text(d["static_verdict"]) + (f" ({core_text(d['static_reason'])})" if d["static_reason"] else "")
             item = QTreeWidgetItem([f"{d['node']} ({d['op_type']})", self.tr("disagree"), tool[:200], stat[:200]])
             item.setData(0, NODE_ROLE, d["node"])
             item.setToolTip(TOOL_COL, f"{c['tool']}: {tool}")
             item.setToolTip(PROFILE_COL, f"{c['profile_source']}: {stat}")
             top.addChild(item)
-        for note in c.get("notes", []):
+        for note in map(core_text, c.get("notes", [])):
             note_item = QTreeWidgetItem([self.tr("note: {note}").format(note=note), "", "", ""])
             note_item.setToolTip(0, note)
             top.addChild(note_item)
@@ -293,8 +297,8 @@ class VerifyFlow:
     def _show_offers(self, report: Any, offers: dict[str, list[dict[str, Any]]]) -> None:
         if self.report is not None or report is not self.page.report:
             return  # verified meanwhile, or another model shown
-        ready = [f"{t}: {o['reason']}" for t, os_ in offers.items() for o in os_ if o["ok"]]
-        missing = [f"{t}: {o['reason']}" for t, os_ in offers.items() for o in os_ if not o["ok"]]
+        ready = [f"{t}: {core_text(o['reason'])}" for t, os_ in offers.items() for o in os_ if o["ok"]]
+        missing = [f"{t}: {core_text(o['reason'])}" for t, os_ in offers.items() for o in os_ if not o["ok"]]
         none = [t for t in report.targets if t not in offers]
         n_shapes = len([x for x in self.panel.shapes_edit.text().split(";") if x.strip()])
         text = (translate("VerifyFlow", "Ready to verify with {n} tool(s) — {tools}.").format(

@@ -2087,6 +2087,18 @@ CLI: --shape NAME=D,D,...</translation>
 <context>
     <name>FindingsPanel</name>
     <message>
+        <source>● error</source>
+        <translation>● 错误</translation>
+    </message>
+    <message>
+        <source>▲ warning</source>
+        <translation>▲ 警告</translation>
+    </message>
+    <message>
+        <source>○ note</source>
+        <translation>○ 提示</translation>
+    </message>
+    <message>
         <source>✓ overridden</source>
         <translation>✓ 已被覆盖</translation>
     </message>
@@ -2105,6 +2117,14 @@ CLI: --shape NAME=D,D,...</translation>
     <message>
         <source>… {n} more</source>
         <translation>… 另有 {n} 项</translation>
+    </message>
+    <message>
+        <source>all</source>
+        <translation>全部</translation>
+    </message>
+    <message>
+        <source>tensor {name}</source>
+        <translation>张量 {name}</translation>
     </message>
     <message>
         <source>Findings</source>
