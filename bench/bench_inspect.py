@@ -113,10 +113,15 @@ def main() -> int:
             cold.append(run(INSPECT, str(model), str(work / "report_cold.json"), env={"STUDIO_CACHE_DIR": fresh}))
         heavy.append(run(WITH_WEIGHTS, str(model)))
     rep = json.loads(out.read_text())
-    # The weights are never read: the same inspection with the weights file moved away still succeeds.
+    # The weights are never read: the same inspection over a same-size sparse file (holes, no data on disk) in
+    # place of the weights gives the same verdicts. A missing data file is refused (rc 2, naming it), so it cannot
+    # stand in for "not read".
     hidden = data.with_suffix(".hidden")
     os.replace(data, hidden)
     try:
+        missing = run(INSPECT, str(model), str(work / "report_missing.json"))
+        with open(data, "wb") as f:
+            f.truncate(hidden.stat().st_size)
         without = run(INSPECT, str(model), str(work / "report_noweights.json"))
     finally:
         os.replace(hidden, data)
@@ -142,8 +147,9 @@ def main() -> int:
         "inspect_peak_rss_mb": round(max(r["peak_rss_mb"] for r in insp), 1),
         "inspect_shape_child_peak_rss_mb": round(max(r["child_peak_rss_mb"] for r in insp), 1),
         "inspect_internal_timings": rep["timings"],
-        "inspect_without_weights_file": {"rc": without["rc"], "same_verdicts": same,
-                                         "peak_rss_mb": round(without["peak_rss_mb"], 1)},
+        "inspect_weights_as_sparse_file": {"rc": without["rc"], "same_verdicts": same,
+                                           "peak_rss_mb": round(without["peak_rss_mb"], 1)},
+        "inspect_weights_file_missing_rc": missing["rc"],
         "rounds": args.rounds, "cpus": os.cpu_count(),
     }
     if other:
