@@ -10,6 +10,7 @@ from typing import Any
 
 from PySide6.QtCore import QCoreApplication
 
+from studio.core.catalogue import _ as core_text
 from studio.core.units import human_bytes
 from studio.gui.graph import palette
 from studio.gui.graph.model import KIND_OP, GNode, GraphData
@@ -172,7 +173,7 @@ def stats_html(stats: Any, graph: GraphData | None, report: Any, theme: str = "l
         out.append(f"<tr><td class='muted' nowrap>{k}</td><td>{v}</td></tr>")
     out.append("</table>")
     if stats.estimate_note:
-        out.append(f"<p class='muted'>{escape(stats.estimate_note)}</p>")
+        out.append(f"<p class='muted'>{escape(core_text(stats.estimate_note))}</p>")  # the core's note, translated
     if stats.inputs:
         out.append("<h3>" + translate("Details", "Inputs") + "</h3><table class='t' width='100%'>")
         for name, d in stats.inputs.items():
