@@ -17,8 +17,9 @@ from collections.abc import Callable, Iterable, Iterator
 
 PLACEHOLDER = re.compile(r"\{(\w+)\}")
 # placeholders whose value is itself a message (a status word, a reason): translated too, so a Chinese line
-# carries no English "failed" ("compile {status}", "rollout {status}: {reason}")
-NESTED = frozenset(("status", "reason"))
+# carries no English "failed" ("compile {status}", "rollout {status}: {reason}", "...; {why} (reaches ...)"); a
+# value with no entry (a tool's or a target profile's own sentence) stays as it is
+NESTED = frozenset(("status", "reason", "why"))
 _WORD = re.compile(r"[A-Za-z]{2,}")
 
 

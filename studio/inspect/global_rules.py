@@ -40,9 +40,12 @@ def global_findings(lm: LoadedModel, dyn: DynamicReport, prof: TargetProfile) ->
         for o in dyn.origins:
             if o.kind == "input":
                 sev = r.dynamic_shapes
+                # the core's words around the profile's own sentence: {reason} and {why} are translated inside
+                # the message where the catalogue has them (a profile's sentence has no entry and stays as written)
+                reason = o.description
+                why = r.dynamic_reason or N_(f"{prof.name} needs static shapes")
                 out.append(Finding(target=prof.id, severity=SEVERITY_OF[sev], verdict=sev, rule="dynamic-shape",
-                                   message=f"{o.description}; {r.dynamic_reason or prof.name + ' needs static shapes'}"
-                                   f" (reaches {o.reaches} tensors)", tensor=o.tensor,
+                                   message=N_(f"{reason}; {why} (reaches {o.reaches} tensors)"), tensor=o.tensor,
                                    hint=N_(f"fix it: studio fix MODEL --static {o.symbol or o.tensor}=N")
                                    if o.symbol else N_("give the input a fixed shape (studio fix --static)")))
     # INT64 / DOUBLE tensors at the graph boundary and inside

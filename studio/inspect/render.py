@@ -43,7 +43,7 @@ SEVERITY_WORDS = {"error": N_("ERROR"), "warning": N_("WARNING"), "note": N_("NO
 VERDICT_NAMES = {"pass": N_("pass"), "risky": N_("risky"), "fail": N_("fail"), "unknown": N_("unknown")}
 # model-wide findings whose message is mostly a target profile's sentence (English data): left as it is,
 # so no loose template of another message half-translates it
-PROFILE_WORDED = ("dynamic-shape", "dtype-int64", "dtype-double", "opset")
+PROFILE_WORDED = ("dtype-int64", "dtype-double", "opset")
 
 
 def render(report: InspectionReport, fmt: str = "text", *, target: str | None = None) -> str:

@@ -365,6 +365,10 @@ def test_inspect_text_report_in_chinese(tmp_path: Path) -> None:
     assert "无法构建: nz0 (NonZero)" in out and "完全在加速器上运行" in out
     assert "提示：修复方法：studio fix MODEL --static batch=N" in out  # the flag and the symbol kept
     assert "nz0: NonZero: 输出形状依赖数据；" in out and "\nrk3588 (失败):\n" in out
+    # a dynamic input's finding: the core's frame in Chinese around the profile's own sentence, kept as written
+    assert "x: 图输入 'x' 的第 0 轴是符号维度（'batch'）；RKNN accepts dynamic inputs only" in out, out
+    assert "（影响 4 个张量）" in out and "graph input" not in out and "reaches" not in out
+    assert "x: graph input 'x' axis 0 is symbolic ('batch'); RKNN accepts dynamic inputs only" in en.stdout
     for english in ("model:", "whole model", "\ndynamic dims:", " verdict ", "hint:", "does not build", "runs fully",
                     " PASS ", " FAIL ", " RISKY ", "  ERROR ", "  WARNING ", "  NOTE ", "verifiers installed", "(fail)"):
         assert english not in out, english  # a target profile's own sentences stay as the profile says them
