@@ -133,13 +133,16 @@ SUM_DIMS: dict[str, tuple[str, ...]] = {"total_sequence": ("past_sequence", "seq
 
 def random_inputs(specs: Mapping[str, tuple[str, Sequence[Any]]], *, shapes: Mapping[str, Sequence[int]] | None = None,
                   dims: Mapping[str, int] | None = None, default_dim: int = 2,
-                  rng: np.random.Generator | int = 0) -> dict[str, np.ndarray]:
+                  rng: np.random.Generator | int = 0, given: Mapping[str, np.ndarray] | None = None
+                  ) -> dict[str, np.ndarray]:
     """Seeded random inputs from input specs (``runner.input_metadata()``: name -> (type, shape)).
 
     Shapes: ``shapes[name]`` where given; else each symbolic dim from ``dims`` (by name, then lower-cased), from
     a given shape that fixed the same symbol, else ``default_dim``. Values: floats standard normal in the
-    input's dtype; masks (a name with "mask") and bools all ones; other integers ids in [0, ID_HIGH)."""
-    shapes, dims = dict(shapes or {}), dict(dims or {})
+    input's dtype; masks (a name with "mask") and bools all ones; other integers ids in [0, ID_HIGH); an input in
+    ``given`` (a processor's grid: not an id) takes that array, and its shape fixes its symbols."""
+    given = {k: v for k, v in (given or {}).items() if k in specs}
+    shapes, dims = {**dict(shapes or {}), **{k: list(v.shape) for k, v in given.items()}}, dict(dims or {})
     gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
     symbols: dict[str, int] = {}
     for name, (_t, shape) in specs.items():
@@ -161,7 +164,9 @@ def random_inputs(specs: Mapping[str, tuple[str, Sequence[Any]]], *, shapes: Map
     for name, (type_name, shape) in specs.items():
         dims_now = [int(d) for d in shapes[name]] if name in shapes else [size(d) for d in shape]
         dt = np_dtype(type_name)
-        if dt.kind == "f":
+        if name in given:
+            feed[name] = np.ascontiguousarray(given[name], dtype=dt)
+        elif dt.kind == "f":
             feed[name] = gen.standard_normal(dims_now).astype(dt)
         elif dt.kind == "b" or "mask" in name.lower():
             feed[name] = np.ones(dims_now, dtype=dt)
@@ -252,10 +257,11 @@ def run_case(reference: Any, candidate: Any, feed: Mapping[str, np.ndarray], tol
 
 def run_parity(reference: Any, candidate: Any, *, tolerance: Tolerance, feeds: Iterable[Mapping[str, Any]] | None = None,
                cases: int = 2, seed: int = 0, dims: Mapping[str, int] | None = None, inputs_from: Any = None,
-               cast_for_reference: bool = False, strict: bool = False) -> ParityReport:
+               cast_for_reference: bool = False, strict: bool = False,
+               given: Mapping[str, np.ndarray] | None = None) -> ParityReport:
     """``cases`` seeded random feeds (from ``inputs_from``'s input specs, default the candidate's; symbolic
-    dims from ``dims``) or the given ``feeds``, each through both runners (activated here when they are not),
-    judged by ``tolerance``."""
+    dims from ``dims``; the arrays in ``given`` as they are) or the given ``feeds``, each through both runners
+    (activated here when they are not), judged by ``tolerance``."""
     rep = ParityReport(atol=tolerance.atol, rtol=tolerance.rtol, min_cosine=tolerance.min_cosine)
     started = [r for r in (reference, candidate) if not r.active]
     for r in started:
@@ -264,7 +270,7 @@ def run_parity(reference: Any, candidate: Any, *, tolerance: Tolerance, feeds: I
         if feeds is None:
             rng = np.random.default_rng(seed)
             specs = (inputs_from or candidate).input_metadata()
-            feeds = [random_inputs(specs, dims=dims, rng=rng) for _ in range(cases)]
+            feeds = [random_inputs(specs, dims=dims, rng=rng, given=given) for _ in range(cases)]
         for feed in feeds:
             rep.cases.append(run_case(reference, candidate, feed, tolerance, cast_for_reference=cast_for_reference,
                                       strict=strict))

@@ -66,14 +66,17 @@ class TextPreprocessor:
 
 class ImagePreprocessor:
     """Encoded image files -> ``pixel_values`` through the one image pre-processing (HF's steps and numerics):
-    ``[batch, C, H, W]``, or for a Qwen2-VL processor the patches of every image concatenated (HF's layout)."""
+    ``[batch, C, H, W]``, or for a Qwen2-VL processor the patches of every image concatenated (HF's layout) and,
+    when ``produces`` names it, the grid the model needs with them (``image_grid_thw``, ``[images, 3]`` int64)."""
 
-    def __init__(self, files: dict[str, Path]) -> None:
+    def __init__(self, files: dict[str, Path], produces: list[str] | None = None) -> None:
         c = _processor_config(files, "image_processor")
         if not c:
             raise BundleError("the bundle declares an image input but has no image processor settings",
                               offending=", ".join(PROCESSOR_FILES), hint="re-package from the export folder")
         self.settings = ImageSettings.from_config(c)
+        companions = [n for n in (produces or []) if n != "pixel_values"]
+        self.grid = companions[0] if companions and self.settings.patches is not None else None
 
     def one(self, raw: bytes) -> np.ndarray:
         img = open_image(_maybe_base64(raw, IMAGE_MAGIC))
@@ -82,10 +85,13 @@ class ImagePreprocessor:
         return image_pixels(img, self.settings)
 
     def __call__(self, images: list[bytes]) -> dict[str, np.ndarray]:
-        arrays = [self.one(b) for b in images]
         if self.settings.patches is not None:
-            return {"pixel_values": np.concatenate(arrays).astype(np.float32, copy=False)}
-        return {"pixel_values": np.stack(arrays).astype(np.float32, copy=False)}
+            cut = [image_patches(open_image(_maybe_base64(b, IMAGE_MAGIC)), self.settings, flag="image") for b in images]
+            out = {"pixel_values": np.concatenate([c[0] for c in cut]).astype(np.float32, copy=False)}
+            if self.grid is not None:
+                out[self.grid] = np.concatenate([c[1] for c in cut]).astype(np.int64, copy=False)
+            return out
+        return {"pixel_values": np.stack([self.one(b) for b in images]).astype(np.float32, copy=False)}
 
 
 class AudioPreprocessor:
@@ -146,7 +152,7 @@ def build_preprocessors(specs: list[dict[str, Any]], directory: Path) -> dict[st
         if kind == "text":
             fn: Any = TextPreprocessor(files, produces)
         elif kind == "image":
-            fn = ImagePreprocessor(files)
+            fn = ImagePreprocessor(files, produces)
         elif kind == "audio":
             fn = AudioPreprocessor(files, produces)
         else:

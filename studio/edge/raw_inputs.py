@@ -17,6 +17,7 @@ from studio.core.processor_files import PROCESSOR_FILES, processor_section
 TOKENIZER_FILE = "tokenizer.json"
 TEXT_TENSORS = ("input_ids", "attention_mask", "token_type_ids")
 IMAGE_TENSORS = ("pixel_values",)
+GRID_TENSORS = ("image_grid_thw", "grid_thw")  # a patching processor's grid, taken beside pixel_values
 AUDIO_TENSORS = ("input_values", "input_features", "audio", "waveform")
 
 
@@ -59,8 +60,11 @@ def declare_raw_inputs(model_inputs: list[dict[str, Any]], folder: Path, prefix:
     procs = [f for f in PROCESSOR_FILES if (folder / f).is_file()]
     files = {f: folder / f for f in procs}
     if "pixel_values" in names and procs:
-        if processor_config(files, "image_processor"):
-            out.append({"name": "image", "kind": "image", "datatype": "BYTES", "produces": ["pixel_values"],
+        image_cfg = processor_config(files, "image_processor")
+        if image_cfg:
+            # a patching processor (Qwen2-VL) also gives the grid a vision graph takes beside the patches
+            grid = [n for n in GRID_TENSORS if n in names][:1] if image_cfg.get("patch_size") and image_cfg.get("merge_size") else []
+            out.append({"name": "image", "kind": "image", "datatype": "BYTES", "produces": ["pixel_values", *grid],
                         "files": [pre + f for f in procs]})
     audio = [n for n in AUDIO_TENSORS if n in names]
     fe = processor_config(files, "feature_extractor") if audio and procs else {}

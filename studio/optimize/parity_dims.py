@@ -6,7 +6,9 @@ the fix. The processor files beside the model (the export copies them) say what 
 studio's sample image and 1 s clip (``studio.core.sample_inputs``) go through the edge preprocessing
 (``studio.edge.preprocess``, what the agent and calibration run), and every symbolic dim past the batch axis of an
 image or audio input takes the size that came out. Text and batch dims keep parity's own defaults; a user's
-``--static`` wins over all of this.
+``--static`` wins over all of this. An integer tensor the processor makes beside the pixels (Qwen2-VL's
+``image_grid_thw``) is not a random id: parity feeds the processor's own value, and every dim of that image's
+tensors (the patch count on axis 0 too) takes the processor's size, so the grid and the patches agree.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ class DerivedDims:
 
     dims: dict[str, int] = field(default_factory=dict)
     source: str = ""
+    values: dict[str, Any] = field(default_factory=dict)  # input -> the processor's array (integer companions)
 
 
 def processor_dims(model: Path | str, processor_dir: Path | str | None = None) -> DerivedDims:
@@ -50,18 +53,21 @@ def processor_dims(model: Path | str, processor_dir: Path | str | None = None) -
             for d in declared:
                 sample = samples["vision" if d["kind"] == "image" else "audio"]
                 arrays: dict[str, Any] = pre[d["name"]].fn([sample.read_bytes()])
-                for name in d["produces"]:
-                    if name not in arrays or name not in inputs:
-                        continue
+                produced = [n for n in d["produces"] if n in arrays and n in inputs]
+                companions = [n for n in produced if arrays[n].dtype.kind in "iu"]
+                first = 0 if companions else 1  # with a companion, axis 0 is not a batch axis but a count
+                for name in produced:
                     for axis, dim in enumerate(inputs[name]["dims"]):
-                        if axis > 0 and isinstance(dim, str) and dim not in ("", "?") and axis < arrays[name].ndim:
+                        if axis >= first and isinstance(dim, str) and dim not in ("", "?") and axis < arrays[name].ndim:
                             out.dims.setdefault(dim, int(arrays[name].shape[axis]))
                     used.append(name)
+                out.values.update({n: arrays[n] for n in companions})
         except (StudioError, OSError, ValueError, KeyError) as exc:  # parity then keeps its defaults, and says so
             return DerivedDims(source=f"not derived: the processor files in {folder} failed on the sample "
                                       f"({type(exc).__name__}: {str(exc)[:160]})")
-    if out.dims:
-        sizes = ", ".join(f"{k}={v}" for k, v in out.dims.items())
+    if out.dims or out.values:
+        sizes = ", ".join([f"{k}={v}" for k, v in out.dims.items()]
+                          + [f"{k}={v.tolist()}" for k, v in out.values.items()])
         out.source = (f"{sizes} from the processor files in {folder} on the studio's sample "
                       f"{' and '.join(sorted({d['kind'] for d in declared}))} ({', '.join(used)})")
     return out
