@@ -19,7 +19,13 @@ import numpy as np
 
 from studio.export.contract import InputSpec
 from studio.export.processor_source import ProcessorSource
-from studio.export.prompt_forms import chat_prompt, chat_template, required_call_args, takes_boxes
+from studio.export.prompt_forms import (
+    chat_prompt,
+    chat_template,
+    media_brackets,
+    required_call_args,
+    takes_boxes,
+)
 
 DROP = {"labels", "return_loss", "output_attentions", "output_hidden_states", "return_dict", "use_cache"}
 
@@ -100,7 +106,9 @@ def sampling_rate(source: ProcessorSource) -> int:
 
 
 def placeholder_candidates(source: ProcessorSource, modality: str) -> list[str]:
-    """The strings a processor may want in the prompt for one image / clip: its own declared tokens, then none."""
+    """The strings a processor may want in the prompt for one image / clip: its own declared tokens, the first of
+    them wrapped in the processor's opening / closing tokens for the medium (prompt_forms.media_brackets), then
+    none."""
     tok = next((o for r, o in source.sub.items() if "tokenizer" in r), None)
     attrs = ("image_token", "boi_token", "image_placeholder") if modality == "vision" else \
         ("audio_token", "boa_token", "audio_placeholder")
@@ -114,6 +122,9 @@ def placeholder_candidates(source: ProcessorSource, modality: str) -> list[str]:
             v = getattr(v, "content", v)
             if isinstance(v, str) and v and v not in found:
                 found.append(v)
+    brackets = media_brackets([source.processor, tok], modality)
+    if brackets and found and brackets[0] not in found[0]:
+        found.append(f"{brackets[0]}{found[0]}{brackets[1]}")
     return [*found, ""]
 
 
@@ -286,7 +297,8 @@ _COUNT_ATTRS = re.compile(r"^(num_additional_image_tokens|image_seq_length|num_i
                           r"tokens_per_image|num_query_tokens|audio_seq_length)$")
 
 
-MAX_ATTEMPTS = 10  # prompt forms tried before the diagnosis (each runs the processor and the model once)
+MAX_ATTEMPTS = 14  # prompt forms tried before the diagnosis (each runs the processor and the model once;
+# 10 before the bracketed placeholder, whose 4 forms come before the prompt without placeholder)
 
 
 class ExampleInputError(Exception):

@@ -73,3 +73,34 @@ def chat_prompt(source: ProcessorSource, prompt: str, modalities: set[str]) -> s
     out = source.processor.apply_chat_template([{"role": "user", "content": content}], tokenize=False,
                                                add_generation_prompt=True)
     return out[0] if isinstance(out, list) else str(out)
+
+
+_OPEN_CLOSE = (("start", "end"), ("begin", "end"), ("bos", "eos"), ("boi", "eoi"), ("boa", "eoa"))
+_MEDIUM = {"vision": re.compile(r"(image|vision|img|boi|eoi)"), "audio": re.compile(r"(audio|speech|boa|eoa)")}
+
+
+def media_brackets(objects: list[Any], modality: str) -> tuple[str, str] | None:
+    """The opening and closing tokens a processor wraps one image / clip placeholder in (HunYuan-VL's
+    ``<image_start><image><image_end>``): a ``*_token`` attribute naming the medium and an opening word (start,
+    begin, bos, boi, boa) whose closing twin (end, eos, eoi, eoa) the same object has; None when it has none."""
+    for obj in objects:
+        for attr in dir(obj):
+            if attr.startswith("_") or not attr.endswith("_token") or not _MEDIUM[modality].search(attr):
+                continue
+            for o, c in _OPEN_CLOSE:
+                if not re.search(rf"(^|_){o}(_|$)", attr):
+                    continue
+                close = re.sub(rf"(^|_){o}(_|$)", rf"\g<1>{c}\g<2>", attr, count=1)
+                opening, closing = _token_text(obj, attr), _token_text(obj, close)
+                if opening and closing and opening != closing:
+                    return opening, closing
+    return None
+
+
+def _token_text(obj: Any, attr: str) -> str | None:
+    try:
+        value = getattr(obj, attr, None)
+    except Exception:  # noqa: BLE001 - a property that needs state the processor lacks
+        return None
+    value = getattr(value, "content", value)
+    return value if isinstance(value, str) and value else None

@@ -147,6 +147,27 @@ def test_a_document_processor_without_ocr_takes_words_with_boxes(tmp_path: Path)
     assert out["bbox"].shape[1] == out["input_ids"].shape[1]
 
 
+def test_a_placeholder_the_processor_brackets_is_tried_in_its_brackets(tmp_path: Path) -> None:
+    from studio.export import processor_inputs as pi
+
+    # read off each processor's own opening / closing attributes (audio_bos / audio_eos, vision_start / vision_end)
+    audio = load_processor(tmp_path, _config("qwen2_audio"))
+    assert audio is not None
+    assert pi.placeholder_candidates(audio, "audio") == ["<audio>", "<|audio_bos|><audio><|audio_eos|>", ""]
+    vision = load_processor(tmp_path, _config("lfm3_vl"))
+    assert vision is not None and "<vision_start><image><vision_end>" in pi.placeholder_candidates(vision, "vision")
+    # a processor that refuses the bare placeholder takes the bracketed one
+    source = load_processor(tmp_path, _config("hunyuan_vl"))
+    assert source is not None
+    bracketed = pi.placeholder_candidates(source, "vision")[1]
+    with pytest.raises(ValueError, match="must be formatted as"):
+        pi.run_processor(source, pi.MEDIA_CASES[0], {"vision"}, pi.Placeholders(image="<image>"), 512)
+    out = pi.run_processor(source, pi.MEDIA_CASES[0], {"vision"}, pi.Placeholders(image=bracketed), 512)
+    assert {"input_ids", "pixel_values", "image_grid_thw"} <= set(out)
+    forms = [pi.describe(f) for f in pi.attempts(source, {"vision"})[: pi.MAX_ATTEMPTS]]
+    assert f"prompt with image placeholder {bracketed!r}" in forms and "prompt with no placeholder" in forms
+
+
 @pytest.mark.skipif(not HAS_TORCHVISION, reason="Pixtral's image processor needs torchvision")
 def test_bracketed_tokens_a_processor_hard_codes_take_the_config_ids(tmp_path: Path) -> None:
     config = _config("mistral3")
