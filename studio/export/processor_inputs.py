@@ -25,6 +25,8 @@ from studio.export.prompt_forms import (
     media_brackets,
     required_call_args,
     takes_boxes,
+    video_frames,
+    video_keyword,
 )
 
 DROP = {"labels", "return_loss", "output_attentions", "output_hidden_states", "return_dict", "use_cache"}
@@ -68,6 +70,8 @@ class Placeholders:
     id_map: dict[int, int] = field(default_factory=dict)  # placeholder-tokenizer ids rebound (token_rebind)
     chat: bool = False  # each prompt rendered by the processor's chat template around its image / clip items
     words: bool = False  # each prompt as its words with one box each (a document processor without OCR)
+    video: str = ""  # the keyword the vision input goes under as clips of ``frames`` frames (prompt_forms.video_keyword)
+    frames: int = 0
 
 
 @dataclass
@@ -79,12 +83,13 @@ class ProcessorRun:
     modality: dict[str, str] = field(default_factory=dict)
 
 
-def synthetic_image(case: MediaCase, row: int) -> Any:
-    """A seeded RGB image with structure (a gradient plus noise), so resizing and normalising do real work."""
+def synthetic_image(case: MediaCase, row: int, frame: int = 0) -> Any:
+    """A seeded RGB image with structure (a gradient plus noise), so resizing and normalising do real work; a clip's
+    frames differ by their noise."""
     from PIL import Image
 
     w, h = case.image
-    rng = np.random.default_rng(100 * case.seed + row)
+    rng = np.random.default_rng(100 * case.seed + row + 1000 * frame)
     y, x = np.mgrid[0:h, 0:w]
     base = np.stack([x * 255 / max(w - 1, 1), y * 255 / max(h - 1, 1), (x + y) * 127 / max(w + h - 2, 1)], -1)
     img = np.clip(base + rng.normal(0, 20, base.shape), 0, 255).astype(np.uint8)
@@ -110,8 +115,8 @@ def placeholder_candidates(source: ProcessorSource, modality: str) -> list[str]:
     them wrapped in the processor's opening / closing tokens for the medium (prompt_forms.media_brackets), then
     none."""
     tok = next((o for r, o in source.sub.items() if "tokenizer" in r), None)
-    attrs = ("image_token", "boi_token", "image_placeholder") if modality == "vision" else \
-        ("audio_token", "boa_token", "audio_placeholder")
+    attrs = {"vision": ("image_token", "boi_token", "image_placeholder"), "video": ("video_token", "video_placeholder"),
+             "audio": ("audio_token", "boa_token", "audio_placeholder")}[modality]
     found: list[str] = []
     for obj in (source.processor, tok):
         for a in attrs:
@@ -165,7 +170,9 @@ def run_processor(source: ProcessorSource, case: MediaCase, modalities: set[str]
     kw: dict[str, Any] = {}
     if "mm_token_type_ids" in (params or []) and isinstance(source.processor, ProcessorMixin):
         kw["return_mm_token_type_ids"] = True
-    if "vision" in modalities:
+    if "vision" in modalities and ph.video:
+        kw[ph.video] = [[synthetic_image(case, r, f) for f in range(ph.frames)] for r in range(case.batch)]
+    elif "vision" in modalities:
         images = [synthetic_image(case, r) for r in range(case.batch)]
         kw["images"] = [[im] for im in images] if ph.nested_images else images
     if "audio" in modalities:
@@ -320,22 +327,27 @@ class Derivation:
     dropped: list[str] = field(default_factory=list)  # processor outputs the forward does not take
 
 
-def attempts(source: ProcessorSource, modalities: set[str]) -> list[Placeholders]:
+def attempts(source: ProcessorSource, modalities: set[str], config: dict[str, Any] | None = None) -> list[Placeholders]:
     """Prompt forms to try, most specific first: each of the processor's own placeholder tokens (an image and / or
-    a clip per row), a flat then a nested image list, then the prompt without placeholders, then no text."""
-    images = placeholder_candidates(source, "vision") if "vision" in modalities else [""]
+    a clip per row), a flat then a nested image list, then the prompt without placeholders, then no text. A
+    processor whose vision input is a clip of frames (prompt_forms.video_keyword) gets one clip per row instead of
+    an image, with its video placeholder tokens."""
+    video = video_keyword(source) if "vision" in modalities else None
+    frames = video_frames(config or {}) if video else 0
+    images = placeholder_candidates(source, "video" if video else "vision") if "vision" in modalities else [""]
     clips = placeholder_candidates(source, "audio") if "audio" in modalities else [""]
     chat = [Placeholders(chat=True), Placeholders(chat=True, pad_all=True), Placeholders(nested_images=True, chat=True)] \
         if chat_template(source) and modalities else []
     words = [Placeholders(words=True), Placeholders(words=True, pad_all=True)] if takes_boxes(source) else []
-    out = chat + words + [Placeholders(i, a, nested, True, pad) for i in images for a in clips
-                          for nested in (False, True) for pad in (False, True)]
+    out = chat + words + [Placeholders(i, a, nested, True, pad, video=video or "", frames=frames) for i in images
+                          for a in clips for nested in ((False,) if video else (False, True)) for pad in (False, True)]
     if any("tokenizer" in r for r in source.sub) and modalities:
-        out += [Placeholders(send_text=False), Placeholders(send_text=False, pad_all=True)]
+        out += [Placeholders(send_text=False, video=video or "", frames=frames),
+                Placeholders(send_text=False, pad_all=True, video=video or "", frames=frames)]
     seen: set[tuple[Any, ...]] = set()
     unique = []
     for p in out:
-        key = (p.image, p.audio, p.nested_images, p.send_text, p.pad_all, p.chat, p.words)
+        key = (p.image, p.audio, p.nested_images, p.send_text, p.pad_all, p.chat, p.words, p.video)
         if key not in seen and not (p.nested_images and "vision" not in modalities):
             seen.add(key)
             unique.append(p)
@@ -412,7 +424,7 @@ def derive_inputs(model: Any, source: ProcessorSource, config: dict[str, Any], m
     in_forward: list[tuple[str, BaseException]] = []  # the processor ran, the model refused: the telling ones
     first: tuple[str, BaseException] | None = None
     notes: list[str] = []
-    for ph in attempts(source, modalities)[:MAX_ATTEMPTS]:
+    for ph in attempts(source, modalities, config)[:MAX_ATTEMPTS]:
         for _ in range(3):  # a count calibration re-runs the same form
             step = "processor"
             try:
@@ -452,10 +464,11 @@ def derive_inputs(model: Any, source: ProcessorSource, config: dict[str, Any], m
 
 
 def describe(ph: Placeholders) -> str:
-    parts = [f"image placeholder {ph.image!r}" if ph.image else "", f"audio placeholder {ph.audio!r}" if ph.audio
-             else "", "nested image lists" if ph.nested_images else "", "padding=True" if ph.pad_all else ""]
+    parts = [f"{'video' if ph.video else 'image'} placeholder {ph.image!r}" if ph.image else "", f"audio placeholder {ph.audio!r}" if ph.audio
+             else "", "nested image lists" if ph.nested_images else "", "padding=True" if ph.pad_all else "",
+             f"clips of {ph.frames} frames as {ph.video}=" if ph.video else ""]
     if not ph.send_text:
-        return "media only (no prompt)" + (", padding=True" if ph.pad_all else "")
+        return ", ".join(["media only (no prompt)", *(p for p in parts[3:] if p)])
     if ph.chat or ph.words:
         return ", ".join(["chat-template prompt" if ph.chat else "words with boxes", *(p for p in parts if p)])
     return "prompt with " + (", ".join(p for p in parts if p) or "no placeholder")

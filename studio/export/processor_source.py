@@ -58,8 +58,8 @@ class ProcessorSource:
     def serves(self) -> set[str]:
         """The modalities this processor makes tensors for."""
         out = {"text"} if any("tokenizer" in r for r in self.sub) else set()
-        if "image_processor" in self.sub:
-            out.add("vision")
+        if "image_processor" in self.sub or any("video_processor" in r for r in self.sub):
+            out.add("vision")  # a video processor's clips are the vision input (VideoPrism, InstructBLIP-Video)
         if any(r in self.sub for r in ("feature_extractor", "audio_processor")):
             out.add("audio")
         return out

@@ -76,7 +76,8 @@ def chat_prompt(source: ProcessorSource, prompt: str, modalities: set[str]) -> s
 
 
 _OPEN_CLOSE = (("start", "end"), ("begin", "end"), ("bos", "eos"), ("boi", "eoi"), ("boa", "eoa"))
-_MEDIUM = {"vision": re.compile(r"(image|vision|img|boi|eoi)"), "audio": re.compile(r"(audio|speech|boa|eoa)")}
+_MEDIUM = {"vision": re.compile(r"(image|vision|img|boi|eoi)"), "video": re.compile(r"video"),
+           "audio": re.compile(r"(audio|speech|boa|eoa)")}
 
 
 def media_brackets(objects: list[Any], modality: str) -> tuple[str, str] | None:
@@ -104,3 +105,45 @@ def _token_text(obj: Any, attr: str) -> str | None:
         return None
     value = getattr(value, "content", value)
     return value if isinstance(value, str) and value else None
+
+
+_FRAMES = re.compile(r"^(num_frames|frames_per_clip|num_video_frames|max_frames)$")
+DEFAULT_FRAMES = 4  # a clip's frame count when the config names none (the model takes any count)
+
+
+def video_keyword(source: ProcessorSource) -> str | None:
+    """The keyword a processor takes its vision input under when that input is a clip of frames, not a still
+    image: ``videos`` for a processor with only a video processor (VideoPrism), ``images`` where the call routes its
+    ``images`` to a clip processor (InstructBLIP-Video's ``images: VideoInput``, TVP's image processor whose
+    ``preprocess`` takes ``videos``); None when it takes still images."""
+    import inspect
+
+    try:
+        params = inspect.signature(type(source.processor).__call__).parameters
+    except (TypeError, ValueError):
+        return None
+    image = source.sub.get("image_processor")
+    if image is not None:
+        try:
+            first = next(iter(inspect.signature(image.preprocess).parameters), "")
+        except (TypeError, ValueError, AttributeError):
+            first = ""
+        return ("images" if "images" in params else "videos" if "videos" in params else None) \
+            if first == "videos" else None
+    if any("video_processor" in r for r in source.sub):
+        return "videos" if "videos" in params else "images" if "images" in params else None
+    return None
+
+
+def video_frames(config: dict[str, Any]) -> int:
+    """The frames per clip the config fixes (``num_frames`` in it or a sub-config: TVP's 48, VideoPrism's 16),
+    else DEFAULT_FRAMES."""
+    stack: list[tuple[dict[str, Any], int]] = [(config, 0)]
+    while stack:
+        d, depth = stack.pop(0)
+        for k, v in d.items():
+            if isinstance(v, dict) and depth < 3:
+                stack.append((v, depth + 1))
+            elif _FRAMES.match(str(k)) and isinstance(v, int) and not isinstance(v, bool) and v > 0:
+                return v
+    return DEFAULT_FRAMES

@@ -168,6 +168,46 @@ def test_a_placeholder_the_processor_brackets_is_tried_in_its_brackets(tmp_path:
     assert f"prompt with image placeholder {bracketed!r}" in forms and "prompt with no placeholder" in forms
 
 
+def test_a_clip_processor_gets_clips_of_the_frames_the_config_fixes(tmp_path: Path) -> None:
+    from studio.export import processor_inputs as pi
+    from studio.export.prompt_forms import video_keyword
+
+    config = _config("tvp")  # TvpImageProcessor.preprocess takes videos; the call routes images to it
+    source = load_processor(tmp_path, config)
+    assert source is not None and video_keyword(source) == "images"
+    form = pi.attempts(source, {"vision"}, config)[0]
+    assert form.video == "images" and form.frames == config["num_frames"] == 48
+    assert pi.describe(form) == "prompt with clips of 48 frames as images="
+    out = pi.run_processor(source, pi.MEDIA_CASES[0], {"vision"}, form, 512)
+    assert tuple(out["pixel_values"].shape[:3]) == (2, 48, 3)
+    # a processor of still images is left as it was
+    still = load_processor(tmp_path, _config("altclip"))
+    assert still is not None and video_keyword(still) is None and not pi.attempts(still, {"vision"})[0].video
+
+
+@pytest.mark.skipif(not HAS_TORCHVISION, reason="video processors need torchvision")
+def test_a_video_only_processor_makes_the_clip_input_the_forward_takes(tmp_path: Path) -> None:
+    import inspect
+
+    import transformers
+
+    from bench.coverage_one import build
+    from studio.export import processor_inputs as pi
+
+    build("instructblipvideo", "InstructBlipVideoForConditionalGeneration", tmp_path / "m")
+    config = json.loads((tmp_path / "m" / "config.json").read_text())
+    source = load_processor(tmp_path / "m", config)
+    assert source is not None and "vision" in source.serves()  # its only media sub-processor is a video processor
+    assert dict(source.sub["video_processor"].size)["height"] == config["vision_config"]["image_size"]
+    model = transformers.InstructBlipVideoForConditionalGeneration.from_pretrained(str(tmp_path / "m")).eval()
+    params = [n for n in inspect.signature(type(model).forward).parameters if n != "self"]
+    der = pi.derive_inputs(model, source, config, {"vision"}, params)
+    size = config["vision_config"]["image_size"]
+    assert der.placeholders.video == "images"
+    assert der.runs[0].tensors["pixel_values"].shape == (2, 4, 3, size, size)
+    assert der.runs[0].modality["pixel_values"] == "vision"
+
+
 @pytest.mark.skipif(not HAS_TORCHVISION, reason="Pixtral's image processor needs torchvision")
 def test_bracketed_tokens_a_processor_hard_codes_take_the_config_ids(tmp_path: Path) -> None:
     config = _config("mistral3")
