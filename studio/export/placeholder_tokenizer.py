@@ -116,7 +116,9 @@ def build_placeholder_tokenizer(config: dict[str, Any], extra_tokens: dict[str, 
 
 def _own_class(cls: Any, vocab: dict[str, int], strings: dict[str, str], standard: dict[str, str]) -> Any:
     """``cls(vocab=..., merges=[])`` with the placeholder's special tokens (sep / cls / mask from eos / bos / unk
-    where it has those roles); None when the class is not built that way."""
+    where it has those roles); a class whose vocabulary is a Unigram model's ``[(piece, score), ...]`` list (UDOP,
+    T5-like) gets the same pieces at the same ids, the ids between them filled with unused pieces; None when the
+    class is built neither way."""
     import inspect
 
     params = inspect.signature(cls.__init__).parameters
@@ -126,6 +128,12 @@ def _own_class(cls: Any, vocab: dict[str, int], strings: dict[str, str], standar
             kw.setdefault(role, kw.get(like, "[UNK]"))
     if "merges" in params:
         kw["merges"] = []
+    try:
+        return cls(**kw, extra_special_tokens=strings)
+    except Exception:  # noqa: BLE001 - a Unigram vocabulary, or a class built from files only
+        pass
+    by_id = {i: t for t, i in vocab.items()}
+    kw["vocab"] = [(by_id.get(i, f"<unused_{i}>"), 0.0 if i in by_id else -100.0) for i in range(max(by_id) + 1)]
     try:
         return cls(**kw, extra_special_tokens=strings)
     except Exception:  # noqa: BLE001 - a class built from files only: the generic placeholder serves

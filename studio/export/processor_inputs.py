@@ -251,11 +251,20 @@ def decoder_ids(source: ProcessorSource, config: dict[str, Any], case: MediaCase
     vocab = next((d.get("vocab_size") for d in (text, decoder, config) if isinstance(d.get("vocab_size"), int)), 100)
     rows = []
     for p in case.prompts:
-        ids = list(tok(p, add_special_tokens=False)["input_ids"]) if tok is not None else []
+        ids = _prompt_ids(tok, p) if tok is not None else []
         ids = [i for i in ids if 0 <= i < vocab] or [min(5, vocab - 1)]
         ids = (ids * case.decoder_tokens)[: case.decoder_tokens - 1]
         rows.append([int(start), *ids])
     return np.asarray(rows, dtype=np.int64)
+
+
+def _prompt_ids(tok: Any, prompt: str) -> list[int]:
+    """A prompt's ids; a word-level (layout) tokenizer that takes no plain string gets its words, each with a box."""
+    try:
+        return list(tok(prompt, add_special_tokens=False)["input_ids"])
+    except (ValueError, TypeError):
+        words = prompt.split()
+        return list(tok(words, boxes=[[0, 0, 0, 0]] * len(words), add_special_tokens=False)["input_ids"])
 
 
 def name_axes(runs: list[dict[str, np.ndarray]], text_key: str | None) -> dict[str, dict[int, str]]:
