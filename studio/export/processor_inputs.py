@@ -198,7 +198,15 @@ def run_processor(source: ProcessorSource, case: MediaCase, modalities: set[str]
         kw.pop("text_kwargs", None)
         kw.pop("padding", None)
         out = source.processor(return_tensors="pt", **kw)
-    return dict(out.items()) if hasattr(out, "items") else dict(out)
+    out = dict(out.items()) if hasattr(out, "items") else dict(out)
+    ids = out.get("input_ids")
+    if case.batch > 1 and getattr(ids, "ndim", 0) == 2 and ids.shape[0] == 1 and isinstance(kw.get("text"), list) \
+            and all(isinstance(t, str) for t in kw["text"]):
+        # the processor read the prompts as one row's labels (a zero-shot detector's "a cat. a dog."): one list of
+        # labels per row, as its batched call takes them
+        kw["text"] = [[t] for t in kw["text"]]
+        out = dict(source.processor(return_tensors="pt", **kw).items())
+    return out
 
 
 def to_numpy(value: Any) -> np.ndarray | None:

@@ -168,6 +168,19 @@ def test_a_placeholder_the_processor_brackets_is_tried_in_its_brackets(tmp_path:
     assert f"prompt with image placeholder {bracketed!r}" in forms and "prompt with no placeholder" in forms
 
 
+def test_a_processor_that_reads_the_prompts_as_one_rows_labels_gets_a_list_per_row(tmp_path: Path) -> None:
+    from studio.export import processor_inputs as pi
+
+    # GroundingDinoProcessor joins a list of strings into one "label. label." row for the first image
+    source = load_processor(tmp_path, _config("mm-grounding-dino"))
+    assert source is not None
+    case = pi.MEDIA_CASES[1]
+    out = pi.run_processor(source, case, {"vision"}, pi.Placeholders(), 512)
+    assert out["input_ids"].shape[0] == out["pixel_values"].shape[0] == case.batch == 3
+    single = pi.run_processor(source, pi.MEDIA_CASES[2], {"vision"}, pi.Placeholders(), 512)
+    assert single["input_ids"].shape[0] == 1
+
+
 def test_a_clip_processor_gets_clips_of_the_frames_the_config_fixes(tmp_path: Path) -> None:
     from studio.export import processor_inputs as pi
     from studio.export.prompt_forms import video_keyword
