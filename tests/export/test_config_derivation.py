@@ -47,6 +47,15 @@ def test_sizes_tied_to_the_width_follow_it() -> None:
     assert mamba["mamba_num_heads"] % mamba["n_groups"] == 0
 
 
+def test_a_roots_tower_output_size_stays_k_sub_config_widths() -> None:
+    """MuseGlimmer's root out_hidden_size is 4 vision widths (a 2x2 merge concatenates patches): it stays 4 shrunk
+    widths, so the adapter takes what the tower returns; a projector size with no single such tie is a width."""
+    glimmer = _shrunk("muse_glimmer")
+    assert glimmer["out_hidden_size"] == 4 * glimmer["vision_config"]["hidden_size"]
+    lfm3 = _shrunk("lfm3_vl")  # 4096: 4 vision widths and 2 text widths, no single tie
+    assert lfm3["projector_hidden_size"] == lfm3["text_config"]["hidden_size"]
+
+
 def test_grid_folds_and_cross_config_indices() -> None:
     """An image size that a 2x pixel shuffle cannot fold moves to the multiple below; an adapter's layer indices
     into a sub-config with its own depth stay inside it; an int-keyed table is data; None media ids get ids."""
