@@ -189,9 +189,14 @@ def _fit_stages(d: dict[str, Any], out: dict[str, Any]) -> None:
 
 
 def _per_layer(values: list[Any]) -> list[Any]:
-    """A per-layer list cut to LAYERS entries, keeping one entry of each kind the original mixes when it can."""
+    """A per-layer list cut to LAYERS entries, keeping one entry of each kind the original mixes when it can; layer
+    kinds named by strings that are more kinds than layers keep the first LAYERS kinds (LFM3's conv, full and
+    sliding attention: conv and full attention, where the first two layers were both conv and the model code found
+    no attention layer at all)."""
     hashable = [v if not isinstance(v, (list, dict)) else repr(v) for v in values]
     kinds = list(dict.fromkeys(hashable))
+    if len(kinds) > LAYERS and all(isinstance(v, str) for v in values):
+        kinds = kinds[:LAYERS]
     if len(kinds) <= LAYERS:
         firsts = [hashable.index(k) for k in kinds]
         rest = [i for i in range(len(values)) if i not in firsts]

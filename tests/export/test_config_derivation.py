@@ -56,6 +56,20 @@ def test_a_roots_tower_output_size_stays_k_sub_config_widths() -> None:
     assert lfm3["projector_hidden_size"] == lfm3["text_config"]["hidden_size"]
 
 
+def test_more_layer_kinds_than_layers_keep_the_first_kinds() -> None:
+    """LFM3 mixes conv, full and sliding attention layers: two layers keep conv and full attention (both conv left
+    the model no attention layer, and its forward failed in the cache); the tiny text model runs."""
+    import torch
+
+    config = shrink_config(transformers.CONFIG_MAPPING["lfm3"]())
+    assert config.layer_types == ["conv", "full_attention"]
+    model = transformers.AutoModelForCausalLM.from_config(config).eval()
+    with torch.no_grad():
+        out = model(input_ids=torch.tensor([[1, 2, 3, 4]]))
+    assert out.logits.shape[:2] == (1, 4)
+    assert _shrunk("lara_mini")["layer_types"] == ["linear_attention", "sliding_attention"]
+
+
 def test_grid_folds_and_cross_config_indices() -> None:
     """An image size that a 2x pixel shuffle cannot fold moves to the multiple below; an adapter's layer indices
     into a sub-config with its own depth stay inside it; an int-keyed table is data; None media ids get ids."""
