@@ -140,6 +140,35 @@ def _own_class(cls: Any, vocab: dict[str, int], strings: dict[str, str], standar
         return None
 
 
+_LITERAL = re.compile(r"<\|?[A-Za-z][\w:]{1,40}\|?>|\[[A-Z][A-Z_]{1,40}\]")
+
+
+def literal_tokens(cls: Any) -> dict[str, str]:
+    """Bracketed token strings a processor class writes as literals in its own methods (Ovis2 expands an image into
+    ``<IMG_START><IMG_ATOM>...<IMG_END>`` in ``replace_image_token``): ``name_token -> string``, so the placeholder
+    gives each an id of its own (unknown, every one was the unknown token, which is also the padding one, and the
+    model counted 0 image tokens). Read with ``ast`` from the class's source (f-string parts included)."""
+    import ast
+    import inspect
+    import textwrap
+
+    trees = []
+    for klass in cls.__mro__:  # the studio's tolerant subclass has no source: the model's own class has
+        if not klass.__module__.startswith("transformers.models."):
+            continue
+        try:
+            trees.append(ast.parse(textwrap.dedent(inspect.getsource(klass))))
+        except (OSError, TypeError, SyntaxError):
+            continue
+    out: dict[str, str] = {}
+    for node in (n for tree in trees for n in ast.walk(tree)):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            for text in _LITERAL.findall(node.value):
+                name = re.sub(r"\W+", "_", text).strip("_").lower()
+                out.setdefault(f"{name}_literal_token", text)
+    return out
+
+
 class TokenText(str):
     """A special token's text that also answers ``.content`` (what an AddedToken has): some processors read one,
     some the other."""

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 pytest.importorskip("tokenizers")
@@ -73,3 +75,23 @@ def test_decoder_ids_of_a_word_level_tokenizer_come_from_the_words() -> None:
     source = ProcessorSource(None, "derived", sub={"tokenizer": tok})
     ids = decoder_ids(source, config, MEDIA_CASES[0])  # UdopTokenizer refuses a plain string
     assert ids.shape == (2, MEDIA_CASES[0].decoder_tokens) and (ids[:, 0] == 0).all()
+
+
+def test_token_strings_a_processor_writes_in_its_code_get_ids_of_their_own(tmp_path: Path) -> None:
+    """Ovis2's processor expands an image into ``<IMG_START><IMG_ATOM>...`` written in a method, not an attribute:
+    each string gets an id of its own (all were the unknown token, which is the padding one: 0 image tokens)."""
+    import numpy as np
+    from transformers import CONFIG_MAPPING, GotOcr2Processor
+
+    from studio.export import processor_inputs as pi
+    from studio.export.placeholder_tokenizer import literal_tokens
+    from studio.export.processor_source import load_processor
+
+    assert {"<img>", "<imgpad>"} <= set(literal_tokens(GotOcr2Processor).values())
+    source = load_processor(tmp_path, CONFIG_MAPPING["ovis2"]().to_dict())
+    assert source is not None
+    tok = source.sub["tokenizer"]
+    atom = tok.convert_tokens_to_ids("<IMG_ATOM>")
+    assert atom != tok.unk_token_id and tok.convert_tokens_to_ids("<IMG_START>") not in (atom, tok.unk_token_id)
+    ids = pi.run_processor(source, pi.MEDIA_CASES[0], {"vision"}, pi.Placeholders(image="<image>"), None)["input_ids"]
+    assert int((np.asarray(ids) == atom).sum(axis=1).min()) >= source.processor.image_seq_length
