@@ -381,11 +381,27 @@ def _sizes(specs: list[InputSpec], feeds: dict[str, np.ndarray]) -> dict[str, in
 
 def _fix_for(exc: Any) -> str:
     text = " ".join(exc.attempts[-3:]).lower()
+    everywhere = " ".join(exc.attempts).lower()
+    cause = str(exc.cause or "")
     unbuilt = re.search(r"built without ([\w, ]+) \(passed as None\)", str(exc))
     if unbuilt and "processor raised" in text:
         return (f"the processor needs {unbuilt.group(1)}, which config.json does not describe (a codec model): add the "
                 "checkpoint's processor_config.json, which names it, and its weights to the folder")
-    if "chat_template" in text or "chat template" in text:
+    unset = re.search(r"'(\w+Config)' object has no attribute '(\w+)'", cause)
+    if unset:  # the model's own code reads a key its default config class never sets
+        return (f"the model's code reads {unset.group(2)}, which {unset.group(1)} leaves unset and config.json does not "
+                f"give: add {unset.group(2)} to config.json (the checkpoint's config has it)")
+    required = re.search(r"\.forward\(\) missing \d+ required positional argument: '(\w+)'", cause)
+    if required and "forward raised" in everywhere:
+        return (f"the forward requires {required.group(1)}, which no prompt form made the processor return: its "
+                f"feature extractor / image processor makes other inputs (the model type's mapped class is not the "
+                f"checkpoint's); add the checkpoint's preprocessor_config.json, which names the class that makes "
+                f"{required.group(1)}")
+    if isinstance(exc.cause, IndexError) and "index out of range in self" in cause:
+        return ("an id past an embedding table: the ids the processor (or one part of the model, for another part) "
+                "produces exceed the vocab_size of the sub-config that embeds them; check the vocab_size keys in "
+                "config.json against each other and against the tokenizer")
+    if "chat_template" in everywhere or "chat template" in everywhere:
         return ("the processor builds its prompts only through the checkpoint's chat template: add chat_template.jinja "
                 "(or the processor_config.json holding it) to the folder")
     if "tokens" in text and "features" in text:
@@ -406,12 +422,52 @@ def _diagnosis(run: ExportRun, error_class: str, exc: BaseException, message: st
     where = locate_exception(exc)
     log = "\n".join([*(attempts or []), "".join(traceback.format_exception(exc))])[-20000:]
     keys = config_keys_read(where.code, run.config)
+    unset = unset_keys_read(exc, where, run.config) if not keys else []
     if keys:
         fix = (f"the failing line reads {', '.join(keys)} from the config: check {' / '.join(keys)} in config.json "
                f"against the weights and the processor; " + fix)
+    elif unset:
+        fix = (f"{where.function or 'the function'} raised after reading {', '.join(unset)}, which config.json does "
+               f"not set (the default config class leaves it to the checkpoint): add {' / '.join(unset)} to "
+               "config.json as the checkpoint's config has it")
     return Diagnosis(stage="inputs", error_class=error_class,
                      message=message + (f" (at {where.source}: {where.code})" if where.source else ""),
                      fix=fix, module=where.module, raw_log=log)
+
+
+def unset_keys_read(exc: BaseException, where: Any, config: dict[str, Any]) -> list[str]:
+    """Keys a model function that raised by itself (its failing line is a ``raise``) reads by name before that line
+    (``params.get("mrope_section", [])``, ``config["key"]``) and the config does not hold at any depth: a
+    default config class leaving a key to the checkpoint (HunYuan-VL's M-RoPE sections)."""
+    import inspect
+
+    if not (where.code or "").lstrip().startswith("raise") or not where.file:
+        return []
+    frame = next((t.tb_frame for t in _tb_frames(exc) if t.tb_frame.f_code.co_filename == where.file
+                  and t.tb_lineno == where.line), None)
+    if frame is None:
+        return []
+    try:
+        lines, start = inspect.getsourcelines(frame.f_code)
+    except (OSError, TypeError):
+        return []
+    before = "".join(lines[: max(where.line - start, 0)])
+    names = re.findall(r"""(?:\.get\(|\[)\s*["']([a-z][a-z0-9_]{2,})["']""", before)
+    held: set[str] = set()
+    stack = [config]
+    while stack:
+        d = stack.pop()
+        held |= set(d)
+        stack += [v for v in d.values() if isinstance(v, dict)]
+    return [n for n in dict.fromkeys(names) if n not in held]
+
+
+def _tb_frames(exc: BaseException) -> list[Any]:
+    out, tb = [], exc.__traceback__
+    while tb is not None:
+        out.append(tb)
+        tb = tb.tb_next
+    return out
 
 
 def config_keys_read(code: str | None, config: dict[str, Any]) -> list[str]:
