@@ -16,9 +16,11 @@ _MEDIA_ARGS = {"images", "text", "audio", "videos", "sampling_rate", "return_ten
 
 
 def required_call_args(processor: Any, given: dict[str, Any]) -> dict[str, Any]:
-    """Arguments the processor's ``__call__`` requires besides the media and the prompt (CohereASR's ``language``):
-    the first example value its docstring gives for the parameter (``(e.g. `"en"`, ...)``), else its first
-    ``Literal`` choice; a required argument with neither is left out, and the processor's own error names it."""
+    """Arguments the processor's ``__call__`` requires besides the media and the prompt (CohereASR's ``language``;
+    OneFormer's ``task_inputs``, documented ``*required*`` behind a None default): the first example value its
+    docstring gives for the parameter (``(e.g. `"en"`, ...)``, or the first quoted choice of a required one), else
+    its first ``Literal`` choice; a required argument with none is left out, and the processor's own error names
+    it."""
     import inspect
     import typing
 
@@ -29,13 +31,20 @@ def required_call_args(processor: Any, given: dict[str, Any]) -> dict[str, Any]:
     doc = inspect.getdoc(type(processor).__call__) or ""
     out: dict[str, Any] = {}
     for name, p in params.items():
-        if name in ("self", *given, *_MEDIA_ARGS) or p.default is not p.empty or \
+        documented = re.search(rf"^\s*{name} \([^\n]*\*required\*", doc, re.M)  # a None default it refuses
+        if name in ("self", *given, *_MEDIA_ARGS) or (p.default is not p.empty and not documented) or \
                 p.kind in (p.VAR_KEYWORD, p.VAR_POSITIONAL):
             continue
         section = re.search(rf"^\s*{name} \(.*?\n(.*?)(?:\n\s*\w+ \(|\Z)", doc, re.S | re.M)
         example = re.search(r"""e\.g\.[^"'`]*[`]?["']([^"']+)["']""", section.group(1)) if section else None
+        if example is None and documented and section:  # "Must be one or more of `"semantic"`, ..."
+            example = re.search(r"""`["']([^"'`]+)["']`""", section.group(1))
         choices = typing.get_args(p.annotation) if typing.get_origin(p.annotation) is typing.Literal else ()
-        if example:
+        rows = next((len(given[k]) for k in ("images", "text", "videos", "audio") if isinstance(given.get(k), list)),
+                    0)
+        if example and documented and rows and "list[" in documented.group(0):
+            out[name] = [example.group(1)] * rows  # "a list of strings (one per image)" for a batch
+        elif example:
             out[name] = example.group(1)
         elif choices:
             out[name] = choices[0]

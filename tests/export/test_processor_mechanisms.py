@@ -95,6 +95,14 @@ def test_required_call_arguments_come_from_the_processor_docstring(tmp_path: Pat
     assert source is not None
     assert required_call_args(source.processor, {"audio": [], "sampling_rate": 16000}) == {"language": "en"}
     assert required_call_args(source.processor, {"language": "fr"}) == {}
+    # documented *required* behind a None default, a list of one value per image for a batch
+    source = load_processor(tmp_path, _config("oneformer"))
+    assert source is not None
+    assert required_call_args(source.processor, {"images": [1, 2]}) == {"task_inputs": ["semantic", "semantic"]}
+    from studio.export import processor_inputs as pi
+
+    out = pi.run_processor(source, pi.MEDIA_CASES[0], {"vision"}, pi.Placeholders(send_text=False), 512)
+    assert out["task_inputs"].shape[0] == 2 and out["pixel_values"].shape[0] == 2
 
 
 def test_waveform_feature_extractor_keeps_one_value_per_sample(tmp_path: Path) -> None:
