@@ -159,6 +159,12 @@ def _keep_relations(d: dict[str, Any], out: dict[str, Any]) -> None:
         for h in (k for k, v in d.items() if isinstance(k, str) and _HEADS.match(k) and isinstance(v, int)):
             if d[h] % d[g] == 0 and isinstance(out.get(h), int) and out[h] % out[g]:
                 out[g] = math.gcd(out[g], out[h])
+    first = "embed_dim" if isinstance(d.get("embed_dim"), int) else width  # a backbone's first stage width
+    for k, v in d.items():  # per-stage head counts: the first still divides the first stage's width (Swin: 3 of 96)
+        short = out.get(k)
+        if first and isinstance(k, str) and k.endswith("heads") and _ints(v) and isinstance(short, list) and short \
+                and isinstance(out.get(first), int) and d[first] % v[0] == 0 and out[first] % short[0]:
+            out[k] = [math.gcd(short[0], out[first]), *short[1:]]
     experts = next((k for k, v in d.items() if isinstance(k, str) and _EXPERTS.match(k) and isinstance(v, int)), None)
     for k, v in d.items():  # experts chosen per token (``moe_k``) stay fewer than the experts there are
         if experts and isinstance(k, str) and re.search(r"(^|_)k$", k) and isinstance(v, int) and v > out[experts]:

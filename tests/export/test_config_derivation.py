@@ -32,6 +32,22 @@ def test_backbone_keeps_its_stages_and_requested_outputs() -> None:
     assert vit["out_features"] == [vit["stage_names"][-1]] and vit["out_indices"] == [len(vit["stage_names"]) - 1]
 
 
+def test_a_backbones_first_stage_heads_divide_its_width() -> None:
+    """Swin's first stage has 3 heads over 96 channels; shrunk to 64 channels, 3 heads cannot split them (the model
+    failed in its window attention): the count becomes a divisor. A count that still divides is kept."""
+    for model_type in ("mask2former", "oneformer"):
+        swin = _shrunk(model_type)["backbone_config"]
+        assert swin["embed_dim"] % swin["num_heads"][0] == 0
+        model = transformers.AutoBackbone.from_config(transformers.SwinConfig(**{
+            k: swin[k] for k in ("embed_dim", "num_heads", "depths", "window_size", "image_size")}))
+        import torch
+
+        with torch.no_grad():
+            maps = model(torch.zeros(1, 3, 224, 224)).feature_maps
+        assert maps[0].shape[1] == swin["embed_dim"] * 2 ** (len(swin["depths"]) - 1)
+    assert _shrunk("grounding-dino")["backbone_config"]["num_heads"][0] == 3  # 96 channels: 3 heads still divide
+
+
 def test_sizes_tied_to_the_width_follow_it() -> None:
     """Pixtral's explicit head_dim (= hidden / heads), Mllama's vision_output_dim (= hidden x (layers listed + 1)),
     Kyutai's depthwise groups (= width), a DeepSeek-style qk_head_dim (= nope + rope)."""
