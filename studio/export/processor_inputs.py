@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from studio.export.batch_one import runs_at_batch_one
 from studio.export.contract import InputSpec
 from studio.export.processor_source import ProcessorSource
 from studio.export.prompt_forms import (
@@ -321,8 +322,7 @@ _COUNT_ATTRS = re.compile(r"^(num_additional_image_tokens|image_seq_length|num_i
                           r"tokens_per_image|num_query_tokens|audio_seq_length)$")
 
 
-MAX_ATTEMPTS = 14  # prompt forms tried before the diagnosis (each runs the processor and the model once;
-# 10 before the bracketed placeholder, whose 4 forms come before the prompt without placeholder)
+MAX_ATTEMPTS = 14  # prompt forms tried before the diagnosis (each runs the processor and the model once)
 
 
 class ExampleInputError(Exception):
@@ -342,6 +342,7 @@ class Derivation:
     runs: list[ProcessorRun]
     notes: list[str] = field(default_factory=list)
     dropped: list[str] = field(default_factory=list)  # processor outputs the forward does not take
+    static: str = ""  # "batch": the forward runs only at batch 1 (studio.export.batch_one)
 
 
 def attempts(source: ProcessorSource, modalities: set[str], config: dict[str, Any] | None = None) -> list[Placeholders]:
@@ -439,6 +440,7 @@ def derive_inputs(model: Any, source: ProcessorSource, config: dict[str, Any], m
 
     tried: list[str] = []
     in_forward: list[tuple[str, BaseException]] = []  # the processor ran, the model refused: the telling ones
+    refused: list[Placeholders] = []  # their forms, tried again at batch 1 when none runs at batch 2
     first: tuple[str, BaseException] | None = None
     notes: list[str] = []
     for ph in attempts(source, modalities, config)[:MAX_ATTEMPTS]:
@@ -464,6 +466,7 @@ def derive_inputs(model: Any, source: ProcessorSource, config: dict[str, Any], m
                 first = first or (line, exc)
                 if step == "forward" and (ph.send_text or not in_forward):
                     in_forward.append((line, exc))
+                refused += [ph] if step == "forward" else []
                 break
             runs = [ProcessorRun(MEDIA_CASES[0], tensors)]
             for case in MEDIA_CASES[1:]:
@@ -475,6 +478,11 @@ def derive_inputs(model: Any, source: ProcessorSource, config: dict[str, Any], m
                       for k, v in required_call_args(source.processor, {}).items()]
             return Derivation(ph, runs, notes, dropped)
     line, cause = in_forward[0] if in_forward else first or ("", None)  # type: ignore[assignment]
+    single = runs_at_batch_one(model, source, config, modalities, refused, params) if MEDIA_CASES[0].batch > 1 else None
+    if single is not None:
+        why = f"batch 1: {type(model).__name__}.forward refuses every prompt form at batch 2 ({line}); every case " \
+              "is made at batch 1 and the graph's batch axis is static"
+        return Derivation(single[0], single[1], [*notes, why], single[2], "batch")
     unbuilt = f"; built without {', '.join(source.unbuilt)} (passed as None)" if source.unbuilt else ""
     raise ExampleInputError(f"{source.name} could not make inputs {type(model).__name__}.forward takes "
                             f"({len(tried)} prompt forms tried; the telling one: {line}{unbuilt})", tried, cause)

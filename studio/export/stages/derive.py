@@ -136,6 +136,8 @@ def narrowed_inputs(run: ExportRun, what: str) -> ExampleInputs | None:
 
     d = run.derived
     base = pi.MEDIA_CASES[0]
+    if what == "media" and d.derivation.static == "batch":
+        return None  # already one row per case: its media narrowing is the batch one
     if what == "media":
         cases = [replace(c, image=base.image, seconds=(base.seconds[0],) * c.batch) for c in pi.MEDIA_CASES]
     else:
@@ -253,6 +255,8 @@ def _record(run: ExportRun, source: Any, der: Any, added: list[str], declared: s
         "prompt": pi.describe(der.placeholders), "derived": [*source.derived, *der.notes],
         "placeholder_tokenizer": source.placeholder_tokenizer, "added": added,
         "not_taken": der.dropped, "cases": [r.case.name for r in der.runs]}
+    if der.static:  # the forward runs only at batch 1 (studio.export.batch_one): the note says why
+        report.example_inputs["static"] = der.static
     mods = der.runs[0].modality
     for name in added:
         report.warnings.append(f"input added: {name} ({mods.get(name, 'companion')}): {source.name} makes it with "
