@@ -15,7 +15,8 @@ along a dim of dynamic length: one Gather of the windows (torch's needs the leng
 ``aten::full`` with no dtype: the traced result's dtype, not torch's float32 default (see ``_full``).
 ``aten::slice`` with int32 bounds: cast to int64 as ONNX Slice wants them all one type (see ``_slice``).
 ``aten::cumsum`` of bool / small ints: cast to int64, torch's result type (ONNX CumSum takes no bool).
-``aten::permute`` with negative dims: made positive for Transpose's ``perm``.
+``aten::permute`` with negative dims: made positive for Transpose's ``perm``. ``aten::isin``: Equal against every
+test value, any over them (ONNX has no isin).
 
 Every conversion used that computes differently is a line in the export report (``used``), never a silent rewrite.
 """
@@ -220,12 +221,27 @@ def _permute(g: Any, x: Any, dims: list[int]) -> Any:
     return symbolic_opset9.permute(g, x, [d + len(dims) if d < 0 else d for d in dims])
 
 
+def _isin(g: Any, elements: Any, test: Any, assume_unique: Any = None, invert: Any = None) -> Any:
+    """``aten::isin`` (ONNX has none; Grounding DINO's special-token mask ``torch.isin(input_ids, special_ids)``):
+    each element compared with every test value (flattened to one trailing axis), any hit over it; ``invert``
+    negates. Same values."""
+    from torch.onnx._internal.torchscript_exporter import _type_utils
+    from torch.onnx._internal.torchscript_exporter import symbolic_helper as sh
+
+    flat = g.op("Reshape", test, _const(g, [-1]))
+    hits = g.op("Cast", g.op("Equal", sh._unsqueeze_helper(g, elements, [-1]), flat),
+                to_i=_type_utils.JitScalarType.INT64.onnx_type())
+    out = g.op("Greater", sh._reducesum_helper(g, hits, axes_i=[-1], keepdims_i=0), _const(g, [0]))
+    return g.op("Not", out) if invert is not None and not sh._is_none(invert) and sh._maybe_get_const(invert, "b") \
+        else out
+
+
 def _conversions(used: list[str]) -> dict[str, Any]:
     from torch.onnx._internal.torchscript_exporter import symbolic_helper as sh
 
     return {"aten::linalg_solve_triangular": _make_solve(used), "aten::repeat_interleave": _repeat_interleave,
             "aten::unfold": _unfold, "aten::full": _full, "aten::slice": _slice,
-            "aten::cumsum": _cumsum, "aten::permute": sh.parse_args("v", "is")(_permute)}
+            "aten::cumsum": _cumsum, "aten::permute": sh.parse_args("v", "is")(_permute), "aten::isin": _isin}
 
 
 @contextlib.contextmanager

@@ -258,3 +258,23 @@ def test_permute_with_negative_dims_passes_the_checker() -> None:
     onnx.checker.check_model(onnx.shape_inference.infer_shapes(onnx.load_from_string(buf.getvalue())), full_check=True)
     got = ort.InferenceSession(buf.getvalue()).run(None, {"a": a.numpy(), "b": b.numpy()})[0]
     np.testing.assert_allclose(got, Mixer()(a, b).numpy())
+
+
+class IsIn(torch.nn.Module):
+    def __init__(self, invert: bool) -> None:
+        super().__init__()
+        self.invert = invert
+
+    def forward(self, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        return torch.isin(a, b, invert=self.invert).long() + a  # used downstream, as a mask is
+
+
+@pytest.mark.parametrize("invert", [False, True])
+def test_isin_matches_torch(invert: bool) -> None:
+    """Grounding DINO's ``torch.isin(input_ids, special_ids)``: no ONNX op; same mask on shapes the trace never saw."""
+    module = IsIn(invert)
+    ids, special = torch.tensor([[1, 5, 7, 2], [3, 3, 9, 5]]), torch.tensor([5, 9, 11])
+    sess, _ = _export(module, (ids, special), {"a": {0: "batch", 1: "seq"}, "b": {0: "n"}})
+    ids2, special2 = torch.randint(0, 12, (3, 9)), torch.tensor([0, 4, 4, 8, 11])
+    got = sess.run(None, {"a": ids2.numpy(), "b": special2.numpy()})[0]
+    np.testing.assert_array_equal(got, module(ids2, special2).numpy())
