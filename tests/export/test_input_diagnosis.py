@@ -63,3 +63,16 @@ def test_ids_past_an_embedding_table_name_the_vocab_sizes() -> None:
     assert isinstance(exc, IndexError)
     fix = _fix_for(ExampleInputError("x", [f"prompt with no placeholder: forward raised IndexError: {exc}"], exc))
     assert "vocab_size" in fix and "embedding" in fix
+
+
+def test_layers_that_disagree_on_a_width_are_a_config_contradiction() -> None:
+    """Llama 4's default vision config sizes its pixel-shuffle MLP for another hidden size (5632 = 4 x 1408, beside
+    hidden 768): the tower's own Linear refuses what the shuffle returns, whatever the processor made."""
+    config = shrink_config(transformers.CONFIG_MAPPING["llama4"]()).vision_config
+    model = transformers.Llama4VisionModel(config).eval()
+    size = config.image_size
+    exc = _raised(lambda: model(torch.zeros(1, 3, size, size)))
+    line = f"prompt with image placeholder '<|image|>': forward raised RuntimeError: {exc}"
+    fix = _fix_for(ExampleInputError("x", [line], exc))
+    assert "disagree on a width" in fix and "config.json" in fix
+    assert f"made for {config.intermediate_size} input features" in fix
