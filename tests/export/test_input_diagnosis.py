@@ -75,4 +75,4 @@ def test_layers_that_disagree_on_a_width_are_a_config_contradiction() -> None:
     line = f"prompt with image placeholder '<|image|>': forward raised RuntimeError: {exc}"
     fix = _fix_for(ExampleInputError("x", [line], exc))
     assert "disagree on a width" in fix and "config.json" in fix
-    assert f"made for {config.intermediate_size} input features" in fix
+    assert f"made for {config.intermediate_size} input features" in fix and "gets 2048" in fix

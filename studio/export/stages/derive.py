@@ -403,9 +403,10 @@ def _fix_for(exc: Any) -> str:
                 f"{required.group(1)}")
     widths = re.search(r"mat1 and mat2 shapes cannot be multiplied \(\d+x(\d+) and (\d+)x\d+\)", cause)
     if widths and "forward raised" in everywhere:  # inside the model, after the processor's tensors were taken
-        return (f"the model's own layers disagree on a width: a Linear made for {widths.group(2)} input features gets "
-                f"{widths.group(1)} (every prompt form); config.json's sizes contradict each other (the checkpoint's "
-                "config holds the relation between them): fix the sizes of the failing module's sub-config")
+        return (f"the model's own layers disagree on a width: a matrix product (a Linear, a matmul) made for "
+                f"{widths.group(2)} input features gets {widths.group(1)} in every prompt form; config.json's sizes "
+                "contradict each other (the checkpoint's config holds the relation between them): fix the sizes of "
+                "the failing module's sub-config")
     if isinstance(exc.cause, IndexError) and "index out of range in self" in cause:
         return ("an id past an embedding table: the ids the processor (or one part of the model, for another part) "
                 "produces exceed the vocab_size of the sub-config that embeds them; check the vocab_size keys in "
