@@ -16,7 +16,8 @@ along a dim of dynamic length: one Gather of the windows (torch's needs the leng
 ``aten::slice`` with int32 bounds: cast to int64 as ONNX Slice wants them all one type (see ``_slice``).
 ``aten::cumsum`` of bool / small ints: cast to int64, torch's result type (ONNX CumSum takes no bool).
 ``aten::permute`` with negative dims: made positive for Transpose's ``perm``. ``aten::isin``: Equal against every
-test value, any over them (ONNX has no isin).
+test value, any over them (ONNX has no isin). ``aten::__ior_``: Or (bool) / BitwiseOr, written back by TorchScript's
+in-place pass.
 
 Every conversion used that computes differently is a line in the export report (``used``), never a silent rewrite.
 """
@@ -236,12 +237,22 @@ def _isin(g: Any, elements: Any, test: Any, assume_unique: Any = None, invert: A
         else out
 
 
+def _ior(g: Any, a: Any, b: Any) -> Any:
+    """``aten::__ior_`` (``mask[0] |= ~torch.any(mask)``: SmolVLM's "leave one empty image"): Or for bools,
+    BitwiseOr for integers; TorchScript's in-place pass writes the result back into the indexed view. Same values."""
+    from torch.onnx._internal.torchscript_exporter import _type_utils
+
+    t = _type_utils.JitScalarType
+    return g.op("Or" if t.from_value(a, t.BOOL) == t.BOOL else "BitwiseOr", a, b)
+
+
 def _conversions(used: list[str]) -> dict[str, Any]:
     from torch.onnx._internal.torchscript_exporter import symbolic_helper as sh
 
     return {"aten::linalg_solve_triangular": _make_solve(used), "aten::repeat_interleave": _repeat_interleave,
             "aten::unfold": _unfold, "aten::full": _full, "aten::slice": _slice,
-            "aten::cumsum": _cumsum, "aten::permute": sh.parse_args("v", "is")(_permute), "aten::isin": _isin}
+            "aten::cumsum": _cumsum, "aten::permute": sh.parse_args("v", "is")(_permute), "aten::isin": _isin,
+            "aten::__ior_": _ior}
 
 
 @contextlib.contextmanager

@@ -278,3 +278,21 @@ def test_isin_matches_torch(invert: bool) -> None:
     ids2, special2 = torch.randint(0, 12, (3, 9)), torch.tensor([0, 4, 4, 8, 11])
     got = sess.run(None, {"a": ids2.numpy(), "b": special2.numpy()})[0]
     np.testing.assert_array_equal(got, module(ids2, special2).numpy())
+
+
+class OrInPlace(torch.nn.Module):
+    """SmolVLM's "if no images, leave one empty image": an in-place ``|=`` into an indexed bool view."""
+
+    def forward(self, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        inds = (a == 0.0).sum(dim=-1) != a.shape[-1]
+        inds[0] |= ~torch.any(inds)
+        return inds.long() * 3 + b
+
+
+def test_in_place_or_into_a_view_matches_torch() -> None:
+    module = OrInPlace()
+    sess, _ = _export(module, (torch.zeros(3, 4), torch.tensor(1)), {"a": {0: "n", 1: "k"}})
+    for a in (torch.zeros(3, 4), torch.tensor([[0.0, 0.0], [1.0, 0.0], [0.0, 0.0]]), torch.ones(2, 2),
+              torch.zeros(5, 2)):
+        got = sess.run(None, {"a": a.numpy(), "b": np.asarray(1)})[0]
+        np.testing.assert_array_equal(got, module(a, torch.tensor(1)).numpy())
