@@ -14,7 +14,7 @@ transformers = pytest.importorskip("transformers")
 from bench.coverage_shrink import shrink_config  # noqa: E402
 from studio.export.locate import locate_exception  # noqa: E402
 from studio.export.processor_inputs import ExampleInputError  # noqa: E402
-from studio.export.stages.derive import _fix_for, unset_keys_read  # noqa: E402
+from studio.export.stages.derive_diagnosis import fix_for, unset_keys_read  # noqa: E402
 
 
 def _raised(fn: object) -> BaseException:
@@ -44,11 +44,11 @@ def test_a_forward_input_the_processor_does_not_make_and_an_unset_config_key() -
     model = transformers.Wav2Vec2BertForCTC(config).eval()
     exc = _raised(lambda: model(input_values=torch.zeros(1, 1600)))
     line = f"prompt with no placeholder: forward raised TypeError: {exc}"
-    fix = _fix_for(ExampleInputError("x", [line], exc))
+    fix = fix_for(ExampleInputError("x", [line], exc))
     assert "requires input_features" in fix and "preprocessor_config.json" in fix
     thinker = transformers.CONFIG_MAPPING["qwen2_5_omni_thinker"]()
     exc = _raised(lambda: thinker.vision_start_token_id)
-    fix = _fix_for(ExampleInputError("x", [f"prompt: forward raised AttributeError: {exc}"], exc))
+    fix = fix_for(ExampleInputError("x", [f"prompt: forward raised AttributeError: {exc}"], exc))
     assert "vision_start_token_id" in fix and "config.json" in fix
 
 
@@ -61,7 +61,7 @@ def test_ids_past_an_embedding_table_name_the_vocab_sizes() -> None:
     torch.manual_seed(0)
     exc = _raised(lambda: model(input_ids=torch.tensor([[1, 2, 3]]), input_features=torch.randn(1, mels, 40)))
     assert isinstance(exc, IndexError)
-    fix = _fix_for(ExampleInputError("x", [f"prompt with no placeholder: forward raised IndexError: {exc}"], exc))
+    fix = fix_for(ExampleInputError("x", [f"prompt with no placeholder: forward raised IndexError: {exc}"], exc))
     assert "vocab_size" in fix and "embedding" in fix
 
 
@@ -73,6 +73,30 @@ def test_layers_that_disagree_on_a_width_are_a_config_contradiction() -> None:
     size = config.image_size
     exc = _raised(lambda: model(torch.zeros(1, 3, size, size)))
     line = f"prompt with image placeholder '<|image|>': forward raised RuntimeError: {exc}"
-    fix = _fix_for(ExampleInputError("x", [line], exc))
+    fix = fix_for(ExampleInputError("x", [line], exc))
     assert "disagree on a width" in fix and "config.json" in fix
     assert f"made for {config.intermediate_size} input features" in fix and "gets 2048" in fix
+
+
+def test_media_inputs_the_forward_takes_none_of_are_named() -> None:
+    """Kyutai's forward takes audio codes as input_ids (its codec runs in generate()): the feature extractor's
+    input_values reach no parameter. Moonshine's forward takes them (control)."""
+    from pathlib import Path
+
+    from studio.export.processor_source import load_processor
+    from studio.export.stages.derive_diagnosis import media_not_taken, not_taken_fix
+
+    def params(cls: type) -> list[str]:
+        import inspect
+
+        return [n for n in inspect.signature(cls.forward).parameters if n != "self"]
+
+    kyutai = load_processor(Path("/nonexistent"), transformers.CONFIG_MAPPING["kyutai_speech_to_text"]().to_dict())
+    assert kyutai is not None
+    untaken = media_not_taken(kyutai, {"audio"}, params(transformers.KyutaiSpeechToTextForConditionalGeneration))
+    assert untaken == [("audio", "KyutaiSpeechToTextFeatureExtractor", ["input_values"])]
+    fix = not_taken_fix("KyutaiSpeechToTextForConditionalGeneration", untaken)
+    assert "takes none of the audio inputs" in fix and "generate()" in fix
+    moonshine = load_processor(Path("/nonexistent"), transformers.CONFIG_MAPPING["moonshine"]().to_dict())
+    assert moonshine is not None
+    assert media_not_taken(moonshine, {"audio"}, params(transformers.MoonshineForConditionalGeneration)) == []

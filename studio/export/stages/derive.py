@@ -11,14 +11,13 @@ the processor. Text-only models without a media processor keep the generic path 
 from __future__ import annotations
 
 import inspect
-import re
-import traceback
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 
 from studio.export.contract import Diagnosis, InputSpec
+from studio.export.stages.derive_diagnosis import diagnosis, fix_for, media_not_taken, not_taken_fix
 from studio.export.stages.inputs import ExampleInputs, axis_limits
 from studio.export.stages.run import ExportRun, fail, to_torch
 
@@ -61,7 +60,7 @@ def derive_example_inputs(run: ExportRun, model: Any) -> ExampleInputs | None:
                "add the checkpoint's processor files (preprocessor_config.json, tokenizer) to the folder; the "
                "studio derives the rest from config.json")
         _note_torchvision(report)
-        fail(run, _diagnosis(run, "processor_unavailable", exc,
+        fail(run, diagnosis(run, "processor_unavailable", exc,
                              f"no processor could be built for model type '{run.recipe.model_type}': "
                              f"{type(exc).__name__}: {str(exc).strip()[:300]}", fix))
     _note_torchvision(report)
@@ -79,8 +78,9 @@ def derive_example_inputs(run: ExportRun, model: Any) -> ExampleInputs | None:
     try:
         der = pi.derive_inputs(model, source, config, media, params)
     except pi.ExampleInputError as exc:
-        fail(run, _diagnosis(run, "example_inputs_failed", exc.cause or exc, str(exc), _fix_for(exc),
-                             attempts=exc.attempts))
+        untaken = media_not_taken(source, media, params)
+        fix = not_taken_fix(type(model).__name__, untaken) if untaken else fix_for(exc)
+        fail(run, diagnosis(run, "example_inputs_failed", exc.cause or exc, str(exc), fix, attempts=exc.attempts))
     specs = pi.specs_from_runs(der.runs, params)
     specs, added = _select(run, specs, user, params, source)
     _record(run, source, der, added, declared, media)
@@ -381,117 +381,3 @@ def _warn(run: ExportRun, text: str) -> None:
 
 def _sizes(specs: list[InputSpec], feeds: dict[str, np.ndarray]) -> dict[str, int]:
     return {name: int(feeds[s.name].shape[a]) for s in specs if s.name in feeds for a, name in s.dynamic_axes.items()}
-
-
-def _fix_for(exc: Any) -> str:
-    text = " ".join(exc.attempts[-3:]).lower()
-    everywhere = " ".join(exc.attempts).lower()
-    cause = str(exc.cause or "")
-    unbuilt = re.search(r"built without ([\w, ]+) \(passed as None\)", str(exc))
-    if unbuilt and "processor raised" in text:
-        return (f"the processor needs {unbuilt.group(1)}, which config.json does not describe (a codec model): add the "
-                "checkpoint's processor_config.json, which names it, and its weights to the folder")
-    unset = re.search(r"'(\w+Config)' object has no attribute '(\w+)'", cause)
-    if unset:  # the model's own code reads a key its default config class never sets
-        return (f"the model's code reads {unset.group(2)}, which {unset.group(1)} leaves unset and config.json does not "
-                f"give: add {unset.group(2)} to config.json (the checkpoint's config has it)")
-    required = re.search(r"\.forward\(\) missing \d+ required positional argument: '(\w+)'", cause)
-    if required and "forward raised" in everywhere:
-        return (f"the forward requires {required.group(1)}, which no prompt form made the processor return: its "
-                f"feature extractor / image processor makes other inputs (the model type's mapped class is not the "
-                f"checkpoint's); add the checkpoint's preprocessor_config.json, which names the class that makes "
-                f"{required.group(1)}")
-    widths = re.search(r"mat1 and mat2 shapes cannot be multiplied \(\d+x(\d+) and (\d+)x\d+\)", cause)
-    if widths and "forward raised" in everywhere:  # inside the model, after the processor's tensors were taken
-        return (f"the model's own layers disagree on a width: a matrix product (a Linear, a matmul) made for "
-                f"{widths.group(2)} input features gets {widths.group(1)} in every prompt form; config.json's sizes "
-                "contradict each other (the checkpoint's config holds the relation between them): fix the sizes of "
-                "the failing module's sub-config")
-    if isinstance(exc.cause, IndexError) and "index out of range in self" in cause:
-        return ("an id past an embedding table: the ids the processor (or one part of the model, for another part) "
-                "produces exceed the vocab_size of the sub-config that embeds them; check the vocab_size keys in "
-                "config.json against each other and against the tokenizer")
-    if "chat_template" in everywhere or "chat template" in everywhere:
-        return ("the processor builds its prompts only through the checkpoint's chat template: add chat_template.jinja "
-                "(or the processor_config.json holding it) to the folder")
-    if "tokens" in text and "features" in text:
-        return ("the processor expands each image into a number of placeholder tokens the model's vision tower does "
-                "not return: add the checkpoint's processor_config.json (image_seq_length / patch_size / "
-                "num_additional_image_tokens) to the folder")
-    if "length" in text or "expects" in text:
-        return ("the processor's output does not have the length the model expects: add the checkpoint's "
-                "preprocessor_config.json to the folder, or set the config's sizes to the processor's")
-    return ("add the checkpoint's processor files (preprocessor_config.json / processor_config.json and the "
-            "tokenizer) to the folder; the attempts are in the raw log")
-
-
-def _diagnosis(run: ExportRun, error_class: str, exc: BaseException, message: str, fix: str,
-               attempts: list[str] | None = None) -> Diagnosis:
-    from studio.export.locate import locate_exception
-
-    where = locate_exception(exc)
-    log = "\n".join([*(attempts or []), "".join(traceback.format_exception(exc))])[-20000:]
-    keys = config_keys_read(where.code, run.config)
-    unset = unset_keys_read(exc, where, run.config) if not keys else []
-    if keys:
-        fix = (f"the failing line reads {', '.join(keys)} from the config: check {' / '.join(keys)} in config.json "
-               f"against the weights and the processor; " + fix)
-    elif unset:
-        fix = (f"{where.function or 'the function'} raised after reading {', '.join(unset)}, which config.json does "
-               f"not set (the default config class leaves it to the checkpoint): add {' / '.join(unset)} to "
-               "config.json as the checkpoint's config has it")
-    return Diagnosis(stage="inputs", error_class=error_class,
-                     message=message + (f" (at {where.source}: {where.code})" if where.source else ""),
-                     fix=fix, module=where.module, raw_log=log)
-
-
-def unset_keys_read(exc: BaseException, where: Any, config: dict[str, Any]) -> list[str]:
-    """Keys a model function that raised by itself (its failing line is a ``raise``) reads by name before that line
-    (``params.get("mrope_section", [])``, ``config["key"]``) and the config does not hold at any depth: a
-    default config class leaving a key to the checkpoint (HunYuan-VL's M-RoPE sections)."""
-    import inspect
-
-    if not (where.code or "").lstrip().startswith("raise") or not where.file:
-        return []
-    frame = next((t.tb_frame for t in _tb_frames(exc) if t.tb_frame.f_code.co_filename == where.file
-                  and t.tb_lineno == where.line), None)
-    if frame is None:
-        return []
-    try:
-        lines, start = inspect.getsourcelines(frame.f_code)
-    except (OSError, TypeError):
-        return []
-    before = "".join(lines[: max(where.line - start, 0)])
-    names = re.findall(r"""(?:\.get\(|\[)\s*["']([a-z][a-z0-9_]{2,})["']""", before)
-    held: set[str] = set()
-    stack = [config]
-    while stack:
-        d = stack.pop()
-        held |= set(d)
-        stack += [v for v in d.values() if isinstance(v, dict)]
-    return [n for n in dict.fromkeys(names) if n not in held]
-
-
-def _tb_frames(exc: BaseException) -> list[Any]:
-    out, tb = [], exc.__traceback__
-    while tb is not None:
-        out.append(tb)
-        tb = tb.tb_next
-    return out
-
-
-def config_keys_read(code: str | None, config: dict[str, Any]) -> list[str]:
-    """Config keys a line of model code reads: ``config.<key>``, or a name on the line that is a key of the config
-    or one of its sub-configs (``hidden_states[vision_feature_layer]``)."""
-    import re
-
-    keys: set[str] = set()
-    stack = [config]
-    while stack:
-        d = stack.pop()
-        for k, v in d.items():
-            keys.add(k)
-            if isinstance(v, dict):
-                stack.append(v)
-    names = re.findall(r"config\.(\w+)", code or "") + re.findall(r"\b([a-z_][a-z0-9_]{3,})\b", code or "")
-    return [n for n in dict.fromkeys(names) if n in keys and n not in ("self", "return", "config")]
