@@ -17,7 +17,7 @@ along a dim of dynamic length: one Gather of the windows (torch's needs the leng
 ``aten::cumsum`` of bool / small ints: cast to int64, torch's result type (ONNX CumSum takes no bool).
 ``aten::permute`` with negative dims: made positive for Transpose's ``perm``. ``aten::isin``: Equal against every
 test value, any over them (ONNX has no isin). ``aten::__ior_``: Or (bool) / BitwiseOr, written back by TorchScript's
-in-place pass.
+in-place pass. ``aten::cummax`` / ``aten::cummin``: a reduction over positions j <= i (quadratic in the length).
 
 Every conversion used that computes differently is a line in the export report (``used``), never a silent rewrite.
 """
@@ -237,6 +237,51 @@ def _isin(g: Any, elements: Any, test: Any, assume_unique: Any = None, invert: A
         else out
 
 
+def _cumulative(reduce: str) -> Any:
+    """``aten::cummax`` / ``aten::cummin`` (ONNX has neither; Grounding DINO's previous / next special token): row i
+    of the result is the max (min) over positions j <= i, taken as a reduction over a [.., i, j, ..] view where the
+    positions past i hold the input's global min (max); the index is the last j <= i holding that value, as torch's.
+    Quadratic in the scanned length (a prompt's tokens here). Same values."""
+    from torch.onnx._internal.torchscript_exporter import symbolic_helper as sh
+
+    @sh.parse_args("v", "i")
+    def convert(g: Any, x: Any, dim: int) -> Any:
+        rank = sh._get_tensor_rank(x)
+        if rank is None:
+            return sh._unimplemented(f"aten::cum{reduce}", "input of unknown rank", x)
+        d = dim % rank
+        n = g.op("Gather", g.op("Shape", x), _const(g, [d]), axis_i=0)  # [1]
+        count = sh._squeeze_helper(g, n, [0])
+        span = g.op("Range", g.op("Constant", value_t=_scalar(0)), count, g.op("Constant", value_t=_scalar(1)))
+        trailing = _const(g, [1] * (rank - 1 - d)) if rank - 1 - d else None
+        i_pos = g.op("Reshape", span, g.op("Concat", *[n, _const(g, [1])] + ([trailing] if trailing else []),
+                                            axis_i=0))
+        j_pos = g.op("Reshape", span, g.op("Concat", *[_const(g, [1]), n] + ([trailing] if trailing else []),
+                                            axis_i=0))
+        seen = g.op("LessOrEqual", j_pos, i_pos)  # [n_i, n_j, 1...]: j <= i
+        cols = sh._unsqueeze_helper(g, x, [d])  # [.., 1, n_j, ..]
+        fill = g.op("ReduceMin" if reduce == "max" else "ReduceMax", x, keepdims_i=0)  # below (above) every value
+        view = g.op("Where", seen, cols, fill)
+        values = _reduce(g, "ReduceMax" if reduce == "max" else "ReduceMin", view, d + 1)
+        hit = g.op("And", seen, g.op("Equal", cols, sh._unsqueeze_helper(g, values, [d + 1])))
+        last = g.op("Where", hit, g.op("Expand", j_pos, g.op("Shape", view)), g.op("Constant", value_t=_scalar(-1)))
+        return values, _reduce(g, "ReduceMax", last, d + 1)
+
+    return convert
+
+
+def _reduce(g: Any, op: str, x: Any, axis: int) -> Any:
+    if g.opset >= 18:  # axes became an input
+        return g.op(op, x, _const(g, [axis]), keepdims_i=0)
+    return g.op(op, x, axes_i=[axis], keepdims_i=0)
+
+
+def _scalar(v: int) -> Any:
+    import torch
+
+    return torch.tensor(v, dtype=torch.int64)
+
+
 def _ior(g: Any, a: Any, b: Any) -> Any:
     """``aten::__ior_`` (``mask[0] |= ~torch.any(mask)``: SmolVLM's "leave one empty image"): Or for bools,
     BitwiseOr for integers; TorchScript's in-place pass writes the result back into the indexed view. Same values."""
@@ -252,7 +297,7 @@ def _conversions(used: list[str]) -> dict[str, Any]:
     return {"aten::linalg_solve_triangular": _make_solve(used), "aten::repeat_interleave": _repeat_interleave,
             "aten::unfold": _unfold, "aten::full": _full, "aten::slice": _slice,
             "aten::cumsum": _cumsum, "aten::permute": sh.parse_args("v", "is")(_permute), "aten::isin": _isin,
-            "aten::__ior_": _ior}
+            "aten::__ior_": _ior, "aten::cummax": _cumulative("max"), "aten::cummin": _cumulative("min")}
 
 
 @contextlib.contextmanager

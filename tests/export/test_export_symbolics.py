@@ -296,3 +296,27 @@ def test_in_place_or_into_a_view_matches_torch() -> None:
               torch.zeros(5, 2)):
         got = sess.run(None, {"a": a.numpy(), "b": np.asarray(1)})[0]
         np.testing.assert_array_equal(got, module(a, torch.tensor(1)).numpy())
+
+
+class Cumulative(torch.nn.Module):
+    """Grounding DINO's previous / next special token: cummax and cummin (values and indices) along a dim."""
+
+    def __init__(self, dim: int) -> None:
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, a: torch.Tensor, b: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        hi, lo = torch.cummax(a, dim=self.dim), torch.cummin(a, dim=self.dim)
+        return hi.values + b, hi.indices, lo.values, lo.indices
+
+
+@pytest.mark.parametrize("dim", [1, -1, 0])
+def test_cummax_and_cummin_match_torch(dim: int) -> None:
+    """Values and indices (ties: torch's last position), integers with repeats, on shapes the trace never saw."""
+    module = Cumulative(dim)
+    torch.manual_seed(0)
+    sess, _ = _export(module, (torch.randint(-3, 4, (2, 5)), torch.tensor(0)), {"a": {0: "n", 1: "k"}})
+    for a in (torch.randint(-3, 4, (3, 9)), torch.full((2, 4), 7), torch.arange(6).reshape(2, 3)):
+        got = sess.run(None, {"a": a.numpy(), "b": np.asarray(0)})
+        for g, w in zip(got, module(a, torch.tensor(0)), strict=True):
+            np.testing.assert_array_equal(g, w.numpy())
