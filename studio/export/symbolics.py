@@ -17,7 +17,8 @@ along a dim of dynamic length: one Gather of the windows (torch's needs the leng
 ``aten::cumsum`` of bool / small ints: cast to int64, torch's result type (ONNX CumSum takes no bool).
 ``aten::permute`` with negative dims: made positive for Transpose's ``perm``. ``aten::isin``: Equal against every
 test value, any over them (ONNX has no isin). ``aten::__ior_``: Or (bool) / BitwiseOr, written back by TorchScript's
-in-place pass. ``aten::cummax`` / ``aten::cummin``: a reduction over positions j <= i (quadratic in the length).
+in-place pass. ``aten::cummax`` / ``aten::cummin``: a reduction over positions j <= i (quadratic in the length). ``aten::eye`` of
+bool: built as int64 and cast (ONNX Runtime's EyeLike has no bool kernel).
 
 Every conversion used that computes differently is a line in the export report (``used``), never a silent rewrite.
 """
@@ -282,6 +283,23 @@ def _scalar(v: int) -> Any:
     return torch.tensor(v, dtype=torch.int64)
 
 
+def _eye(g: Any, *args: Any) -> Any:
+    """torch's ``aten::eye``, a bool identity built as int64 and cast: ONNX Runtime has no EyeLike kernel for bool
+    (Grounding DINO's ``torch.eye(n, dtype=torch.bool)`` text mask loaded in no session). Same values."""
+    import torch
+    from torch.onnx._internal.torchscript_exporter import _type_utils, symbolic_opset9
+    from torch.onnx._internal.torchscript_exporter import symbolic_helper as sh
+
+    t = _type_utils.JitScalarType
+    at = len(args) - 4  # the dtype's place: eye(n, dtype, ...) or eye(n, m, dtype, ...)
+    dtype = args[at] if at >= 1 else None
+    if dtype is None or sh._is_none(dtype) or sh._maybe_get_const(dtype, "i") != int(t.BOOL):
+        return symbolic_opset9.eye(g, *args)
+    as_int = g.op("Constant", value_t=torch.tensor(int(t.INT64), dtype=torch.int64))
+    eye = symbolic_opset9.eye(g, *args[:at], as_int, *args[at + 1:])
+    return g.op("Cast", eye, to_i=t.BOOL.onnx_type())
+
+
 def _ior(g: Any, a: Any, b: Any) -> Any:
     """``aten::__ior_`` (``mask[0] |= ~torch.any(mask)``: SmolVLM's "leave one empty image"): Or for bools,
     BitwiseOr for integers; TorchScript's in-place pass writes the result back into the indexed view. Same values."""
@@ -297,7 +315,8 @@ def _conversions(used: list[str]) -> dict[str, Any]:
     return {"aten::linalg_solve_triangular": _make_solve(used), "aten::repeat_interleave": _repeat_interleave,
             "aten::unfold": _unfold, "aten::full": _full, "aten::slice": _slice,
             "aten::cumsum": _cumsum, "aten::permute": sh.parse_args("v", "is")(_permute), "aten::isin": _isin,
-            "aten::__ior_": _ior, "aten::cummax": _cumulative("max"), "aten::cummin": _cumulative("min")}
+            "aten::__ior_": _ior, "aten::cummax": _cumulative("max"), "aten::cummin": _cumulative("min"),
+            "aten::eye": _eye}
 
 
 @contextlib.contextmanager

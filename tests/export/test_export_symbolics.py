@@ -320,3 +320,18 @@ def test_cummax_and_cummin_match_torch(dim: int) -> None:
         got = sess.run(None, {"a": a.numpy(), "b": np.asarray(0)})
         for g, w in zip(got, module(a, torch.tensor(0)), strict=True):
             np.testing.assert_array_equal(g, w.numpy())
+
+
+class BoolEye(torch.nn.Module):
+    """Grounding DINO's text mask: a bool identity of the prompt's length, or-ed with a block mask."""
+
+    def forward(self, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        n = a.shape[1]
+        return (torch.eye(n, dtype=torch.bool).unsqueeze(0) | (a.unsqueeze(2) == a.unsqueeze(1))).long() + b
+
+
+def test_a_bool_identity_loads_and_matches_torch() -> None:
+    module = BoolEye()
+    sess, _ = _export(module, (torch.tensor([[1, 2, 2]]), torch.tensor(0)), {"a": {0: "n", 1: "k"}})
+    a = torch.tensor([[3, 3, 1, 0, 3], [1, 2, 3, 4, 5]])
+    np.testing.assert_array_equal(sess.run(None, {"a": a.numpy(), "b": np.asarray(0)})[0], module(a, 0).numpy())
