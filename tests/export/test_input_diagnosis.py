@@ -100,3 +100,22 @@ def test_media_inputs_the_forward_takes_none_of_are_named() -> None:
     moonshine = load_processor(Path("/nonexistent"), transformers.CONFIG_MAPPING["moonshine"]().to_dict())
     assert moonshine is not None
     assert media_not_taken(moonshine, {"audio"}, params(transformers.MoonshineForConditionalGeneration)) == []
+
+
+def test_a_keyword_argument_is_not_a_config_key_the_line_reads() -> None:
+    """GLM-Image's failing line ``image_shapes[seq_ids, 1].to(dtype=torch.float32)`` was blamed on the config's
+    ``dtype``; SmolVLM's ``config.scale_factor`` is still read (real lines of transformers' code, real configs)."""
+    import inspect
+
+    from studio.export.stages.derive_diagnosis import config_keys_read
+
+    def line(module: object, text: str) -> str:
+        return next(x for x in inspect.getsource(module).splitlines() if text in x)  # type: ignore[arg-type]
+
+    from transformers.models.glm_image import modeling_glm_image
+    from transformers.models.smolvlm import modeling_smolvlm
+
+    glm = line(modeling_glm_image, ".to(dtype=torch.float32)")
+    assert config_keys_read(glm, transformers.CONFIG_MAPPING["glm_image"]().to_dict()) == []
+    smol = line(modeling_smolvlm, "= config.scale_factor")
+    assert config_keys_read(smol, transformers.CONFIG_MAPPING["smolvlm"]().to_dict()) == ["scale_factor"]

@@ -116,7 +116,8 @@ def _tb_frames(exc: BaseException) -> list[Any]:
 
 def config_keys_read(code: str | None, config: dict[str, Any]) -> list[str]:
     """Config keys a line of model code reads: ``config.<key>``, or a name on the line that is a key of the config
-    or one of its sub-configs (``hidden_states[vision_feature_layer]``)."""
+    or one of its sub-configs (``hidden_states[vision_feature_layer]``), a keyword argument's name aside (GLM-Image's
+    ``.to(dtype=torch.float32)`` blamed the config's ``dtype``)."""
     import re
 
     keys: set[str] = set()
@@ -127,8 +128,12 @@ def config_keys_read(code: str | None, config: dict[str, Any]) -> list[str]:
             keys.add(k)
             if isinstance(v, dict):
                 stack.append(v)
-    names = re.findall(r"config\.(\w+)", code or "") + re.findall(r"\b([a-z_][a-z0-9_]{3,})\b", code or "")
-    return [n for n in dict.fromkeys(names) if n in keys and n not in ("self", "return", "config")]
+    text = code or ""
+    own = re.findall(r"config\.(\w+)", text)
+    # a bare name counts unless it is only a keyword argument (``.to(dtype=torch.float32)`` reads no config's dtype)
+    bare = [n for n in re.findall(r"\b([a-z_][a-z0-9_]{3,})\b", text)
+            if re.search(rf"(?<![\w.]){n}\b(?!\s*=[^=])", text)]
+    return [n for n in dict.fromkeys(own + bare) if n in keys and n not in ("self", "return", "config")]
 
 
 _MEDIA_ROLES = {"vision": ("image_processor", "video_processor"), "audio": ("feature_extractor", "audio_processor")}
