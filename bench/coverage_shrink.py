@@ -13,8 +13,9 @@ of 8 (axial and M-RoPE rotaries split it in 4 or 3 parts), a head size that is t
 sum, a group count equal to the width follows it, a backbone keeps its stage count (``depths``) and its
 ``out_features`` / ``out_indices`` name stages that still exist, layer indices in a sub-config with no depth of its
 own (an adapter's ``vision_feature_layer``) are clipped to the shrunk depth, an explicit head size equal to width /
-heads stays so, an output size that is k widths (concatenated layers) stays k widths with its k layers listed, head
-groups still divide the heads, an image size a pixel shuffle / merger cannot fold (Aya's 384 over patch 14, 2x)
+heads stays so, an output size that is k widths (concatenated layers) stays k widths with its k layers listed (a
+root's tower output size k times one sub-config's width too: a merge that concatenates patches), head groups still
+divide the heads, an image size a pixel shuffle / merger cannot fold (Aya's 384 over patch 14, 2x)
 moves to the multiple below, and a ``vocab_size``, head size or media token id the default leaves None (a CTC
 head, BLIP-2's ``image_token_index``) gets the shrunk value or a free id; a modality sub-config the default
 leaves None (Gemma4's vision and audio) is the config class's own default for it, so the table tests that path.
@@ -158,6 +159,12 @@ def _keep_relations(d: dict[str, Any], out: dict[str, Any]) -> None:
         for h in (k for k, v in d.items() if isinstance(k, str) and _HEADS.match(k) and isinstance(v, int)):
             if d[h] % d[g] == 0 and isinstance(out.get(h), int) and out[h] % out[g]:
                 out[g] = math.gcd(out[g], out[h])
+    first = "embed_dim" if isinstance(d.get("embed_dim"), int) else width  # a backbone's first stage width
+    for k, v in d.items():  # per-stage head counts: the first still divides the first stage's width (Swin: 3 of 96)
+        short = out.get(k)
+        if first and isinstance(k, str) and k.endswith("heads") and _ints(v) and isinstance(short, list) and short \
+                and isinstance(out.get(first), int) and d[first] % v[0] == 0 and out[first] % short[0]:
+            out[k] = [math.gcd(short[0], out[first]), *short[1:]]
     experts = next((k for k, v in d.items() if isinstance(k, str) and _EXPERTS.match(k) and isinstance(v, int)), None)
     for k, v in d.items():  # experts chosen per token (``moe_k``) stay fewer than the experts there are
         if experts and isinstance(k, str) and re.search(r"(^|_)k$", k) and isinstance(v, int) and v > out[experts]:
@@ -188,9 +195,14 @@ def _fit_stages(d: dict[str, Any], out: dict[str, Any]) -> None:
 
 
 def _per_layer(values: list[Any]) -> list[Any]:
-    """A per-layer list cut to LAYERS entries, keeping one entry of each kind the original mixes when it can."""
+    """A per-layer list cut to LAYERS entries, keeping one entry of each kind the original mixes when it can; layer
+    kinds named by strings that are more kinds than layers keep the first LAYERS kinds (LFM3's conv, full and
+    sliding attention: conv and full attention, where the first two layers were both conv and the model code found
+    no attention layer at all)."""
     hashable = [v if not isinstance(v, (list, dict)) else repr(v) for v in values]
     kinds = list(dict.fromkeys(hashable))
+    if len(kinds) > LAYERS and all(isinstance(v, str) for v in values):
+        kinds = kinds[:LAYERS]
     if len(kinds) <= LAYERS:
         firsts = [hashable.index(k) for k in kinds]
         rest = [i for i in range(len(values)) if i not in firsts]
@@ -321,6 +333,7 @@ def shrink_config(config: Any) -> Any:
     EXPLICIT = _explicit_head_dims(d)
     remap: dict[Any, int] = {}
     small = shrink_dict(d, remap, VOCAB)
+    _keep_output_multiples(d, small)
     for key in ("transformers_version", "architectures", "_name_or_path"):
         small.pop(key, None)
     _fit_image_tokens(small)
@@ -328,6 +341,31 @@ def shrink_config(config: Any) -> Any:
         if isinstance(sub, dict):
             _fit_image_tokens(sub)
     return type(config).from_dict(small)
+
+
+_OUT_WIDTH = re.compile(r"^(\w+_)?out(put)?_(hidden_size|dim|size)$")
+_OWN_WIDTH = ("hidden_size", "d_model", "embed_dim")
+
+
+def _keep_output_multiples(d: dict[str, Any], out: dict[str, Any]) -> None:
+    """A root with no width of its own whose tower output size is k times one sub-config's width (MuseSpark's
+    ``out_hidden_size`` 6144: the vision tower's 1536 after a 2x2 merge concatenates 4 patches) stays k times that
+    width shrunk; the multiple must point at exactly one sub-config."""
+    if any(isinstance(d.get(k), int) for k in _OWN_WIDTH):
+        return
+    widths = {name: next((sub[k] for k in _OWN_WIDTH if isinstance(sub.get(k), int)), None)
+              for name, sub in d.items() if isinstance(sub, dict)}
+    for key, value in d.items():
+        if not (isinstance(key, str) and _OUT_WIDTH.match(key) and isinstance(value, int)
+                and not isinstance(value, bool) and isinstance(out.get(key), int)):
+            continue
+        hits = [(name, value // w) for name, w in widths.items()
+                if w and value != w and value % w == 0 and 2 <= value // w <= 16]
+        if len(hits) == 1:
+            name, ratio = hits[0]
+            small = next((out[name][k] for k in _OWN_WIDTH if isinstance(out[name].get(k), int)), None)
+            if small:
+                out[key] = ratio * small
 
 
 def _layer_counts(d: dict[str, Any], depth: int = 0) -> set[int]:

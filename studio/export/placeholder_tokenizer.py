@@ -116,7 +116,9 @@ def build_placeholder_tokenizer(config: dict[str, Any], extra_tokens: dict[str, 
 
 def _own_class(cls: Any, vocab: dict[str, int], strings: dict[str, str], standard: dict[str, str]) -> Any:
     """``cls(vocab=..., merges=[])`` with the placeholder's special tokens (sep / cls / mask from eos / bos / unk
-    where it has those roles); None when the class is not built that way."""
+    where it has those roles); a class whose vocabulary is a Unigram model's ``[(piece, score), ...]`` list (UDOP,
+    T5-like) gets the same pieces at the same ids, the ids between them filled with unused pieces; None when the
+    class is built neither way."""
     import inspect
 
     params = inspect.signature(cls.__init__).parameters
@@ -128,8 +130,43 @@ def _own_class(cls: Any, vocab: dict[str, int], strings: dict[str, str], standar
         kw["merges"] = []
     try:
         return cls(**kw, extra_special_tokens=strings)
+    except Exception:  # noqa: BLE001 - a Unigram vocabulary, or a class built from files only
+        pass
+    by_id = {i: t for t, i in vocab.items()}
+    kw["vocab"] = [(by_id.get(i, f"<unused_{i}>"), 0.0 if i in by_id else -100.0) for i in range(max(by_id) + 1)]
+    try:
+        return cls(**kw, extra_special_tokens=strings)
     except Exception:  # noqa: BLE001 - a class built from files only: the generic placeholder serves
         return None
+
+
+_LITERAL = re.compile(r"<\|?[A-Za-z][\w:]{1,40}\|?>|\[[A-Z][A-Z_]{1,40}\]")
+
+
+def literal_tokens(cls: Any) -> dict[str, str]:
+    """Bracketed token strings a processor class writes as literals in its own methods (Ovis2 expands an image into
+    ``<IMG_START><IMG_ATOM>...<IMG_END>`` in ``replace_image_token``): ``name_token -> string``, so the placeholder
+    gives each an id of its own (unknown, every one was the unknown token, which is also the padding one, and the
+    model counted 0 image tokens). Read with ``ast`` from the class's source (f-string parts included)."""
+    import ast
+    import inspect
+    import textwrap
+
+    trees = []
+    for klass in cls.__mro__:  # the studio's tolerant subclass has no source: the model's own class has
+        if not klass.__module__.startswith("transformers.models."):
+            continue
+        try:
+            trees.append(ast.parse(textwrap.dedent(inspect.getsource(klass))))
+        except (OSError, TypeError, SyntaxError):
+            continue
+    out: dict[str, str] = {}
+    for node in (n for tree in trees for n in ast.walk(tree)):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            for text in _LITERAL.findall(node.value):
+                name = re.sub(r"\W+", "_", text).strip("_").lower()
+                out.setdefault(f"{name}_literal_token", text)
+    return out
 
 
 class TokenText(str):

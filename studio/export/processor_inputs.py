@@ -17,9 +17,18 @@ from typing import Any
 
 import numpy as np
 
+from studio.export.batch_one import runs_at_batch_one
 from studio.export.contract import InputSpec
 from studio.export.processor_source import ProcessorSource
-from studio.export.prompt_forms import chat_prompt, chat_template, required_call_args, takes_boxes
+from studio.export.prompt_forms import (
+    chat_prompt,
+    chat_template,
+    media_brackets,
+    required_call_args,
+    takes_boxes,
+    video_frames,
+    video_keyword,
+)
 
 DROP = {"labels", "return_loss", "output_attentions", "output_hidden_states", "return_dict", "use_cache"}
 
@@ -62,6 +71,8 @@ class Placeholders:
     id_map: dict[int, int] = field(default_factory=dict)  # placeholder-tokenizer ids rebound (token_rebind)
     chat: bool = False  # each prompt rendered by the processor's chat template around its image / clip items
     words: bool = False  # each prompt as its words with one box each (a document processor without OCR)
+    video: str = ""  # the keyword the vision input goes under as clips of ``frames`` frames (prompt_forms.video_keyword)
+    frames: int = 0
 
 
 @dataclass
@@ -73,12 +84,13 @@ class ProcessorRun:
     modality: dict[str, str] = field(default_factory=dict)
 
 
-def synthetic_image(case: MediaCase, row: int) -> Any:
-    """A seeded RGB image with structure (a gradient plus noise), so resizing and normalising do real work."""
+def synthetic_image(case: MediaCase, row: int, frame: int = 0) -> Any:
+    """A seeded RGB image with structure (a gradient plus noise), so resizing and normalising do real work; a clip's
+    frames differ by their noise."""
     from PIL import Image
 
     w, h = case.image
-    rng = np.random.default_rng(100 * case.seed + row)
+    rng = np.random.default_rng(100 * case.seed + row + 1000 * frame)
     y, x = np.mgrid[0:h, 0:w]
     base = np.stack([x * 255 / max(w - 1, 1), y * 255 / max(h - 1, 1), (x + y) * 127 / max(w + h - 2, 1)], -1)
     img = np.clip(base + rng.normal(0, 20, base.shape), 0, 255).astype(np.uint8)
@@ -100,10 +112,12 @@ def sampling_rate(source: ProcessorSource) -> int:
 
 
 def placeholder_candidates(source: ProcessorSource, modality: str) -> list[str]:
-    """The strings a processor may want in the prompt for one image / clip: its own declared tokens, then none."""
+    """The strings a processor may want in the prompt for one image / clip: its own declared tokens, the first of
+    them wrapped in the processor's opening / closing tokens for the medium (prompt_forms.media_brackets), then
+    none."""
     tok = next((o for r, o in source.sub.items() if "tokenizer" in r), None)
-    attrs = ("image_token", "boi_token", "image_placeholder") if modality == "vision" else \
-        ("audio_token", "boa_token", "audio_placeholder")
+    attrs = {"vision": ("image_token", "boi_token", "image_placeholder"), "video": ("video_token", "video_placeholder"),
+             "audio": ("audio_token", "boa_token", "audio_placeholder")}[modality]
     found: list[str] = []
     for obj in (source.processor, tok):
         for a in attrs:
@@ -114,6 +128,9 @@ def placeholder_candidates(source: ProcessorSource, modality: str) -> list[str]:
             v = getattr(v, "content", v)
             if isinstance(v, str) and v and v not in found:
                 found.append(v)
+    brackets = media_brackets([source.processor, tok], modality)
+    if brackets and found and brackets[0] not in found[0]:
+        found.append(f"{brackets[0]}{found[0]}{brackets[1]}")
     return [*found, ""]
 
 
@@ -154,7 +171,9 @@ def run_processor(source: ProcessorSource, case: MediaCase, modalities: set[str]
     kw: dict[str, Any] = {}
     if "mm_token_type_ids" in (params or []) and isinstance(source.processor, ProcessorMixin):
         kw["return_mm_token_type_ids"] = True
-    if "vision" in modalities:
+    if "vision" in modalities and ph.video:
+        kw[ph.video] = [[synthetic_image(case, r, f) for f in range(ph.frames)] for r in range(case.batch)]
+    elif "vision" in modalities:
         images = [synthetic_image(case, r) for r in range(case.batch)]
         kw["images"] = [[im] for im in images] if ph.nested_images else images
     if "audio" in modalities:
@@ -180,7 +199,15 @@ def run_processor(source: ProcessorSource, case: MediaCase, modalities: set[str]
         kw.pop("text_kwargs", None)
         kw.pop("padding", None)
         out = source.processor(return_tensors="pt", **kw)
-    return dict(out.items()) if hasattr(out, "items") else dict(out)
+    out = dict(out.items()) if hasattr(out, "items") else dict(out)
+    ids = out.get("input_ids")
+    if case.batch > 1 and getattr(ids, "ndim", 0) == 2 and ids.shape[0] == 1 and isinstance(kw.get("text"), list) \
+            and all(isinstance(t, str) for t in kw["text"]):
+        # the processor read the prompts as one row's labels (a zero-shot detector's "a cat. a dog."): one list of
+        # labels per row, as its batched call takes them
+        kw["text"] = [[t] for t in kw["text"]]
+        out = dict(source.processor(return_tensors="pt", **kw).items())
+    return out
 
 
 def to_numpy(value: Any) -> np.ndarray | None:
@@ -233,11 +260,20 @@ def decoder_ids(source: ProcessorSource, config: dict[str, Any], case: MediaCase
     vocab = next((d.get("vocab_size") for d in (text, decoder, config) if isinstance(d.get("vocab_size"), int)), 100)
     rows = []
     for p in case.prompts:
-        ids = list(tok(p, add_special_tokens=False)["input_ids"]) if tok is not None else []
+        ids = _prompt_ids(tok, p) if tok is not None else []
         ids = [i for i in ids if 0 <= i < vocab] or [min(5, vocab - 1)]
         ids = (ids * case.decoder_tokens)[: case.decoder_tokens - 1]
         rows.append([int(start), *ids])
     return np.asarray(rows, dtype=np.int64)
+
+
+def _prompt_ids(tok: Any, prompt: str) -> list[int]:
+    """A prompt's ids; a word-level (layout) tokenizer that takes no plain string gets its words, each with a box."""
+    try:
+        return list(tok(prompt, add_special_tokens=False)["input_ids"])
+    except (ValueError, TypeError):
+        words = prompt.split()
+        return list(tok(words, boxes=[[0, 0, 0, 0]] * len(words), add_special_tokens=False)["input_ids"])
 
 
 def name_axes(runs: list[dict[str, np.ndarray]], text_key: str | None) -> dict[str, dict[int, str]]:
@@ -286,7 +322,7 @@ _COUNT_ATTRS = re.compile(r"^(num_additional_image_tokens|image_seq_length|num_i
                           r"tokens_per_image|num_query_tokens|audio_seq_length)$")
 
 
-MAX_ATTEMPTS = 10  # prompt forms tried before the diagnosis (each runs the processor and the model once)
+MAX_ATTEMPTS = 14  # prompt forms tried before the diagnosis (each runs the processor and the model once)
 
 
 class ExampleInputError(Exception):
@@ -306,24 +342,30 @@ class Derivation:
     runs: list[ProcessorRun]
     notes: list[str] = field(default_factory=list)
     dropped: list[str] = field(default_factory=list)  # processor outputs the forward does not take
+    static: str = ""  # "batch": the forward runs only at batch 1 (studio.export.batch_one)
 
 
-def attempts(source: ProcessorSource, modalities: set[str]) -> list[Placeholders]:
+def attempts(source: ProcessorSource, modalities: set[str], config: dict[str, Any] | None = None) -> list[Placeholders]:
     """Prompt forms to try, most specific first: each of the processor's own placeholder tokens (an image and / or
-    a clip per row), a flat then a nested image list, then the prompt without placeholders, then no text."""
-    images = placeholder_candidates(source, "vision") if "vision" in modalities else [""]
+    a clip per row), a flat then a nested image list, then the prompt without placeholders, then no text. A
+    processor whose vision input is a clip of frames (prompt_forms.video_keyword) gets one clip per row instead of
+    an image, with its video placeholder tokens."""
+    video = video_keyword(source) if "vision" in modalities else None
+    frames = video_frames(config or {}) if video else 0
+    images = placeholder_candidates(source, "video" if video else "vision") if "vision" in modalities else [""]
     clips = placeholder_candidates(source, "audio") if "audio" in modalities else [""]
     chat = [Placeholders(chat=True), Placeholders(chat=True, pad_all=True), Placeholders(nested_images=True, chat=True)] \
         if chat_template(source) and modalities else []
     words = [Placeholders(words=True), Placeholders(words=True, pad_all=True)] if takes_boxes(source) else []
-    out = chat + words + [Placeholders(i, a, nested, True, pad) for i in images for a in clips
-                          for nested in (False, True) for pad in (False, True)]
+    out = chat + words + [Placeholders(i, a, nested, True, pad, video=video or "", frames=frames) for i in images
+                          for a in clips for nested in ((False,) if video else (False, True)) for pad in (False, True)]
     if any("tokenizer" in r for r in source.sub) and modalities:
-        out += [Placeholders(send_text=False), Placeholders(send_text=False, pad_all=True)]
+        out += [Placeholders(send_text=False, video=video or "", frames=frames),
+                Placeholders(send_text=False, pad_all=True, video=video or "", frames=frames)]
     seen: set[tuple[Any, ...]] = set()
     unique = []
     for p in out:
-        key = (p.image, p.audio, p.nested_images, p.send_text, p.pad_all, p.chat, p.words)
+        key = (p.image, p.audio, p.nested_images, p.send_text, p.pad_all, p.chat, p.words, p.video)
         if key not in seen and not (p.nested_images and "vision" not in modalities):
             seen.add(key)
             unique.append(p)
@@ -398,9 +440,10 @@ def derive_inputs(model: Any, source: ProcessorSource, config: dict[str, Any], m
 
     tried: list[str] = []
     in_forward: list[tuple[str, BaseException]] = []  # the processor ran, the model refused: the telling ones
+    refused: list[Placeholders] = []  # their forms, tried again at batch 1 when none runs at batch 2
     first: tuple[str, BaseException] | None = None
     notes: list[str] = []
-    for ph in attempts(source, modalities)[:MAX_ATTEMPTS]:
+    for ph in attempts(source, modalities, config)[:MAX_ATTEMPTS]:
         for _ in range(3):  # a count calibration re-runs the same form
             step = "processor"
             try:
@@ -423,6 +466,7 @@ def derive_inputs(model: Any, source: ProcessorSource, config: dict[str, Any], m
                 first = first or (line, exc)
                 if step == "forward" and (ph.send_text or not in_forward):
                     in_forward.append((line, exc))
+                refused += [ph] if step == "forward" else []
                 break
             runs = [ProcessorRun(MEDIA_CASES[0], tensors)]
             for case in MEDIA_CASES[1:]:
@@ -434,16 +478,22 @@ def derive_inputs(model: Any, source: ProcessorSource, config: dict[str, Any], m
                       for k, v in required_call_args(source.processor, {}).items()]
             return Derivation(ph, runs, notes, dropped)
     line, cause = in_forward[0] if in_forward else first or ("", None)  # type: ignore[assignment]
+    single = runs_at_batch_one(model, source, config, modalities, refused, params) if MEDIA_CASES[0].batch > 1 else None
+    if single is not None:
+        why = f"batch 1: {type(model).__name__}.forward refuses every prompt form at batch 2 ({line}); every case " \
+              "is made at batch 1 and the graph's batch axis is static"
+        return Derivation(single[0], single[1], [*notes, why], single[2], "batch")
     unbuilt = f"; built without {', '.join(source.unbuilt)} (passed as None)" if source.unbuilt else ""
     raise ExampleInputError(f"{source.name} could not make inputs {type(model).__name__}.forward takes "
                             f"({len(tried)} prompt forms tried; the telling one: {line}{unbuilt})", tried, cause)
 
 
 def describe(ph: Placeholders) -> str:
-    parts = [f"image placeholder {ph.image!r}" if ph.image else "", f"audio placeholder {ph.audio!r}" if ph.audio
-             else "", "nested image lists" if ph.nested_images else "", "padding=True" if ph.pad_all else ""]
+    parts = [f"{'video' if ph.video else 'image'} placeholder {ph.image!r}" if ph.image else "", f"audio placeholder {ph.audio!r}" if ph.audio
+             else "", "nested image lists" if ph.nested_images else "", "padding=True" if ph.pad_all else "",
+             f"clips of {ph.frames} frames as {ph.video}=" if ph.video else ""]
     if not ph.send_text:
-        return "media only (no prompt)" + (", padding=True" if ph.pad_all else "")
+        return ", ".join(["media only (no prompt)", *(p for p in parts[3:] if p)])
     if ph.chat or ph.words:
         return ", ".join(["chat-template prompt" if ph.chat else "words with boxes", *(p for p in parts if p)])
     return "prompt with " + (", ".join(p for p in parts if p) or "no placeholder")

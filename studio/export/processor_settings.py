@@ -77,7 +77,7 @@ def config_kwargs(obj_defaults: dict[str, Any], config: dict[str, Any], role: st
             and {"height", "width"} <= set(size) and [size["height"], size["width"]] != list(pair):
         kwargs["size"] = {"height": int(pair[0]), "width": int(pair[1])}  # MGP-STR's [32, 128]: height, width
         notes.append(f"size {pair[0]}x{pair[1]} (height x width) from the config's image_size")
-    if role == "image_processor":
+    if role in ("image_processor", "video_processor"):  # a clip's frames go through the same tower
         more, why = size_kwargs(obj_defaults, image_size)
         kwargs.update(more)
         notes += why

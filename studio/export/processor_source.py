@@ -58,8 +58,8 @@ class ProcessorSource:
     def serves(self) -> set[str]:
         """The modalities this processor makes tensors for."""
         out = {"text"} if any("tokenizer" in r for r in self.sub) else set()
-        if "image_processor" in self.sub:
-            out.add("vision")
+        if "image_processor" in self.sub or any("video_processor" in r for r in self.sub):
+            out.add("vision")  # a video processor's clips are the vision input (VideoPrism, InstructBLIP-Video)
         if any(r in self.sub for r in ("feature_extractor", "audio_processor")):
             out.add("audio")
         return out
@@ -214,7 +214,8 @@ def _tolerant(cls: Any) -> Any:
 
 
 def _processor_tokens(proc: Any) -> dict[str, str]:
-    """Strings a processor hard-codes for its special tokens (``fake_image_token``, ``global_image_tag``...)."""
+    """Strings a processor hard-codes for its special tokens (``fake_image_token``, ``global_image_tag``...), as
+    attributes or as literals in its own code (Ovis2's ``<IMG_ATOM>``)."""
     out: dict[str, str] = {}
     for attr in dir(proc):
         if attr.startswith("_") or not ("token" in attr or "tag" in attr):
@@ -227,6 +228,10 @@ def _processor_tokens(proc: Any) -> dict[str, str]:
         if isinstance(value, (str,)) or type(value).__name__ == "AddedToken":
             if re.fullmatch(r"\S{3,64}", text) and not text.isalnum() and text[0] in "<[]{|":  # <image>, [IMG]
                 out[attr if attr.endswith("_token") else f"{attr}_token"] = text
+    from studio.export.placeholder_tokenizer import literal_tokens
+
+    taken = set(out.values())
+    out.update({k: v for k, v in literal_tokens(type(proc)).items() if v not in taken})
     return out
 
 

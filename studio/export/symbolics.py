@@ -15,7 +15,10 @@ along a dim of dynamic length: one Gather of the windows (torch's needs the leng
 ``aten::full`` with no dtype: the traced result's dtype, not torch's float32 default (see ``_full``).
 ``aten::slice`` with int32 bounds: cast to int64 as ONNX Slice wants them all one type (see ``_slice``).
 ``aten::cumsum`` of bool / small ints: cast to int64, torch's result type (ONNX CumSum takes no bool).
-``aten::permute`` with negative dims: made positive for Transpose's ``perm``.
+``aten::permute`` with negative dims: made positive for Transpose's ``perm``. ``aten::isin``: Equal against every
+test value, any over them (ONNX has no isin). ``aten::__ior_``: Or (bool) / BitwiseOr, written back by TorchScript's
+in-place pass. ``aten::cummax`` / ``aten::cummin``: a reduction over positions j <= i (quadratic in the length). ``aten::eye`` of
+bool: built as int64 and cast (ONNX Runtime's EyeLike has no bool kernel).
 
 Every conversion used that computes differently is a line in the export report (``used``), never a silent rewrite.
 """
@@ -220,12 +223,100 @@ def _permute(g: Any, x: Any, dims: list[int]) -> Any:
     return symbolic_opset9.permute(g, x, [d + len(dims) if d < 0 else d for d in dims])
 
 
+def _isin(g: Any, elements: Any, test: Any, assume_unique: Any = None, invert: Any = None) -> Any:
+    """``aten::isin`` (ONNX has none; Grounding DINO's special-token mask ``torch.isin(input_ids, special_ids)``):
+    each element compared with every test value (flattened to one trailing axis), any hit over it; ``invert``
+    negates. Same values."""
+    from torch.onnx._internal.torchscript_exporter import _type_utils
+    from torch.onnx._internal.torchscript_exporter import symbolic_helper as sh
+
+    flat = g.op("Reshape", test, _const(g, [-1]))
+    hits = g.op("Cast", g.op("Equal", sh._unsqueeze_helper(g, elements, [-1]), flat),
+                to_i=_type_utils.JitScalarType.INT64.onnx_type())
+    out = g.op("Greater", sh._reducesum_helper(g, hits, axes_i=[-1], keepdims_i=0), _const(g, [0]))
+    return g.op("Not", out) if invert is not None and not sh._is_none(invert) and sh._maybe_get_const(invert, "b") \
+        else out
+
+
+def _cumulative(reduce: str) -> Any:
+    """``aten::cummax`` / ``aten::cummin`` (ONNX has neither; Grounding DINO's previous / next special token): row i
+    of the result is the max (min) over positions j <= i, taken as a reduction over a [.., i, j, ..] view where the
+    positions past i hold the input's global min (max); the index is the last j <= i holding that value, as torch's.
+    Quadratic in the scanned length (a prompt's tokens here). Same values."""
+    from torch.onnx._internal.torchscript_exporter import symbolic_helper as sh
+
+    @sh.parse_args("v", "i")
+    def convert(g: Any, x: Any, dim: int) -> Any:
+        rank = sh._get_tensor_rank(x)
+        if rank is None:
+            return sh._unimplemented(f"aten::cum{reduce}", "input of unknown rank", x)
+        d = dim % rank
+        n = g.op("Gather", g.op("Shape", x), _const(g, [d]), axis_i=0)  # [1]
+        count = sh._squeeze_helper(g, n, [0])
+        span = g.op("Range", g.op("Constant", value_t=_scalar(0)), count, g.op("Constant", value_t=_scalar(1)))
+        trailing = _const(g, [1] * (rank - 1 - d)) if rank - 1 - d else None
+        i_pos = g.op("Reshape", span, g.op("Concat", *[n, _const(g, [1])] + ([trailing] if trailing else []),
+                                            axis_i=0))
+        j_pos = g.op("Reshape", span, g.op("Concat", *[_const(g, [1]), n] + ([trailing] if trailing else []),
+                                            axis_i=0))
+        seen = g.op("LessOrEqual", j_pos, i_pos)  # [n_i, n_j, 1...]: j <= i
+        cols = sh._unsqueeze_helper(g, x, [d])  # [.., 1, n_j, ..]
+        fill = g.op("ReduceMin" if reduce == "max" else "ReduceMax", x, keepdims_i=0)  # below (above) every value
+        view = g.op("Where", seen, cols, fill)
+        values = _reduce(g, "ReduceMax" if reduce == "max" else "ReduceMin", view, d + 1)
+        hit = g.op("And", seen, g.op("Equal", cols, sh._unsqueeze_helper(g, values, [d + 1])))
+        last = g.op("Where", hit, g.op("Expand", j_pos, g.op("Shape", view)), g.op("Constant", value_t=_scalar(-1)))
+        return values, _reduce(g, "ReduceMax", last, d + 1)
+
+    return convert
+
+
+def _reduce(g: Any, op: str, x: Any, axis: int) -> Any:
+    if g.opset >= 18:  # axes became an input
+        return g.op(op, x, _const(g, [axis]), keepdims_i=0)
+    return g.op(op, x, axes_i=[axis], keepdims_i=0)
+
+
+def _scalar(v: int) -> Any:
+    import torch
+
+    return torch.tensor(v, dtype=torch.int64)
+
+
+def _eye(g: Any, *args: Any) -> Any:
+    """torch's ``aten::eye``, a bool identity built as int64 and cast: ONNX Runtime has no EyeLike kernel for bool
+    (Grounding DINO's ``torch.eye(n, dtype=torch.bool)`` text mask loaded in no session). Same values."""
+    import torch
+    from torch.onnx._internal.torchscript_exporter import _type_utils, symbolic_opset9
+    from torch.onnx._internal.torchscript_exporter import symbolic_helper as sh
+
+    t = _type_utils.JitScalarType
+    at = len(args) - 4  # the dtype's place: eye(n, dtype, ...) or eye(n, m, dtype, ...)
+    dtype = args[at] if at >= 1 else None
+    if dtype is None or sh._is_none(dtype) or sh._maybe_get_const(dtype, "i") != int(t.BOOL):
+        return symbolic_opset9.eye(g, *args)
+    as_int = g.op("Constant", value_t=torch.tensor(int(t.INT64), dtype=torch.int64))
+    eye = symbolic_opset9.eye(g, *args[:at], as_int, *args[at + 1:])
+    return g.op("Cast", eye, to_i=t.BOOL.onnx_type())
+
+
+def _ior(g: Any, a: Any, b: Any) -> Any:
+    """``aten::__ior_`` (``mask[0] |= ~torch.any(mask)``: SmolVLM's "leave one empty image"): Or for bools,
+    BitwiseOr for integers; TorchScript's in-place pass writes the result back into the indexed view. Same values."""
+    from torch.onnx._internal.torchscript_exporter import _type_utils
+
+    t = _type_utils.JitScalarType
+    return g.op("Or" if t.from_value(a, t.BOOL) == t.BOOL else "BitwiseOr", a, b)
+
+
 def _conversions(used: list[str]) -> dict[str, Any]:
     from torch.onnx._internal.torchscript_exporter import symbolic_helper as sh
 
     return {"aten::linalg_solve_triangular": _make_solve(used), "aten::repeat_interleave": _repeat_interleave,
             "aten::unfold": _unfold, "aten::full": _full, "aten::slice": _slice,
-            "aten::cumsum": _cumsum, "aten::permute": sh.parse_args("v", "is")(_permute)}
+            "aten::cumsum": _cumsum, "aten::permute": sh.parse_args("v", "is")(_permute), "aten::isin": _isin,
+            "aten::__ior_": _ior, "aten::cummax": _cumulative("max"), "aten::cummin": _cumulative("min"),
+            "aten::eye": _eye}
 
 
 @contextlib.contextmanager

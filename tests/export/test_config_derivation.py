@@ -32,6 +32,22 @@ def test_backbone_keeps_its_stages_and_requested_outputs() -> None:
     assert vit["out_features"] == [vit["stage_names"][-1]] and vit["out_indices"] == [len(vit["stage_names"]) - 1]
 
 
+def test_a_backbones_first_stage_heads_divide_its_width() -> None:
+    """Swin's first stage has 3 heads over 96 channels; shrunk to 64 channels, 3 heads cannot split them (the model
+    failed in its window attention): the count becomes a divisor. A count that still divides is kept."""
+    for model_type in ("mask2former", "oneformer"):
+        swin = _shrunk(model_type)["backbone_config"]
+        assert swin["embed_dim"] % swin["num_heads"][0] == 0
+        model = transformers.AutoBackbone.from_config(transformers.SwinConfig(**{
+            k: swin[k] for k in ("embed_dim", "num_heads", "depths", "window_size", "image_size")}))
+        import torch
+
+        with torch.no_grad():
+            maps = model(torch.zeros(1, 3, 224, 224)).feature_maps
+        assert maps[0].shape[1] == swin["embed_dim"] * 2 ** (len(swin["depths"]) - 1)
+    assert _shrunk("grounding-dino")["backbone_config"]["num_heads"][0] == 3  # 96 channels: 3 heads still divide
+
+
 def test_sizes_tied_to_the_width_follow_it() -> None:
     """Pixtral's explicit head_dim (= hidden / heads), Mllama's vision_output_dim (= hidden x (layers listed + 1)),
     Kyutai's depthwise groups (= width), a DeepSeek-style qk_head_dim (= nope + rope)."""
@@ -45,6 +61,29 @@ def test_sizes_tied_to_the_width_follow_it() -> None:
     assert text["qk_head_dim"] == text["qk_nope_head_dim"] + text["qk_rope_head_dim"]
     mamba = _shrunk("nemo_speechlm")["text_config"]
     assert mamba["mamba_num_heads"] % mamba["n_groups"] == 0
+
+
+def test_a_roots_tower_output_size_stays_k_sub_config_widths() -> None:
+    """MuseGlimmer's root out_hidden_size is 4 vision widths (a 2x2 merge concatenates patches): it stays 4 shrunk
+    widths, so the adapter takes what the tower returns; a projector size with no single such tie is a width."""
+    glimmer = _shrunk("muse_glimmer")
+    assert glimmer["out_hidden_size"] == 4 * glimmer["vision_config"]["hidden_size"]
+    lfm3 = _shrunk("lfm3_vl")  # 4096: 4 vision widths and 2 text widths, no single tie
+    assert lfm3["projector_hidden_size"] == lfm3["text_config"]["hidden_size"]
+
+
+def test_more_layer_kinds_than_layers_keep_the_first_kinds() -> None:
+    """LFM3 mixes conv, full and sliding attention layers: two layers keep conv and full attention (both conv left
+    the model no attention layer, and its forward failed in the cache); the tiny text model runs."""
+    import torch
+
+    config = shrink_config(transformers.CONFIG_MAPPING["lfm3"]())
+    assert config.layer_types == ["conv", "full_attention"]
+    model = transformers.AutoModelForCausalLM.from_config(config).eval()
+    with torch.no_grad():
+        out = model(input_ids=torch.tensor([[1, 2, 3, 4]]))
+    assert out.logits.shape[:2] == (1, 4)
+    assert _shrunk("lara_mini")["layer_types"] == ["linear_attention", "sliding_attention"]
 
 
 def test_grid_folds_and_cross_config_indices() -> None:

@@ -258,3 +258,80 @@ def test_permute_with_negative_dims_passes_the_checker() -> None:
     onnx.checker.check_model(onnx.shape_inference.infer_shapes(onnx.load_from_string(buf.getvalue())), full_check=True)
     got = ort.InferenceSession(buf.getvalue()).run(None, {"a": a.numpy(), "b": b.numpy()})[0]
     np.testing.assert_allclose(got, Mixer()(a, b).numpy())
+
+
+class IsIn(torch.nn.Module):
+    def __init__(self, invert: bool) -> None:
+        super().__init__()
+        self.invert = invert
+
+    def forward(self, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        return torch.isin(a, b, invert=self.invert).long() + a  # used downstream, as a mask is
+
+
+@pytest.mark.parametrize("invert", [False, True])
+def test_isin_matches_torch(invert: bool) -> None:
+    """Grounding DINO's ``torch.isin(input_ids, special_ids)``: no ONNX op; same mask on shapes the trace never saw."""
+    module = IsIn(invert)
+    ids, special = torch.tensor([[1, 5, 7, 2], [3, 3, 9, 5]]), torch.tensor([5, 9, 11])
+    sess, _ = _export(module, (ids, special), {"a": {0: "batch", 1: "seq"}, "b": {0: "n"}})
+    ids2, special2 = torch.randint(0, 12, (3, 9)), torch.tensor([0, 4, 4, 8, 11])
+    got = sess.run(None, {"a": ids2.numpy(), "b": special2.numpy()})[0]
+    np.testing.assert_array_equal(got, module(ids2, special2).numpy())
+
+
+class OrInPlace(torch.nn.Module):
+    """SmolVLM's "if no images, leave one empty image": an in-place ``|=`` into an indexed bool view."""
+
+    def forward(self, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        inds = (a == 0.0).sum(dim=-1) != a.shape[-1]
+        inds[0] |= ~torch.any(inds)
+        return inds.long() * 3 + b
+
+
+def test_in_place_or_into_a_view_matches_torch() -> None:
+    module = OrInPlace()
+    sess, _ = _export(module, (torch.zeros(3, 4), torch.tensor(1)), {"a": {0: "n", 1: "k"}})
+    for a in (torch.zeros(3, 4), torch.tensor([[0.0, 0.0], [1.0, 0.0], [0.0, 0.0]]), torch.ones(2, 2),
+              torch.zeros(5, 2)):
+        got = sess.run(None, {"a": a.numpy(), "b": np.asarray(1)})[0]
+        np.testing.assert_array_equal(got, module(a, torch.tensor(1)).numpy())
+
+
+class Cumulative(torch.nn.Module):
+    """Grounding DINO's previous / next special token: cummax and cummin (values and indices) along a dim."""
+
+    def __init__(self, dim: int) -> None:
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, a: torch.Tensor, b: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        hi, lo = torch.cummax(a, dim=self.dim), torch.cummin(a, dim=self.dim)
+        return hi.values + b, hi.indices, lo.values, lo.indices
+
+
+@pytest.mark.parametrize("dim", [1, -1, 0])
+def test_cummax_and_cummin_match_torch(dim: int) -> None:
+    """Values and indices (ties: torch's last position), integers with repeats, on shapes the trace never saw."""
+    module = Cumulative(dim)
+    torch.manual_seed(0)
+    sess, _ = _export(module, (torch.randint(-3, 4, (2, 5)), torch.tensor(0)), {"a": {0: "n", 1: "k"}})
+    for a in (torch.randint(-3, 4, (3, 9)), torch.full((2, 4), 7), torch.arange(6).reshape(2, 3)):
+        got = sess.run(None, {"a": a.numpy(), "b": np.asarray(0)})
+        for g, w in zip(got, module(a, torch.tensor(0)), strict=True):
+            np.testing.assert_array_equal(g, w.numpy())
+
+
+class BoolEye(torch.nn.Module):
+    """Grounding DINO's text mask: a bool identity of the prompt's length, or-ed with a block mask."""
+
+    def forward(self, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        n = a.shape[1]
+        return (torch.eye(n, dtype=torch.bool).unsqueeze(0) | (a.unsqueeze(2) == a.unsqueeze(1))).long() + b
+
+
+def test_a_bool_identity_loads_and_matches_torch() -> None:
+    module = BoolEye()
+    sess, _ = _export(module, (torch.tensor([[1, 2, 2]]), torch.tensor(0)), {"a": {0: "n", 1: "k"}})
+    a = torch.tensor([[3, 3, 1, 0, 3], [1, 2, 3, 4, 5]])
+    np.testing.assert_array_equal(sess.run(None, {"a": a.numpy(), "b": np.asarray(0)})[0], module(a, 0).numpy())

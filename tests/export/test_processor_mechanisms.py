@@ -95,6 +95,14 @@ def test_required_call_arguments_come_from_the_processor_docstring(tmp_path: Pat
     assert source is not None
     assert required_call_args(source.processor, {"audio": [], "sampling_rate": 16000}) == {"language": "en"}
     assert required_call_args(source.processor, {"language": "fr"}) == {}
+    # documented *required* behind a None default, a list of one value per image for a batch
+    source = load_processor(tmp_path, _config("oneformer"))
+    assert source is not None
+    assert required_call_args(source.processor, {"images": [1, 2]}) == {"task_inputs": ["semantic", "semantic"]}
+    from studio.export import processor_inputs as pi
+
+    out = pi.run_processor(source, pi.MEDIA_CASES[0], {"vision"}, pi.Placeholders(send_text=False), 512)
+    assert out["task_inputs"].shape[0] == 2 and out["pixel_values"].shape[0] == 2
 
 
 def test_waveform_feature_extractor_keeps_one_value_per_sample(tmp_path: Path) -> None:
@@ -145,6 +153,80 @@ def test_a_document_processor_without_ocr_takes_words_with_boxes(tmp_path: Path)
     out = pi.run_processor(source, pi.MEDIA_CASES[0], {"vision"}, forms[0], 512)
     assert out["bbox"].shape[0] == 2 and out["bbox"].shape[-1] == 4
     assert out["bbox"].shape[1] == out["input_ids"].shape[1]
+
+
+def test_a_placeholder_the_processor_brackets_is_tried_in_its_brackets(tmp_path: Path) -> None:
+    from studio.export import processor_inputs as pi
+
+    # read off each processor's own opening / closing attributes (audio_bos / audio_eos, vision_start / vision_end)
+    audio = load_processor(tmp_path, _config("qwen2_audio"))
+    assert audio is not None
+    assert pi.placeholder_candidates(audio, "audio") == ["<audio>", "<|audio_bos|><audio><|audio_eos|>", ""]
+    vision = load_processor(tmp_path, _config("lfm3_vl"))
+    assert vision is not None and "<vision_start><image><vision_end>" in pi.placeholder_candidates(vision, "vision")
+    # a processor that refuses the bare placeholder takes the bracketed one
+    source = load_processor(tmp_path, _config("hunyuan_vl"))
+    assert source is not None
+    bracketed = pi.placeholder_candidates(source, "vision")[1]
+    with pytest.raises(ValueError, match="must be formatted as"):
+        pi.run_processor(source, pi.MEDIA_CASES[0], {"vision"}, pi.Placeholders(image="<image>"), 512)
+    out = pi.run_processor(source, pi.MEDIA_CASES[0], {"vision"}, pi.Placeholders(image=bracketed), 512)
+    assert {"input_ids", "pixel_values", "image_grid_thw"} <= set(out)
+    forms = [pi.describe(f) for f in pi.attempts(source, {"vision"})[: pi.MAX_ATTEMPTS]]
+    assert f"prompt with image placeholder {bracketed!r}" in forms and "prompt with no placeholder" in forms
+
+
+def test_a_processor_that_reads_the_prompts_as_one_rows_labels_gets_a_list_per_row(tmp_path: Path) -> None:
+    from studio.export import processor_inputs as pi
+
+    # GroundingDinoProcessor joins a list of strings into one "label. label." row for the first image
+    source = load_processor(tmp_path, _config("mm-grounding-dino"))
+    assert source is not None
+    case = pi.MEDIA_CASES[1]
+    out = pi.run_processor(source, case, {"vision"}, pi.Placeholders(), 512)
+    assert out["input_ids"].shape[0] == out["pixel_values"].shape[0] == case.batch == 3
+    single = pi.run_processor(source, pi.MEDIA_CASES[2], {"vision"}, pi.Placeholders(), 512)
+    assert single["input_ids"].shape[0] == 1
+
+
+def test_a_clip_processor_gets_clips_of_the_frames_the_config_fixes(tmp_path: Path) -> None:
+    from studio.export import processor_inputs as pi
+    from studio.export.prompt_forms import video_keyword
+
+    config = _config("tvp")  # TvpImageProcessor.preprocess takes videos; the call routes images to it
+    source = load_processor(tmp_path, config)
+    assert source is not None and video_keyword(source) == "images"
+    form = pi.attempts(source, {"vision"}, config)[0]
+    assert form.video == "images" and form.frames == config["num_frames"] == 48
+    assert pi.describe(form) == "prompt with clips of 48 frames as images="
+    out = pi.run_processor(source, pi.MEDIA_CASES[0], {"vision"}, form, 512)
+    assert tuple(out["pixel_values"].shape[:3]) == (2, 48, 3)
+    # a processor of still images is left as it was
+    still = load_processor(tmp_path, _config("altclip"))
+    assert still is not None and video_keyword(still) is None and not pi.attempts(still, {"vision"})[0].video
+
+
+@pytest.mark.skipif(not HAS_TORCHVISION, reason="video processors need torchvision")
+def test_a_video_only_processor_makes_the_clip_input_the_forward_takes(tmp_path: Path) -> None:
+    import inspect
+
+    import transformers
+
+    from bench.coverage_one import build
+    from studio.export import processor_inputs as pi
+
+    build("instructblipvideo", "InstructBlipVideoForConditionalGeneration", tmp_path / "m")
+    config = json.loads((tmp_path / "m" / "config.json").read_text())
+    source = load_processor(tmp_path / "m", config)
+    assert source is not None and "vision" in source.serves()  # its only media sub-processor is a video processor
+    assert dict(source.sub["video_processor"].size)["height"] == config["vision_config"]["image_size"]
+    model = transformers.InstructBlipVideoForConditionalGeneration.from_pretrained(str(tmp_path / "m")).eval()
+    params = [n for n in inspect.signature(type(model).forward).parameters if n != "self"]
+    der = pi.derive_inputs(model, source, config, {"vision"}, params)
+    size = config["vision_config"]["image_size"]
+    assert der.placeholders.video == "images"
+    assert der.runs[0].tensors["pixel_values"].shape == (2, 4, 3, size, size)
+    assert der.runs[0].modality["pixel_values"] == "vision"
 
 
 @pytest.mark.skipif(not HAS_TORCHVISION, reason="Pixtral's image processor needs torchvision")

@@ -11,14 +11,13 @@ the processor. Text-only models without a media processor keep the generic path 
 from __future__ import annotations
 
 import inspect
-import re
-import traceback
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 
 from studio.export.contract import Diagnosis, InputSpec
+from studio.export.stages.derive_diagnosis import diagnosis, fix_for, media_not_taken, not_taken_fix
 from studio.export.stages.inputs import ExampleInputs, axis_limits
 from studio.export.stages.run import ExportRun, fail, to_torch
 
@@ -61,7 +60,7 @@ def derive_example_inputs(run: ExportRun, model: Any) -> ExampleInputs | None:
                "add the checkpoint's processor files (preprocessor_config.json, tokenizer) to the folder; the "
                "studio derives the rest from config.json")
         _note_torchvision(report)
-        fail(run, _diagnosis(run, "processor_unavailable", exc,
+        fail(run, diagnosis(run, "processor_unavailable", exc,
                              f"no processor could be built for model type '{run.recipe.model_type}': "
                              f"{type(exc).__name__}: {str(exc).strip()[:300]}", fix))
     _note_torchvision(report)
@@ -79,8 +78,9 @@ def derive_example_inputs(run: ExportRun, model: Any) -> ExampleInputs | None:
     try:
         der = pi.derive_inputs(model, source, config, media, params)
     except pi.ExampleInputError as exc:
-        fail(run, _diagnosis(run, "example_inputs_failed", exc.cause or exc, str(exc), _fix_for(exc),
-                             attempts=exc.attempts))
+        untaken = media_not_taken(source, media, params)
+        fix = not_taken_fix(type(model).__name__, untaken) if untaken else fix_for(exc)
+        fail(run, diagnosis(run, "example_inputs_failed", exc.cause or exc, str(exc), fix, attempts=exc.attempts))
     specs = pi.specs_from_runs(der.runs, params)
     specs, added = _select(run, specs, user, params, source)
     _record(run, source, der, added, declared, media)
@@ -136,6 +136,8 @@ def narrowed_inputs(run: ExportRun, what: str) -> ExampleInputs | None:
 
     d = run.derived
     base = pi.MEDIA_CASES[0]
+    if what == "media" and d.derivation.static == "batch":
+        return None  # already one row per case: its media narrowing is the batch one
     if what == "media":
         cases = [replace(c, image=base.image, seconds=(base.seconds[0],) * c.batch) for c in pi.MEDIA_CASES]
     else:
@@ -253,6 +255,8 @@ def _record(run: ExportRun, source: Any, der: Any, added: list[str], declared: s
         "prompt": pi.describe(der.placeholders), "derived": [*source.derived, *der.notes],
         "placeholder_tokenizer": source.placeholder_tokenizer, "added": added,
         "not_taken": der.dropped, "cases": [r.case.name for r in der.runs]}
+    if der.static:  # the forward runs only at batch 1 (studio.export.batch_one): the note says why
+        report.example_inputs["static"] = der.static
     mods = der.runs[0].modality
     for name in added:
         report.warnings.append(f"input added: {name} ({mods.get(name, 'companion')}): {source.name} makes it with "
@@ -377,55 +381,3 @@ def _warn(run: ExportRun, text: str) -> None:
 
 def _sizes(specs: list[InputSpec], feeds: dict[str, np.ndarray]) -> dict[str, int]:
     return {name: int(feeds[s.name].shape[a]) for s in specs if s.name in feeds for a, name in s.dynamic_axes.items()}
-
-
-def _fix_for(exc: Any) -> str:
-    text = " ".join(exc.attempts[-3:]).lower()
-    unbuilt = re.search(r"built without ([\w, ]+) \(passed as None\)", str(exc))
-    if unbuilt and "processor raised" in text:
-        return (f"the processor needs {unbuilt.group(1)}, which config.json does not describe (a codec model): add the "
-                "checkpoint's processor_config.json, which names it, and its weights to the folder")
-    if "chat_template" in text or "chat template" in text:
-        return ("the processor builds its prompts only through the checkpoint's chat template: add chat_template.jinja "
-                "(or the processor_config.json holding it) to the folder")
-    if "tokens" in text and "features" in text:
-        return ("the processor expands each image into a number of placeholder tokens the model's vision tower does "
-                "not return: add the checkpoint's processor_config.json (image_seq_length / patch_size / "
-                "num_additional_image_tokens) to the folder")
-    if "length" in text or "expects" in text:
-        return ("the processor's output does not have the length the model expects: add the checkpoint's "
-                "preprocessor_config.json to the folder, or set the config's sizes to the processor's")
-    return ("add the checkpoint's processor files (preprocessor_config.json / processor_config.json and the "
-            "tokenizer) to the folder; the attempts are in the raw log")
-
-
-def _diagnosis(run: ExportRun, error_class: str, exc: BaseException, message: str, fix: str,
-               attempts: list[str] | None = None) -> Diagnosis:
-    from studio.export.locate import locate_exception
-
-    where = locate_exception(exc)
-    log = "\n".join([*(attempts or []), "".join(traceback.format_exception(exc))])[-20000:]
-    keys = config_keys_read(where.code, run.config)
-    if keys:
-        fix = (f"the failing line reads {', '.join(keys)} from the config: check {' / '.join(keys)} in config.json "
-               f"against the weights and the processor; " + fix)
-    return Diagnosis(stage="inputs", error_class=error_class,
-                     message=message + (f" (at {where.source}: {where.code})" if where.source else ""),
-                     fix=fix, module=where.module, raw_log=log)
-
-
-def config_keys_read(code: str | None, config: dict[str, Any]) -> list[str]:
-    """Config keys a line of model code reads: ``config.<key>``, or a name on the line that is a key of the config
-    or one of its sub-configs (``hidden_states[vision_feature_layer]``)."""
-    import re
-
-    keys: set[str] = set()
-    stack = [config]
-    while stack:
-        d = stack.pop()
-        for k, v in d.items():
-            keys.add(k)
-            if isinstance(v, dict):
-                stack.append(v)
-    names = re.findall(r"config\.(\w+)", code or "") + re.findall(r"\b([a-z_][a-z0-9_]{3,})\b", code or "")
-    return [n for n in dict.fromkeys(names) if n in keys and n not in ("self", "return", "config")]
