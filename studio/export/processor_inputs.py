@@ -17,7 +17,6 @@ from typing import Any
 
 import numpy as np
 
-from studio.export.batch_one import runs_at_batch_one
 from studio.export.contract import InputSpec
 from studio.export.processor_source import ProcessorSource
 from studio.export.prompt_forms import (
@@ -433,9 +432,11 @@ def _calibrate(source: ProcessorSource, message: str, images: int, hidden: int) 
 
 
 def derive_inputs(model: Any, source: ProcessorSource, config: dict[str, Any], modalities: set[str],
-                  params: list[str]) -> Derivation:
+                  params: list[str], at_batch_one: Any = None) -> Derivation:
     """Find the prompt form the model's forward accepts (it is the judge), then run every MEDIA_CASE with it.
-    Raises ExampleInputError naming the processor and the last cause when no form works."""
+    ``at_batch_one``: studio.export.batch_one.runs_at_batch_one, tried when every form fails at batch 2 (given by
+    the caller: batch_one builds on this module). Raises ExampleInputError naming the processor and the last cause
+    when no form works."""
     import torch
 
     tried: list[str] = []
@@ -478,7 +479,8 @@ def derive_inputs(model: Any, source: ProcessorSource, config: dict[str, Any], m
                       for k, v in required_call_args(source.processor, {}).items()]
             return Derivation(ph, runs, notes, dropped)
     line, cause = in_forward[0] if in_forward else first or ("", None)  # type: ignore[assignment]
-    single = runs_at_batch_one(model, source, config, modalities, refused, params) if MEDIA_CASES[0].batch > 1 else None
+    single = (at_batch_one(model, source, config, modalities, refused, params)
+              if at_batch_one is not None and MEDIA_CASES[0].batch > 1 else None)
     if single is not None:
         why = f"batch 1: {type(model).__name__}.forward refuses every prompt form at batch 2 ({line}); every case " \
               "is made at batch 1 and the graph's batch axis is static"

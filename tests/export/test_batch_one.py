@@ -16,6 +16,7 @@ transformers = pytest.importorskip("transformers")
 
 from bench.coverage_shrink import shrink_config  # noqa: E402
 from studio.export import processor_inputs as pi  # noqa: E402
+from studio.export.batch_one import runs_at_batch_one  # noqa: E402
 from studio.export.processor_source import load_processor  # noqa: E402
 
 
@@ -26,7 +27,7 @@ def test_a_forward_that_refuses_batch_two_gets_single_row_cases(tmp_path: Path) 
     source = load_processor(tmp_path, config.to_dict())
     assert source is not None
     params = [n for n in inspect.signature(type(model).forward).parameters if n != "self"]
-    der = pi.derive_inputs(model, source, config.to_dict(), {"vision"}, params)
+    der = pi.derive_inputs(model, source, config.to_dict(), {"vision"}, params, at_batch_one=runs_at_batch_one)
     assert der.static == "batch"
     assert [r.tensors["pixel_values"].shape[:2] for r in der.runs] == [(1, 2)] * 3
     assert len({r.tensors["input_ids"].shape[1] for r in der.runs}) > 1  # the prompts still differ

@@ -44,6 +44,7 @@ def forward_params(model: Any) -> list[str]:
 def derive_example_inputs(run: ExportRun, model: Any) -> ExampleInputs | None:
     """The processor-made ExampleInputs, or None when the model has no media processor (the generic path runs)."""
     from studio.export import processor_inputs as pi
+    from studio.export.batch_one import runs_at_batch_one
     from studio.export.modalities import declared_modalities
     from studio.export.processor_source import check_folder_processor, load_processor
 
@@ -76,7 +77,7 @@ def derive_example_inputs(run: ExportRun, model: Any) -> ExampleInputs | None:
     if not media:
         return None  # text only, by the user's choice: the generic path (reported text-only below)
     try:
-        der = pi.derive_inputs(model, source, config, media, params)
+        der = pi.derive_inputs(model, source, config, media, params, at_batch_one=runs_at_batch_one)
     except pi.ExampleInputError as exc:
         untaken = media_not_taken(source, media, params)
         fix = not_taken_fix(type(model).__name__, untaken) if untaken else fix_for(exc)
