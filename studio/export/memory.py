@@ -19,18 +19,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from studio.core.errors import StudioError
+from studio.core.machine_memory import GB, MemoryShortfall, machine_available
 
-GB = 1e9
 BASE_BYTES = int(1.2 * GB)  # python + torch + transformers + onnxruntime loaded, a few activations (measured 0.9-1.3)
 PROTOBUF = 2**31 - 1
 _ST_BYTES = {"F64": 8, "F32": 4, "F16": 2, "BF16": 2, "I64": 8, "I32": 4, "I16": 2, "I8": 1, "U8": 1, "BOOL": 1,
              "F8_E4M3": 1, "F8_E5M2": 1}
 _TORCH_BYTES = {"float32": 4, "float16": 2, "bfloat16": 2, "float64": 8}
-
-
-class MemoryShortfall(StudioError, kind="resources"):
-    """The export would need more memory than the machine has free (exit 2: nothing was started or written)."""
 
 
 @dataclass
@@ -123,37 +118,6 @@ def load_dtype(config: dict[str, Any], weights: Weights) -> str:
     text = config.get("text_config") if isinstance(config.get("text_config"), dict) else {}
     value = config.get("dtype") or config.get("torch_dtype") or text.get("dtype") or "float32"
     return str(value).removeprefix("torch.")
-
-
-def _mem_available() -> int:
-    """The kernel's MemAvailable (no psutil: the export extra does not install it); psutil elsewhere."""
-    try:
-        for line in Path("/proc/meminfo").read_text().splitlines():
-            if line.startswith("MemAvailable:"):
-                return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    import psutil
-
-    return int(psutil.virtual_memory().available)
-
-
-def machine_available() -> tuple[int, str]:
-    """Memory this process may still take: MemAvailable, lowered by a cgroup limit (v2 or v1) when there is one."""
-    avail, source = _mem_available(), "MemAvailable"
-    for limit_file, usage_file in (("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory.current"),
-                                   ("/sys/fs/cgroup/memory/memory.limit_in_bytes",
-                                    "/sys/fs/cgroup/memory/memory.usage_in_bytes")):
-        try:
-            raw = Path(limit_file).read_text().strip()
-            if raw == "max" or int(raw) >= 1 << 60:
-                continue
-            room = int(raw) - int(Path(usage_file).read_text().strip())
-        except (OSError, ValueError):
-            continue
-        if room < avail:
-            avail, source = room, f"cgroup limit {int(raw) / GB:.1f} GB"
-    return avail, source
 
 
 def estimate(config: dict[str, Any], model_dir: Path | str, *, exporter: str = "torchscript",

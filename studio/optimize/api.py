@@ -299,6 +299,9 @@ def fix_model(model: Path | str, out: Path | str, *, static: dict[str, int] | No
                              "unfuse": unfuse, "host_split": host_split, "targets": targets or ["all"]})
     jobs = [("model", model, out, main_prec)] + [
         (p, parts[p], out.parent / f"{out.stem}.{p}.onnx", prec) for p, prec in wanted.items()]
+    from studio.optimize.memory import check_fix_fits
+
+    check_fix_fits([(part, src, prec) for part, src, _dst, prec in jobs])  # exit 2 before any work when it cannot fit
     total = len(jobs)
     for i, (part, src, dst, prec) in enumerate(jobs):
         job.set_status(f"fixing {src.name}")
