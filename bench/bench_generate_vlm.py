@@ -8,6 +8,10 @@ repeats, the paths taking turns (bench.bench_generate.measure). The token ids of
 onnxruntime-genai is not a path here: it has no form for this layout (it knows qwen2_5_vl's three graphs).
 
     .venv/bin/python -m bench.bench_generate_vlm [--new-tokens 32] [--repeats 7] [--threads 1] [--append FILE]
+        [--source HF_DIR --export EXPORT_DIR]
+
+``--source`` / ``--export``: a Qwen2-VL folder and its `studio export` (KV cache) instead of the tiny sample, e.g.
+the 2B model at real size (bench.real_models qwen2-vl-2b): both paths hold the model at once (about 20 GB at 2B).
 """
 
 from __future__ import annotations
@@ -61,10 +65,8 @@ def hf_path(src: Path, new: int, stops: list[int], pad: int | None) -> Callable[
     return run
 
 
-def studio_path(folder: Path, new: int, threads: int) -> Callable[[Any], Any]:
-    from studio.generate.vlm import open_vlm
-
-    gen = open_vlm(folder, threads)
+def studio_path(gen: Any, new: int) -> Callable[[Any], Any]:
+    """The runtime already opened to prepare the prompts (one copy of the model: at 2B a second is 10 GB)."""
     stops = set(gen.gen.eos_token_ids)
 
     def run(case: Any) -> tuple[list[int], float, float]:
@@ -82,6 +84,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--threads", type=int, default=1, help="torch and ORT intra-op threads (same for both paths)")
     p.add_argument("--append", type=Path, default=None, help="append the markdown section to this file")
     p.add_argument("--json", action="store_true")
+    p.add_argument("--source", type=Path, default=None, help="a Qwen2-VL HF folder (default: the tiny sample)")
+    p.add_argument("--export", type=Path, default=None, help="its `studio export` folder (with --source)")
     argv = sys.argv[1:] if argv is None else argv
     args = p.parse_args(argv)
 
@@ -92,15 +96,22 @@ def main(argv: list[str] | None = None) -> int:
     from studio.export.api import ExportOptions, export_model, write_sample
 
     torch.set_num_threads(args.threads)
+    if (args.source is None) != (args.export is None):
+        raise SystemExit("--source and --export go together (an HF folder and its export)")
     with tempfile.TemporaryDirectory() as tmp:
-        src = write_sample("tiny-qwen2-vl", Path(tmp) / "tiny-qwen2-vl")
-        out = Path(tmp) / "export" / "model.onnx"
-        report = export_model(ExportOptions(model_dir=src, output=out, validation_cases=2))
-        if report.status != "succeeded":
-            raise SystemExit(f"export failed: {report.diagnosis}")
+        if args.source is not None:
+            src, out = args.source, args.export / "model.onnx"
+        else:
+            src = write_sample("tiny-qwen2-vl", Path(tmp) / "tiny-qwen2-vl")
+            out = Path(tmp) / "export" / "model.onnx"
+            report = export_model(ExportOptions(model_dir=src, output=out, validation_cases=2))
+            if report.status != "succeeded":
+                raise SystemExit(f"export failed: {report.diagnosis}")
         from studio.generate.vlm import open_vlm
 
-        g = open_vlm(out.parent)
+        before = rss_mb()
+        g = open_vlm(out.parent, args.threads)
+        studio_loaded = rss_mb() - before
         rng = np.random.default_rng(0)
         cases = []
         for text, (w, h) in PROMPTS:
@@ -109,25 +120,25 @@ def main(argv: list[str] | None = None) -> int:
         paths = {"HF generate() (torch, sdpa, KV cache)":
                  lambda: hf_path(src, args.new_tokens, g.gen.eos_token_ids, g.gen.pad_token_id),
                  "studio VLM runtime (ORT: vision graph + decoder with past, session.run)":
-                 lambda: studio_path(out.parent, args.new_tokens, args.threads)}
+                 lambda: studio_path(g, args.new_tokens)}
         runners, loaded = {}, {}
         for name, make in paths.items():
             before = rss_mb()
             runners[name] = make()
-            loaded[name] = rss_mb() - before
+            loaded[name] = rss_mb() - before if name.startswith("HF") else studio_loaded
         rows = {n: {**r, "rss_growth_mb": loaded[n]} for n, r in measure(runners, cases, args.repeats).items()}
     same = compare_to_first(rows)
     result = {"rows": {k: {kk: vv for kk, vv in v.items() if kk != "ids"} for k, v in rows.items()},
               "same_token_ids": same, "prompt_tokens": [len(c[0]) for c in cases],
               "images": [list(s) for _, s in PROMPTS], "new_tokens": args.new_tokens, "repeats": args.repeats,
-              "threads": args.threads}
+              "threads": args.threads, "model": str(args.source) if args.source else "tiny-qwen2-vl sample"}
     publish(result, render(result, argv), args.json, args.append)
     return 0 if same else 1
 
 
 def render(result: dict[str, Any], argv: list[str] | None) -> str:
     lines = ["## Qwen2-VL generation: studio VLM runtime vs HF generate() (`bench/bench_generate_vlm.py`)", "",
-             f"{command_line('bench_generate_vlm', argv)} Model: tiny-qwen2-vl sample; "
+             f"{command_line('bench_generate_vlm', argv)} Model: {result['model']}; "
              f"images {result['images']} (w x h), prompts of {result['prompt_tokens']} tokens (image placeholders "
              f"included), {result['new_tokens']} new tokens, greedy, {result['threads']} intra-op thread(s) for torch "
              f"and ORT alike; medians over {result['repeats']} runs per prompt after a warm-up. TTFT = patches in -> "

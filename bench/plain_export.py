@@ -32,6 +32,7 @@ def main(argv: list[str] | None = None) -> int:
     import torch
 
     from studio.export.api import ExportOptions
+    from studio.export.stages.derive import derive_example_inputs
     from studio.export.stages.inputs import build_example_inputs
     from studio.export.stages.load import load_source
     from studio.export.stages.options import prepare_run
@@ -44,7 +45,9 @@ def main(argv: list[str] | None = None) -> int:
     options = ExportOptions(model_dir=Path(args.model_dir), output=out, with_past=args.with_past)
     run = prepare_run(options, Path(tempfile.mkdtemp()))
     model = load_source(run)
-    ex = build_past_inputs(run, model) if options.with_past else build_example_inputs(run, model)
+    # the example inputs the studio traces with: the processor's (derive) where the model has one, else generic
+    ex = build_past_inputs(run, model) if options.with_past else \
+        derive_example_inputs(run, model) or build_example_inputs(run, model)
     print(f"[{time.perf_counter() - t0:6.1f}s] loaded; exporting", flush=True)
     axes = {k: v for k, v in {**ex.dynamic_axes, **(ex.output_axes or {})}.items() if v}
     with torch.no_grad():
