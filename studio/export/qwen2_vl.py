@@ -90,31 +90,11 @@ def _vision_attention(attn: nn.Module, x: torch.Tensor, cos: torch.Tensor, sin: 
 
 def mrope_positions(input_ids: torch.Tensor, attention_mask: torch.Tensor, image_grid_thw: torch.Tensor,
                     image_token_id: int, merge: int) -> torch.Tensor:
-    """``get_rope_index`` for images, vectorised: ``[3, batch, sequence]`` (0 at padded positions)."""
-    valid = attention_mask.bool()
-    is_image = (input_ids == image_token_id) & valid
-    grid = image_grid_thw.long()
-    gt = grid[:, 0]
-    gh = torch.div(grid[:, 1], merge, rounding_mode="floor")
-    gw = torch.div(grid[:, 2], merge, rounding_mode="floor")
-    tokens = gt * gh * gw
-    ends = tokens.cumsum(0)
-    starts = ends - tokens
-    ordinal = (is_image.flatten().long().cumsum(0) - 1).clamp(min=0).view_as(input_ids)
-    image = (ordinal[..., None] >= ends).long().sum(-1).clamp(max=grid.shape[0] - 1)
-    local = ordinal - starts[image]
-    h, w = gh[image], gw[image]
-    hw = h * w
-    ti = torch.div(local, hw, rounding_mode="floor")
-    rem = local - ti * hw
-    hi, wi = torch.div(rem, w, rounding_mode="floor"), rem % w
-    last = is_image & (local == tokens[image] - 1)
-    zero = torch.zeros_like(input_ids)
-    advance = torch.where(is_image, torch.where(last, torch.maximum(h, w), zero), valid.long())
-    start = advance.cumsum(-1) - advance
-    pos = torch.stack([start + torch.where(is_image, ti, zero), start + torch.where(is_image, hi, zero),
-                       start + torch.where(is_image, wi, zero)])
-    return torch.where(valid[None], pos, torch.zeros_like(pos))
+    """``get_rope_index`` for images, vectorised: ``[3, batch, sequence]`` (0 at padded positions); the image
+    tokens are the ``image_token_id`` ones (studio.export.mrope_trace holds the rule, for every family)."""
+    from studio.export.mrope_trace import mrope_positions as by_mask
+
+    return by_mask(input_ids == image_token_id, attention_mask, image_grid_thw, merge)
 
 
 class Qwen2VLDecoder(nn.Module):
