@@ -45,9 +45,18 @@ def main(argv: list[str] | None = None) -> int:
     options = ExportOptions(model_dir=Path(args.model_dir), output=out, with_past=args.with_past)
     run = prepare_run(options, Path(tempfile.mkdtemp()))
     model = load_source(run)
-    # the example inputs the studio traces with: the processor's (derive) where the model has one, else generic
-    ex = build_past_inputs(run, model) if options.with_past else \
-        derive_example_inputs(run, model) or build_example_inputs(run, model)
+    # generic inputs (what a user writes by hand costs the floor nothing); the processor's (the studio's derive
+    # stage) only where generic ones cannot feed the model (Qwen2-VL's grid), so the floor stays the cheapest way
+    if options.with_past:
+        ex = build_past_inputs(run, model)
+    else:
+        from studio.export.stages.run import StageFailed
+
+        try:
+            ex = build_example_inputs(run, model)
+        except StageFailed:
+            run.report.diagnosis = None
+            ex = derive_example_inputs(run, model)
     print(f"[{time.perf_counter() - t0:6.1f}s] loaded; exporting", flush=True)
     axes = {k: v for k, v in {**ex.dynamic_axes, **(ex.output_axes or {})}.items() if v}
     with torch.no_grad():
