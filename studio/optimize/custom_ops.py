@@ -22,6 +22,7 @@ Two ways to run it in ONNX Runtime:
 
 from __future__ import annotations
 
+import os
 import threading
 from pathlib import Path
 from typing import Any
@@ -71,9 +72,29 @@ def fused_attention(query: np.ndarray, key: np.ndarray, value: np.ndarray, mask:
     return np.matmul(p, np.asarray(value, dtype=np.float32)).astype(np.float32)
 
 
+_PROTOBUF_KEY = "PROTOCOL_BUFFERS_PYTHON_IMPLEMENTATION"
+
+
+def import_extensions() -> Any:
+    """``onnxruntime_extensions``, without the environment change its import makes: its offline API (cvt.py)
+    sets PROTOCOL_BUFFERS_PYTHON_IMPLEMENTATION=python in ``os.environ``, so every process the studio started
+    afterwards parsed protobuf in pure Python (slower; the shape-inference child's answer went missing and a
+    fresh process imported numpy with onnx_light). This process's protobuf was chosen at its first import, so
+    only the children were changed: the variable is put back as it was."""
+    prior = os.environ.get(_PROTOBUF_KEY)
+    try:
+        import onnxruntime_extensions
+    finally:
+        if prior is None:
+            os.environ.pop(_PROTOBUF_KEY, None)
+        else:
+            os.environ[_PROTOBUF_KEY] = prior
+    return onnxruntime_extensions
+
+
 def extensions_available() -> bool:
     try:
-        import onnxruntime_extensions  # noqa: F401
+        import_extensions()
     except Exception:
         return False
     return True
@@ -84,8 +105,8 @@ def register_python_ops() -> str:
     extensions library path to register with ORT."""
     global _registered
     try:
-        import onnxruntime_extensions as ortx
-        from onnxruntime_extensions import PyCustomOpDef, onnx_op
+        ortx = import_extensions()
+        PyCustomOpDef, onnx_op = ortx.PyCustomOpDef, ortx.onnx_op  # noqa: N806 - the package's own names
     except Exception as exc:
         raise DependencyMissing(f"onnxruntime-extensions is needed to run '{DOMAIN}' ops in Python ({exc})",
                                 offending="onnxruntime_extensions",
@@ -126,9 +147,8 @@ def uses_domain(model: Any, domain: str = DOMAIN) -> bool:
 def to_python_op_domain(model: Any) -> Any:
     """Copy of ``model`` with ``studio.fused`` nodes renamed to the extensions' Python ops (ORT-loadable)."""
     import onnx
-    from onnxruntime_extensions import default_opset_domain
 
-    contrib = default_opset_domain()
+    contrib = import_extensions().default_opset_domain()
     m = onnx.ModelProto()
     m.CopyFrom(model)
 

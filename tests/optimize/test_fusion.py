@@ -137,3 +137,19 @@ def test_tiny_clip_encoder_attention_is_fused(tmp_path: Path) -> None:
     assert all(s.has_mask and s.nan_to_zero for s in text)  # causal + padding mask, Where(IsNaN) guard absorbed
     assert rep.parity is not None and rep.parity.passed
     assert max(o.max_abs for c in rep.parity.cases for o in c.outputs) < 1e-4
+
+
+def test_onnxruntime_extensions_leaves_the_environment_as_it_was() -> None:
+    """Its import set PROTOCOL_BUFFERS_PYTHON_IMPLEMENTATION=python for every later child process (the studio's
+    shape-inference fork and any tool it starts parsed protobuf in pure Python): the variable is put back. A fresh
+    process, so the import is a first one."""
+    import os
+    import subprocess
+    import sys
+
+    code = ("import os; from studio.optimize import custom_ops; assert custom_ops.extensions_available(); "
+            "custom_ops.register_python_ops(); print(os.environ.get('PROTOCOL_BUFFERS_PYTHON_IMPLEMENTATION'))")
+    env = {k: v for k, v in os.environ.items() if k != "PROTOCOL_BUFFERS_PYTHON_IMPLEMENTATION"}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip() == "None"
