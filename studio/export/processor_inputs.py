@@ -433,10 +433,8 @@ def _calibrate(source: ProcessorSource, message: str, images: int, hidden: int) 
 
 def derive_inputs(model: Any, source: ProcessorSource, config: dict[str, Any], modalities: set[str],
                   params: list[str], at_batch_one: Any = None) -> Derivation:
-    """Find the prompt form the model's forward accepts (it is the judge), then run every MEDIA_CASE with it.
-    ``at_batch_one``: studio.export.batch_one.runs_at_batch_one, tried when every form fails at batch 2 (given by
-    the caller: batch_one builds on this module). Raises ExampleInputError naming the processor and the last cause
-    when no form works."""
+    """Find the prompt form the model's forward accepts (it is the judge), then run every MEDIA_CASE with it;
+    ``at_batch_one`` (batch_one.runs_at_batch_one) when every form fails at batch 2. Else ExampleInputError."""
     import torch
 
     tried: list[str] = []
@@ -479,9 +477,8 @@ def derive_inputs(model: Any, source: ProcessorSource, config: dict[str, Any], m
                       for k, v in required_call_args(source.processor, {}).items()]
             return Derivation(ph, runs, notes, dropped)
     line, cause = in_forward[0] if in_forward else first or ("", None)  # type: ignore[assignment]
-    single = (at_batch_one(model, source, config, modalities, refused, params)
-              if at_batch_one is not None and MEDIA_CASES[0].batch > 1 else None)
-    if single is not None:
+    single = at_batch_one and MEDIA_CASES[0].batch > 1 and at_batch_one(model, source, config, modalities, refused, params)
+    if single:
         why = f"batch 1: {type(model).__name__}.forward refuses every prompt form at batch 2 ({line}); every case " \
               "is made at batch 1 and the graph's batch axis is static"
         return Derivation(single[0], single[1], [*notes, why], single[2], "batch")
