@@ -218,9 +218,32 @@ def _copy_range(src_fd: int, dst_fd: int, src_off: int, length: int, dst_off: in
             progress(copied)
 
 
+def _convert_range(src_fd: int, dst_fd: int, src_off: int, length: int, dst_off: int, fn: Callable[[bytes], bytes],
+                   progress: Callable[[int], None] | None) -> int:
+    """``length`` bytes from ``src_fd`` through ``fn`` chunk by chunk (elementwise: a chunk is whole elements) to
+    ``dst_fd`` at ``dst_off``; returns the bytes written."""
+    done = written = 0
+    while done < length:
+        buf = os.pread(src_fd, min(CHUNK, length - done), src_off + done)
+        if not buf:
+            raise ModelError(f"external data ended early while converting ({done:,} of {length:,} bytes)",
+                             offending=f"fd {src_fd}", hint="the data file is truncated; re-export the model")
+        out = fn(buf)
+        view = memoryview(out)
+        n = 0
+        while n < len(out):
+            n += os.pwrite(dst_fd, view[n:], dst_off + written + n)
+        done += len(buf)
+        written += len(out)
+        if progress is not None:
+            progress(len(buf))
+    return written
+
+
 def write_layout(src: Path | str, dest: Path | str, *, external: bool = True, threshold: int = THRESHOLD,
                  progress: Callable[[int], None] | None = None, check_cancel: Callable[[], None] | None = None,
-                 model: Any = None, consume: bool = False) -> LayoutResult:
+                 model: Any = None, consume: bool = False,
+                 convert: Callable[[Any], Callable[[bytes], bytes] | None] | None = None) -> LayoutResult:
     """Rewrite the model at ``src`` (inline weights, one data file, or torch's one file per tensor) as ``dest`` +
     ``dest.data`` (``external``) or as one file; returns what was written and the data files it read (the caller
     deletes those once it no longer needs ``src``). ``src`` may equal ``dest``: the graph is replaced last.
@@ -228,7 +251,10 @@ def write_layout(src: Path | str, dest: Path | str, *, external: bool = True, th
     Memory: the graph without its weights, plus inline tensors when the source has them (then it is < 2 GB), plus
     one copy chunk. ``progress(n)`` hears bytes copied; ``check_cancel`` may raise between tensors (the partial
     data file is removed). ``consume``: a source file holding one tensor (TorchScript's layout) is deleted once
-    copied, so the disk holds one tensor twice at most, not the whole model (the caller's private files only)."""
+    copied, so the disk holds one tensor twice at most, not the whole model (the caller's private files only).
+    ``convert(tensor)``: an elementwise bytes -> bytes function for an external tensor whose type the caller
+    changed in ``model`` (an FP16 conversion of weights left on disk), or None to copy it as it is; each entry's
+    ``length`` must then give the source bytes."""
     src, dest = Path(src), Path(dest)
     model = model if model is not None else read_graph(src)
     sources = check_data_files(model, src)
@@ -258,9 +284,15 @@ def write_layout(src: Path | str, dest: Path | str, *, external: bool = True, th
                     fds[loc] = os.open(_safe_location(loc, src), os.O_RDONLY)
                 length = int(e["length"]) if e.get("length") else tensor_nbytes(t)
                 src_off = int(e.get("offset") or 0)
+                fn = convert(t) if convert is not None else None
                 inline = out_fd is None or length < threshold  # back inline (small tensors; small models)
                 if inline:
                     t.raw_data = os.pread(fds[loc], length, src_off)
+                    if fn is not None:
+                        t.raw_data = fn(t.raw_data)
+                elif fn is not None:
+                    offset = -(-offset // ALIGN) * ALIGN
+                    length = _convert_range(fds[loc], out_fd, src_off, length, offset, fn, progress)
                 else:
                     offset = -(-offset // ALIGN) * ALIGN
                     _copy_range(fds[loc], out_fd, src_off, length, offset, progress)

@@ -33,6 +33,8 @@ from typing import Any
 
 import numpy as np
 
+from studio.core.runner import BaseRunner
+
 ID_HIGH = 3  # random ids are drawn from [0, 3): valid in any vocabulary, any small gather table
 REL_FLOOR = 1e-12  # max_rel's denominator floor; REL_CAP: the largest ratio reported
 REL_CAP = 1e30
@@ -278,3 +280,46 @@ def run_parity(reference: Any, candidate: Any, *, tolerance: Tolerance, feeds: I
         for r in started:
             r.deactivate()
     return rep
+
+
+class _Recorded(BaseRunner):
+    """A reference's answers replayed in order (``recorded_reference``); a run that raised raises again."""
+
+    name = "recorded reference"
+
+    def __init__(self, specs: dict[str, Any], answers: list[dict[str, np.ndarray] | Exception]) -> None:
+        super().__init__()
+        self.specs, self.answers = specs, list(answers)
+
+    def activate_impl(self) -> None:
+        return None
+
+    def infer_impl(self, feed: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        answer = self.answers.pop(0)
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+
+    def input_metadata(self) -> dict[str, Any]:
+        return self.specs
+
+
+def recorded_reference(reference: Any, *, cases: int = 2, seed: int = 0, dims: Mapping[str, int] | None = None,
+                       given: Mapping[str, np.ndarray] | None = None) -> tuple[BaseRunner, list[dict[str, Any]]]:
+    """Run ``reference`` (not yet active) on ``cases`` seeded random feeds of its own inputs, then close it: its
+    answers as a runner that replays them, and the feeds. For a model too large to hold beside its candidate."""
+    rng = np.random.default_rng(seed)
+    answers: list[dict[str, np.ndarray] | Exception] = []
+    with reference:
+        specs = reference.input_metadata()
+        feeds = [random_inputs(specs, dims=dims, rng=rng, given=given) for _ in range(cases)]
+        for feed in feeds:
+            try:
+                answers.append(reference.infer(dict(feed)))
+            except Exception as exc:  # a failed run is the case's error, reported by run_case
+                from studio.core.errors import JobCancelled
+
+                if isinstance(exc, JobCancelled):
+                    raise
+                answers.append(exc)
+    return _Recorded(specs, answers), feeds

@@ -16,6 +16,7 @@ import re
 import shutil
 import tempfile
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -62,18 +63,27 @@ class FixParity(ParityReport):
 
 def check_parity(original: Path | str | Any, fixed: Path | str | Any, precision: str = "fp32", *,
                  dims: dict[str, int] | None = None, cases: int = 2, seed: int = 0, host: Any = None,
-                 candidate: Any = None, given: dict[str, Any] | None = None) -> FixParity:
+                 candidate: Any = None, given: dict[str, Any] | None = None,
+                 one_at_a_time: bool = False) -> FixParity:
     """``fixed`` against ``original`` (paths or ModelProtos) on seeded random inputs; ``host`` (a ModelProto): the
     host graph of a host split, run first on the original's inputs, its outputs fed to ``fixed``; ``candidate``:
     a runner already made for ``fixed`` (a custom-op runtime registered). fp32 is judged as a rewrite
-    (``REWRITE``), other precisions by ``TOLERANCES``."""
+    (``REWRITE``), other precisions by ``TOLERANCES``. ``one_at_a_time``: the original runs on every case and is
+    closed before ``fixed`` is loaded (a model too large for both sessions at once; the inputs are the
+    original's, which a precision change keeps)."""
     from studio.core.errors import ValidationError
-    from studio.core.parity import run_parity
+    from studio.core.parity import recorded_reference, run_parity
     from studio.core.runner import ChainedRunner, OnnxRuntimeRunner
 
     tol = REWRITE if precision == "fp32" else TOLERANCES[precision]
     rep = FixParity(atol=tol.atol, rtol=tol.rtol, min_cosine=tol.min_cosine, original=_label(original),
                     fixed=_label(fixed), precision=precision)
+    if one_at_a_time and host is None and candidate is None:
+        ref, feeds = recorded_reference(OnnxRuntimeRunner(original, error=ValidationError), cases=cases, seed=seed,
+                                        dims=dims, given=given)
+        with OnnxRuntimeRunner(fixed, error=ValidationError) as new:
+            rep.cases = run_parity(ref, new, tolerance=tol, feeds=feeds).cases
+        return rep
     with OnnxRuntimeRunner(original, error=ValidationError) as ref:
         new = candidate or OnnxRuntimeRunner(fixed, error=ValidationError)
         if host is None:
@@ -171,18 +181,20 @@ def _load_full(path: Path) -> Any:
                          hint="keep the external data file next to the model") from None
 
 
-def save_model_atomic(model: Any, out: Path, check: Any = None) -> Any:
+def save_model_atomic(model: Any, out: Path, check: Any = None, *, write: Any = None) -> Any:
     """Write the model (and its external data when large) via a temp folder, run ``check(temp_path)`` (it may
-    raise: then nothing is written), then rename into place. Returns what ``check`` returned."""
+    raise: then nothing is written), then rename into place. Returns what ``check`` returned. ``write(path)``:
+    writes the graph and its ``.data`` itself (weights streamed from the source's files, studio.optimize.streamed)."""
     import onnx
 
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent))
     try:
-        big = model.ByteSize() > EXTERNAL_THRESHOLD
         target = tmp / out.name
-        if big:
+        if write is not None:
+            write(target)
+        elif model.ByteSize() > EXTERNAL_THRESHOLD:
             onnx.save_model(model, str(target), save_as_external_data=True, all_tensors_to_one_file=True,
                             location=f"{out.name}.data", size_threshold=1024)
         else:
@@ -200,14 +212,15 @@ def save_model_atomic(model: Any, out: Path, check: Any = None) -> Any:
 
 
 def _parity_on(src: Path, tmp: Path, dst: Path, prec: str, static: dict[str, int] | None,
-               cases: int, host: Any = None) -> FixParity:
+               cases: int, host: Any = None, one_at_a_time: bool = False) -> FixParity:
     """Parity on the temp file (a model ORT cannot load is never moved into place); with a host graph, the
     original against host graph -> device graph."""
     from studio.optimize.parity_dims import processor_dims
 
     derived = processor_dims(src)
     dims = {**derived.dims, **(static or {})}
-    rep = check_parity(src, tmp, prec, dims=dims or None, cases=cases, host=host, given=derived.values or None)
+    rep = check_parity(src, tmp, prec, dims=dims or None, cases=cases, host=host, given=derived.values or None,
+                       one_at_a_time=one_at_a_time)
     rep.fixed = str(dst)
     rep.dims = dims
     given = f"{', '.join(f'{k}={v}' for k, v in static.items())} from --static" if static else ""
@@ -299,17 +312,27 @@ def fix_model(model: Path | str, out: Path | str, *, static: dict[str, int] | No
                              "unfuse": unfuse, "host_split": host_split, "targets": targets or ["all"]})
     jobs = [("model", model, out, main_prec)] + [
         (p, parts[p], out.parent / f"{out.stem}.{p}.onnx", prec) for p, prec in wanted.items()]
+    from studio.optimize import streamed
     from studio.optimize.memory import check_fix_fits
 
-    check_fix_fits([(part, src, prec) for part, src, _dst, prec in jobs])  # exit 2 before any work when it cannot fit
+    plans = [(part, src, dst, prec, streamed.streamable(FixSteps(**{**base.__dict__, "precision": prec}), src))
+             for part, src, dst, prec in jobs]
+    check_fix_fits([(part, src, prec, on_disk) for part, src, _d, prec, on_disk in plans])  # exit 2 before any work
     total = len(jobs)
-    for i, (part, src, dst, prec) in enumerate(jobs):
+    for i, (part, src, dst, prec, on_disk) in enumerate(plans):
         job.set_status(f"fixing {src.name}")
         steps = FixSteps(**{**base.__dict__, "precision": prec})
-        t = transform(_load_full(src), steps, strict=(part == "model"), processor_dir=src.parent, job=job)
+        write = None
+        if on_disk:  # weights stay on disk: converted tensor by tensor as the new data file is written
+            graph, types = streamed.load_graph(src)
+            t = transform(graph, steps, strict=(part == "model"), processor_dir=src.parent, job=job)
+            t.steps.append("weights converted tensor by tensor from the data files (the model never wholly in memory)")
+            write = partial(streamed.write_weights, t.model, src, types=types)
+        else:
+            t = transform(_load_full(src), steps, strict=(part == "model"), processor_dir=src.parent, job=job)
         f = FixedFile(part=part, source=str(src), output=str(dst), precision=prec, steps=list(t.steps))
-        f.parity = save_model_atomic(t.model, dst, lambda tmp, src=src, prec=prec, dst=dst, host=t.host: _parity_on(
-            src, tmp, dst, prec, static, parity_cases, host))
+        f.parity = save_model_atomic(t.model, dst, lambda tmp, src=src, prec=prec, dst=dst, host=t.host, seq=on_disk:
+                                     _parity_on(src, tmp, dst, prec, static, parity_cases, host, seq), write=write)
         if t.host is not None:
             host_path = dst.parent / f"{dst.stem}.host.onnx"
             save_model_atomic(t.host, host_path)

@@ -13,7 +13,7 @@ the graph rewrites are not modelled (not measured); files are fixed one at a tim
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +21,7 @@ from studio.core.machine_memory import GB, MemoryShortfall, machine_available
 
 BASE_BYTES = int(1.2 * GB)  # python + onnx + onnxruntime loaded, before the model
 FACTORS = {"fp16": 5.8, "int8": 6.7, "int8-static": 6.7}  # measured 5.6x / 6.5x, rounded up
+STREAMED = {"fp16": 2.2}  # weights left on disk (studio.optimize.streamed): measured 2.0x, rounded up
 
 
 @dataclass
@@ -30,6 +31,7 @@ class FixMemory:
     files: dict[str, tuple[int, int, str]]  # part -> (weight bytes, estimated peak bytes, precision)
     available: int
     available_source: str
+    streamed: list[str] = field(default_factory=list)  # parts whose weights are converted from disk
 
     @property
     def peak(self) -> int:
@@ -38,29 +40,39 @@ class FixMemory:
     def to_dict(self) -> dict[str, Any]:
         return {"files": {k: {"weight_bytes": w, "peak_bytes": p, "precision": prec}
                           for k, (w, p, prec) in self.files.items()},
-                "peak_bytes": self.peak, "available_bytes": self.available, "available_source": self.available_source}
+                "streamed": list(self.streamed), "peak_bytes": self.peak, "available_bytes": self.available, "available_source": self.available_source}
 
 
 def weight_bytes(model: Path) -> int:
     """The graph file's size plus the external data it references (the graph read without its weights)."""
+    return _weights(model)[0]
+
+
+def _weights(model: Path) -> tuple[int, bool]:
+    """``weight_bytes`` and whether any weights are in data files."""
     from studio.core.external_data import data_files, read_graph
 
     graph = read_graph(model)  # a missing or unreadable file: ModelError naming it
-    return model.stat().st_size + sum(df.needed for df in data_files(graph, model))
+    files = data_files(graph, model)
+    return model.stat().st_size + sum(df.needed for df in files), bool(files)
 
 
-def check_fix_fits(jobs: list[tuple[str, Path, str]]) -> FixMemory:
-    """``jobs``: (part, source file, precision). MemoryShortfall (exit 2, before any work) when a conversion's
+def check_fix_fits(jobs: list[tuple[str, Path, str, bool]]) -> FixMemory:
+    """``jobs``: (part, source file, precision, streamed: its weights converted from disk). MemoryShortfall (exit 2, before any work) when a conversion's
     estimate exceeds the free memory. ``STUDIO_FIX_MEMORY`` (GB) stands in for the free memory (tests)."""
     avail, source = machine_available()
     forced = os.environ.get("STUDIO_FIX_MEMORY")
     if forced:
         avail, source = int(float(forced) * GB), "STUDIO_FIX_MEMORY"
     est = FixMemory({}, avail, source)
-    for part, src, prec in jobs:
+    external: dict[str, bool] = {}
+    for part, src, prec, on_disk in jobs:
         if prec in FACTORS:
-            w = weight_bytes(src)
-            est.files[part] = (w, BASE_BYTES + int(FACTORS[prec] * w), prec)
+            w, external[part] = _weights(src)
+            factor = STREAMED[prec] if on_disk and prec in STREAMED else FACTORS[prec]
+            est.files[part] = (w, BASE_BYTES + int(factor * w), prec)
+            if on_disk and prec in STREAMED:
+                est.streamed.append(part)
     over = {k: v for k, v in est.files.items() if v[1] > avail}
     if over:
         part, (w, peak, prec) = max(over.items(), key=lambda kv: kv[1][1])
@@ -69,8 +81,9 @@ def check_fix_fits(jobs: list[tuple[str, Path, str]]) -> FixMemory:
         fits = [k for k, v in est.files.items() if v[1] <= avail]
         if fits:
             ways.append(f"convert only the parts that fit now ({', '.join(fits)}) and keep '{part}' in FP32")
-        if prec != "fp16" and BASE_BYTES + FACTORS["fp16"] * w <= avail:
-            ways.append(f"--fp16 for '{part}' (estimated peak {(BASE_BYTES + FACTORS['fp16'] * w) / GB:.1f} GB)")
+        fp16 = STREAMED["fp16"] if external[part] else FACTORS["fp16"]  # FP16 alone streams data-file weights
+        if prec != "fp16" and BASE_BYTES + fp16 * w <= avail:
+            ways.append(f"--fp16 for '{part}' (estimated peak {(BASE_BYTES + fp16 * w) / GB:.1f} GB)")
         raise MemoryShortfall(
             f"converting '{part}' to {prec} will not fit in memory: {w / GB:.1f} GB of weights, estimated peak "
             f"{peak / GB:.1f} GB, {avail / GB:.1f} GB free ({source})", offending=str(jobs[0][1]),

@@ -31,7 +31,7 @@ def test_the_estimate_counts_the_external_data(tmp_path: Path) -> None:
     src = _external(tmp_path / "m")
     w = weight_bytes(src)
     assert w == src.stat().st_size + 256 * 256 * 4
-    est = check_fix_fits([("model", src, "int8"), ("vision", src, "fp32")])  # fp32 rewrites are not modelled
+    est = check_fix_fits([("model", src, "int8", False), ("vision", src, "fp32", False)])  # fp32 rewrites are not modelled
     assert est.files == {"model": (w, BASE_BYTES + int(FACTORS["int8"] * w), "int8")}
 
 
