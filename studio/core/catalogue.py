@@ -270,8 +270,16 @@ def _templates() -> TemplateMatcher:
         while t is not None:  # the studio's catalogue, then the plugins' (gettext fallbacks)
             pairs += [(k, v) for k, v in getattr(t, "_catalog", {}).items() if isinstance(k, str)]
             t = getattr(t, "_fallback", None)
-        _matcher = (_current, TemplateMatcher(pairs, nested=_))
+        _matcher = (_current, TemplateMatcher(pairs, nested=_nested))
     return _matcher[1]
+
+
+def _nested(value: str) -> str:
+    """A NESTED placeholder's value (studio.core.message_templates): its entry, or a template that covers it."""
+    text = _current.gettext(value) if _current is not None else value
+    if text is value and _code != language.ENGLISH:
+        text = _templates().translate(value, covering=True) or value
+    return text
 
 
 def job_text(text: object) -> str:

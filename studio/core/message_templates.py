@@ -83,8 +83,10 @@ class TemplateMatcher:
     def __len__(self) -> int:
         return len(self.rules)
 
-    def _candidates(self, message: str) -> Iterator[str]:
-        for _literal, pattern, names, msgstr, words in self.rules:
+    def _candidates(self, message: str, covering: bool) -> Iterator[str]:
+        for literal, pattern, names, msgstr, words in self.rules:
+            if covering and 2 * literal < len(message):
+                continue
             if not all(w in message for w in words):  # a cheap no before the regular expression
                 continue
             m = pattern.match(message)
@@ -97,6 +99,8 @@ class TemplateMatcher:
                 except (KeyError, IndexError, ValueError):
                     continue
 
-    def translate(self, message: str) -> str | None:
-        return next(self._candidates(message), None)
+    def translate(self, message: str, *, covering: bool = False) -> str | None:
+        """``covering``: only a template whose own words are at least half the text (a NESTED value may be a target
+        profile's sentence: "HTP has no INT64 compute; ..." is not "{name} has no {what}")."""
+        return next(self._candidates(message, covering), None)
 

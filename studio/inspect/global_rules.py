@@ -31,9 +31,10 @@ def global_findings(lm: LoadedModel, dyn: DynamicReport, prof: TargetProfile) ->
     if opset is not None and ((r.opset_min is not None and opset < r.opset_min)
                               or (r.opset_max is not None and opset > r.opset_max)):
         rng = f"{r.opset_min if r.opset_min is not None else '?'}-{r.opset_max if r.opset_max is not None else '?'}"
+        name, why = prof.name, r.opset_reason  # the core's frame translated; the profile's sentence as written
         out.append(Finding(target=prof.id, severity=SEVERITY_OF[r.opset_verdict], verdict=r.opset_verdict,
-                           rule="opset", message=f"model opset {opset} outside {prof.name}'s range {rng}"
-                           + (f": {r.opset_reason}" if r.opset_reason else ""),
+                           rule="opset", message=N_(f"model opset {opset} outside {name}'s range {rng}: {why}") if why
+                           else N_(f"model opset {opset} outside {name}'s range {rng}"),
                            hint=N_(f"re-export with an opset in {rng} (studio export --opset N)")))
     # dynamic shapes
     if r.dynamic_shapes != "allowed":
@@ -55,9 +56,16 @@ def global_findings(lm: LoadedModel, dyn: DynamicReport, prof: TargetProfile) ->
         io = [n for n in lm.graph_inputs + lm.graph_outputs if lm.tensors.get(n) and lm.tensors[n].elem_type == elem]
         inner = _inner_by_elem(lm).get(elem, 0)
         if io or inner:
-            what = f"graph inputs/outputs {io}" if io else f"{inner} internal tensors"
+            name = prof.name
+            why = why or (N_(f"{name} handles int64 poorly") if key == "int64" else N_(f"{name} handles double poorly"))
+            if key == "int64":
+                message = N_(f"INT64 graph inputs/outputs {io}: {why}") if io else \
+                    N_(f"INT64 {inner} internal tensors: {why}")
+            else:
+                message = N_(f"DOUBLE graph inputs/outputs {io}: {why}") if io else \
+                    N_(f"DOUBLE {inner} internal tensors: {why}")
             out.append(Finding(target=prof.id, severity=SEVERITY_OF[level], verdict=level, rule=f"dtype-{key}",
-                               message=f"{key.upper()} {what}: {why or prof.name + ' handles ' + key + ' poorly'}",
+                               message=message,
                                tensor=io[0] if io else None,
                                hint=N_("cast to int32/float32 at the boundary") if key == "int64"
                                else N_("convert the model to float32")))

@@ -41,9 +41,6 @@ RULE_TEXT = {
 VERDICT_WORDS = {"pass": N_("PASS"), "risky": N_("RISKY"), "fail": N_("FAIL"), "unknown": N_("UNKNOWN")}
 SEVERITY_WORDS = {"error": N_("ERROR"), "warning": N_("WARNING"), "note": N_("NOTE")}
 VERDICT_NAMES = {"pass": N_("pass"), "risky": N_("risky"), "fail": N_("fail"), "unknown": N_("unknown")}
-# model-wide findings whose message is mostly a target profile's sentence (English data): left as it is,
-# so no loose template of another message half-translates it
-PROFILE_WORDED = ("dtype-int64", "dtype-double", "opset")
 
 
 def render(report: InspectionReport, fmt: str = "text", *, target: str | None = None) -> str:
@@ -167,8 +164,8 @@ def _finding_line(f: Any) -> str:
 
 def finding_message(f: Any) -> str:
     """A finding's message in the user's language, for every view (this report, the Inspector's findings): the
-    core's words translated, a target profile's own sentence of a model-wide finding left as it is."""
-    return f.message if f.rule in PROFILE_WORDED and not f.op_type else _op_text(f.op_type, f.message)
+    core's words translated through its template, a target profile's own sentence inside it left as it is."""
+    return _op_text(f.op_type, f.message)
 
 
 def _op_text(op_type: str | None, text: str) -> str:

@@ -374,6 +374,28 @@ def test_inspect_text_report_in_chinese(tmp_path: Path) -> None:
         assert english not in out, english  # a target profile's own sentences stay as the profile says them
 
 
+def test_int64_and_opset_findings_in_chinese(tmp_path: Path) -> None:
+    """The INT64 and opset findings: the core's frame in zh_CN around the target profile's own sentence, which stays
+    as written (no loose template half-translates it: "HTP has no INT64 compute; ..." is not "{x} has no {y}")."""
+    import onnx
+    from onnx import TensorProto, helper
+
+    x = helper.make_tensor_value_info("ids", TensorProto.INT64, ["batch", 4])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    model = tmp_path / "i64.onnx"
+    onnx.save(helper.make_model(helper.make_graph([helper.make_node("Cast", ["ids"], ["y"], to=TensorProto.FLOAT)],
+                                                  "g", [x], [y]), opset_imports=[helper.make_opsetid("", 7)]), str(model))
+    zh = _studio("inspect", str(model), "--quiet", lang="zh_CN")
+    en = _studio("inspect", str(model), "--quiet", lang="en")
+    assert zh.returncode == en.returncode == 0, zh.stderr
+    assert "model opset 7 outside NVIDIA TensorRT 10.15's range 9-24: the onnx-tensorrt parser" in en.stdout
+    assert "ids: INT64 graph inputs/outputs ['ids']: HTP has no INT64 compute; INT64 tensors" in en.stdout
+    out = zh.stdout
+    assert "模型 opset 7 超出 NVIDIA TensorRT 10.15 的支持范围 9-24：the onnx-tensorrt parser" in out, out
+    assert "ids: INT64 图输入/输出 ['ids']：HTP has no INT64 compute; INT64 tensors" in out, out
+    assert "outside" not in out and "graph inputs/outputs" not in out
+
+
 def test_fleet_status_table_in_chinese(english_after: None) -> None:
     """`studio fleet rollout status`'s table (studio.fleet.render): headings, state and gate words, notes and the
     timeline in zh_CN, the columns still lined up; agent names, versions, numbers and flags kept; English as before."""
