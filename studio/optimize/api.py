@@ -320,14 +320,16 @@ def fix_model(model: Path | str, out: Path | str, *, static: dict[str, int] | No
     check_fix_fits([(part, src, prec, on_disk) for part, src, _d, prec, on_disk in plans])  # exit 2 before any work
     total = len(jobs)
     for i, (part, src, dst, prec, on_disk) in enumerate(plans):
-        job.set_status(f"fixing {src.name}")
+        job.set_status(f"fixing {src.name} (weights streamed from its data files)" if on_disk
+                       else f"fixing {src.name}")
         steps = FixSteps(**{**base.__dict__, "precision": prec})
         write = None
         if on_disk:  # weights stay on disk: converted tensor by tensor as the new data file is written
             graph, types = streamed.load_graph(src)
             t = transform(graph, steps, strict=(part == "model"), processor_dir=src.parent, job=job)
             t.steps.append("weights converted tensor by tensor from the data files (the model never wholly in memory)")
-            write = partial(streamed.write_weights, t.model, src, types=types)
+            write = partial(streamed.write_weights, t.model, src, types=types, check_cancel=job.check_cancelled,
+                            fraction=lambda x, i=i: job.set_progress(100 * (i + 0.3 * x) / total))
         else:
             t = transform(_load_full(src), steps, strict=(part == "model"), processor_dir=src.parent, job=job)
         f = FixedFile(part=part, source=str(src), output=str(dst), precision=prec, steps=list(t.steps))

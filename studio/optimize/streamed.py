@@ -81,7 +81,18 @@ def converter(types: dict[tuple[str, str], int]) -> Callable[[Any], Callable[[by
     return pick
 
 
-def write_weights(model: Any, source: Path, target: Path, types: dict[tuple[str, str], int],
-                  progress: Callable[[int], None] | None = None) -> None:
-    """``model`` (converted, weights still in ``source``'s data files) as ``target`` + ``target.data``."""
-    write_layout(source, target, model=model, convert=converter(types), progress=progress)
+def write_weights(model: Any, source: Path, target: Path, types: dict[tuple[str, str], int], *,
+                  fraction: Callable[[float], None] | None = None,
+                  check_cancel: Callable[[], None] | None = None) -> None:
+    """``model`` (converted, weights still in ``source``'s data files) as ``target`` + ``target.data``;
+    ``fraction(0..1)`` hears the source bytes read so far, ``check_cancel`` may raise between tensors."""
+    total = sum(int(kv.value) for t in iter_tensors(model) if is_external(t)
+                for kv in t.external_data if kv.key == "length") or 1
+    done = [0]
+
+    def step(n: int) -> None:
+        done[0] += n
+        if fraction is not None:
+            fraction(done[0] / total)
+
+    write_layout(source, target, model=model, convert=converter(types), progress=step, check_cancel=check_cancel)
