@@ -18,7 +18,8 @@ from collections.abc import Callable, Iterable, Iterator
 PLACEHOLDER = re.compile(r"\{(\w+)\}")
 # placeholders whose value is itself a message (a status word, a reason): translated too, so a Chinese line
 # carries no English "failed" ("compile {status}", "rollout {status}: {reason}", "...; {why} (reaches ...)"); a
-# value with no entry (a tool's or a target profile's own sentence) stays as it is
+# shipped target profile's sentence has its own entry (message_extract.profile_sentences) and is translated with
+# it; a value with no entry (a tool's own message, a user's profile's sentence) stays as it is
 NESTED = frozenset(("status", "reason", "why"))
 _WORD = re.compile(r"[A-Za-z]{2,}")
 
@@ -100,7 +101,8 @@ class TemplateMatcher:
                     continue
 
     def translate(self, message: str, *, covering: bool = False) -> str | None:
-        """``covering``: only a template whose own words are at least half the text (a NESTED value may be a target
-        profile's sentence: "HTP has no INT64 compute; ..." is not "{name} has no {what}")."""
+        """``covering``: only a template whose own words are at least half the text (a NESTED value may be a
+        sentence with no entry, a user's profile's or a tool's: "NPU has no INT64 compute; ..." is not
+        "{name} has no {what}")."""
         return next(self._candidates(message, covering), None)
 

@@ -1,4 +1,8 @@
-"""A target's model-wide rules (opset range, dynamic input dims, INT64 and DOUBLE tensors) as findings."""
+"""A target's model-wide rules (opset range, dynamic input dims, INT64 and DOUBLE tensors) as findings.
+
+Each message is a template (``N_``) around the profile's sentence as its ``{why}``: the catalogue translates the
+frame, and the sentence through its own entry (every shipped profile's is there: message_extract.profile_sentences);
+a user's profile's sentence stays as written inside the translated frame."""
 
 from __future__ import annotations
 
@@ -31,7 +35,7 @@ def global_findings(lm: LoadedModel, dyn: DynamicReport, prof: TargetProfile) ->
     if opset is not None and ((r.opset_min is not None and opset < r.opset_min)
                               or (r.opset_max is not None and opset > r.opset_max)):
         rng = f"{r.opset_min if r.opset_min is not None else '?'}-{r.opset_max if r.opset_max is not None else '?'}"
-        name, why = prof.name, r.opset_reason  # the core's frame translated; the profile's sentence as written
+        name, why = prof.name, r.opset_reason  # the frame translated; {why} through the sentence's own entry
         out.append(Finding(target=prof.id, severity=SEVERITY_OF[r.opset_verdict], verdict=r.opset_verdict,
                            rule="opset", message=N_(f"model opset {opset} outside {name}'s range {rng}: {why}") if why
                            else N_(f"model opset {opset} outside {name}'s range {rng}"),
@@ -42,7 +46,8 @@ def global_findings(lm: LoadedModel, dyn: DynamicReport, prof: TargetProfile) ->
             if o.kind == "input":
                 sev = r.dynamic_shapes
                 # the core's words around the profile's own sentence: {reason} and {why} are translated inside
-                # the message where the catalogue has them (a profile's sentence has no entry and stays as written)
+                # the message where the catalogue has them (a shipped profile's sentence has its entry; a user's
+                # stays as written)
                 reason = o.description
                 why = r.dynamic_reason or N_(f"{prof.name} needs static shapes")
                 out.append(Finding(target=prof.id, severity=SEVERITY_OF[sev], verdict=sev, rule="dynamic-shape",

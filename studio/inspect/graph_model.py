@@ -6,7 +6,9 @@ and boolean work and lookups by a runtime index on the CPU. So an ``Expand`` who
 ``Shape -> Gather -> Concat`` is not a const-input violation (the shape is a constant by then), and a ``Cast``
 of the attention mask is a host node, not an NPU one. ``place`` answers, per node, what the toolchain does:
 folded (nothing left to run), on the host (with the rule and its reason) or on the accelerator although the op
-list says host (a fused pattern, constant weights). Every rule comes from the profile, with its source.
+list says host (a fused pattern, constant weights). Every rule comes from the profile, with its source; the
+words of each placement are a template (``N_``) around the profile's sentence as its ``{reason}``, so the
+catalogue translates both.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from studio.core.catalogue import N_
 from studio.inspect.dynamic import DynamicReport
 from studio.inspect.model import LoadedModel, NodeRef, dtype_name
 from studio.inspect.profiles import Accelerated, GraphRules, TargetProfile
@@ -28,7 +31,7 @@ class Placement:
 
     constants: set[str]  # tensor names the toolchain knows at build (the const-input checks read this)
     folded: set[str] = field(default_factory=set)  # node keys folded into constants
-    host: dict[str, str] = field(default_factory=dict)  # node key -> why it runs on the host
+    host: dict[str, str] = field(default_factory=dict)  # node key -> the finding's words: "runs on the host: ..."
     accelerated: dict[str, str] = field(default_factory=dict)  # node key -> why a host-listed op stays on the device
     removed: dict[str, str] = field(default_factory=dict)  # node key -> why the toolchain drops it (no-op)
     source: str = ""
@@ -152,7 +155,8 @@ def _zero_operands(lm: LoadedModel, rules: GraphRules, consts: set[str], folded:
         for i in rules.zero_operand[r.op_type]:
             v = values.get(r.inputs[i]) if i < len(r.inputs) else None
             if v is not None and v[1] and not any(v[1]):
-                out[r.key] = f"input {i} is all zeros at build: {rules.zero_operand_reason}"
+                reason = rules.zero_operand_reason
+                out[r.key] = N_(f"input {i} is all zeros at build: {reason}")
                 break
     return out
 
@@ -175,16 +179,18 @@ def place(lm: LoadedModel, dyn: DynamicReport, prof: TargetProfile,
             continue
         op, ins = ref.op_type, ref.inputs
         if op == "Cast" and _cast_to_itself(ref, lm):
-            out.removed[ref.key] = "a Cast to its own element type does nothing: the build removes it"
+            out.removed[ref.key] = N_("a Cast to its own element type does nothing: the build removes it")
             continue
         index = rules.runtime_index.get(op)
         if index and any(i < len(ins) and ins[i] and ins[i] not in consts for i in index):
-            out.host[ref.key] = f"{op} by an index computed at run time: {rules.runtime_index_reason}"
+            reason = rules.runtime_index_reason
+            out.host[ref.key] = N_(f"runs on the host: {op} by an index computed at run time: {reason}")
             continue
         if host_types and not _moves_data(ref, rules):
             made = sorted({_made(ref, lm, o) for o in ref.outputs if o} & host_types)
             if made:
-                out.host[ref.key] = f"computes {'/'.join(made)} values: {rules.host_dtypes_reason}"
+                types, reason = "/".join(made), rules.host_dtypes_reason
+                out.host[ref.key] = N_(f"runs on the host: computes {types} values: {reason}")
                 continue
         acc = rules.accelerated.get(op)
         listed = prof.lookup(ref.domain, op)

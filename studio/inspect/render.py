@@ -164,7 +164,8 @@ def _finding_line(f: Any) -> str:
 
 def finding_message(f: Any) -> str:
     """A finding's message in the user's language, for every view (this report, the Inspector's findings): the
-    core's words translated through its template, a target profile's own sentence inside it left as it is."""
+    core's words translated through its template, a target profile's sentence inside it (its ``{reason}`` /
+    ``{why}``) through its own entry: a shipped profile's is in the catalogue, a user's stays as written."""
     return _op_text(f.op_type, f.message)
 
 

@@ -301,8 +301,8 @@ def evaluate_target(lm: LoadedModel, dyn: DynamicReport, prof: TargetProfile,
             if ref.key in dd and dyn_level != "allowed" and nv.verdict != "unknown":
                 worse = worst(nv.verdict, dyn_level)
                 if worse != nv.verdict:
-                    nv = NodeVerdict(worse, "dynamic-shape",
-                                     N_(f"output shape is data-dependent; {prof.rules.data_dependent_reason or 'not supported'}"),
+                    reason = prof.rules.data_dependent_reason or N_("not supported")  # {reason}: translated too
+                    nv = NodeVerdict(worse, "dynamic-shape", N_(f"output shape is data-dependent; {reason}"),
                                      N_("replace the data-dependent op, or bound it and pad to a fixed size"))
             if placement is not None and ref.key in placement.special:
                 nv = _placed(nv, ref.key, placement)
@@ -370,20 +370,22 @@ def evaluate_target(lm: LoadedModel, dyn: DynamicReport, prof: TargetProfile,
     return summary, verdicts, reasons, findings
 
 
-FOLDED = "folded into a constant at build (the toolchain folds constant and shape arithmetic first)"
+FOLDED = N_("folded into a constant at build (the toolchain folds constant and shape arithmetic first)")
 
 
 def _placed(nv: NodeVerdict, key: str, p: Any) -> NodeVerdict:
     """A node's verdict after the toolchain's whole-graph passes (``graph_model.Placement``): folded nodes are
-    gone before any op is looked up; a host-placed node runs (risky), unless a rule refuses it outright."""
+    gone before any op is looked up; a host-placed node runs (risky), unless a rule refuses it outright. The
+    placement's words are its templates (graph_model), the profile's sentence a ``{reason}`` in them."""
     if key in p.folded:
         return NodeVerdict("supported", "", FOLDED)
     if key in p.removed:
         return NodeVerdict("supported", "", p.removed[key])
     if key in p.accelerated and nv.rule == "cpu-fallback":
-        return NodeVerdict("supported", "", N_(f"on the accelerator in this graph: {p.accelerated[key]}"))
+        reason = p.accelerated[key]
+        return NodeVerdict("supported", "", N_(f"on the accelerator in this graph: {reason}"))
     if key in p.host and (nv.verdict == "supported" or nv.rule == "cpu-fallback"):
-        return NodeVerdict("risky", "host-placement", N_(f"runs on the host: {p.host[key]}"),
+        return NodeVerdict("risky", "host-placement", p.host[key],
                            N_("expect host<->device transfers around it; move it out of the model or change its "
                            "dtype to one the accelerator computes"))
     return nv

@@ -112,7 +112,7 @@ def node_details_html(graph: GraphData, node: GNode, report: Any, target: str | 
         for tid in report.node_verdicts:
             eff = effective(report, tid)  # a tool's answer where one ran, said with its source
             v = eff.node_verdicts.get(key, "supported")
-            reason = (report.node_reasons.get(tid, {}) or {}).get(key, "")
+            reason = core_text((report.node_reasons.get(tid, {}) or {}).get(key, ""))  # the core's words, translated
             if key in eff.by_node:
                 was = eff.overridden.get(key)
                 said = translate("Details", " (the profile said {verdict}: {reason})")
