@@ -39,7 +39,9 @@ def _css(theme: str) -> str:
 def verdict_chip(verdict: str, theme: str) -> str:
     solid, fill, border = palette.verdict_colors(theme).get(verdict, palette.verdict_colors(theme)["unknown"])
     label = translate("Verdicts", palette.VERDICT_LABELS.get(verdict, verdict))
-    return f"<span style='background:{fill}; color:{border}; font-weight:600'>&nbsp;{escape(label)}&nbsp;</span>"
+    # white-space: Qt's rich text ignores <td nowrap>, and CJK text may break between any two characters
+    return (f"<span style='background:{fill}; color:{border}; font-weight:600; white-space:nowrap'>&nbsp;"
+            f"{escape(label)}&nbsp;</span>")
 
 
 SUMMARY_TO_VERDICT = {"pass": "supported", "risky": "risky", "fail": "unsupported", "unknown": "unknown"}
@@ -76,7 +78,7 @@ def _tensor_rows(graph: GraphData, names: list[str], report: Any) -> str:
             descs = []
             for oid in dyn.origins[:3]:
                 o = report.dynamic.origin(oid)
-                descs.append(escape(o.description if o is not None else oid))
+                descs.append(escape(core_text(o.description) if o is not None else oid))
             origin = ("<br><span class='muted'>"
                       + translate("Details", "dynamic from: {origins}").format(origins="; ".join(descs)) + "</span>")
         rows.append(f"<tr><td class='mono'>{escape(t)}{tag}{origin}</td><td>{dtype}</td><td>{shape}</td></tr>")
@@ -117,8 +119,8 @@ def node_details_html(graph: GraphData, node: GNode, report: Any, target: str | 
                 was = eff.overridden.get(key)
                 said = translate("Details", " (the profile said {verdict}: {reason})")
                 reason = f"{eff.by_node[key]}" + (said.format(verdict=was[0], reason=reason) if was else "")
-            mark = " style='font-weight:600'" if tid == target else ""
-            out.append(f"<tr><td nowrap{mark}>{escape(tid)}</td><td nowrap>{verdict_chip(v, theme)}</td>"
+            mark = "; font-weight:600" if tid == target else ""
+            out.append(f"<tr><td style='white-space:nowrap{mark}'>{escape(tid)}</td><td style='white-space:nowrap'>{verdict_chip(v, theme)}</td>"
                        f"<td class='muted'>{escape(reason)}</td></tr>")
         out.append("</table>")
     head = ("<table class='t' width='100%'><tr><th>" + translate("Details", "tensor") + "</th><th>"
@@ -170,7 +172,7 @@ def stats_html(stats: Any, graph: GraphData | None, report: Any, theme: str = "l
     out.append("<table class='t' width='100%'>")
     for k, v in rows:
         # the key column as wide as its longest key: a fixed share broke "Parameters" mid-word in a narrow dock
-        out.append(f"<tr><td class='muted' nowrap>{k}</td><td>{v}</td></tr>")
+        out.append(f"<tr><td class='muted' style='white-space:nowrap'>{k}</td><td>{v}</td></tr>")
     out.append("</table>")
     if stats.estimate_note:
         out.append(f"<p class='muted'>{escape(core_text(stats.estimate_note))}</p>")  # the core's note, translated
@@ -212,7 +214,8 @@ def dynamic_html(report: Any, theme: str = "light") -> str:
     out.append(f"<p>{head}</p><table class='t' width='100%'><tr><th>" + translate("Details", "origin") + "</th><th>"
                + translate("Details", "kind") + "</th><th>" + translate("Details", "reaches") + "</th></tr>")
     for o in dyn.origins:
-        out.append(f"<tr><td>{escape(o.description)}</td><td>{escape(o.kind)}</td><td>{o.reaches:,}</td></tr>")
+        out.append(f"<tr><td>{escape(core_text(o.description))}</td><td>{escape(o.kind)}</td><td>{o.reaches:,}</td>"
+                   "</tr>")
     out.append("</table>")
     return "".join(out)
 
