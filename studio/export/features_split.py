@@ -89,9 +89,11 @@ def split_whole_is_equal(wrapper: nn.Module, model: nn.Module, args: tuple[Any, 
     code as written gives (an error with the split whole counts as different)."""
     try:
         with torch.no_grad():
-            plain = wrapper(*args)
             with features_split_whole(model) as kept:
                 whole = wrapper(*args)
+            if not kept:  # no per-image split on this path (CLIP, SigLIP): nothing to compare, one forward saved
+                return False
+            plain = wrapper(*args)
     except Exception:  # noqa: BLE001 - the pieces are used one by one (or the forward fails: the export says why)
         return False
-    return bool(kept) and _same(plain, whole)
+    return _same(plain, whole)
