@@ -1,11 +1,9 @@
 """Example inputs made by the model's processor on a synthetic image, clip and prompt, and the signature read off
 them: every tensor the processor returns that the model's forward takes is a graph input, with the dtype and
-shape the processor gave it and the axes that changed between runs declared dynamic.
+shape the processor gave it and the axes that changed between runs declared dynamic (``studio.export.input_axes``).
 
-The runs (``MEDIA_CASES``) differ in batch size, prompt length and image size / clip length, so an axis that
-follows the batch is named ``batch``, one that follows the prompt ``sequence``, and any other axis that moved
-(patches, images, frames) is named after the first input it appears in; an axis that never moved is static (a
-fixed-resolution processor resizes every image to the size the model needs). An encoder-decoder whose processor
+The runs (``MEDIA_CASES``) differ in batch size, prompt length and image size / clip length. An encoder-decoder
+whose processor
 makes no ``decoder_input_ids`` gets them from the tokenizer: the decoder start id, then the prompt's ids.
 """
 
@@ -17,7 +15,6 @@ from typing import Any
 
 import numpy as np
 
-from studio.export.contract import InputSpec
 from studio.export.processor_source import ProcessorSource
 from studio.export.prompt_forms import (
     chat_prompt,
@@ -273,45 +270,6 @@ def _prompt_ids(tok: Any, prompt: str) -> list[int]:
     except (ValueError, TypeError):
         words = prompt.split()
         return list(tok(words, boxes=[[0, 0, 0, 0]] * len(words), add_special_tokens=False)["input_ids"])
-
-
-def name_axes(runs: list[dict[str, np.ndarray]], text_key: str | None) -> dict[str, dict[int, str]]:
-    """Per input, the axes whose size changed across the runs, named by what they followed (see the module
-    docstring)."""
-    batches = [len(c.prompts) for c in MEDIA_CASES[: len(runs)]]
-    seqs = [r[text_key].shape[-1] for r in runs] if text_key else []
-    patterns: dict[tuple[int, ...], str] = {tuple(batches): "batch"}
-    if seqs:
-        patterns.setdefault(tuple(seqs), "sequence")
-    axes: dict[str, dict[int, str]] = {}
-    for name in runs[0]:
-        shapes = [r[name].shape for r in runs if name in r]
-        if len({len(s) for s in shapes}) != 1:
-            continue
-        out: dict[int, str] = {}
-        for axis in range(len(shapes[0])):
-            sizes = tuple(s[axis] for s in shapes)
-            if len(set(sizes)) == 1:
-                continue
-            if sizes not in patterns:
-                flat = len(shapes[0]) == 2 and axis == 0 and runs[0][name].dtype.kind == "f"
-                patterns[sizes] = "patches" if flat else f"{name}_{axis}"  # rows of flattened patches / frames
-            out[axis] = patterns[sizes]
-        axes[name] = out
-    return axes
-
-
-def specs_from_runs(runs: list[ProcessorRun], order: list[str]) -> list[InputSpec]:
-    """The signature: one InputSpec per tensor, in the forward's parameter order, from the traced run's tensors."""
-    first = runs[0]
-    text_key = "input_ids" if "input_ids" in first.tensors else \
-        "decoder_input_ids" if "decoder_input_ids" in first.tensors else None
-    axes = name_axes([r.tensors for r in runs], text_key)
-    if text_key == "decoder_input_ids":
-        axes = {k: {i: ("decoder_sequence" if n == "sequence" else n) for i, n in v.items()} for k, v in axes.items()}
-    names = sorted(first.tensors, key=lambda n: order.index(n) if n in order else len(order))
-    return [InputSpec(first.modality.get(n, "text"), n, axes.get(n, {}), str(first.tensors[n].dtype),
-                      list(first.tensors[n].shape)) for n in names]
 
 
 # ------------------------------------------------------------------------------------------------ derivation

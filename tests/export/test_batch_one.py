@@ -32,5 +32,7 @@ def test_a_forward_that_refuses_batch_two_gets_single_row_cases(tmp_path: Path) 
     assert [r.tensors["pixel_values"].shape[:2] for r in der.runs] == [(1, 2)] * 3
     assert len({r.tensors["input_ids"].shape[1] for r in der.runs}) > 1  # the prompts still differ
     assert any(n.startswith("batch 1: TvpModel.forward refuses every prompt form at batch 2") for n in der.notes)
-    specs = pi.specs_from_runs(der.runs, params)
+    from studio.export.input_axes import specs_from_runs
+
+    specs = specs_from_runs(der.runs, params)
     assert all(0 not in s.dynamic_axes for s in specs)  # the batch axis is static

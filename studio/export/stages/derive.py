@@ -82,7 +82,9 @@ def derive_example_inputs(run: ExportRun, model: Any) -> ExampleInputs | None:
         untaken = media_not_taken(source, media, params)
         fix = not_taken_fix(type(model).__name__, untaken) if untaken else fix_for(exc)
         fail(run, diagnosis(run, "example_inputs_failed", exc.cause or exc, str(exc), fix, attempts=exc.attempts))
-    specs = pi.specs_from_runs(der.runs, params)
+    from studio.export.input_axes import specs_from_runs
+
+    specs = specs_from_runs(der.runs, params)
     specs, added = _select(run, specs, user, params, source)
     _record(run, source, der, added, declared, media)
     run.derived = DerivedInputs(source, der, media, declared, params, user)
@@ -149,7 +151,9 @@ def narrowed_inputs(run: ExportRun, what: str) -> ExampleInputs | None:
         tensors, _ = pi.case_tensors(d.source, run.config, case, d.media, d.derivation.placeholders, d.params)
         runs.append(pi.ProcessorRun(case, tensors, {k: pi.modality_of_key(d.source, k, d.media, set(tensors)) for k in tensors}))
     before = {s.name: dict(s.dynamic_axes) for s in run.specs}
-    specs = pi.specs_from_runs(runs, d.params)
+    from studio.export.input_axes import specs_from_runs
+
+    specs = specs_from_runs(runs, d.params)
     specs, _ = _select(run, specs, d.user, d.params, d.source)
     if {s.name: dict(s.dynamic_axes) for s in specs} == before:
         return None
