@@ -29,16 +29,18 @@ def has_feature_methods(model: nn.Module) -> bool:
 
 
 @contextlib.contextmanager
-def features_split_whole(model: nn.Module) -> Iterator[list[int]]:
+def features_split_whole(model: nn.Module, *, whole: bool = True) -> Iterator[list[int]]:
     """While a ``get_*_features`` method of the model runs, ``torch.split`` along dim 0 into listed sizes (the
-    per-image pieces) returns the tensor as one piece; yields the piece counts it kept whole."""
+    per-image pieces) returns the tensor as one piece; yields the piece counts it kept whole. ``whole=False``: the
+    splits only counted, the forward unchanged (the example-input forward says whether there is one to check)."""
     original = torch.split
     kept: list[int] = []
 
     def split(tensor: torch.Tensor, sections: Any, dim: int = 0) -> Any:
         if isinstance(sections, (list, tuple)) and dim in (0, -tensor.dim()):
             kept.append(len(sections))
-            return (tensor,)
+            if whole:
+                return (tensor,)
         return original(tensor, sections, dim)
 
     def wrap(method: Callable[..., Any]) -> Callable[..., Any]:

@@ -300,6 +300,7 @@ class Derivation:
     notes: list[str] = field(default_factory=list)
     dropped: list[str] = field(default_factory=list)  # processor outputs the forward does not take
     static: str = ""  # "batch": the forward runs only at batch 1 (studio.export.batch_one)
+    feature_splits: int | None = None  # per-image feature splits the judging forward made (None: not counted)
 
 
 def attempts(source: ProcessorSource, modalities: set[str], config: dict[str, Any] | None = None) -> list[Placeholders]:
@@ -395,6 +396,8 @@ def derive_inputs(model: Any, source: ProcessorSource, config: dict[str, Any], m
     ``at_batch_one`` (batch_one.runs_at_batch_one) when every form fails at batch 2. Else ExampleInputError."""
     import torch
 
+    from studio.export.features_split import features_split_whole
+
     tried: list[str] = []
     in_forward: list[tuple[str, BaseException]] = []  # the processor ran, the model refused: the telling ones
     refused: list[Placeholders] = []  # their forms, tried again at batch 1 when none runs at batch 2
@@ -406,7 +409,7 @@ def derive_inputs(model: Any, source: ProcessorSource, config: dict[str, Any], m
             try:
                 tensors, dropped = case_tensors(source, config, MEDIA_CASES[0], modalities, ph, params)
                 step = "forward"
-                with torch.no_grad():
+                with torch.no_grad(), features_split_whole(model, whole=False) as splits:
                     model(**{k: torch.from_numpy(np.ascontiguousarray(v)) for k, v in tensors.items()})
             except Exception as exc:  # noqa: BLE001 - the next form is tried; all failing is the diagnosis
                 fixed = _calibrate(source, str(exc), MEDIA_CASES[0].batch, text_width(config))
@@ -433,7 +436,7 @@ def derive_inputs(model: Any, source: ProcessorSource, config: dict[str, Any], m
                 r.modality = {k: modality_of_key(source, k, modalities, set(r.tensors)) for k in r.tensors}
             notes += [f"{source.name}.__call__ requires {k}: {v!r} (the example its docstring or signature gives)"
                       for k, v in required_call_args(source.processor, {}).items()]
-            return Derivation(ph, runs, notes, dropped)
+            return Derivation(ph, runs, notes, dropped, feature_splits=len(splits))
     line, cause = in_forward[0] if in_forward else first or ("", None)  # type: ignore[assignment]
     single = at_batch_one and MEDIA_CASES[0].batch > 1 and at_batch_one(model, source, config, modalities, refused, params)
     if single:

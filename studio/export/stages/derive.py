@@ -304,7 +304,8 @@ def _example_inputs(run: ExportRun, model: Any, specs: list[InputSpec], der: Any
         wrapper = NamedWrapper(LlavaReference(model), names, outputs).eval()
         export_wrapper = NamedWrapper(LlavaFull(model), names, outputs).eval()
     else:
-        export_wrapper = _traceable_vision(run, model, names, outputs, kwargs, fill, feeds) or export_wrapper
+        export_wrapper = _traceable_vision(run, model, names, outputs, kwargs, fill, feeds,
+                                           der.feature_splits != 0) or export_wrapper
     by_seed = dict(enumerate(feeds))
     return ExampleInputs(names, outputs, wrapper, export_wrapper, cases, feeds[0],
                          tuple(to_torch(feeds[0][n]) for n in names), {s.name: dict(s.dynamic_axes) for s in run.specs},
@@ -332,10 +333,11 @@ def _qwen2_vl(run: ExportRun, model: Any, names: list[str], outputs: list[str],
 
 
 def _traceable_vision(run: ExportRun, model: Any, names: list[str], outputs: list[str], kwargs: dict[str, Any],
-                      fill: dict[str, str], feeds: list[dict[str, np.ndarray]]) -> Any:
+                      fill: dict[str, str], feeds: list[dict[str, np.ndarray]], may_split: bool = True) -> Any:
     """The generic traceable wrapper (studio.export.vision_trace / mrope_trace / features_split) when the model's
     modules call transformers' vision_utils, define get_rope_index or split their image features per image; None
-    otherwise. Each patch applied is a report warning."""
+    otherwise. Each patch applied is a report warning. ``may_split``: False when the example-input forward made no
+    per-image split (nothing to keep whole: its check is skipped)."""
     from studio.export.exporters import NamedWrapper
     from studio.export.features_split import SplitWhole, has_feature_methods, split_whole_is_equal
     from studio.export.mrope_trace import rope_owner
@@ -346,7 +348,7 @@ def _traceable_vision(run: ExportRun, model: Any, names: list[str], outputs: lis
     inner: Any = model
     if used or owner is not None:
         inner = _vision_utils_inner(run, model, used, owner, feeds)
-    if has_feature_methods(model) and set(names) - {"input_ids", "attention_mask"}:
+    if may_split and has_feature_methods(model) and set(names) - {"input_ids", "attention_mask"}:
         candidate = NamedWrapper(inner, names, outputs, kwargs, fill).eval()
         if split_whole_is_equal(candidate, model, tuple(to_torch(feeds[0][n]) for n in names)):
             _warn(run, "export patch: the per-image torch.split of the vision features (get_image_features) kept "
