@@ -161,11 +161,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", default=None, help="markdown table to write (docs/coverage.md for the full run)")
     p.add_argument("--json", default=None, help="rows as JSON")
     p.add_argument("--from-json", default=None, help="render --out from rows a run wrote (a partial run included)")
+    p.add_argument("--command", default=None, help="with --from-json: the command (and commit) that wrote the rows")
+    p.add_argument("--minutes", type=float, default=0.0, help="with --from-json: how long that run took")
     args = p.parse_args(argv)
     if args.from_json:
         rows = json.loads(Path(args.from_json).read_text(encoding="utf-8"))
         total = len(architectures())
-        text = markdown(rows, f"python -m bench.coverage --json {args.from_json} (rows {len(rows)} of {total})", 0.0)
+        text = markdown(rows, args.command or f"python -m bench.coverage --json {args.from_json} (rows {len(rows)} of "
+                        f"{total})", 60 * args.minutes)
         if len(rows) < total:
             text = text.replace("# Export coverage\n", f"# Export coverage (partial: {len(rows)} of {total} rows)\n")
         Path(args.out or "docs/coverage.md").write_text(text, encoding="utf-8")
