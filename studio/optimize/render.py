@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from studio.core.catalogue import N_, _, tr
+from studio.core.catalogue import N_, _, part, tr
 from studio.core.columns import cell, width
 from studio.inspect.render import VERDICT_NAMES
 
@@ -113,8 +113,8 @@ def finding_message_text(message: str) -> str:
     if said != message:
         return said
     first, sep, rest = message.partition("; ")
-    if sep:
-        a, b = _(first), _(rest)
+    if sep:  # each part as a NESTED value is translated: its entry, or a template covering it
+        a, b = part(first), part(rest)
         if (a, b) != (first, rest):
             return tr("{reason}; {why}", reason=a, why=b)
     return message
