@@ -202,14 +202,14 @@ def render_text(rep: TuneReport) -> str:
             lines.append("  " + tr("blocking: {node}: {rule}: {message} [{tool}]", node=b.node or _("(model)"),
                                    rule=b.rule, message=b.message[:160], tool=b.tool))
         for w in p.warnings:
-            lines.append("  " + tr("warning: {message}", message=w))
+            lines.append("  " + tr("warning: {message}", message=_(w)))
         if p.commands:
             lines.append("  " + _("recipe:"))
             lines += [f"    {c}" for c in p.commands]
     for w in rep.warnings:
-        lines.append(tr("warning: {message}", message=w))
+        lines.append(tr("warning: {message}", message=_(w)))
     for n in rep.notes:
         lines.append(tr("note: {message}", message=n))
     status = _("budget met") if rep.met else _("budget NOT met") if rep.status == "not-met" else _(rep.status)
-    lines.append(f"\n{status}: {rep.out}  ({rep.seconds:.1f} s)")
+    lines.append("\n" + tr("{status}: {out}  ({seconds} s)", status=status, out=rep.out, seconds=f"{rep.seconds:.1f}"))
     return "\n".join(lines) + "\n"
