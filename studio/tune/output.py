@@ -61,7 +61,8 @@ def restore(hit: Path, out: Path, key: str) -> TuneReport:
 
     rep = TuneReport.load(out / REPORT_FILE)
     rep.cached = True
-    rep.notes.append(f"cached result {key[:12]} (same model, samples, options and tool versions): nothing rebuilt")
+    short = key[:12]
+    rep.notes.append(N_(f"cached result {short} (same model, samples, options and tool versions): nothing rebuilt"))
     write_text_atomic(out / REPORT_FILE, rep.to_json())  # the file says where it came from too
     return rep
 
