@@ -13,6 +13,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from studio.core.catalogue import tr
+
 EXIT_OK = 0
 EXIT_CHANGED = 1
 
@@ -38,6 +40,7 @@ def run(args: argparse.Namespace) -> int:
     from studio.core.jobs import JobState
     from studio.diff.api import diff_models
     from studio.diff.render import render
+    from studio.diff.report import summary_message
 
     job = JobState(name="diff")
     ProgressBar(job, enabled=not args.quiet and args.output is not None)
@@ -45,10 +48,11 @@ def run(args: argparse.Namespace) -> int:
     text = render(rep, args.format)
     if args.output:
         write_text_atomic(args.output, text)
-        print(f"wrote {args.format} diff to {args.output}: {rep.summary.message}", file=sys.stderr)
+        print(tr("wrote {format} diff to {output}: {message}", format=args.format, output=args.output,
+                 message=summary_message(rep.summary, rep.has_changes, tr)), file=sys.stderr)
     else:
         sys.stdout.write(text)
     if args.fail_on_change and rep.has_changes:
-        print(f"diff: the models differ; exit {EXIT_CHANGED}", file=sys.stderr)
+        print(tr("diff: the models differ; exit {code}", code=EXIT_CHANGED), file=sys.stderr)
         return EXIT_CHANGED
     return EXIT_OK

@@ -61,7 +61,8 @@ def _flag(v: list[str] | None) -> bool | list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from studio.optimize.api import fix_model, parse_static, render_fix_text
+    from studio.optimize.api import fix_model, parse_static
+    from studio.optimize.render import render_fix_text
 
     if getattr(args, "fuse_attention", False):
         from studio.optimize.fusion import run_fuse_cli

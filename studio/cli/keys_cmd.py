@@ -6,6 +6,9 @@ import argparse
 import json
 from pathlib import Path
 
+from studio.core.catalogue import N_, _, tr
+from studio.core.columns import cell
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--keys-dir", type=Path, default=None, help="key folder (default: CONFIG/keys)")
@@ -28,24 +31,26 @@ def run(args: argparse.Namespace) -> int:
 
     store = KeyStore(args.keys_dir)
     if args.action == "generate":
-        info = store.generate(args.name, get_passphrase(confirm=True, prompt=f"New passphrase for {args.name}: "))
-        print(f"created key {info.name} (id {info.key_id})\n  private: {info.private_path} (encrypted, mode 0600)\n"
-              f"  public:  {info.public_path}")
+        name = args.name
+        info = store.generate(name, get_passphrase(confirm=True, prompt=N_(f"New passphrase for {name}: ")))
+        print(tr("created key {name} (id {key_id})", name=info.name, key_id=info.key_id) + "\n"
+              + tr("  private: {path} (encrypted, mode 0600)", path=info.private_path) + "\n"
+              + tr("  public:  {path}", path=info.public_path))
         return 0
     if args.action == "list":
         infos = store.list()
         if args.json:
             print(json.dumps([i.to_dict() for i in infos], indent=2))
         elif not infos:
-            print(f"no keys in {store.root} (create one with `studio keys generate NAME`)")
+            print(tr("no keys in {folder} (create one with `studio keys generate NAME`)", folder=store.root))
         for i in infos if not args.json else []:
-            kind = "private+public" if i.private_path else "public only"
-            print(f"{i.name:20s} {i.key_id}  {kind:15s} {i.created}")
+            kind = _("private+public") if i.private_path else _("public only")
+            print(f"{i.name:20s} {i.key_id}  {cell(kind, 15)} {i.created}")
         return 0
     line = store.export_public(args.name)
     if args.out:
         write_text_atomic(args.out, line + "\n")
-        print(f"wrote {args.out}")
+        print(tr("wrote {path}", path=args.out))
     else:
         print(line)
     return 0

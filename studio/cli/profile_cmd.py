@@ -15,6 +15,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from studio.core.catalogue import tr
+
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("model", type=Path, metavar="MODEL.onnx", help="model to profile (or a saved profile .json)")
@@ -75,12 +77,12 @@ def run(args: argparse.Namespace) -> int:
                       torch_modules=False if args.no_torch else (True if args.hf_model else None), job=job)
     if args.save:
         rep.save(args.save)
-        print(f"saved profile to {args.save}", file=sys.stderr)
+        print(tr("saved profile to {path}", path=args.save), file=sys.stderr)
     if args.workspace:
         from studio.core.workspace import Workspace
 
         path = save_to_workspace(rep, Workspace.open(args.workspace))
-        print(f"saved profile to {path}", file=sys.stderr)
+        print(tr("saved profile to {path}", path=path), file=sys.stderr)
     comparison = compare_profiles(before, rep) if before is not None else None
     if args.json:
         doc = rep.to_dict() if comparison is None else {"profile": rep.to_dict(), "comparison": comparison.to_dict()}

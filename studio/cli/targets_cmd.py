@@ -6,6 +6,14 @@ import argparse
 import json
 from pathlib import Path
 
+from studio.core.catalogue import N_, _, tr
+from studio.core.columns import cell
+
+# the listing's words for a profile's kind (where its op list comes from) and its dynamic-shape rule
+KIND_WORDS = {"list": N_("list"), "runtime": N_("runtime"), "none": N_("none")}
+DYNAMIC_WORDS = {"allowed": N_("allowed"), "risky": N_("risky"), "unsupported": N_("unsupported"),
+                 "unknown": N_("unknown")}
+
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true", help="machine-readable list")
@@ -22,18 +30,21 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps([p.summary() for p in profs], indent=2))
         return 0
-    print(f"{'id':14} {'kind':8} {'ops':>5}  {'dynamic':11} {'opset':9} name")
+    print(f"{cell(_('id'), 14)} {cell(_('kind'), 8)} {cell(_('ops'), 5, True)}  {cell(_('dynamic'), 11)} "
+          f"{cell(_('opset'), 9)} " + _("name"))
     for p in profs:
         s = p.summary()
         ops = sum(v for k, v in s["op_counts"].items() if k != "unsupported")
         lo, hi = s["opset"]
         opset = f"{lo or ''}-{hi or ''}" if (lo or hi) else "-"
         dyn = p.rules.dynamic_shapes if p.kind != "none" else "unknown"
-        print(f"{p.id:14} {p.kind:8} {ops if p.kind != 'none' else '-':>5}  {dyn:11} {opset:9} {p.name}")
-        print(f"{'':14} source: {p.source} (read {p.date_read})" + (f"  [{p.path}]" if p.path and not
-              str(p.path).startswith(str(_builtin())) else ""))
+        kind, dynamic = _(KIND_WORDS.get(p.kind, p.kind)), _(DYNAMIC_WORDS.get(dyn, dyn))
+        print(f"{p.id:14} {cell(kind, 8)} {ops if p.kind != 'none' else '-':>5}  {cell(dynamic, 11)} {opset:9} {p.name}")
+        print(f"{'':14} " + tr("source: {source} (read {date})", source=p.source, date=p.date_read)
+              + (f"  [{p.path}]" if p.path and not str(p.path).startswith(str(_builtin())) else ""))
         if p.graph is not None:
-            print(f"{'':14} whole-graph rules ({p.graph.fold}): {' '.join(p.graph.source.split())}")
+            print(f"{'':14} " + tr("whole-graph rules ({fold}): {source}", fold=p.graph.fold,
+                                   source=" ".join(p.graph.source.split())))
     return 0
 
 

@@ -202,30 +202,18 @@ def _build(args: argparse.Namespace) -> int:
                         sign_key=_signing_key(args), trust=list(args.trust))
     with job_progress("build-repo", enabled=not args.json) as job:
         report = build_repo(opts, job)
-    if args.json:
-        print(report.to_json())
-        return 0
-    for m in report.models:
-        print(f"  {m.name:28} {m.kind:9} {m.flavor:12} version {m.version}  {m.path}")
-    for w in report.warnings:
-        print(f"  warning: {w}")
-    print(f"repository {report.repo}: call model '{report.entry_model}'")
+    from studio.triton.render import build_text
+
+    sys.stdout.write(report.to_json() + "\n" if args.json else build_text(report))
     return 0
 
 
 def _check(args: argparse.Namespace) -> int:
+    from studio.triton.render import check_text
     from studio.triton.repo_check import check_repo
 
     report = check_repo(args.repo)
-    if args.json:
-        print(report.to_json())
-    else:
-        for m in report.models:
-            print(f"  {m.name:28} {m.kind:18} versions {m.versions or '-'}  max_batch_size {m.max_batch_size}")
-        for f in report.findings:
-            print(f.render())
-        n_err, n_warn = len(report.errors), sum(f.severity == "warning" for f in report.findings)
-        print(f"{'OK' if report.ok else 'FAILED'}: {n_err} error(s), {n_warn} warning(s) in {report.repo}")
+    sys.stdout.write(report.to_json() + "\n" if args.json else check_text(report))
     return 0 if report.ok else 1
 
 
@@ -474,8 +462,10 @@ def _serve_alias_gpu(args: argparse.Namespace, device: Any, model: Path, name: s
         model=model, repo=repo, name=name, flavor="onnxruntime", max_batch_size=args.max_batch_size,
         dynamic_batching=args.dynamic_batching or batched, instance_kind="gpu", gpus=[device.index],
         tensorrt=args.enable_trt, trt_precision=args.trt_precision, trt_workspace_bytes=args.trt_workspace_bytes))
+    from studio.triton.render import built_model_line
+
     for m in report.models:
-        print(f"  {m.name:28} {m.kind:9} {m.flavor:12} version {m.version}  {m.path}")
+        print(built_model_line(m))
     python_models = [m.name for m in report.models if m.flavor == "python"]
     if python_models:
         print(f"note: {', '.join(python_models)} run on Triton's Python backend: the server's Python needs numpy, "

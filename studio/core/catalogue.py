@@ -274,6 +274,15 @@ def _templates() -> TemplateMatcher:
     return _matcher[1]
 
 
+def part(text: str) -> str:
+    """A piece of a message (what a NESTED placeholder holds: a reason, a profile's sentence) in the user's language:
+    its entry, or a template whose own words are at least half of it (a short template never half-translates a
+    longer sentence it happens to match); else the piece as it is."""
+    if _current is None or _env_key != _env_now():
+        init()
+    return _nested(text) if text else text
+
+
 def _nested(value: str) -> str:
     """A NESTED placeholder's value (studio.core.message_templates): its entry, or a template that covers it."""
     text = _current.gettext(value) if _current is not None else value
@@ -300,4 +309,4 @@ errors.set_translator(_)  # StudioError.render speaks the same language
 
 
 __all__ = ["DOMAIN", "LOCALE_DIR", "Domain", "Entry", "N_", "_", "compile_po", "current", "ensure_mo", "init",
-           "job_text", "parse_po", "plugin_domains", "po_path", "studio_domain", "tr", "use"]
+           "job_text", "parse_po", "part", "plugin_domains", "po_path", "studio_domain", "tr", "use"]

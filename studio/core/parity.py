@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from studio.core.catalogue import N_, _, tr
 from studio.core.runner import BaseRunner
 
 ID_HIGH = 3  # random ids are drawn from [0, 3): valid in any vocabulary, any small gather table
@@ -53,6 +54,7 @@ INT8 = Tolerance(float("inf"), 0.0, 0.98)
 TOLERANCES: dict[str, Tolerance] = {"fp32": Tolerance(1e-4, 1e-3), "fp16": Tolerance(5e-2, 0.0, 0.999),
                                     "int8": INT8, "int8-static": INT8, "int8-dynamic": INT8}
 REWRITE = Tolerance(1e-4, 0.0, 0.99999)
+PARITY_WORDS = {True: N_("PASSED"), False: N_("FAILED")}  # a summary line's verdict (translated where shown)
 
 
 @dataclass
@@ -102,13 +104,18 @@ class ParityReport:
         return max(o.max_abs for o in outs), min(1.0 if o.cosine is None else o.cosine for o in outs)
 
     def summary_line(self, what: str, runtime: str, *, cosine_bound: bool = True) -> str:
-        """``  WHAT (N random cases, RUNTIME): PASSED  max|diff| ... (tol ...)  min cosine ...``, then the errors."""
+        """``  WHAT (N random cases, RUNTIME): PASSED  max|diff| ... (tol ...)  min cosine ...``, then the errors, in
+        the user's language (studio.core.catalogue): ``what`` (mark it with ``N_``) and the verdict translated, the
+        runtime, the figures and the errors as they are."""
         worst, cos = self.extremes()
         errs = [c.error for c in self.cases if c.error]
-        bound = f" (>= {self.min_cosine})" if cosine_bound and self.min_cosine is not None else ""
-        return (f"  {what} ({len(self.cases)} random cases, {runtime}): {'PASSED' if self.passed else 'FAILED'}  "
-                f"max|diff| {worst:.3g} (tol {self.atol:g})  min cosine {cos:.6f}" + bound
-                + (f"  errors: {errs}" if errs else ""))
+        bound = tr(" (>= {min_cosine})", min_cosine=self.min_cosine) \
+            if cosine_bound and self.min_cosine is not None else ""
+        return ("  " + tr("{what} ({cases} random cases, {runtime}): {verdict}  max|diff| {worst} (tol {atol})  "
+                          "min cosine {cosine}", what=_(what), cases=len(self.cases), runtime=runtime,
+                          verdict=_(PARITY_WORDS[self.passed]), worst=f"{worst:.3g}", atol=f"{self.atol:g}",
+                          cosine=f"{cos:.6f}")
+                + bound + (tr("  errors: {errors}", errors=errs) if errs else ""))
 
 
 # -- inputs --------------------------------------------------------------------------------------------------

@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from studio.core.catalogue import N_
 from studio.core.gc_pause import gc_paused
 from studio.core.jobs import JobState
 from studio.diff.compare import graph_tensor_changes, node_changes, tensor_changes, wiring_changes
@@ -27,6 +28,7 @@ from studio.diff.report import (
     DiffSummary,
     FieldChange,
     NodeChange,
+    summary_message,
 )
 from studio.inspect.model import LoadedModel, NodeRef, analyse_structure, read_model_proto
 
@@ -103,8 +105,9 @@ def _diff_loaded(la: LoadedModel, lb: LoadedModel, target: str | None,
     rep = DiffReport(model_a=str(la.path), model_b=str(lb.path), target=target)
     for side, lm in (("A", la), ("B", lb)):
         if lm.shape_inference_error:
-            rep.notes.append(f"shape inference failed on {side} ({lm.path.name}): {lm.shape_inference_error}; "
-                             "shapes there are the declared ones only")
+            name, error = lm.path.name, lm.shape_inference_error
+            rep.notes.append(N_(f"shape inference failed on {side} ({name}): {error}; shapes there are the declared "
+                                "ones only"))
     changed, removed, added = _node_changes(sa, sb, m, verdicts)
     rep.nodes = changed + removed + added
     rep.tensors = graph_tensor_changes(la, lb)
@@ -187,18 +190,6 @@ def _summary(sa: Side, sb: Side, m: Matching, rep: DiffReport) -> DiffSummary:
         bucket = {"input": s.inputs, "output": s.outputs, "initializer": s.initializers}[t.section]
         bucket[t.status] = bucket.get(t.status, 0) + 1
     most = max(s.nodes_a, s.nodes_b)
-    how = f"{s.matched} of {most} nodes matched ({s.matched_by_name} by name, {s.matched_by_structure} by structure)"
     s.unrelated = most > 0 and s.matched_by_name == 0 and s.matched < UNRELATED_SHARE * most
-    if s.unrelated:
-        s.message = (f"nothing matched: the models share no node names and no structure "
-                     f"({s.matched} of {most} nodes matched)")
-    elif not rep.has_changes:
-        s.message = f"no changes: {how}"
-    else:
-        tensor_bits = [f"{sum(d.values())} {name}" for name, d in (("graph inputs", s.inputs),
-                       ("graph outputs", s.outputs), ("initializers", s.initializers)) if d]
-        split = (f" ({s.changed - s.changed_shape_only} in op, attributes or wiring, {s.changed_shape_only} in shapes "
-                 f"only)" if s.changed_shape_only else "")
-        s.message = (f"{s.changed} changed{split}, {s.added} added, {s.removed} removed; {how}"
-                     + (f"; changed {', '.join(tensor_bits)}" if tensor_bits else ""))
+    s.message = summary_message(s, rep.has_changes)  # English: the report's data (the text report translates)
     return s

@@ -5,13 +5,26 @@ from __future__ import annotations
 import html
 from typing import Any
 
+from studio.core.catalogue import N_, _, tr
 from studio.core.errors import InputError
-from studio.diff.report import ADDED, CHANGED, REMOVED, DiffReport, FieldChange, NodeChange, TensorChange
+from studio.diff.report import (
+    ADDED,
+    CHANGED,
+    REMOVED,
+    DiffReport,
+    FieldChange,
+    NodeChange,
+    TensorChange,
+    summary_message,
+)
 
 FORMATS = ("text", "json", "html")
 TEXT_LIMIT = 400  # node lines in text; JSON always has every change
 HTML_LIMIT = 5000
 MARK = {ADDED: "+", REMOVED: "-", CHANGED: "~"}
+# how nodes were matched (studio.diff.match), as the text report's summary says it
+METHOD_WORDS = {"name": N_("name"), "tensor": N_("tensor"), "neighbours": N_("neighbours"),
+                "signature": N_("signature")}
 
 
 def render(report: DiffReport, fmt: str = "text") -> str:
@@ -56,25 +69,30 @@ def tensor_text(t: TensorChange) -> str:
 
 
 def render_text(r: DiffReport, limit: int = TEXT_LIMIT) -> str:
+    """The terminal report in the user's language (studio.core.catalogue): the summary, labels and notes
+    translated; node and tensor names, ops, dtypes, shapes and the change kinds (the JSON's ids) as they are."""
     s = r.summary
-    lines = [f"A: {r.model_a} ({s.nodes_a} nodes)", f"B: {r.model_b} ({s.nodes_b} nodes)"]
+    lines = ["A: " + tr("{model} ({count} nodes)", model=r.model_a, count=s.nodes_a),
+             "B: " + tr("{model} ({count} nodes)", model=r.model_b, count=s.nodes_b)]
     if r.target:
-        lines.append(f"verdicts for target: {r.target}")
-    lines.append(s.message)
-    by = ", ".join(f"{k} {v}" for k, v in s.matched_by.items())
-    lines.append(f"  matched {s.matched} ({by or 'none'}); unchanged {s.unchanged}, changed {s.changed} "
-                 f"({s.changed - s.changed_shape_only} op / attribute / wiring, {s.changed_shape_only} shapes only), "
-                 f"added {s.added} (in B only), removed {s.removed} (in A only)")
+        lines.append(tr("verdicts for target: {target}", target=r.target))
+    lines.append(summary_message(s, r.has_changes, tr) if r.summary.message else "")
+    by = ", ".join(f"{_(METHOD_WORDS.get(k, k))} {v}" for k, v in s.matched_by.items())
+    lines.append(tr("  matched {matched} ({by}); unchanged {unchanged}, changed {changed} ({wiring} op / attribute / "
+                    "wiring, {shapes} shapes only), added {added} (in B only), removed {removed} (in A only)",
+                    matched=s.matched, by=by or _("none"), unchanged=s.unchanged, changed=s.changed,
+                    wiring=s.changed - s.changed_shape_only, shapes=s.changed_shape_only, added=s.added,
+                    removed=s.removed))
     if s.changed_by_kind:
-        lines.append("  changed by kind: " + ", ".join(f"{k} {v}" for k, v in s.changed_by_kind.items()))
-    lines += [f"  note: {n}" for n in r.notes]
+        lines.append(tr("  changed by kind: {kinds}", kinds=", ".join(f"{k} {v}" for k, v in s.changed_by_kind.items())))
+    lines += [tr("  note: {note}", note=_(n)) for n in r.notes]
     if r.tensors:
-        lines += ["", "graph inputs, outputs and initializers:"]
+        lines += ["", _("graph inputs, outputs and initializers:")]
         lines += [f"  {MARK[t.status]} {t.section} {t.name}: {tensor_text(t)}" for t in r.tensors[:limit]]
         if len(r.tensors) > limit:
-            lines.append(f"  ... {len(r.tensors) - limit} more (use --format json for all)")
+            lines.append(tr("  ... {count} more (use --format json for all)", count=len(r.tensors) - limit))
     if r.nodes:
-        lines += ["", "nodes:"]
+        lines += ["", _("nodes:")]
         for n in r.nodes[:limit]:
             verdict = ""
             if n.status == ADDED and n.verdict_b:
@@ -84,7 +102,7 @@ def render_text(r: DiffReport, limit: int = TEXT_LIMIT) -> str:
             lines.append(f"  {MARK[n.status]} {node_title(n)}{verdict}")
             lines += [f"      {field_text(c)}" for c in n.changes]
         if len(r.nodes) > limit:
-            lines.append(f"  ... {len(r.nodes) - limit} more nodes (use --format json for all)")
+            lines.append(tr("  ... {count} more nodes (use --format json for all)", count=len(r.nodes) - limit))
     return "\n".join(lines) + "\n"
 
 

@@ -6,9 +6,11 @@ for unnamed nodes), so a change can be looked up in either model's graph view or
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from studio.core.catalogue import N_
 from studio.core.reports import Report
 
 SCHEMA_VERSION = 1
@@ -121,3 +123,28 @@ class DiffReport(Report):
         d["tensors"] = [TensorChange(**t) for t in d.get("tensors", [])]
         known = {k for k in cls.__dataclass_fields__ if not k.startswith("_")}
         return cls(**{k: v for k, v in d.items() if k in known})
+
+
+def _english(template: str, /, **values: object) -> str:
+    return template.format(**values)
+
+
+def summary_message(s: DiffSummary, has_changes: bool, say: Callable[..., str] = _english) -> str:
+    """The diff's one-line summary (``DiffSummary.message``): English for the report (``say`` formats the
+    template), the user's language in the text report (``say=studio.core.catalogue.tr``)."""
+    most = max(s.nodes_a, s.nodes_b)
+    if s.unrelated:
+        return say(N_("nothing matched: the models share no node names and no structure ({matched} of {most} nodes "
+                      "matched)"), matched=s.matched, most=most)
+    how = say(N_("{matched} of {most} nodes matched ({by_name} by name, {by_structure} by structure)"),
+              matched=s.matched, most=most, by_name=s.matched_by_name, by_structure=s.matched_by_structure)
+    if not has_changes:
+        return say(N_("no changes: {how}"), how=how)
+    bits = [say(template, count=sum(d.values())) for template, d in (
+        (N_("{count} graph inputs"), s.inputs), (N_("{count} graph outputs"), s.outputs),
+        (N_("{count} initializers"), s.initializers)) if d]
+    split = say(N_(" ({wiring} in op, attributes or wiring, {shapes} in shapes only)"),
+                wiring=s.changed - s.changed_shape_only, shapes=s.changed_shape_only) if s.changed_shape_only else ""
+    return (say(N_("{changed} changed{split}, {added} added, {removed} removed; {how}"), changed=s.changed,
+                split=split, added=s.added, removed=s.removed, how=how)
+            + (say(N_("; changed {tensors}"), tensors=", ".join(bits)) if bits else ""))

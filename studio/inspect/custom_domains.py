@@ -8,16 +8,17 @@ every other target reports the nodes as unsupported (its profile does not list t
 
 from __future__ import annotations
 
+from studio.core.catalogue import N_
 from studio.inspect.profile_model import OpRule
 
 STUDIO_FUSED = "studio.fused"
 # domain -> op types the studio implements in it
 STUDIO_DOMAINS: dict[str, tuple[str, ...]] = {STUDIO_FUSED: ("FusedAttention",)}
 
-ORT_REASON = ("loads only with the studio.fused kernels registered: onnxruntime-extensions' Python op "
-              "(studio.optimize.custom_ops.make_session) or a native library (--custom-op-lib)")
-UNSUPPORTED_HINT = ("this target cannot load the studio's fused ops: deploy the unfused model here (fix without "
-                    "--fuse-attention), or provide a {domain} kernel library for the target")
+ORT_REASON = N_("loads only with the studio.fused kernels registered: onnxruntime-extensions' Python op "
+                "(studio.optimize.custom_ops.make_session) or a native library (--custom-op-lib)")
+UNSUPPORTED_HINT = N_("this target cannot load the studio's fused ops: deploy the unfused model here (fix without "
+                      "--fuse-attention), or provide a {domain} kernel library for the target")
 
 
 def declared_in(opsets: dict[str, int]) -> list[str]:

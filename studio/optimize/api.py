@@ -20,6 +20,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from studio.core.catalogue import N_
 from studio.core.errors import InputError, ModelError
 from studio.core.jobs import JobState
 from studio.core.parity import REWRITE, TOLERANCES, ParityReport
@@ -223,9 +224,10 @@ def _parity_on(src: Path, tmp: Path, dst: Path, prec: str, static: dict[str, int
                        one_at_a_time=one_at_a_time)
     rep.fixed = str(dst)
     rep.dims = dims
-    given = f"{', '.join(f'{k}={v}' for k, v in static.items())} from --static" if static else ""
+    sizes = ", ".join(f"{k}={v}" for k, v in (static or {}).items())
+    given = N_(f"{sizes} from --static") if static else ""
     rep.dims_source = "; ".join(s for s in (given, derived.source) if s) or \
-        "no --static and no processor files beside the model: parity's default size for every symbolic dim"
+        N_("no --static and no processor files beside the model: parity's default size for every symbolic dim")
     return rep
 
 
@@ -327,7 +329,7 @@ def fix_model(model: Path | str, out: Path | str, *, static: dict[str, int] | No
         if on_disk:  # weights stay on disk: converted tensor by tensor as the new data file is written
             graph, types = streamed.load_graph(src)
             t = transform(graph, steps, strict=(part == "model"), processor_dir=src.parent, job=job)
-            t.steps.append("weights converted tensor by tensor from the data files (the model never wholly in memory)")
+            t.steps.append(N_("weights converted tensor by tensor from the data files (the model never wholly in memory)"))
             write = partial(streamed.write_weights, t.model, src, types=types, check_cancel=job.check_cancelled,
                             fraction=lambda x, i=i: job.set_progress(100 * (i + 0.3 * x) / total))
         else:
@@ -365,31 +367,3 @@ def write_calibration(feeds: list[dict[str, Any]], folder: Path) -> Path:
         shutil.rmtree(tmp, ignore_errors=True)
     return folder
 
-
-def render_fix_text(rep: FixReport) -> str:
-    lines = [f"fixed {rep.model} -> {rep.output}"]
-    for f in rep.files:
-        lines.append(f"\n[{f.part}] {f.source} -> {f.output} ({f.precision})")
-        lines += [f"  - {s}" for s in f.steps]
-        if f.host:
-            lines.append(f"  host graph (run before it, on the host): {f.host}")
-        if f.calibration:
-            lines.append(f"  calibration samples as its inputs: {f.calibration}")
-        if f.parity:
-            lines.append(f.parity.summary_line("parity", "ORT"))
-            if f.parity.dims_source:
-                lines.append(f"  parity inputs: {f.parity.dims_source}")
-        if f.diff:
-            d = f.diff
-            lines.append(f"  nodes {d.nodes_before} -> {d.nodes_after}   weights "
-                         f"{d.initializer_bytes_before} -> {d.initializer_bytes_after} bytes   dynamic origins "
-                         f"{len(d.dynamic_before)} -> {len(d.dynamic_after)}")
-            for tid, t in d.targets.items():
-                mark = "" if t.before == t.after else "   <- changed"
-                lines.append(f"  {tid:12} {t.before:7} -> {t.after:7}  resolved {len(t.resolved)}, "
-                             f"introduced {len(t.introduced)}{mark}")
-                for r in t.resolved[:3]:
-                    lines.append(f"      resolved: {r[:140]}")
-                for r in t.introduced[:3]:
-                    lines.append(f"      new:      {r[:140]}")
-    return "\n".join(lines) + "\n"

@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from studio.core.catalogue import N_
 from studio.core.errors import InputError
 from studio.core.jobs import JobState
 from studio.core.reports import Report
@@ -240,8 +241,8 @@ def fuse_attention(model: Path | str, out: Path | str, *, parity_cases: int = 2,
     job.set_status(f"matching attention in {model.name}")
     proto = _load_full(model)
     rep = FusionReport(model=str(model), output=str(out), nodes_before=len(proto.graph.node),
-                       runtime=f"custom-op library {custom_op_lib}" if custom_op_lib
-                       else "onnxruntime-extensions Python custom op")
+                       runtime=N_(f"custom-op library {custom_op_lib}") if custom_op_lib
+                       else N_("onnxruntime-extensions Python custom op"))
     fused, sites = fuse_attention_proto(proto)
     rep.timings["rewrite"] = round(time.perf_counter() - t0, 4)
     if not sites:
@@ -277,24 +278,6 @@ def fuse_attention(model: Path | str, out: Path | str, *, parity_cases: int = 2,
     return rep
 
 
-def render_fusion_text(rep: FusionReport) -> str:
-    lines = [f"fused attention {rep.model} -> {rep.output}",
-             f"  {len(rep.sites)} subgraph(s) -> {rep.domain}::{rep.op}; nodes {rep.nodes_before} -> {rep.nodes_after}"]
-    for s in rep.sites:
-        extra = (", mask" if s.has_mask else "") + (", nan->0" if s.nan_to_zero else "")
-        lines.append(f"  - {s.node}  ({len(s.replaced)} nodes, key {s.key_format}, scale {s.scale:.6g}, "
-                     f"heads {s.num_heads or '?'}{extra})")
-    if rep.parity:
-        lines.append(rep.parity.summary_line("parity vs unfused", f"ORT + {rep.runtime}", cosine_bound=False))
-    if rep.diff is not None:
-        for tid, t in rep.diff.targets.items():
-            mark = "" if t.before == t.after else "   <- changed"
-            lines.append(f"  {tid:12} {t.before:7} -> {t.after:7}{mark}")
-            for r in t.introduced[:2]:
-                lines.append(f"      new: {r[:140]}")
-    return "\n".join(lines) + "\n"
-
-
 def fuse_attention_in_place(path: Path | str, **kw: Any) -> FusionReport:
     """Fuse ``path`` (e.g. the output of the other fixes) and replace it; parity is against its unfused self."""
     import os
@@ -318,7 +301,9 @@ def run_fuse_cli(args: Any, flag: Any) -> int:
     """`studio fix --fuse-attention [other fixes]`: the other fixes first (fix_model), then the fusion."""
     import sys
 
-    from studio.optimize.api import fix_model, parse_static, render_fix_text
+    from studio.core.catalogue import tr
+    from studio.optimize.api import fix_model, parse_static
+    from studio.optimize.render import render_fix_text, render_fusion_text
 
     static = parse_static(args.static) or None
     kw = {"parity_cases": args.cases, "custom_op_lib": args.custom_op_lib, "targets": args.target,
@@ -341,6 +326,6 @@ def run_fuse_cli(args: Any, flag: Any) -> int:
     else:
         sys.stdout.write((render_fix_text(fix_rep) if fix_rep else "") + render_fusion_text(rep))
     if not rep.passed or (fix_rep is not None and not fix_rep.passed):
-        print("fix: parity check failed (outputs written; see the report)", file=sys.stderr)
+        print(tr("fix: parity check failed (outputs written; see the report)"), file=sys.stderr)
         return 1
     return 0

@@ -24,6 +24,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from studio.core.catalogue import N_
+
 FLOAT_TYPES = (1, 10, 11, 16)  # FLOAT, FLOAT16, DOUBLE, BFLOAT16
 
 
@@ -41,14 +43,17 @@ class SplitInfo:
     def steps(self) -> list[str]:
         if not self.host_nodes:
             return []
-        out = [f"host split: {len(self.host_nodes)} input-preparation node(s) moved to the host graph "
-               f"({', '.join(self.host_nodes[:4])}{' ...' if len(self.host_nodes) > 4 else ''}); "
-               f"{len(self.crossing)} tensor(s) cross: "
-               + ", ".join(f"{c['name']} {c['dtype']}{c['shape']}" for c in self.crossing[:4])]
+        nodes, tensors = len(self.host_nodes), len(self.crossing)
+        moved = ", ".join(self.host_nodes[:4]) + (" ..." if nodes > 4 else "")
+        crossing = ", ".join(f"{c['name']} {c['dtype']}{c['shape']}" for c in self.crossing[:4])
+        out = [N_(f"host split: {nodes} input-preparation node(s) moved to the host graph ({moved}); "
+                  f"{tensors} tensor(s) cross: {crossing}")]
         if self.one_hot:
-            out.append(f"runtime-index Gather as one-hot MatMul: {', '.join(self.one_hot)}")
+            gathers = ", ".join(self.one_hot)
+            out.append(N_(f"runtime-index Gather as one-hot MatMul: {gathers}"))
         if self.left:
-            out.append(f"host nodes left in the device graph (not input preparation): {', '.join(self.left[:6])}")
+            left = ", ".join(self.left[:6])
+            out.append(N_(f"host nodes left in the device graph (not input preparation): {left}"))
         return out
 
 

@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from studio.core.catalogue import N_
+
 
 @dataclass
 class DerivedDims:
@@ -63,11 +65,15 @@ def processor_dims(model: Path | str, processor_dir: Path | str | None = None) -
                     used.append(name)
                 out.values.update({n: arrays[n] for n in companions})
         except (StudioError, OSError, ValueError, KeyError) as exc:  # parity then keeps its defaults, and says so
-            return DerivedDims(source=f"not derived: the processor files in {folder} failed on the sample "
-                                      f"({type(exc).__name__}: {str(exc)[:160]})")
+            error = f"{type(exc).__name__}: {str(exc)[:160]}"
+            return DerivedDims(source=N_(f"not derived: the processor files in {folder} failed on the sample ({error})"))
     if out.dims or out.values:
         sizes = ", ".join([f"{k}={v}" for k, v in out.dims.items()]
                           + [f"{k}={v.tolist()}" for k, v in out.values.items()])
-        out.source = (f"{sizes} from the processor files in {folder} on the studio's sample "
-                      f"{' and '.join(sorted({d['kind'] for d in declared}))} ({', '.join(used)})")
+        inputs = ", ".join(used)
+        said = {"audio": N_(f"{sizes} from the processor files in {folder} on the studio's sample audio ({inputs})"),
+                "image": N_(f"{sizes} from the processor files in {folder} on the studio's sample image ({inputs})"),
+                "audio and image": N_(f"{sizes} from the processor files in {folder} on the studio's sample audio "
+                                      f"and image ({inputs})")}
+        out.source = said[" and ".join(sorted({d["kind"] for d in declared}))]  # the kinds: image, audio
     return out

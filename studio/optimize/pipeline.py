@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from studio.core.catalogue import N_
 from studio.core.errors import InputError
 
 PRECISIONS = ("fp32", "fp16", "int8", "int8-static")
@@ -98,19 +99,21 @@ def transform(m: Any, steps: FixSteps, *, strict: bool = True, processor_dir: Pa
     out = Transformed(m)
     if steps.static:
         out.model, changed = passes.make_static(out.model, steps.static, strict=strict)
-        out.steps.append("static: " + ("; ".join(changed) or "no matching dims"))
+        changes = "; ".join(changed)
+        out.steps.append(N_(f"static: {changes}") if changed else N_("static: no matching dims"))
     _check(job)
     if steps.simplify:
-        n0 = len(out.model.graph.node)
+        before = len(out.model.graph.node)
         out.model = passes.simplify(out.model)
-        out.steps.append(f"simplify (onnxslim): {n0} -> {len(out.model.graph.node)} nodes")
+        after = len(out.model.graph.node)
+        out.steps.append(N_(f"simplify (onnxslim): {before} -> {after} nodes"))
     _check(job)
     if steps.unfuse:
         out.model, s = unfuse_attention(out.model)
-        out.steps += s or ["unfuse attention: no studio.fused::FusedAttention node"]
+        out.steps += s or [N_("unfuse attention: no studio.fused::FusedAttention node")]
     if steps.drop_nan_guards:
         out.model, s = drop_nan_guards(out.model)
-        out.steps += s or ["drop NaN guards: no Where(IsNaN(x), C, x)"]
+        out.steps += s or [N_("drop NaN guards: no Where(IsNaN(x), C, x)")]
     _check(job)
     if steps.calibration is not None:
         out.calibration, out.calibration_source = _feeds(out.model, steps.calibration,
@@ -122,7 +125,8 @@ def transform(m: Any, steps: FixSteps, *, strict: bool = True, processor_dir: Pa
         device, host, info = host_split(out.model, keys)
         out.split = info
         if host is None:
-            out.steps.append(f"host split for {steps.host_split}: no host-placed node at the inputs, nothing moved")
+            target = steps.host_split
+            out.steps.append(N_(f"host split for {target}: no host-placed node at the inputs, nothing moved"))
         else:
             out.model, out.host = device, host
             out.steps += info.steps()
@@ -131,19 +135,21 @@ def transform(m: Any, steps: FixSteps, *, strict: bool = True, processor_dir: Pa
     _check(job)
     if steps.precision == "fp16":
         out.model = passes.to_fp16(out.model, steps.keep_fp32)
-        out.steps.append("fp16 (onnxconverter-common, float32 inputs/outputs kept" +
-                         (f"; {len(steps.keep_fp32)} node(s) kept float32)" if steps.keep_fp32 else ")"))
+        kept = len(steps.keep_fp32)
+        out.steps.append(N_(f"fp16 (onnxconverter-common, float32 inputs/outputs kept; {kept} node(s) kept float32)")
+                         if kept else N_("fp16 (onnxconverter-common, float32 inputs/outputs kept)"))
     elif steps.precision == "int8":
         out.model = passes.to_int8_dynamic(out.model)
-        out.steps.append("int8 dynamic quantization (onnxruntime.quantization, QInt8 weights)")
+        out.steps.append(N_("int8 dynamic quantization (onnxruntime.quantization, QInt8 weights)"))
     elif steps.precision == "int8-static":
         from studio.optimize.quantize import INT8_OPS, to_int8_static
 
         feeds = [{i.name: f[i.name] for i in out.model.graph.input if i.name in f} for f in out.calibration or []]
         out.model = to_int8_static(out.model, feeds, steps.keep_fp32)
-        out.steps.append(f"int8 static QDQ ({', '.join(INT8_OPS)}) calibrated on {len(feeds)} sample(s): "
-                         f"{out.calibration_source}" + (f"; {len(steps.keep_fp32)} node(s) kept float"
-                                                        if steps.keep_fp32 else ""))
+        ops, samples, source, kept = ", ".join(INT8_OPS), len(feeds), out.calibration_source, len(steps.keep_fp32)
+        out.steps.append(N_(f"int8 static QDQ ({ops}) calibrated on {samples} sample(s): {source}; {kept} node(s) "
+                            f"kept float") if kept else
+                         N_(f"int8 static QDQ ({ops}) calibrated on {samples} sample(s): {source}"))
     return out
 
 

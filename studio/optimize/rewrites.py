@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from studio.core.catalogue import N_
 from studio.optimize.custom_ops import DOMAIN, FUSED_ATTENTION
 
 
@@ -70,8 +71,9 @@ def drop_nan_guards(model: Any) -> tuple[Any, list[str]]:
     keep = [n for n in g.node if id(n) not in drop]
     del g.node[:]
     g.node.extend(keep)
-    return m, ([f"dropped {len(removed)} NaN guard(s) Where(IsNaN(x), C, x) -> x: "
-                + ", ".join(removed[:4]) + (" ..." if len(removed) > 4 else "")] if removed else [])
+    count = len(removed)
+    names = ", ".join(removed[:4]) + (" ..." if count > 4 else "")
+    return m, ([N_(f"dropped {count} NaN guard(s) Where(IsNaN(x), C, x) -> x: {names}")] if removed else [])
 
 
 def _attr(node: Any, name: str, default: Any) -> Any:
@@ -135,4 +137,4 @@ def unfuse_attention(model: Any) -> tuple[Any, list[str]]:
         keep = [o for o in m.opset_import if o.domain != DOMAIN]
         del m.opset_import[:]
         m.opset_import.extend(keep)
-    return m, [f"unfused {count} {DOMAIN}::{FUSED_ATTENTION} node(s) into MatMul / Softmax / MatMul"]
+    return m, [N_(f"unfused {count} {DOMAIN}::{FUSED_ATTENTION} node(s) into MatMul / Softmax / MatMul")]

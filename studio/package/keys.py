@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from studio.core.catalogue import N_, _
 from studio.core.errors import InputError
 from studio.core.paths import config_dir
 from studio.edge.trust import encode_public, key_id, load_nacl, parse_public_keys, public_key_line
@@ -45,7 +46,7 @@ class KeyInfo:
         return dict(self.__dict__)
 
 
-def get_passphrase(*, confirm: bool = False, prompt: str = "Key passphrase: ") -> str:
+def get_passphrase(*, confirm: bool = False, prompt: str = N_("Key passphrase: ")) -> str:
     """From STUDIO_KEY_PASSPHRASE, else prompted (never echoed); refuses when neither is possible."""
     env = os.environ.get(PASSPHRASE_ENV)
     if env is not None:
@@ -53,8 +54,8 @@ def get_passphrase(*, confirm: bool = False, prompt: str = "Key passphrase: ") -
     if not sys.stdin or not sys.stdin.isatty():
         raise InputError("no key passphrase: STUDIO_KEY_PASSPHRASE is not set and there is no terminal to ask",
                          offending=PASSPHRASE_ENV, hint=f"export {PASSPHRASE_ENV}=... for non-interactive use")
-    pw = getpass.getpass(prompt)
-    if confirm and getpass.getpass("Repeat passphrase: ") != pw:
+    pw = getpass.getpass(_(prompt))  # the prompt's template (N_ at the caller) in the user's language
+    if confirm and getpass.getpass(_("Repeat passphrase: ")) != pw:
         raise InputError("the two passphrases differ", hint="run the command again")
     return pw
 
@@ -179,7 +180,8 @@ def load_signing_key_file(path: Path, passphrase: str | None = None) -> Any:
     nacl = load_nacl()
     doc = _read_key_doc(path)
     if passphrase is None:
-        passphrase = get_passphrase(prompt=f"Passphrase for {path.stem}: ")
+        stem = path.stem
+        passphrase = get_passphrase(prompt=N_(f"Passphrase for {stem}: "))
     kdf = doc["kdf"]
     kek = nacl.pwhash.argon2id.kdf(nacl.secret.SecretBox.KEY_SIZE, passphrase.encode("utf-8"),
                                    base64.b64decode(kdf["salt"]), opslimit=int(kdf["opslimit"]),

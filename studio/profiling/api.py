@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from studio.core.catalogue import N_
 from studio.core.jobs import JobState, Stages
 from studio.profiling.report import (
     ModuleTime,
@@ -61,7 +62,7 @@ def profile(model: Path | str, *, shapes: dict[str, list[int]] | None = None, ru
         except Exception as exc:
             if torch_modules:
                 raise
-            rep.warnings.append(f"PyTorch per-module times skipped: {exc}")
+            rep.warnings.append(N_(f"PyTorch per-module times skipped: {exc}"))
             rep.torch = {"error": str(exc)[:300]}
     attach_modules(rep, proto, types, times)
     job.set_progress(100, force=True)

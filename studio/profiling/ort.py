@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from studio.core.catalogue import N_
 from studio.core.errors import InputError, ModelError
 from studio.core.jobs import JobState
 from studio.core.runner import OPT_LEVELS
@@ -177,12 +178,13 @@ def profile_model(model: Path | str, *, shapes: dict[str, list[int]] | None = No
                         runtime=f"onnxruntime {ort.__version__} {','.join(sess.get_providers())}"
                                 + (f" ({threads} intra-op threads)" if threads else ""),
                         optimization=optimization, runs=runs, warmup=warmup,
-                        custom_ops=("custom-op library " + str(custom_op_lib) if custom_op_lib else
-                                    "studio.fused via onnxruntime-extensions Python op") if fused else "",
+                        custom_ops=(N_(f"custom-op library {custom_op_lib}") if custom_op_lib else
+                                    N_("studio.fused via onnxruntime-extensions Python op")) if fused else "",
                         input_shapes={k: list(v.shape) for k, v in feed.items()},
                         run_mean_ms=float(np.mean(run_ms)) if run_ms else 0.0, run_p95_ms=_percentile(run_ms, 95))
     if optimized is None and optimization != "disable":
-        rep.warnings.append("ORT's optimized graph was not available: nodes it rewrote are reported without lineage")
+        rep.warnings.append(N_("ORT's optimized graph was not available: nodes it rewrote are reported without "
+                               "lineage"))
     rep._feed = feed
     attribute_nodes(rep, proto, optimized, per_node, ops, calls)
     job.set_status(f"profiled {len(rep.nodes)} nodes over {runs} runs")

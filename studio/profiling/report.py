@@ -16,6 +16,8 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from studio.core.catalogue import N_, _, tr
+from studio.core.columns import cell
 from studio.core.errors import InputError
 from studio.core.reports import Report
 
@@ -27,6 +29,10 @@ FOLDED = "folded"  # constant-folded / computed at session load: no run-time cos
 REMOVED = "removed"  # eliminated by ORT's graph optimizer (identity, dropout, ...)
 NOT_RUN = "not-run"  # present but no kernel event (e.g. a branch not taken)
 STATUSES = (MEASURED, FUSED, FOLDED, REMOVED, NOT_RUN)
+# the text report's words for a status and for where the modules came from (translated where shown)
+STATUS_WORDS = {MEASURED: N_("measured"), FUSED: N_("fused"), FOLDED: N_("folded"), REMOVED: N_("removed"),
+                NOT_RUN: N_("not-run")}
+MODULE_SOURCES = {"node names": N_("node names"), "metadata": N_("metadata")}
 
 
 @dataclass
@@ -188,9 +194,11 @@ def compare_profiles(before: ProfileReport, after: ProfileReport) -> ProfileComp
                           run_ratio=(after.run_mean_ms / before.run_mean_ms) if before.run_mean_ms > 0 else None,
                           node_total_before_ms=before.node_total_ms, node_total_after_ms=after.node_total_ms)
     if before.input_shapes != after.input_shapes:
-        c.warnings.append(f"input shapes differ: {before.input_shapes} vs {after.input_shapes}")
+        shapes_before, shapes_after = before.input_shapes, after.input_shapes
+        c.warnings.append(N_(f"input shapes differ: {shapes_before} vs {shapes_after}"))
     if before.runtime != after.runtime:
-        c.warnings.append(f"runtimes differ: {before.runtime} vs {after.runtime}")
+        runtime_before, runtime_after = before.runtime, after.runtime
+        c.warnings.append(N_(f"runtimes differ: {runtime_before} vs {runtime_after}"))
     a = {n.key: n for n in before.nodes}
     b = {n.key: n for n in after.nodes}
     for k in a.keys() | b.keys():
@@ -210,42 +218,51 @@ def compare_profiles(before: ProfileReport, after: ProfileReport) -> ProfileComp
 # -- text rendering ---------------------------------------------------------------------------------------
 
 def render_profile_text(rep: ProfileReport, top: int = 15) -> str:
+    """The terminal report in the user's language (studio.core.catalogue): labels, column heads, status words and
+    warnings translated; node keys, ops, modules, runtimes and figures as they are; English as it was."""
     counts = {s: sum(1 for n in rep.nodes if n.status == s) for s in STATUSES}
-    lines = [f"profile of {rep.model}  ({rep.runtime}, optimization {rep.optimization})",
-             f"  inputs {', '.join(f'{k}={list(v)}' for k, v in rep.input_shapes.items())}; "
-             f"{rep.runs} runs after {rep.warmup} warm-up",
-             f"  run {rep.run_mean_ms:.3f} ms mean, {rep.run_p95_ms:.3f} ms p95; node time {rep.node_total_ms:.3f} ms",
-             "  nodes: " + ", ".join(f"{v} {k}" for k, v in counts.items() if v)]
+    inputs = ", ".join(f"{k}={list(v)}" for k, v in rep.input_shapes.items())
+    lines = [tr("profile of {model}  ({runtime}, optimization {optimization})", model=rep.model, runtime=rep.runtime,
+                optimization=rep.optimization),
+             tr("  inputs {inputs}; {runs} runs after {warmup} warm-up", inputs=inputs, runs=rep.runs,
+                warmup=rep.warmup),
+             tr("  run {mean} ms mean, {p95} ms p95; node time {total} ms", mean=f"{rep.run_mean_ms:.3f}",
+                p95=f"{rep.run_p95_ms:.3f}", total=f"{rep.node_total_ms:.3f}"),
+             tr("  nodes: {counts}", counts=", ".join(f"{v} {_(STATUS_WORDS[k])}" for k, v in counts.items() if v))]
     if rep.custom_ops:
-        lines.append(f"  custom ops: {rep.custom_ops}")
-    lines.append(f"\n  {'mean ms':>9} {'p95 ms':>9} {'share':>6}  op / node")
+        lines.append(tr("  custom ops: {ops}", ops=_(rep.custom_ops)))
+    lines.append(f"\n  {cell(_('mean ms'), 9, True)} {cell(_('p95 ms'), 9, True)} {cell(_('share'), 6, True)}  "
+                 + _("op / node"))
     for n in rep.top(top):
-        op = n.op_type + (f" (ran as {n.ort_op})" if n.ort_op else "")
-        lines.append(f"  {n.mean_ms:9.4f} {n.p95_ms:9.4f} {100 * n.share:5.1f}%  {op:22} {n.key}")
+        op = n.op_type + (tr(" (ran as {op})", op=n.ort_op) if n.ort_op else "")
+        lines.append(f"  {n.mean_ms:9.4f} {n.p95_ms:9.4f} {100 * n.share:5.1f}%  {cell(op, 22)} {n.key}")
     if rep.modules:
-        lines.append(f"\n  modules ({rep.module_source}): {'torch ms':>9} {'onnx ms':>9} nodes  module")
+        source = _(MODULE_SOURCES.get(rep.module_source, rep.module_source))
+        lines.append("\n  " + tr("modules ({source}):", source=source) + f" {cell(_('torch ms'), 9, True)} "
+                     f"{cell(_('onnx ms'), 9, True)} {cell(_('nodes'), 5, True)}  " + _("module"))
         for m in rep.modules[:top]:
             t = f"{m.torch_mean_ms:9.4f}" if m.torch_mean_ms is not None else f"{'-':>9}"
             lines.append(f"  {'':14}{t} {m.onnx_mean_ms:9.4f} {len(m.onnx_nodes):5}  {m.module} {m.type}")
-    for w in rep.warnings:
-        lines.append(f"  warning: {w}")
+    lines += [tr("  warning: {warning}", warning=_(w)) for w in rep.warnings]
     return "\n".join(lines) + "\n"
 
 
 def render_comparison_text(c: ProfileComparison, top: int = 15) -> str:
     ratio = f" (x{c.run_ratio:.3f})" if c.run_ratio else ""
-    lines = [f"compare {c.before} -> {c.after}",
-             f"  run {c.run_before_ms:.3f} -> {c.run_after_ms:.3f} ms, {c.run_delta_ms:+.3f} ms{ratio}",
-             f"  node time {c.node_total_before_ms:.3f} -> {c.node_total_after_ms:.3f} ms; "
-             f"{len(c.only_before)} node(s) gone, {len(c.only_after)} new"]
-    lines.append("\n  by scope:" + f"{'before':>12} {'after':>9} {'delta':>9}")
+    lines = [tr("compare {before} -> {after}", before=c.before, after=c.after),
+             tr("  run {before} -> {after} ms, {delta} ms{ratio}", before=f"{c.run_before_ms:.3f}",
+                after=f"{c.run_after_ms:.3f}", delta=f"{c.run_delta_ms:+.3f}", ratio=ratio),
+             tr("  node time {before} -> {after} ms; {gone} node(s) gone, {new} new",
+                before=f"{c.node_total_before_ms:.3f}", after=f"{c.node_total_after_ms:.3f}", gone=len(c.only_before),
+                new=len(c.only_after))]
+    lines.append("\n  " + _("by scope:") + f"{cell(_('before'), 12, True)} {cell(_('after'), 9, True)} "
+                 f"{cell(_('delta'), 9, True)}")
     for d in c.scopes[:top]:
         lines.append(f"  {_ms(d.before_ms)} {_ms(d.after_ms)} {d.delta_ms:+9.4f}  {d.key}")
-    lines.append("\n  by node:")
+    lines.append("\n  " + _("by node:"))
     for d in c.nodes[:top]:
         lines.append(f"  {_ms(d.before_ms)} {_ms(d.after_ms)} {d.delta_ms:+9.4f}  {d.op_before or d.op_after:14} {d.key}")
-    for w in c.warnings:
-        lines.append(f"  warning: {w}")
+    lines += [tr("  warning: {warning}", warning=_(w)) for w in c.warnings]
     return "\n".join(lines) + "\n"
 
 

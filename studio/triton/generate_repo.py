@@ -17,6 +17,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from studio.core.catalogue import N_
 from studio.core.errors import InputError
 from studio.triton import config as tc
 from studio.triton import repo_files as rf
@@ -96,7 +97,7 @@ def add_generation_model(opts: Any, folder: Path, report: Any, job: Any) -> Any:
     tc.write_config(model_dir / "config.pbtxt", cfg)
     report.models.append(BuiltModel(opts.name, "generate", "python", v, str(model_dir), tc.config_to_dict(cfg)))
     report.entry_model = opts.name
-    report.warnings.append("a generation export: one decoupled Python-backend model running the studio's ORT loop "
-                           "(Triton's generate / generate_stream); --flavor and batching options do not apply")
+    report.warnings.append(N_("a generation export: one decoupled Python-backend model running the studio's ORT "
+                              "loop (Triton's generate / generate_stream); --flavor and batching options do not apply"))
     job.set_progress(100.0)
     return report

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from studio.core.atomic import atomic_path
+from studio.core.catalogue import N_
 from studio.core.errors import InputError, ModelError
 from studio.core.jobs import JobState
 from studio.triton import config as tc
@@ -124,7 +125,8 @@ def decide_batching(sigs: list[OnnxSignature], requested: int | None) -> tuple[i
     fixed = [f"{t.name} (dims {t.dims})" for s in sigs for t in s.inputs + s.outputs
              if t.rank == 0 or not t.is_dynamic(0)]
     if requested is None:
-        return (0, [f"max_batch_size 0: no dynamic batch dim on {', '.join(fixed)}"]) if fixed else (8, [])
+        tensors = ", ".join(fixed)
+        return (0, [N_(f"max_batch_size 0: no dynamic batch dim on {tensors}")]) if fixed else (8, [])
     if requested > 0 and fixed:
         raise InputError(f"--max-batch-size {requested} needs a dynamic first (batch) dim, but these tensors have "
                          f"a fixed one: {', '.join(fixed)}", offending=fixed[0].split(" ")[0],
@@ -277,7 +279,7 @@ def _add_tokenizer_pipeline(text_model: str, sig: OnnxSignature, tokenizer: Path
     m = tc.pb2()
     token_inputs = [t for t in sig.inputs if t.name in ("input_ids", "attention_mask", "token_type_ids")]
     if not any(t.name == "input_ids" for t in token_inputs):
-        report.warnings.append(f"{text_model} has no input_ids input: tokenizer step not added")
+        report.warnings.append(N_(f"{text_model} has no input_ids input: tokenizer step not added"))
         return
     batched = max_batch > 0
     tok_name, pipe_name = f"{text_model}_tokenizer", f"{text_model}_pipeline"

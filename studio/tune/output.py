@@ -11,6 +11,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from studio.core.catalogue import N_
 from studio.core.errors import InputError
 from studio.tune.metrics import pareto
 from studio.tune.recipe import RKNN_TARGETS, Recipe, compile_command, fix_command
@@ -60,7 +61,8 @@ def restore(hit: Path, out: Path, key: str) -> TuneReport:
 
     rep = TuneReport.load(out / REPORT_FILE)
     rep.cached = True
-    rep.notes.append(f"cached result {key[:12]} (same model, samples, options and tool versions): nothing rebuilt")
+    short = key[:12]
+    rep.notes.append(N_(f"cached result {short} (same model, samples, options and tool versions): nothing rebuilt"))
     write_text_atomic(out / REPORT_FILE, rep.to_json())  # the file says where it came from too
     return rep
 
@@ -203,17 +205,21 @@ def finish(rep: TuneReport, parts: dict[str, Any], o: Any, evaluator: Any, calib
         ch = res.chosen_candidate()
         if ch is not None and ch.recipe.get("static"):
             dims = ", ".join(f"{k}={v}" for k, v in ch.recipe["static"].items())
-            res.warnings.append(f"the chosen variant takes only these input sizes (the samples'): {dims}"
-                                + ("" if res.static_needed else "; no dynamic variant met the budget"))
+            res.warnings.append(N_(f"the chosen variant takes only these input sizes (the samples'): {dims}")
+                                if res.static_needed else
+                                N_(f"the chosen variant takes only these input sizes (the samples'): {dims}; no "
+                                   "dynamic variant met the budget"))
         if ch is not None and ch.judged.get("files", {}).get("host"):
-            res.warnings.append("the chosen variant has a host graph (model.host.onnx: the input preparation the "
-                                f"{o.target} profile places on the host) that runs before it on the host")
+            target = o.target
+            res.warnings.append(N_("the chosen variant has a host graph (model.host.onnx: the input preparation the "
+                                   f"{target} profile places on the host) that runs before it on the host"))
         if ch is not None and (ch.judged.get("coverage") or 0) < 1.0 and o.target in RKNN_TARGETS:
-            res.warnings.append(f"the chosen variant leaves {len((ch.judged.get('verdict') or {}).get('host_nodes') or [])}"
-                                " node(s) on the host CPU (see blocking)")
+            count = len((ch.judged.get("verdict") or {}).get("host_nodes") or [])
+            res.warnings.append(N_(f"the chosen variant leaves {count} node(s) on the host CPU (see blocking)"))
     if o.objective == "host-latency" and o.target in RKNN_TARGETS:
-        rep.warnings.append(f"objective host-latency on {o.target}: its NPU is not here, so each candidate's device "
-                            "graph was timed in ONNX Runtime on this host, a proxy for the board's latency")
+        target = o.target
+        rep.warnings.append(N_(f"objective host-latency on {target}: its NPU is not here, so each candidate's device "
+                               "graph was timed in ONNX Runtime on this host, a proxy for the board's latency"))
     rep.status = "met" if rep.parts and all(p.met for p in rep.parts) else "not-met"
 
 
@@ -300,10 +306,12 @@ def _compile(c: Candidate, res: PartResult, folder: Path, o: Any, job: Any) -> N
     try:
         crep = compile_model(opts)
     except StudioError as exc:
-        res.warnings.append(f"the compile step of the recipe failed: {exc.message}")
+        reason = exc.message
+        res.warnings.append(N_(f"the compile step of the recipe failed: {reason}"))
         return
     if crep.ok:
         res.files["compiled"] = str(leaf)
     else:
         d = crep.diagnosis
-        res.warnings.append(f"the compile step of the recipe failed: {d.message if d else crep.status}")
+        reason = d.message if d else crep.status
+        res.warnings.append(N_(f"the compile step of the recipe failed: {reason}"))

@@ -7,12 +7,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from studio.core.catalogue import _, tr
+from studio.core.catalogue import N_, _, tr
+from studio.core.columns import cell
 from studio.core.reports import Report
 
 SCHEMA_VERSION = 1
 REPORT_FILE = "optimize_report.json"
 RECIPE_FILE = "recipe.sh"
+# a candidate's status in the text report's table (translated where shown; the report keeps the ids)
+STATUS_WORDS = {"built": N_("built"), "pruned": N_("pruned"), "failed": N_("failed"), "crashed": N_("crashed"),
+                "error": N_("error"), "skipped": N_("skipped"), "pending": N_("pending")}
 
 
 @dataclass
@@ -155,7 +159,8 @@ def candidate_row(c: Candidate, metric: str) -> str:
     lat = "-" if c.latency_ms is None else f"{c.latency_ms:.3f} ms"
     mark = ("*" if c.chosen else "") + ("P" if c.pareto else "")
     verdict = (j.get("verdict") or {}).get("verdict") or ("pruned" if c.status == "pruned" else "")
-    return (f"  {mark:2} {c.id:4} {c.label[:58]:58} {c.status:7} {verdict[:14]:14} {_pct(j.get('coverage')):>5} "
+    status = _(STATUS_WORDS.get(c.status, c.status))
+    return (f"  {mark:2} {c.id:4} {c.label[:58]:58} {cell(status, 7)} {verdict[:14]:14} {_pct(j.get('coverage')):>5} "
             f"{acc_s:>10} {_size(j.get('size_bytes')):>10} {lat:>11}")
 
 
@@ -172,8 +177,9 @@ def render_text(rep: TuneReport) -> str:
         if p.dims:
             lines.append("  " + tr("static dims from the samples: {dims}",
                                    dims=", ".join(f"{k}={v}" for k, v in p.dims.items())))
-        lines.append(f"     {'id':4} {'recipe':58} {'status':7} {'tool verdict':14} {'npu':>5} "
-                     f"{metric:>10} {'size':>10} {'host lat.':>11}")
+        lines.append(f"     {cell(_('id'), 4)} {cell(_('recipe'), 58)} {cell(_('status'), 7)} "
+                     f"{cell(_('tool verdict'), 14)} {cell(_('npu'), 5, True)} {metric:>10} {cell(_('size'), 10, True)} "
+                     f"{cell(_('host lat.'), 11, True)}")
         for c in p.candidates:
             lines.append(candidate_row(c, metric))
             if c.status in ("pruned", "failed", "crashed", "error") and c.judged.get("error"):
@@ -202,14 +208,14 @@ def render_text(rep: TuneReport) -> str:
             lines.append("  " + tr("blocking: {node}: {rule}: {message} [{tool}]", node=b.node or _("(model)"),
                                    rule=b.rule, message=b.message[:160], tool=b.tool))
         for w in p.warnings:
-            lines.append("  " + tr("warning: {message}", message=w))
+            lines.append("  " + tr("warning: {message}", message=_(w)))
         if p.commands:
             lines.append("  " + _("recipe:"))
             lines += [f"    {c}" for c in p.commands]
     for w in rep.warnings:
-        lines.append(tr("warning: {message}", message=w))
+        lines.append(tr("warning: {message}", message=_(w)))
     for n in rep.notes:
-        lines.append(tr("note: {message}", message=n))
+        lines.append(tr("note: {message}", message=_(n)))
     status = _("budget met") if rep.met else _("budget NOT met") if rep.status == "not-met" else _(rep.status)
-    lines.append(f"\n{status}: {rep.out}  ({rep.seconds:.1f} s)")
+    lines.append("\n" + tr("{status}: {out}  ({seconds} s)", status=status, out=rep.out, seconds=f"{rep.seconds:.1f}"))
     return "\n".join(lines) + "\n"

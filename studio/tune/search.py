@@ -183,8 +183,8 @@ def optimize_for_target(options: TuneOptions, job: JobState | None = None) -> Tu
                          cache_key=key)
         if options.calibration is None:
             calibration = synthetic_calibration(work / "calibration-samples")
-            rep.warnings.append("no --calibration: 6 seeded synthetic images and texts stand in for real inputs; "
-                                "the accuracy figures say little about real data")
+            rep.warnings.append(N_("no --calibration: 6 seeded synthetic images and texts stand in for real inputs; "
+                                   "the accuracy figures say little about real data"))
         else:
             calibration = Path(options.calibration).resolve()
         rep.calibration = str(calibration)
@@ -201,8 +201,9 @@ def optimize_for_target(options: TuneOptions, job: JobState | None = None) -> Tu
                 if options.parts or len(parts) == 1:
                     raise
                 # a part fed by the others' outputs (a split export's fusion head): no raw sample makes its inputs
-                rep.warnings.append(f"part '{p.name}' not optimized: {exc.message} (name it with --part and give "
-                                    ".npz samples of its inputs to optimize it)")
+                name, reason = p.name, exc.message
+                rep.warnings.append(N_(f"part '{name}' not optimized: {reason} (name it with --part and give .npz "
+                                       "samples of its inputs to optimize it)"))
                 continue
             dims = sample_dims(p.path, cal.feeds)
             rep.tools["reference"] = reference(p, cal.feeds, work / p.name / "reference")
@@ -231,8 +232,9 @@ def optimize_for_target(options: TuneOptions, job: JobState | None = None) -> Tu
         search.pool.close()
         rep.timings["search"] = round(time.perf_counter() - t0, 2)
         if search.timed_out:
-            rep.warnings.append(f"the time limit ({options.time_limit_min:g} min) passed: candidates not judged "
-                                "are marked skipped; the result is the best of those judged")
+            minutes = f"{options.time_limit_min:g}"
+            rep.warnings.append(N_(f"the time limit ({minutes} min) passed: candidates not judged are marked "
+                                   "skipped; the result is the best of those judged"))
         output.finish(rep, search.parts, options, evaluator, calibration, job)
         rep.seconds = round(time.perf_counter() - t_all, 2)
         output.write(rep, search.parts, out, options, calibration, job)

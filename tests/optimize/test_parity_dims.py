@@ -9,8 +9,9 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-from studio.optimize.api import fix_model, render_fix_text
+from studio.optimize.api import fix_model
 from studio.optimize.parity_dims import processor_dims
+from studio.optimize.render import render_fix_text
 
 KERNEL = 10
 
