@@ -61,14 +61,14 @@ def torch_bandwidth(weights: list[np.ndarray], threads: int, reps: int) -> float
     import torch
 
     torch.set_num_threads(threads)
-    ws = [torch.from_numpy(w) for w in weights]
-    x = torch.ones((1, ws[0].shape[0]))
+    ws = [torch.from_numpy(w.T.copy()) for w in weights]  # [out, in], as nn.Linear stores them
+    x = torch.ones((1, ws[0].shape[1]))
 
     def run() -> None:
         h = x
         with torch.inference_mode():
             for w in ws:
-                h = h @ w
+                h = torch.nn.functional.linear(h, w)  # what HF's decoder layers call
 
     run()
     times = []
