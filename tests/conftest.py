@@ -66,3 +66,12 @@ def _collect_on_the_gui_thread():  # type: ignore[no-untyped-def]
         guard = sys.modules["studio.gui.gc_guard"].installed()
         if guard is not None:
             guard.check()
+
+
+@pytest.fixture
+def english_after():  # type: ignore[no-untyped-def]
+    """Whatever language a test switches the core catalogue to, the next one starts in English."""
+    yield
+    from studio.core import catalogue, language
+
+    catalogue.use(language.ENGLISH)

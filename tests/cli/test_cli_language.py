@@ -29,12 +29,6 @@ def _studio(*args: str, lang: str | None) -> subprocess.CompletedProcess[str]:
                           env=env, timeout=120)
 
 
-@pytest.fixture
-def english_after():
-    yield
-    catalogue.use(language.ENGLISH)
-
-
 @pytest.fixture(scope="module")
 def tiny_onnx(tmp_path_factory: pytest.TempPathFactory) -> Path:
     import onnx

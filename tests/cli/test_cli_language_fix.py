@@ -29,12 +29,6 @@ ENGLISH_FRAMES = ("fixed ", "parity", "PASSED", "FAILED", "random cases", "max|d
                   "dynamic quantization", "NaN guards", "unfuse attention")
 
 
-@pytest.fixture
-def english_after():
-    yield
-    catalogue.use(language.ENGLISH)
-
-
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """pixel_values [batch,3,32,32] -> Conv -> Resize (cubic) -> NonZero -> Cast; ids [batch,4] -> Cast: dynamic

@@ -46,12 +46,6 @@ graph:
 """
 
 
-@pytest.fixture
-def english_after():
-    yield
-    catalogue.use("en")
-
-
 def test_the_keys_that_reach_a_finding(tmp_path: Path) -> None:
     """Rules' reasons, risky / cpu_fallback reasons, constraints' and the whole-graph rules' reasons; not the notes,
     the sources or graph.fold_reason (no finding, hint or view shows them). A folded scalar is the parsed string."""

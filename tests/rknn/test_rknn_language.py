@@ -24,12 +24,6 @@ CJK = re.compile(r"[\u4e00-\u9fff]")
 PLACEHOLDER = r"\{\w*\}"
 
 
-@pytest.fixture
-def english_after():
-    yield
-    catalogue.use(language.ENGLISH)
-
-
 def _domain() -> catalogue.Domain:
     return next(d for d in catalogue.plugin_domains() if d.plugin == "studio-rknn")
 
