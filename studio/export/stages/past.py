@@ -45,10 +45,10 @@ def resolve_with_past(options: ExportOptions, config: dict[str, Any]) -> tuple[b
             return False, (f"with_past: {NOT_YET[mt]} is exported without a KV cache for now (a single pass over "
                            "the whole sequence); --with-past covers decoder-only *ForCausalLM models")
         if decoder:
-            why = (N_("--exporter dynamo cannot export the cache yet") if options.exporter != "torchscript"
-                   else N_("--split-modalities was given") if options.split_modalities
-                   else N_("--input-signature was given"))
-            return False, N_(f"with_past: off because {why}")
+            return False, (N_("with_past: off because --exporter dynamo cannot export the cache yet")
+                           if options.exporter != "torchscript" else
+                           N_("with_past: off because --split-modalities was given") if options.split_modalities
+                           else N_("with_past: off because --input-signature was given"))
         return False, None
     if not want:
         return False, None
