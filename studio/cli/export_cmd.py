@@ -15,7 +15,8 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
-from studio.core.catalogue import _, tr
+from studio.core.catalogue import N_, _, tr
+from studio.core.columns import cell
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -143,7 +144,7 @@ def render_summary(report) -> str:  # type: ignore[no-untyped-def]
     for c in v.cases:
         worst = max(c.outputs, key=lambda o: o.max_abs, default=None)
         detail = tr("max abs {value} ({output})", value=f"{worst.max_abs:.2e}", output=worst.output) if worst else ""
-        lines.append(f"  {'ok  ' if c.passed else 'FAIL'} {c.graph:<14} {c.name:<38} {detail}"
+        lines.append(f"  {'ok  ' if c.passed else 'FAIL'} {c.graph:<14} {cell(_(c.name), 38)} {detail}"
                      + (f"  {c.error[:160]}" if c.error else ""))
     g = getattr(report, "generation", None)
     if g is not None and g.cache:
@@ -161,7 +162,7 @@ def render_summary(report) -> str:  # type: ignore[no-untyped-def]
         lines.append("  " + tr("tokenizer: {cls} (expected {expected})", cls=report.tokenizer_class,
                                expected=report.expected_tokenizer_class or "?"))
     for w in report.warnings:
-        lines.append("  " + tr("warning: {message}", message=w))
+        lines.append("  " + tr("warning: {message}", message=_(w)))
     d = report.diagnosis
     if d is not None:
         lines.append("  " + tr("failed at stage '{stage}': {error_class}", stage=d.stage, error_class=d.error_class))
@@ -173,14 +174,36 @@ def render_summary(report) -> str:  # type: ignore[no-untyped-def]
             lines.append("    " + tr("at: {where}", where=where))
         lines.append("    " + tr("fix: {fix}", fix=d.fix))
         lines.append("    " + _("(the raw log is in the report: --report report.json or --json)"))
-    timings = ", ".join(f"{k} {v:.1f}s" for k, v in report.timings.items())
+    timings = ", ".join(f"{stage_word(k)} {v:.1f}s" for k, v in report.timings.items())
     lines.append("  " + tr("timings: {timings}", timings=timings))
     peaks = getattr(report, "peak_rss_gb", None) or {}
     if peaks:
         top = max(peaks.values())
         first = next(k for k, v in peaks.items() if v == top)
-        lines.append("  " + tr("peak memory: {gb} GB RSS (reached in stage '{stage}')", gb=f"{top:.2f}", stage=first))
+        lines.append("  " + tr("peak memory: {gb} GB RSS (reached in stage '{stage}')", gb=f"{top:.2f}", stage=stage_word(first)))
     return "\n".join(lines)
+
+
+# the words the report keeps in English (its JSON), shown in the user's language
+STAGES = {"inputs": N_("inputs"), "load": N_("load"), "export": N_("export"), "check": N_("check"),
+          "parity": N_("parity"), "write": N_("write"), "split": N_("split"), "precision": N_("precision"),
+          "generation": N_("generation"), "total": N_("total")}
+ORIGINS = {"folder": N_("folder"), "derived": N_("derived"), "folder+derived": N_("folder+derived")}
+
+
+def stage_word(stage: str) -> str:
+    """An export stage's name (report.timings, report.peak_rss_gb) in the user's language; an unknown one as is."""
+    return _(STAGES[stage]) if stage in STAGES else stage
+
+
+def prompt_text(text: str) -> str:
+    """The report's prompt form (studio.export.processor_inputs.describe: pieces joined by ", ", each an N_
+    template) in the user's language."""
+    if text == "prompt with no placeholder":
+        return _(N_("prompt with no placeholder"))
+    if text.startswith("prompt with "):
+        return tr("prompt with {parts}", parts=prompt_text(text[len("prompt with "):]))
+    return ", ".join(_(piece) for piece in text.split(", ")) if text else text
 
 
 def input_lines(report) -> list[str]:  # type: ignore[no-untyped-def]
@@ -193,7 +216,8 @@ def input_lines(report) -> list[str]:  # type: ignore[no-untyped-def]
     ex = getattr(report, "example_inputs", None) or {}
     if ex.get("processor"):
         out.append("  " + tr("example inputs: {processor} ({origin}), {prompt}", processor=ex["processor"],
-                             origin=ex.get("origin", "?"), prompt=ex.get("prompt", ""))
+                             origin=_(ORIGINS.get(ex.get("origin", "?"), ex.get("origin", "?"))),
+                             prompt=prompt_text(ex.get("prompt", "")))
                    + (tr("; added: {names}", names=", ".join(ex["added"])) if ex.get("added") else "")
                    + (tr("; static {axes} axes", axes=ex["static"]) if ex.get("static") else ""))
     mods = getattr(report, "modalities", None) or {}

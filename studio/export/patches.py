@@ -31,6 +31,8 @@ from typing import Any
 import torch
 from torch import nn
 
+from studio.core.catalogue import N_
+
 
 def _vilt_visual_embed(self: Any, pixel_values: torch.Tensor, pixel_mask: torch.Tensor,
                        max_image_length: int = 200) -> tuple[Any, ...]:
@@ -88,16 +90,16 @@ def export_patches(model: nn.Module, model_type: str) -> Iterator[list[str]]:
                 undo.append((mod, "visual_embed", mod.__dict__.get("visual_embed")))
                 mod.visual_embed = _vilt_visual_embed.__get__(mod)  # type: ignore[method-assign]
         if undo:
-            notes.append("ViLT visual_embed replaced by a traceable full-grid version (no per-image loop, no "
-                         "multinomial patch sampling); valid for images filling the processor canvas")
+            notes.append(N_("ViLT visual_embed replaced by a traceable full-grid version (no per-image loop, no "
+                            "multinomial patch sampling); valid for images filling the processor canvas"))
     configs = {id(c): c for m in model.modules() if (c := getattr(m, "config", None)) is not None
                and getattr(c, "_experts_implementation", None) == "grouped_mm"}
     for config in configs.values():
         undo.append((config, "_experts_implementation", "grouped_mm"))
         config._experts_implementation = "batched_mm"
     if configs:
-        notes.append("mixture-of-experts layers exported with transformers' batched_mm experts path (the grouped_mm "
-                     "default counts tokens with torch.histc, which no ONNX exporter converts); same sums")
+        notes.append(N_("mixture-of-experts layers exported with transformers' batched_mm experts path (the "
+                        "grouped_mm default counts tokens with torch.histc, which no ONNX exporter converts); same sums"))
     from studio.export.symbolics import torchscript_symbolics
 
     torch.Tensor.__setitem__ = _setitem_without_full_slices  # type: ignore[method-assign]

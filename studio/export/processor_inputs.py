@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from studio.core.catalogue import N_
 from studio.export.processor_source import ProcessorSource
 from studio.export.prompt_forms import (
     chat_prompt,
@@ -46,12 +47,12 @@ class MediaCase:
 
 
 MEDIA_CASES = (
-    MediaCase("traced (batch=2)", ("a photo of a cat", "what is the color of the car near the house"), (64, 48),
+    MediaCase(N_("traced (batch=2)"), ("a photo of a cat", "what is the color of the car near the house"), (64, 48),
               (1.0, 0.6), 4, 0),
-    MediaCase("batch=3, longer prompts, new image", (
+    MediaCase(N_("batch=3, longer prompts, new image"), (
         "how many people are there in the picture", "two", "describe the red house with a green tree and a blue car"),
         (80, 56), (0.8, 0.5, 1.2), 6, 1),
-    MediaCase("batch=1, short prompt", ("yes",), (56, 56), (0.4,), 3, 2),
+    MediaCase(N_("batch=1, short prompt"), ("yes",), (56, 56), (0.4,), 3, 2),
 )
 
 
@@ -449,11 +450,15 @@ def derive_inputs(model: Any, source: ProcessorSource, config: dict[str, Any], m
 
 
 def describe(ph: Placeholders) -> str:
-    parts = [f"{'video' if ph.video else 'image'} placeholder {ph.image!r}" if ph.image else "", f"audio placeholder {ph.audio!r}" if ph.audio
-             else "", "nested image lists" if ph.nested_images else "", "padding=True" if ph.pad_all else "",
-             f"clips of {ph.frames} frames as {ph.video}=" if ph.video else ""]
+    """The prompt form in words, kept in the report's JSON in English; each piece is an ``N_`` template, so the
+    export summary shows it in the user's language (studio.cli.export_cmd.prompt_text)."""
+    token, audio, frames, video = ph.image, ph.audio, ph.frames, ph.video
+    parts = [(N_(f"video placeholder {token!r}") if ph.video else N_(f"image placeholder {token!r}")) if ph.image
+             else "", N_(f"audio placeholder {audio!r}") if ph.audio else "",
+             N_("nested image lists") if ph.nested_images else "", "padding=True" if ph.pad_all else "",
+             N_(f"clips of {frames} frames as {video}=") if ph.video else ""]
     if not ph.send_text:
-        return ", ".join(["media only (no prompt)", *(p for p in parts[3:] if p)])
+        return ", ".join([N_("media only (no prompt)"), *(p for p in parts[3:] if p)])
     if ph.chat or ph.words:
-        return ", ".join(["chat-template prompt" if ph.chat else "words with boxes", *(p for p in parts if p)])
-    return "prompt with " + (", ".join(p for p in parts if p) or "no placeholder")
+        return ", ".join([N_("chat-template prompt") if ph.chat else N_("words with boxes"), *(p for p in parts if p)])
+    return "prompt with " + (", ".join(p for p in parts if p) or N_("no placeholder"))

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from studio.core.catalogue import N_
 from studio.core.errors import JobCancelled
 from studio.core.parity import OutputParity, Tolerance, compare_output
 from studio.export.contract import InputSpec, ValidationCase
@@ -33,22 +34,22 @@ def case_specs(specs: list[InputSpec], count: int) -> list[CaseSpec]:
     """Traced sizes first, then new batch+sequence, then a padded batch, then more random sizes."""
     axes = {n for s in specs for n in s.dynamic_axes.values()}
     has_mask = any(s.name == "attention_mask" for s in specs)
-    cases = [CaseSpec("traced shapes", dict(TRACE_SIZES), 0)]
+    cases = [CaseSpec(N_("traced shapes"), dict(TRACE_SIZES), 0)]
     new = {"batch": 3, "sequence": 11, "decoder_sequence": 6, "samples": 12000}
     changed = [f"{k}={v}" for k, v in new.items() if k in axes]
-    cases.append(CaseSpec(" ".join(changed) if changed else "static shapes, new values", new, 1))
+    cases.append(CaseSpec(" ".join(changed) if changed else N_("static shapes, new values"), new, 1))
     if has_mask:
-        cases.append(CaseSpec("padded batch (batch=2 sequence=7)", {**TRACE_SIZES, "sequence": 7}, 2, padded=True))
+        cases.append(CaseSpec(N_("padded batch (batch=2 sequence=7)"), {**TRACE_SIZES, "sequence": 7}, 2, padded=True))
     else:
         small = {"batch": 1, "sequence": 5, "decoder_sequence": 3, "samples": 8000}
         label = " ".join(f"{k}={v}" for k, v in small.items() if k in axes)
-        cases.append(CaseSpec(label or "static shapes, new values", small, 2))
+        cases.append(CaseSpec(label or N_("static shapes, new values"), small, 2))
     rng = np.random.default_rng(99)
     while len(cases) < count:
         sizes = {"batch": int(rng.integers(1, 5)), "sequence": int(rng.integers(3, 14)),
                  "decoder_sequence": int(rng.integers(2, 8)), "samples": 16000}
-        cases.append(CaseSpec(f"random batch={sizes['batch']} sequence={sizes['sequence']}", sizes,
-                              len(cases)))
+        batch, sequence = sizes["batch"], sizes["sequence"]
+        cases.append(CaseSpec(N_(f"random batch={batch} sequence={sequence}"), sizes, len(cases)))
     return cases[:max(count, 1)]
 
 

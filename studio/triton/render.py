@@ -27,11 +27,12 @@ def build_text(report: Any) -> str:
 
 
 def finding_text(f: Any) -> str:
-    """A check finding (studio.triton.repo_check.Finding.render's layout): the severity word and the hint's label
-    translated; the file, the config field, the message and the hint as the checker wrote them (its texts are not
-    catalogue templates: a lookup would only half-match a short unrelated one)."""
-    s = f"{cell(_(SEVERITY_WORDS.get(f.severity, f.severity)), 7)} {f.file} [{f.field}]: {f.message}"
-    return s + ("\n        " + tr("hint: {hint}", hint=f.hint) if f.hint else "")
+    """A check finding (studio.triton.repo_check.Finding.render's layout): the severity word, the hint's label, and
+    the checker's message and hint (each its own N_ template in repo_check) translated; the file and the config
+    field as they are. Every message and hint the checker writes has its own template (a path or name in it may be
+    longer than its words, so a covering lookup would leave it English); the most specific template matches first."""
+    s = f"{cell(_(SEVERITY_WORDS.get(f.severity, f.severity)), 7)} {f.file} [{f.field}]: {_(f.message)}"
+    return s + ("\n        " + tr("hint: {hint}", hint=_(f.hint)) if f.hint else "")
 
 
 def check_text(report: Any) -> str:

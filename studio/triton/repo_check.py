@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from studio.core.catalogue import N_
 from studio.core.errors import InputError, StudioError
 from studio.core.reports import Report
 from studio.triton import config as tc
@@ -86,9 +87,9 @@ def compare_with_onnx(ctx: _Ctx, model: str, cfg_file: Path, cfg: Any, sig: Onnx
             ot = onnx_get(t.name)
             if ot is None:
                 ctx.add("error", model, cfg_file, f"{where}.name",
-                        f"{section} '{t.name}' is not a graph {section} of {Path(sig.path).name} "
-                        f"(it has: {', '.join(x.name for x in onnx_list)})",
-                        "rename it to the graph's name, or rebuild the repository with `studio triton build-repo`")
+                        N_(f"{section} '{t.name}' is not a graph {section} of {Path(sig.path).name} "
+                        f"(it has: {', '.join(x.name for x in onnx_list)})"),
+                        N_("rename it to the graph's name, or rebuild the repository with `studio triton build-repo`"))
                 continue
             try:
                 want = onnx_to_config(ot.elem_type)
@@ -97,42 +98,46 @@ def compare_with_onnx(ctx: _Ctx, model: str, cfg_file: Path, cfg: Any, sig: Onnx
             got = tc.type_name(t.data_type)
             if got != want:
                 ctx.add("error", model, cfg_file, f"{where}.data_type",
-                        f"'{t.name}' is {got} in the config but {want} in the ONNX graph", f"set data_type: {want}")
+                        N_(f"'{t.name}' is {got} in the config but {want} in the ONNX graph"), N_(f"set data_type: {want}"))
             odims = list(ot.dims)
             if batched:
                 if not odims:
                     ctx.add("error", model, cfg_file, "max_batch_size",
-                            f"'{t.name}' is a scalar in the graph, so the model cannot batch",
-                            "set max_batch_size: 0")
+                            N_(f"'{t.name}' is a scalar in the graph, so the model cannot batch"),
+                            N_("set max_batch_size: 0"))
                     continue
                 if isinstance(odims[0], int) and odims[0] > 0:
                     ctx.add("error", model, cfg_file, "max_batch_size",
-                            f"max_batch_size is {cfg.max_batch_size} but '{t.name}' has a fixed first dim "
-                            f"{odims[0]} in the graph", "set max_batch_size: 0, or re-export with a dynamic batch axis")
+                            N_(f"max_batch_size is {cfg.max_batch_size} but '{t.name}' has a fixed first dim "
+                            f"{odims[0]} in the graph"), N_("set max_batch_size: 0, or re-export with a dynamic batch axis"))
                 odims = odims[1:]
             cdims = list(t.reshape.shape) if t.HasField("reshape") else list(t.dims)
             if len(cdims) != len(odims):
+                name, dims, count, graph_dims, graph_count = t.name, _dims_str(t.dims), len(cdims), \
+                    _dims_str(odims), len(odims)
                 ctx.add("error", model, cfg_file, f"{where}.dims",
-                        f"'{t.name}' has dims {_dims_str(t.dims)} ({len(cdims)} dims) but the graph has "
-                        f"{_dims_str(odims)} ({len(odims)} dims" + (" after the batch dim)" if batched else ")"),
-                        "list dims without the batch dim when max_batch_size > 0" if batched else
-                        "match the graph's rank")
+                        N_(f"'{name}' has dims {dims} ({count} dims) but the graph has {graph_dims} ({graph_count} "
+                           "dims after the batch dim)") if batched else
+                        N_(f"'{name}' has dims {dims} ({count} dims) but the graph has {graph_dims} ({graph_count} "
+                           "dims)"),
+                        N_("list dims without the batch dim when max_batch_size > 0") if batched else
+                        N_("match the graph's rank"))
                 continue
             for k, (c, o) in enumerate(zip(cdims, odims, strict=True)):
                 fixed = isinstance(o, int) and o > 0
                 if fixed and c != -1 and c != o:
                     ctx.add("error", model, cfg_file, f"{where}.dims[{k}]",
-                            f"'{t.name}' dim {k} is {c} in the config but {o} in the graph", f"set it to {o}")
+                            N_(f"'{t.name}' dim {k} is {c} in the config but {o} in the graph"), N_(f"set it to {o}"))
                 elif fixed and c == -1:
                     ctx.add("warning", model, cfg_file, f"{where}.dims[{k}]",
-                            f"'{t.name}' dim {k} is -1 in the config but fixed at {o} in the graph; "
-                            f"requests with another size will fail at run time", f"set it to {o}")
+                            N_(f"'{t.name}' dim {k} is -1 in the config but fixed at {o} in the graph; "
+                            f"requests with another size will fail at run time"), N_(f"set it to {o}"))
     named = {t.name for t in cfg.input}
     for ot in sig.inputs:
         if ot.name not in named:
             ctx.add("error", model, cfg_file, "input",
-                    f"graph input '{ot.name}' of {Path(sig.path).name} is missing from the config",
-                    "add it to input, or rebuild with `studio triton build-repo`")
+                    N_(f"graph input '{ot.name}' of {Path(sig.path).name} is missing from the config"),
+                    N_("add it to input, or rebuild with `studio triton build-repo`"))
 
 
 def _model_file(cfg: Any) -> tuple[str, str | None]:
@@ -156,26 +161,26 @@ def check_model(ctx: _Ctx, repo: Path, model_dir: Path, configs: dict[str, Any])
     summary = ModelSummary(name, _kind(cfg), max_batch_size=cfg.max_batch_size)
     ctx.report.models.append(summary)
     if cfg.name and cfg.name != name:
-        ctx.add("error", name, cfg_file, "name", f"config name '{cfg.name}' differs from folder name '{name}'",
-                f"set name: \"{name}\" or rename the folder")
+        ctx.add("error", name, cfg_file, "name", N_(f"config name '{cfg.name}' differs from folder name '{name}'"),
+                N_(f"set name: \"{name}\" or rename the folder"))
     kind = _kind(cfg)
     if kind not in ("onnxruntime_onnx", "onnxruntime", "python", "ensemble", "tensorrt_plan", "pytorch_libtorch",
                     "tensorflow_savedmodel", "openvino"):
-        ctx.add("warning", name, cfg_file, "platform", f"unknown platform/backend '{kind}'",
-                "this checker knows onnxruntime_onnx, python and ensemble")
+        ctx.add("warning", name, cfg_file, "platform", N_(f"unknown platform/backend '{kind}'"),
+                N_("this checker knows onnxruntime_onnx, python and ensemble"))
     if cfg.max_batch_size < 0:
-        ctx.add("error", name, cfg_file, "max_batch_size", "max_batch_size is negative", "use 0 or more")
+        ctx.add("error", name, cfg_file, "max_batch_size", N_("max_batch_size is negative"), N_("use 0 or more"))
     if cfg.HasField("dynamic_batching"):
         if cfg.max_batch_size <= 0:
-            ctx.add("error", name, cfg_file, "dynamic_batching", "dynamic_batching needs max_batch_size > 0",
-                    "set max_batch_size, or remove dynamic_batching")
+            ctx.add("error", name, cfg_file, "dynamic_batching", N_("dynamic_batching needs max_batch_size > 0"),
+                    N_("set max_batch_size, or remove dynamic_batching"))
         for i, b in enumerate(cfg.dynamic_batching.preferred_batch_size):
             if b <= 0 or (cfg.max_batch_size > 0 and b > cfg.max_batch_size):
                 ctx.add("error", name, cfg_file, f"dynamic_batching.preferred_batch_size[{i}]",
-                        f"preferred batch size {b} is outside 1..{cfg.max_batch_size}", "lower it to max_batch_size")
+                        N_(f"preferred batch size {b} is outside 1..{cfg.max_batch_size}"), N_("lower it to max_batch_size"))
     for i, g in enumerate(cfg.instance_group):
         if g.count < 0:
-            ctx.add("error", name, cfg_file, f"instance_group[{i}].count", "negative instance count")
+            ctx.add("error", name, cfg_file, f"instance_group[{i}].count", N_("negative instance count"))
     if kind == "ensemble":
         check_ensemble(ctx, repo, name, cfg_file, cfg, configs)
         # an ensemble still needs a version folder (it may be empty)
@@ -183,18 +188,18 @@ def check_model(ctx: _Ctx, repo: Path, model_dir: Path, configs: dict[str, Any])
     summary.versions = versions
     for p in model_dir.iterdir():
         if p.is_dir() and not p.name.isdigit() and not p.name.startswith("."):
-            ctx.add("warning", name, p, "version folders", f"folder '{p.name}' is not a version number; "
-                    "Triton ignores it", "version folders are named 1, 2, 3, ...")
+            ctx.add("warning", name, p, "version folders", N_(f"folder '{p.name}' is not a version number; "
+                    "Triton ignores it"), N_("version folders are named 1, 2, 3, ..."))
     if not versions:
-        ctx.add("error", name, model_dir, "version folders", f"model '{name}' has no version folder",
-                f"put the model file in {model_dir}/1/")
+        ctx.add("error", name, model_dir, "version folders", N_(f"model '{name}' has no version folder"),
+                N_(f"put the model file in {model_dir}/1/"))
         return
     pol = cfg.version_policy
     if pol.HasField("specific"):
         for v in pol.specific.versions:
             if v not in versions:
                 ctx.add("error", name, cfg_file, "version_policy.specific.versions",
-                        f"version {v} is requested but {model_dir}/{v}/ does not exist", "add the folder or drop it")
+                        N_(f"version {v} is requested but {model_dir}/{v}/ does not exist"), N_("add the folder or drop it"))
     if kind == "ensemble":
         return
     required, onnx_file = _model_file(cfg)
@@ -210,13 +215,13 @@ def check_model(ctx: _Ctx, repo: Path, model_dir: Path, configs: dict[str, Any])
         vdir = model_dir / str(v)
         if required and not (vdir / required).exists():
             ctx.add("error", name, vdir / required, "default_model_filename" if required.endswith(".onnx")
-                    else "backend", f"version {v} lacks {required}", f"copy the model file to {vdir}/{required}")
+                    else "backend", N_(f"version {v} lacks {required}"), N_(f"copy the model file to {vdir}/{required}"))
             continue
         if onnx_file:
             path = vdir / onnx_file
             if not path.exists():
                 ctx.add("error", name, path, "parameters.onnx_file" if kind == "python" else "default_model_filename",
-                        f"version {v} lacks {onnx_file}", f"copy the ONNX model to {path}")
+                        N_(f"version {v} lacks {onnx_file}"), N_(f"copy the ONNX model to {path}"))
                 continue
             if v not in served:
                 continue
@@ -232,26 +237,26 @@ def _check_routes(ctx: _Ctx, name: str, cfg_file: Path, routes: str, configs: di
     try:
         data = json.loads(routes)
     except ValueError as exc:
-        ctx.add("error", name, cfg_file, "parameters.routes", f"routes is not JSON: {exc}")
+        ctx.add("error", name, cfg_file, "parameters.routes", N_(f"routes is not JSON: {exc}"))
         return
     for modality, r in data.items():
         target = r.get("model")
         if target not in configs:
             ctx.add("error", name, cfg_file, f"parameters.routes.{modality}.model",
-                    f"routed model '{target}' is not in the repository", "build the part models too")
+                    N_(f"routed model '{target}' is not in the repository"), N_("build the part models too"))
             continue
         tin = {t.name for t in configs[target].input}
         for i in r.get("inputs", []):
             if i not in tin:
                 ctx.add("error", name, cfg_file, f"parameters.routes.{modality}.inputs",
-                        f"'{i}' is not an input of '{target}'")
+                        N_(f"'{i}' is not an input of '{target}'"))
 
 
 def check_ensemble(ctx: _Ctx, repo: Path, name: str, cfg_file: Path, cfg: Any, configs: dict[str, Any]) -> None:
     """Every step's model exists, maps only real tensors, and every ensemble output is produced."""
     steps = cfg.ensemble_scheduling.step
     if not steps:
-        ctx.add("error", name, cfg_file, "ensemble_scheduling.step", "ensemble has no steps")
+        ctx.add("error", name, cfg_file, "ensemble_scheduling.step", N_("ensemble has no steps"))
         return
     available = {t.name: tc.type_name(t.data_type) for t in cfg.input}
     consumed: set[str] = set()
@@ -259,44 +264,44 @@ def check_ensemble(ctx: _Ctx, repo: Path, name: str, cfg_file: Path, cfg: Any, c
         where = f"ensemble_scheduling.step[{i}]"
         sub = configs.get(s.model_name)
         if sub is None:
-            ctx.add("error", name, cfg_file, f"{where}.model_name", f"step model '{s.model_name}' is not in the "
-                    "repository (or its config does not parse)", f"add {repo}/{s.model_name}/config.pbtxt")
+            ctx.add("error", name, cfg_file, f"{where}.model_name", N_(f"step model '{s.model_name}' is not in the "
+                    "repository (or its config does not parse)"), N_(f"add {repo}/{s.model_name}/config.pbtxt"))
             continue
         sub_in = {t.name: tc.type_name(t.data_type) for t in sub.input}
         sub_out = {t.name: tc.type_name(t.data_type) for t in sub.output}
         for key, val in s.input_map.items():
             if key not in sub_in:
                 ctx.add("error", name, cfg_file, f"{where}.input_map[{key}]",
-                        f"'{key}' is not an input of '{s.model_name}' (it has: {', '.join(sub_in)})")
+                        N_(f"'{key}' is not an input of '{s.model_name}' (it has: {', '.join(sub_in)})"))
             if val not in available:
                 ctx.add("error", name, cfg_file, f"{where}.input_map[{key}]",
-                        f"'{val}' is neither an ensemble input nor an output of an earlier step",
-                        "wire it from an ensemble input or a previous step's output_map")
+                        N_(f"'{val}' is neither an ensemble input nor an output of an earlier step"),
+                        N_("wire it from an ensemble input or a previous step's output_map"))
             elif key in sub_in and available[val] != sub_in[key]:
                 ctx.add("error", name, cfg_file, f"{where}.input_map[{key}]",
-                        f"'{val}' is {available[val]} but '{s.model_name}' input '{key}' is {sub_in[key]}")
+                        N_(f"'{val}' is {available[val]} but '{s.model_name}' input '{key}' is {sub_in[key]}"))
             consumed.add(val)
         for key in sub_in:
             optional = any(t.name == key and t.optional for t in sub.input)
             if key not in s.input_map and not optional:
                 ctx.add("error", name, cfg_file, f"{where}.input_map",
-                        f"required input '{key}' of '{s.model_name}' is not mapped")
+                        N_(f"required input '{key}' of '{s.model_name}' is not mapped"))
         for key, val in s.output_map.items():
             if key not in sub_out:
                 ctx.add("error", name, cfg_file, f"{where}.output_map[{key}]",
-                        f"'{key}' is not an output of '{s.model_name}' (it has: {', '.join(sub_out)})")
+                        N_(f"'{key}' is not an output of '{s.model_name}' (it has: {', '.join(sub_out)})"))
                 continue
             available[val] = sub_out[key]
     for i, t in enumerate(cfg.output):
         if t.name not in available:
             ctx.add("error", name, cfg_file, f"output[{i}].name",
-                    f"ensemble output '{t.name}' is produced by no step", "map it in a step's output_map")
+                    N_(f"ensemble output '{t.name}' is produced by no step"), N_("map it in a step's output_map"))
         elif available[t.name] != tc.type_name(t.data_type):
             ctx.add("error", name, cfg_file, f"output[{i}].data_type",
-                    f"'{t.name}' is {tc.type_name(t.data_type)} here but the step produces {available[t.name]}")
+                    N_(f"'{t.name}' is {tc.type_name(t.data_type)} here but the step produces {available[t.name]}"))
     for i, t in enumerate(cfg.input):
         if t.name not in consumed:
-            ctx.add("warning", name, cfg_file, f"input[{i}].name", f"ensemble input '{t.name}' feeds no step")
+            ctx.add("warning", name, cfg_file, f"input[{i}].name", N_(f"ensemble input '{t.name}' feeds no step"))
 
 
 def check_repo(repo: Path | str) -> CheckReport:
@@ -309,14 +314,14 @@ def check_repo(repo: Path | str) -> CheckReport:
     ctx = _Ctx(report)
     dirs = sorted(p for p in repo.iterdir() if p.is_dir() and not p.name.startswith("."))
     if not dirs:
-        ctx.add("error", "", repo, "repository", "the repository holds no model folder",
-                "build a model into it with `studio triton build-repo`")
+        ctx.add("error", "", repo, "repository", N_("the repository holds no model folder"),
+                N_("build a model into it with `studio triton build-repo`"))
     configs: dict[str, Any] = {}
     for d in dirs:
         f = d / "config.pbtxt"
         if not f.is_file():
-            ctx.add("error", d.name, f, "config.pbtxt", f"model '{d.name}' has no config.pbtxt",
-                    "write one with `studio triton build-repo` (auto-complete is off on strict servers)")
+            ctx.add("error", d.name, f, "config.pbtxt", N_(f"model '{d.name}' has no config.pbtxt"),
+                    N_("write one with `studio triton build-repo` (auto-complete is off on strict servers)"))
             continue
         try:
             configs[d.name] = tc.load_config(f)

@@ -162,9 +162,29 @@ def test_triton_build_and_check_in_chinese(models: tuple[Path, Path], tmp_path: 
     bad_zh, bad_en = _both("triton", "check", "--repo", str(bad.parent), ok=(1,))
     assert (f"error   {bad / 'config.pbtxt'} [max_batch_size]: max_batch_size is negative\n        hint: use 0 or more\n"
             in bad_en.stdout) and bad_en.stdout.endswith(f"FAILED: 2 error(s), 0 warning(s) in {bad.parent}\n")
-    # the checker's own message stays as written (not a catalogue template); its frame is Chinese
-    assert (f"错误    {bad / 'config.pbtxt'} [max_batch_size]: max_batch_size is negative\n        提示：use 0 or more\n"
+    # the checker's messages and hints are templates: Chinese around the names and paths, none half-translated
+    assert (f"错误    {bad / 'config.pbtxt'} [max_batch_size]: max_batch_size 为负数\n        提示：使用 0 或更大的值\n"
             in bad_zh.stdout) and bad_zh.stdout.endswith(f"失败：{bad.parent} 中有 2 个错误、0 个警告\n"), bad_zh.stdout
+    assert (f"error   {bad} [version folders]: model 'x' has no version folder\n        hint: put the model file in "
+            f"{bad}/1/\n" in bad_en.stdout)
+    assert (f"错误    {bad} [version folders]: 模型 'x' 没有版本文件夹\n        提示：把模型文件放到 {bad}/1/\n"
+            in bad_zh.stdout), bad_zh.stdout
+    (bad / "config.pbtxt").write_text('name: "y"\nplatform: "onnxruntime_onnx"\nmax_batch_size: 0\n'
+                                      'instance_group [{ count: -1 }]\n')
+    (bad / "1").mkdir()
+    (bad / "old").mkdir()
+    more_zh, more_en = _both("triton", "check", "--repo", str(bad.parent), ok=(1,))
+    assert (f"error   {bad / 'config.pbtxt'} [name]: config name 'y' differs from folder name 'x'\n"
+            '        hint: set name: "x" or rename the folder\n' in more_en.stdout), more_en.stdout
+    assert (f"error   {bad / 'config.pbtxt'} [instance_group[0].count]: negative instance count\n" in more_en.stdout)
+    assert (f"warning {bad / 'old'} [version folders]: folder 'old' is not a version number; Triton ignores it\n"
+            "        hint: version folders are named 1, 2, 3, ...\n" in more_en.stdout), more_en.stdout
+    assert (f"错误    {bad / 'config.pbtxt'} [name]: 配置名 'y' 与文件夹名 'x' 不一致\n"
+            '        提示：设置 name: "x"，或重命名文件夹\n' in more_zh.stdout), more_zh.stdout
+    assert f"错误    {bad / 'config.pbtxt'} [instance_group[0].count]: 实例数为负数\n" in more_zh.stdout
+    assert (f"警告    {bad / 'old'} [version folders]: 文件夹 'old' 不是版本号；Triton 会忽略它\n"
+            "        提示：版本文件夹应命名为 1、2、3……\n" in more_zh.stdout), more_zh.stdout
+    assert not re.search(r"[\u4e00-\u9fff][a-z]+ [a-z]+ [a-z]+", more_zh.stdout.replace(str(bad.parent), ""))
 
 
 def test_optimize_report_warnings_and_table_in_chinese() -> None:

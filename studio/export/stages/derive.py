@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from studio.core.catalogue import N_
 from studio.export.contract import Diagnosis, InputSpec
 from studio.export.stages.derive_diagnosis import diagnosis, fix_for, media_not_taken, not_taken_fix
 from studio.export.stages.inputs import ExampleInputs, axis_limits
@@ -264,9 +265,10 @@ def _record(run: ExportRun, source: Any, der: Any, added: list[str], declared: s
         report.example_inputs["static"] = der.static
     mods = der.runs[0].modality
     for name in added:
-        report.warnings.append(f"input added: {name} ({mods.get(name, 'companion')}): {source.name} makes it with "
-                               f"the signature's inputs and {report.model_class}.forward takes it")
-    report.warnings.extend(f"derived: {note}" for note in [*source.derived, *der.notes])
+        modality, processor, model_class = mods.get(name, "companion"), source.name, report.model_class
+        report.warnings.append(N_(f"input added: {name} ({modality}): {processor} makes it with the signature's "
+                                  f"inputs and {model_class}.forward takes it"))
+    report.warnings.extend(N_(f"derived: {reason}") for reason in [*source.derived, *der.notes])
     run.job.log(f"example inputs: {source.name} ({source.origin}) on a synthetic "
                 f"{'image ' if 'vision' in media else ''}{'clip ' if 'audio' in media else ''}and prompt; "
                 f"{pi.describe(der.placeholders)}")

@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from studio.core.catalogue import N_
 from studio.core.errors import InputError, StudioError
 from studio.export.contract import ExportReport, InputSpec
 from studio.export.stages.run import ExportRun, fail
@@ -78,7 +79,7 @@ def probe_tokenizer(model_dir: Path, config: dict[str, Any], report: ExportRepor
         found = "PreTrainedTokenizerFast"
     report.tokenizer_class = found
     if found is None:
-        report.warnings.append("no tokenizer files in the model folder: clients must bring their own")
+        report.warnings.append(N_("no tokenizer files in the model folder: clients must bring their own"))
         return
     warning = diagnose_tokenizer(found, report.expected_tokenizer_class, report.model_type)
     if warning:
@@ -90,8 +91,9 @@ def probe_tokenizer(model_dir: Path, config: dict[str, Any], report: ExportRepor
         text = config.get("text_config") if isinstance(config.get("text_config"), dict) else config
         vocab = text.get("vocab_size") or config.get("vocab_size")
         if vocab and len(tok) > int(vocab):
-            report.warnings.append(f"tokenizer_mismatch: the tokenizer has {len(tok)} ids but the embedding table "
-                                   f"has {vocab}: ids >= {vocab} will fail at inference")
+            ids = len(tok)
+            report.warnings.append(N_(f"tokenizer_mismatch: the tokenizer has {ids} ids but the embedding table "
+                                      f"has {vocab}: ids >= {vocab} will fail at inference"))
     except Exception as exc:  # noqa: BLE001 - a tokenizer that does not load is worth a warning, not a failure
         report.warnings.append(f"tokenizer does not load with AutoTokenizer: {str(exc).splitlines()[0][:200]}")
 

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from studio.core.catalogue import N_
 from studio.core.errors import InputError
 from studio.export.contract import ExportOptions, InputSpec
 from studio.export.signatures import is_decoder_only
@@ -44,9 +45,10 @@ def resolve_with_past(options: ExportOptions, config: dict[str, Any]) -> tuple[b
             return False, (f"with_past: {NOT_YET[mt]} is exported without a KV cache for now (a single pass over "
                            "the whole sequence); --with-past covers decoder-only *ForCausalLM models")
         if decoder:
-            why = ("--exporter dynamo cannot export the cache yet" if options.exporter != "torchscript"
-                   else "--split-modalities was given" if options.split_modalities else "--input-signature was given")
-            return False, f"with_past: off because {why}"
+            return False, (N_("with_past: off because --exporter dynamo cannot export the cache yet")
+                           if options.exporter != "torchscript" else
+                           N_("with_past: off because --split-modalities was given") if options.split_modalities
+                           else N_("with_past: off because --input-signature was given"))
         return False, None
     if not want:
         return False, None
@@ -70,8 +72,8 @@ def resolve_with_past(options: ExportOptions, config: dict[str, Any]) -> tuple[b
 def past_notes(options: ExportOptions, config: dict[str, Any]) -> list[str]:
     """Report warnings: why a decoder goes without a cache, or how the cache-carrying one is loaded."""
     if options.with_past:
-        return ["with_past: the decoder is loaded with attn_implementation='eager' (the same math as SDPA, and a "
-                "trace that keeps the causal + padding mask as graph ops)"] \
+        return [N_("with_past: the decoder is loaded with attn_implementation='eager' (the same math as SDPA, and a "
+                "trace that keeps the causal + padding mask as graph ops)")] \
             if options.attn_implementation == "eager" else []
     mt = str(config.get("model_type"))
     if mt == "whisper":  # on by default (studio.export.stages.past_seq2seq)
@@ -79,14 +81,16 @@ def past_notes(options: ExportOptions, config: dict[str, Any]) -> list[str]:
 
         return [seq2seq_past_note(options)]
     if mt in NOT_YET:
-        return [f"with_past: {NOT_YET[mt]} is exported without a KV cache for now (a single pass over the whole "
-                "sequence); --with-past covers decoder-only *ForCausalLM models"]
+        family = NOT_YET[mt]
+        return [N_(f"with_past: {family} is exported without a KV cache for now (a single pass over the whole "
+                   "sequence); --with-past covers decoder-only *ForCausalLM models")]
     if is_decoder_only(config) or mt in VLM_WITH_PAST:
         _, why = resolve_with_past(ExportOptions(options.model_dir, options.output, options.input_signature,
                                                  exporter=options.exporter,
                                                  split_modalities=options.split_modalities), config)
-        return [(why or "with_past: off (--no-with-past)") + ": the decoder is a single pass over the whole "
-                "sequence, without a KV cache; `studio generate` needs --with-past"]
+        why = why or N_("with_past: off (--no-with-past)")
+        return [N_(f"{why}: the decoder is a single pass over the whole sequence, without a KV cache; `studio "
+                   "generate` needs --with-past")]
     return []
 
 
@@ -109,17 +113,17 @@ def decoder_specs(config: dict[str, Any], layout: CacheLayout | None = None) -> 
 def past_cases(count: int) -> list[CaseSpec]:
     """Traced sizes, a prefill (empty past), a decode step (one new token on a long past), a left-padded prefill,
     then random sizes."""
-    cases = [CaseSpec("traced shapes (batch=2 sequence=3 past=5)", dict(TRACE), 0),
-             CaseSpec("prefill (batch=1 sequence=9 past=0)", {"batch": 1, "sequence": 9, "past_sequence": 0}, 1),
-             CaseSpec("decode step (batch=3 sequence=1 past=12)", {"batch": 3, "sequence": 1, "past_sequence": 12}, 2),
-             CaseSpec("left-padded prefill (batch=2 sequence=7 past=0)",
+    cases = [CaseSpec(N_("traced shapes (batch=2 sequence=3 past=5)"), dict(TRACE), 0),
+             CaseSpec(N_("prefill (batch=1 sequence=9 past=0)"), {"batch": 1, "sequence": 9, "past_sequence": 0}, 1),
+             CaseSpec(N_("decode step (batch=3 sequence=1 past=12)"), {"batch": 3, "sequence": 1, "past_sequence": 12}, 2),
+             CaseSpec(N_("left-padded prefill (batch=2 sequence=7 past=0)"),
                       {"batch": 2, "sequence": 7, "past_sequence": 0}, 3, padded=True)]
     rng = np.random.default_rng(77)
     while len(cases) < count:
         sizes = {"batch": int(rng.integers(1, 4)), "sequence": int(rng.integers(1, 8)),
                  "past_sequence": int(rng.integers(0, 16))}
-        cases.append(CaseSpec(f"random batch={sizes['batch']} sequence={sizes['sequence']} "
-                              f"past={sizes['past_sequence']}", sizes, len(cases)))
+        batch, sequence, past = sizes["batch"], sizes["sequence"], sizes["past_sequence"]
+        cases.append(CaseSpec(N_(f"random batch={batch} sequence={sequence} past={past}"), sizes, len(cases)))
     return cases[:max(count, 3)]
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from studio.core.catalogue import N_
 from studio.core.jobs import JobState, ToolLine
 from studio.export.contract import ExportOptions, ExportReport
 from studio.export.stages.inputs import ExampleInputs
@@ -30,7 +31,7 @@ def export_graph(run: ExportRun, model: Any, ex: ExampleInputs) -> Any:
                               output_names=ex.output_names, dynamic_axes=ex.dynamic_axes, opset=options.opset,
                               exporter=options.exporter, limits=ex.limits, output_axes=ex.output_axes,
                               external_data=options.external_data)
-        report.warnings.extend(f"export patch: {n}" for n in notes)
+        report.warnings.extend(N_(f"export patch: {reason}") for reason in notes)
         return res
 
     from studio.core.errors import JobCancelled
@@ -118,8 +119,9 @@ def note_export(run: ExportRun, result: Any) -> None:
         job.log(ToolLine(line))
     if result.tracer_warnings:
         where = sorted({f"{Path(w['filename']).name}:{w['lineno']}" for w in result.tracer_warnings})
-        report.warnings.append(f"{len(result.tracer_warnings)} tracer warning(s) at {', '.join(where[:6])}: the "
-                               "trace froze a Python value there; parity on new shapes and padded inputs checks it")
+        count, places = len(result.tracer_warnings), ", ".join(where[:6])
+        report.warnings.append(N_(f"{count} tracer warning(s) at {places}: the trace froze a Python value there; "
+                                  "parity on new shapes and padded inputs checks it"))
     report.opset = written_opset(run.model_path)
     opset_warning(report, run.options.exporter, run.options.opset, report.opset, run.options.output.name)
     renamed = name_output_dims(run.model_path, {})
@@ -155,10 +157,10 @@ def opset_warning(report: ExportReport, exporter: str, requested: int, written: 
     if written is None:
         return
     if written != requested:
-        report.warnings.append(f"opset: {name} was written at opset {written}, not the requested {requested}: the "
-                               f"{exporter} exporter has no implementation below {written} and the version "
-                               f"converter did not convert it; use --opset {written} or --exporter torchscript")
+        report.warnings.append(N_(f"opset: {name} was written at opset {written}, not the requested {requested}: "
+                                  f"the {exporter} exporter has no implementation below {written} and the version "
+                                  f"converter did not convert it; use --opset {written} or --exporter torchscript"))
     elif exporter == "dynamo" and requested < 18:
-        report.warnings.append(f"opset: the dynamo exporter built {name} at opset 18 and the ONNX version converter "
-                               f"lowered it to {requested}; parity below checks the converted graph "
-                               "(--opset 18 avoids the conversion)")
+        report.warnings.append(N_(f"opset: the dynamo exporter built {name} at opset 18 and the ONNX version "
+                                  f"converter lowered it to {requested}; parity below checks the converted graph "
+                                  "(--opset 18 avoids the conversion)"))
