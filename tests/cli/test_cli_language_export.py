@@ -25,12 +25,6 @@ def _studio(*args: str, lang: str) -> subprocess.CompletedProcess[str]:
                           env=env, timeout=600)
 
 
-@pytest.fixture
-def english_after():
-    yield
-    catalogue.use(language.ENGLISH)
-
-
 @pytest.fixture(scope="module")
 def exported(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str, dict]:  # type: ignore[type-arg]
     """The tiny CLIP sample exported in zh_CN and in English: (zh stdout, en stdout, the zh run's report JSON)."""
