@@ -12,6 +12,8 @@ import argparse
 import json
 import sys
 
+from studio.core.catalogue import _, tr
+
 
 def _ids(text: str) -> list[int]:
     try:
@@ -92,7 +94,9 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(result.text)
     parity = result.hf_parity.get("this_prompt")
-    verdict = (f", HF parity: {'match' if parity['match'] else 'MISMATCH'}" if isinstance(parity, dict) else "")
-    print(f"[{len(result.token_ids)} tokens, {result.finish_reason}; ttft {result.ttft_ms:.2f} ms, "
-          f"{result.tokens_per_s:.0f} tokens/s{verdict}]", file=sys.stderr)
+    verdict = "" if not isinstance(parity, dict) else \
+        _(", HF parity: match") if parity["match"] else _(", HF parity: MISMATCH")
+    print(tr("[{count} tokens, {finish}; ttft {ttft} ms, {speed} tokens/s{verdict}]", count=len(result.token_ids),
+             finish=result.finish_reason, ttft=f"{result.ttft_ms:.2f}", speed=f"{result.tokens_per_s:.0f}",
+             verdict=verdict), file=sys.stderr)
     return 0

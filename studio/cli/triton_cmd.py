@@ -17,6 +17,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from studio.core.catalogue import _, tr
+
 
 def _ints(text: str) -> list[int]:
     try:
@@ -228,21 +230,21 @@ def _serve(server: Any, announce: str = "") -> int:
     try:
         server.start()
         if server.converted:
-            print(f"note: this CPU server has no ONNX Runtime backend; serving {', '.join(server.converted)} "
-                  "through a generated Python-backend copy (same ONNX file, run by onnxruntime)")
+            print(tr("note: this CPU server has no ONNX Runtime backend; serving {models} through a generated "
+                     "Python-backend copy (same ONNX file, run by onnxruntime)", models=", ".join(server.converted)))
         if announce:
             print(announce)
-        print(f"tritonserver ready ({server.mode} mode), repository {server.source_repo}")
+        print(tr("tritonserver ready ({mode} mode), repository {repo}", mode=server.mode, repo=server.source_repo))
         print(f"  HTTP     {server.http_url}")
         print(f"  gRPC     {server.grpc_url}")
         print(f"  metrics  {server.metrics_url}")
-        print("press Ctrl+C to stop", flush=True)
+        print(_("press Ctrl+C to stop"), flush=True)
         while not stop.wait(0.5):
             if not server.is_running():
-                print("error: tritonserver exited unexpectedly; last log lines:\n" + server.log_tail(20),
+                print(_("error: tritonserver exited unexpectedly; last log lines:") + "\n" + server.log_tail(20),
                       file=sys.stderr)
                 return 1
-        print("stopping tritonserver ...", flush=True)
+        print(_("stopping tritonserver ..."), flush=True)
         return 0
     finally:
         rc = server.stop()
@@ -250,7 +252,7 @@ def _serve(server: Any, announce: str = "") -> int:
         for s, h in old.items():
             signal.signal(s, h)
         if stop.is_set():
-            print(f"stopped (exit code {rc})", flush=True)
+            print(tr("stopped (exit code {rc})", rc=rc), flush=True)
 
 
 def _serve_local(args: argparse.Namespace) -> int:
@@ -275,10 +277,17 @@ def _status(args: argparse.Namespace) -> int:
         _print_json({"server": info, "models": models})
         return 0
     print(f"{args.url}: live={info.live} ready={info.ready}  {info.name} {info.version}")
-    print(f"  extensions: {', '.join(info.extensions)}")
+    print(tr("  extensions: {extensions}", extensions=", ".join(info.extensions)))
     for m in models:
-        print(f"  {m.name:28} v{m.version or '-':4} {m.state or 'not loaded':10} {m.reason}")
+        print(f"  {_model_row(m)}")
     return 0
+
+
+def _model_row(m: Any) -> str:
+    """A repository index row: name, version, state ("not loaded" in the user's language), the server's reason."""
+    from studio.core.columns import cell
+
+    return f"{m.name:28} v{m.version or '-':4} {cell(m.state or _('not loaded'), 10)} {m.reason}"
 
 
 def _models(args: argparse.Namespace) -> int:
@@ -287,21 +296,22 @@ def _models(args: argparse.Namespace) -> int:
         _print_json(models)
     else:
         for m in models:
-            print(f"{m.name:28} v{m.version or '-':4} {m.state or 'not loaded':10} {m.reason}")
+            print(_model_row(m))
     return 0
 
 
 def _control(args: argparse.Namespace) -> int:
     c = _client(args)
     getattr(c, args.action)(args.model)
-    print(f"{args.action} {args.model}: done")
+    print(tr("{action} {model}: done", action=args.action, model=args.model))
     return 0
 
 
 def _upload(args: argparse.Namespace) -> int:
     c = _client(args)
     c.upload_version(args.model, args.version, Path(args.model_dir))
-    print(f"uploaded {args.model_dir} as version {args.version} of {args.model}; the server now serves it")
+    print(tr("uploaded {folder} as version {version} of {model}; the server now serves it", folder=args.model_dir,
+             version=args.version, model=args.model))
     return 0
 
 
@@ -468,8 +478,8 @@ def _serve_alias_gpu(args: argparse.Namespace, device: Any, model: Path, name: s
         print(built_model_line(m))
     python_models = [m.name for m in report.models if m.flavor == "python"]
     if python_models:
-        print(f"note: {', '.join(python_models)} run on Triton's Python backend: the server's Python needs numpy, "
-              "onnxruntime and tokenizers (studio_env.json lists this machine's site-packages)")
+        print(tr("note: {models} run on Triton's Python backend: the server's Python needs numpy, onnxruntime and "
+                 "tokenizers (studio_env.json lists this machine's site-packages)", models=", ".join(python_models)))
     print(f"GPU repository for {device}{' with TensorRT ' + args.trt_precision if args.enable_trt else ''}: {repo}",
           flush=True)
     if binary is None:

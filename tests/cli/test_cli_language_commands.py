@@ -220,3 +220,15 @@ def test_optimize_report_warnings_and_table_in_chinese() -> None:
     assert "\n警告：未给 --calibration：用 6 个固定种子合成的图像和文本代替真实输入" in zh
     assert "\n注：缓存的结果 8e4877a45f8c（模型、样本、选项和工具版本都相同）：未重新构建\n" in zh
     assert zh.endswith("\n\n满足预算：/o（6.4 秒）\n")
+
+
+def test_triton_model_rows_in_chinese(monkeypatch: pytest.MonkeyPatch, english_after: None) -> None:
+    """`studio triton status` / `models` rows: "not loaded" in the user's language, the columns kept."""
+    from types import SimpleNamespace
+
+    from studio.cli.triton_cmd import _model_row
+
+    m = SimpleNamespace(name="clip", version="", state="", reason="")
+    assert _model_row(m) == f"{'clip':28} v-    not loaded "
+    monkeypatch.setenv("STUDIO_LANGUAGE", "zh_CN")
+    assert _model_row(m) == f"{'clip':28} v-    未加载     "  # 3 CJK characters take 6 of the 10 columns

@@ -24,6 +24,20 @@ def test_prints_the_answer(exported: tuple[Path, ExportReport], capsys: pytest.C
     assert "8 tokens, length" in err and "tokens/s" in err
 
 
+def test_summary_line_in_chinese(exported: tuple[Path, ExportReport], capsys: pytest.CaptureFixture[str],
+                                 monkeypatch: pytest.MonkeyPatch, english_after: None) -> None:
+    """The closing line on stderr in the user's language; the finish reason (an API value) and figures kept."""
+    import re
+
+    monkeypatch.setenv("STUDIO_LANGUAGE", "zh_CN")
+    assert main(["generate", str(exported[0]), "--prompt", "a photo of a cat", "--max-new-tokens", "8"]) == 0
+    err = capsys.readouterr().err
+    assert re.search(r"\[8 个 token，length；首 token 延迟 [0-9.]+ ms，\d+ token/s\]", err), err
+    monkeypatch.setenv("STUDIO_LANGUAGE", "en")
+    assert main(["generate", str(exported[0]), "--prompt", "a photo of a cat", "--max-new-tokens", "8"]) == 0
+    assert re.search(r"\[8 tokens, length; ttft [0-9.]+ ms, \d+ tokens/s\]", capsys.readouterr().err)
+
+
 def test_json_output(exported: tuple[Path, ExportReport], capsys: pytest.CaptureFixture[str]) -> None:
     folder, report = exported
     first = report.generation.prompts[0]  # type: ignore[union-attr]
