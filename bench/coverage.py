@@ -103,10 +103,18 @@ def _cell(row: dict[str, Any]) -> str:
         return "; ".join(notes)
     text = f"{d.get('stage')}: {d.get('error_class')}"
     if d.get("module"):
-        text += f" in {str(d['module'])[:60]}"
-    msg = str(d.get("message", "")).replace("|", "/").replace("\n", " ")[:160]
-    fix = str(d.get("fix", "")).replace("|", "/").replace("\n", " ")[:140]
+        text += f" in {_md(str(d['module'])[:60])}"
+    msg = _md(str(d.get("message", "")).replace("|", "/").replace("\n", " ")[:160])
+    fix = _md(str(d.get("fix", "")).replace("|", "/").replace("\n", " ")[:140])
     return f"{text} — {msg} — fix: {fix}"
+
+
+def _md(text: str) -> str:
+    """A diagnosis as table text, not markup: code like ``proj[i](features[i])`` would read as a link, ``<x>`` as
+    HTML, ``*`` / backticks as emphasis (and fail the docs' strict build)."""
+    for ch in "\\`*[]<>":
+        text = text.replace(ch, "\\" + ch)
+    return text
 
 
 def markdown(rows: list[dict[str, Any]], command: str, seconds: float) -> str:

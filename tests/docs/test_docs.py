@@ -70,7 +70,8 @@ def _pages() -> dict[Path, str]:
 
 
 def _links(text: str) -> list[str]:
-    return re.findall(r"!?\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)", _without_code(text))
+    plain = re.sub(r"\\[\\`*_{}\[\]()#+\-.!<>|]", "", _without_code(text))  # escaped characters are literal text
+    return re.findall(r"!?\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)", plain)
 
 
 def _target_text(path: Path) -> str | None:
@@ -327,3 +328,15 @@ def test_cli_docs_module_writes_the_page(tmp_path: Path) -> None:
                        capture_output=True, text=True, timeout=120, cwd=ROOT, check=False)
     assert r.returncode == 2, r.stderr
     assert "error:" in r.stderr and "Traceback" not in r.stderr, r.stderr
+
+
+def test_a_coverage_diagnosis_is_table_text_not_markup() -> None:
+    """Code in a diagnosis (``proj[i](features[i])``, ``<image>``) would read as a link or HTML in docs/coverage.md and
+    fail the strict build (seen after the sixth session's full run)."""
+    from bench.coverage import _cell
+
+    row = {"built": True, "status": "failed", "diagnosis": {"stage": "export", "error_class": "exporter_error",
+           "message": "at m.py:1: self.proj[i](features[i]) with <image> *tokens*", "fix": "see `x`"}}
+    cell = _cell(row)
+    assert _links(cell) == [] and "<image>" not in cell
+    assert r"self.proj\[i\](features\[i\]) with \<image\> \*tokens\*" in cell and r"see \`x\`" in cell
