@@ -122,6 +122,12 @@ def note_export(run: ExportRun, result: Any) -> None:
         count, places = len(result.tracer_warnings), ", ".join(where[:6])
         report.warnings.append(N_(f"{count} tracer warning(s) at {places}: the trace froze a Python value there; "
                                   "parity on new shapes and padded inputs checks it"))
+    from studio.export.concat_types import align_concat_types
+
+    cast = align_concat_types(run.model_path)
+    if cast:
+        report.warnings.append(N_(f"export patch: {cast} int32 shape piece(s) of Concat nodes cast to int64 (the "
+                                  "trace mixed int32 and int64 inputs, which ONNX refuses)"))
     report.opset = written_opset(run.model_path)
     opset_warning(report, run.options.exporter, run.options.opset, report.opset, run.options.output.name)
     renamed = name_output_dims(run.model_path, {})
