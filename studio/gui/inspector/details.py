@@ -120,8 +120,12 @@ def node_details_html(graph: GraphData, node: GNode, report: Any, target: str | 
                 said = translate("Details", " (the profile said {verdict}: {reason})")
                 reason = f"{eff.by_node[key]}" + (said.format(verdict=was[0], reason=reason) if was else "")
             mark = "; font-weight:600" if tid == target else ""
-            out.append(f"<tr><td style='white-space:nowrap{mark}'>{escape(tid)}</td><td style='white-space:nowrap'>{verdict_chip(v, theme)}</td>"
-                       f"<td class='muted'>{escape(reason)}</td></tr>")
+            # the reason on its own row under the id and chip: the panel is narrow, and a third column beside two
+            # cells that never wrap was left a few characters wide
+            out.append(f"<tr><td style='white-space:nowrap{mark}'>{escape(tid)}</td>"
+                       f"<td width='100%' style='white-space:nowrap'>{verdict_chip(v, theme)}</td></tr>")
+            if reason:
+                out.append(f"<tr><td colspan='2' class='muted' style='padding-left:10px'>{escape(reason)}</td></tr>")
         out.append("</table>")
     head = ("<table class='t' width='100%'><tr><th>" + translate("Details", "tensor") + "</th><th>"
             + translate("Details", "dtype") + "</th><th>" + translate("Details", "shape") + "</th></tr>")
