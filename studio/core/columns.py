@@ -19,3 +19,16 @@ def cell(text: object, size: int, right: bool = False) -> str:
     s = str(text)
     fill = " " * max(0, size - width(s))
     return fill + s if right else s + fill
+
+
+def clip(text: str, columns: int) -> str:
+    """``text`` cut to at most ``columns`` terminal columns (a CJK character takes two)."""
+    if width(text) <= columns:
+        return text
+    out, used = [], 0
+    for ch in text:
+        used += width(ch)
+        if used > columns:
+            break
+        out.append(ch)
+    return "".join(out)

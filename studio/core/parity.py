@@ -279,7 +279,7 @@ def run_parity(reference: Any, candidate: Any, *, tolerance: Tolerance, feeds: I
         if feeds is None:
             rng = np.random.default_rng(seed)
             specs = (inputs_from or candidate).input_metadata()
-            feeds = [random_inputs(specs, dims=dims, rng=rng, given=given) for _ in range(cases)]
+            feeds = [random_inputs(specs, dims=dims, rng=rng, given=given) for _case in range(cases)]
         for feed in feeds:
             rep.cases.append(run_case(reference, candidate, feed, tolerance, cast_for_reference=cast_for_reference,
                                       strict=strict))
@@ -319,7 +319,7 @@ def recorded_reference(reference: Any, *, cases: int = 2, seed: int = 0, dims: M
     answers: list[dict[str, np.ndarray] | Exception] = []
     with reference:
         specs = reference.input_metadata()
-        feeds = [random_inputs(specs, dims=dims, rng=rng, given=given) for _ in range(cases)]
+        feeds = [random_inputs(specs, dims=dims, rng=rng, given=given) for _case in range(cases)]
         for feed in feeds:
             try:
                 answers.append(reference.infer(dict(feed)))

@@ -43,6 +43,11 @@ SEVERITY_WORDS = {"error": N_("ERROR"), "warning": N_("WARNING"), "note": N_("NO
 VERDICT_NAMES = {"pass": N_("pass"), "risky": N_("risky"), "fail": N_("fail"), "unknown": N_("unknown")}
 
 
+
+def verdict_name(verdict: str) -> str:
+    """A target verdict (pass, risky, fail, unknown) in the user's language."""
+    return _(VERDICT_NAMES.get(verdict, verdict))
+
 def render(report: InspectionReport, fmt: str = "text", *, target: str | None = None) -> str:
     if fmt == "json":
         return report.to_json()
@@ -120,7 +125,7 @@ def render_text(r: InspectionReport, *, target: str | None = None, max_per_targe
             continue
         order = {"error": 0, "warning": 1, "note": 2}
         fs.sort(key=lambda f: order.get(f.severity, 3))
-        lines += ["", f"{t.id} ({_(VERDICT_NAMES.get(t.verdict, t.verdict))}):"]
+        lines += ["", f"{t.id} ({verdict_name(t.verdict)}):"]
         lines += [_finding_line(f) for f in fs[:max_per_target]]
         if len(fs) > max_per_target:
             lines.append(tr("  ... {count} more findings (use --format json for all)", count=len(fs) - max_per_target))

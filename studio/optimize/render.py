@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from studio.core.catalogue import N_, _, part, tr
-from studio.core.columns import cell, width
-from studio.inspect.render import VERDICT_NAMES
+from studio.core.columns import cell, clip
+from studio.inspect.render import verdict_name
 
 if TYPE_CHECKING:
     from studio.optimize.api import FixReport
@@ -77,11 +77,6 @@ def _changed(t: Any) -> str:
     return "" if t.before == t.after else _("   <- changed")
 
 
-def verdict_name(verdict: str) -> str:
-    """A target verdict (pass, risky, fail, unknown) in the user's language (inspect's words)."""
-    return _(VERDICT_NAMES.get(verdict, verdict))
-
-
 def dims_source_text(text: str) -> str:
     """Where parity's input sizes came from (FixParity.dims_source: ``--static``'s sizes, then the processor files'
     sentence, joined by "; "), each part through its own template."""
@@ -118,16 +113,3 @@ def finding_message_text(message: str) -> str:
         if (a, b) != (first, rest):
             return tr("{reason}; {why}", reason=a, why=b)
     return message
-
-
-def clip(text: str, columns: int) -> str:
-    """``text`` cut to at most ``columns`` terminal columns (a CJK character takes two)."""
-    if width(text) <= columns:
-        return text
-    out, used = [], 0
-    for ch in text:
-        used += width(ch)
-        if used > columns:
-            break
-        out.append(ch)
-    return "".join(out)
